@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+const Price = z.object({
+  input: z.number().min(0).describe('USD per 1M input tokens'),
+  output: z.number().min(0).describe('USD per 1M output tokens'),
+});
+
+export const LlmConfigSchema = z
+  .object({
+    baseUrl: z.url().optional().describe('OpenAI-compatible endpoint; the SDK default (api.openai.com) when absent'),
+    apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('environment variable holding the API key'),
+    models: z.array(z.string().min(1)).min(1).default(['gpt-4.1-mini', 'gpt-4.1', 'o3']).describe('model ladder, cheapest first'),
+    prices: z.record(z.string(), Price).default({}).describe('USD per 1M tokens, by model'),
+    contextWindow: z.number().int().positive().default(128000),
+    compactAt: z.number().gt(0).max(1).default(0.8),
+    temperature: z.number().min(0).max(2).optional(),
+    requestTimeoutMs: z.number().int().positive().default(120000),
+    maxRetries: z.number().int().min(0).max(10).default(4),
+    maxStepsPerIteration: z.number().int().positive().default(40).describe('tool-calling round trips per iteration'),
+  })
+  .prefault({});
+
+export const LoopConfigSchema = z
+  .object({
+    maxIterations: z.number().int().positive().default(50),
+    taskTimeoutMinutes: z.number().positive().default(30),
+    maxParallel: z.number().int().positive().default(3),
+    mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
+    commitEachIteration: z.boolean().default(true),
+  })
+  .prefault({});
+
+export const GateSchema = z.object({
+  name: z.string().min(1),
+  command: z.string().min(1),
+  kind: z.enum(['tests', 'types', 'lint', 'security', 'coverage', 'custom']),
+  required: z.boolean().default(true),
+  threshold: z.number().optional(),
+  maxIterations: z.number().int().positive().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+});
+export type GateConfig = z.infer<typeof GateSchema>;
+
+export const EscalationConfigSchema = z
+  .object({
+    threshold: z.number().int().positive().default(2),
+    councilAfter: z.number().int().positive().default(3),
+    councilModels: z.array(z.string().min(1)).optional(),
+  })
+  .prefault({});
+
+export const SafeguardsSchema = z
+  .object({
+    noCommitWarnIterations: z.number().int().positive().default(5),
+    iterationWarnRatio: z.number().gt(0).max(1).default(0.8),
+    errorThreshold: z.number().int().positive().default(3),
+    onWarning: z.enum(['continue', 'stop']).default('continue'),
+  })
+  .prefault({});
+
+export const BudgetSchema = z
+  .object({
+    maxCostUsd: z.number().positive().optional(),
+    maxTokens: z.number().int().positive().optional(),
+  })
+  .prefault({});
+
+export const CommandsSchema = z
+  .object({
+    allow: z.array(z.string()).default([]),
+    deny: z.array(z.string()).default([]),
+    requireApproval: z.array(z.string()).default([]),
+    timeoutMs: z.number().int().positive().default(120000),
+    maxOutputChars: z.number().int().positive().default(20000),
+  })
+  .prefault({});
+
+/** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
+export const RalphConfigSchema = z.object({
+  $schema: z.string().optional(),
+  llm: LlmConfigSchema,
+  loop: LoopConfigSchema,
+  gates: z.array(GateSchema).default([]),
+  escalation: EscalationConfigSchema,
+  safeguards: SafeguardsSchema,
+  budget: BudgetSchema,
+  commands: CommandsSchema,
+});
+export type RalphConfig = z.infer<typeof RalphConfigSchema>;
+export type RalphConfigInput = z.input<typeof RalphConfigSchema>;

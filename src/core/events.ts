@@ -1,0 +1,91 @@
+import type { TokenUsage } from './llm/types';
+import type { Signal } from './signals/types';
+import type { TaskStatus } from './tasks/schema';
+
+/** Why an iteration ended the way it did. */
+export type IterationOutcome =
+  | 'complete' // the completion policy accepted COMPLETE
+  | 'continue' // another iteration follows
+  | 'blocked'
+  | 'needs_help'
+  | 'error' // the iteration failed (API or tool error); counted towards the error threshold
+  | 'stopped'; // the user stopped the run mid-iteration
+
+/**
+ * Every event the core emits. UIs and the CLI consume these; they never reach into the loop.
+ * The same objects are appended, one JSON per line, to `.ralph/runs/<runId>.ndjson`.
+ */
+export type RalphEventBody =
+  | { type: 'run.started'; workspace: string; taskIds: string[] }
+  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string }
+  | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
+  | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string }
+  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
+  | {
+      type: 'iteration.finished';
+      taskId: string;
+      iteration: number;
+      outcome: IterationOutcome;
+      signal?: string;
+      durationMs: number;
+      commit?: string;
+      usage: TokenUsage;
+      error?: string;
+    }
+  | { type: 'model.delta'; taskId: string; iteration: number; text: string }
+  | { type: 'model.response'; taskId: string; iteration: number; model: string; usage: TokenUsage; toolCalls: number; finishReason: string }
+  | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string }
+  | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string }
+  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number }
+  | { type: 'signal'; taskId: string; iteration: number; signal: Signal }
+  | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string; files: string[] }
+  | { type: 'checkpoint'; taskId: string; iteration: number; file: string }
+  | { type: 'warning'; taskId?: string; code: string; message: string }
+  | { type: 'error'; taskId?: string; message: string };
+
+export type RalphEventType = RalphEventBody['type'];
+
+/** An event as delivered: its body plus run id, sequence number and ISO time. */
+export type RalphEvent = RalphEventBody & { runId: string; seq: number; time: string };
+
+export type EventOf<T extends RalphEventType> = Extract<RalphEvent, { type: T }>;
+
+export type EventListener = (event: RalphEvent) => void;
+
+/** A synchronous fan-out of events. A listener that throws is isolated from the others. */
+export class EventBus {
+  private readonly listeners = new Set<EventListener>();
+
+  subscribe(listener: EventListener): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  publish(event: RalphEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // a broken UI listener must not break the loop
+      }
+    }
+  }
+}
+
+/** Stamps bodies with run id, sequence and time and hands them to the bus. */
+export class EventEmitter {
+  private seq = 0;
+
+  constructor(
+    readonly runId: string,
+    private readonly bus: EventBus,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  emit(body: RalphEventBody): RalphEvent {
+    const event = { ...body, runId: this.runId, seq: ++this.seq, time: new Date(this.now()).toISOString() } as RalphEvent;
+    this.bus.publish(event);
+    return event;
+  }
+}

@@ -1,0 +1,69 @@
+/** The model port the core talks to; the OpenAI-compatible adapter implements it. */
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON text the model produced; parsed and validated by the tool registry. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A function tool offered to the model; `parameters` is a JSON schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export type StreamDelta = { kind: 'text'; text: string } | { kind: 'tool_call'; index: number; name?: string };
+
+export interface ChatRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  tools?: readonly ToolSpec[];
+  temperature?: number;
+  signal?: AbortSignal;
+  /** Called with streamed text and tool-call starts as they arrive. */
+  onDelta?: (delta: StreamDelta) => void;
+}
+
+export interface ChatResponse {
+  model: string;
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage: TokenUsage;
+}
+
+/** A retry the client is about to make, for events and logs. */
+export interface RetryNotice {
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface ModelClient {
+  chat(request: ChatRequest): Promise<ChatResponse>;
+}
+
+export const ZERO_USAGE: TokenUsage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+export const TASK_STATUSES = [
+  'todo',
+  'in_progress',
+  'done',
+  'blocked',
+  'needs_help',
+  'failed',
+  'timeout',
+  'halted',
+  'cancelled',
+] as const;
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+export const TASK_TYPES = ['feature', 'bugfix', 'refactor', 'security', 'architecture', 'docs', 'test'] as const;
+export const TaskTypeSchema = z.enum(TASK_TYPES);
+export type TaskType = z.infer<typeof TaskTypeSchema>;
+
+/** Statuses after which the loop no longer works on a task by itself. */
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
+  'done',
+  'blocked',
+  'needs_help',
+  'failed',
+  'timeout',
+  'halted',
+  'cancelled',
+]);
+
+const TaskIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" or "-", starting with a letter or digit');
+
+/** One task of `.ralph/tasks.json` (DESIGN §3). */
+export const TaskSchema = z.object({
+  id: TaskIdSchema,
+  title: z.string().min(1),
+  /** The exact original request; pinned after compactions, never rewritten by the loop. */
+  prompt: z.string().min(1),
+  /** Completion criteria the agent must meet and give evidence for. */
+  promise: z.string().min(1),
+  status: TaskStatusSchema.default('todo'),
+  priority: z.number().default(100),
+  dependsOn: z.array(TaskIdSchema).default([]),
+  type: TaskTypeSchema.default('feature'),
+  complexity: z.number().int().min(1).max(14).default(3),
+  maxIterations: z.number().int().min(1).optional(),
+  iterations: z.number().int().min(0).default(0),
+  blockedReason: z.string().optional(),
+  /** Last PROGRESS percent the agent reported (0–100). */
+  progress: z.number().min(0).max(100).optional(),
+  /** Last signal as text, e.g. `PROGRESS:50`. */
+  lastSignal: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Task = z.infer<typeof TaskSchema>;
+
+export const TaskFileSchema = z.object({
+  version: z.literal(1),
+  tasks: z.array(TaskSchema),
+});
+export type TaskFile = z.infer<typeof TaskFileSchema>;
+
+/** What a caller supplies to create a task; the store fills the rest. */
+export const NewTaskSchema = z.object({
+  id: TaskIdSchema.optional(),
+  title: z.string().trim().min(1, 'a title is required'),
+  prompt: z.string().trim().min(1, 'a prompt is required'),
+  promise: z.string().trim().min(1, 'a promise (completion criteria) is required'),
+  priority: z.number().optional(),
+  dependsOn: z.array(TaskIdSchema).optional(),
+  type: TaskTypeSchema.optional(),
+  complexity: z.number().int().min(1).max(14).optional(),
+  maxIterations: z.number().int().min(1).optional(),
+});
+export type NewTask = z.input<typeof NewTaskSchema>;
