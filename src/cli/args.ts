@@ -1,0 +1,148 @@
+import { parseArgs } from 'node:util';
+import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+
+/** A mistake in how the command was called: exit code 2 with usage. */
+export class UsageError extends Error {}
+
+export const USAGE = `Usage: ralph <command> [options]
+
+Commands:
+  init                               create .ralph/ (config, task store) and a git repo if missing
+  task add <title> --prompt <text> --promise <text>
+        [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
+                                     add a task; prints its id
+  task list [--json]                 list tasks
+  run [--task ID] [--json]           run one task, or every ready task (autopilot)
+  status [--json]                    tasks by status and the state of a running loop
+  schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
+
+Every command takes --workspace DIR (default: the current directory).
+Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
+            3 one ended blocked or needs_help · 2 usage or configuration error`;
+
+export type CliCommand =
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'init'; workspace: string }
+  | {
+      kind: 'task.add';
+      workspace: string;
+      title: string;
+      prompt: string;
+      promise: string;
+      maxIterations?: number;
+      priority?: number;
+      dependsOn: string[];
+      type?: TaskType;
+      complexity?: number;
+    }
+  | { kind: 'task.list'; workspace: string; json: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean }
+  | { kind: 'status'; workspace: string; json: boolean }
+  | { kind: 'schema'; workspace: string; out: string };
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  task: { type: 'string' },
+  prompt: { type: 'string' },
+  promise: { type: 'string' },
+  'max-iterations': { type: 'string' },
+  priority: { type: 'string' },
+  'depends-on': { type: 'string', multiple: true },
+  type: { type: 'string' },
+  complexity: { type: 'string' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return { kind: 'version' };
+  if (values.help || positionals.length === 0) return { kind: 'help' };
+  const workspace = values.workspace ?? cwd;
+  const [command, sub, ...rest] = positionals;
+  const only = (allowed: (keyof typeof OPTIONS)[]) => rejectOptions(values, [...allowed, 'workspace']);
+
+  switch (command) {
+    case 'init':
+      only([]);
+      noExtra(positionals, 1);
+      return { kind: 'init', workspace };
+    case 'task':
+      if (sub === 'add') {
+        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity']);
+        const title = rest.join(' ').trim();
+        if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
+        if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
+        if (!values.promise) throw new UsageError('task add needs --promise <text> (the completion criteria)');
+        if (values.type !== undefined && !(TASK_TYPES as readonly string[]).includes(values.type)) {
+          throw new UsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
+        }
+        return {
+          kind: 'task.add',
+          workspace,
+          title,
+          prompt: values.prompt,
+          promise: values.promise,
+          maxIterations: intOption(values['max-iterations'], '--max-iterations', 1),
+          priority: numberOption(values.priority, '--priority'),
+          dependsOn: values['depends-on'] ?? [],
+          type: values.type as TaskType | undefined,
+          complexity: intOption(values.complexity, '--complexity', 1, 14),
+        };
+      }
+      if (sub === 'list') {
+        only(['json']);
+        noExtra(positionals, 2);
+        return { kind: 'task.list', workspace, json: values.json ?? false };
+      }
+      throw new UsageError(`unknown task command "${sub ?? ''}": use "task add" or "task list"`);
+    case 'run':
+      only(['task', 'json']);
+      noExtra(positionals, 1);
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false };
+    case 'status':
+      only(['json']);
+      noExtra(positionals, 1);
+      return { kind: 'status', workspace, json: values.json ?? false };
+    case 'schema':
+      only(['out']);
+      if (!values.out) throw new UsageError('schema needs --out DIR');
+      return { kind: 'schema', workspace, out: values.out };
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function rejectOptions(values: Record<string, unknown>, allowed: string[]): void {
+  const extra = Object.keys(values).filter((key) => values[key] !== undefined && !allowed.includes(key));
+  if (extra.length > 0) throw new UsageError(`option ${extra.map((k) => `--${k}`).join(', ')} does not apply to this command`);
+}
+
+function noExtra(positionals: string[], expected: number): void {
+  if (positionals.length > expected) throw new UsageError(`unexpected argument "${positionals[expected]}"`);
+}
+
+function numberOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number)) throw new UsageError(`${name} must be a number, got "${value}"`);
+  return number;
+}
+
+function intOption(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const number = numberOption(value, name);
+  if (number === undefined) return undefined;
+  if (!Number.isInteger(number) || number < min || number > max) {
+    throw new UsageError(`${name} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got "${value}"`);
+  }
+  return number;
+}

@@ -1,0 +1,216 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
+import { loadConfig } from '../core/config/load';
+import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
+import { EventBus } from '../core/events';
+import { initWorkspace } from '../core/init';
+import { createModelClient, envSecrets, resolveApiKey } from '../core/llm/factory';
+import { CheckpointStore } from '../core/loop/checkpoint';
+import { RalphRunner, type RunSummary } from '../core/loop/runner';
+import { RalphPaths } from '../core/paths';
+import { NodeCommandRunner } from '../core/safety/processRunner';
+import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
+import { TaskStore } from '../core/tasks/store';
+import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
+import { type CliCommand, parseCli, UsageError, USAGE } from './args';
+import { formatEvent, formatTaskTable } from '../core/eventFormat';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  cwd: string;
+  /** Registers the Ctrl-C handler of a run; returns its remover. */
+  onInterrupt(handler: () => void): () => void;
+}
+
+const VERSION = '0.1.0';
+
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let command: CliCommand;
+  try {
+    command = parseCli(argv, io.cwd);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`ralph: ${error.message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  try {
+    return await execute(command, io);
+  } catch (error) {
+    io.err(`ralph: ${errorMessage(error)}`);
+    if (error instanceof ConfigError || error instanceof LockError || error instanceof UsageError) return EXIT.usage;
+    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency'].includes(error.code)) {
+      return EXIT.usage;
+    }
+    return EXIT.failed;
+  }
+}
+
+async function execute(command: CliCommand, io: CliIo): Promise<number> {
+  switch (command.kind) {
+    case 'help':
+      io.out(USAGE);
+      return EXIT.ok;
+    case 'version':
+      io.out(VERSION);
+      return EXIT.ok;
+    case 'init': {
+      const workspace = await existingDir(command.workspace);
+      const result = await initWorkspace(workspace);
+      if (result.gitInitialized) io.out('initialized a git repository');
+      for (const file of result.created) io.out(`created ${file}`);
+      if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');
+      return EXIT.ok;
+    }
+    case 'task.add': {
+      const store = new TaskStore(new RalphPaths(await existingDir(command.workspace)));
+      const task = await store.add({
+        title: command.title,
+        prompt: command.prompt,
+        promise: command.promise,
+        maxIterations: command.maxIterations,
+        priority: command.priority,
+        dependsOn: command.dependsOn,
+        type: command.type,
+        complexity: command.complexity,
+      });
+      io.out(task.id);
+      return EXIT.ok;
+    }
+    case 'task.list': {
+      const tasks = await new TaskStore(new RalphPaths(await existingDir(command.workspace))).list();
+      io.out(command.json ? JSON.stringify(tasks, null, 2) : formatTaskTable(tasks));
+      return EXIT.ok;
+    }
+    case 'status':
+      return status(await existingDir(command.workspace), command.json, io);
+    case 'run':
+      return run(await existingDir(command.workspace), command.taskId, command.json, io);
+    case 'schema': {
+      const out = path.resolve(io.cwd, command.out);
+      await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
+      await writeJsonAtomic(path.join(out, 'tasks.schema.json'), tasksJsonSchema());
+      io.out(`wrote ${path.join(out, 'config.schema.json')} and tasks.schema.json`);
+      return EXIT.ok;
+    }
+  }
+}
+
+async function run(workspace: string, taskId: string | undefined, json: boolean, io: CliIo): Promise<number> {
+  const paths = new RalphPaths(workspace);
+  const config = await loadConfig(paths);
+  const apiKey = await resolveApiKey(config.llm, envSecrets);
+  const bus = new EventBus();
+  const runner: RalphRunner = new RalphRunner({
+    workspace,
+    config,
+    bus,
+    commands: new NodeCommandRunner(),
+    model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+  });
+  bus.subscribe((event) => {
+    if (json) {
+      if (event.type !== 'model.delta') io.out(JSON.stringify(event));
+      return;
+    }
+    const line = formatEvent(event);
+    if (line) io.out(line);
+  });
+  let interrupts = 0;
+  const removeInterrupt = io.onInterrupt(() => {
+    interrupts++;
+    if (interrupts === 1) {
+      io.err('stopping: the current iteration ends and state is saved (Ctrl-C again to quit at once)');
+      runner.stop();
+    } else {
+      process.exit(130);
+    }
+  });
+  let summary: RunSummary;
+  try {
+    summary = await runner.run({ taskId });
+  } finally {
+    removeInterrupt();
+  }
+  if (!json) {
+    io.out(`run log: ${paths.relative(summary.logFile)}`);
+    for (const result of summary.results.filter((r) => r.status === 'halted')) {
+      io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId}`);
+    }
+  }
+  return exitCodeFor(summary.results.map((r) => r.status));
+}
+
+/** 1 beats 3 beats 0: a failure is the more urgent news. */
+export function exitCodeFor(statuses: readonly TaskStatus[]): number {
+  if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
+  if (statuses.some((s) => s === 'blocked' || s === 'needs_help')) return EXIT.attention;
+  return EXIT.ok;
+}
+
+async function status(workspace: string, json: boolean, io: CliIo): Promise<number> {
+  const paths = new RalphPaths(workspace);
+  const tasks = await new TaskStore(paths).list();
+  const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, tasks.filter((t) => t.status === s).length]));
+  const lockText = await readTextIfExists(paths.lock);
+  const running = lockText ? safeJson(lockText) : null;
+  const checkpoints = new CheckpointStore(paths);
+  const active = [];
+  for (const task of tasks.filter((t) => t.status === 'in_progress' || t.status === 'halted')) {
+    const cp = await checkpoints.load(task.id);
+    active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0 });
+  }
+  if (json) {
+    io.out(JSON.stringify({ counts, running, active, tasks }, null, 2));
+    return EXIT.ok;
+  }
+  io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
+  io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
+  for (const a of active) io.out(`  ${a.id} ${a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+  return EXIT.ok;
+}
+
+async function existingDir(dir: string): Promise<string> {
+  const resolved = path.resolve(dir);
+  const stat = await fs.stat(resolved).catch(() => undefined);
+  if (!stat?.isDirectory()) throw new UsageError(`workspace "${dir}" is not a directory`);
+  return resolved;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+if (require.main === module) {
+  const io: CliIo = {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    cwd: process.cwd(),
+    onInterrupt(handler) {
+      process.on('SIGINT', handler);
+      process.on('SIGTERM', handler);
+      return () => {
+        process.off('SIGINT', handler);
+        process.off('SIGTERM', handler);
+      };
+    },
+  };
+  main(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error) => {
+      process.stderr.write(`ralph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = EXIT.failed;
+    },
+  );
+}

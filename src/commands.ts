@@ -1,0 +1,16 @@
+/** Every command the extension contributes; package.json and the registrations are checked against this list. */
+export const COMMAND_IDS = [
+  'ralph.initWorkspace',
+  'ralph.addTask',
+  'ralph.startAutopilot',
+  'ralph.runSelectedTask',
+  'ralph.stop',
+  'ralph.setApiKey',
+  'ralph.showLog',
+  'ralph.refreshTasks',
+  'ralph.openConfig',
+] as const;
+
+export type CommandId = (typeof COMMAND_IDS)[number];
+
+export type CommandHandler = (...args: unknown[]) => unknown;

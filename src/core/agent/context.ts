@@ -1,0 +1,81 @@
+import type { ChatMessage } from '../llm/types';
+import type { IterationRecord } from '../loop/checkpoint';
+import type { Task } from '../tasks/schema';
+
+export interface IterationContextInput {
+  task: Task;
+  iteration: number;
+  maxIterations: number;
+  /** Workspace-relative path of `.ralph/progress/<id>.md`. */
+  progressFile: string;
+  progressNotes: string;
+  previous: IterationRecord | undefined;
+  recentCommits: { sha: string; message: string }[];
+}
+
+const MAX_NOTES_CHARS = 12_000;
+
+export const SYSTEM_PROMPT = `You are an autonomous software engineer working inside a Ralph loop.
+
+How the loop works:
+- Every iteration starts with a fresh context: you remember nothing from earlier iterations.
+  What persists is the repository (files, git history) and your progress notes file.
+- Work with the tools: read_file, write_file, edit_file, list_files, search, run_command, git_commit.
+  Paths are relative to the workspace root; you cannot leave the workspace.
+- Keep your progress notes file up to date before you stop: what is done, what is next, what failed.
+  The next iteration reads it first.
+- The orchestrator commits your changes at the end of each iteration; git_commit is optional.
+- Verify before you claim: run the tests or commands that prove the promise is met.
+
+Signals (call the tool, or write the tag in your reply):
+- ralph_complete / <ralph>COMPLETE</ralph> — only when the promise is met, with evidence.
+- report_progress / <ralph>PROGRESS:N</ralph> — estimated percent of the whole task done.
+- report_blocked / <ralph>BLOCKED:reason</ralph> — you cannot proceed without something outside your reach.
+- ask_for_help / <ralph>NEEDS_HELP:question</ralph> — a human must decide or answer something.
+If the work is not finished when you stop, give a PROGRESS signal; the loop will start a new iteration.`;
+
+/** The fresh context of one iteration: the system prompt and one user message with everything that carries over. */
+export function buildIterationMessages(input: IterationContextInput): ChatMessage[] {
+  const { task, iteration, maxIterations } = input;
+  const sections: string[] = [];
+  sections.push(`# Task ${task.id}: ${task.title}`);
+  sections.push(`Iteration ${iteration} of at most ${maxIterations}. Task type: ${task.type}.`);
+  sections.push(`## Original request (exact)\n${task.prompt}`);
+  sections.push(`## Promise (completion criteria)\n${task.promise}`);
+  sections.push(`## Progress notes (${input.progressFile})\n${notesSection(input.progressNotes)}`);
+  const previous = previousSection(input.previous);
+  if (previous) sections.push(previous);
+  if (input.recentCommits.length > 0) {
+    const lines = input.recentCommits.map((c) => `- ${c.sha.slice(0, 8)} ${firstLine(c.message)}`);
+    sections.push(`## Recent commits\n${lines.join('\n')}`);
+  }
+  sections.push(
+    `## Now\nContinue the task from where the notes and the repository leave off. Update ${input.progressFile} before you finish, then signal.`,
+  );
+  return [
+    { role: 'system', content: SYSTEM_PROMPT },
+    { role: 'user', content: sections.join('\n\n') },
+  ];
+}
+
+function notesSection(notes: string): string {
+  const trimmed = notes.trim();
+  if (!trimmed) return '(empty: this is the first iteration, or no notes were kept)';
+  if (trimmed.length <= MAX_NOTES_CHARS) return trimmed;
+  return `… [${trimmed.length - MAX_NOTES_CHARS} earlier characters omitted]\n${trimmed.slice(-MAX_NOTES_CHARS)}`;
+}
+
+function previousSection(previous: IterationRecord | undefined): string | undefined {
+  if (!previous) return undefined;
+  const lines = [`## Previous iteration (#${previous.iteration})`];
+  lines.push(`- Outcome: ${previous.outcome}${previous.signal ? `, signal ${previous.signal}` : ', no signal'}`);
+  if (previous.filesChanged.length > 0) lines.push(`- Files changed: ${previous.filesChanged.slice(0, 20).join(', ')}`);
+  if (previous.error) lines.push(`- Error: ${previous.error}`);
+  for (const item of previous.feedback) lines.push(`- ${item}`);
+  if (previous.summary) lines.push(`- Its last words: ${previous.summary}`);
+  return lines.join('\n');
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0];
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { oneLine } from './results';
+import { defineTool } from './types';
+
+export const runCommandTool = defineTool({
+  name: 'run_command',
+  description:
+    'Run a shell command (bash -c) in the workspace root, without a terminal: nothing can prompt for input. Returns the exit code and the combined stdout/stderr, capped in the middle when long. Use it for builds, tests and linters.',
+  schema: z.object({
+    command: z.string().min(1).describe('The shell command line, e.g. "npm test -- --grep login".'),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Kill the command (and everything it started) after this many milliseconds. Capped by the configured limit, which is also the default.'),
+  }),
+  async run(args, ctx) {
+    const timeoutMs = Math.min(args.timeoutMs ?? ctx.commandTimeoutMs, ctx.commandTimeoutMs);
+    const result = await ctx.commands.run({
+      command: args.command,
+      cwd: ctx.scope.root,
+      timeoutMs,
+      maxOutputChars: ctx.maxOutputChars,
+      signal: ctx.signal,
+    });
+    let status: string;
+    if (result.timedOut) status = `timed out after ${formatDuration(timeoutMs)}; the command and its child processes were killed`;
+    else if (result.aborted) status = 'aborted: the run was stopped; the command and its child processes were killed';
+    else if (result.exitCode !== null) status = `exit code ${result.exitCode}`;
+    else status = `killed by signal ${result.signal ?? 'unknown'}`;
+
+    const output = result.output.trim() === '' ? '(no output)' : result.output;
+    const ok = result.exitCode === 0 && !result.timedOut && !result.aborted;
+    return {
+      ok,
+      content: `$ ${args.command}\n${status}\n${output}`,
+      summary: `${oneLine(args.command, 80)} (${status.split(';')[0]})`,
+    };
+  },
+});
+
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const seconds = ms / 1000;
+  return seconds < 120 ? `${Number(seconds.toFixed(1))} s` : `${Number((seconds / 60).toFixed(1))} min`;
+}

@@ -1,0 +1,50 @@
+import type { RalphEvent } from './events';
+import { formatSignal } from './signals/types';
+import type { Task } from './tasks/schema';
+
+/** One human-readable line per event worth showing in a terminal; undefined to skip. */
+export function formatEvent(event: RalphEvent): string | undefined {
+  switch (event.type) {
+    case 'run.started':
+      return `▶ run ${event.runId} in ${event.workspace}`;
+    case 'task.started':
+      return `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`;
+    case 'iteration.started':
+      return `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`;
+    case 'tool.call':
+      return `    → ${event.tool} ${event.args}`;
+    case 'tool.result':
+      return `    ${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`;
+    case 'signal':
+      return `    ⚑ ${formatSignal(event.signal)}`;
+    case 'git.commit':
+      return `    ⎇ ${event.sha.slice(0, 8)} ${event.message} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`;
+    case 'iteration.finished':
+      return `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`;
+    case 'model.retry':
+      return `    … model call failed (${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
+    case 'task.finished':
+      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+    case 'warning':
+      return `⚠ ${event.message}`;
+    case 'error':
+      return `✗ ${event.message}`;
+    case 'run.finished':
+      return `■ run finished: ${event.reason}`;
+    default:
+      return undefined;
+  }
+}
+
+export function formatTaskTable(tasks: readonly Task[]): string {
+  if (tasks.length === 0) return 'No tasks. Add one with: ralph task add <title> --prompt <text> --promise <text>';
+  const rows = tasks.map((t) => [t.id, t.status, `${t.iterations}${t.maxIterations ? `/${t.maxIterations}` : ''}`, String(t.priority), t.title]);
+  const header = ['ID', 'STATUS', 'ITER', 'PRIO', 'TITLE'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}

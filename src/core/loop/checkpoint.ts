@@ -1,0 +1,74 @@
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import type { RalphPaths } from '../paths';
+import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
+
+const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
+
+/** What one finished iteration left behind; the fresh context of the next one is built from it. */
+export const IterationRecordSchema = z.object({
+  iteration: z.number().int().positive(),
+  startedAt: z.string(),
+  durationMs: z.number().min(0),
+  model: z.string(),
+  outcome: z.enum(['complete', 'continue', 'blocked', 'needs_help', 'error', 'stopped']),
+  signal: z.string().optional(),
+  progress: z.number().optional(),
+  commit: z.string().optional(),
+  filesChanged: z.array(z.string()).default([]),
+  error: z.string().optional(),
+  /** The agent's last words in the iteration, shortened; fed to the next iteration. */
+  summary: z.string().optional(),
+  /** Why the loop did not accept the iteration (e.g. step limit, failed tools), fed back. */
+  feedback: z.array(z.string()).default([]),
+  usage: UsageSchema,
+});
+export type IterationRecord = z.infer<typeof IterationRecordSchema>;
+
+/** `.ralph/state/<taskId>.json`: written at every iteration boundary. */
+export const CheckpointSchema = z.object({
+  version: z.literal(1),
+  taskId: z.string(),
+  runId: z.string(),
+  /** The iteration in progress (phase `running`) or the last one finished (phase `between`). */
+  iteration: z.number().int().min(0),
+  phase: z.enum(['running', 'between']),
+  /** Active time spent on the task across runs; the task timeout is measured on it. */
+  elapsedMs: z.number().min(0),
+  baseCommit: z.string().optional(),
+  commits: z.number().int().min(0).default(0),
+  consecutiveErrors: z.number().int().min(0).default(0),
+  usage: UsageSchema,
+  history: z.array(IterationRecordSchema),
+  updatedAt: z.string(),
+});
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+/** Bounded: the full record lives in the run logs and reports, the checkpoint keeps the recent past. */
+export const MAX_HISTORY = 50;
+
+export class CheckpointStore {
+  constructor(private readonly paths: RalphPaths) {}
+
+  async load(taskId: string): Promise<Checkpoint | undefined> {
+    const text = await readTextIfExists(this.paths.state(taskId));
+    if (text === undefined) return undefined;
+    try {
+      const result = CheckpointSchema.safeParse(JSON.parse(text));
+      return result.success ? result.data : undefined;
+    } catch {
+      return undefined; // a corrupt checkpoint is ignored: the task restarts from its store counters
+    }
+  }
+
+  async save(checkpoint: Checkpoint): Promise<string> {
+    const trimmed = { ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) };
+    const file = this.paths.state(checkpoint.taskId);
+    await writeJsonAtomic(file, trimmed);
+    return file;
+  }
+
+  async clear(taskId: string): Promise<void> {
+    await fs.rm(this.paths.state(taskId), { force: true });
+  }
+}

@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto';
+import { ToolRegistry } from '../agent/toolRegistry';
+import { CORE_TOOLS } from '../agent/tools';
+import type { RalphConfig } from '../config/schema';
+import { errorMessage, RalphError } from '../errors';
+import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
+import { GitService } from '../git/gitService';
+import type { ModelClient, RetryNotice } from '../llm/types';
+import { RalphPaths } from '../paths';
+import { type Clock, type Logger, silentLogger, systemClock } from '../ports';
+import type { CommandRunner } from '../safety/processRunner';
+import { WorkspaceScope } from '../safety/workspaceScope';
+import type { TaskStatus } from '../tasks/schema';
+import { pendingDependencies, selectNextTask } from '../tasks/select';
+import { TaskStore } from '../tasks/store';
+import { ensureRalphDir } from '../workspace';
+import { CheckpointStore } from './checkpoint';
+import { RunLog } from './runLog';
+import { RunLock } from './runLock';
+import { TaskLoop, type TaskRunResult } from './taskLoop';
+
+export interface RunnerDeps {
+  workspace: string;
+  config: RalphConfig;
+  model: ModelClient;
+  commands: CommandRunner;
+  bus: EventBus;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface RunOptions {
+  /** Run this one task (resuming it when interrupted or halted); otherwise autopilot over ready tasks. */
+  taskId?: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  results: TaskRunResult[];
+  reason: string;
+  logFile: string;
+}
+
+/** Statuses a task can be explicitly (re)started from. */
+const STARTABLE: ReadonlySet<TaskStatus> = new Set(['todo', 'in_progress', 'halted']);
+
+/**
+ * One run of the loop over a workspace: holds the run lock, runs a task or the autopilot
+ * (ready tasks one after another until none is ready), logs every event, and stops cleanly.
+ */
+export class RalphRunner {
+  private readonly abort = new AbortController();
+  private active = false;
+  private emitActive: ((body: RalphEventBody) => void) | undefined;
+  readonly paths: RalphPaths;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.paths = new RalphPaths(deps.workspace);
+  }
+
+  get running(): boolean {
+    return this.active;
+  }
+
+  /** Ends the current iteration cleanly (the model call and commands are aborted) and saves state. */
+  stop(): void {
+    this.abort.abort();
+  }
+
+  /** The model client's retry notices, as `model.retry` events of the current run. */
+  reportRetry(notice: RetryNotice): void {
+    this.emitActive?.({ type: 'model.retry', ...notice });
+  }
+
+  async run(options: RunOptions = {}): Promise<RunSummary> {
+    if (this.active) throw new RalphError('this runner is already running', 'busy');
+    this.active = true;
+    const runId = newRunId(this.deps.clock ?? systemClock);
+    const log = new RunLog(this.paths.runLog(runId));
+    const emitter = new EventEmitter(runId, this.deps.bus, (this.deps.clock ?? systemClock).now);
+    const subscription = this.deps.bus.subscribe((event) => {
+      if (event.runId === runId) log.append(event);
+    });
+    const emit = (body: RalphEventBody) => void emitter.emit(body);
+    this.emitActive = emit;
+    let lock: RunLock | undefined;
+    const results: TaskRunResult[] = [];
+    let reason = 'no ready tasks';
+    try {
+      await ensureRalphDir(this.paths);
+      lock = await RunLock.acquire(this.paths, runId);
+      const loop = await this.buildLoop(runId, emit);
+      const store = new TaskStore(this.paths, this.deps.clock);
+      const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
+      emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
+
+      const attempted = new Set<string>();
+      let next = first ?? selectNextTask(await store.list(), attempted);
+      while (next) {
+        attempted.add(next.id);
+        const result = await loop.run(next, this.abort.signal);
+        results.push(result);
+        if (this.abort.signal.aborted) {
+          reason = 'stopped by the user';
+          break;
+        }
+        if (options.taskId) {
+          reason = `task ${next.id} ended ${result.status}`;
+          break;
+        }
+        next = selectNextTask(await store.list(), attempted);
+        reason = next ? reason : 'no more ready tasks';
+      }
+      if (options.taskId === undefined && results.length === 0) reason = 'no ready tasks';
+    } catch (error) {
+      reason = errorMessage(error);
+      emit({ type: 'error', message: reason });
+      throw error;
+    } finally {
+      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason });
+      subscription.dispose();
+      await log.close();
+      await lock?.release();
+      this.emitActive = undefined;
+      this.active = false;
+    }
+    return { runId, results, reason, logFile: log.file };
+  }
+
+  private async startableTask(store: TaskStore, taskId: string) {
+    const tasks = await store.list();
+    const task = tasks.find((t) => t.id === taskId);
+    if (!task) throw new RalphError(`no task with id "${taskId}" in .ralph/tasks.json`, 'task-not-found');
+    if (!STARTABLE.has(task.status)) {
+      throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
+    }
+    const pending = pendingDependencies(task, tasks);
+    if (pending.length > 0) throw new RalphError(`task ${taskId} waits for ${pending.join(', ')} to be done`, 'dependencies-pending');
+    return task;
+  }
+
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<TaskLoop> {
+    const { deps, paths } = this;
+    const git = new GitService(deps.workspace);
+    if (!(await git.isRepo())) {
+      throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
+    }
+    return new TaskLoop({
+      runId,
+      paths,
+      config: deps.config,
+      store: new TaskStore(paths, deps.clock),
+      checkpoints: new CheckpointStore(paths),
+      git,
+      model: deps.model,
+      registry: new ToolRegistry(CORE_TOOLS),
+      commands: deps.commands,
+      scope: new WorkspaceScope(deps.workspace),
+      clock: deps.clock ?? systemClock,
+      logger: deps.logger ?? silentLogger,
+      emit,
+    });
+  }
+}
+
+function newRunId(clock: Clock): string {
+  const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,264 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+
+/** One shell command to run to completion. */
+export interface CommandRequest {
+  /** Shell text, run with `bash -c` (or `/bin/sh -c`; `cmd.exe` on Windows). */
+  command: string;
+  cwd: string;
+  /** The whole process tree is killed when this elapses. */
+  timeoutMs: number;
+  /** Cap of `output`; the head and the tail are kept, the middle replaced by a marker. */
+  maxOutputChars: number;
+  signal?: AbortSignal;
+  /** Merged over the inherited environment and the non-interactive hints. */
+  env?: NodeJS.ProcessEnv;
+  /** Every chunk of stdout/stderr as it arrives, uncapped (for live terminals and logs). */
+  onOutput?: (chunk: string) => void;
+}
+
+export interface CommandResult {
+  /** null when the process was killed by a signal or never started. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** stdout and stderr interleaved in arrival order, capped. */
+  output: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** Port through which the core runs shell commands (run_command, quality gates). */
+export interface CommandRunner {
+  /** Resolves when the command ends, times out or is aborted; rejects only if it could not be started. */
+  run(req: CommandRequest): Promise<CommandResult>;
+}
+
+/** Nothing the agent runs can ask a human anything: there is no terminal behind it. */
+export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
+  CI: 'true',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_PAGER: 'cat',
+  PAGER: 'cat',
+  GIT_EDITOR: 'true',
+  NO_COLOR: '1',
+  DEBIAN_FRONTEND: 'noninteractive',
+});
+
+export interface NodeCommandRunnerOptions {
+  /** Shell executable; default bash when present, else /bin/sh. */
+  shell?: string;
+  /** Between SIGTERM and SIGKILL of the process group. */
+  killGraceMs?: number;
+  /** How long to wait for the pipes to close after the shell exited (grandchildren may hold them). */
+  drainMs?: number;
+}
+
+const IS_WINDOWS = process.platform === 'win32';
+/** setTimeout fires at once for delays past 2^31-1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Runs commands in their own process group (`detached`), so a timeout or an abort kills the
+ * whole tree, not just the shell. If the shell exits while background processes still hold
+ * its pipes, the runner stops waiting after `drainMs` and terminates those leftovers.
+ */
+export class NodeCommandRunner implements CommandRunner {
+  private readonly shell: string;
+  private readonly killGraceMs: number;
+  private readonly drainMs: number;
+
+  constructor(options: NodeCommandRunnerOptions = {}) {
+    this.shell = options.shell ?? defaultShell();
+    this.killGraceMs = options.killGraceMs ?? 2000;
+    this.drainMs = options.drainMs ?? 500;
+  }
+
+  run(req: CommandRequest): Promise<CommandResult> {
+    const started = Date.now();
+    if (req.signal?.aborted) {
+      return Promise.resolve({ ...emptyResult(), aborted: true });
+    }
+    const child = this.spawn(req);
+    const capture = new OutputCapture(req.maxOutputChars);
+    return new Promise<CommandResult>((resolve, reject) => {
+      let timedOut = false;
+      let aborted = false;
+      let killing: Promise<void> | undefined;
+      let exit: { code: number | null; signal: string | null } | undefined;
+      let drainTimer: NodeJS.Timeout | undefined;
+      let settled = false;
+
+      const killTree = (): Promise<void> => (killing ??= this.killTree(child));
+      const onAbort = (): void => {
+        aborted = true;
+        void killTree();
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        void killTree();
+      }, Math.min(MAX_TIMER_MS, Math.max(0, req.timeoutMs)));
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        if (drainTimer) clearTimeout(drainTimer);
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      const finish = async (): Promise<void> => {
+        if (settled || !exit) return;
+        settled = true;
+        cleanup();
+        if (killing) await killing;
+        const { output, truncated } = capture.result();
+        resolve({
+          exitCode: exit.code,
+          signal: exit.signal,
+          timedOut,
+          aborted,
+          output,
+          truncated,
+          durationMs: Date.now() - started,
+        });
+      };
+
+      const onData = (decoder: StringDecoder) => (data: Buffer) => {
+        const chunk = decoder.write(data);
+        if (!chunk) return;
+        capture.push(chunk);
+        if (req.onOutput) {
+          try {
+            req.onOutput(chunk);
+          } catch {
+            // A failing listener must not break the command.
+          }
+        }
+      };
+      child.stdout?.on('data', onData(new StringDecoder('utf8')));
+      child.stderr?.on('data', onData(new StringDecoder('utf8')));
+
+      child.once('error', (error) => {
+        if (exit) return;
+        settled = true;
+        cleanup();
+        reject(new Error(`could not start command in ${req.cwd}: ${error.message}`));
+      });
+      child.once('exit', (code, signal) => {
+        exit = { code, signal };
+        drainTimer = setTimeout(() => {
+          // Leftover background processes still hold our pipes: stop them and stop waiting.
+          void killTree();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          void finish();
+        }, this.drainMs);
+      });
+      child.once('close', () => void finish());
+    });
+  }
+
+  private spawn(req: CommandRequest): ChildProcess {
+    const env = { ...process.env, ...NON_INTERACTIVE_ENV, ...req.env };
+    if (IS_WINDOWS) {
+      return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
+    return spawn(this.shell, ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  /** SIGTERM to the group, SIGKILL once the grace period is over if anything in it is still alive. */
+  private async killTree(child: ChildProcess): Promise<void> {
+    const pid = child.pid;
+    if (pid === undefined) return;
+    if (IS_WINDOWS) {
+      await new Promise<void>((done) => {
+        const killer = spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
+        killer.once('error', () => done());
+        killer.once('exit', () => done());
+      });
+      return;
+    }
+    if (!signalGroup(pid, 'SIGTERM')) return;
+    const deadline = Date.now() + this.killGraceMs;
+    while (Date.now() < deadline) {
+      await sleep(50);
+      if (!signalGroup(pid, 0)) return;
+    }
+    signalGroup(pid, 'SIGKILL');
+  }
+}
+
+/** Sends `signal` to the process group led by `pid`; false when the group no longer exists. */
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+function defaultShell(): string {
+  for (const candidate of ['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  return '/bin/sh';
+}
+
+function emptyResult(): CommandResult {
+  return { exitCode: null, signal: null, timedOut: false, aborted: false, output: '', truncated: false, durationMs: 0 };
+}
+
+/** `\n… [N characters omitted] …\n`, placed where a capped output lost its middle. */
+export function omissionMarker(omitted: number): string {
+  return `\n… [${omitted} characters omitted] …\n`;
+}
+
+/** Caps `text` the same way command output is capped: head and tail kept around a marker. */
+export function capMiddle(text: string, maxChars: number): { text: string; truncated: boolean } {
+  const capture = new OutputCapture(maxChars);
+  capture.push(text);
+  const { output, truncated } = capture.result();
+  return { text: output, truncated };
+}
+
+/** Keeps the first half and the last half of `max` characters in bounded memory. */
+class OutputCapture {
+  private head = '';
+  private tail = '';
+  private total = 0;
+  private readonly headMax: number;
+  private readonly tailMax: number;
+
+  constructor(max: number) {
+    const cap = Math.max(0, Math.floor(max));
+    this.headMax = Math.ceil(cap / 2);
+    this.tailMax = cap - this.headMax;
+  }
+
+  push(chunk: string): void {
+    this.total += chunk.length;
+    let rest = chunk;
+    if (this.head.length < this.headMax) {
+      const take = this.headMax - this.head.length;
+      this.head += rest.slice(0, take);
+      rest = rest.slice(take);
+    }
+    if (!rest) return;
+    this.tail += rest;
+    // Trim lazily so a chatty command costs amortised O(1) per character.
+    if (this.tail.length > 2 * this.tailMax + 4096) this.tail = this.tail.slice(-this.tailMax);
+  }
+
+  result(): { output: string; truncated: boolean } {
+    const tail = this.tailMax === 0 ? '' : this.tail.slice(-this.tailMax);
+    const omitted = this.total - this.head.length - tail.length;
+    if (omitted <= 0) return { output: this.head + tail, truncated: false };
+    return { output: this.head + omissionMarker(omitted) + tail, truncated: true };
+  }
+}

@@ -1,0 +1,23 @@
+import { promises as fs } from 'node:fs';
+import type { RalphPaths } from './paths';
+import { readTextIfExists, writeFileAtomic } from './util/atomicWrite';
+
+/** Machine-local files under `.ralph/` that must never be committed. */
+export const RALPH_GITIGNORE = ['state/', 'runs/', 'run.lock', '*.tmp', ''].join('\n');
+
+/** Creates `.ralph/` and its `.gitignore` when missing; leaves existing files alone. */
+export async function ensureRalphDir(paths: RalphPaths): Promise<void> {
+  await fs.mkdir(paths.dir, { recursive: true });
+  const ignore = `${paths.dir}/.gitignore`;
+  if ((await readTextIfExists(ignore)) === undefined) await writeFileAtomic(ignore, RALPH_GITIGNORE);
+}
+
+/** The progress notes file the agent keeps across fresh-context iterations. */
+export async function ensureProgressFile(paths: RalphPaths, task: { id: string; title: string }): Promise<string> {
+  const file = paths.progress(task.id);
+  const existing = await readTextIfExists(file);
+  if (existing !== undefined) return existing;
+  const template = `# Progress notes — ${task.id}: ${task.title}\n\nKept by the agent across iterations: what is done, what is next, what failed.\n`;
+  await writeFileAtomic(file, template);
+  return template;
+}

@@ -1,0 +1,155 @@
+import * as vscode from 'vscode';
+import { errorMessage } from '../core/errors';
+import type { Task, TaskStatus } from '../core/tasks/schema';
+import type { TaskStore } from '../core/tasks/store';
+import { DisposableBase } from '../vscode/lifecycle';
+import type { LiveStatus } from '../vscode/runController';
+
+/** Group order in the tree: what needs attention or is moving first. */
+export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
+
+const STATUS_LABEL: Record<TaskStatus, string> = {
+  todo: 'To do',
+  in_progress: 'In progress',
+  done: 'Done',
+  blocked: 'Blocked',
+  needs_help: 'Needs help',
+  failed: 'Failed',
+  timeout: 'Timed out',
+  halted: 'Halted',
+  cancelled: 'Cancelled',
+};
+
+const STATUS_ICON: Record<TaskStatus, [string, string | undefined]> = {
+  todo: ['circle-large-outline', undefined],
+  in_progress: ['sync~spin', 'charts.blue'],
+  done: ['pass-filled', 'testing.iconPassed'],
+  blocked: ['circle-slash', 'charts.yellow'],
+  needs_help: ['question', 'charts.orange'],
+  failed: ['error', 'testing.iconFailed'],
+  timeout: ['watch', 'charts.orange'],
+  halted: ['debug-pause', 'charts.yellow'],
+  cancelled: ['close', 'disabledForeground'],
+};
+
+export class StatusGroupNode {
+  readonly kind = 'group';
+  constructor(
+    readonly status: TaskStatus,
+    readonly tasks: readonly Task[],
+  ) {}
+}
+
+export class TaskNode {
+  readonly kind = 'task';
+  constructor(readonly task: Task) {}
+}
+
+export type TaskTreeNode = StatusGroupNode | TaskNode;
+
+/**
+ * Tasks of `.ralph/tasks.json` grouped by status. The model is refreshed from the store when the
+ * file changes or the loop reports progress; getChildren only reads the cached model.
+ */
+export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataProvider<TaskTreeNode> {
+  private tasks: Task[] = [];
+  private loadError: string | undefined;
+  private live: LiveStatus = { state: 'idle' };
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly changed = this.register(new vscode.EventEmitter<TaskTreeNode | undefined>());
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(
+    private readonly store: TaskStore,
+    tasksFile: vscode.RelativePattern,
+  ) {
+    super();
+    const watcher = this.register(vscode.workspace.createFileSystemWatcher(tasksFile));
+    this.register(watcher.onDidChange(() => this.scheduleRefresh()));
+    this.register(watcher.onDidCreate(() => this.scheduleRefresh()));
+    this.register(watcher.onDidDelete(() => this.scheduleRefresh()));
+    const subscription = store.onDidChange((tasks) => this.setTasks(tasks));
+    this.register(subscription);
+    this.register({ dispose: () => clearTimeout(this.refreshTimer) });
+  }
+
+  /** Tasks as the tree currently shows them. */
+  get snapshot(): readonly Task[] {
+    return this.tasks;
+  }
+
+  setLiveStatus(live: LiveStatus): void {
+    this.live = live;
+    this.changed.fire(undefined);
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      this.tasks = await this.store.list();
+      this.loadError = undefined;
+    } catch (error) {
+      this.loadError = errorMessage(error);
+    }
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: TaskTreeNode): vscode.TreeItem {
+    return node instanceof StatusGroupNode ? this.groupItem(node) : this.taskItem(node.task);
+  }
+
+  getChildren(node?: TaskTreeNode): TaskTreeNode[] {
+    if (node instanceof TaskNode) return [];
+    if (node instanceof StatusGroupNode) return node.tasks.map((t) => new TaskNode(t));
+    return STATUS_ORDER.map((status) => new StatusGroupNode(status, this.tasks.filter((t) => t.status === status))).filter((g) => g.tasks.length > 0);
+  }
+
+  /** A message above the tree when the store cannot be read. */
+  get message(): string | undefined {
+    return this.loadError ? `Cannot read .ralph/tasks.json: ${this.loadError}` : undefined;
+  }
+
+  private setTasks(tasks: readonly Task[]): void {
+    this.tasks = [...tasks];
+    this.loadError = undefined;
+    this.changed.fire(undefined);
+  }
+
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => void this.refresh(), 100);
+  }
+
+  private groupItem(group: StatusGroupNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(`${STATUS_LABEL[group.status]} (${group.tasks.length})`, vscode.TreeItemCollapsibleState.Expanded);
+    item.id = `group:${group.status}`;
+    item.contextValue = `group.${group.status}`;
+    return item;
+  }
+
+  private taskItem(task: Task): vscode.TreeItem {
+    const item = new vscode.TreeItem(task.title, vscode.TreeItemCollapsibleState.None);
+    item.id = `task:${task.id}`;
+    item.contextValue = `task.${task.status}`;
+    const [icon, color] = STATUS_ICON[task.status];
+    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+    item.description = this.describe(task);
+    const tooltip = new vscode.MarkdownString(undefined, true);
+    tooltip.appendMarkdown(`**${task.id}** · ${STATUS_LABEL[task.status]}\n\n`);
+    tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
+    if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
+    if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
+    item.tooltip = tooltip;
+    return item;
+  }
+
+  private describe(task: Task): string {
+    const live = this.live.taskId === task.id && task.status === 'in_progress' ? this.live : undefined;
+    const iteration = live?.iteration ?? task.iterations;
+    const max = live?.maxIterations ?? task.maxIterations;
+    const progress = live?.progress ?? task.progress;
+    const parts = [task.id];
+    if (iteration > 0 || task.status === 'in_progress') parts.push(`iteration ${iteration}${max ? `/${max}` : ''}`);
+    if (progress !== undefined) parts.push(`${progress}%`);
+    return parts.join(' · ');
+  }
+}

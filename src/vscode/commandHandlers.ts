@@ -1,0 +1,146 @@
+import * as vscode from 'vscode';
+import type { CommandHandler, CommandId } from '../commands';
+import { errorMessage } from '../core/errors';
+import { initWorkspace } from '../core/init';
+import type { RalphPaths } from '../core/paths';
+import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
+import type { TaskStore } from '../core/tasks/store';
+import { formatZodIssues } from '../core/util/zodIssues';
+import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
+import type { ChannelLogger } from './logger';
+import { RunRefusedError, type RunController } from './runController';
+import type { SecretStorageSource } from './secrets';
+
+export interface CommandServices {
+  paths: RalphPaths;
+  store: TaskStore;
+  tree: TaskTreeProvider;
+  runs: RunController;
+  secrets: SecretStorageSource;
+  logger: ChannelLogger;
+}
+
+/** One handler per command id: a missing handler is a compile error. */
+export function createCommandHandlers(s: CommandServices): Record<CommandId, CommandHandler> {
+  return {
+    'ralph.initWorkspace': async () => {
+      const result = await initWorkspace(s.paths.workspace);
+      await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+      await s.tree.refresh();
+      const what = [result.gitInitialized ? 'a git repository' : '', ...result.created].filter(Boolean);
+      void vscode.window.showInformationMessage(what.length ? `Ralph: created ${what.join(', ')}.` : 'Ralph: this workspace is already initialized.');
+      return result;
+    },
+    'ralph.addTask': async (input?: unknown) => addTask(s, input),
+    'ralph.startAutopilot': async () => startRun(s, undefined),
+    'ralph.runSelectedTask': async (node?: unknown) => {
+      const task = node instanceof TaskNode ? node.task : await pickTask(s, 'Run which task?');
+      if (task) return startRun(s, task.id);
+      return undefined;
+    },
+    'ralph.stop': async () => {
+      if (!s.runs.running) {
+        void vscode.window.showInformationMessage('Ralph is not running.');
+        return;
+      }
+      await s.runs.stop();
+    },
+    'ralph.setApiKey': async (value?: unknown) => {
+      const key =
+        typeof value === 'string'
+          ? value
+          : await vscode.window.showInputBox({
+              title: 'Ralph: Set API Key',
+              prompt: 'The key of your OpenAI-compatible endpoint. It is kept in VS Code secret storage, never in files or logs.',
+              password: true,
+              ignoreFocusOut: true,
+              validateInput: (text) => (text.trim() ? undefined : 'Enter a key (or press Escape to cancel)'),
+            });
+      if (!key?.trim()) return false;
+      await s.secrets.store(key.trim());
+      s.logger.info('API key stored in secret storage');
+      void vscode.window.showInformationMessage('Ralph: API key saved in secret storage.');
+      return true;
+    },
+    'ralph.showLog': () => s.logger.channel.show(true),
+    'ralph.refreshTasks': () => s.tree.refresh(),
+    'ralph.openConfig': async () => {
+      const uri = vscode.Uri.file(s.paths.config);
+      try {
+        await vscode.workspace.fs.stat(uri);
+      } catch {
+        await initWorkspace(s.paths.workspace);
+      }
+      await vscode.window.showTextDocument(uri);
+    },
+  };
+}
+
+async function addTask(s: CommandServices, input: unknown): Promise<Task | undefined> {
+  let fields: NewTask | undefined;
+  if (input && typeof input === 'object' && !(input instanceof TaskNode)) {
+    const parsed = NewTaskSchema.safeParse(input);
+    if (!parsed.success) throw new Error(`Invalid task: ${formatZodIssues(parsed.error).join('; ')}`);
+    fields = parsed.data;
+  } else {
+    fields = await askForTask();
+  }
+  if (!fields) return undefined;
+  await s.store.ensure();
+  const task = await s.store.add(fields);
+  await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+  void vscode.window.showInformationMessage(`Ralph: added ${task.id} "${task.title}".`, 'Run Now').then((choice) => {
+    if (choice === 'Run Now') void vscode.commands.executeCommand('ralph.runSelectedTask', new TaskNode(task));
+  });
+  return task;
+}
+
+async function askForTask(): Promise<NewTask | undefined> {
+  const required = (what: string) => (text: string) => (text.trim() ? undefined : `${what} is required`);
+  const title = await vscode.window.showInputBox({ title: 'Ralph: Add Task (1/3)', prompt: 'A short title', ignoreFocusOut: true, validateInput: required('A title') });
+  if (title === undefined) return undefined;
+  const prompt = await vscode.window.showInputBox({
+    title: 'Ralph: Add Task (2/3)',
+    prompt: 'The exact request for the agent (kept verbatim and re-pinned after compactions)',
+    ignoreFocusOut: true,
+    validateInput: required('The request'),
+  });
+  if (prompt === undefined) return undefined;
+  const promise = await vscode.window.showInputBox({
+    title: 'Ralph: Add Task (3/3)',
+    prompt: 'The promise: what must be true for the task to count as done',
+    placeHolder: 'e.g. npm test passes and the README documents the new flag',
+    ignoreFocusOut: true,
+    validateInput: required('The promise'),
+  });
+  if (promise === undefined) return undefined;
+  return { title, prompt, promise };
+}
+
+async function pickTask(s: CommandServices, placeHolder: string): Promise<Task | undefined> {
+  const tasks = (await s.store.list()).filter((t) => ['todo', 'in_progress', 'halted'].includes(t.status));
+  if (tasks.length === 0) {
+    void vscode.window.showInformationMessage('Ralph: no task can be run (todo, in progress or halted).');
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    tasks.map((task) => ({ label: task.title, description: `${task.id} · ${task.status}`, task })),
+    { placeHolder },
+  );
+  return picked?.task;
+}
+
+async function startRun(s: CommandServices, taskId: string | undefined) {
+  try {
+    return await s.runs.start(taskId);
+  } catch (error) {
+    const action = error instanceof RunRefusedError ? error.action : undefined;
+    const choices = [action?.title, 'Open Log'].filter((c): c is string => Boolean(c));
+    void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, ...choices).then((choice) => {
+      if (choice === 'Open Log') s.logger.channel.show(true);
+      else if (choice && action) void vscode.commands.executeCommand(action.command);
+    });
+    s.logger.error(errorMessage(error));
+    return undefined;
+  }
+}

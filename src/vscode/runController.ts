@@ -1,0 +1,142 @@
+import * as vscode from 'vscode';
+import { loadConfig } from '../core/config/load';
+import { ConfigError, errorMessage, LockError } from '../core/errors';
+import type { EventBus, RalphEvent } from '../core/events';
+import { createModelClient, resolveApiKey } from '../core/llm/factory';
+import { RalphRunner, type RunSummary } from '../core/loop/runner';
+import { RalphPaths } from '../core/paths';
+import { NodeCommandRunner } from '../core/safety/processRunner';
+import { DisposableBase } from './lifecycle';
+import type { ChannelLogger } from './logger';
+import type { SecretStorageSource } from './secrets';
+
+export type RunState = 'idle' | 'running' | 'stopping';
+
+/** What the status bar and tree show about the run in progress. */
+export interface LiveStatus {
+  state: RunState;
+  taskId?: string;
+  title?: string;
+  iteration?: number;
+  maxIterations?: number;
+  progress?: number;
+}
+
+/** Why a run could not start, with the action that fixes it. */
+export class RunRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly action?: { title: string; command: string },
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Owns the one run of this window: builds a RalphRunner on the core for each start,
+ * keeps the `ralph.state` context key and a LiveStatus for the UI, and stops cleanly.
+ */
+export class RunController extends DisposableBase {
+  private runner: RalphRunner | undefined;
+  private live: LiveStatus = { state: 'idle' };
+  private readonly changed = this.register(new vscode.EventEmitter<LiveStatus>());
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    readonly workspace: string,
+    private readonly bus: EventBus,
+    private readonly secrets: SecretStorageSource,
+    private readonly logger: ChannelLogger,
+  ) {
+    super();
+    const subscription = bus.subscribe((event) => this.track(event));
+    this.register({ dispose: () => subscription.dispose() });
+    void this.publish({ state: 'idle' });
+  }
+
+  get status(): LiveStatus {
+    return this.live;
+  }
+
+  get running(): boolean {
+    return this.runner !== undefined;
+  }
+
+  /** Runs one task, or the autopilot when `taskId` is absent; resolves when the run ends. */
+  async start(taskId?: string): Promise<RunSummary> {
+    if (this.runner) throw new RunRefusedError('Ralph is already running in this window; stop it first.');
+    if (!vscode.workspace.isTrusted) {
+      throw new RunRefusedError('Ralph Loop edits files and runs commands, so it only runs in a trusted workspace.', {
+        title: 'Manage Workspace Trust',
+        command: 'workbench.trust.manage',
+      });
+    }
+    const paths = new RalphPaths(this.workspace);
+    let config;
+    try {
+      config = await loadConfig(paths);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
+      throw error;
+    }
+    let apiKey: string;
+    try {
+      apiKey = await resolveApiKey(config.llm, this.secrets);
+    } catch (error) {
+      throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
+    }
+    const runner: RalphRunner = new RalphRunner({
+      workspace: this.workspace,
+      config,
+      bus: this.bus,
+      commands: new NodeCommandRunner(),
+      logger: this.logger,
+      model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+    });
+    this.runner = runner;
+    await this.publish({ state: 'running' });
+    try {
+      return await runner.run({ taskId });
+    } catch (error) {
+      if (error instanceof LockError) throw new RunRefusedError(error.message);
+      throw error;
+    } finally {
+      this.runner = undefined;
+      await this.publish({ state: 'idle' });
+    }
+  }
+
+  /** Ends the current iteration cleanly; the task is `halted` with its state saved. */
+  async stop(): Promise<void> {
+    if (!this.runner) return;
+    this.runner.stop();
+    await this.publish({ ...this.live, state: 'stopping' });
+  }
+
+  private track(event: RalphEvent): void {
+    if (!this.runner) return;
+    switch (event.type) {
+      case 'task.started':
+        void this.publish({ state: this.live.state, taskId: event.taskId, title: event.title, iteration: event.iteration, maxIterations: event.maxIterations });
+        break;
+      case 'iteration.started':
+        void this.publish({ ...this.live, taskId: event.taskId, iteration: event.iteration, maxIterations: event.maxIterations });
+        break;
+      case 'signal':
+        if (event.signal.kind === 'PROGRESS') void this.publish({ ...this.live, progress: event.signal.percent });
+        break;
+      case 'task.finished':
+        void this.publish({ state: this.live.state });
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async publish(status: LiveStatus): Promise<void> {
+    const stateChanged = status.state !== this.live.state;
+    this.live = status;
+    this.changed.fire(status);
+    if (stateChanged || status.state === 'idle') await vscode.commands.executeCommand('setContext', 'ralph.state', status.state);
+  }
+}

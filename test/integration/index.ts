@@ -1,0 +1,68 @@
+/**
+ * extensionTestsPath for the integration tier: loaded by the extension host (code-server's
+ * via runIntegration.ts, or desktop VS Code via runElectron.ts). Runs every
+ * out/test/integration/**\/*.test.js with mocha (bdd) and rejects when any test fails,
+ * which the host turns into a non-zero exit code.
+ *
+ * Env (reaches the extension host from the runner): RALPH_TEST_GREP filters tests by title,
+ * RALPH_TEST_TIMEOUT_MS sets mocha's per-test timeout (default 60000), RALPH_HOST_LOG_TAG
+ * (set by runIntegration.ts) marks this host's console lines among the workbench's log.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as util from 'node:util';
+import Mocha from 'mocha';
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...findTests(full));
+    else if (entry.isFile() && entry.name.endsWith('.test.js')) out.push(full);
+  }
+  return out.sort();
+}
+
+/**
+ * In a web workbench the extension host's console reaches the runner through the
+ * workbench's log service, which neither applies printf-style `%s` formats nor says which
+ * lines came from the extension host. Format here, and tag each line so the runner can
+ * show test output without the workbench's own chatter.
+ */
+function patchConsoleForWebHost(tag: string): void {
+  for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+    const original = console[level].bind(console);
+    console[level] = (...args: unknown[]) => original(`${tag}${util.format(...args)}`);
+  }
+}
+
+export function run(): Promise<void> {
+  const tag = process.env.RALPH_HOST_LOG_TAG;
+  if (tag) patchConsoleForWebHost(tag);
+  // mocha's reporters print through Base.consoleLog (captured console.log at load time).
+  Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(util.format(...args));
+  const mocha = new Mocha({
+    ui: 'bdd',
+    reporter: 'spec',
+    // Plain text: the output travels through the workbench to a CI log.
+    color: false,
+    timeout: Number(process.env.RALPH_TEST_TIMEOUT_MS ?? 60_000),
+  });
+  if (process.env.RALPH_TEST_GREP) mocha.grep(process.env.RALPH_TEST_GREP);
+  for (const file of findTests(__dirname)) mocha.addFile(file);
+
+  return new Promise<void>((resolve, reject) => {
+    try {
+      const runner = mocha.run((failures) => {
+        const passed = runner.stats?.passes ?? 0;
+        // Counted by CI readers: keep this exact format, alone on its line.
+        console.log(`${passed} passed, ${failures} failed`);
+        if (failures > 0) reject(new Error(`${failures} integration test(s) failed`));
+        else resolve();
+      });
+    } catch (err) {
+      console.error(err);
+      reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  });
+}

@@ -1,0 +1,140 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/safety/processRunner';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+/** Alive and not a zombie waiting to be reaped by an init that may never reap it. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/** Waits (bounded) for a killed process to disappear; the kernel may take a moment to reap it. */
+export async function waitUntilGone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((done) => setTimeout(done, 50));
+  return !isAlive(pid);
+}
+
+function pidsIn(output: string): number[] {
+  return [...output.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1]));
+}
+
+describe('NodeCommandRunner', function () {
+  if (process.platform === 'win32') return;
+  let ws: TempWorkspace;
+  const runner = new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300 });
+  const run = (command: string, extra: Partial<CommandRequest> = {}) =>
+    runner.run({ command, cwd: ws.dir, timeoutMs: 20_000, maxOutputChars: 10_000, ...extra });
+
+  beforeEach(async () => {
+    ws = await makeTempWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  it('reports exit codes and interleaves stdout and stderr', async () => {
+    const ok = await run('echo out; echo err >&2; echo out2');
+    assert.equal(ok.exitCode, 0);
+    assert.equal(ok.signal, null);
+    assert.equal(ok.timedOut, false);
+    assert.equal(ok.aborted, false);
+    assert.equal(ok.truncated, false);
+    for (const word of ['out', 'err', 'out2']) assert.match(ok.output, new RegExp(`^${word}$`, 'm'));
+
+    const failed = await run('exit 3');
+    assert.equal(failed.exitCode, 3);
+  });
+
+  it('runs in cwd with a non-interactive environment and stdin closed', async () => {
+    const result = await run('pwd; echo "ci=$CI prompt=$GIT_TERMINAL_PROMPT pager=$PAGER extra=$EXTRA"; cat; echo done', {
+      env: { EXTRA: 'yes' },
+    });
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.output, `${ws.dir}\nci=true prompt=0 pager=cat extra=yes\ndone\n`);
+  });
+
+  it('streams chunks to onOutput', async () => {
+    const chunks: string[] = [];
+    const result = await run('echo one; echo two', { onOutput: (chunk) => chunks.push(chunk) });
+    assert.equal(chunks.join(''), result.output);
+  });
+
+  it('caps output keeping the head and the tail around a marker', async () => {
+    const result = await run("printf 'HEAD'; for i in $(seq 1 500); do printf 'abcdefghij'; done; printf 'TAIL'", {
+      maxOutputChars: 100,
+    });
+    assert.equal(result.truncated, true);
+    assert.ok(result.output.startsWith('HEADabcdef'));
+    assert.ok(result.output.endsWith('ghijTAIL'));
+    assert.ok(result.output.includes(omissionMarker(5008 - 100)), result.output);
+  });
+
+  it('on timeout kills the whole process tree, grandchildren included', async () => {
+    const result = await run('sleep 30 & echo "pid=$!"; sleep 30; wait', { timeoutMs: 1500 });
+    assert.equal(result.timedOut, true);
+    assert.equal(result.exitCode, null);
+    const pids = pidsIn(result.output);
+    assert.equal(pids.length, 1, result.output);
+    assert.ok(await waitUntilGone(pids[0]), `grandchild ${pids[0]} survived the timeout`);
+  });
+
+  it('on abort kills the whole process tree', async () => {
+    const controller = new AbortController();
+    const result = await run('sleep 30 & echo "pid=$!"; sleep 30; wait', {
+      signal: controller.signal,
+      onOutput: (chunk) => {
+        if (chunk.includes('pid=')) controller.abort();
+      },
+    });
+    assert.equal(result.aborted, true);
+    assert.equal(result.timedOut, false);
+    const pids = pidsIn(result.output);
+    assert.ok(await waitUntilGone(pids[0]), `grandchild ${pids[0]} survived the abort`);
+  });
+
+  it('does not run at all when already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await run('touch ran', { signal: controller.signal });
+    assert.equal(result.aborted, true);
+    assert.equal(ws.exists('ran'), false);
+  });
+
+  it('does not hang when a background process keeps the pipes open after the shell exits', async () => {
+    const result = await run('sleep 30 & echo "pid=$!"; exit 0');
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.timedOut, false);
+    const pids = pidsIn(result.output);
+    assert.ok(await waitUntilGone(pids[0]), `leftover ${pids[0]} still holds the pipes`);
+  });
+
+  it('leaves alone a background process that does not hold the pipes', async () => {
+    const result = await run('sleep 30 >/dev/null 2>&1 & echo "pid=$!"');
+    const [pid] = pidsIn(result.output);
+    try {
+      assert.equal(result.exitCode, 0);
+      assert.equal(isAlive(pid), true);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('rejects when the command cannot start', async () => {
+    await assert.rejects(run('true', { cwd: ws.path('missing') }), /could not start command/);
+  });
+});
+
+describe('capMiddle', () => {
+  it('keeps short text whole and cuts long text in the middle', () => {
+    assert.deepEqual(capMiddle('short', 10), { text: 'short', truncated: false });
+    assert.deepEqual(capMiddle('0123456789abcdef', 6), { text: `012${omissionMarker(10)}def`, truncated: true });
+  });
+});
