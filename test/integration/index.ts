@@ -27,20 +27,32 @@ function findTests(dir: string): string[] {
  * In a web workbench the extension host's console reaches the runner through the
  * workbench's log service, which neither applies printf-style `%s` formats nor says which
  * lines came from the extension host. Format here, and tag each line so the runner can
- * show test output without the workbench's own chatter.
+ * show test output without the workbench's own chatter. VS Code pins `console.log` & co.
+ * as non-configurable accessors, so the global `console` object itself is replaced.
  */
 function patchConsoleForWebHost(tag: string): void {
+  const original = globalThis.console;
+  const tagged = Object.create(original) as Console;
   for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-    const original = console[level].bind(console);
-    console[level] = (...args: unknown[]) => original(`${tag}${util.format(...args)}`);
+    const method = original[level].bind(original);
+    Object.defineProperty(tagged, level, {
+      value: (...args: unknown[]) => method(`${tag}${util.format(...args)}`),
+      configurable: true,
+      writable: true,
+    });
+  }
+  try {
+    Object.defineProperty(globalThis, 'console', { value: tagged, configurable: true, writable: true });
+  } catch {
+    // Not replaceable here: output stays untagged and the runner shows it with RALPH_TEST_VERBOSE=1.
   }
 }
 
 export function run(): Promise<void> {
   const tag = process.env.RALPH_HOST_LOG_TAG;
   if (tag) patchConsoleForWebHost(tag);
-  // mocha's reporters print through Base.consoleLog (captured console.log at load time).
-  Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(util.format(...args));
+  // mocha's reporters print through Base.consoleLog (console.log captured at load time).
+  Mocha.reporters.Base.consoleLog = (...args: unknown[]) => globalThis.console.log(util.format(...args));
   const mocha = new Mocha({
     ui: 'bdd',
     reporter: 'spec',

@@ -101,16 +101,39 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-/** Live hosts, so a last-resort exit handler can kill what is still running. */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
+interface LiveHost {
+  /** Last resort on process exit: synchronous, so no browser close. */
+  cleanupSync(): void;
+  dispose(): Promise<void>;
+}
 
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
+/** Servers not yet disposed, for the process-level exit and signal hooks. */
+const live = new Map<ChildProcess, LiveHost>();
+let hooksInstalled = false;
+
+const SIGNALS: Record<'SIGINT' | 'SIGTERM' | 'SIGHUP', number> = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 };
+
+/**
+ * code-server runs in its own process group (so it can be killed as a tree), which means a
+ * Ctrl-C does not reach it, and a process killed by a signal runs no 'exit' handlers.
+ * So: on a signal, dispose every live host; then, like playwright, exit with 128+signal
+ * unless the caller listens for that signal itself (then the caller decides).
+ */
+function installProcessHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
   process.on('exit', () => {
-    for (const child of live) killGroup(child, 'SIGKILL');
+    for (const host of live.values()) host.cleanupSync();
   });
+  for (const [sig, num] of Object.entries(SIGNALS) as [NodeJS.Signals, number][]) {
+    const handler = (): void => {
+      const callerListens = process.listenerCount(sig) > 1;
+      void Promise.allSettled([...live.values()].map((h) => h.dispose())).then(() => {
+        if (!callerListens) process.exit(128 + num);
+      });
+    };
+    process.on(sig, handler);
+  }
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -176,6 +199,8 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         'workbench.enableExperiments': false,
         'security.workspace.trust.enabled': false,
         'git.openRepositoryInParentFolders': 'always',
+        // Keeps the Copilot/agent-host machinery (and its GitHub sign-in retries) out of the run.
+        'chat.disableAIFeatures': true,
         ...opts.userSettings,
       },
       null,
@@ -224,33 +249,38 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     // detached: own process group, so the extension host, pty host, file watcher etc. die with it.
     { env, cwd: tempDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  installExitHook();
-  live.add(child);
+  installProcessHooks();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal });
-    });
+    // Stays in `live` until dispose: its temp dir (and any straggler in its group) remain.
+    child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
   let browser: Browser | null = null;
-  let disposed = false;
-  const dispose = async (): Promise<void> => {
-    if (disposed) return;
-    disposed = true;
-    if (browser) {
-      await Promise.race([browser.close().catch(() => undefined), delay(10_000)]);
-    }
-    if (isRunning(child)) {
-      killGroup(child, 'SIGTERM');
-      const done = await Promise.race([exited.then(() => true), delay(5_000).then(() => false)]);
-      if (!done) killGroup(child, 'SIGKILL');
-    }
-    // Stragglers (the extension host may outlive the server briefly) share the group.
-    killGroup(child, 'SIGKILL');
-    live.delete(child);
-    removeTemp();
+  let disposing: Promise<void> | undefined;
+  const dispose = (): Promise<void> => {
+    disposing ??= (async () => {
+      if (browser) {
+        await Promise.race([browser.close().catch(() => undefined), delay(10_000)]);
+      }
+      if (isRunning(child)) {
+        killGroup(child, 'SIGTERM');
+        const done = await Promise.race([exited.then(() => true), delay(5_000).then(() => false)]);
+        if (!done) killGroup(child, 'SIGKILL');
+      }
+      // Stragglers (the extension host may outlive the server briefly) share the group.
+      killGroup(child, 'SIGKILL');
+      live.delete(child);
+      removeTemp();
+    })();
+    return disposing;
   };
+  live.set(child, {
+    cleanupSync: () => {
+      killGroup(child, 'SIGKILL');
+      removeTemp();
+    },
+    dispose,
+  });
 
   try {
     const origin = await waitForListening(child, record, exited, opts.startTimeoutMs ?? 60_000);
@@ -258,6 +288,10 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     if (opts.launchBrowser ?? true) {
       browser = await chromium.launch({
         executablePath: opts.chromiumPath ?? process.env.RALPH_CHROMIUM ?? '/usr/bin/chromium',
+        // Our own signal hooks close the browser after the page work stops, not before.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
         ...opts.browserLaunchOptions,
         args: [...CHROMIUM_ARGS, ...(opts.browserLaunchOptions?.args ?? [])],
       });

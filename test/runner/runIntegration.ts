@@ -65,33 +65,46 @@ export async function runIntegration(): Promise<number> {
   const workbenchLog: string[] = [];
   let host: CodeServerHost | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let finished = false;
   const cleanup = async (): Promise<void> => {
+    finished = true;
     if (timer) clearTimeout(timer);
     await host?.dispose();
     if (!keepTemp) fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
   };
+  let interrupt!: (code: number) => void;
+  const interrupted = new Promise<number>((resolve) => (interrupt = resolve));
+  let signal: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals): void => {
-    log(`FAIL interrupted by ${sig}`);
-    void cleanup().finally(() => process.exit(130));
+    signal = sig;
+    interrupt(-4);
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // `on`, not `once`: while this listens, codeServerHost's signal hook leaves the exit to us.
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
-  try {
-    host = await startCodeServer({
+  /** Resolves with the extension host's exit code, or a negative code for our own failures. */
+  const drive = async (): Promise<number> => {
+    const started_ = await startCodeServer({
       env: { RALPH_TEST_WORKSPACE: workspace, RALPH_HOST_LOG_TAG: HOST_LOG_TAG },
       keepTemp,
       ...(verbose ? { onServerOutput: (line: string) => process.stdout.write(`[code-server] ${line}\n`) } : {}),
     });
-    log(`code-server ${host.origin} (pid ${host.pid}) up after ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    host = started_;
+    if (finished) {
+      // The overall timeout fired while the server was starting.
+      await started_.dispose();
+      return -1;
+    }
+    log(`code-server ${started_.origin} (pid ${started_.pid}) up after ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
-    const context = await host.newContext();
+    const context = await started_.newContext();
     let resolveExit!: (code: number) => void;
     const exitCode = new Promise<number>((resolve) => (resolveExit = resolve));
 
     // Both must exist before the workbench loads: the smoke-test driver looks them up once.
-    // Receives the workbench's whole log (level, message); the extension host's console
-    // lines are the tagged ones. One stream keeps their order in CI logs.
+    // codeAutomationLog receives the workbench's whole log (level, message); the extension
+    // host's console lines are the tagged ones. One stream keeps their order in CI logs.
     await context.exposeFunction('codeAutomationLog', (type: string, args: unknown) => {
       const text = formatArgs(args);
       if (text.startsWith(HOST_LOG_TAG)) {
@@ -117,21 +130,22 @@ export async function runIntegration(): Promise<number> {
     page.on('crash', () => resolveExit(-2));
 
     const payload: [string, string][] = [
-      ['extensionDevelopmentPath', host.remoteUri(extDevPath)],
-      ['extensionTestsPath', host.remoteUri(testsPath)],
+      ['extensionDevelopmentPath', started_.remoteUri(extDevPath)],
+      ['extensionTestsPath', started_.remoteUri(testsPath)],
       ['skipWelcome', 'true'],
       ['skipReleaseNotes', 'true'],
     ];
-    const url = host.workbenchUrl({ folder: workspace, payload });
+    const url = started_.workbenchUrl({ folder: workspace, payload });
     if (verbose) log(`open ${url}`);
+    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    return Promise.race([exitCode, started_.exited.then(() => -3)]);
+  };
 
+  try {
     const timedOut = new Promise<number>((resolve) => {
       timer = setTimeout(() => resolve(-1), timeoutMs);
     });
-    const serverDied = host.exited.then(() => -3);
-    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
-
-    const code = await Promise.race([exitCode, timedOut, serverDied]);
+    const code = await Promise.race([drive(), timedOut, interrupted]);
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     if (code === 0) {
       log(`PASS exit code 0 in ${secs}s`);
@@ -141,14 +155,16 @@ export async function runIntegration(): Promise<number> {
       code === -1 ? `timed out after ${timeoutMs} ms (RALPH_INTEGRATION_TIMEOUT_MS)`
       : code === -2 ? 'the workbench page crashed'
       : code === -3 ? 'code-server exited during the run'
+      : code === -4 ? `interrupted by ${signal}`
       : `extension host reported exit code ${code}`;
     log(`FAIL ${why} in ${secs}s`);
-    dumpDiagnostics(host, pageConsole, workbenchLog);
+    if (code === -4) return 130;
+    if (host) dumpDiagnostics(host, pageConsole, workbenchLog);
     return code > 0 ? code : 1;
   } catch (err) {
+    // CodeServerError messages carry code-server's log tail already.
     log(`FAIL ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    if (host) dumpDiagnostics(host, pageConsole, workbenchLog);
-    else if (!(err instanceof CodeServerError)) log('code-server was not started');
+    if (host && !(err instanceof CodeServerError)) dumpDiagnostics(host, pageConsole, workbenchLog);
     return 1;
   } finally {
     process.removeListener('SIGINT', onSignal);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 
 /** One shell command to run to completion. */
@@ -183,7 +183,7 @@ export class NodeCommandRunner implements CommandRunner {
     const deadline = Date.now() + this.killGraceMs;
     while (Date.now() < deadline) {
       await sleep(50);
-      if (!signalGroup(pid, 0)) return;
+      if (!(await groupHasLiveMember(pid))) return;
     }
     signalGroup(pid, 'SIGKILL');
   }
@@ -196,6 +196,28 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether anything in the group still runs. Zombies don't count: in containers whose PID 1
+ * never reaps (no --init), killed grandchildren stay zombies and would hold the group "alive"
+ * for the whole grace period.
+ */
+async function groupHasLiveMember(pgid: number): Promise<boolean> {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  try {
+    const pids = (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name));
+    for (const pid of pids) {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      // Fields after "(comm)": state, ppid, pgrp, …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    }
+    return false;
+  } catch {
+    return true;
   }
 }
 

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ToolRegistry } from '../../../src/core/agent/toolRegistry';
@@ -59,6 +60,12 @@ describe('file tools', () => {
       assert.match(missing.content, /no such file: nope\.txt/);
     });
 
+    it('refuses a named pipe instead of blocking on it', async function () {
+      if (process.platform === 'win32') this.skip();
+      execFileSync('mkfifo', [ws.path('pipe')]);
+      assert.match((await call('read_file', { path: 'pipe' })).content, /not a regular file/);
+    });
+
     it('says so for an empty file', async () => {
       await ws.write('empty.txt', '');
       assert.equal((await call('read_file', { path: 'empty.txt' })).content, 'empty.txt: empty file');
@@ -104,14 +111,13 @@ describe('file tools', () => {
 
     it('fails on zero occurrences with a hint, leaving the file alone', async () => {
       await ws.write('b.ts', 'function f() {\n    return 1;\n}\n');
-      const result = await call('edit_file', { path: 'b.ts', oldText: '  return 1;', newText: 'x' });
-      assert.equal(result.ok, true === false ? true : result.ok);
       const miss = await call('edit_file', { path: 'b.ts', oldText: 'return  1;\n}', newText: 'x' });
       assert.equal(miss.ok, false);
       assert.match(miss.content, /0 occurrences/);
       const indent = await call('edit_file', { path: 'b.ts', oldText: 'function f() {\n  return 1;', newText: 'x' });
       assert.equal(indent.ok, false);
       assert.match(indent.content, /first line appears at line 1 when indentation is ignored/);
+      assert.equal(await ws.read('b.ts'), 'function f() {\n    return 1;\n}\n');
     });
 
     it('fails on several occurrences, naming how many and where', async () => {

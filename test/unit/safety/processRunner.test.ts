@@ -1,28 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/safety/processRunner';
+import { isAlive, waitUntilGone } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-
-/** Alive and not a zombie waiting to be reaped by an init that may never reap it. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
-
-/** Waits (bounded) for a killed process to disappear; the kernel may take a moment to reap it. */
-export async function waitUntilGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((done) => setTimeout(done, 50));
-  return !isAlive(pid);
-}
 
 function pidsIn(output: string): number[] {
   return [...output.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1]));

@@ -154,6 +154,8 @@ async function loadText(abs: string, rel: string): Promise<Loaded> {
   const stats = await statIfExists(abs);
   if (!stats) return { result: errorResult(`no such file: ${rel}. Use list_files to see what exists.`) };
   if (stats.isDirectory()) return { result: errorResult(`${rel} is a directory; use list_files to see its files.`) };
+  // A FIFO or device would block readFile forever.
+  if (!stats.isFile()) return { result: errorResult(`${rel} is not a regular file (a pipe, socket or device).`) };
   if (stats.size > MAX_TEXT_BYTES) {
     const mb = (stats.size / 1024 / 1024).toFixed(1);
     return { result: errorResult(`${rel} is too large (${mb} MB) to load whole; use search, or run_command with head/sed/grep.`) };
