@@ -2,6 +2,7 @@
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
 const esbuild = require('esbuild');
 const fs = require('node:fs');
+const { execFileSync } = require('node:child_process');
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -16,6 +17,8 @@ const common = {
   minify: production,
   logLevel: 'info',
   legalComments: 'none',
+  // jsonc-parser's 'main' is a UMD build with requires esbuild cannot follow; its ESM build bundles cleanly
+  mainFields: ['module', 'main'],
 };
 
 const builds = [
@@ -33,6 +36,8 @@ async function main() {
   }
   await Promise.all(builds.map((options) => esbuild.build(options)));
   fs.chmodSync('dist/cli.js', 0o755);
+  // the JSON schemas contributed through `jsonValidation` are generated from the zod schemas
+  execFileSync(process.execPath, ['dist/cli.js', 'schema', '--out', 'schemas'], { stdio: 'inherit' });
 }
 
 main().catch((error) => {

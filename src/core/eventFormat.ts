@@ -12,7 +12,7 @@ export function formatEvent(event: RalphEvent): string | undefined {
     case 'iteration.started':
       return `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`;
     case 'tool.call':
-      return `    → ${event.tool} ${event.args}`;
+      return `    → ${event.tool} ${shorten(event.args, 100)}`;
     case 'tool.result':
       return `    ${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`;
     case 'signal':
@@ -43,6 +43,11 @@ export function formatTaskTable(tasks: readonly Task[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+function shorten(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
 }
 
 function seconds(ms: number): string {

@@ -286,7 +286,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     const origin = await waitForListening(child, record, exited, opts.startTimeoutMs ?? 60_000);
     const port = Number(new URL(origin).port);
     if (opts.launchBrowser ?? true) {
-      browser = await chromium.launch({
+      const launched = await chromium.launch({
         executablePath: opts.chromiumPath ?? process.env.RALPH_CHROMIUM ?? '/usr/bin/chromium',
         // Our own signal hooks close the browser after the page work stops, not before.
         handleSIGINT: false,
@@ -295,6 +295,12 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         ...opts.browserLaunchOptions,
         args: [...CHROMIUM_ARGS, ...(opts.browserLaunchOptions?.args ?? [])],
       });
+      if (disposing) {
+        // Disposed (e.g. by a signal) while Chromium was starting.
+        await launched.close().catch(() => undefined);
+        throw new Error('disposed while starting');
+      }
+      browser = launched;
     }
     const authority = `127.0.0.1:${port}`;
     const remoteUri = (absPath: string): string => {

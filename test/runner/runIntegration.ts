@@ -158,7 +158,7 @@ export async function runIntegration(): Promise<number> {
       : code === -4 ? `interrupted by ${signal}`
       : `extension host reported exit code ${code}`;
     log(`FAIL ${why} in ${secs}s`);
-    if (code === -4) return 130;
+    if (code === -4) return signal === 'SIGTERM' ? 143 : 130;
     if (host) dumpDiagnostics(host, pageConsole, workbenchLog);
     return code > 0 ? code : 1;
   } catch (err) {

@@ -102,7 +102,7 @@ export class TaskLoop {
 
       switch (record.outcome) {
         case 'complete':
-          return this.finish(task, cp, 'done', record.summary ?? 'completed');
+          return this.finish(task, cp, 'done', record.feedback[0] ?? 'completed');
         case 'blocked':
           return this.finish(task, cp, 'blocked', record.feedback[0] ?? 'blocked');
         case 'needs_help':
