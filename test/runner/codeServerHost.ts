@@ -201,6 +201,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         'git.openRepositoryInParentFolders': 'always',
         // Keeps the Copilot/agent-host machinery (and its GitHub sign-in retries) out of the run.
         'chat.disableAIFeatures': true,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
         ...opts.userSettings,
       },
       null,

@@ -139,8 +139,9 @@ export class NodeCommandRunner implements CommandRunner {
       child.stdout?.on('data', onData(new StringDecoder('utf8')));
       child.stderr?.on('data', onData(new StringDecoder('utf8')));
 
-      child.once('error', (error) => {
-        if (exit) return;
+      // `on`, not `once`: a second 'error' without a listener would crash the host.
+      child.on('error', (error) => {
+        if (exit || settled) return;
         settled = true;
         cleanup();
         reject(new Error(`could not start command in ${req.cwd}: ${error.message}`));
