@@ -61,7 +61,16 @@ export function run(): Promise<void> {
     timeout: Number(process.env.RALPH_TEST_TIMEOUT_MS ?? 60_000),
   });
   if (process.env.RALPH_TEST_GREP) mocha.grep(process.env.RALPH_TEST_GREP);
-  for (const file of findTests(__dirname)) mocha.addFile(file);
+  // tsc never deletes outputs: a compiled test whose source is gone would still run.
+  const sourceDir = path.resolve(__dirname, '..', '..', '..', 'test', 'integration');
+  for (const file of findTests(__dirname)) {
+    const source = path.join(sourceDir, path.relative(__dirname, file)).replace(/\.js$/, '.ts');
+    if (fs.existsSync(sourceDir) && !fs.existsSync(source)) {
+      console.log(`(skipping ${path.relative(__dirname, file)}: stale output, no ${source})`);
+      continue;
+    }
+    mocha.addFile(file);
+  }
 
   return new Promise<void>((resolve, reject) => {
     try {

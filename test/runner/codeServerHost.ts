@@ -151,7 +151,8 @@ function isRunning(child: ChildProcess): boolean {
 
 function hermeticEnv(tempDir: string, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  // The machine's npmrc/nodedir and a parent VS Code must not leak into the server.
+  // A parent VS Code (VSCODE_*, ELECTRON_RUN_AS_NODE) or the caller's NODE_OPTIONS would
+  // change how the server and its extension host start.
   for (const key of Object.keys(env)) {
     if (key.startsWith('VSCODE_') || key.startsWith('ELECTRON_') || key === 'NODE_OPTIONS') delete env[key];
   }

@@ -4,6 +4,7 @@
  *
  * Env: RALPH_EXT_DEV_PATH, RALPH_TEST_FIXTURE, RALPH_KEEP_TEMP as in runIntegration.ts;
  * RALPH_VSCODE_VERSION (default 'stable'); RALPH_VSCODE_EXECUTABLE to use an installed build.
+ * On a Linux machine without a display, run it under `xvfb-run -a`.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -33,6 +34,8 @@ export async function runElectron(): Promise<number> {
         '--skip-release-notes',
         '--user-data-dir',
         userDataDir,
+        // Electron refuses to start as root without it (containers, CI images).
+        ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
       ],
     });
   } finally {

@@ -46,7 +46,19 @@ export class WorkspaceScope {
     if (opts.forWrite && real === this.root) {
       throw new PathEscapeError(`path "${p}" is the workspace root itself, not a file that can be written`);
     }
+    if (opts.forWrite) this.refuseOrchestratorFiles(p, real);
     return real;
+  }
+
+  /**
+   * `.ralph/` holds the orchestrator's own records (task store, config, checkpoints, run logs):
+   * an agent that could write them could mark its own task done. Only its notes are its to write.
+   */
+  private refuseOrchestratorFiles(original: string, real: string): void {
+    const rel = path.relative(this.root, real).split(path.sep);
+    if (rel[0] !== '.ralph') return;
+    if (rel[1] === 'progress' && rel.length > 2) return;
+    throw new PathEscapeError(`path "${original}" is one of Ralph's own files under .ralph/; only .ralph/progress/ notes can be written`);
   }
 
   /** `abs` relative to the root, with forward slashes; `.` for the root itself. */

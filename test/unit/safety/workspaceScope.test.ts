@@ -129,4 +129,12 @@ describe('WorkspaceScope', () => {
     assert.equal(scope.relative(ws.path('src', 'a.ts')), 'src/a.ts');
     assert.equal(scope.relative(ws.dir), '.');
   });
+
+  it("refuses writes to Ralph's own files under .ralph/ but allows the progress notes", async () => {
+    for (const p of ['.ralph/tasks.json', '.ralph/config.json', '.ralph/state/T-001.json', '.ralph', '.ralph/progress']) {
+      await assert.rejects(scope.resolve(p, { forWrite: true }), PathEscapeError, p);
+    }
+    assert.equal(await scope.resolve('.ralph/progress/T-001.md', { forWrite: true }), ws.path('.ralph', 'progress', 'T-001.md'));
+    assert.equal(await scope.resolve('.ralph/tasks.json'), ws.path('.ralph', 'tasks.json'), 'reading stays allowed');
+  });
 });
