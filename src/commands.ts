@@ -9,6 +9,8 @@ export const COMMAND_IDS = [
   'ralph.showLog',
   'ralph.refreshTasks',
   'ralph.openConfig',
+  'ralph.runGates',
+  'ralph.showReport',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

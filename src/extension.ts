@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import { COMMAND_IDS, type CommandId } from './commands';
 import { errorMessage } from './core/errors';
 import { EventBus, type RalphEvent } from './core/events';
+import { loadConfig } from './core/config/load';
 import { RalphPaths } from './core/paths';
+import { NodeCommandRunner } from './core/safety/processRunner';
 import { TaskStore } from './core/tasks/store';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
@@ -10,6 +12,7 @@ import { createCommandHandlers } from './vscode/commandHandlers';
 import { ChannelLogger } from './vscode/logger';
 import { RunController } from './vscode/runController';
 import { SecretStorageSource } from './vscode/secrets';
+import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
 export interface RalphExtensionApi {
@@ -44,7 +47,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const paths = new RalphPaths(workspace);
   const store = new TaskStore(paths);
   const secrets = new SecretStorageSource(context.secrets);
-  const runs = new RunController(workspace, bus, secrets, logger);
+  const commandRunner = new NodeCommandRunner();
+  const gateRunner = new TasksApiGateRunner(folder, commandRunner);
+  const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store);
+  context.subscriptions.push(
+    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
+  );
   const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'));
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
@@ -63,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   );
   context.subscriptions.push(bus.subscribe((event) => notify(event, logger)));
 
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger });
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {

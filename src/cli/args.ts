@@ -12,7 +12,8 @@ Commands:
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
                                      add a task; prints its id
   task list [--json]                 list tasks
-  run [--task ID] [--json]           run one task, or every ready task (autopilot)
+  run [--task ID] [--json] [--yes]   run one task, or every ready task (autopilot); --yes approves
+                                     every caio action (push, pull request, issue, notification)
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
@@ -37,7 +38,7 @@ export type CliCommand =
       complexity?: number;
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string };
 
@@ -53,6 +54,7 @@ const OPTIONS = {
   type: { type: 'string' },
   complexity: { type: 'string' },
   out: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -106,9 +108,9 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       }
       throw new UsageError(`unknown task command "${sub ?? ''}": use "task add" or "task list"`);
     case 'run':
-      only(['task', 'json']);
+      only(['task', 'json', 'yes']);
       noExtra(positionals, 1);
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false };
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
 import { loadConfig } from '../core/config/load';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
@@ -9,6 +10,7 @@ import { createModelClient, envSecrets, resolveApiKey } from '../core/llm/factor
 import { CheckpointStore } from '../core/loop/checkpoint';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
+import type { ApprovalPrompt } from '../core/ports';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
@@ -24,6 +26,8 @@ export interface CliIo {
   cwd: string;
   /** Registers the Ctrl-C handler of a run; returns its remover. */
   onInterrupt(handler: () => void): () => void;
+  /** Asks a yes/no question on the terminal; absent when stdin is not a terminal. */
+  confirm?(question: string): Promise<boolean>;
 }
 
 const VERSION = '0.1.0';
@@ -90,7 +94,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run':
-      return run(await existingDir(command.workspace), command.taskId, command.json, io);
+      return run(await existingDir(command.workspace), command, io);
     case 'schema': {
       const out = path.resolve(io.cwd, command.out);
       await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
@@ -101,7 +105,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
   }
 }
 
-async function run(workspace: string, taskId: string | undefined, json: boolean, io: CliIo): Promise<number> {
+async function run(workspace: string, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
+  const { taskId, json } = command;
   const paths = new RalphPaths(workspace);
   const config = await loadConfig(paths);
   const apiKey = await resolveApiKey(config.llm, envSecrets);
@@ -112,6 +117,7 @@ async function run(workspace: string, taskId: string | undefined, json: boolean,
     bus,
     commands: new NodeCommandRunner(),
     model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+    approval: cliApproval(command.yes, io),
   });
   bus.subscribe((event) => {
     if (json) {
@@ -138,12 +144,57 @@ async function run(workspace: string, taskId: string | undefined, json: boolean,
     removeInterrupt();
   }
   if (!json) {
+    for (const result of summary.results) {
+      if (result.reportFile) io.out(`report for ${result.taskId}: ${paths.relative(result.reportFile)}`);
+    }
     io.out(`run log: ${paths.relative(summary.logFile)}`);
     for (const result of summary.results.filter((r) => r.status === 'halted')) {
       io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId}`);
     }
   }
   return exitCodeFor(summary.results.map((r) => r.status));
+}
+
+/** caio's actions: approved by --yes, asked y/N on a terminal, refused (left pending) otherwise. */
+export function cliApproval(yes: boolean, io: CliIo): ApprovalPrompt {
+  if (yes) {
+    return {
+      approve: async (request) => {
+        io.err(`approved (--yes): ${request.title}`);
+        return true;
+      },
+    };
+  }
+  const confirm = io.confirm;
+  if (!confirm) {
+    return {
+      approve: async (request) => {
+        io.err(`not approved: ${request.title} (stdin is not a terminal; run with --yes to approve such actions)`);
+        return false;
+      },
+    };
+  }
+  return { approve: (request) => confirm(`${request.title}\n${request.detail.replace(/^/gm, '  ')}\nApprove? [y/N] `) };
+}
+
+/** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
+function askOnTerminal(question: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    let settled = false;
+    const done = (answer: boolean) => {
+      if (settled) return;
+      settled = true;
+      rl.close();
+      resolve(answer);
+    };
+    rl.on('SIGINT', () => {
+      done(false);
+      process.emit('SIGINT');
+    });
+    rl.on('close', () => done(false));
+    rl.question(question, (answer) => done(/^y(es)?$/i.test(answer.trim())));
+  });
 }
 
 /** 1 beats 3 beats 0: a failure is the more urgent news. */
@@ -195,6 +246,7 @@ if (require.main === module) {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
+    confirm: process.stdin.isTTY ? askOnTerminal : undefined,
     onInterrupt(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);

@@ -1,3 +1,4 @@
+import type { DelegationResult } from './agent/delegation/types';
 import type { RalphEvent } from './events';
 import { formatSignal } from './signals/types';
 import type { Task } from './tasks/schema';
@@ -12,9 +13,15 @@ export function formatEvent(event: RalphEvent): string | undefined {
     case 'iteration.started':
       return `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`;
     case 'tool.call':
-      return `    → ${event.tool} ${shorten(event.args, 100)}`;
+      return `    ${agentTag(event.agent)}→ ${event.tool} ${shorten(event.args, 100)}`;
     case 'tool.result':
-      return `    ${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`;
+      return `    ${agentTag(event.agent)}${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`;
+    case 'delegation.started':
+      return `    ⇢ delegate to ${event.target} (${event.model}): ${shorten(event.objective, 100)}`;
+    case 'delegation.result':
+      return `    ⇠ ${event.target}: ${event.status.toUpperCase()} — ${evidenceCounts(event.result)}${event.result.escalation ? ` — escalated: ${shorten(event.result.escalation, 100)}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`;
+    case 'compaction':
+      return `    ⇊ compacted the ${event.scope === 'orchestrator' ? 'orchestrator' : `${event.scope} sub-agent`}'s context: ${event.tokensBefore} → ${event.tokensAfter} tokens (original request pinned)`;
     case 'signal':
       return `    ⚑ ${formatSignal(event.signal)}`;
     case 'git.commit':
@@ -25,6 +32,12 @@ export function formatEvent(event: RalphEvent): string | undefined {
       return `    … model call failed (${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
     case 'task.finished':
       return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+    case 'gate.started':
+      return `  ◇ gate ${event.gate}: ${event.command}`;
+    case 'gate.finished':
+      return `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`;
+    case 'report.written':
+      return `  ▤ report ${event.file}`;
     case 'warning':
       return `⚠ ${event.message}`;
     case 'error':
@@ -43,6 +56,23 @@ export function formatTaskTable(tasks: readonly Task[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+function agentTag(agent: string | undefined): string {
+  return agent ? `[${agent}] ` : '';
+}
+
+/** `2 OK, 1 ERROR, 1 MISSING`, or `no tool calls`. */
+function evidenceCounts(result: DelegationResult): string {
+  const count = (tag: string, n: number) => (n > 0 ? [`${n} ${tag}`] : []);
+  const evidence = result.toolEvidence;
+  const parts = [
+    ...count('OK', evidence.filter((e) => e.success).length),
+    ...count('ERROR', evidence.filter((e) => !e.success && !e.pendingApproval).length),
+    ...count('PENDING', evidence.filter((e) => e.pendingApproval).length),
+    ...count('MISSING', result.missingEvidence?.length ?? 0),
+  ];
+  return parts.length > 0 ? parts.join(', ') : 'no tool calls';
 }
 
 function shorten(text: string, max: number): string {

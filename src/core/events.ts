@@ -1,3 +1,4 @@
+import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { TokenUsage } from './llm/types';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
@@ -33,14 +34,49 @@ export type RalphEventBody =
       usage: TokenUsage;
       error?: string;
     }
-  | { type: 'model.delta'; taskId: string; iteration: number; text: string }
-  | { type: 'model.response'; taskId: string; iteration: number; model: string; usage: TokenUsage; toolCalls: number; finishReason: string }
+  // `agent` is set on the events of a sub-agent's conversation (scout, devo, caio); absent for the orchestrator.
+  | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
+  | { type: 'model.response'; taskId: string; iteration: number; model: string; usage: TokenUsage; toolCalls: number; finishReason: string; agent?: string }
   | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string }
-  | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string }
-  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number }
+  | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
+  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number; agent?: string }
+  /** The orchestrator handed an objective to a sub-agent; `delegationId` pairs it with its result. */
+  | { type: 'delegation.started'; taskId: string; iteration: number; delegationId: string; target: string; objective: string; expectedOutcome?: string; model: string }
+  /** A sub-agent finished: the structured result and the verification envelope the orchestrator received. */
+  | {
+      type: 'delegation.result';
+      taskId: string;
+      iteration: number;
+      delegationId: string;
+      target: string;
+      objective: string;
+      model: string;
+      status: DelegationStatus;
+      result: DelegationResult;
+      envelope: string;
+      usage: TokenUsage;
+      durationMs: number;
+    }
+  /** A conversation was summarized to stay under `llm.compactAt × llm.contextWindow`; the original request was pinned. */
+  | { type: 'compaction'; taskId: string; iteration: number; scope: string; tokensBefore: number; tokensAfter: number }
   | { type: 'signal'; taskId: string; iteration: number; signal: Signal }
   | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string; files: string[] }
   | { type: 'checkpoint'; taskId: string; iteration: number; file: string }
+  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string }
+  | {
+      type: 'gate.finished';
+      taskId?: string;
+      iteration?: number;
+      gate: string;
+      kind: string;
+      required: boolean;
+      passed: boolean;
+      summary: string;
+      durationMs: number;
+      tests?: { passed: number; failed: number; total: number; failing: string[] };
+      severity?: string;
+    }
+  | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
   | { type: 'warning'; taskId?: string; code: string; message: string }
   | { type: 'error'; taskId?: string; message: string };
 

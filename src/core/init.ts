@@ -1,4 +1,5 @@
 import { loadConfig, starterConfig, writeConfig } from './config/load';
+import { detectGates } from './gates/detect';
 import { GitService } from './git/gitService';
 import { RalphPaths } from './paths';
 import { TaskStore } from './tasks/store';
@@ -25,7 +26,7 @@ export async function initWorkspace(workspace: string): Promise<InitResult> {
   await ensureRalphDir(paths);
   if (!hadIgnore) created.push('.ralph/.gitignore');
   if ((await readTextIfExists(paths.config)) === undefined) {
-    await writeConfig(paths, starterConfig());
+    await writeConfig(paths, { ...starterConfig(), gates: await detectGates(workspace) });
     created.push(paths.relative(paths.config));
   } else {
     await loadConfig(paths);

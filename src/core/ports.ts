@@ -25,6 +25,9 @@ export interface ApprovalPrompt {
   approve(request: { title: string; detail: string }): Promise<boolean>;
 }
 
+/** The default when no human can be asked: nothing is approved. */
+export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
+
 export interface Disposable {
   dispose(): void;
 }

@@ -2,22 +2,17 @@ import * as vscode from 'vscode';
 import type { CommandHandler, CommandId } from '../commands';
 import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
-import type { RalphPaths } from '../core/paths';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
-import type { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
-import type { ChannelLogger } from './logger';
+import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
 import type { SecretStorageSource } from './secrets';
 
-export interface CommandServices {
-  paths: RalphPaths;
-  store: TaskStore;
+export interface CommandServices extends GateCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
-  logger: ChannelLogger;
 }
 
 /** One handler per command id: a missing handler is a compile error. */
@@ -64,6 +59,8 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     },
     'ralph.showLog': () => s.logger.channel.show(true),
     'ralph.refreshTasks': () => s.tree.refresh(),
+    'ralph.runGates': () => runQualityGates(s),
+    'ralph.showReport': (node?: unknown) => showReport(s, node),
     'ralph.openConfig': async () => {
       const uri = vscode.Uri.file(s.paths.config);
       try {

@@ -2,10 +2,13 @@ import * as vscode from 'vscode';
 import { loadConfig } from '../core/config/load';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
+import type { GateRunner } from '../core/gates/types';
 import { createModelClient, resolveApiKey } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
+import type { TaskStore } from '../core/tasks/store';
 import { NodeCommandRunner } from '../core/safety/processRunner';
+import { modalApproval } from './approvalPrompt';
 import { DisposableBase } from './lifecycle';
 import type { ChannelLogger } from './logger';
 import type { SecretStorageSource } from './secrets';
@@ -47,6 +50,8 @@ export class RunController extends DisposableBase {
     private readonly bus: EventBus,
     private readonly secrets: SecretStorageSource,
     private readonly logger: ChannelLogger,
+    private readonly gates: GateRunner,
+    private readonly store: TaskStore,
   ) {
     super();
     const subscription = bus.subscribe((event) => this.track(event));
@@ -90,7 +95,10 @@ export class RunController extends DisposableBase {
       config,
       bus: this.bus,
       commands: new NodeCommandRunner(),
+      gates: this.gates,
+      store: this.store,
       logger: this.logger,
+      approval: modalApproval,
       model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
     });
     this.runner = runner;

@@ -7,7 +7,7 @@
  *   RALPH_EXT_DEV_PATH              extension under development (default: repo root)
  *   RALPH_INTEGRATION_TIMEOUT_MS    overall timeout (default 900000 = 15 min)
  *   RALPH_TEST_FIXTURE              fixture folder copied as the workspace (default test/fixtures/workspace)
- *   RALPH_TEST_VERBOSE=1            also stream the workbench page's console and code-server's log
+ *   RALPH_TEST_VERBOSE=1            also stream the workbench's log, the page console and code-server's output
  *   RALPH_KEEP_TEMP=1               keep the temp workspace and code-server dirs
  * Every other variable of this process reaches the extension host (and so the tests);
  * RALPH_TEST_WORKSPACE is set to the folder that is open.

@@ -27,6 +27,17 @@ How the loop works:
 - The orchestrator commits your changes at the end of each iteration; git_commit is optional.
 - Verify before you claim: run the tests or commands that prove the promise is met.
 
+Sub-agents (delegate / delegate_parallel):
+- scout researches read-only (files, patterns, recommendations); devo implements (edits, runs commands, commits);
+  caio acts outside the working tree (git push, pull requests, issues, notifications), each action only after a human approves.
+- Delegate a self-contained objective when it saves you context: broad exploration to scout, a well-defined change to devo,
+  anything leaving the repository to caio. Do small, quick things yourself.
+- delegate_parallel runs independent delegations at once (research, unrelated files); never steps that depend on each other.
+- Name expectedEvidence (e.g. ["run_command", "git_commit"]) when the objective must be proven by certain tools.
+- A sub-agent's result is an envelope whose status comes from what its tools actually did:
+  [OK] / [ERROR] / [PENDING] (awaiting approval) / [MISSING] (expected, never succeeded). Trust the evidence, not the prose:
+  on PARTIAL, FAILED or ESCALATED decide yourself whether to fix it, re-delegate differently, or report it.
+
 Signals (call the tool, or write the tag in your reply):
 - ralph_complete / <ralph>COMPLETE</ralph> — only when the promise is met, with evidence.
 - report_progress / <ralph>PROGRESS:N</ralph> — estimated percent of the whole task done.

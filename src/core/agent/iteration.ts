@@ -1,10 +1,11 @@
 import { errorMessage, StopRequestedError } from '../errors';
 import type { RalphEventBody } from '../events';
-import { addUsage, type ChatMessage, type ModelClient, type TokenUsage, ZERO_USAGE } from '../llm/types';
+import { addUsage, type ChatMessage, type ModelClient, type TokenUsage, type ToolCall, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
 import type { Signal } from '../signals/types';
+import { type CompactionSettings, Compactor } from './compaction';
 import type { ToolRegistry } from './toolRegistry';
-import type { ToolContext } from './tools/types';
+import type { ToolContext, ToolResult } from './tools/types';
 
 export interface IterationDeps {
   model: ModelClient;
@@ -17,6 +18,14 @@ export interface IterationDeps {
   iteration: number;
   signal: AbortSignal;
   emit(body: RalphEventBody): void;
+  /** The conversation's exact original request: pinned after a compaction, handed to delegations. Default: the first user message. */
+  request?: string;
+  /** Compact the conversation when the next request would pass `compactAt × contextWindow`. */
+  compaction?: CompactionSettings;
+  /** A sub-agent's name: its events carry it, and signals in its text are not the task's. */
+  agent?: string;
+  /** Every tool execution, as it happens (a sub-agent's evidence log). */
+  onToolResult?(call: ToolCall, outcome: ToolResult): void;
 }
 
 export interface IterationRunResult {
@@ -53,9 +62,38 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
     stopped: false,
   };
   const tools = deps.registry.specs();
+  const agent = deps.agent;
+  const tag = agent ? { agent } : {};
+  const request = deps.request ?? initial.find((m) => m.role === 'user')?.content ?? '';
+  const toolContext: ToolContext = {
+    ...deps.toolContext,
+    conversation: { taskId: deps.taskId, iteration: deps.iteration, modelName: deps.modelName, request, agent, emit: deps.emit },
+  };
+  const compactor = deps.compaction
+    ? new Compactor({ ...deps.compaction, model: deps.model, modelName: deps.modelName, temperature: deps.temperature, pinned: request, signal: deps.signal })
+    : undefined;
 
   while (result.steps < deps.maxSteps) {
     if (deps.signal.aborted) return { ...result, stopped: true };
+    if (compactor) {
+      try {
+        const compacted = await compactor.beforeRequest(messages, tools);
+        if (compacted) {
+          result.usage = addUsage(result.usage, compacted.usage);
+          deps.emit({
+            type: 'compaction',
+            taskId: deps.taskId,
+            iteration: deps.iteration,
+            scope: agent ?? 'orchestrator',
+            tokensBefore: compacted.tokensBefore,
+            tokensAfter: compacted.tokensAfter,
+          });
+        }
+      } catch (error) {
+        if (deps.signal.aborted) return { ...result, stopped: true };
+        deps.emit({ type: 'warning', taskId: deps.taskId, code: 'compaction-failed', message: `${agent ?? 'orchestrator'}: ${errorMessage(error)}` });
+      }
+    }
     result.steps++;
     let response;
     try {
@@ -66,7 +104,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         temperature: deps.temperature,
         signal: deps.signal,
         onDelta: (delta) => {
-          if (delta.kind === 'text') deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text });
+          if (delta.kind === 'text') deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text, ...tag });
         },
       });
     } catch (error) {
@@ -83,9 +121,12 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       usage: response.usage,
       toolCalls: response.toolCalls.length,
       finishReason: response.finishReason,
+      ...tag,
     });
     messages.push({ role: 'assistant', content: response.content || null, toolCalls: response.toolCalls.length ? response.toolCalls : undefined });
-    const stepSignals = parseSignals(response.content);
+    compactor?.noteResponse(response.usage, messages.length);
+    const stepSignals = agent ? [] : parseSignals(response.content);
+    let endTurn = false;
 
     for (const call of response.toolCalls) {
       if (deps.signal.aborted) {
@@ -94,11 +135,14 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         continue;
       }
       result.toolCalls++;
-      deps.emit({ type: 'tool.call', taskId: deps.taskId, iteration: deps.iteration, callId: call.id, tool: call.name, args: abbreviate(call.arguments, 300) });
+      deps.emit({ type: 'tool.call', taskId: deps.taskId, iteration: deps.iteration, callId: call.id, tool: call.name, args: abbreviate(call.arguments, 300), ...tag });
       const started = Date.now();
-      const outcome = await deps.registry.execute(call, deps.toolContext);
+      const outcome = await deps.registry.execute(call, toolContext);
       if (!outcome.ok) result.toolErrors++;
-      if (outcome.signal) stepSignals.push(outcome.signal);
+      if (outcome.signal && !agent) stepSignals.push(outcome.signal);
+      if (outcome.usage) result.usage = addUsage(result.usage, outcome.usage);
+      if (outcome.endTurn) endTurn = true;
+      deps.onToolResult?.(call, outcome);
       deps.emit({
         type: 'tool.result',
         taskId: deps.taskId,
@@ -108,6 +152,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         ok: outcome.ok,
         summary: outcome.summary,
         durationMs: Date.now() - started,
+        ...tag,
       });
       messages.push({ role: 'tool', toolCallId: call.id, content: outcome.ok ? outcome.content : `ERROR: ${outcome.content}` });
     }
@@ -117,7 +162,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       deps.emit({ type: 'signal', taskId: deps.taskId, iteration: deps.iteration, signal });
     }
     if (deps.signal.aborted) return { ...result, stopped: true };
-    if (stepSignals.some((s) => TERMINAL.has(s.kind))) return result;
+    if (endTurn || stepSignals.some((s) => TERMINAL.has(s.kind))) return result;
     if (response.toolCalls.length === 0) return result;
   }
   return { ...result, stepLimitHit: true };

@@ -75,6 +75,34 @@ export const CommandsSchema = z
   })
   .prefault({});
 
+const AgentProfileSchema = z.object({
+  model: z.string().min(1).optional().describe('model name for this sub-agent; wins over tier'),
+  tier: z.number().int().min(0).optional().describe('index into llm.models (0 = cheapest); default: the orchestrator\'s model'),
+  tools: z.array(z.string().min(1)).optional().describe('tool names this sub-agent may call (escalate is always added)'),
+  systemPrompt: z.string().min(1).optional().describe('replaces the built-in system prompt of this sub-agent'),
+  maxSteps: z.number().int().positive().optional().describe('model calls per delegation'),
+});
+export type AgentProfileConfig = z.infer<typeof AgentProfileSchema>;
+
+const CaioCommandsSchema = z
+  .object({
+    push: z.string().min(1).optional().describe('git_push; default: git push "$RALPH_REMOTE" "$RALPH_REF"'),
+    pullRequest: z.string().min(1).optional().describe('open_pull_request, e.g. gh pr create --title "$RALPH_TITLE" --body "$RALPH_BODY"'),
+    issue: z.string().min(1).optional().describe('open_issue, e.g. gh issue create --title "$RALPH_TITLE" --body "$RALPH_BODY"'),
+    notify: z.string().min(1).optional().describe('notify, e.g. a webhook call with "$RALPH_MESSAGE"'),
+  })
+  .describe('shell commands of the caio actions; arguments arrive as RALPH_* environment variables, never spliced into the text');
+
+/** Sub-agent profiles (delegate / delegate_parallel). */
+export const AgentsConfigSchema = z
+  .object({
+    maxParallel: z.number().int().positive().default(3).describe('delegate_parallel: sub-agents running at once'),
+    scout: AgentProfileSchema.optional(),
+    devo: AgentProfileSchema.optional(),
+    caio: AgentProfileSchema.extend({ commands: CaioCommandsSchema.optional() }).optional(),
+  })
+  .prefault({});
+
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
 export const RalphConfigSchema = z.object({
   $schema: z.string().optional(),
@@ -85,6 +113,7 @@ export const RalphConfigSchema = z.object({
   safeguards: SafeguardsSchema,
   budget: BudgetSchema,
   commands: CommandsSchema,
+  agents: AgentsConfigSchema,
 });
 export type RalphConfig = z.infer<typeof RalphConfigSchema>;
 export type RalphConfigInput = z.input<typeof RalphConfigSchema>;

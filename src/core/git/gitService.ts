@@ -57,6 +57,22 @@ export class GitService {
     return { sha, files: staged };
   }
 
+  /** Files added, modified and deleted between `base` and HEAD (bookkeeping files excluded). */
+  async changesSince(base: string | undefined): Promise<{ added: string[]; modified: string[]; deleted: string[] }> {
+    const changes = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
+    const head = await this.headSha();
+    if (!head || !base || base === head) return changes;
+    const out = await this.git.raw(['diff', '--name-status', '--no-renames', `${base}..${head}`]);
+    for (const line of out.split('\n').filter(Boolean)) {
+      const [status, file] = line.split('\t');
+      if (!file || EXCLUDED_FROM_COMMITS.includes(file)) continue;
+      if (status.startsWith('A')) changes.added.push(file);
+      else if (status.startsWith('D')) changes.deleted.push(file);
+      else changes.modified.push(file);
+    }
+    return changes;
+  }
+
   async log(maxCount: number): Promise<{ sha: string; message: string }[]> {
     if (!(await this.headSha())) return [];
     const log = await this.git.log({ maxCount });

@@ -21,6 +21,11 @@ export const IterationRecordSchema = z.object({
   summary: z.string().optional(),
   /** Why the loop did not accept the iteration (e.g. step limit, failed tools), fed back. */
   feedback: z.array(z.string()).default([]),
+  /** The completion policy's reason for its decision. */
+  decision: z.string().optional(),
+  gates: z
+    .array(z.object({ name: z.string(), kind: z.string(), required: z.boolean(), passed: z.boolean(), summary: z.string() }))
+    .default([]),
   usage: UsageSchema,
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -39,6 +44,10 @@ export const CheckpointSchema = z.object({
   commits: z.number().int().min(0).default(0),
   consecutiveErrors: z.number().int().min(0).default(0),
   usage: UsageSchema,
+  /** Calls and tokens per model, for the final report's usage table. */
+  modelUsage: z.record(z.string(), z.object({ calls: z.number(), promptTokens: z.number(), completionTokens: z.number() })).default({}),
+  /** Extra iterations each optional gate has claimed (capped by its `maxIterations`). */
+  optionalGateIterations: z.record(z.string(), z.number()).default({}),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });

@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { ToolRegistry } from '../agent/toolRegistry';
+import { createDelegationTools, Delegator } from '../agent/delegation';
 import { CORE_TOOLS } from '../agent/tools';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
+import { ProcessGateRunner } from '../gates/runGates';
+import type { GateRunner } from '../gates/types';
 import { GitService } from '../git/gitService';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
-import { type Clock, type Logger, silentLogger, systemClock } from '../ports';
+import { type ApprovalPrompt, type Clock, type Logger, silentLogger, systemClock } from '../ports';
 import type { CommandRunner } from '../safety/processRunner';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
@@ -24,9 +27,15 @@ export interface RunnerDeps {
   config: RalphConfig;
   model: ModelClient;
   commands: CommandRunner;
+  /** Runs the quality gates; defaults to child processes (the CLI), the extension passes the Tasks API. */
+  gates?: GateRunner;
   bus: EventBus;
+  /** Share the caller's store so its change listeners (the tree) see every write at once. */
+  store?: TaskStore;
   clock?: Clock;
   logger?: Logger;
+  /** Asked before every caio action (push, pull request, issue, notification); default: refuse. */
+  approval?: ApprovalPrompt;
 }
 
 export interface RunOptions {
@@ -52,6 +61,7 @@ export class RalphRunner {
   private readonly abort = new AbortController();
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
+  private ownStore: TaskStore | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -90,7 +100,7 @@ export class RalphRunner {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
       const loop = await this.buildLoop(runId, emit);
-      const store = new TaskStore(this.paths, this.deps.clock);
+      const store = this.store();
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
@@ -127,6 +137,10 @@ export class RalphRunner {
     return { runId, results, reason, logFile: log.file };
   }
 
+  private store(): TaskStore {
+    return this.deps.store ?? (this.ownStore ??= new TaskStore(this.paths, this.deps.clock));
+  }
+
   private async startableTask(store: TaskStore, taskId: string) {
     const tasks = await store.list();
     const task = tasks.find((t) => t.id === taskId);
@@ -149,12 +163,13 @@ export class RalphRunner {
       runId,
       paths,
       config: deps.config,
-      store: new TaskStore(paths, deps.clock),
+      store: this.store(),
       checkpoints: new CheckpointStore(paths),
       git,
       model: deps.model,
-      registry: new ToolRegistry(CORE_TOOLS),
+      registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model: deps.model, approval: deps.approval }))]),
       commands: deps.commands,
+      gates: deps.gates ?? new ProcessGateRunner(deps.commands),
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,

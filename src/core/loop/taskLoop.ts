@@ -1,24 +1,20 @@
-import { buildIterationMessages } from '../agent/context';
-import { runIteration } from '../agent/iteration';
 import type { ToolRegistry } from '../agent/toolRegistry';
-import type { ToolContext } from '../agent/tools/types';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
+import type { GateRunner } from '../gates/types';
 import type { GitService } from '../git/gitService';
 import { addUsage, type ModelClient, ZERO_USAGE } from '../llm/types';
 import type { RalphPaths } from '../paths';
 import type { Clock, Logger } from '../ports';
+import { type AgentRun, ReportWriter } from '../reports/reportWriter';
 import type { CommandRunner } from '../safety/processRunner';
 import type { WorkspaceScope } from '../safety/workspaceScope';
-import { decisiveSignal } from '../signals/parser';
-import { formatSignal } from '../signals/types';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import { readTextIfExists } from '../util/atomicWrite';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type CheckpointStore, type IterationRecord, MAX_HISTORY } from './checkpoint';
-import { decideCompletion } from './completionPolicy';
+import { runIterationStep, type IterationStepResult } from './iterationStep';
 
 export interface TaskLoopServices {
   runId: string;
@@ -30,6 +26,7 @@ export interface TaskLoopServices {
   model: ModelClient;
   registry: ToolRegistry;
   commands: CommandRunner;
+  gates: GateRunner;
   scope: WorkspaceScope;
   clock: Clock;
   logger: Logger;
@@ -41,6 +38,7 @@ export interface TaskRunResult {
   status: TaskStatus;
   reason: string;
   iterations: number;
+  reportFile?: string;
 }
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
@@ -48,15 +46,21 @@ const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
 
 /**
  * The Ralph loop for one task: fresh context every iteration, a checkpoint at every boundary,
- * a commit for every iteration that changed files, and one completion policy deciding the end.
+ * a commit for every iteration that changed files, gates after each iteration, one completion
+ * policy deciding the end, and a report per iteration plus a final one.
  */
 export class TaskLoop {
-  constructor(private readonly s: TaskLoopServices) {}
+  private readonly reports: ReportWriter;
+
+  constructor(private readonly s: TaskLoopServices) {
+    this.reports = new ReportWriter(s.paths, s.config);
+  }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { s } = this;
     const maxIterations = initial.maxIterations ?? s.config.loop.maxIterations;
     const timeoutMs = s.config.loop.taskTimeoutMinutes * 60_000;
+    const timeoutReason = `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`;
     const existing = await s.checkpoints.load(initial.id);
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
     let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
@@ -67,27 +71,22 @@ export class TaskLoop {
 
     for (;;) {
       const n = nextIteration(cp);
-      if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved');
-      if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`);
-      if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`);
+      if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
+      if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
 
       cp = { ...cp, iteration: n, phase: 'running', updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
       task = await s.store.update(task.id, { iterations: n });
-      const { record, timedOut } = await this.runOneIteration(task, cp, n, maxIterations, timeoutMs - cp.elapsedMs, stop);
+      const model = s.config.llm.models[0];
+      const agents: AgentRun[] = [];
+      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model, remainingMs: timeoutMs - cp.elapsedMs, stop });
+      const { record } = step;
 
-      cp = {
-        ...cp,
-        phase: 'between',
-        elapsedMs: cp.elapsedMs + record.durationMs,
-        commits: cp.commits + (record.commit ? 1 : 0),
-        consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
-        usage: addUsage(cp.usage, record.usage),
-        history: [...cp.history, record].slice(-MAX_HISTORY),
-        updatedAt: this.isoNow(),
-      };
+      cp = this.recordIteration(cp, step);
       task = await s.store.update(task.id, { progress: record.progress ?? task.progress, lastSignal: record.signal ?? task.lastSignal });
       await this.saveCheckpoint(cp);
+      await this.writeIterationReport(task, step, maxIterations, agents);
       s.emit({
         type: 'iteration.finished',
         taskId: task.id,
@@ -100,129 +99,78 @@ export class TaskLoop {
         error: record.error,
       });
 
-      switch (record.outcome) {
-        case 'complete':
-          return this.finish(task, cp, 'done', record.feedback[0] ?? 'completed');
-        case 'blocked':
-          return this.finish(task, cp, 'blocked', record.feedback[0] ?? 'blocked');
-        case 'needs_help':
-          return this.finish(task, cp, 'needs_help', record.feedback[0] ?? 'needs help');
-        case 'stopped':
-          return this.finish(task, cp, 'halted', 'stopped by the user; state saved');
-        default:
-          break;
-      }
-      if (timedOut || cp.elapsedMs >= timeoutMs) {
-        return this.finish(task, cp, 'timeout', `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`);
-      }
+      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations);
+      if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
       if (cp.consecutiveErrors >= s.config.safeguards.errorThreshold) {
-        return this.finish(task, cp, 'failed', `${cp.consecutiveErrors} consecutive iterations failed; last error: ${record.error ?? 'unknown'}`);
+        return this.finish(task, cp, 'failed', `${cp.consecutiveErrors} consecutive iterations failed; last error: ${record.error ?? 'unknown'}`, maxIterations);
       }
     }
   }
 
-  private async runOneIteration(
-    task: Task,
-    cp: Checkpoint,
-    n: number,
-    maxIterations: number,
-    remainingMs: number,
-    stop: AbortSignal,
-  ): Promise<{ record: IterationRecord; timedOut: boolean }> {
-    const { s } = this;
-    const model = s.config.llm.models[0];
-    const startedAt = s.clock.now();
-    s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
-
-    const timeout = AbortSignal.timeout(Math.max(1, remainingMs));
-    const signal = AbortSignal.any([stop, timeout]);
-    const progressNotes = (await readTextIfExists(s.paths.progress(task.id))) ?? '';
-    const recentCommits = await s.git.log(5).catch(() => []);
-    const messages = buildIterationMessages({
-      task,
-      iteration: n,
-      maxIterations,
-      progressFile: s.paths.relative(s.paths.progress(task.id)),
-      progressNotes,
-      previous: cp.history.at(-1),
-      recentCommits,
-    });
-    const toolContext: ToolContext = {
-      scope: s.scope,
-      commands: s.commands,
-      commit: (message) => s.git.commitAll(message),
-      commandTimeoutMs: s.config.commands.timeoutMs,
-      maxOutputChars: s.config.commands.maxOutputChars,
-      signal,
+  private recordIteration(cp: Checkpoint, step: IterationStepResult): Checkpoint {
+    const { record } = step;
+    const modelUsage = { ...cp.modelUsage };
+    const previous = modelUsage[record.model] ?? { calls: 0, promptTokens: 0, completionTokens: 0 };
+    modelUsage[record.model] = {
+      calls: previous.calls + step.calls,
+      promptTokens: previous.promptTokens + record.usage.promptTokens,
+      completionTokens: previous.completionTokens + record.usage.completionTokens,
     };
-    const run = await runIteration(messages, {
-      model: s.model,
-      modelName: model,
-      temperature: s.config.llm.temperature,
-      registry: s.registry,
-      toolContext,
-      maxSteps: s.config.llm.maxStepsPerIteration,
-      taskId: task.id,
-      iteration: n,
-      signal,
-      emit: s.emit,
-    });
-
-    const commit = await this.commitIteration(task, n);
-    const signalGiven = decisiveSignal(run.signals);
-    const feedback: string[] = [];
-    if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
-    if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
-
-    const base = {
-      iteration: n,
-      startedAt: new Date(startedAt).toISOString(),
-      durationMs: Math.max(0, s.clock.now() - startedAt),
-      model,
-      signal: signalGiven ? formatSignal(signalGiven) : undefined,
-      progress: lastProgress(run.signals),
-      commit: commit?.sha,
-      filesChanged: commit?.files ?? [],
-      error: run.error,
-      summary: run.finalText ? abbreviate(run.finalText, 600) : undefined,
-      usage: run.usage,
+    const optionalGateIterations = { ...cp.optionalGateIterations };
+    if (step.decision?.kind === 'continue') {
+      for (const name of step.decision.optionalGatesRetried) optionalGateIterations[name] = (optionalGateIterations[name] ?? 0) + 1;
+    }
+    return {
+      ...cp,
+      phase: 'between',
+      elapsedMs: cp.elapsedMs + record.durationMs,
+      commits: cp.commits + (record.commit ? 1 : 0),
+      consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
+      usage: addUsage(cp.usage, record.usage),
+      modelUsage,
+      optionalGateIterations,
+      history: [...cp.history, record].slice(-MAX_HISTORY),
+      updatedAt: this.isoNow(),
     };
-    if (run.stopped) {
-      if (stop.aborted) return { record: { ...base, outcome: 'stopped', feedback }, timedOut: false };
-      const error = 'the task timeout was reached during the iteration';
-      return { record: { ...base, outcome: 'error', error, feedback }, timedOut: true };
-    }
-    const decision = decideCompletion({ signal: signalGiven, errored: run.error !== undefined });
-    if (decision.kind === 'finish') {
-      const outcome = decision.status === 'done' ? 'complete' : decision.status;
-      const progress = decision.status === 'done' ? 100 : base.progress;
-      return { record: { ...base, outcome, progress, feedback: [decision.reason, ...feedback] }, timedOut: false };
-    }
-    const outcome = run.error ? 'error' : 'continue';
-    return { record: { ...base, outcome, feedback: [...decision.feedback, ...feedback] }, timedOut: false };
   }
 
-  private async commitIteration(task: Task, n: number): Promise<{ sha: string; files: string[] } | undefined> {
-    const { s } = this;
-    if (!s.config.loop.commitEachIteration) return undefined;
+  /** The services with an emit that also notes each delegation for the iteration report. */
+  private collectingAgents(agents: AgentRun[]): TaskLoopServices {
+    const emit = (body: RalphEventBody) => {
+      const event = body as { type: string; target?: string; status?: string; objective?: string; model?: string };
+      if (event.type === 'delegation.result' && event.target) {
+        agents.push({ agent: event.target, model: event.model ?? '', status: event.status ?? '', detail: event.objective ?? '' });
+      }
+      this.s.emit(body);
+    };
+    return { ...this.s, emit };
+  }
+
+  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[]): Promise<void> {
     try {
-      const message = `ralph(${task.id}): iteration ${n}`;
-      const commit = await s.git.commitAll(message);
-      if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
-      return commit;
+      const file = await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges: [] });
+      this.s.emit({ type: 'report.written', taskId: task.id, iteration: step.record.iteration, file: this.s.paths.relative(file), final: false });
     } catch (error) {
-      s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });
-      return undefined;
+      this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string): Promise<TaskRunResult> {
+  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number): Promise<TaskRunResult> {
     const { s } = this;
-    await this.saveCheckpoint({ ...cp, phase: cp.phase, updatedAt: this.isoNow() });
-    const blockedReason = status === 'blocked' || status === 'needs_help' ? reason : undefined;
+    await this.saveCheckpoint({ ...cp, updatedAt: this.isoNow() });
+    const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     const updated = await this.setStatus(task, status, reason, blockedReason);
+    let reportFile: string | undefined;
+    try {
+      const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: cp, files, escalations: [] });
+      s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
+    } catch (error) {
+      s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
+    }
     s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason });
-    return { taskId: task.id, status, reason, iterations: updated.iterations };
+    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile };
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string): Promise<Task> {
@@ -243,6 +191,8 @@ export class TaskLoop {
       commits: 0,
       consecutiveErrors: 0,
       usage: ZERO_USAGE,
+      modelUsage: {},
+      optionalGateIterations: {},
       history: [],
       updatedAt: this.isoNow(),
     };
@@ -263,12 +213,4 @@ export function nextIteration(cp: Checkpoint): number {
   return cp.phase === 'running' ? cp.iteration : cp.iteration + 1;
 }
 
-function lastProgress(signals: readonly { kind: string; percent?: number }[]): number | undefined {
-  const progress = [...signals].reverse().find((s) => s.kind === 'PROGRESS');
-  return progress?.percent;
-}
-
-function abbreviate(text: string, max: number): string {
-  const flat = text.trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
-}
+export type { IterationRecord };

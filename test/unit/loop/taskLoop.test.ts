@@ -144,6 +144,8 @@ describe('the Ralph loop (against the scripted server)', function () {
       commits: 2,
       consecutiveErrors: 0,
       usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+      modelUsage: { 'model-a': { calls: 2, promptTokens: 10, completionTokens: 5 } },
+      optionalGateIterations: {},
       history: [],
       updatedAt: new Date().toISOString(),
     });

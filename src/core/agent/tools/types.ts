@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { RalphEventBody } from '../../events';
+import type { TokenUsage } from '../../llm/types';
 import type { Signal } from '../../signals/types';
 import type { WorkspaceScope } from '../../safety/workspaceScope';
 import type { CommandRunner } from '../../safety/processRunner';
@@ -12,6 +14,21 @@ export interface ToolContext {
   commandTimeoutMs: number;
   maxOutputChars: number;
   signal: AbortSignal;
+  /** The conversation the call belongs to; runIteration fills it in (the delegation tools need it). */
+  conversation?: ConversationInfo;
+}
+
+/** Who is calling a tool, and where its events go. */
+export interface ConversationInfo {
+  taskId: string;
+  iteration: number;
+  /** The model of this conversation. */
+  modelName: string;
+  /** The conversation's exact original request (the task's prompt for the orchestrator). */
+  request: string;
+  /** The sub-agent's name; undefined for the orchestrator. */
+  agent?: string;
+  emit(body: RalphEventBody): void;
 }
 
 /** The result of one tool call. `content` goes back to the model; `summary` is one line for logs and evidence. */
@@ -21,6 +38,16 @@ export interface ToolResult {
   summary: string;
   /** Set by the signal tools (ralph_complete, report_progress, report_blocked, ask_for_help). */
   signal?: Signal;
+  /** The action waits for a human's approval and did not run (evidence: `[PENDING]`, not a failure). */
+  pendingApproval?: boolean;
+  /** What an action created outside the working tree (commit sha, pull request URL…). */
+  externalId?: string;
+  /** What has to happen next for the action to complete. */
+  nextStep?: string;
+  /** Model tokens the tool spent (a delegation's sub-agent); counted into the iteration's usage. */
+  usage?: TokenUsage;
+  /** Ends the conversation after this step (a sub-agent's `escalate`). */
+  endTurn?: boolean;
 }
 
 export interface AgentTool<S extends z.ZodType = z.ZodType> {

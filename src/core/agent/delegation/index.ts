@@ -1,0 +1,11 @@
+export { createCaioTools, DEFAULT_PUSH_COMMAND } from './caioTools';
+export { createDelegationTools, MAX_PARALLEL_DELEGATIONS } from './delegateTools';
+export { type DelegationOutcome, Delegator, type DelegatorDeps } from './delegator';
+export { buildEnvelope, ENVELOPE_EVIDENCE_LINES, ENVELOPE_RESPONSE_CHARS, truncateWithMarker } from './envelope';
+export { createEscalateTool } from './escalateTool';
+export { evidenceOf, missingEvidence } from './evidence';
+export { parseFindings, ScoutReportSchema } from './findings';
+export { type AgentProfile, profileModel, resolveProfiles } from './profiles';
+export { atMostPartial, deriveStatus } from './status';
+export { buildResult, delegationBrief, runSubAgent } from './subAgent';
+export * from './types';

@@ -1,0 +1,157 @@
+import type { GateConfig } from '../config/schema';
+import type { ParsedGateOutput } from './parsers/types';
+import type { FixItem, GateOutcome, GateReport, GateRunResult, SecuritySeverity } from './types';
+
+/** Coverage gates without a threshold use this (percent of lines). */
+export const DEFAULT_COVERAGE_THRESHOLD = 80;
+const MAX_ITEMS_PER_GATE = 20;
+const SEVERITY_RANK: Record<SecuritySeverity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 };
+
+/**
+ * Turns a gate run and its parsed output into a verdict. Exit codes decide when the
+ * parsers found nothing; counts decide when they did (a runner that exits 0 with failing
+ * tests still fails).
+ */
+export function evaluateGate(gate: GateConfig, run: GateRunResult, parsed: ParsedGateOutput): GateOutcome {
+  const base = {
+    name: gate.name,
+    kind: gate.kind,
+    required: gate.required,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    parsed,
+  };
+  if (run.timedOut || run.aborted) {
+    const why = run.timedOut ? `timed out after ${Math.round(run.durationMs / 1000)}s` : 'was stopped';
+    return { ...base, passed: false, summary: `${gate.name} ${why}`, fixItems: run.timedOut ? [item(gate, 'error', `\`${gate.command}\` ${why}`)] : [], outputTail: tail(run.output) };
+  }
+  const exitOk = run.exitCode === 0;
+  switch (gate.kind) {
+    case 'tests':
+      return { ...base, ...testsVerdict(gate, exitOk, parsed, run) };
+    case 'types':
+      return { ...base, ...typesVerdict(gate, exitOk, parsed, run) };
+    case 'lint':
+      return { ...base, ...lintVerdict(gate, exitOk, parsed, run) };
+    case 'coverage':
+      return { ...base, ...coverageVerdict(gate, exitOk, parsed, run) };
+    case 'security':
+      return { ...base, ...securityVerdict(gate, parsed) };
+    case 'custom':
+      return {
+        ...base,
+        passed: exitOk,
+        summary: exitOk ? 'passed' : `exit code ${run.exitCode}`,
+        fixItems: exitOk ? [] : [item(gate, 'error', `\`${gate.command}\` failed with exit code ${run.exitCode}:\n${tail(run.output, 15)}`)],
+        outputTail: exitOk ? undefined : tail(run.output),
+      };
+  }
+}
+
+type Verdict = Pick<GateOutcome, 'passed' | 'summary' | 'fixItems' | 'worstSeverity' | 'outputTail'>;
+
+function testsVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
+  const tests = parsed.tests;
+  if (!tests) {
+    return exitOk
+      ? { passed: true, summary: 'passed (no test counts found in the output)', fixItems: [] }
+      : { passed: false, summary: `failed with exit code ${run.exitCode}`, fixItems: [item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}):\n${tail(run.output, 15)}`)], outputTail: tail(run.output) };
+  }
+  const passed = exitOk && tests.failed === 0;
+  const summary = `${tests.passed}/${tests.total} tests passing${tests.failed ? `, ${tests.failed} failing` : ''}`;
+  const fixItems = tests.failures.slice(0, MAX_ITEMS_PER_GATE).map((f) => item(gate, 'error', `failing test: ${f.name}${f.message ? `\n${indent(firstLines(f.message, 6))}` : ''}`));
+  if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}, ${tests.failed} failing):\n${tail(run.output, 15)}`));
+  return { passed, summary, fixItems, outputTail: passed ? undefined : tail(run.output) };
+}
+
+function typesVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
+  const count = parsed.typeErrors?.count ?? (exitOk ? 0 : undefined);
+  const passed = exitOk && (count ?? 0) === 0;
+  const fixItems = (parsed.typeErrors?.errors ?? []).slice(0, MAX_ITEMS_PER_GATE).map((e) => item(gate, 'error', `type error ${location(e)}${e.message}`));
+  if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed:\n${tail(run.output, 15)}`));
+  return { passed, summary: count === undefined ? `failed with exit code ${run.exitCode}` : count === 0 ? 'no type errors' : `${count} type error${count === 1 ? '' : 's'}`, fixItems };
+}
+
+function lintVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
+  const lint = parsed.lintProblems;
+  const errors = lint?.errors ?? (exitOk ? 0 : undefined);
+  const passed = exitOk && (errors ?? 0) === 0;
+  const fixItems = (lint?.problems ?? [])
+    .filter((p) => p.severity === 'error' || passed === false)
+    .slice(0, MAX_ITEMS_PER_GATE)
+    .map((p) => item(gate, p.severity === 'error' ? 'error' : 'warning', `lint ${p.severity} ${location(p)}${p.message}${p.rule ? ` (${p.rule})` : ''}`));
+  if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed:\n${tail(run.output, 15)}`));
+  const summary = errors === undefined ? `failed with exit code ${run.exitCode}` : `${errors} lint error${errors === 1 ? '' : 's'}, ${lint?.warnings ?? 0} warning${lint?.warnings === 1 ? '' : 's'}`;
+  return { passed, summary, fixItems };
+}
+
+function coverageVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
+  const threshold = gate.threshold ?? DEFAULT_COVERAGE_THRESHOLD;
+  const percent = parsed.coverage?.percent;
+  if (percent === undefined) {
+    return { passed: false, summary: exitOk ? 'no coverage figure found in the output' : `failed with exit code ${run.exitCode}`, fixItems: [item(gate, 'warning', `\`${gate.command}\` gave no coverage figure:\n${tail(run.output, 10)}`)] };
+  }
+  const passed = percent >= threshold;
+  const summary = `${round(percent)}% coverage (threshold ${threshold}%)`;
+  return { passed, summary, fixItems: passed ? [] : [item(gate, 'warning', `coverage is ${round(percent)}%, below the ${threshold}% threshold: add tests for the uncovered code`)] };
+}
+
+function securityVerdict(gate: GateConfig, parsed: ParsedGateOutput): Verdict {
+  const findings = parsed.security?.findings ?? [];
+  const worst = findings.reduce<SecuritySeverity | undefined>((w, f) => (!w || SEVERITY_RANK[f.severity] > SEVERITY_RANK[w] ? f.severity : w), undefined);
+  const bySeverity = (s: SecuritySeverity) => findings.filter((f) => f.severity === s).length;
+  const fixItems: FixItem[] = findings
+    .slice()
+    .sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity])
+    .slice(0, MAX_ITEMS_PER_GATE)
+    .map((f) => {
+      const level: FixItem['level'] = f.severity === 'critical' || f.severity === 'high' ? 'error' : f.severity === 'medium' ? 'warning' : 'observation';
+      const where = [f.package, f.file].filter(Boolean).join(' ');
+      return item(gate, level, `${f.severity} security finding${where ? ` in ${where}` : ''}: ${f.title}${f.id ? ` (${f.id})` : ''}`);
+    });
+  const counts = (['critical', 'high', 'medium', 'low'] as const).filter((s) => bySeverity(s) > 0).map((s) => `${bySeverity(s)} ${s}`);
+  return {
+    passed: worst !== 'critical' && worst !== 'high',
+    summary: counts.length ? `findings: ${counts.join(', ')}` : 'no findings',
+    fixItems,
+    worstSeverity: worst,
+  };
+}
+
+/** Combines an iteration's gate outcomes into what the completion policy needs. */
+export function summarizeGates(outcomes: GateOutcome[]): GateReport {
+  return {
+    outcomes,
+    requiredPassed: outcomes.every((o) => !o.required || o.passed),
+    optionalFailed: outcomes.filter((o) => !o.required && !o.passed).map((o) => o.name),
+    critical: outcomes.some((o) => o.worstSeverity === 'critical'),
+    high: outcomes.some((o) => o.worstSeverity === 'high'),
+  };
+}
+
+function item(gate: GateConfig, level: FixItem['level'], text: string): FixItem {
+  return { gate: gate.name, kind: gate.kind, level, text };
+}
+
+function location(p: { file?: string; line?: number }): string {
+  if (!p.file) return '';
+  return `${p.file}${p.line ? `:${p.line}` : ''}: `;
+}
+
+export function tail(text: string, lines = 30): string {
+  const all = text.trimEnd().split('\n');
+  return all.slice(-lines).join('\n');
+}
+
+function firstLines(text: string, lines: number): string {
+  return text.trim().split('\n').slice(0, lines).join('\n');
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((l) => `    ${l}`).join('\n');
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,105 @@
+import type { TestCounts } from '../types';
+import { errorMessage } from '../text';
+
+const JEST_TESTS = /^\s*Tests:\s+(.*\d+ total.*)$/;
+const VITEST_TESTS = /^\s*Tests\s+(.*?)\s*\((\d+)\)\s*$/;
+const COUNT = /(\d+) (failed|passed|skipped|todo|pending)/g;
+const JEST_BULLET = /^\s*● (.+?)\s*$/;
+const JEST_CROSS = /^\s*[✕×] (.+?)(?: \(\d+(?:\.\d+)? m?s\))?\s*$/;
+const JEST_FILE = /^\s*FAIL\s+(\S.*?)\s*$/;
+/** Vitest names the test (`file > suite > test`) or the file (`file [ file ]`); jest names only the file. */
+const VITEST_FAIL = /^\s*FAIL\s+(\S.*? > .*?|\S+ \[ .* \])\s*$/;
+/** A file that failed to load: ` FAIL  c.test.mjs [ c.test.mjs ]`. */
+const VITEST_SUITE = /^(\S+) \[ .* \]$/;
+const VITEST_RULE = /^\s*⎯{3,}/;
+
+/**
+ * Jest: `Tests:  1 failed, 1 skipped, 2 passed, 4 total` and a `● suite › test` block per
+ * failure. A file that does not load (`● Test suite failed to run`) is counted as one failed
+ * test too, since jest leaves it out of the Tests line and it is what the agent must fix.
+ */
+export function parseJest(lines: readonly string[]): TestCounts | undefined {
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  let found = false;
+  for (const line of lines) {
+    const m = JEST_TESTS.exec(line);
+    if (!m) continue;
+    found = true;
+    addCounts(counts, m[1]);
+    counts.total += Number(/(\d+) total/.exec(m[1])![1]);
+  }
+  if (!found) return undefined;
+
+  let file = '';
+  const crosses: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fileMatch = JEST_FILE.exec(lines[i]);
+    if (fileMatch) file = fileMatch[1];
+    const cross = JEST_CROSS.exec(lines[i]);
+    if (cross) crosses.push(cross[1]);
+    const bullet = JEST_BULLET.exec(lines[i]);
+    if (!bullet || bullet[1] === 'Console') continue;
+    const body = blockAfter(lines, i + 1, (l) => JEST_BULLET.test(l) || JEST_FILE.test(l) || /^\s*(PASS|Test Suites:)\s/.test(l));
+    const message = errorMessage(body.filter((l) => !/^\s*>?\s*\d+ \|/.test(l) && !/^\s*\|/.test(l)));
+    if (bullet[1] === 'Test suite failed to run') {
+      const name = file || bullet[1];
+      // Jest repeats failures under "Summary of all failing tests" when many files ran.
+      if (counts.failures.some((f) => f.name === name)) continue;
+      counts.failures.push({ name, message });
+      counts.failed++;
+      counts.total++;
+    } else if (!counts.failures.some((f) => f.name === bullet[1])) counts.failures.push({ name: bullet[1], message });
+  }
+  // Without the bullet blocks (a reporter that only lists), the verbose ✕ lines still name them.
+  if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));
+  return counts;
+}
+
+/**
+ * Vitest: `Tests  1 failed | 2 passed | 1 skipped (4)` and ` FAIL  file > suite > test`
+ * blocks. A file that fails to load (` FAIL  file [ file ]`) counts as one failed test.
+ */
+export function parseVitest(lines: readonly string[]): TestCounts | undefined {
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  let found = false;
+  for (const line of lines) {
+    const m = VITEST_TESTS.exec(line);
+    if (!m || /^\s*Test Files/.test(line)) continue;
+    found = true;
+    addCounts(counts, m[1]);
+    counts.total += Number(m[2]);
+  }
+  if (!found) return undefined;
+
+  const crosses: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const cross = /^\s*× (.+?)(?: \d+m?s)?\s*$/.exec(lines[i]);
+    if (cross) crosses.push(cross[1]);
+    const fail = VITEST_FAIL.exec(lines[i]);
+    if (!fail) continue;
+    const body = blockAfter(lines, i + 1, (l) => VITEST_FAIL.test(l) || VITEST_RULE.test(l) || /^\s*❯/.test(l));
+    const suite = VITEST_SUITE.exec(fail[1]);
+    counts.failures.push({ name: suite ? suite[1] : fail[1], message: errorMessage(body) });
+    if (suite) {
+      counts.failed++;
+      counts.total++;
+    }
+  }
+  if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));
+  return counts;
+}
+
+function addCounts(counts: TestCounts, text: string): void {
+  for (const m of text.matchAll(COUNT)) {
+    const n = Number(m[1]);
+    if (m[2] === 'failed') counts.failed += n;
+    else if (m[2] === 'passed') counts.passed += n;
+    else counts.skipped += n;
+  }
+}
+
+function blockAfter(lines: readonly string[], from: number, ends: (line: string) => boolean): string[] {
+  const body: string[] = [];
+  for (let i = from; i < lines.length && !ends(lines[i]) && body.length < 40; i++) body.push(lines[i]);
+  return body;
+}

@@ -1,0 +1,86 @@
+import type { TestCounts } from '../types';
+import { errorMessage } from '../text';
+
+/** `# pass 3` (TAP, node's default when not a terminal) or `ℹ pass 3` (its spec reporter). */
+const SUMMARY = /^(?:#|ℹ)\s+(tests|pass|fail|cancelled|skipped|todo)\s+(\d+)\s*$/;
+const NOT_OK = /^(\s*)not ok \d+ - (.+?)\s*(?:#\s*(?:TODO|SKIP).*)?$/;
+const SPEC_FAILING = /^✖ failing tests:\s*$/;
+const SPEC_FAILED_TEST = /^✖ (.+?)(?: \(\d+(?:\.\d+)?m?s\))?\s*$/;
+
+/**
+ * node:test, in both its TAP (`# pass N`, `not ok N - name` + YAML) and spec (`ℹ pass N`,
+ * the `✖ failing tests:` section) forms. Each `# tests` line ends one run; runs are summed.
+ * Cancelled tests count as failed: node cancels what a failing hook or timeout cut short.
+ */
+export function parseNodeTest(lines: readonly string[]): TestCounts | undefined {
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  let found = false;
+  for (const line of lines) {
+    const m = SUMMARY.exec(line);
+    if (!m) continue;
+    found = true;
+    const n = Number(m[2]);
+    if (m[1] === 'tests') counts.total += n;
+    else if (m[1] === 'pass') counts.passed += n;
+    else if (m[1] === 'fail' || m[1] === 'cancelled') counts.failed += n;
+    else counts.skipped += n;
+  }
+  if (!found) return undefined;
+  counts.failures = lines.some((l) => SPEC_FAILING.test(l)) ? specFailures(lines) : tapFailures(lines);
+  return counts;
+}
+
+function tapFailures(lines: readonly string[]): TestCounts['failures'] {
+  const failures: TestCounts['failures'] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = NOT_OK.exec(lines[i]);
+    if (!m) continue;
+    const yaml = yamlBlock(lines, i + 1, m[1].length);
+    // A suite is "not ok" because a test in it failed; that test is reported on its own.
+    if (/^\s*type: 'suite'/m.test(yaml.join('\n')) || yaml.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
+    failures.push({ name: m[2], message: yamlError(yaml) });
+  }
+  return failures;
+}
+
+/** The `---` … `...` block under a TAP line, indented two more than it. */
+function yamlBlock(lines: readonly string[], from: number, indent: number): string[] {
+  const pad = ' '.repeat(indent + 2);
+  if (lines[from]?.trimEnd() !== `${pad}---`) return [];
+  const block: string[] = [];
+  for (let i = from + 1; i < lines.length && lines[i].trimEnd() !== `${pad}...`; i++) block.push(lines[i]);
+  return block;
+}
+
+function yamlError(yaml: string[]): string | undefined {
+  const at = yaml.findIndex((l) => /^\s*error:/.test(l));
+  if (at < 0) return undefined;
+  const inline = /^\s*error: *(?![|>])(\S.*)$/.exec(yaml[at]);
+  if (inline) return inline[1].replace(/^'(.*)'$/, '$1');
+  const indent = /^\s*/.exec(yaml[at])![0].length;
+  const body: string[] = [];
+  for (let i = at + 1; i < yaml.length && (!yaml[i].trim() || /^\s*/.exec(yaml[i])![0].length > indent); i++) body.push(yaml[i]);
+  return errorMessage(body);
+}
+
+function specFailures(lines: readonly string[]): TestCounts['failures'] {
+  const failures: TestCounts['failures'] = [];
+  let inSection = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (SPEC_FAILING.test(lines[i])) {
+      inSection = true;
+      continue;
+    }
+    if (!inSection) continue;
+    const m = SPEC_FAILED_TEST.exec(lines[i]);
+    if (!m) {
+      // Anything else at the margin (the next run's `▶ suite`, `ℹ tests`) closes the section.
+      if (/^\S/.test(lines[i]) && !/^test at /.test(lines[i])) inSection = false;
+      continue;
+    }
+    const body: string[] = [];
+    for (let j = i + 1; j < lines.length && /^\s/.test(lines[j]); j++) body.push(lines[j]);
+    failures.push({ name: m[1], message: errorMessage(body) });
+  }
+  return failures;
+}

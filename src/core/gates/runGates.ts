@@ -1,0 +1,69 @@
+import type { GateConfig } from '../config/schema';
+import { errorMessage } from '../errors';
+import type { RalphEventBody } from '../events';
+import type { CommandRunner } from '../safety/processRunner';
+import { evaluateGate, summarizeGates } from './evaluate';
+import { parseGateOutput } from './parsers';
+import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
+
+/** Gates without their own timeout get this long. */
+export const DEFAULT_GATE_TIMEOUT_MS = 10 * 60_000;
+
+export interface RunGatesOptions {
+  gates: readonly GateConfig[];
+  runner: GateRunner;
+  cwd: string;
+  signal?: AbortSignal;
+  /** Set when the gates run for a task's iteration (events carry them). */
+  taskId?: string;
+  iteration?: number;
+  emit?(body: RalphEventBody): void;
+}
+
+/** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
+export async function runGates(options: RunGatesOptions): Promise<GateReport> {
+  const outcomes: GateOutcome[] = [];
+  for (const gate of options.gates) {
+    if (options.signal?.aborted) break;
+    options.emit?.({ type: 'gate.started', taskId: options.taskId, iteration: options.iteration, gate: gate.name, kind: gate.kind, command: gate.command });
+    let run: GateRunResult;
+    try {
+      run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal });
+    } catch (error) {
+      run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
+    }
+    const outcome = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+    outcomes.push(outcome);
+    options.emit?.({
+      type: 'gate.finished',
+      taskId: options.taskId,
+      iteration: options.iteration,
+      gate: gate.name,
+      kind: gate.kind,
+      required: gate.required,
+      passed: outcome.passed,
+      summary: outcome.summary,
+      durationMs: outcome.durationMs,
+      tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.map((f) => f.name).slice(0, 20) } : undefined,
+      severity: outcome.worstSeverity,
+    });
+  }
+  return summarizeGates(outcomes);
+}
+
+/** The CLI's gate runner: the gate's command in a child process, its whole tree killed on timeout. */
+export class ProcessGateRunner implements GateRunner {
+  constructor(private readonly commands: CommandRunner) {}
+
+  async run(request: GateRunRequest): Promise<GateRunResult> {
+    const result = await this.commands.run({
+      command: request.gate.command,
+      cwd: request.cwd,
+      timeoutMs: request.timeoutMs,
+      maxOutputChars: 400_000,
+      signal: request.signal,
+      onOutput: request.onOutput,
+    });
+    return { exitCode: result.exitCode, timedOut: result.timedOut, aborted: result.aborted, output: result.output, durationMs: result.durationMs };
+  }
+}

@@ -1,0 +1,72 @@
+import type { GateConfig } from '../config/schema';
+import type { ParsedGateOutput } from './parsers/types';
+
+export type GateKind = GateConfig['kind'];
+
+/** What running a gate's command produced, before interpretation. */
+export interface GateRunResult {
+  exitCode: number | null;
+  timedOut: boolean;
+  aborted: boolean;
+  output: string;
+  durationMs: number;
+}
+
+export interface GateRunRequest {
+  gate: GateConfig;
+  cwd: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Live output, for terminals and panels. */
+  onOutput?: (chunk: string) => void;
+}
+
+/**
+ * The port through which the loop runs a gate: the VS Code Tasks API in the extension
+ * (visible in the terminal panel), a child process in the CLI.
+ */
+export interface GateRunner {
+  run(request: GateRunRequest): Promise<GateRunResult>;
+}
+
+export type SecuritySeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+
+/** One thing the agent must fix (or know about) in its next iteration. */
+export interface FixItem {
+  gate: string;
+  kind: GateKind;
+  /** `error` items block completion when the gate is required; `observation`s never do. */
+  level: 'error' | 'warning' | 'observation';
+  text: string;
+}
+
+/** A gate's verdict: the run, its parsed numbers and what follows from them. */
+export interface GateOutcome {
+  name: string;
+  kind: GateKind;
+  required: boolean;
+  passed: boolean;
+  /** One line for reports, the timeline and the tree: `4/6 tests passing`, `2 type errors`. */
+  summary: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  parsed: ParsedGateOutput;
+  fixItems: FixItem[];
+  /** The highest security severity found, when the gate reads findings. */
+  worstSeverity?: SecuritySeverity;
+  /** The last lines of output when the parsers found nothing to go on. */
+  outputTail?: string;
+}
+
+/** All gates of one iteration. */
+export interface GateReport {
+  outcomes: GateOutcome[];
+  requiredPassed: boolean;
+  /** Optional gates that failed (they feed back but never block). */
+  optionalFailed: string[];
+  /** A critical security finding: the task halts. */
+  critical: boolean;
+  /** A high security finding: fixed first, and the model is escalated. */
+  high: boolean;
+}

@@ -1,0 +1,170 @@
+import { buildIterationMessages } from '../agent/context';
+import { runIteration } from '../agent/iteration';
+import type { ToolContext } from '../agent/tools/types';
+import { errorMessage } from '../errors';
+import { runGates } from '../gates/runGates';
+import type { GateReport } from '../gates/types';
+import { decisiveSignal } from '../signals/parser';
+import { formatSignal, type Signal } from '../signals/types';
+import type { Task } from '../tasks/schema';
+import { readTextIfExists } from '../util/atomicWrite';
+import type { Checkpoint, IterationRecord } from './checkpoint';
+import { decideCompletion, type CompletionDecision } from './completionPolicy';
+import type { TaskLoopServices } from './taskLoop';
+
+export interface IterationStepResult {
+  record: IterationRecord;
+  decision: CompletionDecision | undefined;
+  gates: GateReport | undefined;
+  timedOut: boolean;
+  /** Model calls this iteration made, for the per-model usage table. */
+  calls: number;
+}
+
+export interface IterationStepInput {
+  task: Task;
+  cp: Checkpoint;
+  iteration: number;
+  maxIterations: number;
+  model: string;
+  remainingMs: number;
+  stop: AbortSignal;
+}
+
+/**
+ * One iteration from start to verdict: fresh context → tool conversation → commit →
+ * quality gates → completion decision. Returns what the checkpoint and reports record.
+ */
+export async function runIterationStep(s: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
+  const { task, cp, iteration: n, maxIterations, model, stop } = input;
+  const startedAt = s.clock.now();
+  s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
+
+  const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
+  const signal = AbortSignal.any([stop, timeout]);
+  const messages = buildIterationMessages({
+    task,
+    iteration: n,
+    maxIterations,
+    progressFile: s.paths.relative(s.paths.progress(task.id)),
+    progressNotes: (await readTextIfExists(s.paths.progress(task.id))) ?? '',
+    previous: cp.history.at(-1),
+    recentCommits: await s.git.log(5).catch(() => []),
+  });
+  const toolContext: ToolContext = {
+    scope: s.scope,
+    commands: s.commands,
+    commit: (message) => s.git.commitAll(message),
+    commandTimeoutMs: s.config.commands.timeoutMs,
+    maxOutputChars: s.config.commands.maxOutputChars,
+    signal,
+  };
+  const run = await runIteration(messages, {
+    model: s.model,
+    modelName: model,
+    temperature: s.config.llm.temperature,
+    registry: s.registry,
+    toolContext,
+    maxSteps: s.config.llm.maxStepsPerIteration,
+    taskId: task.id,
+    iteration: n,
+    signal,
+    emit: s.emit,
+    request: task.prompt,
+    compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
+  });
+
+  const commit = await commitIteration(s, task, n);
+  const signalGiven = decisiveSignal(run.signals);
+  const feedback: string[] = [];
+  if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
+  if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
+
+  const base = {
+    iteration: n,
+    startedAt: new Date(startedAt).toISOString(),
+    model,
+    signal: signalGiven ? formatSignal(signalGiven) : undefined,
+    progress: lastProgress(run.signals),
+    commit: commit?.sha,
+    filesChanged: commit?.files ?? [],
+    error: run.error,
+    summary: run.finalText ? abbreviate(run.finalText, 600) : undefined,
+    usage: run.usage,
+    gates: [] as IterationRecord['gates'],
+  };
+  const finishRecord = (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>): IterationRecord => ({
+    ...base,
+    ...rest,
+    durationMs: Math.max(0, s.clock.now() - startedAt),
+  });
+
+  if (run.stopped) {
+    if (stop.aborted) return { record: finishRecord({ outcome: 'stopped', feedback }), decision: undefined, gates: undefined, timedOut: false, calls: run.steps };
+    const error = 'the task timeout was reached during the iteration';
+    return { record: finishRecord({ outcome: 'error', error, feedback }), decision: undefined, gates: undefined, timedOut: true, calls: run.steps };
+  }
+
+  const gates = await runGatesUnlessFinal(s, task, n, signalGiven, signal);
+  const decision = decideCompletion({
+    signal: signalGiven,
+    errored: run.error !== undefined,
+    gates,
+    optionalIterationsLeft: (name) => optionalIterationsLeft(s, cp, name),
+  });
+  const gateSummaries = (gates?.outcomes ?? []).map((o) => ({ name: o.name, kind: o.kind, required: o.required, passed: o.passed, summary: o.summary }));
+  if (decision.kind === 'finish') {
+    const outcome = decision.status === 'done' ? 'complete' : decision.status === 'halted' ? 'error' : decision.status;
+    const progress = decision.status === 'done' ? 100 : base.progress;
+    return {
+      record: finishRecord({ outcome, progress, feedback: [...decision.notes, ...feedback], decision: decision.reason, gates: gateSummaries }),
+      decision,
+      gates,
+      timedOut: false,
+      calls: run.steps,
+    };
+  }
+  return {
+    record: finishRecord({ outcome: run.error ? 'error' : 'continue', feedback: [...decision.feedback, ...feedback], decision: decision.reason, gates: gateSummaries }),
+    decision,
+    gates,
+    timedOut: false,
+    calls: run.steps,
+  };
+}
+
+/** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
+async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
+  if (s.config.gates.length === 0) return undefined;
+  if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit });
+}
+
+function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {
+  const gate = s.config.gates.find((g) => g.name === name);
+  const allowed = gate?.maxIterations ?? 2;
+  return allowed - (cp.optionalGateIterations[name] ?? 0);
+}
+
+async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ sha: string; files: string[] } | undefined> {
+  if (!s.config.loop.commitEachIteration) return undefined;
+  try {
+    const message = `ralph(${task.id}): iteration ${n}`;
+    const commit = await s.git.commitAll(message);
+    if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+    return commit;
+  } catch (error) {
+    s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });
+    return undefined;
+  }
+}
+
+function lastProgress(signals: readonly Signal[]): number | undefined {
+  const progress = [...signals].reverse().find((sig) => sig.kind === 'PROGRESS');
+  return progress?.kind === 'PROGRESS' ? progress.percent : undefined;
+}
+
+function abbreviate(text: string, max: number): string {
+  const flat = text.trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
+}

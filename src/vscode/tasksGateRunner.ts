@@ -1,0 +1,144 @@
+import * as vscode from 'vscode';
+import type { GateConfig } from '../core/config/schema';
+import type { GateRunner, GateRunRequest, GateRunResult } from '../core/gates/types';
+import type { CommandRunner } from '../core/safety/processRunner';
+
+/** The task type contributed in package.json (`taskDefinitions`). */
+export const RALPH_TASK_TYPE = 'ralph';
+
+export interface RalphTaskDefinition extends vscode.TaskDefinition {
+  type: typeof RALPH_TASK_TYPE;
+  /** The gate's name in `.ralph/config.json`. */
+  gate: string;
+}
+
+/**
+ * Runs each gate as a VS Code task: a CustomExecution whose pseudoterminal runs the gate's
+ * process, shows its output live in the terminal panel, captures it and reports the exit code.
+ */
+export class TasksApiGateRunner implements GateRunner {
+  constructor(
+    private readonly folder: vscode.WorkspaceFolder,
+    private readonly commands: CommandRunner,
+  ) {}
+
+  async run(request: GateRunRequest): Promise<GateRunResult> {
+    let settle!: (result: GateRunResult) => void;
+    const finished = new Promise<GateRunResult>((resolve) => (settle = resolve));
+    const task = createGateTask(this.folder, request.gate, this.commands, { timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle });
+    const execution = await vscode.tasks.executeTask(task);
+    const onAbort = () => execution.terminate();
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await finished;
+    } finally {
+      request.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+interface GateTaskOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onOutput?: (chunk: string) => void;
+  onFinished?: (result: GateRunResult) => void;
+}
+
+export function createGateTask(
+  folder: vscode.WorkspaceFolder,
+  gate: GateConfig,
+  commands: CommandRunner,
+  options: GateTaskOptions,
+  definition: vscode.TaskDefinition = { type: RALPH_TASK_TYPE, gate: gate.name } satisfies RalphTaskDefinition,
+): vscode.Task {
+  const task = new vscode.Task(
+    definition,
+    folder,
+    `gate: ${gate.name}`,
+    'ralph',
+    new vscode.CustomExecution(async () => new GatePseudoterminal(gate, folder.uri.fsPath, commands, options)),
+    [],
+  );
+  task.detail = gate.command;
+  task.group = gate.kind === 'tests' ? vscode.TaskGroup.Test : vscode.TaskGroup.Build;
+  task.presentationOptions = { reveal: vscode.TaskRevealKind.Silent, panel: vscode.TaskPanelKind.Dedicated, clear: true, showReuseMessage: false };
+  return task;
+}
+
+/** A terminal that runs one gate's command and closes with its exit code. */
+class GatePseudoterminal implements vscode.Pseudoterminal {
+  private readonly writeEmitter = new vscode.EventEmitter<string>();
+  private readonly closeEmitter = new vscode.EventEmitter<number>();
+  private readonly abort = new AbortController();
+  readonly onDidWrite = this.writeEmitter.event;
+  readonly onDidClose = this.closeEmitter.event;
+
+  constructor(
+    private readonly gate: GateConfig,
+    private readonly cwd: string,
+    private readonly commands: CommandRunner,
+    private readonly options: GateTaskOptions,
+  ) {}
+
+  open(): void {
+    void this.execute();
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private async execute(): Promise<void> {
+    this.write(`\x1b[1m> ${this.gate.command}\x1b[0m\n`);
+    const signal = this.options.signal ? AbortSignal.any([this.abort.signal, this.options.signal]) : this.abort.signal;
+    let result: GateRunResult;
+    try {
+      const run = await this.commands.run({
+        command: this.gate.command,
+        cwd: this.cwd,
+        timeoutMs: this.options.timeoutMs,
+        maxOutputChars: 400_000,
+        signal,
+        onOutput: (chunk) => {
+          this.write(chunk);
+          this.options.onOutput?.(chunk);
+        },
+      });
+      result = { exitCode: run.exitCode, timedOut: run.timedOut, aborted: run.aborted, output: run.output, durationMs: run.durationMs };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.write(`\n${message}\n`);
+      result = { exitCode: null, timedOut: false, aborted: false, output: message, durationMs: 0 };
+    }
+    const how = result.timedOut ? `timed out after ${Math.round(result.durationMs / 1000)}s` : result.aborted ? 'stopped' : `exit code ${result.exitCode}`;
+    this.write(`\n\x1b[2m[ralph] ${this.gate.name}: ${how}\x1b[0m\n`);
+    this.options.onFinished?.(result);
+    this.closeEmitter.fire(result.exitCode ?? 1);
+  }
+
+  private write(text: string): void {
+    this.writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
+  }
+}
+
+/** Offers every configured gate under *Run Task* → ralph. */
+export class GateTaskProvider implements vscode.TaskProvider {
+  constructor(
+    private readonly folder: vscode.WorkspaceFolder,
+    private readonly commands: CommandRunner,
+    private readonly gates: () => Promise<readonly GateConfig[]>,
+  ) {}
+
+  async provideTasks(): Promise<vscode.Task[]> {
+    const gates = await this.gates().catch(() => []);
+    return gates.map((gate) => createGateTask(this.folder, gate, this.commands, { timeoutMs: gate.timeoutMs ?? 10 * 60_000 }));
+  }
+
+  async resolveTask(task: vscode.Task): Promise<vscode.Task | undefined> {
+    const definition = task.definition as RalphTaskDefinition;
+    const gate = (await this.gates().catch(() => [])).find((g) => g.name === definition.gate);
+    if (!gate) return undefined;
+    // VS Code requires the resolved task to carry the very definition it was asked about
+    return createGateTask(this.folder, gate, this.commands, { timeoutMs: gate.timeoutMs ?? 10 * 60_000 }, task.definition);
+  }
+}

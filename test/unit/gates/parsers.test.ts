@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { parseGateOutput } from '../../../src/core/gates/parsers';
+import type { TestCounts } from '../../../src/core/gates/parsers';
+import type { TempWorkspace } from '../helpers/tempWorkspace';
+import { EXPECTED, JEST_PROJECT, makeProject, MOCHA_PROJECT, NODE_TEST_PROJECT, VITEST_PROJECT } from './projects';
+import { ensureToolchain, INSTALL_TIMEOUT_MS, runTool, type Toolchain } from './toolchain';
+
+/** The counts every fixture suite must produce, and the one failure it names. */
+function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, message: RegExp): void {
+  assert.ok(tests, 'no test counts parsed');
+  const { failures, ...counts } = tests;
+  assert.deepEqual(counts, EXPECTED);
+  assert.equal(failures.length, 1, JSON.stringify(failures));
+  assert.match(failures[0].name, failureName);
+  assert.match(failures[0].message ?? '', message);
+}
+
+describe('gate output parsers: JS test runners (real tools)', function () {
+  let tools: Toolchain;
+  const projects: TempWorkspace[] = [];
+  const project = async (files: Record<string, string>) => {
+    const p = await makeProject(tools, files);
+    projects.push(p);
+    return p;
+  };
+
+  before(async function () {
+    this.timeout(INSTALL_TIMEOUT_MS);
+    tools = await ensureToolchain();
+  });
+  after(async () => {
+    for (const p of projects) await p.cleanup();
+  });
+
+  it('reads mocha spec output: counts, numbered failures with the assertion message', async () => {
+    const p = await project(MOCHA_PROJECT);
+    const run = await runTool([...tools.bin('mocha'), 'test/calc.test.js'], p.dir);
+    assert.equal(run.exitCode, 1, run.output);
+    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc subtracts$/, /subtraction is off/);
+  });
+
+  it('reads jest output: the Tests line and the ● failure block', async () => {
+    const p = await project(JEST_PROJECT);
+    const run = await runTool([...tools.bin('jest'), '--ci'], p.dir);
+    assert.equal(run.exitCode, 1, run.output);
+    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc › subtracts$/, /Expected: 1\nReceived: 2/);
+  });
+
+  it('reads jest --verbose output and counts a test file that fails to load as a failure', async () => {
+    const p = await project({ ...JEST_PROJECT, 'broken.test.js': "test('x', () => { syntax error" });
+    const run = await runTool([...tools.bin('jest'), '--ci', '--verbose'], p.dir);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assert.ok(tests, run.output);
+    assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);
+    assert.deepEqual(tests.failures.map((f) => f.name).sort(), ['./broken.test.js', 'calc › subtracts']);
+    assert.match(tests.failures.find((f) => f.name === './broken.test.js')?.message ?? '', /Jest encountered an unexpected token/);
+  });
+
+  it('reads vitest output: `Tests  1 failed | 2 passed | 1 skipped (4)` and the FAIL blocks', async () => {
+    const p = await project(VITEST_PROJECT);
+    const run = await runTool([...tools.bin('vitest'), 'run'], p.dir);
+    assert.equal(run.exitCode, 1, run.output);
+    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc\.test\.js > calc > subtracts$/, /expected 2 to be 1/);
+  });
+
+  it('counts a vitest file that fails to load as a failure', async () => {
+    const p = await project({ ...VITEST_PROJECT, 'broken.test.js': "import { test } from 'vitest'; test('x', () => { syntax error" });
+    const run = await runTool([...tools.bin('vitest'), 'run'], p.dir);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assert.ok(tests, run.output);
+    assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);
+    assert.ok(tests.failures.some((f) => f.name === 'broken.test.js'), JSON.stringify(tests.failures));
+  });
+
+  it('reads node --test in its default TAP form (suites that fail only through a test are not failures)', async () => {
+    const p = await project(NODE_TEST_PROJECT);
+    const run = await runTool([process.execPath, '--test', '--test-reporter=tap'], p.dir);
+    assert.equal(run.exitCode, 1, run.output);
+    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^subtracts$/, /subtraction is off/);
+  });
+
+  it('reads node --test with the spec reporter (`ℹ pass N`, the failing tests section)', async () => {
+    const p = await project(NODE_TEST_PROJECT);
+    const run = await runTool([process.execPath, '--test', '--test-reporter=spec'], p.dir);
+    assert.equal(run.exitCode, 1, run.output);
+    assert.match(run.output, /ℹ pass 2/);
+    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^subtracts$/, /subtraction is off/);
+  });
+
+  it('sums every runner of an npm workspaces monorepo (`npm test --workspaces`)', async () => {
+    const files: Record<string, string> = { 'package.json': JSON.stringify({ name: 'mono', private: true, workspaces: ['packages/*'] }) };
+    const packages = { mocha: MOCHA_PROJECT, jest: JEST_PROJECT, vitest: VITEST_PROJECT, node: NODE_TEST_PROJECT };
+    for (const [name, pkg] of Object.entries(packages)) {
+      for (const [rel, content] of Object.entries(pkg)) files[`packages/${name}/${rel}`] = content;
+    }
+    const p = await project(files);
+    const run = await runTool(['npm', 'test', '--workspaces'], p.dir);
+    assert.notEqual(run.exitCode, 0, run.output);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assert.ok(tests, run.output);
+    assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [8, 4, 4, 16]);
+    assert.equal(tests.failures.length, 4, JSON.stringify(tests.failures));
+  });
+
+  it('parses coloured output the same as plain output', async () => {
+    const mocha = await project(MOCHA_PROJECT);
+    const jest = await project(JEST_PROJECT);
+    const vitest = await project(VITEST_PROJECT);
+    const node = await project(NODE_TEST_PROJECT);
+    const cases: [string, TempWorkspace, string[]][] = [
+      ['mocha', mocha, [...tools.bin('mocha'), '--color', 'test/calc.test.js']],
+      ['jest', jest, [...tools.bin('jest'), '--ci', '--colors']],
+      ['vitest', vitest, [...tools.bin('vitest'), 'run']],
+      ['node --test', node, [process.execPath, '--test', '--test-reporter=spec']],
+    ];
+    for (const [label, p, argv] of cases) {
+      const plain = await runTool(argv, p.dir);
+      const coloured = await runTool(argv, p.dir, { color: true });
+      assert.match(coloured.output, /\u001b\[\d+m/, `${label} printed no colours`);
+      const a = parseGateOutput('tests', plain.output).tests;
+      const b = parseGateOutput('tests', coloured.output).tests;
+      assert.ok(a && b, `${label}: ${coloured.output}`);
+      assert.deepEqual({ ...b, failures: b.failures.map((f) => f.name) }, { ...a, failures: a.failures.map((f) => f.name) }, label);
+      assert.equal(b.failed, 1, label);
+    }
+  });
+
+  it('reads the plain `N passed, N failed` line of a home-made runner, with or without skipped and a label', async () => {
+    const p = await project({
+      'run.js': "console.log('checking...');\nconsole.log('Results: 3 passed, 1 failed, 2 skipped');\nconsole.log('4 passed, 0 failed');\nprocess.exit(1);\n",
+    });
+    const run = await runTool([process.execPath, 'run.js'], p.dir);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assert.deepEqual(tests, { passed: 7, failed: 1, skipped: 2, total: 10, failures: [] });
+    assert.equal(parseGateOutput('tests', 'all good').tests, undefined);
+  });
+});
