@@ -29,6 +29,8 @@ describe('quality gates through the VS Code Tasks API', () => {
     let report: GateReport;
     try {
       report = (await vscode.commands.executeCommand('ralph.runGates')) as GateReport;
+      // VS Code reports the task's end after the pseudoterminal has closed, a moment later
+      for (let i = 0; i < 100 && ended.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       listeners.forEach((l) => l.dispose());
     }

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
 import { makeProject, MOCHA_PROJECT } from './projects';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, runTool, type Toolchain } from './toolchain';
+import { ensureToolchain, INSTALL_TIMEOUT_MS, RUN_TIMEOUT_MS, runTool, type Toolchain } from './toolchain';
 
 const TS_PROJECT: Record<string, string> = {
   'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, include: ['src'] }),
@@ -31,6 +31,8 @@ const COVERED_PROJECT: Record<string, string> = {
 };
 
 describe('gate output parsers: tsc, eslint, coverage (real tools)', function () {
+  // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
+  this.timeout(RUN_TIMEOUT_MS);
   let tools: Toolchain;
   const projects: TempWorkspace[] = [];
   const project = async (files: Record<string, string>) => {

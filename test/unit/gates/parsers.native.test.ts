@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { hasCommand, runTool, skipBecause } from './toolchain';
+import { hasCommand, RUN_TIMEOUT_MS, runTool, skipBecause } from './toolchain';
 
 /**
  * pytest, go test and cargo test run only where their toolchain is installed; elsewhere the
@@ -9,6 +9,8 @@ import { hasCommand, runTool, skipBecause } from './toolchain';
  * tests, one failing (`subtracts`), one skipped.
  */
 describe('gate output parsers: pytest, go test, cargo test (real tools where installed)', function () {
+  // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
+  this.timeout(RUN_TIMEOUT_MS);
   const workspaces: TempWorkspace[] = [];
   const project = async (files: Record<string, string>) => {
     const w = await makeTempWorkspace({ prefix: 'ralph-gate-', files });

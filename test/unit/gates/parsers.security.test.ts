@@ -8,7 +8,7 @@ import { gunzip } from 'node:zlib';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { SecurityFinding } from '../../../src/core/gates/parsers';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { runTool, skipBecause } from './toolchain';
+import { RUN_TIMEOUT_MS, runTool, skipBecause } from './toolchain';
 
 const REGISTRY = process.env.npm_config_registry ?? 'https://registry.npmjs.org/';
 const SEVERITY_OF_NPM: Record<string, SecurityFinding['severity']> = { critical: 'critical', high: 'high', moderate: 'medium', low: 'low', info: 'info' };
@@ -47,6 +47,8 @@ function assertMatchesNpmCounts(findings: SecurityFinding[], output: string): vo
 }
 
 describe('gate output parsers: npm audit and SARIF', function () {
+  // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
+  this.timeout(RUN_TIMEOUT_MS);
   let project: TempWorkspace;
 
   before(async function () {

@@ -13,7 +13,8 @@ export const TOOL_SPECS = ['mocha@11', 'jest@29', 'vitest@3', 'typescript@5.9', 
 
 /** `npm install` of the tools takes a few tens of seconds; this leaves room for a slow registry. */
 export const INSTALL_TIMEOUT_MS = 10 * 60_000;
-const RUN_TIMEOUT_MS = 3 * 60_000;
+/** Per run of a tool, and per test. */
+export const RUN_TIMEOUT_MS = 3 * 60_000;
 
 export interface Toolchain {
   /** The `node_modules` a fixture project links to. */

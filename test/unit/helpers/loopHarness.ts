@@ -6,6 +6,7 @@ import { EventBus, type RalphEvent } from '../../../src/core/events';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphRunner } from '../../../src/core/loop/runner';
 import { RalphPaths } from '../../../src/core/paths';
+import type { ApprovalPrompt } from '../../../src/core/ports';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
 import type { NewTask } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
@@ -26,7 +27,8 @@ export interface LoopHarness {
   /** Writes `.ralph/config.json` pointing at the scripted server, merged with `extra`. */
   configure(extra?: RalphConfigInput): Promise<void>;
   addTask(task?: Partial<NewTask>): Promise<string>;
-  runner(): RalphRunner;
+  /** A runner wired like the CLI's; `approval` answers caio's questions (default: refuse). */
+  runner(options?: { approval?: ApprovalPrompt }): RalphRunner;
   cleanup(): Promise<void>;
 }
 
@@ -61,7 +63,7 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
       const added = await store.add({ title: 'Write hello', prompt: 'Create hello.txt containing "hi".', promise: 'hello.txt contains hi', ...task });
       return added.id;
     },
-    runner() {
+    runner(options = {}) {
       const parsed = parseConfig(config);
       const runner: RalphRunner = new RalphRunner({
         workspace: ws.dir,
@@ -69,6 +71,7 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
         bus,
         commands: new NodeCommandRunner(),
         model: createModelClient(parsed.llm, TEST_KEY, (notice) => runner.reportRetry(notice)),
+        approval: options.approval,
       });
       return runner;
     },

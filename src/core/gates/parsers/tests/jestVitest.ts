@@ -40,15 +40,18 @@ export function parseJest(lines: readonly string[]): TestCounts | undefined {
     const bullet = JEST_BULLET.exec(lines[i]);
     if (!bullet || bullet[1] === 'Console') continue;
     const body = blockAfter(lines, i + 1, (l) => JEST_BULLET.test(l) || JEST_FILE.test(l) || /^\s*(PASS|Test Suites:)\s/.test(l));
-    const message = errorMessage(body.filter((l) => !/^\s*>?\s*\d+ \|/.test(l) && !/^\s*\|/.test(l)));
+    const code = body.filter((l) => !/^\s*>?\s*\d+ \|/.test(l) && !/^\s*\|/.test(l));
     if (bullet[1] === 'Test suite failed to run') {
+      // Jest's advice text comes first; the error itself (`SyntaxError: …`) is what to fix.
+      const error = code.findIndex((l) => /^\s*(?:\w*Error\b|Cannot find module\b)/.test(l));
+      const message = errorMessage(error >= 0 ? code.slice(error) : code);
       const name = file || bullet[1];
       // Jest repeats failures under "Summary of all failing tests" when many files ran.
       if (counts.failures.some((f) => f.name === name)) continue;
       counts.failures.push({ name, message });
       counts.failed++;
       counts.total++;
-    } else if (!counts.failures.some((f) => f.name === bullet[1])) counts.failures.push({ name: bullet[1], message });
+    } else if (!counts.failures.some((f) => f.name === bullet[1])) counts.failures.push({ name: bullet[1], message: errorMessage(code) });
   }
   // Without the bullet blocks (a reporter that only lists), the verbose ✕ lines still name them.
   if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));
