@@ -38,6 +38,10 @@ export function formatEvent(event: RalphEvent): string | undefined {
       return `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`;
     case 'report.written':
       return `  ▤ report ${event.file}`;
+    case 'run.paused':
+      return '⏸ paused (the current step finished; resume to go on)';
+    case 'run.resumed':
+      return '▶ resumed';
     case 'warning':
       return `⚠ ${event.message}`;
     case 'error':

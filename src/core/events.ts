@@ -77,6 +77,8 @@ export type RalphEventBody =
       severity?: string;
     }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
+  | { type: 'run.paused'; taskId?: string }
+  | { type: 'run.resumed'; taskId?: string }
   | { type: 'warning'; taskId?: string; code: string; message: string }
   | { type: 'error'; taskId?: string; message: string };
 

@@ -13,6 +13,7 @@ const TRANSCRIPT_MESSAGE_CHARS = 4000;
 
 export const SUMMARIZER_PROMPT = `You compress the earlier part of a coding agent's working conversation so that the agent can go on with less context.
 Write a faithful, dense summary in plain text:
+- the completion criteria, constraints and feedback (failed checks, earlier attempts) the conversation started with;
 - what was done: files read, created or changed (exact paths), commands run and their results (exit codes, failing tests, error messages verbatim);
 - what was learned about the code, and decisions taken with their reasons;
 - what is still open, what failed, and the next steps that were planned.
@@ -143,7 +144,7 @@ interface Split {
 /**
  * Cuts the conversation at a turn boundary: a turn is a user message, or an assistant message
  * with the tool results that answer it. Recent turns are kept while they fit in `keepTokens`
- * (the last one always). Undefined when there is nothing new to summarize.
+ * (the last one always, the oldest never). Undefined when there is nothing new to summarize.
  */
 export function splitForCompaction(messages: readonly ChatMessage[], keepTokens: number): Split | undefined {
   let start = 0;
@@ -155,7 +156,8 @@ export function splitForCompaction(messages: readonly ChatMessage[], keepTokens:
   }
   let kept = 1;
   let tokens = estimateTokens(turns[turns.length - 1] ?? []);
-  while (kept < turns.length) {
+  // the oldest turn is always folded in: being over the threshold must shrink something
+  while (kept < turns.length - 1) {
     const next = estimateTokens(turns[turns.length - 1 - kept]);
     if (tokens + next > keepTokens) break;
     tokens += next;
@@ -163,7 +165,7 @@ export function splitForCompaction(messages: readonly ChatMessage[], keepTokens:
   }
   const older = turns.slice(0, turns.length - kept).flat().filter((m) => !isPinned(m));
   if (!older.some((m) => !isSummary(m))) return undefined;
-  return { head: messages.slice(0, start), older, recent: turns.slice(turns.length - kept).flat() };
+  return { head: messages.slice(0, start), older, recent: turns.slice(turns.length - kept).flat().filter((m) => !isPinned(m)) };
 }
 
 function isPinned(message: ChatMessage): boolean {

@@ -18,6 +18,7 @@ import { pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
 import { CheckpointStore } from './checkpoint';
+import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { RunLock } from './runLock';
 import { TaskLoop, type TaskRunResult } from './taskLoop';
@@ -59,6 +60,7 @@ const STARTABLE: ReadonlySet<TaskStatus> = new Set(['todo', 'in_progress', 'halt
  */
 export class RalphRunner {
   private readonly abort = new AbortController();
+  private readonly pauseGate = new PauseGate();
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
   private ownStore: TaskStore | undefined;
@@ -75,6 +77,19 @@ export class RalphRunner {
   /** Ends the current iteration cleanly (the model call and commands are aborted) and saves state. */
   stop(): void {
     this.abort.abort();
+  }
+
+  get paused(): boolean {
+    return this.pauseGate.isPaused;
+  }
+
+  /** Finishes the current step, then waits until `resume()` (or `stop()`). */
+  pause(): void {
+    if (this.pauseGate.pause()) this.emitActive?.({ type: 'run.paused' });
+  }
+
+  resume(): void {
+    if (this.pauseGate.resume()) this.emitActive?.({ type: 'run.resumed' });
   }
 
   /** The model client's retry notices, as `model.retry` events of the current run. */
@@ -174,6 +189,7 @@ export class RalphRunner {
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
       emit,
+      pause: this.pauseGate,
     });
   }
 }

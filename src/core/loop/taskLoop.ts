@@ -15,6 +15,7 @@ import type { TaskStore } from '../tasks/store';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type CheckpointStore, type IterationRecord, MAX_HISTORY } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
+import type { PauseGate } from './pauseGate';
 
 export interface TaskLoopServices {
   runId: string;
@@ -31,6 +32,8 @@ export interface TaskLoopServices {
   clock: Clock;
   logger: Logger;
   emit(body: RalphEventBody): void;
+  /** Pause/Resume: waited on between iterations (and between the steps of one). */
+  pause?: PauseGate;
 }
 
 export interface TaskRunResult {
@@ -70,6 +73,7 @@ export class TaskLoop {
     s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations, resumed });
 
     for (;;) {
+      await s.pause?.wait(stop);
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
