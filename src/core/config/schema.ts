@@ -60,8 +60,10 @@ export const SafeguardsSchema = z
 
 export const BudgetSchema = z
   .object({
-    maxCostUsd: z.number().positive().optional(),
-    maxTokens: z.number().int().positive().optional(),
+    maxCostUsd: z.number().positive().optional().describe('hard stop for a run, in estimated USD'),
+    maxTokens: z.number().int().positive().optional().describe('hard stop for a run, in tokens'),
+    taskMaxCostUsd: z.number().positive().optional().describe('hard stop for one task, in estimated USD'),
+    taskMaxTokens: z.number().int().positive().optional().describe('hard stop for one task, in tokens'),
   })
   .prefault({});
 

@@ -5,9 +5,42 @@ export interface ModelTokens {
   completionTokens: number;
 }
 
-/** Estimated USD for `tokens` on `model` from `llm.prices` (USD per 1M tokens); undefined when unpriced. */
+export interface Price {
+  /** USD per 1M input tokens. */
+  input: number;
+  /** USD per 1M output tokens. */
+  output: number;
+}
+
+/**
+ * List prices (USD per 1M tokens) of common OpenAI-compatible models, for estimates only;
+ * `llm.prices` overrides or extends them (Azure deployments, OpenRouter, local models at 0).
+ */
+export const BUILT_IN_PRICES: Readonly<Record<string, Price>> = {
+  'gpt-5': { input: 1.25, output: 10 },
+  'gpt-5-mini': { input: 0.25, output: 2 },
+  'gpt-5-nano': { input: 0.05, output: 0.4 },
+  'gpt-4.1': { input: 2, output: 8 },
+  'gpt-4.1-mini': { input: 0.4, output: 1.6 },
+  'gpt-4.1-nano': { input: 0.1, output: 0.4 },
+  'gpt-4o': { input: 2.5, output: 10 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6 },
+  o3: { input: 2, output: 8 },
+  'o3-mini': { input: 1.1, output: 4.4 },
+  'o4-mini': { input: 1.1, output: 4.4 },
+};
+
+/** The price of `model`: configured first, then the built-in table (also for `provider/model` ids). */
+export function priceOf(model: string, prices: RalphConfig['llm']['prices']): Price | undefined {
+  if (prices[model]) return prices[model];
+  if (BUILT_IN_PRICES[model]) return BUILT_IN_PRICES[model];
+  const bare = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;
+  return BUILT_IN_PRICES[bare];
+}
+
+/** Estimated USD for `tokens` on `model`; undefined when no price is known. */
 export function estimateCostUsd(model: string, tokens: ModelTokens, prices: RalphConfig['llm']['prices']): number | undefined {
-  const price = prices[model];
+  const price = priceOf(model, prices);
   if (!price) return undefined;
   return (tokens.promptTokens * price.input + tokens.completionTokens * price.output) / 1_000_000;
 }

@@ -62,6 +62,7 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
     const plain = await runTool([...tools.bin('typescript', 'tsc'), '-p', '.'], p.dir);
     assert.equal(plain.exitCode, 2, plain.output);
     assert.deepEqual(parseGateOutput('types', plain.output).typeErrors, expected);
+    assert.deepEqual(parseGateOutput('custom', plain.output), { typeErrors: expected }, 'a custom gate reads whatever it recognises');
     const pretty = await runTool([...tools.bin('typescript', 'tsc'), '-p', '.', '--pretty'], p.dir);
     assert.match(pretty.output, /Found 3 errors in 2 files/);
     assert.deepEqual(parseGateOutput('types', pretty.output).typeErrors, expected);

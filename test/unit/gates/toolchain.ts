@@ -49,7 +49,10 @@ async function install(): Promise<Toolchain> {
     await fs.rm(partial, { recursive: true, force: true });
     await fs.mkdir(partial, { recursive: true });
     const npm = await runTool(['npm', 'install', '--prefix', partial, '--no-audit', '--no-fund', '--loglevel=error', ...TOOL_SPECS], partial, { timeoutMs: INSTALL_TIMEOUT_MS });
-    if (npm.exitCode !== 0) throw new Error(`npm install of the gate tools failed (exit ${npm.exitCode}):\n${npm.output.slice(-3000)}`);
+    if (npm.exitCode !== 0) {
+      await fs.rm(partial, { recursive: true, force: true });
+      throw new Error(`npm install of the gate tools failed (exit ${npm.exitCode}):\n${npm.output.slice(-3000)}`);
+    }
     await fs.writeFile(path.join(partial, 'ready.json'), JSON.stringify({ specs: TOOL_SPECS, node: process.version }));
     try {
       await fs.rename(partial, dir);

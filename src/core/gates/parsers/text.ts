@@ -71,8 +71,13 @@ export function embeddedJson(text: string): unknown[] {
   return found;
 }
 
+/**
+ * A line that opens a JSON object or array: `{` then a key or the line's end, `[` then a
+ * value or the line's end. Log lines such as `[INFO] …` or `{ pending }` are not candidates,
+ * which keeps a long log from being rescanned from every bracket.
+ */
 function nextValueStart(text: string, from: number): number {
-  const re = /^[ \t]*([{[])/gm;
+  const re = /^[ \t]*(?:\{(?=[ \t]*(?:"|\}|\r|$))|\[(?=[ \t]*(?:[{["\]\d-]|true|false|null|\r|$)))/gm;
   re.lastIndex = from;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const at = m.index + m[0].length - 1;

@@ -1,0 +1,91 @@
+import { RalphError } from '../errors';
+import { estimateCostUsd, type ModelTokens } from '../llm/pricing';
+import type { ChatRequest, ChatResponse, ModelClient } from '../llm/types';
+import type { RalphConfig } from '../config/schema';
+
+/** A budget cap was reached; the task is halted with its state saved. */
+export class BudgetExceededError extends RalphError {
+  constructor(message: string) {
+    super(message, 'budget');
+  }
+}
+
+export interface ModelUsageRow extends ModelTokens {
+  calls: number;
+}
+
+export interface SpendTotals {
+  tokens: number;
+  costUsd: number;
+  byModel: Record<string, ModelUsageRow>;
+}
+
+const emptyTotals = (): SpendTotals => ({ tokens: 0, costUsd: 0, byModel: {} });
+
+/**
+ * Counts every model call of a run — orchestrator, sub-agents, compaction summaries, the
+ * council — per model and per task, prices it, and refuses the next call once a cap is
+ * reached. Checked before each call, so a run goes at most one call past a cap.
+ */
+export class SpendMeter {
+  private run = emptyTotals();
+  private task = emptyTotals();
+  private taskId: string | undefined;
+
+  constructor(private readonly config: Pick<RalphConfig, 'budget' | 'llm'>) {}
+
+  /** Starts counting a task, from what its checkpoint says it already spent (a resume). */
+  beginTask(taskId: string, prior: Record<string, ModelUsageRow> = {}): void {
+    this.taskId = taskId;
+    this.task = emptyTotals();
+    for (const [model, usage] of Object.entries(prior)) this.add(this.task, model, usage);
+  }
+
+  get runTotals(): Readonly<SpendTotals> {
+    return this.run;
+  }
+
+  get taskTotals(): Readonly<SpendTotals> {
+    return this.task;
+  }
+
+  /** Throws BudgetExceededError when a run or task cap is already reached. */
+  check(): void {
+    const { budget } = this.config;
+    const over = (spent: number, cap: number | undefined) => cap !== undefined && spent >= cap;
+    if (over(this.run.costUsd, budget.maxCostUsd)) throw new BudgetExceededError(`run budget reached: $${this.run.costUsd.toFixed(4)} of $${budget.maxCostUsd} spent`);
+    if (over(this.run.tokens, budget.maxTokens)) throw new BudgetExceededError(`run token budget reached: ${this.run.tokens} of ${budget.maxTokens} tokens used`);
+    if (over(this.task.costUsd, budget.taskMaxCostUsd)) throw new BudgetExceededError(`task ${this.taskId} budget reached: $${this.task.costUsd.toFixed(4)} of $${budget.taskMaxCostUsd} spent`);
+    if (over(this.task.tokens, budget.taskMaxTokens)) throw new BudgetExceededError(`task ${this.taskId} token budget reached: ${this.task.tokens} of ${budget.taskMaxTokens} tokens used`);
+  }
+
+  record(model: string, usage: ModelTokens): void {
+    const row = { calls: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
+    this.add(this.run, model, row);
+    this.add(this.task, model, row);
+  }
+
+  private add(totals: SpendTotals, model: string, usage: ModelUsageRow): void {
+    const row = (totals.byModel[model] ??= { calls: 0, promptTokens: 0, completionTokens: 0 });
+    row.calls += usage.calls;
+    row.promptTokens += usage.promptTokens;
+    row.completionTokens += usage.completionTokens;
+    totals.tokens += usage.promptTokens + usage.completionTokens;
+    totals.costUsd += estimateCostUsd(model, usage, this.config.llm.prices) ?? 0;
+  }
+}
+
+/** A ModelClient that asks the meter before every call and reports every call's usage to it. */
+export class MeteredModelClient implements ModelClient {
+  constructor(
+    private readonly inner: ModelClient,
+    private readonly meter: SpendMeter,
+  ) {}
+
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    this.meter.check();
+    const response = await this.inner.chat(request);
+    this.meter.record(request.model, response.usage);
+    return response;
+  }
+}

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parseCli } from '../../../src/cli/args';
+import { type CliIo, cliApproval } from '../../../src/cli/main';
+import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
+import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
+
+const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
+const request = { title: 'Ralph (caio) wants to push HEAD to origin', detail: 'Command: git push\nRALPH_REMOTE=origin' };
+
+function fakeIo(confirm?: (question: string) => Promise<boolean>): CliIo & { errors: string[] } {
+  const errors: string[] = [];
+  return { errors, out() {}, err: (line) => errors.push(line), cwd: '/', onInterrupt: () => () => {}, confirm };
+}
+
+function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...TEST_GIT_ENV, [TEST_KEY_ENV]: TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('the CLI asks for approval of caio actions', function () {
+  this.timeout(60000);
+
+  it('parses --yes (and -y) on run only', () => {
+    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true });
+    assert.equal((parseCli(['run', '-y', '--json'], '/w') as { yes: boolean }).yes, true);
+    assert.equal((parseCli(['run'], '/w') as { yes: boolean }).yes, false);
+    assert.throws(() => parseCli(['status', '--yes'], '/w'), /--yes does not apply/);
+  });
+
+  it('--yes approves, a terminal asks y/N with the detail, no terminal refuses and says how to approve', async () => {
+    const yes = fakeIo();
+    assert.equal(await cliApproval(true, yes).approve(request), true);
+    assert.match(yes.errors[0], /approved \(--yes\): Ralph \(caio\) wants to push/);
+
+    const questions: string[] = [];
+    const terminal = fakeIo(async (question) => (questions.push(question), false));
+    assert.equal(await cliApproval(false, terminal).approve(request), false);
+    assert.equal(questions[0], 'Ralph (caio) wants to push HEAD to origin\n  Command: git push\n  RALPH_REMOTE=origin\nApprove? [y/N] ');
+
+    const noTerminal = fakeIo();
+    assert.equal(await cliApproval(false, noTerminal).approve(request), false);
+    assert.match(noTerminal.errors[0], /not approved: .*stdin is not a terminal; run with --yes/);
+  });
+
+  describe('ralph run against the scripted server', () => {
+    let ws: TempWorkspace;
+    let server: ScriptedServer;
+    const steps = (): Step[] => [
+      { toolCalls: [{ name: 'delegate', arguments: { target: 'caio', objective: 'Tell the team' } }] },
+      { toolCalls: [{ name: 'notify', arguments: { message: 'done' } }] },
+      { content: 'ok' },
+      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
+    ];
+    beforeEach(async () => {
+      ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
+      server = await startScriptedServer({ steps: steps() });
+      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, agents: { caio: { commands: { notify: 'touch notified.marker' } } } };
+      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
+      assert.equal((await runCli(['task', 'add', 'Notify', '--prompt', 'Notify the team', '--promise', 'notified'], ws.dir)).code, 0);
+    });
+    afterEach(async () => {
+      await server.close();
+      await ws.cleanup();
+    });
+
+    it('with stdin not a terminal, refuses: the command never runs and the event stream shows PENDING', async () => {
+      const result = await runCli(['run', '--json'], ws.dir);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(ws.exists('notified.marker'), false);
+      assert.match(result.stderr, /not approved: Ralph \(caio\) wants to send the notification "done"/);
+      const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; envelope?: string });
+      const delegation = events.find((e) => e.type === 'delegation.result');
+      assert.match(delegation?.envelope ?? '', /\[PENDING\] notify/);
+    });
+
+    it('with --yes, the approved command runs', async () => {
+      const result = await runCli(['run', '--yes'], ws.dir);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(ws.exists('notified.marker'), true);
+      assert.match(result.stdout, /⇠ caio: SUCCESS — 1 OK/);
+    });
+  });
+});
