@@ -38,7 +38,9 @@ export interface CompactorDeps extends CompactionSettings {
 export interface CompactionOutcome {
   tokensBefore: number;
   tokensAfter: number;
-  /** Tokens the summary call spent. */
+  /** The summary call: its model as reported, finish reason and tokens. */
+  model: string;
+  finishReason: string;
   usage: TokenUsage;
 }
 
@@ -128,7 +130,7 @@ export class Compactor {
     messages.splice(0, messages.length, ...compacted);
     this.knownTokens = 0;
     this.knownCount = 0;
-    return { tokensBefore, tokensAfter: this.estimate(messages, tools), usage: response.usage };
+    return { tokensBefore, tokensAfter: this.estimate(messages, tools), model: response.model, finishReason: response.finishReason, usage: response.usage };
   }
 }
 

@@ -80,6 +80,9 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         const compacted = await compactor.beforeRequest(messages, tools);
         if (compacted) {
           result.usage = addUsage(result.usage, compacted.usage);
+          // the summary is a model call like any other: usage and cost meters read model.response
+          const { model, usage, finishReason } = compacted;
+          deps.emit({ type: 'model.response', taskId: deps.taskId, iteration: deps.iteration, model, usage, toolCalls: 0, finishReason, ...tag });
           deps.emit({
             type: 'compaction',
             taskId: deps.taskId,

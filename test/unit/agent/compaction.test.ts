@@ -88,6 +88,7 @@ describe('compaction with spec pinning', function () {
       assert.ok(outcome);
       assert.ok(outcome.tokensBefore > 200 && outcome.tokensAfter < outcome.tokensBefore);
       assert.deepEqual(outcome.usage, { promptTokens: 50, completionTokens: 5, totalTokens: 55 });
+      assert.equal(outcome.model, 'model-a');
       assert.deepEqual(messages, [
         { role: 'system', content: 'sys' },
         { role: 'user', content: `${SUMMARY_HEADER}\nSUMMARY ONE` },
@@ -144,6 +145,9 @@ describe('compaction with spec pinning', function () {
       assert.ok(compaction.tokensAfter < compaction.tokensBefore);
       const usage = eventsOf(h.events, 'iteration.finished')[0].usage;
       assert.equal(usage.totalTokens, 10_090 + 320 + 910, 'the summary call counts into the iteration');
+      const responses = eventsOf(h.events, 'model.response');
+      assert.equal(responses.length, 3, 'the summary call is reported like any model call');
+      assert.equal(responses.reduce((n, e) => n + e.usage.totalTokens, 0), usage.totalTokens);
     });
 
     it("a sub-agent's conversation compacts too, pinning its delegation brief (which carries the task prompt)", async () => {

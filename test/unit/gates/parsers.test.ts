@@ -48,9 +48,12 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc › subtracts$/, /Expected: 1\nReceived: 2/);
   });
 
-  it('reads jest --verbose output and counts a test file that fails to load as a failure', async () => {
-    const p = await project({ ...JEST_PROJECT, 'broken.test.js': "test('x', () => { syntax error" });
+  it('reads jest --verbose output, counts a test file that fails to load, and reads the failures once when jest repeats them', async () => {
+    // summaryThreshold 0 makes jest re-print every failure under "Summary of all failing tests" (by default past 20 files).
+    const jestConfig = { reporters: [['default', { summaryThreshold: 0 }]] };
+    const p = await project({ ...JEST_PROJECT, 'package.json': JSON.stringify({ name: 'j', private: true, jest: jestConfig }), 'broken.test.js': "test('x', () => { syntax error" });
     const run = await runTool([...tools.bin('jest'), '--ci', '--verbose'], p.dir);
+    assert.match(run.output, /Summary of all failing tests/);
     const tests = parseGateOutput('tests', run.output).tests;
     assert.ok(tests, run.output);
     assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);

@@ -33,6 +33,8 @@ export function parseJest(lines: readonly string[]): TestCounts | undefined {
   let file = '';
   const crosses: string[] = [];
   for (let i = 0; i < lines.length; i++) {
+    // Jest repeats the failures there when many files ran; they are already read.
+    if (/^\s*Summary of all failing tests/.test(lines[i])) break;
     const fileMatch = JEST_FILE.exec(lines[i]);
     if (fileMatch) file = fileMatch[1];
     const cross = JEST_CROSS.exec(lines[i]);
@@ -45,13 +47,10 @@ export function parseJest(lines: readonly string[]): TestCounts | undefined {
       // Jest's advice text comes first; the error itself (`SyntaxError: …`) is what to fix.
       const error = code.findIndex((l) => /^\s*(?:\w*Error\b|Cannot find module\b)/.test(l));
       const message = errorMessage(error >= 0 ? code.slice(error) : code);
-      const name = file || bullet[1];
-      // Jest repeats failures under "Summary of all failing tests" when many files ran.
-      if (counts.failures.some((f) => f.name === name)) continue;
-      counts.failures.push({ name, message });
+      counts.failures.push({ name: file || bullet[1], message });
       counts.failed++;
       counts.total++;
-    } else if (!counts.failures.some((f) => f.name === bullet[1])) counts.failures.push({ name: bullet[1], message: errorMessage(code) });
+    } else counts.failures.push({ name: bullet[1], message: errorMessage(code) });
   }
   // Without the bullet blocks (a reporter that only lists), the verbose ✕ lines still name them.
   if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));

@@ -26,7 +26,8 @@ export function parseNodeTest(lines: readonly string[]): TestCounts | undefined 
     else counts.skipped += n;
   }
   if (!found) return undefined;
-  counts.failures = lines.some((l) => SPEC_FAILING.test(l)) ? specFailures(lines) : tapFailures(lines);
+  // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
+  counts.failures = [...tapFailures(lines), ...specFailures(lines)];
   return counts;
 }
 

@@ -1,0 +1,73 @@
+/**
+ * What changes the panel's model: the loop's events (as the host projects them) and notes the
+ * host adds from what it knows besides the event stream (task store, checkpoints, reports,
+ * the user's answers to warnings). The host applies each input to its model and sends the
+ * same inputs to the webview, which applies them with the same reducer.
+ */
+import type { EventOf, RalphEvent } from '../core/events';
+import type { IterationOutcome } from '../core/events';
+import type { TaskStatus } from '../core/tasks/schema';
+import type { RunPhase, WarningAction } from './panelState';
+
+/** A loop event as the panel receives it: `model.response` carries its estimated cost. */
+export type PanelEvent =
+  | Exclude<RalphEvent, EventOf<'checkpoint'> | EventOf<'model.response'>>
+  | (EventOf<'model.response'> & { costUsd?: number });
+
+export interface IterationSeed {
+  n: number;
+  startedAt: string;
+  durationMs: number;
+  model: string;
+  outcome: IterationOutcome;
+  signal?: string;
+  progress?: number;
+  commit?: string;
+  error?: string;
+  tokens: number;
+  gates: { passed: boolean }[];
+}
+
+/** What a checkpoint (`.ralph/state/<id>.json`) says about a task's past iterations. */
+export interface CheckpointSeed {
+  elapsedMs: number;
+  commits: number;
+  tokens: number;
+  costUsd: number;
+  unpricedTokens: number;
+  history: IterationSeed[];
+}
+
+/** A task as the store (and, when it has one, its checkpoint) describes it. */
+export interface TaskSeed {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  maxIterations?: number;
+  iterations: number;
+  progress?: number;
+  lastSignal?: string;
+  blockedReason?: string;
+  updatedAt: string;
+  checkpoint?: CheckpointSeed;
+}
+
+export type HostNote =
+  /** Task store (and checkpoints) → model; `adopt` adds tasks the model does not know yet. */
+  | { type: 'panel.sync'; time: string; tasks: TaskSeed[]; adopt: boolean }
+  /** A report file's content (final reports). */
+  | { type: 'panel.report'; taskId: string; file: string; final: boolean; text: string }
+  /** The user answered a warning (in the panel or its notification). */
+  | { type: 'panel.warningResolved'; id: string; action: WarningAction }
+  /** The run's phase as the host knows it (Stop pressed → `stopping`). */
+  | { type: 'panel.runPhase'; phase: RunPhase };
+
+export type PanelInput = PanelEvent | HostNote;
+
+export type PanelInputType = PanelInput['type'];
+export type InputOf<T extends PanelInputType> = Extract<PanelInput, { type: T }>;
+
+/** Event types the panel shows; the others (checkpoints) never reach it. */
+export function isPanelEvent(event: RalphEvent): event is Exclude<RalphEvent, EventOf<'checkpoint'>> {
+  return event.type !== 'checkpoint';
+}

@@ -1,0 +1,182 @@
+/**
+ * The panel's reducer: `reducePanel(state, input)` → the next state, immutably (unchanged
+ * parts keep their identity, so the webview re-renders only what changed, and an input that
+ * changes nothing returns the same state). The host and the webview run the same code, which
+ * is what lets a snapshot plus the inputs after it rebuild exactly the host's state.
+ *
+ * One handler per input type. Event types without a handler (new ones other parts of the
+ * product add) are ignored rather than breaking the panel.
+ */
+import type { InputOf, PanelInput, PanelInputType } from './panelInput';
+import { emptyTask, LIMITS, type PanelState, type TaskView, type WarningView } from './panelState';
+import { delegationHandlers } from './reduceDelegations';
+import { syncHandlers } from './reduceSync';
+import { appendStream, clip, focusTask, lastIteration, patch, signalText, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
+
+export type Handler<K extends PanelInputType> = (state: PanelState, input: InputOf<K>) => PanelState;
+export type Handlers = { [K in PanelInputType]?: Handler<K> };
+
+const runHandlers: Handlers = {
+  'run.started': (state, e) => ({
+    ...state,
+    run: { phase: 'running', runId: e.runId, startedAt: e.time },
+    warnings: state.warnings.filter((w) => !w.resolved),
+  }),
+  'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason } }),
+  'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
+  'run.resumed': (state) => (state.run.phase === 'paused' ? { ...state, run: { ...state.run, phase: 'running' } } : state),
+  'panel.runPhase': (state, e) => (state.run.phase === e.phase ? state : { ...state, run: { ...state.run, phase: e.phase } }),
+  warning: (state, e) => {
+    const task = state.tasks.find((t) => t.id === e.taskId);
+    const warning: WarningView = { id: `${e.runId}:${e.seq}`, code: e.code, message: e.message, taskId: e.taskId, time: e.time, iteration: task?.iteration, maxIterations: task?.maxIterations };
+    let warnings = [...state.warnings, warning];
+    while (warnings.length > LIMITS.warnings) {
+      const resolved = warnings.findIndex((w) => w.resolved !== undefined);
+      warnings = warnings.filter((_, i) => i !== (resolved >= 0 ? resolved : 0));
+    }
+    const next = { ...state, warnings };
+    return updateTask(next, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: e.message }));
+  },
+  'panel.warningResolved': (state, e) => {
+    const index = state.warnings.findIndex((w) => w.id === e.id);
+    if (index < 0 || state.warnings[index].resolved === e.action) return state;
+    const warnings = state.warnings.slice();
+    warnings[index] = { ...warnings[index], resolved: e.action };
+    return { ...state, warnings };
+  },
+  error: (state, e) => {
+    const errors = [...state.errors, { time: e.time, message: clip(e.message), taskId: e.taskId }].slice(-LIMITS.errors);
+    return updateTask({ ...state, errors }, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'error', text: clip(e.message) }));
+  },
+};
+
+const taskHandlers: Handlers = {
+  'task.started': (state, e) => {
+    const existing = state.tasks.find((t) => t.id === e.taskId);
+    // a fresh start (after Retry or Rollback) begins a new series; a resume continues the old one
+    const base: TaskView = existing && e.resumed ? existing : emptyTask(e.taskId, e.title, 'in_progress', e.time);
+    const task: TaskView = {
+      ...base,
+      title: e.title,
+      status: 'in_progress',
+      maxIterations: e.maxIterations,
+      iteration: e.resumed ? Math.max(base.iteration, e.iteration - 1) : 0,
+      finish: undefined,
+      blockedReason: undefined,
+      updatedAt: e.time,
+    };
+    const tasks = existing ? state.tasks.map((t) => (t.id === e.taskId ? task : t)) : [...state.tasks, task];
+    return trimTasks(focusTask({ ...state, tasks }, e.taskId));
+  },
+  'task.status': (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      patch(t, { status: e.to, ...(e.to === 'blocked' || e.to === 'needs_help' ? { blockedReason: e.reason ?? t.blockedReason } : {}) }),
+    ),
+  'task.finished': (state, e) =>
+    upsertTask(state, e.taskId, e.time, (t) => ({
+      ...t,
+      status: e.status,
+      finish: { status: e.status, reason: e.reason, iterations: e.iterations, time: e.time },
+      blockedReason: e.status === 'blocked' || e.status === 'needs_help' || e.status === 'halted' ? e.reason : undefined,
+      updatedAt: e.time,
+    })),
+  'iteration.started': (state, e) => {
+    const next = upsertTask(state, e.taskId, e.time, (t) => {
+      const previous = lastIteration(t);
+      const escalatedFrom = previous && previous.n < e.iteration && previous.model && previous.model !== e.model ? previous.model : undefined;
+      const withRow = updateIteration(t, e.iteration, () => ({ n: e.iteration, startedAt: e.time, model: e.model, escalatedFrom, tokens: 0, delegations: 0, compactions: 0 }));
+      return { ...withRow, iteration: e.iteration, maxIterations: e.maxIterations, model: e.model, stream: [], streamIteration: e.iteration, updatedAt: e.time };
+    });
+    return focusTask(next, e.taskId);
+  },
+  'iteration.finished': (state, e) =>
+    updateTask(state, e.taskId, (t) => {
+      const complete = e.outcome === 'complete';
+      const withRow = updateIteration(t, e.iteration, (row) => ({
+        ...row,
+        durationMs: e.durationMs,
+        outcome: e.outcome,
+        signal: e.signal,
+        commit: e.commit ?? row.commit,
+        error: e.error === undefined ? undefined : clip(e.error, 500),
+        progress: complete ? 100 : row.progress,
+      }));
+      return {
+        ...withRow,
+        elapsedMs: t.elapsedMs + e.durationMs,
+        lastSignal: e.signal ?? t.lastSignal,
+        progress: complete ? 100 : t.progress,
+        updatedAt: e.time,
+      };
+    }),
+  signal: (state, e) =>
+    updateTask(state, e.taskId, (t) => {
+      const text = signalText(e.signal);
+      const s = e.signal;
+      let next: TaskView = { ...t, lastSignal: text };
+      if (s.kind === 'PROGRESS') {
+        next = updateIteration({ ...next, progress: s.percent }, e.iteration, (row) => ({ ...row, progress: s.percent }));
+      } else if (s.kind === 'BLOCKED') {
+        next.blockedReason = s.reason;
+      } else if (s.kind === 'NEEDS_HELP') {
+        next.blockedReason = s.question;
+      }
+      return next;
+    }),
+  'git.commit': (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      updateIteration({ ...t, commits: t.commits + 1, lastCommit: { sha: e.sha, message: e.message } }, e.iteration, (row) => ({ ...row, commit: e.sha })),
+    ),
+  'report.written': (state, e) =>
+    updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: t.report?.file === e.file ? t.report.text : undefined } })),
+  'panel.report': (state, e) =>
+    updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: clip(e.text, LIMITS.reportChars) } })),
+};
+
+const streamHandlers: Handlers = {
+  'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', agent: e.agent, text: e.text })),
+  'model.response': (state, e) =>
+    updateTask(state, e.taskId, (t) => {
+      const tokens = e.usage.totalTokens;
+      const priced = e.costUsd !== undefined;
+      return updateIteration(
+        { ...t, tokens: t.tokens + tokens, costUsd: t.costUsd + (e.costUsd ?? 0), unpricedTokens: t.unpricedTokens + (priced ? 0 : tokens) },
+        e.iteration,
+        (row) => ({ ...row, tokens: row.tokens + tokens }),
+      );
+    }),
+  'model.retry': (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
+    ),
+  'tool.call': (state, e) =>
+    updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', agent: e.agent, callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
+  'tool.result': (state, e) =>
+    updateTask(state, e.taskId, (t) => {
+      const stream = t.streamIteration === e.iteration ? t.stream : [];
+      for (let i = stream.length - 1; i >= 0; i--) {
+        const entry = stream[i];
+        if (entry.kind === 'tool' && entry.callId === e.callId && entry.agent === e.agent) {
+          const next = stream.slice();
+          next[i] = { ...entry, ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs };
+          return { ...t, stream: next };
+        }
+      }
+      return appendStream(t, e.iteration, { kind: 'tool', agent: e.agent, callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
+    }),
+  compaction: (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      appendStream(updateIteration(t, e.iteration, (row) => ({ ...row, compactions: row.compactions + 1 })), e.iteration, {
+        kind: 'note',
+        level: 'info',
+        text: `compacted the ${e.scope === 'orchestrator' ? 'orchestrator' : `${e.scope} sub-agent`}'s context: ${e.tokensBefore} → ${e.tokensAfter} tokens (original request pinned)`,
+      }),
+    ),
+};
+
+const HANDLERS: Handlers = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers };
+
+export function reducePanel(state: PanelState, input: PanelInput): PanelState {
+  const handler = HANDLERS[input.type] as Handler<PanelInputType> | undefined;
+  return handler ? handler(state, input as InputOf<PanelInputType>) : state;
+}

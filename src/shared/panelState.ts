@@ -1,0 +1,255 @@
+/**
+ * The progress panel's model: what the host keeps for the panel and sends as a snapshot, and
+ * what the webview rebuilds from the snapshot plus incremental inputs. Plain JSON data only
+ * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
+ */
+import type { DelegationStatus } from '../core/agent/delegation/types';
+import type { IterationOutcome } from '../core/events';
+import type { TaskStatus } from '../core/tasks/schema';
+
+/** Bounds that keep the model (and so every snapshot) small however long a run goes. */
+export const LIMITS = {
+  tasks: 30,
+  iterations: 200,
+  delegations: 40,
+  evidence: 24,
+  streamEntries: 300,
+  streamChars: 40_000,
+  textChars: 4_000,
+  warnings: 20,
+  errors: 20,
+  failingTests: 20,
+  reportChars: 20_000,
+  workspaceGates: 20,
+} as const;
+
+/** The run as the panel shows it. `stopping` comes from the host (the user pressed Stop). */
+export type RunPhase = 'idle' | 'running' | 'paused' | 'stopping';
+
+export interface RunView {
+  phase: RunPhase;
+  runId?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Why the last run ended. */
+  reason?: string;
+}
+
+export interface TestCounts {
+  passed: number;
+  failed: number;
+  total: number;
+  failing: string[];
+}
+
+/** One gate of the latest gate run; `passed` is absent while it runs. */
+export interface GateView {
+  name: string;
+  kind: string;
+  required: boolean;
+  command?: string;
+  passed?: boolean;
+  summary?: string;
+  durationMs?: number;
+  tests?: TestCounts;
+  severity?: string;
+  /** Set on hand-run gates: the gate run they belong to. */
+  runId?: string;
+}
+
+/** One row of the iteration timeline. */
+export interface IterationView {
+  n: number;
+  startedAt: string;
+  model: string;
+  /** The previous iteration's model when this one runs on another (an escalation mark). */
+  escalatedFrom?: string;
+  durationMs?: number;
+  progress?: number;
+  signal?: string;
+  outcome?: IterationOutcome;
+  commit?: string;
+  error?: string;
+  tokens: number;
+  gates?: { passed: number; failed: number; total: number };
+  delegations: number;
+  compactions: number;
+}
+
+export type EvidenceTag = 'OK' | 'ERROR' | 'PENDING' | 'MISSING';
+
+export interface EvidenceLine {
+  tag: EvidenceTag;
+  tool: string;
+  summary: string;
+  externalId?: string;
+}
+
+/** A delegation envelope as a card; `running` until its result arrives. */
+export interface DelegationView {
+  id: string;
+  iteration: number;
+  target: string;
+  objective: string;
+  expectedOutcome?: string;
+  model: string;
+  status: DelegationStatus | 'running';
+  startedAt: string;
+  durationMs?: number;
+  tokens?: number;
+  evidence: EvidenceLine[];
+  summary?: string;
+  escalation?: string;
+  envelope?: string;
+}
+
+/** The live stream of the running iteration: the agents' text, their tool calls, notes. */
+export type StreamEntry =
+  | { kind: 'text'; agent?: string; text: string }
+  | { kind: 'tool'; agent?: string; callId: string; tool: string; args: string; ok?: boolean; summary?: string; durationMs?: number }
+  | { kind: 'note'; level: 'info' | 'warning' | 'error'; text: string };
+
+/** How a task ended, for the completion / timeout / blocked cards. */
+export interface FinishView {
+  status: TaskStatus;
+  reason: string;
+  iterations: number;
+  time: string;
+}
+
+export interface ReportView {
+  file: string;
+  final: boolean;
+  /** The report's markdown (final reports only), shortened to `LIMITS.reportChars`. */
+  text?: string;
+}
+
+export interface TaskView {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  maxIterations?: number;
+  /** The iteration running, or the last one run. */
+  iteration: number;
+  progress?: number;
+  lastSignal?: string;
+  model?: string;
+  blockedReason?: string;
+  /** Active time on the task: the sum of finished iterations' durations. */
+  elapsedMs: number;
+  commits: number;
+  lastCommit?: { sha: string; message: string };
+  tokens: number;
+  /** Estimated from `llm.prices`; tokens of models without a price are counted apart. */
+  costUsd: number;
+  unpricedTokens: number;
+  tests?: TestCounts;
+  /** The latest gate run of this task and the iteration it belongs to. */
+  gates: GateView[];
+  gatesIteration?: number;
+  iterations: IterationView[];
+  delegations: DelegationView[];
+  stream: StreamEntry[];
+  streamIteration?: number;
+  finish?: FinishView;
+  report?: ReportView;
+  updatedAt: string;
+}
+
+export type WarningAction = 'continue' | 'stop' | 'increaseMax' | 'reviewErrors' | 'dismiss';
+
+export interface WarningView {
+  id: string;
+  code: string;
+  message: string;
+  taskId?: string;
+  time: string;
+  /** The task's iteration and limit when the warning came. */
+  iteration?: number;
+  maxIterations?: number;
+  /** The action taken; the warning stays visible, resolved. */
+  resolved?: WarningAction;
+}
+
+export interface ErrorView {
+  time: string;
+  message: string;
+  taskId?: string;
+}
+
+export interface PanelState {
+  version: 1;
+  run: RunView;
+  /** Tasks seen in runs or restored from checkpoints, least recently active first. */
+  tasks: TaskView[];
+  /** The task the panel follows: the running one, else the last one that ran. */
+  currentTaskId?: string;
+  warnings: WarningView[];
+  errors: ErrorView[];
+  /** Gates run by hand (Run Quality Gates), outside any task. */
+  workspaceGates: GateView[];
+}
+
+export function emptyPanelState(): PanelState {
+  return { version: 1, run: { phase: 'idle' }, tasks: [], warnings: [], errors: [], workspaceGates: [] };
+}
+
+export function emptyTask(id: string, title: string, status: TaskStatus, time: string): TaskView {
+  return {
+    id,
+    title,
+    status,
+    iteration: 0,
+    elapsedMs: 0,
+    commits: 0,
+    tokens: 0,
+    costUsd: 0,
+    unpricedTokens: 0,
+    gates: [],
+    iterations: [],
+    delegations: [],
+    stream: [],
+    updatedAt: time,
+  };
+}
+
+/** Warning codes the UI offers actions for (the escalation safeguards emit them). */
+export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>> = {
+  'no-commits': ['continue', 'stop'],
+  'iteration-ratio': ['continue', 'increaseMax'],
+  'error-threshold': ['reviewErrors', 'stop'],
+};
+
+export function warningActions(code: string): readonly WarningAction[] {
+  return WARNING_ACTIONS[code] ?? ['dismiss'];
+}
+
+export const WARNING_ACTION_LABEL: Readonly<Record<WarningAction, string>> = {
+  continue: 'Continue',
+  stop: 'Stop',
+  increaseMax: 'Increase Max',
+  reviewErrors: 'Review Errors',
+  dismiss: 'Dismiss',
+};
+
+/**
+ * A stable fingerprint of the state (FNV-1a over canonical JSON: sorted keys, no undefined),
+ * so that the host's state and the webview's rebuilt one compare equal whatever the key order.
+ */
+export function stateDigest(state: PanelState): string {
+  const text = canonicalJson(state);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${text.length.toString(16)}-${hash.toString(16).padStart(8, '0')}`;
+}
+
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`;
+}

@@ -1,0 +1,34 @@
+/**
+ * zod schemas for every message the host receives from the webview. The webview runs page
+ * script the host does not control once loaded, so nothing it sends is trusted: an invalid
+ * message is rejected (logged and counted), never acted on.
+ */
+import { z } from 'zod';
+import { PANEL_COMMANDS, WARNING_ACTION_IDS, type WebviewMessage } from './protocol';
+
+const TaskId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+
+const Seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const WebviewMessageSchema: z.ZodType<WebviewMessage> = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('ready'), seq: Seq.optional() }),
+  z.strictObject({ type: z.literal('applied'), seq: Seq, digest: z.string().min(1).max(64) }),
+  z.strictObject({ type: z.literal('resync'), reason: z.string().max(200).optional() }),
+  z.strictObject({ type: z.literal('command'), command: z.enum(PANEL_COMMANDS), taskId: TaskId.optional() }),
+  z.strictObject({ type: z.literal('warningAction'), warningId: z.string().min(1).max(200), action: z.enum(WARNING_ACTION_IDS) }),
+  // only the reports folder, only markdown, no `..`
+  z.strictObject({ type: z.literal('openFile'), path: z.string().regex(/^\.ralph\/reports\/[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*\.md$/) }),
+]);
+
+export type ParsedWebviewMessage = { ok: true; message: WebviewMessage } | { ok: false; error: string };
+
+export function parseWebviewMessage(raw: unknown): ParsedWebviewMessage {
+  const result = WebviewMessageSchema.safeParse(raw);
+  if (result.success) return { ok: true, message: result.data };
+  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+  return { ok: false, error: issues };
+}
