@@ -16,6 +16,7 @@ export interface CommitInfo {
 export class GitService {
   private readonly git: SimpleGit;
   private identityChecked = false;
+  private logCache: { head: string; count: number; entries: { sha: string; message: string }[] } | undefined;
 
   constructor(readonly root: string) {
     this.git = simpleGit({ baseDir: root, binary: 'git', maxConcurrentProcesses: 2 });
@@ -47,10 +48,16 @@ export class GitService {
     return status.files.map((f) => f.path).filter((p) => !EXCLUDED_FROM_COMMITS.includes(p));
   }
 
-  /** Stages everything but the bookkeeping files and commits; undefined when nothing changed. */
+  /**
+   * Stages everything but the bookkeeping files and commits; undefined when nothing changed.
+   * One `git status` decides first: most iterations of a long run change nothing, and every
+   * git process costs a fork of this (large) process.
+   */
   async commitAll(message: string): Promise<CommitInfo | undefined> {
-    const pathspec = ['-A', '--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
-    await this.git.raw(['add', ...pathspec]);
+    const pathspec = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
+    const dirty = await this.git.raw(['status', '--porcelain', '--untracked-files=all', ...pathspec]);
+    if (dirty.trim() === '') return undefined;
+    await this.git.raw(['add', '-A', ...pathspec]);
     const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
@@ -87,10 +94,35 @@ export class GitService {
     if (saved !== undefined) await writeFileAtomic(store, saved);
   }
 
+  /** The last commits, newest first; cached per HEAD (read from the ref files, no process). */
   async log(maxCount: number): Promise<{ sha: string; message: string }[]> {
+    const head = await this.readHead();
+    if (head && this.logCache?.head === head && this.logCache.count >= maxCount) return this.logCache.entries.slice(0, maxCount);
     if (!(await this.headSha())) return [];
-    const log = await this.git.log({ maxCount });
-    return log.all.map((entry) => ({ sha: entry.hash, message: entry.message }));
+    const out = await this.git.raw(['log', `-n${maxCount}`, '--format=%H%x00%s']);
+    const entries = out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [sha, message] = line.split('\0');
+        return { sha, message: message ?? '' };
+      });
+    if (head) this.logCache = { head, count: maxCount, entries };
+    return entries;
+  }
+
+  /** HEAD's sha from `.git/HEAD` and the ref it names, without running git; undefined when unsure. */
+  private async readHead(): Promise<string | undefined> {
+    const gitDir = path.join(this.root, '.git');
+    const head = (await readTextIfExists(path.join(gitDir, 'HEAD')).catch(() => undefined))?.trim();
+    if (!head) return undefined;
+    if (/^[0-9a-f]{40}$/.test(head)) return head;
+    const ref = /^ref: (.+)$/.exec(head)?.[1];
+    if (!ref) return undefined;
+    const loose = (await readTextIfExists(path.join(gitDir, ref)).catch(() => undefined))?.trim();
+    if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
+    const packed = await readTextIfExists(path.join(gitDir, 'packed-refs')).catch(() => undefined);
+    return packed?.split('\n').find((line) => line.endsWith(` ${ref}`))?.slice(0, 40);
   }
 
   /** Commits need an author; CI machines and fresh containers often have none configured. */

@@ -1,0 +1,50 @@
+/**
+ * `npm run bench`: the speed and memory budgets of DESIGN §6, measured (never asserted in
+ * tests — these machines are shared and noisy). Prints a table and writes bench/results.json.
+ * RALPH_BENCH_ITERATIONS overrides the iteration count (default 1000).
+ */
+import { promises as fs, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { benchLoop } from './loopOverhead';
+
+const root = path.resolve(__dirname, '../..');
+
+function bundleFacts() {
+  const size = (file: string) => {
+    try {
+      return statSync(path.join(root, file)).size;
+    } catch {
+      return undefined;
+    }
+  };
+  const extension = size('dist/extension.js');
+  let webviewCodeInExtension = false;
+  try {
+    const text = require('node:fs').readFileSync(path.join(root, 'dist/extension.js'), 'utf8') as string;
+    webviewCodeInExtension = /acquireVsCodeApi\(\)/.test(text);
+  } catch {
+    // not built
+  }
+  return { extensionBytes: extension, cliBytes: size('dist/cli.js'), webviewBytes: size('dist/webview/main.js'), webviewCodeInExtension };
+}
+
+async function main(): Promise<void> {
+  const iterations = Number(process.env.RALPH_BENCH_ITERATIONS ?? 1000);
+  const loop = await benchLoop(iterations);
+  const bundle = bundleFacts();
+  const results = { date: new Date().toISOString(), node: process.version, loop, bundle };
+  console.log(`loop: ${loop.iterations} iterations`);
+  console.log(`  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`);
+  console.log(`  heap growth ${loop.heapGrowthMb.toFixed(1)} MB, RSS growth ${loop.rssGrowthMb.toFixed(1)} MB over the run`);
+  console.log(`bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`);
+  await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+}
+
+function kb(bytes: number | undefined): string {
+  return bytes === undefined ? 'not built' : `${Math.round(bytes / 1024)} KB`;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
