@@ -38,6 +38,12 @@ export function formatEvent(event: RalphEvent): string | undefined {
       return `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`;
     case 'report.written':
       return `  ▤ report ${event.file}`;
+    case 'escalation':
+      return `  ⇧ escalated ${event.from} → ${event.to}: ${event.reason}`;
+    case 'council.started':
+      return `  ⚖ bug council convened (${event.models.join(', ')}): ${event.reason}`;
+    case 'council.finished':
+      return `  ⚖ council plan: ${event.plan.split('\n')[0].slice(0, 160)}`;
     case 'run.paused':
       return '⏸ paused (the current step finished; resume to go on)';
     case 'run.resumed':

@@ -77,9 +77,14 @@ export type RalphEventBody =
       severity?: string;
     }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
+  | { type: 'escalation'; taskId: string; iteration: number; from: string; to: string; reason: string }
+  | { type: 'council.started'; taskId: string; iteration: number; models: string[]; reason: string }
+  | { type: 'council.finished'; taskId: string; iteration: number; plan: string }
+  | { type: 'budget'; taskId?: string; costUsd: number; tokens: number; taskCostUsd: number; taskTokens: number }
   | { type: 'run.paused'; taskId?: string }
   | { type: 'run.resumed'; taskId?: string }
-  | { type: 'warning'; taskId?: string; code: string; message: string }
+  | { type: 'warning'; taskId?: string; code: string; message: string; iteration?: number; maxIterations?: number }
+  | { type: 'warning.answered'; taskId?: string; code: string; action: string }
   | { type: 'error'; taskId?: string; message: string };
 
 export type RalphEventType = RalphEventBody['type'];

@@ -28,6 +28,35 @@ export interface ApprovalPrompt {
 /** The default when no human can be asked: nothing is approved. */
 export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
 
+/** The safeguards that ask a person whether the loop should go on. */
+export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold';
+
+export interface SafeguardWarning {
+  code: SafeguardCode;
+  taskId: string;
+  message: string;
+  iteration: number;
+  maxIterations: number;
+}
+
+export type SafeguardAnswer = { action: 'continue' } | { action: 'stop' } | { action: 'increase'; by: number };
+
+/**
+ * Answers a safeguard warning: the extension asks in the UI (and waits), the CLI applies
+ * `safeguards.onWarning` when no one can answer.
+ */
+export interface SafeguardPrompt {
+  decide(warning: SafeguardWarning): Promise<SafeguardAnswer>;
+}
+
+/**
+ * Nobody to ask (the CLI, CI): apply `safeguards.onWarning`, except that repeated errors stop
+ * the task — the autopilot would pause for a review no one can give.
+ */
+export function unattendedSafeguards(onWarning: 'continue' | 'stop'): SafeguardPrompt {
+  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' ? 'stop' : onWarning }) };
+}
+
 export interface Disposable {
   dispose(): void;
 }

@@ -26,6 +26,12 @@ export const IterationRecordSchema = z.object({
   gates: z
     .array(z.object({ name: z.string(), kind: z.string(), required: z.boolean(), passed: z.boolean(), summary: z.string() }))
     .default([]),
+  /** Names of the failing tests, for stuck detection. */
+  failingTests: z.array(z.string()).default([]),
+  /** The iteration failed (a required gate failed, it errored, or it made no progress). */
+  failed: z.boolean().default(false),
+  /** A high security finding was open after this iteration. */
+  highFinding: z.boolean().default(false),
   usage: UsageSchema,
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -46,12 +52,28 @@ export const CheckpointSchema = z.object({
   usage: UsageSchema,
   /** Calls and tokens per model, for the final report's usage table. */
   modelUsage: z.record(z.string(), z.object({ calls: z.number(), promptTokens: z.number(), completionTokens: z.number() })).default({}),
+  escalation: z
+    .object({
+      tier: z.number().int().min(0),
+      failuresAtTier: z.number().int().min(0),
+      failuresAtTop: z.number().int().min(0),
+      councilAt: z.number().int().optional(),
+      history: z.array(z.object({ iteration: z.number(), from: z.string(), to: z.string(), reason: z.string() })),
+    })
+    .optional(),
+  /** The council's plan, handed to the next iteration and kept until the task ends. */
+  councilPlan: z.string().optional(),
+  /** Iteration at which a stuck loop convened the council; stuck again after it → halted. */
+  stuckCouncilAt: z.number().int().optional(),
+  /** Safeguard warnings already given, so each fires once per occasion. */
+  warned: z.object({ noCommitsAt: z.number().int().optional(), ratio: z.boolean().default(false) }).default({ ratio: false }),
   /** Extra iterations each optional gate has claimed (capped by its `maxIterations`). */
   optionalGateIterations: z.record(z.string(), z.number()).default({}),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });
 export type Checkpoint = z.infer<typeof CheckpointSchema>;
+export type CheckpointInput = z.input<typeof CheckpointSchema>;
 
 /** Bounded: the full record lives in the run logs and reports, the checkpoint keeps the recent past. */
 export const MAX_HISTORY = 50;
@@ -70,8 +92,8 @@ export class CheckpointStore {
     }
   }
 
-  async save(checkpoint: Checkpoint): Promise<string> {
-    const trimmed = { ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) };
+  async save(checkpoint: CheckpointInput): Promise<string> {
+    const trimmed = CheckpointSchema.parse({ ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) });
     const file = this.paths.state(checkpoint.taskId);
     await writeJsonAtomic(file, trimmed);
     return file;

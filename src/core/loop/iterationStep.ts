@@ -92,6 +92,9 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     summary: run.finalText ? abbreviate(run.finalText, 600) : undefined,
     usage: run.usage,
     gates: [] as IterationRecord['gates'],
+    failingTests: [] as string[],
+    failed: false,
+    highFinding: false,
   };
   const finishRecord = (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>): IterationRecord => ({
     ...base,
@@ -113,11 +116,16 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     optionalIterationsLeft: (name) => optionalIterationsLeft(s, cp, name),
   });
   const gateSummaries = (gates?.outcomes ?? []).map((o) => ({ name: o.name, kind: o.kind, required: o.required, passed: o.passed, summary: o.summary }));
+  const gateFacts = {
+    gates: gateSummaries,
+    failingTests: (gates?.outcomes ?? []).flatMap((o) => o.parsed.tests?.failures.map((f) => f.name) ?? []),
+    highFinding: gates?.high ?? false,
+  };
   if (decision.kind === 'finish') {
     const outcome = decision.status === 'done' ? 'complete' : decision.status === 'halted' ? 'error' : decision.status;
     const progress = decision.status === 'done' ? 100 : base.progress;
     return {
-      record: finishRecord({ outcome, progress, feedback: [...decision.notes, ...feedback], decision: decision.reason, gates: gateSummaries }),
+      record: finishRecord({ outcome, progress, feedback: [...decision.notes, ...feedback], decision: decision.reason, ...gateFacts }),
       decision,
       gates,
       timedOut: false,
@@ -125,7 +133,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     };
   }
   return {
-    record: finishRecord({ outcome: run.error ? 'error' : 'continue', feedback: [...decision.feedback, ...feedback], decision: decision.reason, gates: gateSummaries }),
+    record: finishRecord({ outcome: run.error ? 'error' : 'continue', feedback: [...decision.feedback, ...feedback], decision: decision.reason, ...gateFacts }),
     decision,
     gates,
     timedOut: false,

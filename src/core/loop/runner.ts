@@ -10,7 +10,9 @@ import type { GateRunner } from '../gates/types';
 import { GitService } from '../git/gitService';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
-import { type ApprovalPrompt, type Clock, type Logger, silentLogger, systemClock } from '../ports';
+import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
+import { MeteredModelClient, SpendMeter } from '../safety/budget';
+import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
@@ -35,8 +37,10 @@ export interface RunnerDeps {
   store?: TaskStore;
   clock?: Clock;
   logger?: Logger;
-  /** Asked before every caio action (push, pull request, issue, notification); default: refuse. */
+  /** Asked before every caio action and every gated command (push, pull request, semi-auto…); default: refuse. */
   approval?: ApprovalPrompt;
+  /** Answers safeguard warnings; default: unattended (`safeguards.onWarning`, repeated errors stop). */
+  safeguards?: SafeguardPrompt;
 }
 
 export interface RunOptions {
@@ -174,6 +178,9 @@ export class RalphRunner {
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
+    const meter = new SpendMeter(deps.config);
+    const model = new MeteredModelClient(deps.model, meter);
+    const approval = deps.approval ?? refuseApprovals;
     return new TaskLoop({
       runId,
       paths,
@@ -181,9 +188,11 @@ export class RalphRunner {
       store: this.store(),
       checkpoints: new CheckpointStore(paths),
       git,
-      model: deps.model,
-      registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model: deps.model, approval: deps.approval }))]),
-      commands: deps.commands,
+      model,
+      meter,
+      safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
+      registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
+      commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
       gates: deps.gates ?? new ProcessGateRunner(deps.commands),
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,

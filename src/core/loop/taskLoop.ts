@@ -6,8 +6,9 @@ import type { GateRunner } from '../gates/types';
 import type { GitService } from '../git/gitService';
 import { addUsage, type ModelClient, ZERO_USAGE } from '../llm/types';
 import type { RalphPaths } from '../paths';
-import type { Clock, Logger } from '../ports';
+import type { Clock, Logger, SafeguardPrompt } from '../ports';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
+import { BudgetExceededError, type SpendMeter } from '../safety/budget';
 import type { CommandRunner } from '../safety/processRunner';
 import type { WorkspaceScope } from '../safety/workspaceScope';
 import type { Task, TaskStatus } from '../tasks/schema';
@@ -15,7 +16,9 @@ import type { TaskStore } from '../tasks/store';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type CheckpointStore, type IterationRecord, MAX_HISTORY } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
+import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import type { PauseGate } from './pauseGate';
+import { checkSafeguards } from './safeguards';
 
 export interface TaskLoopServices {
   runId: string;
@@ -32,6 +35,10 @@ export interface TaskLoopServices {
   clock: Clock;
   logger: Logger;
   emit(body: RalphEventBody): void;
+  /** Meters every model call (per model, per task, per run) and enforces the budgets. */
+  meter: SpendMeter;
+  /** Answers safeguard warnings (Continue / Stop / Increase max). */
+  safeguards: SafeguardPrompt;
   /** Pause/Resume: waited on between iterations (and between the steps of one). */
   pause?: PauseGate;
 }
@@ -61,7 +68,7 @@ export class TaskLoop {
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { s } = this;
-    const maxIterations = initial.maxIterations ?? s.config.loop.maxIterations;
+    const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
     const timeoutMs = s.config.loop.taskTimeoutMinutes * 60_000;
     const timeoutReason = `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`;
     const existing = await s.checkpoints.load(initial.id);
@@ -70,57 +77,97 @@ export class TaskLoop {
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
     await ensureProgressFile(s.paths, task);
 
-    s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations, resumed });
+    s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
+    s.meter.beginTask(task.id, cp.modelUsage);
+    let maxIterations = baseMax;
     for (;;) {
       await s.pause?.wait(stop);
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
       if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
+      const overBudget = this.budgetExceeded();
+      if (overBudget) return this.finish(task, cp, 'halted', overBudget, maxIterations);
 
-      cp = { ...cp, iteration: n, phase: 'running', updatedAt: this.isoNow() };
+      const chosen = modelFor(s, task, cp);
+      cp = { ...chosen.cp, iteration: n, phase: 'running', updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
       task = await s.store.update(task.id, { iterations: n });
-      const model = s.config.llm.models[0];
       const agents: AgentRun[] = [];
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model, remainingMs: timeoutMs - cp.elapsedMs, stop });
-      const { record } = step;
-
+      const escalationsBefore = cp.escalation?.history.length ?? 0;
+      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop });
       cp = this.recordIteration(cp, step);
+      // no escalation or council after the last iteration the task may have: nothing would use them
+      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations;
+      if (!finishing) {
+        const escalated = await afterIteration(s, task, cp, step.gates, stop);
+        cp = escalated.cp;
+        if (escalated.halt) {
+          await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
+          return this.finish(task, cp, 'halted', escalated.halt, maxIterations);
+        }
+      }
+      const record = cp.history[cp.history.length - 1];
       task = await s.store.update(task.id, { progress: record.progress ?? task.progress, lastSignal: record.signal ?? task.lastSignal });
-      await this.saveCheckpoint(cp);
-      await this.writeIterationReport(task, step, maxIterations, agents);
-      s.emit({
-        type: 'iteration.finished',
-        taskId: task.id,
-        iteration: n,
-        outcome: record.outcome,
-        signal: record.signal,
-        durationMs: record.durationMs,
-        commit: record.commit,
-        usage: record.usage,
-        error: record.error,
-      });
+      await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
-      if (cp.consecutiveErrors >= s.config.safeguards.errorThreshold) {
-        return this.finish(task, cp, 'failed', `${cp.consecutiveErrors} consecutive iterations failed; last error: ${record.error ?? 'unknown'}`, maxIterations);
-      }
+      const budget = this.budgetExceeded();
+      if (budget) return this.finish(task, cp, 'halted', budget, maxIterations);
+      const guarded = await checkSafeguards(s, task, cp, maxIterations);
+      cp = guarded.cp;
+      task = guarded.task;
+      maxIterations = task.maxIterations ?? maxIterations;
+      if (guarded.stop) return this.finish(task, cp, guarded.stop.status, guarded.stop.reason, maxIterations);
+    }
+  }
+
+  /** Saves the checkpoint, writes the iteration report and announces the end of the iteration. */
+  private async endIteration(
+    task: Task,
+    cp: Checkpoint,
+    step: IterationStepResult,
+    maxIterations: number,
+    agents: AgentRun[],
+    escalationsBefore: number,
+  ): Promise<void> {
+    const { s } = this;
+    const record = cp.history[cp.history.length - 1];
+    await this.saveCheckpoint(cp);
+    const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
+    await this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined);
+    s.emit({
+      type: 'iteration.finished',
+      taskId: task.id,
+      iteration: record.iteration,
+      outcome: record.outcome,
+      signal: record.signal,
+      durationMs: record.durationMs,
+      commit: record.commit,
+      usage: record.usage,
+      error: record.error,
+    });
+    const totals = s.meter.runTotals;
+    s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
+  }
+
+  private budgetExceeded(): string | undefined {
+    try {
+      this.s.meter.check();
+      return undefined;
+    } catch (error) {
+      if (error instanceof BudgetExceededError) return `${error.message}; state saved`;
+      throw error;
     }
   }
 
   private recordIteration(cp: Checkpoint, step: IterationStepResult): Checkpoint {
     const { record } = step;
-    const modelUsage = { ...cp.modelUsage };
-    const previous = modelUsage[record.model] ?? { calls: 0, promptTokens: 0, completionTokens: 0 };
-    modelUsage[record.model] = {
-      calls: previous.calls + step.calls,
-      promptTokens: previous.promptTokens + record.usage.promptTokens,
-      completionTokens: previous.completionTokens + record.usage.completionTokens,
-    };
+    // every model call of the task (sub-agents, summaries, the council included) went through the meter
+    const modelUsage = structuredClone(this.s.meter.taskTotals.byModel);
     const optionalGateIterations = { ...cp.optionalGateIterations };
     if (step.decision?.kind === 'continue') {
       for (const name of step.decision.optionalGatesRetried) optionalGateIterations[name] = (optionalGateIterations[name] ?? 0) + 1;
@@ -131,10 +178,10 @@ export class TaskLoop {
       elapsedMs: cp.elapsedMs + record.durationMs,
       commits: cp.commits + (record.commit ? 1 : 0),
       consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
+      history: [...cp.history, { ...record, failed: iterationFailed(record, cp.history.at(-1)) }].slice(-MAX_HISTORY),
       usage: addUsage(cp.usage, record.usage),
       modelUsage,
       optionalGateIterations,
-      history: [...cp.history, record].slice(-MAX_HISTORY),
       updatedAt: this.isoNow(),
     };
   }
@@ -151,9 +198,9 @@ export class TaskLoop {
     return { ...this.s, emit };
   }
 
-  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[]): Promise<void> {
+  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<void> {
     try {
-      const file = await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges: [] });
+      const file = await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan });
       this.s.emit({ type: 'report.written', taskId: task.id, iteration: step.record.iteration, file: this.s.paths.relative(file), final: false });
     } catch (error) {
       this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
@@ -168,7 +215,9 @@ export class TaskLoop {
     let reportFile: string | undefined;
     try {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: cp, files, escalations: [] });
+      const escalations = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
+      if (cp.councilPlan) escalations.push(`bug council plan:\n\n${cp.councilPlan}`);
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: cp, files, escalations });
       s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
@@ -197,6 +246,7 @@ export class TaskLoop {
       usage: ZERO_USAGE,
       modelUsage: {},
       optionalGateIterations: {},
+      warned: { ratio: false },
       history: [],
       updatedAt: this.isoNow(),
     };

@@ -24,6 +24,8 @@ export interface IterationReportInput {
   decision: CompletionDecision | undefined;
   agents: AgentRun[];
   modelChanges: string[];
+  /** The bug council's plan, when it met after this iteration. */
+  councilPlan?: string;
 }
 
 export interface FinalReportInput {
@@ -102,6 +104,7 @@ export function renderIteration(input: IterationReportInput): string {
     for (const o of tails) out.push(`### Output of ${o.name} (last lines)\n${fence(o.outputTail ?? '')}`);
   }
   out.push(`## Model changes\n${list(input.modelChanges)}`);
+  if (input.councilPlan) out.push(`## Bug council\n${input.councilPlan}`);
   const label = decisionLabel(record);
   out.push(`## Decision: ${label}\n${record.decision ?? record.error ?? record.outcome}`);
   if (record.feedback.length) out.push(`### Fed back to the next iteration\n${list(record.feedback)}`);

@@ -1,0 +1,100 @@
+import { conveneCouncil } from '../escalation/council';
+import { currentModel, type EscalationSettings, recordIterationResult, startEscalation } from '../escalation/ladder';
+import { detectStuck } from '../escalation/stuck';
+import { errorMessage } from '../errors';
+import type { GateReport } from '../gates/types';
+import type { Task } from '../tasks/schema';
+import type { Checkpoint, IterationRecord } from './checkpoint';
+import type { TaskLoopServices } from './taskLoop';
+
+export function escalationSettings(s: TaskLoopServices): EscalationSettings {
+  return { ladder: s.config.llm.models, threshold: s.config.escalation.threshold, councilAfter: s.config.escalation.councilAfter };
+}
+
+/** The model the next iteration runs on, from the checkpointed escalation state. */
+export function modelFor(s: TaskLoopServices, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
+  const escalation = cp.escalation ?? startEscalation(task, s.config.llm.models.length);
+  return { cp: { ...cp, escalation }, model: currentModel(escalation, s.config.llm.models) };
+}
+
+/**
+ * Whether an iteration failed, for escalation: a required gate failed, the iteration errored,
+ * or it made no progress (nothing committed and no higher PROGRESS than before).
+ */
+export function iterationFailed(record: IterationRecord, previous: IterationRecord | undefined): boolean {
+  if (record.outcome === 'complete' || record.outcome === 'blocked' || record.outcome === 'needs_help' || record.outcome === 'stopped') return false;
+  if (record.outcome === 'error') return true;
+  if (record.gates.some((g) => g.required && !g.passed)) return true;
+  const progressed = record.progress !== undefined && record.progress > (previous?.progress ?? -1);
+  return !record.commit && !progressed;
+}
+
+export interface EscalationOutcome {
+  cp: Checkpoint;
+  /** Set when the loop must stop: still stuck after the council. */
+  halt?: string;
+}
+
+/**
+ * After an iteration that did not finish the task: count the failure, escalate the model,
+ * detect a stuck loop, convene the council. Guidance and the council's plan are appended to
+ * the iteration's feedback, which is what the next fresh context reads.
+ */
+export async function afterIteration(s: TaskLoopServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<EscalationOutcome> {
+  const history = cp.history;
+  const record = history.at(-1);
+  if (!record) return { cp };
+  const settings = escalationSettings(s);
+  const previous = history.at(-2);
+  const fingerprints = (records: readonly IterationRecord[]) =>
+    records.map((r) => ({ iteration: r.iteration, filesChanged: r.filesChanged, failingTests: r.failingTests, error: r.error, failed: r.failed }));
+  if (cp.stuckCouncilAt !== undefined) {
+    // the council's plan gets a fair chance: only a pattern formed entirely after it halts the task
+    const after = detectStuck(fingerprints(history.filter((r) => r.iteration > (cp.stuckCouncilAt ?? 0))));
+    if (after.stuck) return { cp, halt: `stuck even after the bug council: ${after.reason}` };
+  }
+  const stuck = cp.stuckCouncilAt === undefined ? detectStuck(fingerprints(history)) : { stuck: false as const, reason: undefined };
+  const persistentHigh = record.highFinding && previous?.highFinding === true;
+  const force = stuck.stuck ? `stuck: ${stuck.reason}` : persistentHigh ? 'a high security finding persists' : undefined;
+  const escalation = cp.escalation ?? startEscalation(task, settings.ladder.length);
+  const step = recordIterationResult(escalation, settings, { failed: record.failed, iteration: record.iteration, reason: failureReason(record, gates), force });
+
+  const feedback = [...record.feedback];
+  if (step.guidance) feedback.unshift(step.guidance);
+  let next: Checkpoint = { ...cp, escalation: step.state };
+  if (step.escalated) {
+    s.emit({ type: 'escalation', taskId: task.id, iteration: record.iteration, from: step.escalated.from, to: step.escalated.to, reason: step.escalated.reason });
+  }
+  const convene = step.convene || stuck.stuck;
+  if (convene && !stop.aborted) {
+    const models = s.config.escalation.councilModels ?? settings.ladder;
+    try {
+      const council = await conveneCouncil({
+        task,
+        history,
+        trigger: force ?? `${s.config.escalation.councilAfter} consecutive failures on the top model`,
+        models,
+        synthesizer: settings.ladder[settings.ladder.length - 1],
+        model: s.model,
+        signal: stop,
+        emit: s.emit,
+        iteration: record.iteration,
+      });
+      feedback.unshift(`Bug council plan (root cause and next steps, from ${models.length} analysts):\n${council.plan}`);
+      next = { ...next, councilPlan: council.plan, stuckCouncilAt: stuck.stuck ? record.iteration : next.stuckCouncilAt };
+    } catch (error) {
+      s.emit({ type: 'warning', taskId: task.id, code: 'council-failed', message: `the bug council could not meet: ${errorMessage(error)}` });
+      if (stuck.stuck) next = { ...next, stuckCouncilAt: record.iteration };
+    }
+  }
+  next = { ...next, history: [...history.slice(0, -1), { ...record, feedback }] };
+  return { cp: next };
+}
+
+function failureReason(record: IterationRecord, gates: GateReport | undefined): string | undefined {
+  if (record.error) return record.error.slice(0, 200);
+  const failed = gates?.outcomes.filter((o) => o.required && !o.passed).map((o) => `${o.name}: ${o.summary}`) ?? [];
+  if (failed.length) return failed.join('; ');
+  if (record.failed) return 'no progress';
+  return undefined;
+}
