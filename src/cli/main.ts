@@ -10,12 +10,14 @@ import { createModelClient, envSecrets, resolveApiKey } from '../core/llm/factor
 import { CheckpointStore } from '../core/loop/checkpoint';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
-import type { ApprovalPrompt } from '../core/ports';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
+import { cliApproval, cliSafeguards } from './prompts';
+
+export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
@@ -118,6 +120,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     commands: new NodeCommandRunner(),
     model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
     approval: cliApproval(command.yes, io),
+    safeguards: cliSafeguards(config.safeguards.onWarning, io),
   });
   bus.subscribe((event) => {
     if (json) {
@@ -153,28 +156,6 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     }
   }
   return exitCodeFor(summary.results.map((r) => r.status));
-}
-
-/** caio's actions: approved by --yes, asked y/N on a terminal, refused (left pending) otherwise. */
-export function cliApproval(yes: boolean, io: CliIo): ApprovalPrompt {
-  if (yes) {
-    return {
-      approve: async (request) => {
-        io.err(`approved (--yes): ${request.title}`);
-        return true;
-      },
-    };
-  }
-  const confirm = io.confirm;
-  if (!confirm) {
-    return {
-      approve: async (request) => {
-        io.err(`not approved: ${request.title} (stdin is not a terminal; run with --yes to approve such actions)`);
-        return false;
-      },
-    };
-  }
-  return { approve: (request) => confirm(`${request.title}\n${request.detail.replace(/^/gm, '  ')}\nApprove? [y/N] `) };
 }
 
 /** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
