@@ -26,6 +26,8 @@ export interface IterationDeps {
   agent?: string;
   /** Every tool execution, as it happens (a sub-agent's evidence log). */
   onToolResult?(call: ToolCall, outcome: ToolResult): void;
+  /** Pause/Resume: waited on before every model call, so a pause takes effect after the current step. */
+  pause?: { wait(signal?: AbortSignal): Promise<void> };
 }
 
 export interface IterationRunResult {
@@ -74,6 +76,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
     : undefined;
 
   while (result.steps < deps.maxSteps) {
+    await deps.pause?.wait(deps.signal);
     if (deps.signal.aborted) return { ...result, stopped: true };
     if (compactor) {
       try {

@@ -72,6 +72,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     emit: s.emit,
     request: task.prompt,
     compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
+    pause: s.pause,
   });
 
   const commit = await commitIteration(s, task, n);

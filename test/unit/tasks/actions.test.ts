@@ -95,4 +95,24 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     assert.equal(summary.results[0].status, 'done');
     assert.deepEqual(h.events.filter((e) => e.type === 'run.paused' || e.type === 'run.resumed').map((e) => e.type), ['run.paused', 'run.resumed']);
   });
+
+  it('pauses after the current step of an iteration, before the next model call', async () => {
+    await setup([write('a.txt', 'a'), { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
+    await h.addTask();
+    const runner = h.runner();
+    let requestsWhilePaused = -1;
+    h.bus.subscribe((event) => {
+      if (event.type === 'tool.result' && event.tool === 'write_file') {
+        runner.pause();
+        setTimeout(() => {
+          requestsWhilePaused = h.server.requests.length;
+          runner.resume();
+        }, 150);
+      }
+    });
+    const summary = await runner.run();
+    assert.equal(requestsWhilePaused, 1, 'the second model call waited for Resume');
+    assert.equal(summary.results[0].status, 'done');
+    assert.equal(h.server.requests.length, 2);
+  });
 });
