@@ -66,6 +66,8 @@ export async function benchLoop(iterations: number): Promise<LoopBenchResult> {
       modelAtStart = model.inModelMs;
     } else if (event.type === 'iteration.finished') {
       overheads.push(performance.now() - iterationStarted - (model.inModelMs - modelAtStart));
+      // the scripted server lives in this process and records every request: not the product's memory
+      server.requests.splice(0);
     }
   });
   global.gc?.();

@@ -55,8 +55,10 @@ export class GitService {
    */
   async commitAll(message: string): Promise<CommitInfo | undefined> {
     const pathspec = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
-    const dirty = await this.git.raw(['status', '--porcelain', '--untracked-files=all', ...pathspec]);
-    if (dirty.trim() === '') return undefined;
+    // `--branch` always prints its `## branch` line: simple-git waits 50 ms more for commands
+    // that print nothing, and this check runs every iteration
+    const status = await this.git.raw(['status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
+    if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
     await this.git.raw(['add', '-A', ...pathspec]);
     const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
     if (staged.length === 0) return undefined;
