@@ -1,4 +1,5 @@
-// Two bundles: the extension (cjs/node, 'vscode' external) and the `ralph` CLI.
+// Three bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, and the progress
+// panel's webview (browser, its own entry: dist/webview/main.js + main.css, with the codicons).
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
 const esbuild = require('esbuild');
 const fs = require('node:fs');
@@ -21,12 +22,42 @@ const common = {
   mainFields: ['module', 'main'],
 };
 
+/** The webview: browser code only; it may import src/shared but never 'vscode' or Node built-ins. */
+const webview = {
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: ['chrome120', 'es2022'],
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'info',
+  legalComments: 'none',
+  entryPoints: ['src/webview/main.ts', 'src/webview/main.css'],
+  outdir: 'dist/webview',
+  entryNames: '[name]',
+};
+
 const builds = [
-  { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
+  { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], metafile: true },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  webview,
 ];
 
+/** The codicon font and stylesheet the webview loads (from its own folder: the CSP allows nothing else). */
+function copyCodicons() {
+  fs.mkdirSync('dist/webview', { recursive: true });
+  for (const name of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(`node_modules/@vscode/codicons/dist/${name}`, `dist/webview/${name}`);
+}
+
+/** The extension bundle must not carry webview (browser) code. */
+function checkExtensionBundle(result) {
+  const inputs = Object.keys(result.metafile?.inputs ?? {});
+  const leaked = inputs.filter((file) => file.startsWith('src/webview/') || file.includes('@vscode-elements') || file.includes('node_modules/lit'));
+  if (leaked.length > 0) throw new Error(`dist/extension.js must not contain webview code: ${leaked.join(', ')}`);
+}
+
 async function main() {
+  copyCodicons();
   if (watch) {
     for (const options of builds) {
       const ctx = await esbuild.context(options);
@@ -34,7 +65,8 @@ async function main() {
     }
     return;
   }
-  await Promise.all(builds.map((options) => esbuild.build(options)));
+  const [extension] = await Promise.all(builds.map((options) => esbuild.build(options)));
+  checkExtensionBundle(extension);
   fs.chmodSync('dist/cli.js', 0o755);
   // the JSON schemas contributed through `jsonValidation` are generated from the zod schemas
   execFileSync(process.execPath, ['dist/cli.js', 'schema', '--out', 'schemas'], { stdio: 'inherit' });

@@ -1,18 +1,31 @@
 import * as vscode from 'vscode';
 import { COMMAND_IDS, type CommandId } from './commands';
 import { errorMessage } from './core/errors';
-import { EventBus, type RalphEvent } from './core/events';
+import { EventBus } from './core/events';
 import { loadConfig } from './core/config/load';
+import { GitService } from './core/git/gitService';
+import { CheckpointStore } from './core/loop/checkpoint';
 import { RalphPaths } from './core/paths';
 import { NodeCommandRunner } from './core/safety/processRunner';
+import { TaskActions } from './core/tasks/actions';
 import { TaskStore } from './core/tasks/store';
+import { PANEL_VIEW_TYPE } from './shared/protocol';
+import { Notifications } from './ui/notifications';
+import { PanelFeeder } from './ui/panel/panelFeeder';
+import { createPanelMessageHandlers } from './ui/panel/panelMessages';
+import { PanelModel } from './ui/panel/panelModel';
+import { PanelPersistence } from './ui/panel/panelPersistence';
+import { ProgressPanel } from './ui/panel/progressPanel';
+import { type Prompts, PromptsSlot } from './ui/prompts';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
+import { WarningActions } from './ui/warningActions';
 import { createCommandHandlers } from './vscode/commandHandlers';
 import { ChannelLogger } from './vscode/logger';
 import { RunController } from './vscode/runController';
 import { SecretStorageSource } from './vscode/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
+import { registerTestHooks } from './vscode/testHooks';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
 export interface RalphExtensionApi {
@@ -21,7 +34,12 @@ export interface RalphExtensionApi {
   readonly tree: TaskTreeProvider | undefined;
   readonly statusBar: RalphStatusBar | undefined;
   readonly runs: RunController | undefined;
+  /** The progress panel's host and the model it shows. */
+  readonly panel: ProgressPanel | undefined;
+  readonly panelModel: PanelModel | undefined;
   readonly commandIds: readonly CommandId[];
+  /** Answers the commands' questions (modal confirmations, input boxes) until disposed — for tests. */
+  setPrompts(prompts: Partial<Prompts>): vscode.Disposable;
 }
 
 /** The composition root: every service is built here by hand and every disposable pushed. */
@@ -40,7 +58,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
         vscode.commands.registerCommand(id, () => vscode.window.showWarningMessage('Ralph Loop needs an open folder on this machine.')),
       );
     }
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, commandIds: COMMAND_IDS };
+    const none = () => new vscode.Disposable(() => undefined);
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -57,21 +76,38 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
 
+  // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
+  const checkpoints = new CheckpointStore(paths);
+  const prices = () => runs.lastConfig?.llm.prices ?? {};
+  const panelModel = new PanelModel(prices, PanelPersistence.load(context.workspaceState));
+  const feeder = new PanelFeeder({ model: panelModel, bus, store, checkpoints, paths, prices });
+  context.subscriptions.push(feeder, new PanelPersistence(context.workspaceState, panelModel));
+  const warnings: WarningActions = new WarningActions({ model: panelModel, runs, logger, showPanel: (): Promise<void> => progressPanel.show() });
+  const progressPanel: ProgressPanel = new ProgressPanel(context.extensionUri, panelModel, createPanelMessageHandlers({ workspace, warnings }), logger, () => feeder.loadFromDisk());
+  context.subscriptions.push(
+    progressPanel,
+    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, { deserializeWebviewPanel: (webviewPanel) => progressPanel.revive(webviewPanel) }),
+    new Notifications({ bus, logger, warnings, titleOf: (id) => panelModel.state.tasks.find((t) => t.id === id)?.title }),
+  );
   const view = vscode.window.createTreeView('ralph.tasks', { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(view);
   context.subscriptions.push(
     runs.onDidChange((live) => {
       tree.setLiveStatus(live);
       statusBar.update(live);
+      if (live.state === 'stopping') panelModel.apply({ type: 'panel.runPhase', phase: 'stopping' });
     }),
     tree.onDidChangeTreeData(() => {
       statusBar.update(runs.status, tree.snapshot);
       view.message = tree.message;
     }),
   );
-  context.subscriptions.push(bus.subscribe((event) => notify(event, logger)));
+  if (process.env.RALPH_TEST_HOOKS === '1') context.subscriptions.push(registerTestHooks(bus, () => runs.status.taskId));
 
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner });
+  const prompts = new PromptsSlot();
+  const git = new GitService(workspace);
+  const actions = new TaskActions(store, checkpoints, git);
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -79,7 +115,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
           return await handlers[id](...args);
         } catch (error) {
           logger.error(`${id}: ${errorMessage(error)}`);
-          void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`);
+          void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Log').then((choice) => {
+            if (choice) logger.channel.show(true);
+          });
           return undefined;
         }
       }),
@@ -90,19 +128,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   await vscode.commands.executeCommand('setContext', 'ralph.initialized', initialized);
   await tree.refresh();
   logger.info(`Ralph Loop active in ${workspace}`);
-  return { workspace, bus, tree, statusBar, runs, commandIds: COMMAND_IDS };
+  return {
+    workspace,
+    bus,
+    tree,
+    statusBar,
+    runs,
+    panel: progressPanel,
+    panelModel,
+    commandIds: COMMAND_IDS,
+    setPrompts: (answers) => prompts.use(answers),
+  };
 }
 
 export function deactivate(): void {
   // disposables in context.subscriptions are released by VS Code
-}
-
-/** Notifications for the moments a person should know about. */
-function notify(event: RalphEvent, logger: ChannelLogger): void {
-  if (event.type !== 'task.finished') return;
-  const text = `Ralph: ${event.taskId} ${event.status.replace('_', ' ')} after ${event.iterations} iteration(s): ${event.reason}`;
-  const show = event.status === 'done' ? vscode.window.showInformationMessage : event.status === 'failed' ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
-  void show(text, 'Open Log').then((choice) => {
-    if (choice === 'Open Log') logger.channel.show(true);
-  });
 }

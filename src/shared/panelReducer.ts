@@ -8,7 +8,7 @@
  * product add) are ignored rather than breaking the panel.
  */
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
-import { emptyTask, LIMITS, type PanelState, type TaskView, type WarningView } from './panelState';
+import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
 import { delegationHandlers } from './reduceDelegations';
 import { syncHandlers } from './reduceSync';
 import { appendStream, clip, focusTask, lastIteration, patch, signalText, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
@@ -28,7 +28,7 @@ const runHandlers: Handlers = {
   'panel.runPhase': (state, e) => (state.run.phase === e.phase ? state : { ...state, run: { ...state.run, phase: e.phase } }),
   warning: (state, e) => {
     const task = state.tasks.find((t) => t.id === e.taskId);
-    const warning: WarningView = { id: `${e.runId}:${e.seq}`, code: e.code, message: e.message, taskId: e.taskId, time: e.time, iteration: task?.iteration, maxIterations: task?.maxIterations };
+    const warning: WarningView = { id: warningIdOf(e.runId, e.seq), code: e.code, message: e.message, taskId: e.taskId, time: e.time, iteration: task?.iteration, maxIterations: task?.maxIterations };
     let warnings = [...state.warnings, warning];
     while (warnings.length > LIMITS.warnings) {
       const resolved = warnings.findIndex((w) => w.resolved !== undefined);
@@ -134,7 +134,7 @@ const taskHandlers: Handlers = {
 };
 
 const streamHandlers: Handlers = {
-  'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', agent: e.agent, text: e.text })),
+  'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', ...agentOf(e), text: e.text })),
   'model.response': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const tokens = e.usage.totalTokens;
@@ -150,7 +150,7 @@ const streamHandlers: Handlers = {
       appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
     ),
   'tool.call': (state, e) =>
-    updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', agent: e.agent, callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
+    updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
   'tool.result': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const stream = t.streamIteration === e.iteration ? t.stream : [];
@@ -162,7 +162,7 @@ const streamHandlers: Handlers = {
           return { ...t, stream: next };
         }
       }
-      return appendStream(t, e.iteration, { kind: 'tool', agent: e.agent, callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
+      return appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
     }),
   compaction: (state, e) =>
     updateTask(state, e.taskId, (t) =>
@@ -173,6 +173,11 @@ const streamHandlers: Handlers = {
       }),
     ),
 };
+
+/** Only a sub-agent's entries carry `agent` (no undefined keys in the model). */
+function agentOf(e: { agent?: string }): { agent?: string } {
+  return e.agent ? { agent: e.agent } : {};
+}
 
 const HANDLERS: Handlers = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers };
 

@@ -158,6 +158,11 @@ export interface TaskView {
 
 export type WarningAction = 'continue' | 'stop' | 'increaseMax' | 'reviewErrors' | 'dismiss';
 
+/** A warning's id: its run and sequence number (the notification and the panel agree on it). */
+export function warningIdOf(runId: string, seq: number): string {
+  return `${runId}:${seq}`;
+}
+
 export interface WarningView {
   id: string;
   code: string;

@@ -25,6 +25,8 @@ export type HostMessage =
 
 /** Commands the panel's buttons may run; each maps to `ralph.<name>` with the task id. */
 export const PANEL_COMMANDS = [
+  'startAutopilot',
+  'addTask',
   'retryTask',
   'editTask',
   'increaseMaxIterations',

@@ -3,15 +3,20 @@ import type { Task } from '../core/tasks/schema';
 import { DisposableBase } from '../vscode/lifecycle';
 import type { LiveStatus } from '../vscode/runController';
 
-/** The status bar item; its text is derived from the live status and the task counts only. */
+/** What the item shows; `attention` wins over the others when something waits for an answer. */
+export type StatusBarState = 'idle' | 'running' | 'paused' | 'stopping' | 'attention';
+
+/** The status bar item; its text is derived from the live status and the task counts only. Click: the progress panel. */
 export class RalphStatusBar extends DisposableBase {
   private readonly item = this.register(vscode.window.createStatusBarItem('ralph.status', vscode.StatusBarAlignment.Left, 50));
   private live: LiveStatus = { state: 'idle' };
   private tasks: readonly Task[] = [];
+  private shown: StatusBarState = 'idle';
 
   constructor() {
     super();
     this.item.name = 'Ralph Loop';
+    this.item.command = 'ralph.openPanel';
     this.render();
     this.item.show();
   }
@@ -19,6 +24,10 @@ export class RalphStatusBar extends DisposableBase {
   /** The text as shown, for tests and logs. */
   get text(): string {
     return this.item.text;
+  }
+
+  get state(): StatusBarState {
+    return this.shown;
   }
 
   update(live: LiveStatus, tasks?: readonly Task[]): void {
@@ -29,23 +38,49 @@ export class RalphStatusBar extends DisposableBase {
 
   private render(): void {
     const { live } = this;
-    if (live.state !== 'idle') {
-      const position = live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
-      const progress = live.progress !== undefined ? ` · ${live.progress}%` : '';
-      const icon = live.state === 'stopping' ? '$(loading~spin)' : '$(sync~spin)';
-      this.item.text = `${icon} Ralph${position}${progress}`;
-      this.item.tooltip = live.state === 'stopping'
-        ? 'Ralph Loop is stopping after the current step'
-        : `Ralph Loop is running ${live.taskId ?? ''} ${live.title ?? ''}\nClick to show the log; use "Ralph: Stop" to stop.`;
-      this.item.command = 'ralph.showLog';
-      this.item.backgroundColor = undefined;
-      return;
+    const needHelp = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
+    const position = live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
+    const progress = live.progress !== undefined ? ` · ${live.progress}%` : '';
+    const task = live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
+    let state: StatusBarState;
+    let text: string;
+    let tooltip: string;
+    if (live.attention !== undefined) {
+      state = 'attention';
+      text = `$(warning) Ralph${position} · needs attention`;
+      tooltip = `**Ralph Loop needs an answer**\n\n${escape(live.attention)}\n\n[Open Progress Panel](command:ralph.openPanel)`;
+    } else if (live.state === 'running') {
+      state = 'running';
+      text = `$(sync~spin) Ralph${position}${progress}`;
+      tooltip = `**Ralph Loop is running** ${escape(task)}\n\n[$(debug-pause) Pause](command:ralph.pause) · [$(debug-stop) Stop](command:ralph.stop) · [Open Progress Panel](command:ralph.openPanel)`;
+    } else if (live.state === 'paused') {
+      state = 'paused';
+      text = `$(debug-pause) Ralph${position} · paused`;
+      tooltip = `**Ralph Loop is paused** ${escape(task)}\n\n[$(debug-continue) Resume](command:ralph.resume) · [$(debug-stop) Stop](command:ralph.stop)`;
+    } else if (live.state === 'stopping') {
+      state = 'stopping';
+      text = `$(loading~spin) Ralph${position} · stopping`;
+      tooltip = 'Ralph Loop is stopping after the current step; the task will be `halted` with its state saved.';
+    } else if (needHelp > 0) {
+      state = 'attention';
+      text = `$(warning) Ralph · ${needHelp} need${needHelp === 1 ? 's' : ''} attention`;
+      tooltip = `**${needHelp} task${needHelp === 1 ? ' is' : 's are'} blocked or need${needHelp === 1 ? 's' : ''} help.**\n\n[Open Progress Panel](command:ralph.openPanel)`;
+    } else {
+      state = 'idle';
+      const todo = this.tasks.filter((t) => t.status === 'todo').length;
+      text = `$(debug-start) Ralph${todo ? ` · ${todo} to do` : ''}`;
+      tooltip = `**Ralph Loop is idle.**\n\n[$(run-all) Start Autopilot](command:ralph.startAutopilot) · [Open Progress Panel](command:ralph.openPanel)`;
     }
-    const todo = this.tasks.filter((t) => t.status === 'todo').length;
-    const attention = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
-    this.item.text = attention > 0 ? `$(warning) Ralph · ${attention} need attention` : `$(debug-start) Ralph${todo ? ` · ${todo} to do` : ''}`;
-    this.item.tooltip = attention > 0 ? 'Some tasks are blocked or need help' : 'Ralph Loop is idle. Click to start the autopilot.';
-    this.item.command = 'ralph.startAutopilot';
-    this.item.backgroundColor = attention > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.shown = state;
+    this.item.text = text;
+    const markdown = new vscode.MarkdownString(tooltip, true);
+    markdown.isTrusted = { enabledCommands: ['ralph.openPanel', 'ralph.pause', 'ralph.resume', 'ralph.stop', 'ralph.startAutopilot'] };
+    this.item.tooltip = markdown;
+    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${position ? `, iteration${position}` : ''}${progress ? `, ${live.progress} percent` : ''}`, role: 'button' };
+    this.item.backgroundColor = state === 'attention' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
+}
+
+function escape(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
 }

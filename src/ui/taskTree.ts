@@ -134,22 +134,26 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     item.description = this.describe(task);
     const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.appendMarkdown(`**${task.id}** · ${STATUS_LABEL[task.status]}\n\n`);
+    tooltip.appendMarkdown(`**${task.id}** · ${STATUS_LABEL[task.status]}`);
+    if (item.description && item.description !== task.id) tooltip.appendMarkdown(' · ').appendText(String(item.description));
+    tooltip.appendMarkdown('\n\n');
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
     item.tooltip = tooltip;
+    item.accessibilityInformation = { label: `${task.title}, ${task.id}, ${STATUS_LABEL[task.status]}${item.description && item.description !== task.id ? `, ${item.description}` : ''}` };
     return item;
   }
 
+  /** `iteration n/max · p%` (the id when the task has not run yet). */
   private describe(task: Task): string {
     const live = this.live.taskId === task.id && task.status === 'in_progress' ? this.live : undefined;
     const iteration = live?.iteration ?? task.iterations;
     const max = live?.maxIterations ?? task.maxIterations;
     const progress = live?.progress ?? task.progress;
-    const parts = [task.id];
+    const parts: string[] = [];
     if (iteration > 0 || task.status === 'in_progress') parts.push(`iteration ${iteration}${max ? `/${max}` : ''}`);
     if (progress !== undefined) parts.push(`${progress}%`);
-    return parts.join(' · ');
+    return parts.length > 0 ? parts.join(' · ') : task.id;
   }
 }

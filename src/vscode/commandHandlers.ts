@@ -4,19 +4,23 @@ import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';
+import type { ProgressPanel } from '../ui/panel/progressPanel';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
 import type { SecretStorageSource } from './secrets';
+import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 
-export interface CommandServices extends GateCommandServices {
+export interface CommandServices extends GateCommandServices, TaskCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
+  panel: ProgressPanel;
 }
 
 /** One handler per command id: a missing handler is a compile error. */
 export function createCommandHandlers(s: CommandServices): Record<CommandId, CommandHandler> {
+  const task = createTaskCommands(s);
   return {
     'ralph.initWorkspace': async () => {
       const result = await initWorkspace(s.paths.workspace);
@@ -28,10 +32,20 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     },
     'ralph.addTask': async (input?: unknown) => addTask(s, input),
     'ralph.startAutopilot': async () => startRun(s, undefined),
-    'ralph.runSelectedTask': async (node?: unknown) => {
-      const task = node instanceof TaskNode ? node.task : await pickTask(s, 'Run which task?');
-      if (task) return startRun(s, task.id);
+    'ralph.runSelectedTask': async (arg?: unknown) => {
+      const picked = await resolveTask(s, arg, 'run', 'Run which task?');
+      if (picked) return startRun(s, picked.id);
       return undefined;
+    },
+    'ralph.pause': () => {
+      if (s.runs.pause()) return true;
+      void vscode.window.showInformationMessage(s.runs.running ? 'Ralph is already paused.' : 'Ralph is not running.');
+      return false;
+    },
+    'ralph.resume': () => {
+      if (s.runs.resume()) return true;
+      void vscode.window.showInformationMessage(s.runs.running ? 'Ralph is not paused.' : 'Ralph is not running.');
+      return false;
     },
     'ralph.stop': async () => {
       if (!s.runs.running) {
@@ -39,6 +53,17 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
         return;
       }
       await s.runs.stop();
+    },
+    'ralph.retryTask': task.retryTask,
+    'ralph.editTask': task.editTask,
+    'ralph.increaseMaxIterations': task.increaseMaxIterations,
+    'ralph.unblockTask': task.unblockTask,
+    'ralph.cancelTask': task.cancelTask,
+    'ralph.deleteTask': task.deleteTask,
+    'ralph.rollbackTask': task.rollbackTask,
+    'ralph.openPanel': async (arg?: unknown) => {
+      await s.panel.show(taskIdOf(arg));
+      return true;
     },
     'ralph.setApiKey': async (value?: unknown) => {
       const key =
@@ -60,7 +85,10 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.showLog': () => s.logger.channel.show(true),
     'ralph.refreshTasks': () => s.tree.refresh(),
     'ralph.runGates': () => runQualityGates(s),
-    'ralph.showReport': (node?: unknown) => showReport(s, node),
+    'ralph.showReport': async (arg?: unknown) => {
+      const id = arg instanceof TaskNode ? undefined : taskIdOf(arg);
+      return showReport(s, id ? new TaskNode(await s.store.get(id)) : arg);
+    },
     'ralph.openConfig': async () => {
       const uri = vscode.Uri.file(s.paths.config);
       try {
@@ -112,19 +140,6 @@ async function askForTask(): Promise<NewTask | undefined> {
   });
   if (promise === undefined) return undefined;
   return { title, prompt, promise };
-}
-
-async function pickTask(s: CommandServices, placeHolder: string): Promise<Task | undefined> {
-  const tasks = (await s.store.list()).filter((t) => ['todo', 'in_progress', 'halted'].includes(t.status));
-  if (tasks.length === 0) {
-    void vscode.window.showInformationMessage('Ralph: no task can be run (todo, in progress or halted).');
-    return undefined;
-  }
-  const picked = await vscode.window.showQuickPick(
-    tasks.map((task) => ({ label: task.title, description: `${task.id} · ${task.status}`, task })),
-    { placeHolder },
-  );
-  return picked?.task;
 }
 
 async function startRun(s: CommandServices, taskId: string | undefined) {

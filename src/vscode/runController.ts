@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { loadConfig } from '../core/config/load';
+import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
@@ -13,7 +14,11 @@ import { DisposableBase } from './lifecycle';
 import type { ChannelLogger } from './logger';
 import type { SecretStorageSource } from './secrets';
 
-export type RunState = 'idle' | 'running' | 'stopping';
+/** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
+export type RunState = 'idle' | 'running' | 'paused' | 'stopping';
+
+/** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
+export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold']);
 
 /** What the status bar and tree show about the run in progress. */
 export interface LiveStatus {
@@ -23,6 +28,8 @@ export interface LiveStatus {
   iteration?: number;
   maxIterations?: number;
   progress?: number;
+  /** A warning that waits for an answer (the status bar's attention state), until answered or the run ends. */
+  attention?: string;
 }
 
 /** Why a run could not start, with the action that fixes it. */
@@ -42,6 +49,7 @@ export class RunRefusedError extends Error {
 export class RunController extends DisposableBase {
   private runner: RalphRunner | undefined;
   private live: LiveStatus = { state: 'idle' };
+  private config: RalphConfig | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<LiveStatus>());
   readonly onDidChange = this.changed.event;
 
@@ -65,6 +73,15 @@ export class RunController extends DisposableBase {
 
   get running(): boolean {
     return this.runner !== undefined;
+  }
+
+  get paused(): boolean {
+    return this.runner?.paused ?? false;
+  }
+
+  /** The configuration of the current (or last) run: its prices price the panel's cost column. */
+  get lastConfig(): RalphConfig | undefined {
+    return this.config;
   }
 
   /** Runs one task, or the autopilot when `taskId` is absent; resolves when the run ends. */
@@ -102,6 +119,7 @@ export class RunController extends DisposableBase {
       model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
     });
     this.runner = runner;
+    this.config = config;
     await this.publish({ state: 'running' });
     try {
       return await runner.run({ taskId });
@@ -118,7 +136,25 @@ export class RunController extends DisposableBase {
   async stop(): Promise<void> {
     if (!this.runner) return;
     this.runner.stop();
-    await this.publish({ ...this.live, state: 'stopping' });
+    await this.publish({ ...this.live, state: 'stopping', attention: undefined });
+  }
+
+  /** Finishes the current step, then waits; the core emits `run.paused`, which sets the state. */
+  pause(): boolean {
+    if (!this.runner || this.runner.paused || this.live.state === 'stopping') return false;
+    this.runner.pause();
+    return true;
+  }
+
+  resume(): boolean {
+    if (!this.runner?.paused) return false;
+    this.runner.resume();
+    return true;
+  }
+
+  /** The person answered the warning that wanted attention. */
+  async clearAttention(): Promise<void> {
+    if (this.live.attention !== undefined) await this.publish({ ...this.live, attention: undefined });
   }
 
   private track(event: RalphEvent): void {
@@ -134,7 +170,16 @@ export class RunController extends DisposableBase {
         if (event.signal.kind === 'PROGRESS') void this.publish({ ...this.live, progress: event.signal.percent });
         break;
       case 'task.finished':
-        void this.publish({ state: this.live.state });
+        void this.publish({ state: this.live.state, ...(this.live.attention ? { attention: this.live.attention } : {}) });
+        break;
+      case 'run.paused':
+        if (this.live.state === 'running') void this.publish({ ...this.live, state: 'paused' });
+        break;
+      case 'run.resumed':
+        if (this.live.state === 'paused') void this.publish({ ...this.live, state: 'running', attention: undefined });
+        break;
+      case 'warning':
+        if (ATTENTION_CODES.has(event.code)) void this.publish({ ...this.live, attention: event.message });
         break;
       default:
         break;

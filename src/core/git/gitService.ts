@@ -59,7 +59,7 @@ export class GitService {
     // that print nothing, and this check runs every iteration
     const status = await this.git.raw(['status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
     if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
-    await this.git.raw(['add', '-A', ...pathspec]);
+    await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
     const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
