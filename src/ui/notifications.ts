@@ -1,0 +1,92 @@
+import * as vscode from 'vscode';
+import type { EventBus, EventOf, RalphEvent } from '../core/events';
+import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../shared/panelState';
+import { DisposableBase } from '../vscode/lifecycle';
+import type { ChannelLogger } from '../vscode/logger';
+import type { WarningActions } from './warningActions';
+
+export interface NotificationServices {
+  bus: EventBus;
+  logger: ChannelLogger;
+  warnings: WarningActions;
+  /** The task's title, when the panel's model knows it. */
+  titleOf(taskId: string): string | undefined;
+}
+
+type Show = (message: string, ...items: string[]) => Thenable<string | undefined>;
+
+/** Per task end: the notification's kind and its actions (label → command run on the task). */
+const FINISHED: Partial<Record<string, { show: 'info' | 'warning' | 'error'; actions: [string, string][] }>> = {
+  done: { show: 'info', actions: [['Show Report', 'ralph.showReport'], ['Open Progress Panel', 'ralph.openPanel']] },
+  blocked: { show: 'warning', actions: [['Unblock', 'ralph.unblockTask'], ['Edit Task', 'ralph.editTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  needs_help: { show: 'warning', actions: [['Unblock', 'ralph.unblockTask'], ['Edit Task', 'ralph.editTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  timeout: { show: 'warning', actions: [['Retry', 'ralph.retryTask'], ['Increase Max Iterations', 'ralph.increaseMaxIterations'], ['Open Progress Panel', 'ralph.openPanel']] },
+  failed: { show: 'error', actions: [['Retry', 'ralph.retryTask'], ['Open Progress Panel', 'ralph.openPanel'], ['Open Log', 'ralph.showLog']] },
+  halted: { show: 'info', actions: [['Resume', 'ralph.runSelectedTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+};
+
+/**
+ * Notifications for the moments a person should know about — warnings that want an answer,
+ * a task's end (done, blocked, timed out, failed, halted), errors — each with its actions.
+ * At most one notification per subject is open at a time, so a burst of events cannot flood
+ * the editor with toasts.
+ */
+export class Notifications extends DisposableBase {
+  private readonly open = new Set<string>();
+
+  constructor(private readonly s: NotificationServices) {
+    super();
+    this.register(s.bus.subscribe((event) => this.onEvent(event)));
+  }
+
+  private onEvent(event: RalphEvent): void {
+    if (event.type === 'warning') this.warning(event);
+    else if (event.type === 'task.finished') this.finished(event);
+    else if (event.type === 'error') this.error(event);
+  }
+
+  private warning(event: EventOf<'warning'>): void {
+    const actions = warningActions(event.code).filter((a) => a !== 'dismiss');
+    const labels = actions.map((a) => WARNING_ACTION_LABEL[a]);
+    const task = event.taskId ? ` (${event.taskId})` : '';
+    this.once(`warning:${event.code}:${event.taskId ?? ''}`, vscode.window.showWarningMessage, `Ralph${task}: ${event.message}`, [...labels, 'Open Log'], (choice) => {
+      if (choice === 'Open Log') return this.s.logger.channel.show(true);
+      const action = actions.find((a) => WARNING_ACTION_LABEL[a] === choice) as WarningAction | undefined;
+      if (action) void this.s.warnings.run(warningIdOf(event.runId, event.seq), action);
+    });
+  }
+
+  private finished(event: EventOf<'task.finished'>): void {
+    const kind = FINISHED[event.status];
+    if (!kind) return;
+    const title = this.s.titleOf(event.taskId);
+    const name = `${event.taskId}${title ? ` "${title}"` : ''}`;
+    const text =
+      event.status === 'done'
+        ? `Ralph: ${name} is done after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}.`
+        : `Ralph: ${name} ${event.status === 'needs_help' ? 'needs help' : event.status === 'timeout' ? 'timed out' : `is ${event.status}`} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+    const show = kind.show === 'info' ? vscode.window.showInformationMessage : kind.show === 'warning' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+    this.once(`finished:${event.taskId}`, show, text, kind.actions.map(([label]) => label), (choice) => {
+      const command = kind.actions.find(([label]) => label === choice)?.[1];
+      if (command) void vscode.commands.executeCommand(command, ...(command === 'ralph.showLog' ? [] : [event.taskId]));
+    });
+  }
+
+  private error(event: EventOf<'error'>): void {
+    this.once('error', vscode.window.showErrorMessage, `Ralph: ${event.message}`, ['Open Log'], (choice) => {
+      if (choice) this.s.logger.channel.show(true);
+    });
+  }
+
+  private once(key: string, show: Show, text: string, items: string[], answer: (choice: string | undefined) => unknown): void {
+    if (this.open.has(key)) return;
+    this.open.add(key);
+    void Promise.resolve(show(text, ...items)).then(
+      (choice) => {
+        this.open.delete(key);
+        answer(choice);
+      },
+      () => this.open.delete(key),
+    );
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Feeds the panel model: every bus event, the task store's changes (so the cards follow Retry,
+ * Unblock… at once), the final reports' text, and — once, when the panel first needs it — the
+ * tasks and checkpoints on disk, so a panel opened after a window reload or a CLI run shows the
+ * past iterations. No `vscode` import.
+ */
+import * as path from 'node:path';
+import type { RalphConfig } from '../../core/config/schema';
+import type { EventBus, RalphEvent } from '../../core/events';
+import { estimateCostUsd } from '../../core/llm/pricing';
+import type { Checkpoint, CheckpointStore } from '../../core/loop/checkpoint';
+import type { RalphPaths } from '../../core/paths';
+import type { Task } from '../../core/tasks/schema';
+import type { TaskStore } from '../../core/tasks/store';
+import { readTextIfExists } from '../../core/util/atomicWrite';
+import type { CheckpointSeed, TaskSeed } from '../../shared/panelInput';
+import { LIMITS } from '../../shared/panelState';
+import type { PanelModel } from './panelModel';
+
+export interface PanelFeederDeps {
+  model: PanelModel;
+  bus: EventBus;
+  store: TaskStore;
+  checkpoints: CheckpointStore;
+  paths: RalphPaths;
+  prices: () => RalphConfig['llm']['prices'];
+  now?: () => number;
+}
+
+export class PanelFeeder {
+  private readonly subscriptions: { dispose(): void }[] = [];
+  private loaded: Promise<void> | undefined;
+
+  constructor(private readonly deps: PanelFeederDeps) {
+    this.subscriptions.push(deps.bus.subscribe((event) => this.onEvent(event)));
+    this.subscriptions.push(deps.store.onDidChange((tasks) => this.syncTasks(tasks, false)));
+  }
+
+  /** Once per session: adopt the tasks that ran (checkpoint or iterations) with their history and final report. */
+  loadFromDisk(): Promise<void> {
+    this.loaded ??= this.adopt().catch(() => undefined);
+    return this.loaded;
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions.splice(0)) s.dispose();
+  }
+
+  private onEvent(event: RalphEvent): void {
+    this.deps.model.ingest(event);
+    if (event.type === 'report.written' && event.final) void this.readReport(event.taskId, event.file);
+  }
+
+  private syncTasks(tasks: readonly Task[], adopt: boolean, checkpoints?: Map<string, Checkpoint>): void {
+    const seeds = tasks.map((task) => taskSeed(task, checkpoints?.get(task.id), this.deps.prices()));
+    this.deps.model.apply({ type: 'panel.sync', time: this.isoNow(), tasks: seeds, adopt });
+  }
+
+  private async adopt(): Promise<void> {
+    const { store, checkpoints, paths } = this.deps;
+    if (!(await store.exists())) return;
+    const tasks = await store.list();
+    const found = new Map<string, Checkpoint>();
+    for (const task of tasks) {
+      if (task.status === 'todo' && task.iterations === 0) continue;
+      const cp = await checkpoints.load(task.id);
+      if (cp) found.set(task.id, cp);
+    }
+    const ran = tasks
+      .filter((t) => found.has(t.id) || t.iterations > 0)
+      .sort((a, b) => (found.get(a.id)?.updatedAt ?? a.updatedAt).localeCompare(found.get(b.id)?.updatedAt ?? b.updatedAt))
+      .slice(-LIMITS.tasks);
+    if (ran.length === 0) return;
+    this.syncTasks(ran, true, found);
+    for (const task of ran) {
+      const final = path.join(paths.reportsDir(task.id), 'final.md');
+      await this.readReport(task.id, paths.relative(final));
+    }
+  }
+
+  private async readReport(taskId: string, file: string): Promise<void> {
+    const text = await readTextIfExists(path.join(this.deps.paths.workspace, file)).catch(() => undefined);
+    if (text !== undefined) this.deps.model.apply({ type: 'panel.report', taskId, file, final: true, text: text.slice(0, LIMITS.reportChars) });
+  }
+
+  private isoNow(): string {
+    return new Date((this.deps.now ?? Date.now)()).toISOString();
+  }
+}
+
+/** A task of the store (and its checkpoint) as the panel's `panel.sync` input. */
+export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphConfig['llm']['prices']): TaskSeed {
+  return {
+    id: task.id,
+    title: task.title,
+    status: task.status,
+    maxIterations: task.maxIterations,
+    iterations: task.iterations,
+    progress: task.progress,
+    lastSignal: task.lastSignal,
+    blockedReason: task.blockedReason,
+    updatedAt: task.updatedAt,
+    ...(cp ? { checkpoint: checkpointSeed(cp, prices) } : {}),
+  };
+}
+
+function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices']): CheckpointSeed {
+  let costUsd = 0;
+  let unpricedTokens = 0;
+  for (const [model, usage] of Object.entries(cp.modelUsage)) {
+    const cost = estimateCostUsd(model, usage, prices);
+    if (cost === undefined) unpricedTokens += usage.promptTokens + usage.completionTokens;
+    else costUsd += cost;
+  }
+  return {
+    elapsedMs: cp.elapsedMs,
+    commits: cp.commits,
+    tokens: cp.usage.totalTokens,
+    costUsd,
+    unpricedTokens,
+    history: cp.history.map((r) => ({
+      n: r.iteration,
+      startedAt: r.startedAt,
+      durationMs: r.durationMs,
+      model: r.model,
+      outcome: r.outcome,
+      signal: r.signal,
+      progress: r.progress,
+      commit: r.commit,
+      error: r.error,
+      tokens: r.usage.totalTokens,
+      gates: r.gates.map((g) => ({ passed: g.passed })),
+    })),
+  };
+}

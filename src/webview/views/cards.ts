@@ -1,0 +1,99 @@
+import type { TaskView } from '../../shared/panelState';
+import type { PanelCommand } from '../../shared/protocol';
+import { button, h, icon } from '../dom';
+import { duration, shortSha } from '../format';
+import type { ViewContext } from './context';
+import { collapsible } from './delegations';
+import { signalChip } from './progressBox';
+
+type Action = [label: string, command: PanelCommand, icon: string];
+
+interface CardKind {
+  glyph: string;
+  title: string;
+  tone: 'passed' | 'failed' | 'warning' | 'info' | 'muted';
+  actions: Action[];
+}
+
+const RETRY: Action = ['Retry', 'retryTask', 'refresh'];
+const EDIT: Action = ['Edit Task', 'editTask', 'edit'];
+const CANCEL: Action = ['Cancel', 'cancelTask', 'close'];
+const ROLLBACK: Action = ['Rollback', 'rollbackTask', 'discard'];
+const REPORT: Action = ['Show Report', 'showReport', 'book'];
+
+const KINDS: Partial<Record<TaskView['status'], CardKind>> = {
+  done: { glyph: 'pass-filled', title: 'Task complete', tone: 'passed', actions: [REPORT, ROLLBACK] },
+  timeout: { glyph: 'watch', title: 'Task timed out', tone: 'warning', actions: [RETRY, EDIT, ['Increase Limit', 'increaseMaxIterations', 'add'], ['Abandon', 'cancelTask', 'close']] },
+  blocked: { glyph: 'circle-slash', title: 'Task blocked', tone: 'warning', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, CANCEL] },
+  needs_help: { glyph: 'question', title: 'Task needs help', tone: 'info', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, CANCEL] },
+  failed: { glyph: 'error', title: 'Task failed', tone: 'failed', actions: [RETRY, EDIT, ROLLBACK, ['Open Log', 'showLog', 'output']] },
+  halted: { glyph: 'debug-pause', title: 'Task halted', tone: 'warning', actions: [['Resume', 'runSelectedTask', 'debug-continue'], EDIT, ROLLBACK, CANCEL] },
+  cancelled: { glyph: 'close', title: 'Task cancelled', tone: 'muted', actions: [RETRY, REPORT] },
+};
+
+function fact(label: string, value: HTMLElement | string): HTMLElement[] {
+  return [h('dt', {}, label), h('dd', {}, value)];
+}
+
+/** The completion / timeout / blocked (… failed, halted, cancelled) card of a task that ended, with its actions. */
+export function finishCard(ctx: ViewContext): HTMLElement | null {
+  const task = ctx.task;
+  const finish = task?.finish;
+  if (!task || !finish || task.status !== finish.status) return null;
+  const kind = KINDS[finish.status];
+  if (!kind) return null;
+  const facts: HTMLElement[] = [
+    ...fact('Task', `${task.id} ${task.title}`),
+    ...fact('Duration', duration(task.elapsedMs)),
+    ...fact('Iterations', `${finish.iterations}${finish.status === 'timeout' && task.maxIterations ? `/${task.maxIterations}` : ''}`),
+  ];
+  if (finish.status !== 'done') {
+    facts.push(...fact('Last progress', task.progress === undefined ? '—' : `${task.progress}%`), ...fact('Last signal', signalChip(task.lastSignal)));
+  }
+  if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
+  if (task.lastCommit) facts.push(...fact('Commit', `${shortSha(task.lastCommit.sha)} "${task.lastCommit.message}"`));
+  const blocked = finish.status === 'blocked' || finish.status === 'needs_help';
+  return h(
+    'section',
+    { class: `box card card-${kind.tone}`, 'aria-labelledby': 'card-heading', 'data-testid': 'finish-card', 'data-status': finish.status },
+    h('h2', { id: 'card-heading', class: kind.tone }, icon(kind.glyph), ` ${kind.title}`),
+    h('dl', { class: 'facts' }, ...facts),
+    blocked
+      ? h('div', { class: 'reason-box' }, h('strong', {}, finish.status === 'blocked' ? 'Block reason' : 'Question'), h('p', {}, task.blockedReason ?? finish.reason))
+      : h('p', {}, h('strong', {}, 'Reason: '), finish.reason),
+    finish.status === 'done' && task.gates.length > 0
+      ? h(
+          'ul',
+          { class: 'checks', 'aria-label': 'Quality checks' },
+          ...task.gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary ?? ''}`))),
+        )
+      : undefined,
+    h('div', { class: 'actions' }, ...kind.actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0, focusKey: `card:${command}` }))),
+  );
+}
+
+/** The final report's text, and a way to open it. */
+export function report(ctx: ViewContext): HTMLElement | null {
+  const task = ctx.task;
+  const r = task?.report;
+  if (!task || !r?.final || r.text === undefined) return null;
+  return h(
+    'section',
+    { class: 'box report', 'aria-labelledby': 'report-heading' },
+    h('h2', { id: 'report-heading' }, 'Final report'),
+    collapsible(ctx, `report:${task.id}:${r.file}`, 'Report', r.file, false, h('pre', { class: 'text report-text' }, r.text)),
+    h('div', { class: 'actions' }, button('Open in Preview', () => ctx.client.openFile(r.file), { icon: 'open-preview', secondary: true, focusKey: 'report-open' })),
+  );
+}
+
+/** Recent errors (what "Review Errors" shows), for the task shown. */
+export function errors(ctx: ViewContext): HTMLElement | null {
+  const list = ctx.state.errors.filter((e) => !ctx.task || !e.taskId || e.taskId === ctx.task.id);
+  if (list.length === 0) return null;
+  return h(
+    'section',
+    { class: 'box errors', id: 'errors', 'aria-labelledby': 'errors-heading' },
+    h('h2', { id: 'errors-heading' }, `Errors (${list.length})`),
+    h('ul', {}, ...[...list].reverse().map((e) => h('li', { class: 'failed' }, icon('error'), ` ${e.message}`))),
+  );
+}

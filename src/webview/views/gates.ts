@@ -1,0 +1,41 @@
+import type { GateView } from '../../shared/panelState';
+import { h, icon } from '../dom';
+import { duration } from '../format';
+import type { ViewContext } from './context';
+
+function gateRow(gate: GateView): HTMLElement {
+  const state = gate.passed === undefined ? 'running' : gate.passed ? 'passed' : 'failed';
+  const glyph = gate.passed === undefined ? 'loading~spin' : gate.passed ? 'pass-filled' : 'error';
+  const failing = gate.tests?.failing ?? [];
+  return h(
+    'li',
+    { class: `gate gate-${state}`, 'data-testid': 'gate' },
+    h(
+      'div',
+      { class: 'gate-line' },
+      h('span', { class: state }, icon(glyph)),
+      h('strong', {}, ` ${gate.name}`),
+      h('span', { class: 'muted' }, ` ${gate.kind}${gate.required ? '' : ' · optional'}${gate.durationMs !== undefined ? ` · ${duration(gate.durationMs)}` : ''}`),
+      gate.tests ? h('span', { class: 'counts' }, ` ${gate.tests.passed}/${gate.tests.total} passing${gate.tests.failed ? `, ${gate.tests.failed} failing` : ''}`) : '',
+    ),
+    gate.summary ? h('div', { class: 'gate-summary' }, gate.summary) : undefined,
+    failing.length > 0 ? h('ul', { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` }, ...failing.map((f) => h('li', {}, icon('close', 'failed'), ` ${f}`))) : undefined,
+  );
+}
+
+/** The latest gate results of the task (and of a hand-run of the gates), with counts and failing tests. */
+export function gates(ctx: ViewContext): HTMLElement | null {
+  const task = ctx.task;
+  const taskGates = task?.gates ?? [];
+  const handRun = ctx.state.workspaceGates;
+  if (taskGates.length === 0 && handRun.length === 0) return null;
+  return h(
+    'section',
+    { class: 'box gates', 'aria-labelledby': 'gates-heading' },
+    h('h2', { id: 'gates-heading' }, 'Quality gates'),
+    taskGates.length > 0 ? h('p', { class: 'muted' }, `After iteration ${task?.gatesIteration ?? '?'}`) : undefined,
+    taskGates.length > 0 ? h('ul', { class: 'gate-list' }, ...taskGates.map(gateRow)) : undefined,
+    handRun.length > 0 ? h('p', { class: 'muted' }, 'Run Quality Gates (by hand)') : undefined,
+    handRun.length > 0 ? h('ul', { class: 'gate-list' }, ...handRun.map(gateRow)) : undefined,
+  );
+}

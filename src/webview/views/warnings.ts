@@ -1,0 +1,48 @@
+import { WARNING_ACTION_LABEL, type WarningView, warningActions } from '../../shared/panelState';
+import { button, h, icon } from '../dom';
+import { clock } from '../format';
+import type { ViewContext } from './context';
+
+const TITLES: Record<string, [string, string]> = {
+  'no-commits': ['warning', 'No commits lately — the agent may be stuck'],
+  'iteration-ratio': ['watch', 'Most of the iteration limit is used'],
+  'error-threshold': ['error', 'Error threshold reached — autopilot paused'],
+};
+
+const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };
+
+function card(ctx: ViewContext, w: WarningView): HTMLElement {
+  const [glyph, title] = TITLES[w.code] ?? ['warning', 'Warning'];
+  const task = ctx.state.tasks.find((t) => t.id === w.taskId);
+  const actions = warningActions(w.code);
+  return h(
+    'div',
+    { class: `warning-card${w.resolved ? ' resolved' : ''} warning-${w.code}`, role: 'group', 'aria-label': `Warning: ${title}`, 'data-testid': 'warning', 'data-warning-code': w.code },
+    h('div', { class: 'warning-title' }, icon(glyph), h('strong', {}, ` ${title}`), h('span', { class: 'muted' }, ` · ${clock(w.time)}`)),
+    h('p', {}, w.message),
+    task ? h('p', { class: 'muted' }, `Task: ${task.id} ${task.title}${w.iteration ? ` · iteration ${w.iteration}/${w.maxIterations ?? '?'}` : ''}`) : undefined,
+    w.resolved
+      ? h('p', { class: 'muted', 'data-testid': 'warning-resolved' }, icon('check'), ` Answered: ${WARNING_ACTION_LABEL[w.resolved]}`)
+      : h(
+          'div',
+          { class: 'actions' },
+          ...actions.map((action, i) =>
+            button(WARNING_ACTION_LABEL[action], () => ctx.client.answerWarning(w.id, action), { icon: ACTION_ICON[action], secondary: i > 0, focusKey: `warning:${w.id}:${action}` }),
+          ),
+        ),
+  );
+}
+
+/** Warnings with their actions: open ones first, answered ones (recent) after. */
+export function warnings(ctx: ViewContext): HTMLElement | null {
+  const list = ctx.state.warnings;
+  if (list.length === 0) return null;
+  const open = list.filter((w) => !w.resolved);
+  const answered = list.filter((w) => w.resolved).slice(-3);
+  return h(
+    'section',
+    { class: 'warnings', 'aria-label': 'Warnings', 'aria-live': 'polite' },
+    ...[...open].reverse().map((w) => card(ctx, w)),
+    ...[...answered].reverse().map((w) => card(ctx, w)),
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * Runs the end-to-end suite (out/test/e2e/**\/*.e2e.js) with mocha in this Node process; each
+ * suite starts its own code-server with the packaged ralph-loop.vsix and drives Chromium.
+ * Build first: `npm run package && npm run compile-tests`. Screenshots go to
+ * test/e2e/screenshots/ (git-ignored).
+ *
+ * Env: RALPH_E2E_GREP filters tests by title; RALPH_E2E_TIMEOUT_MS bounds the whole run
+ * (default 600000); RALPH_KEEP_TEMP=1 keeps the temp workspace and code-server dirs.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+
+function findSuites(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? findSuites(path.join(dir, entry.name)) : entry.name.endsWith('.e2e.js') ? [path.join(dir, entry.name)] : []))
+    .sort();
+}
+
+export function runE2e(): Promise<number> {
+  const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 180_000 });
+  if (process.env.RALPH_E2E_GREP) mocha.grep(process.env.RALPH_E2E_GREP);
+  for (const file of findSuites(__dirname)) mocha.addFile(file);
+  return new Promise((resolve) => {
+    const runner = mocha.run((failures) => {
+      console.log(`${runner.stats?.passes ?? 0} passed, ${failures} failed`);
+      resolve(failures > 0 ? 1 : 0);
+    });
+  });
+}
+
+if (require.main === module) {
+  const started = Date.now();
+  const limit = Number(process.env.RALPH_E2E_TIMEOUT_MS ?? 600_000);
+  const timer = setTimeout(() => {
+    console.error(`[e2e] FAIL timed out after ${limit} ms (RALPH_E2E_TIMEOUT_MS)`);
+    process.exit(1);
+  }, limit);
+  runE2e().then(
+    (code) => {
+      clearTimeout(timer);
+      console.log(`[e2e] ${code === 0 ? 'PASS' : 'FAIL'} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+      process.exit(code);
+    },
+    (error: unknown) => {
+      console.error(`[e2e] FAIL ${String(error)}`);
+      process.exit(1);
+    },
+  );
+}

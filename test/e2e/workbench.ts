@@ -1,0 +1,132 @@
+/**
+ * A page object for the VS Code workbench served by code-server, driven by playwright in
+ * Chromium: the command palette, input boxes, the Ralph view, the status bar, notifications,
+ * and the progress panel's webview (two nested iframes).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
+
+export const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'test', 'e2e', 'screenshots');
+
+export class Workbench {
+  constructor(readonly page: Page) {}
+
+  async ready(): Promise<void> {
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+    await this.page.locator('.part.activitybar, .activitybar').first().waitFor({ timeout: 60_000 });
+    await this.page.locator('.statusbar').waitFor({ timeout: 60_000 });
+  }
+
+  /** Runs a command by its palette title, e.g. `Ralph: Add Task`. */
+  async runCommand(title: string): Promise<void> {
+    await this.dismissQuickInput();
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 20_000 });
+    await input.fill(`>${title}`);
+    const row = this.page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ timeout: 20_000 });
+    await input.press('Enter');
+  }
+
+  /** Answers the input box whose title contains `titlePart`. */
+  async answerInput(titlePart: string, text: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: titlePart }).waitFor({ timeout: 20_000 });
+    const input = widget.locator('.quick-input-box input');
+    await input.fill(text);
+    await input.press('Enter');
+  }
+
+  async dismissQuickInput(): Promise<void> {
+    if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
+  }
+
+  async openRalphView(): Promise<void> {
+    const item = this.page.locator('.activitybar a.action-label[aria-label^="Ralph Loop"], .activitybar li.action-item[aria-label^="Ralph Loop"]').first();
+    await item.waitFor({ timeout: 60_000 });
+    await item.click();
+    await this.tasksView().waitFor({ timeout: 30_000 });
+  }
+
+  /** The Ralph view's pane (its tree or its welcome content). */
+  tasksView(): Locator {
+    return this.page.locator('.pane', { has: this.page.locator('.pane-header', { hasText: /tasks/i }) }).first();
+  }
+
+  /** A tree row by (part of) its accessible label: `<title>, <id>, <status>…`. */
+  treeRow(text: string | RegExp): Locator {
+    return this.tasksView().locator('.monaco-list-row', { hasText: text }).first();
+  }
+
+  async treeLabels(): Promise<string[]> {
+    return this.tasksView().locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? r.textContent ?? ''));
+  }
+
+  statusItem(): Locator {
+    return this.page.locator('.statusbar-item', { has: this.page.locator('[aria-label^="Ralph Loop:"]') }).first();
+  }
+
+  async statusText(): Promise<string> {
+    return (await this.statusItem().innerText()).trim();
+  }
+
+  notification(text: string | RegExp): Locator {
+    return this.page.locator('.notification-toast', { hasText: text }).first();
+  }
+
+  /** The progress panel's content document (webview iframe → active frame). */
+  panel(): FrameLocator {
+    return this.page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
+  }
+
+  async panelBody(): Promise<Locator> {
+    const body = this.panel().locator('body[data-digest]');
+    await body.waitFor({ timeout: 30_000 });
+    return body;
+  }
+
+  /** The sequence number and digest the webview last applied (it writes them on its body). */
+  async panelApplied(): Promise<{ seq: number; digest: string }> {
+    const body = await this.panelBody();
+    return { seq: Number(await body.getAttribute('data-seq')), digest: (await body.getAttribute('data-digest')) ?? '' };
+  }
+
+  async closeActiveEditor(): Promise<void> {
+    await this.runCommand('View: Close Editor');
+  }
+
+  async screenshot(name: string, target?: Locator): Promise<string> {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    const file = path.join(SCREENSHOTS, `${name}.png`);
+    if (target) await target.screenshot({ path: file });
+    else await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** The editor area (where the panel is). */
+  editorArea(): Locator {
+    return this.page.locator('.part.editor').first();
+  }
+
+  sideBar(): Locator {
+    return this.page.locator('.part.sidebar').first();
+  }
+}
+
+/** Polls until `probe` gives a value (not a timer: the condition decides, the timeout only bounds it). */
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
