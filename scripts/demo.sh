@@ -26,7 +26,8 @@ ralph init
 cat >"$work/.ralph/config.json" <<JSON
 {
   "llm": { "baseUrl": "$url", "apiKeyEnv": "RALPH_DEMO_KEY", "models": ["gpt-4.1-mini"] },
-  "loop": { "maxIterations": 5, "taskTimeoutMinutes": 5 }
+  "loop": { "maxIterations": 5, "taskTimeoutMinutes": 5 },
+  "gates": [{ "name": "tests", "command": "npm test --silent", "kind": "tests", "required": true }]
 }
 JSON
 (cd "$work" && git add -A && git -c user.name=demo -c user.email=demo@localhost commit -qm "ralph init")
@@ -38,3 +39,6 @@ ralph task list
 echo
 echo "Commits made by the loop in $work:"
 git -C "$work" log --format='  %h %s' -n 5
+echo
+echo "Final report ($work/.ralph/reports/T-001/final.md):"
+sed -n '1,/## Task/p' "$work/.ralph/reports/T-001/final.md" | head -n -1
