@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
-import type { TempWorkspace } from '../helpers/tempWorkspace';
-import { makeProject, MOCHA_PROJECT } from './projects';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, RUN_TIMEOUT_MS, runTool, type Toolchain } from './toolchain';
+import { MOCHA_PROJECT, useToolProjects } from './projects';
+import { RUN_TIMEOUT_MS, runTool } from './toolchain';
 
 const TS_PROJECT: Record<string, string> = {
   'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, include: ['src'] }),
@@ -33,21 +32,7 @@ const COVERED_PROJECT: Record<string, string> = {
 describe('gate output parsers: tsc, eslint, coverage (real tools)', function () {
   // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
   this.timeout(RUN_TIMEOUT_MS);
-  let tools: Toolchain;
-  const projects: TempWorkspace[] = [];
-  const project = async (files: Record<string, string>) => {
-    const p = await makeProject(tools, files);
-    projects.push(p);
-    return p;
-  };
-
-  before(async function () {
-    this.timeout(INSTALL_TIMEOUT_MS);
-    tools = await ensureToolchain();
-  });
-  after(async () => {
-    for (const p of projects) await p.cleanup();
-  });
+  const { tools: toolchain, project } = useToolProjects();
 
   it('reads tsc errors in the plain and the --pretty (coloured) form alike', async () => {
     const p = await project(TS_PROJECT);
@@ -59,17 +44,17 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
         { file: 'src/b.ts', line: 1, message: "TS2307: Cannot find module './nowhere' or its corresponding type declarations." },
       ],
     };
-    const plain = await runTool([...tools.bin('typescript', 'tsc'), '-p', '.'], p.dir);
+    const plain = await runTool([...toolchain().bin('typescript', 'tsc'), '-p', '.'], p.dir);
     assert.equal(plain.exitCode, 2, plain.output);
     assert.deepEqual(parseGateOutput('types', plain.output).typeErrors, expected);
     assert.deepEqual(parseGateOutput('custom', plain.output), { typeErrors: expected }, 'a custom gate reads whatever it recognises');
-    const pretty = await runTool([...tools.bin('typescript', 'tsc'), '-p', '.', '--pretty'], p.dir);
+    const pretty = await runTool([...toolchain().bin('typescript', 'tsc'), '-p', '.', '--pretty'], p.dir);
     assert.match(pretty.output, /Found 3 errors in 2 files/);
     assert.deepEqual(parseGateOutput('types', pretty.output).typeErrors, expected);
 
     await fs.rm(p.path('src/a.ts'));
     await fs.rm(p.path('src/b.ts'));
-    const clean = await runTool([...tools.bin('typescript', 'tsc'), '-p', '.'], p.dir);
+    const clean = await runTool([...toolchain().bin('typescript', 'tsc'), '-p', '.'], p.dir);
     assert.equal(clean.exitCode, 0, clean.output);
     assert.deepEqual(parseGateOutput('types', clean.output), {}, 'a clean tsc prints nothing: nothing to report');
   });
@@ -83,11 +68,11 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
       { file: 'src/a.js', line: 3, rule: 'no-undef', severity: 'error', message: "'undefinedThing' is not defined" },
     ];
     for (const color of [false, true]) {
-      const run = await runTool([...tools.bin('eslint'), ...(color ? ['--color'] : []), 'src'], p.dir);
+      const run = await runTool([...toolchain().bin('eslint'), ...(color ? ['--color'] : []), 'src'], p.dir);
       assert.equal(run.exitCode, 1, run.output);
       assert.deepEqual(parseGateOutput('lint', run.output, { cwd: p.dir }).lintProblems, { errors: 2, warnings: 2, problems }, `color: ${color}`);
     }
-    const json = await runTool([...tools.bin('eslint'), '-f', 'json', 'src'], p.dir);
+    const json = await runTool([...toolchain().bin('eslint'), '-f', 'json', 'src'], p.dir);
     const fromJson = parseGateOutput('lint', `npm warn something\n${json.output}`, { cwd: p.dir }).lintProblems;
     // The JSON form keeps the message's final period, which stylish drops.
     assert.deepEqual(fromJson, { errors: 2, warnings: 2, problems: problems.map((x) => ({ ...x, message: `${x.message}.` })) });
@@ -95,7 +80,7 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
 
   it('reads coverage from the c8 text table, the json-summary file, lcov and text-summary, all agreeing', async () => {
     const p = await project(COVERED_PROJECT);
-    const c8 = (...reporters: string[]) => runTool([...tools.bin('c8'), ...reporters.map((r) => `--reporter=${r}`), ...tools.bin('mocha').slice(1), 'test/calc.test.js'], p.dir);
+    const c8 = (...reporters: string[]) => runTool([...toolchain().bin('c8'), ...reporters.map((r) => `--reporter=${r}`), ...toolchain().bin('mocha').slice(1), 'test/calc.test.js'], p.dir);
 
     const table = await c8('text', 'json-summary');
     assert.equal(table.exitCode, 0, table.output);
@@ -129,7 +114,7 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
       'calc.js': COVERED_PROJECT['calc.js'],
       'calc.test.js': "const calc = require('./calc');\ntest('adds', () => expect(calc.add(1, 2)).toBe(3));\n",
     });
-    const run = await runTool([...tools.bin('jest'), '--ci', '--coverage', '--coverageReporters=text', '--coverageReporters=json-summary'], p.dir);
+    const run = await runTool([...toolchain().bin('jest'), '--ci', '--coverage', '--coverageReporters=text', '--coverageReporters=json-summary'], p.dir);
     assert.equal(run.exitCode, 0, run.output);
     const summary = JSON.parse(await p.read('coverage/coverage-summary.json')) as { total: { lines: { pct: number } } };
     const parsed = parseGateOutput('tests', run.output, { cwd: p.dir });

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { TestCounts } from '../../../src/core/gates/parsers';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
-import { EXPECTED, JEST_PROJECT, makeProject, MOCHA_PROJECT, NODE_TEST_PROJECT, VITEST_PROJECT } from './projects';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, RUN_TIMEOUT_MS, runTool, type Toolchain } from './toolchain';
+import { EXPECTED, JEST_PROJECT, MOCHA_PROJECT, NODE_TEST_PROJECT, useToolProjects, VITEST_PROJECT } from './projects';
+import { RUN_TIMEOUT_MS, runTool } from './toolchain';
 
 /** The counts every fixture suite must produce, and the one failure it names. */
 function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, message: RegExp): void {
@@ -18,32 +18,18 @@ function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, me
 describe('gate output parsers: JS test runners (real tools)', function () {
   // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
   this.timeout(RUN_TIMEOUT_MS);
-  let tools: Toolchain;
-  const projects: TempWorkspace[] = [];
-  const project = async (files: Record<string, string>) => {
-    const p = await makeProject(tools, files);
-    projects.push(p);
-    return p;
-  };
-
-  before(async function () {
-    this.timeout(INSTALL_TIMEOUT_MS);
-    tools = await ensureToolchain();
-  });
-  after(async () => {
-    for (const p of projects) await p.cleanup();
-  });
+  const { tools: toolchain, project } = useToolProjects();
 
   it('reads mocha spec output: counts, numbered failures with the assertion message', async () => {
     const p = await project(MOCHA_PROJECT);
-    const run = await runTool([...tools.bin('mocha'), 'test/calc.test.js'], p.dir);
+    const run = await runTool([...toolchain().bin('mocha'), 'test/calc.test.js'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc subtracts$/, /subtraction is off/);
   });
 
   it('reads jest output: the Tests line and the ● failure block', async () => {
     const p = await project(JEST_PROJECT);
-    const run = await runTool([...tools.bin('jest'), '--ci'], p.dir);
+    const run = await runTool([...toolchain().bin('jest'), '--ci'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc › subtracts$/, /Expected: 1\nReceived: 2/);
   });
@@ -52,7 +38,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     // summaryThreshold 0 makes jest re-print every failure under "Summary of all failing tests" (by default past 20 files).
     const jestConfig = { reporters: [['default', { summaryThreshold: 0 }]] };
     const p = await project({ ...JEST_PROJECT, 'package.json': JSON.stringify({ name: 'j', private: true, jest: jestConfig }), 'broken.test.js': "test('x', () => { syntax error" });
-    const run = await runTool([...tools.bin('jest'), '--ci', '--verbose'], p.dir);
+    const run = await runTool([...toolchain().bin('jest'), '--ci', '--verbose'], p.dir);
     assert.match(run.output, /Summary of all failing tests/);
     const tests = parseGateOutput('tests', run.output).tests;
     assert.ok(tests, run.output);
@@ -63,14 +49,14 @@ describe('gate output parsers: JS test runners (real tools)', function () {
 
   it('reads vitest output: `Tests  1 failed | 2 passed | 1 skipped (4)` and the FAIL blocks', async () => {
     const p = await project(VITEST_PROJECT);
-    const run = await runTool([...tools.bin('vitest'), 'run'], p.dir);
+    const run = await runTool([...toolchain().bin('vitest'), 'run'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc\.test\.js > calc > subtracts$/, /expected 2 to be 1/);
   });
 
   it('counts a vitest file that fails to load as a failure', async () => {
     const p = await project({ ...VITEST_PROJECT, 'broken.test.js': "import { test } from 'vitest'; test('x', () => { syntax error" });
-    const run = await runTool([...tools.bin('vitest'), 'run'], p.dir);
+    const run = await runTool([...toolchain().bin('vitest'), 'run'], p.dir);
     const tests = parseGateOutput('tests', run.output).tests;
     assert.ok(tests, run.output);
     assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);
@@ -113,9 +99,9 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const vitest = await project(VITEST_PROJECT);
     const node = await project(NODE_TEST_PROJECT);
     const cases: [string, TempWorkspace, string[]][] = [
-      ['mocha', mocha, [...tools.bin('mocha'), '--color', 'test/calc.test.js']],
-      ['jest', jest, [...tools.bin('jest'), '--ci', '--colors']],
-      ['vitest', vitest, [...tools.bin('vitest'), 'run']],
+      ['mocha', mocha, [...toolchain().bin('mocha'), '--color', 'test/calc.test.js']],
+      ['jest', jest, [...toolchain().bin('jest'), '--ci', '--colors']],
+      ['vitest', vitest, [...toolchain().bin('vitest'), 'run']],
       ['node --test', node, [process.execPath, '--test', '--test-reporter=spec']],
     ];
     for (const [label, p, argv] of cases) {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import type { Toolchain } from './toolchain';
+import { ensureToolchain, INSTALL_TIMEOUT_MS, type Toolchain } from './toolchain';
 
 /**
  * Tiny projects the real tools run on. Every test suite has the same shape, so every runner
@@ -74,4 +74,32 @@ export async function makeProject(tools: Toolchain, files: Record<string, string
   const project = await makeTempWorkspace({ prefix: 'ralph-gate-', files });
   await fs.symlink(tools.nodeModules, project.path('node_modules'), 'junction');
   return project;
+}
+
+/**
+ * Mocha hooks for a suite that runs the real tools: the toolchain is installed (or reused)
+ * before the suite, and every project made with `project()` is removed after it.
+ */
+export function useToolProjects(): { tools(): Toolchain; project(files: Record<string, string>): Promise<TempWorkspace> } {
+  let tools: Toolchain | undefined;
+  const projects: TempWorkspace[] = [];
+  before(async function () {
+    this.timeout(INSTALL_TIMEOUT_MS);
+    tools = await ensureToolchain();
+  });
+  after(async () => {
+    for (const p of projects.splice(0)) await p.cleanup();
+  });
+  const ready = (): Toolchain => {
+    if (!tools) throw new Error('the toolchain is not installed yet');
+    return tools;
+  };
+  return {
+    tools: ready,
+    async project(files) {
+      const p = await makeProject(ready(), files);
+      projects.push(p);
+      return p;
+    },
+  };
 }
