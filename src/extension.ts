@@ -100,6 +100,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     tree.onDidChangeTreeData(() => {
       statusBar.update(runs.status, tree.snapshot);
       view.message = tree.message;
+      const waiting = tree.snapshot.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
+      view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
     }),
   );
   if (process.env.RALPH_TEST_HOOKS === '1') context.subscriptions.push(registerTestHooks(bus, () => runs.status.taskId));

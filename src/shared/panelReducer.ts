@@ -24,7 +24,11 @@ const runHandlers: Handlers = {
   }),
   'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason } }),
   'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
-  'run.resumed': (state) => (state.run.phase === 'paused' ? { ...state, run: { ...state.run, phase: 'running' } } : state),
+  // resuming answers whatever warning was waiting: the person chose to go on
+  'run.resumed': (state) =>
+    state.run.phase === 'paused'
+      ? { ...state, run: { ...state.run, phase: 'running' }, warnings: state.warnings.map((w) => (w.resolved ? w : { ...w, resolved: 'continue' as const })) }
+      : state,
   'panel.runPhase': (state, e) => (state.run.phase === e.phase ? state : { ...state, run: { ...state.run, phase: e.phase } }),
   warning: (state, e) => {
     const task = state.tasks.find((t) => t.id === e.taskId);

@@ -50,9 +50,10 @@ function applySeed(task: TaskView, seed: TaskSeed): TaskView {
   const patched = patch(task, {
     title: seed.title,
     status: seed.status,
-    maxIterations: seed.maxIterations,
+    // the store has no limit of its own for most tasks (the config's applies): keep what the run said
+    maxIterations: seed.maxIterations ?? task.maxIterations,
     iteration: Math.max(task.iteration, seed.iterations),
-    progress: seed.progress,
+    progress: seed.progress ?? task.progress,
     lastSignal: seed.lastSignal ?? task.lastSignal,
     blockedReason: seed.blockedReason,
   });

@@ -23,7 +23,7 @@ interface Section {
 }
 
 const SECTIONS: Section[] = [
-  { key: 'header', deps: (c) => [c.state.run.phase, c.state.tasks.length > 1 ? c.state.tasks : c.task?.status, c.task?.id, c.task?.title, c.client.view.selectedTaskId], build: header },
+  { key: 'header', deps: (c) => [c.state.run.phase, c.state.tasks.map((t) => `${t.id}\u0000${t.status}\u0000${t.title}`).join('\u0001'), c.task?.id, c.client.view.selectedTaskId], build: header },
   { key: 'warnings', deps: (c) => [c.state.warnings, c.state.tasks.length], build: warnings },
   { key: 'card', deps: (c) => [c.task?.finish, c.task?.status, c.task?.gates, c.task?.blockedReason], build: finishCard },
   { key: 'progress', deps: (c) => [c.task?.iteration, c.task?.maxIterations, c.task?.progress, c.task?.lastSignal, c.task?.tests, c.task?.commits, c.task?.model, c.task?.tokens, c.task?.elapsedMs, c.task?.iterations, c.task?.status], build: progressBox },

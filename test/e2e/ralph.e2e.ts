@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
-import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, WARNING_CHORD, writeKeybindings, writeUserSettings } from './scenario';
+import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, WARNING_CHORD, writeKeybindings } from './scenario';
 import { until, Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
@@ -51,6 +51,20 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
     await wb.ready();
   });
+
+  /** The panel (editor area), the tree (side bar) and the whole workbench. */
+  async function shoot(theme: 'light' | 'dark', moment = 'running'): Promise<void> {
+    screenshots.push(await wb.screenshot(`panel-${moment}-${theme}`, wb.editorArea()));
+    screenshots.push(await wb.screenshot(`tree-${moment}-${theme}`, wb.sideBar()));
+    screenshots.push(await wb.screenshot(`workbench-${moment}-${theme}`));
+  }
+
+  async function toggleTheme(to: 'light' | 'dark'): Promise<void> {
+    await wb.runCommand('Preferences: Toggle between Light/Dark Themes');
+    const dark = to === 'dark';
+    await until(`the ${to} theme`, async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
+    await until(`the panel in the ${to} theme`, async () => (await wb.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
+  }
 
   afterEach(async function () {
     if (this.currentTest?.state !== 'failed' || !page) return;
@@ -93,8 +107,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await scenario.secondIterationAsked;
     await until('the status bar at iteration 2', async () => /Ralph 2\/5/.test(await wb.statusText()));
     assert.match(await wb.statusText(), /Ralph 2\/5 · 50%/);
-    const row = await wb.treeRow(TASK.title).getAttribute('aria-label');
-    assert.match(row ?? '', /In progress, iteration 2\/5 · 50%/);
+    await until('the tree row at iteration 2', async () => /In progress, iteration 2\/5 · 50%/.test((await wb.treeRow(TASK.title).getAttribute('aria-label')) ?? ''));
   });
 
   it('opens the progress panel from the status bar: iteration box, timeline rows, delegation card, gates', async () => {
@@ -150,22 +163,26 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     const warning = wb.panel().locator('[data-testid="warning"]').first();
     await warning.waitFor({ timeout: 30_000 });
     assert.match(await warning.innerText(), /No commits in 5 iterations/);
-    const toast = wb.notification('No commits in 5 iterations');
-    await toast.waitFor({ timeout: 20_000 });
-    assert.match(await toast.innerText(), /Continue[\s\S]*Stop/);
+    const notification = await wb.notification('No commits in 5 iterations');
+    assert.match(await notification.innerText(), /Continue[\s\S]*Stop/);
     await until('the status bar asking for attention', async () => /needs attention/.test(await wb.statusText()));
-    screenshots.push(await wb.screenshot('workbench-warning-light'));
+    screenshots.push(await wb.screenshot('workbench-warning-running-light'));
+    await wb.closeNotifications();
 
     await warning.locator('vscode-button', { hasText: 'Continue' }).click();
     await warning.locator('[data-testid="warning-resolved"]').waitFor({ timeout: 20_000 });
-    assert.match(await warning.innerText(), /Answered: Continue/);
+    assert.match(await warning.innerText(), /answered: Continue/);
     await until('the status bar running again', async () => /sync~spin|Ralph 2\/5 · 50%/.test(await wb.statusText()) && !/attention/.test(await wb.statusText()));
   });
 
-  it('writes light screenshots of the panel and the tree mid-run', async () => {
-    screenshots.push(await wb.screenshot('panel-light', wb.editorArea()));
-    screenshots.push(await wb.screenshot('tree-light', wb.sideBar()));
-    screenshots.push(await wb.screenshot('workbench-light'));
+  it('writes screenshots of the panel and the tree mid-run, in a light and a dark theme', async () => {
+    await wb.hideBottomPanel();
+    const card = wb.panel().locator('[data-testid="delegation-card"]').first();
+    if ((await card.getAttribute('open')) === null) await card.click({ position: { x: 40, y: 10 } });
+    await wb.panel().getByText('[OK]').first().waitFor({ timeout: 10_000 });
+    await shoot('light');
+    await toggleTheme('dark');
+    await shoot('dark');
   });
 
   it('finishes the run: the tree shows the task done and the panel its completion card with the gates and the report', async () => {
@@ -180,22 +197,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await wb.panel().getByRole('heading', { name: 'Final report' }).waitFor({ timeout: 30_000 });
     assert.equal(await wb.panel().locator('[data-testid="timeline-row"]').count(), 2);
     assert.ok(fs.existsSync(path.join(workspace, 'done.txt')));
-    screenshots.push(await wb.screenshot('panel-done-light', wb.editorArea()));
-  });
-
-  it('writes dark screenshots of the panel and the tree', async () => {
-    writeUserSettings(host.userDataDir, { 'workbench.colorTheme': 'Default Dark Modern' });
-    await until('the dark theme', async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0, 30_000).catch(async () => {
-      // the settings file is not watched in every setup: pick the theme like a person would
-      await wb.runCommand('Preferences: Color Theme');
-      await page.locator('.quick-input-box input').fill('Dark Modern');
-      await page.keyboard.press('Enter');
-      await until('the dark theme', async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0, 30_000);
-    });
-    await until('the panel in the dark theme', async () => (await wb.panel().locator('body.vscode-dark').count()) > 0, 30_000);
-    screenshots.push(await wb.screenshot('panel-dark', wb.editorArea()));
-    screenshots.push(await wb.screenshot('tree-dark', wb.sideBar()));
-    screenshots.push(await wb.screenshot('workbench-dark'));
+    await wb.hideBottomPanel();
+    await shoot('dark', 'done');
+    await toggleTheme('light');
+    await shoot('light', 'done');
   });
 
   it('broke no Content Security Policy rule and threw no uncaught error', () => {

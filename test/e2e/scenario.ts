@@ -84,9 +84,3 @@ export function writeKeybindings(userDataDir: string): void {
   const file = path.join(userDataDir, 'User', 'keybindings.json');
   fs.writeFileSync(file, JSON.stringify([{ key: WARNING_KEY, command: 'ralphTest.publishEvent', args: WARNING }], null, 2));
 }
-
-export function writeUserSettings(userDataDir: string, settings: Record<string, unknown>): void {
-  const file = path.join(userDataDir, 'User', 'settings.json');
-  const current = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(file, JSON.stringify({ ...current, ...settings }, null, 2));
-}

@@ -72,8 +72,25 @@ export class Workbench {
     return (await this.statusItem().innerText()).trim();
   }
 
-  notification(text: string | RegExp): Locator {
-    return this.page.locator('.notification-toast', { hasText: text }).first();
+  /**
+   * A notification in the notification center (opened from the status bar's bell): toasts
+   * are not shown in this headless setup, the center lists every notification with its actions.
+   */
+  async notification(text: string | RegExp): Promise<Locator> {
+    const center = this.page.locator('.notifications-center');
+    if (!(await center.isVisible().catch(() => false))) await this.page.locator('#status\\.notifications').click();
+    const item = center.locator('.notifications-list-container .monaco-list-row', { hasText: text }).first();
+    await item.waitFor({ timeout: 20_000 });
+    return item;
+  }
+
+  async closeNotifications(): Promise<void> {
+    if (await this.page.locator('.notifications-center').isVisible().catch(() => false)) await this.page.locator('#status\\.notifications').click();
+  }
+
+  /** Hides the bottom panel (the gate's terminal) so screenshots show the editor area whole. */
+  async hideBottomPanel(): Promise<void> {
+    if (await this.page.locator('.part.panel.bottom').isVisible().catch(() => false)) await this.runCommand('View: Hide Panel');
   }
 
   /** The progress panel's content document (webview iframe → active frame). */

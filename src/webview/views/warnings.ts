@@ -11,7 +11,18 @@ const TITLES: Record<string, [string, string]> = {
 
 const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };
 
+/** An answered warning: one quiet line. */
+function answered(w: WarningView): HTMLElement {
+  const [, title] = TITLES[w.code] ?? ['warning', 'Warning'];
+  return h(
+    'div',
+    { class: 'warning-card resolved', role: 'group', 'aria-label': `Answered warning: ${title}`, 'data-testid': 'warning', 'data-warning-code': w.code },
+    h('span', { class: 'muted', 'data-testid': 'warning-resolved' }, icon('check'), ` ${title} — answered: ${WARNING_ACTION_LABEL[w.resolved!]} · ${clock(w.time)}`),
+  );
+}
+
 function card(ctx: ViewContext, w: WarningView): HTMLElement {
+  if (w.resolved) return answered(w);
   const [glyph, title] = TITLES[w.code] ?? ['warning', 'Warning'];
   const task = ctx.state.tasks.find((t) => t.id === w.taskId);
   const actions = warningActions(w.code);
@@ -21,15 +32,11 @@ function card(ctx: ViewContext, w: WarningView): HTMLElement {
     h('div', { class: 'warning-title' }, icon(glyph), h('strong', {}, ` ${title}`), h('span', { class: 'muted' }, ` · ${clock(w.time)}`)),
     h('p', {}, w.message),
     task ? h('p', { class: 'muted' }, `Task: ${task.id} ${task.title}${w.iteration ? ` · iteration ${w.iteration}/${w.maxIterations ?? '?'}` : ''}`) : undefined,
-    w.resolved
-      ? h('p', { class: 'muted', 'data-testid': 'warning-resolved' }, icon('check'), ` Answered: ${WARNING_ACTION_LABEL[w.resolved]}`)
-      : h(
-          'div',
-          { class: 'actions' },
-          ...actions.map((action, i) =>
-            button(WARNING_ACTION_LABEL[action], () => ctx.client.answerWarning(w.id, action), { icon: ACTION_ICON[action], secondary: i > 0, focusKey: `warning:${w.id}:${action}` }),
-          ),
-        ),
+    h(
+      'div',
+      { class: 'actions' },
+      ...actions.map((action, i) => button(WARNING_ACTION_LABEL[action], () => ctx.client.answerWarning(w.id, action), { icon: ACTION_ICON[action], secondary: i > 0, focusKey: `warning:${w.id}:${action}` })),
+    ),
   );
 }
 

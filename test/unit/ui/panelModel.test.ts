@@ -130,6 +130,19 @@ describe('progress panel model', () => {
     assert.equal(task.commits, 1);
   });
 
+  it('keeps the run\'s iteration limit when the store has none, and a resume answers the waiting warnings', () => {
+    let state = replay(sampleRun(2).events);
+    state = reducePanel(state, { type: 'panel.sync', time: 't', adopt: false, tasks: [{ id: 'T-001', title: 'Fix the login bug', status: 'in_progress', iterations: 3, updatedAt: 't' }] });
+    assert.equal(state.tasks[0].maxIterations, 10);
+    assert.equal(state.tasks[0].progress, 30);
+    state = reducePanel(state, { type: 'run.paused', runId: 'run-1', seq: 500, time: 't' });
+    assert.equal(state.run.phase, 'paused');
+    assert.equal(state.warnings[0].resolved, undefined);
+    state = reducePanel(state, { type: 'run.resumed', runId: 'run-1', seq: 501, time: 't' });
+    assert.equal(state.run.phase, 'running');
+    assert.equal(state.warnings[0].resolved, 'continue');
+  });
+
   it('prices model responses with the configured prices', () => {
     const model = new PanelModel(() => ({ 'my-model': { input: 1, output: 2 } }));
     const s = new EventScript();
