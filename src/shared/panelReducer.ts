@@ -168,6 +168,12 @@ const streamHandlers: Handlers = {
       }
       return appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
     }),
+  escalation: (state, e) =>
+    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `escalated ${e.from} → ${e.to}: ${clip(e.reason, 300)}` })),
+  'council.started': (state, e) =>
+    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `bug council convened (${e.models.join(', ')}): ${clip(e.reason, 300)}` })),
+  'council.finished': (state, e) =>
+    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'info', text: `council plan: ${clip(e.plan, 1500)}` })),
   compaction: (state, e) =>
     updateTask(state, e.taskId, (t) =>
       appendStream(updateIteration(t, e.iteration, (row) => ({ ...row, compactions: row.compactions + 1 })), e.iteration, {

@@ -222,7 +222,7 @@ export function emptyTask(id: string, title: string, status: TaskStatus, time: s
 export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>> = {
   'no-commits': ['continue', 'stop'],
   'iteration-ratio': ['continue', 'increaseMax'],
-  'error-threshold': ['reviewErrors', 'stop'],
+  'error-threshold': ['reviewErrors', 'continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

@@ -7,6 +7,7 @@ import type { GateRunner } from '../core/gates/types';
 import { createModelClient, resolveApiKey } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
+import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import { modalApproval } from './approvalPrompt';
@@ -67,6 +68,22 @@ export class RunController extends DisposableBase {
     void this.publish({ state: 'idle' });
   }
 
+  /**
+   * Safeguard warnings in the editor: repeated errors pause the autopilot until the person
+   * answers (Continue = Resume, Stop); the other warnings let the loop go on while the panel and
+   * the notification offer Stop / Increase max, which act on the running loop directly.
+   */
+  private readonly safeguards: SafeguardPrompt = {
+    decide: async (warning) => {
+      if (warning.code !== 'error-threshold') return { action: 'continue' };
+      return new Promise<SafeguardAnswer>((resolve) => {
+        this.pendingReview = resolve;
+        void this.publish({ ...this.live, state: 'paused', attention: warning.message });
+      });
+    },
+  };
+  private pendingReview: ((answer: SafeguardAnswer) => void) | undefined;
+
   get status(): LiveStatus {
     return this.live;
   }
@@ -76,7 +93,7 @@ export class RunController extends DisposableBase {
   }
 
   get paused(): boolean {
-    return this.runner?.paused ?? false;
+    return (this.runner?.paused ?? false) || this.pendingReview !== undefined;
   }
 
   /** The configuration of the current (or last) run: its prices price the panel's cost column. */
@@ -116,6 +133,7 @@ export class RunController extends DisposableBase {
       store: this.store,
       logger: this.logger,
       approval: modalApproval,
+      safeguards: this.safeguards,
       model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
     });
     this.runner = runner;
@@ -135,6 +153,7 @@ export class RunController extends DisposableBase {
   /** Ends the current iteration cleanly; the task is `halted` with its state saved. */
   async stop(): Promise<void> {
     if (!this.runner) return;
+    this.answerReview({ action: 'stop' });
     this.runner.stop();
     await this.publish({ ...this.live, state: 'stopping', attention: undefined });
   }
@@ -147,9 +166,21 @@ export class RunController extends DisposableBase {
   }
 
   resume(): boolean {
+    if (this.answerReview({ action: 'continue' })) {
+      void this.publish({ ...this.live, state: 'running', attention: undefined });
+      return true;
+    }
     if (!this.runner?.paused) return false;
     this.runner.resume();
     return true;
+  }
+
+  /** True when the loop was waiting for a review of repeated errors. */
+  private answerReview(answer: SafeguardAnswer): boolean {
+    const resolve = this.pendingReview;
+    this.pendingReview = undefined;
+    resolve?.(answer);
+    return resolve !== undefined;
   }
 
   /** The person answered the warning that wanted attention. */

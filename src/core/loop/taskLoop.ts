@@ -83,6 +83,11 @@ export class TaskLoop {
     let maxIterations = baseMax;
     for (;;) {
       await s.pause?.wait(stop);
+      if (nextIteration(cp) > maxIterations) {
+        // Increase Max Iterations may have raised the limit while the task ran
+        task = await s.store.get(task.id);
+        maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
+      }
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);

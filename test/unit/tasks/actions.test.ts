@@ -115,4 +115,15 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     assert.equal(summary.results[0].status, 'done');
     assert.equal(h.server.requests.length, 2);
   });
+
+  it('lets Increase Max Iterations raise the limit of a task that is running', async () => {
+    await setup([{ content: '<ralph>PROGRESS:10</ralph>' }, { content: '<ralph>PROGRESS:20</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
+    const id = await h.addTask({ maxIterations: 2 });
+    h.bus.subscribe((event) => {
+      if (event.type === 'iteration.started' && event.iteration === 2) void actions.increaseMaxIterations(id, 3, 50);
+    });
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'done');
+    assert.equal((await h.store.get(id)).iterations, 3);
+  });
 });
