@@ -7,11 +7,12 @@
  * One handler per input type. Event types without a handler (new ones other parts of the
  * product add) are ignored rather than breaking the panel.
  */
+import { formatSignal } from '../core/signals/types';
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
 import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
 import { delegationHandlers } from './reduceDelegations';
 import { syncHandlers } from './reduceSync';
-import { appendStream, clip, focusTask, lastIteration, patch, signalText, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
+import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
 
 export type Handler<K extends PanelInputType> = (state: PanelState, input: InputOf<K>) => PanelState;
 export type Handlers = { [K in PanelInputType]?: Handler<K> };
@@ -115,7 +116,7 @@ const taskHandlers: Handlers = {
     }),
   signal: (state, e) =>
     updateTask(state, e.taskId, (t) => {
-      const text = signalText(e.signal);
+      const text = formatSignal(e.signal);
       const s = e.signal;
       let next: TaskView = { ...t, lastSignal: text };
       if (s.kind === 'PROGRESS') {

@@ -1,5 +1,4 @@
 /** Small immutable updates of the panel model, shared by the reducers. */
-import type { Signal } from '../core/signals/types';
 import { emptyTask, type IterationView, LIMITS, type PanelState, type StreamEntry, type TaskView } from './panelState';
 
 /** Replaces the task `id` with `update(task)`; the same state when nothing changed or the task is unknown. */
@@ -107,18 +106,4 @@ export function clipTail(text: string, max: number): string {
 /** The first `max` characters, marked when cut. */
 export function clip(text: string, max: number = LIMITS.textChars): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
-}
-
-/** How a signal reads in the timeline: `PROGRESS:50`, `BLOCKED:reason` (as the core's formatSignal). */
-export function signalText(signal: Signal): string {
-  switch (signal.kind) {
-    case 'COMPLETE':
-      return 'COMPLETE';
-    case 'PROGRESS':
-      return `PROGRESS:${signal.percent}`;
-    case 'BLOCKED':
-      return `BLOCKED:${signal.reason}`;
-    case 'NEEDS_HELP':
-      return `NEEDS_HELP:${signal.question}`;
-  }
 }
