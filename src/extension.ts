@@ -38,12 +38,15 @@ export interface RalphExtensionApi {
   readonly panel: ProgressPanel | undefined;
   readonly panelModel: PanelModel | undefined;
   readonly commandIds: readonly CommandId[];
+  /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
+  readonly activationMs: number;
   /** Answers the commands' questions (modal confirmations, input boxes) until disposed — for tests. */
   setPrompts(prompts: Partial<Prompts>): vscode.Disposable;
 }
 
 /** The composition root: every service is built here by hand and every disposable pushed. */
 export async function activate(context: vscode.ExtensionContext): Promise<RalphExtensionApi> {
+  const started = performance.now();
   const channel = vscode.window.createOutputChannel('Ralph Loop', { log: true });
   context.subscriptions.push(channel);
   const logger = new ChannelLogger(channel);
@@ -59,7 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, setPrompts: none };
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -126,10 +129,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     );
   }
 
-  const initialized = await store.exists();
-  await vscode.commands.executeCommand('setContext', 'ralph.initialized', initialized);
-  await tree.refresh();
-  logger.info(`Ralph Loop active in ${workspace}`);
+  // The welcome view's context key and the first read of the store finish after activation:
+  // `setContext` is a round trip to the window, which can take long while the workbench starts.
+  void store.exists().then((initialized) => vscode.commands.executeCommand('setContext', 'ralph.initialized', initialized));
+  void tree.refresh();
+  const activationMs = performance.now() - started;
+  logger.info(`Ralph Loop active in ${workspace} (activated in ${activationMs.toFixed(1)} ms)`);
   return {
     workspace,
     bus,
@@ -139,6 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     panel: progressPanel,
     panelModel,
     commandIds: COMMAND_IDS,
+    activationMs,
     setPrompts: (answers) => prompts.use(answers),
   };
 }
