@@ -103,8 +103,9 @@ export class TaskLoop {
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop });
       cp = this.recordIteration(cp, step);
-      // no escalation or council after the last iteration the task may have: nothing would use them
-      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations;
+      const overBudgetNow = this.budgetExceeded();
+      // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
+      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined;
       if (!finishing) {
         const escalated = await afterIteration(s, task, cp, step.gates, stop);
         cp = escalated.cp;
@@ -119,9 +120,8 @@ export class TaskLoop {
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations);
+      if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
-      const budget = this.budgetExceeded();
-      if (budget) return this.finish(task, cp, 'halted', budget, maxIterations);
       const guarded = await checkSafeguards(s, task, cp, maxIterations);
       cp = guarded.cp;
       task = guarded.task;
