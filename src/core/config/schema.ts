@@ -27,6 +27,7 @@ export const LoopConfigSchema = z
     maxParallel: z.number().int().positive().default(3),
     mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
     commitEachIteration: z.boolean().default(true),
+    fixTasks: z.boolean().default(false).describe('also add each failing required gate of a task to the store as a linked fix task'),
   })
   .prefault({});
 

@@ -17,6 +17,7 @@ import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type CheckpointStore, type IterationRecord, MAX_HISTORY } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
+import { syncFixTasks } from './fixTasks';
 import type { PauseGate } from './pauseGate';
 import { checkSafeguards } from './safeguards';
 
@@ -103,6 +104,7 @@ export class TaskLoop {
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop });
       cp = this.recordIteration(cp, step);
+      await syncFixTasks(s, task, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
       const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined;

@@ -103,4 +103,32 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     assert.equal(summary.results[0].status, 'done');
     assert.match(requestText(chatRequests(h.server)[1]), /required gates pass, but the previous iteration ended without a completion signal/);
   });
+
+  it('with loop.fixTasks, keeps a failing required gate as a linked fix task, cancelled once the task passes it', async () => {
+    h = await makeLoopHarness([
+      complete('claims done too early'),
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name) => `Hello, ${name}!`;\n" } }] },
+      complete('fixed greet'),
+    ]);
+    await h.ws.write('greet.js', "exports.greet = (name) => 'Hi ' + name;\n");
+    await h.ws.write('greet.test.js', GREET_TEST);
+    h.ws.git('add', '-A');
+    h.ws.git('commit', '-qm', 'greet with a bug');
+    await h.configure({ loop: { fixTasks: true }, gates: [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }] });
+    const id = await h.addTask();
+    let afterFirst: { status: string; prompt: string } | undefined;
+    h.bus.subscribe((event) => {
+      if (event.type === 'iteration.finished' && event.iteration === 1) {
+        void h.store.get(`${id}-fix-tests`).then((t) => (afterFirst = t), () => undefined);
+      }
+    });
+    const summary = await h.runner().run({ taskId: id });
+    assert.equal(summary.results[0].status, 'done');
+    assert.equal(afterFirst?.status, 'todo');
+    assert.match(afterFirst?.prompt ?? '', /failing test: greets Ada by name/);
+    const fix = await h.store.get(`${id}-fix-tests`);
+    assert.equal(fix.status, 'cancelled');
+    assert.equal(fix.blockedReason, `resolved by ${id}`);
+    assert.equal(fix.type, 'bugfix');
+  });
 });
