@@ -11,21 +11,27 @@ test('greets Ada by name', () => assert.equal(greet('Ada'), 'Hello, Ada!'));
 test('greets with an exclamation mark', () => assert.match(greet('x'), /!$/));
 `;
 
+/** A workspace whose greet.js fails its two tests, and a model that claims COMPLETE, then fixes it, then claims again. */
+async function greetWithABug(): Promise<LoopHarness> {
+  const harness = await makeLoopHarness([
+    complete('claims done too early'),
+    { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name) => `Hello, ${name}!`;\n" } }] },
+    complete('fixed greet'),
+  ]);
+  await harness.ws.write('greet.js', "exports.greet = (name) => 'Hi ' + name;\n");
+  await harness.ws.write('greet.test.js', GREET_TEST);
+  harness.ws.git('add', '-A');
+  harness.ws.git('commit', '-qm', 'greet with a bug');
+  return harness;
+}
+
 describe('quality gates in the loop (real commands, scripted model)', function () {
   this.timeout(60000);
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
 
   it('does not accept COMPLETE while a real test fails, names the failing test next iteration, and accepts it once fixed', async () => {
-    h = await makeLoopHarness([
-      complete('claims done too early'),
-      { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name) => `Hello, ${name}!`;\n" } }] },
-      complete('fixed greet'),
-    ]);
-    await h.ws.write('greet.js', "exports.greet = (name) => 'Hi ' + name;\n");
-    await h.ws.write('greet.test.js', GREET_TEST);
-    h.ws.git('add', '-A');
-    h.ws.git('commit', '-qm', 'greet with a bug');
+    h = await greetWithABug();
     await h.configure({ gates: [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }] });
     const id = await h.addTask();
 
@@ -105,15 +111,7 @@ describe('quality gates in the loop (real commands, scripted model)', function (
   });
 
   it('with loop.fixTasks, keeps a failing required gate as a linked fix task, cancelled once the task passes it', async () => {
-    h = await makeLoopHarness([
-      complete('claims done too early'),
-      { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name) => `Hello, ${name}!`;\n" } }] },
-      complete('fixed greet'),
-    ]);
-    await h.ws.write('greet.js', "exports.greet = (name) => 'Hi ' + name;\n");
-    await h.ws.write('greet.test.js', GREET_TEST);
-    h.ws.git('add', '-A');
-    h.ws.git('commit', '-qm', 'greet with a bug');
+    h = await greetWithABug();
     await h.configure({ loop: { fixTasks: true }, gates: [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }] });
     const id = await h.addTask();
     let afterFirst: { status: string; prompt: string } | undefined;
