@@ -25,7 +25,6 @@ import { ChannelLogger } from './vscode/logger';
 import { RunController } from './vscode/runController';
 import { SecretStorageSource } from './vscode/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
-import { registerTestHooks } from './vscode/testHooks';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
 export interface RalphExtensionApi {
@@ -107,7 +106,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
     }),
   );
-  if (process.env.RALPH_TEST_HOOKS === '1') context.subscriptions.push(registerTestHooks(bus, () => runs.status.taskId));
 
   const prompts = new PromptsSlot();
   const git = new GitService(workspace);

@@ -65,11 +65,14 @@ export function createGateTask(
   return task;
 }
 
+const MIN_TERMINAL_LIFETIME_MS = 700;
+
 /** A terminal that runs one gate's command and closes with its exit code. */
 class GatePseudoterminal implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
   private readonly closeEmitter = new vscode.EventEmitter<number>();
   private readonly abort = new AbortController();
+  private openedAt = 0;
   readonly onDidWrite = this.writeEmitter.event;
   readonly onDidClose = this.closeEmitter.event;
 
@@ -81,6 +84,7 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
   ) {}
 
   open(): void {
+    this.openedAt = Date.now();
     void this.execute();
   }
 
@@ -113,6 +117,10 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
     const how = result.timedOut ? `timed out after ${Math.round(result.durationMs / 1000)}s` : result.aborted ? 'stopped' : `exit code ${result.exitCode}`;
     this.write(`\n\x1b[2m[ralph] ${this.gate.name}: ${how}\x1b[0m\n`);
     this.options.onFinished?.(result);
+    // VS Code reports a terminal that ends within its launch window (500 ms) as having "failed to
+    // launch"; a fast gate closes a little later so its terminal says what really happened
+    const launchWindowLeft = this.openedAt + MIN_TERMINAL_LIFETIME_MS - Date.now();
+    if (launchWindowLeft > 0) await new Promise((resolve) => setTimeout(resolve, launchWindowLeft));
     this.closeEmitter.fire(result.exitCode ?? 1);
   }
 

@@ -17,11 +17,8 @@ export const TASK = {
   promise: 'node check.js passes',
 };
 
-export const WARNING = { type: 'warning', taskId: '$current', code: 'no-commits', message: 'No commits in 5 iterations: the agent may be stuck.' };
-
-/** The key chord bound (in the user's keybindings) to the test hook that publishes WARNING. */
-export const WARNING_CHORD = 'Control+Alt+Shift+F9';
-const WARNING_KEY = 'ctrl+alt+shift+f9';
+/** The safeguard warning the core raises after iteration 1: `iterationWarnRatio` 0.2 of 5 iterations. */
+export const WARNING_TEXT = /1 of 5 iterations used \(20%\)/;
 
 export interface Scenario {
   server: ScriptedServer;
@@ -71,16 +68,12 @@ export function prepareScenarioWorkspace(workspace: string, serverUrl: string): 
   const config = {
     llm: { baseUrl: serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 600_000 },
     loop: { maxIterations: 5 },
+    // a real safeguard warning for the panel to show mid-run: 20% of the iterations used after iteration 1
+    safeguards: { iterationWarnRatio: 0.2 },
     gates: [{ name: 'unit', command: 'node check.js', kind: 'tests', required: true }],
   };
   fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' });
   git('add', '-A');
   git('commit', '-q', '--no-verify', '-m', 'e2e: check script and config');
-}
-
-/** User keybindings: the test hook's chord (the hook exists only with RALPH_TEST_HOOKS=1). */
-export function writeKeybindings(userDataDir: string): void {
-  const file = path.join(userDataDir, 'User', 'keybindings.json');
-  fs.writeFileSync(file, JSON.stringify([{ key: WARNING_KEY, command: 'ralphTest.publishEvent', args: WARNING }], null, 2));
 }
