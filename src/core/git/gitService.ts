@@ -42,12 +42,6 @@ export class GitService {
     }
   }
 
-  /** Files with uncommitted changes (tracked or new, not ignored), bookkeeping excluded. */
-  async changedFiles(): Promise<string[]> {
-    const status = await this.git.status(['--untracked-files=all']);
-    return status.files.map((f) => f.path).filter((p) => !EXCLUDED_FROM_COMMITS.includes(p));
-  }
-
   /**
    * Stages everything but the bookkeeping files and commits; undefined when nothing changed.
    * One `git status` decides first: most iterations of a long run change nothing, and every

@@ -3,7 +3,7 @@ import { ToolRegistry } from '../agent/toolRegistry';
 import { createDelegationTools, Delegator } from '../agent/delegation';
 import { CORE_TOOLS } from '../agent/tools';
 import type { RalphConfig } from '../config/schema';
-import { errorMessage, RalphError } from '../errors';
+import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
@@ -163,7 +163,7 @@ export class RalphRunner {
   private async startableTask(store: TaskStore, taskId: string) {
     const tasks = await store.list();
     const task = tasks.find((t) => t.id === taskId);
-    if (!task) throw new RalphError(`no task with id "${taskId}" in .ralph/tasks.json`, 'task-not-found');
+    if (!task) throw new TaskNotFoundError(taskId);
     if (!STARTABLE.has(task.status)) {
       throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
     }
