@@ -5,14 +5,16 @@ import { errorMessage } from '../errors';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
 import type { Checkpoint, IterationRecord } from './checkpoint';
-import type { TaskLoopServices } from './taskLoop';
+import type { TaskLoopServices } from './types';
 
-export function escalationSettings(s: TaskLoopServices): EscalationSettings {
+type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit'>;
+
+export function escalationSettings(s: Pick<TaskLoopServices, 'config'>): EscalationSettings {
   return { ladder: s.config.llm.models, threshold: s.config.escalation.threshold, councilAfter: s.config.escalation.councilAfter };
 }
 
 /** The model the next iteration runs on, from the checkpointed escalation state. */
-export function modelFor(s: TaskLoopServices, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
+export function modelFor(s: Pick<TaskLoopServices, 'config'>, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
   const escalation = cp.escalation ?? startEscalation(task, s.config.llm.models.length);
   return { cp: { ...cp, escalation }, model: currentModel(escalation, s.config.llm.models) };
 }
@@ -40,7 +42,7 @@ export interface EscalationOutcome {
  * detect a stuck loop, convene the council. Guidance and the council's plan are appended to
  * the iteration's feedback, which is what the next fresh context reads.
  */
-export async function afterIteration(s: TaskLoopServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<EscalationOutcome> {
+export async function afterIteration(s: EscalationServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<EscalationOutcome> {
   const history = cp.history;
   const record = history.at(-1);
   if (!record) return { cp };

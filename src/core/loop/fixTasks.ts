@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
-import type { TaskLoopServices } from './taskLoop';
+import type { TaskLoopServices } from './types';
 
 const MAX_ITEMS = 15;
 
@@ -17,7 +17,7 @@ export function fixTaskId(task: Task, gate: string): string {
  * visible and schedulable after the task itself stops. When a later iteration passes the gate,
  * its still-open fix task is cancelled as resolved by the parent.
  */
-export async function syncFixTasks(s: TaskLoopServices, task: Task, gates: GateReport | undefined): Promise<void> {
+export async function syncFixTasks(s: Pick<TaskLoopServices, 'config' | 'store' | 'emit'>, task: Task, gates: GateReport | undefined): Promise<void> {
   if (!s.config.loop.fixTasks || !gates) return;
   try {
     const existing = new Map((await s.store.list()).map((t) => [t.id, t]));

@@ -10,7 +10,7 @@ import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
-import type { TaskLoopServices } from './taskLoop';
+import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
   record: IterationRecord;

@@ -23,7 +23,8 @@ import { CheckpointStore } from './checkpoint';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { RunLock } from './runLock';
-import { TaskLoop, type TaskRunResult } from './taskLoop';
+import { TaskLoop } from './taskLoop';
+import type { TaskRunResult } from './types';
 
 export interface RunnerDeps {
   workspace: string;

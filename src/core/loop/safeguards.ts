@@ -1,7 +1,9 @@
 import type { SafeguardAnswer, SafeguardCode } from '../ports';
 import type { Task } from '../tasks/schema';
 import type { Checkpoint } from './checkpoint';
-import type { TaskLoopServices } from './taskLoop';
+import type { TaskLoopServices } from './types';
+
+type SafeguardServices = Pick<TaskLoopServices, 'config' | 'store' | 'emit' | 'safeguards'>;
 
 export interface SafeguardOutcome {
   cp: Checkpoint;
@@ -15,7 +17,7 @@ export interface SafeguardOutcome {
  * iterations, `iterationWarnRatio` of the iteration limit used, `errorThreshold` consecutive
  * errors. Each asks the SafeguardPrompt (Continue / Stop / Increase max) and applies the answer.
  */
-export async function checkSafeguards(s: TaskLoopServices, task: Task, cp: Checkpoint, maxIterations: number): Promise<SafeguardOutcome> {
+export async function checkSafeguards(s: SafeguardServices, task: Task, cp: Checkpoint, maxIterations: number): Promise<SafeguardOutcome> {
   const { safeguards } = s.config;
   const n = cp.iteration;
   let out: SafeguardOutcome = { cp, task };
@@ -47,7 +49,7 @@ export async function checkSafeguards(s: TaskLoopServices, task: Task, cp: Check
   return out;
 }
 
-async function ask(s: TaskLoopServices, task: Task, code: SafeguardCode, message: string, iteration: number, maxIterations: number): Promise<SafeguardAnswer> {
+async function ask(s: SafeguardServices, task: Task, code: SafeguardCode, message: string, iteration: number, maxIterations: number): Promise<SafeguardAnswer> {
   s.emit({ type: 'warning', taskId: task.id, code, message, iteration, maxIterations });
   const answer = await s.safeguards.decide({ code, taskId: task.id, message, iteration, maxIterations });
   s.emit({ type: 'warning.answered', taskId: task.id, code, action: answer.action === 'increase' ? `increase by ${answer.by}` : answer.action });

@@ -1,56 +1,16 @@
-import type { ToolRegistry } from '../agent/toolRegistry';
-import type { RalphConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
-import type { GateRunner } from '../gates/types';
-import type { GitService } from '../git/gitService';
-import { addUsage, type ModelClient, ZERO_USAGE } from '../llm/types';
-import type { RalphPaths } from '../paths';
-import type { Clock, Logger, SafeguardPrompt } from '../ports';
+import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
-import { BudgetExceededError, type SpendMeter } from '../safety/budget';
-import type { CommandRunner } from '../safety/processRunner';
-import type { WorkspaceScope } from '../safety/workspaceScope';
+import { BudgetExceededError } from '../safety/budget';
 import type { Task, TaskStatus } from '../tasks/schema';
-import type { TaskStore } from '../tasks/store';
 import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, type CheckpointStore, type IterationRecord, MAX_HISTORY } from './checkpoint';
+import { type Checkpoint, type IterationRecord, MAX_HISTORY } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
-import type { PauseGate } from './pauseGate';
 import { checkSafeguards } from './safeguards';
-
-export interface TaskLoopServices {
-  runId: string;
-  paths: RalphPaths;
-  config: RalphConfig;
-  store: TaskStore;
-  checkpoints: CheckpointStore;
-  git: GitService;
-  model: ModelClient;
-  registry: ToolRegistry;
-  commands: CommandRunner;
-  gates: GateRunner;
-  scope: WorkspaceScope;
-  clock: Clock;
-  logger: Logger;
-  emit(body: RalphEventBody): void;
-  /** Meters every model call (per model, per task, per run) and enforces the budgets. */
-  meter: SpendMeter;
-  /** Answers safeguard warnings (Continue / Stop / Increase max). */
-  safeguards: SafeguardPrompt;
-  /** Pause/Resume: waited on between iterations (and between the steps of one). */
-  pause?: PauseGate;
-}
-
-export interface TaskRunResult {
-  taskId: string;
-  status: TaskStatus;
-  reason: string;
-  iterations: number;
-  reportFile?: string;
-}
+import type { TaskLoopServices, TaskRunResult } from './types';
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
 const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
@@ -274,4 +234,4 @@ export function nextIteration(cp: Checkpoint): number {
   return cp.phase === 'running' ? cp.iteration : cp.iteration + 1;
 }
 
-export type { IterationRecord };
+export type { IterationRecord, TaskLoopServices, TaskRunResult };

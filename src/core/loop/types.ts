@@ -1,0 +1,51 @@
+import type { ToolRegistry } from '../agent/toolRegistry';
+import type { RalphConfig } from '../config/schema';
+import type { RalphEventBody } from '../events';
+import type { GateRunner } from '../gates/types';
+import type { GitService } from '../git/gitService';
+import type { ModelClient } from '../llm/types';
+import type { RalphPaths } from '../paths';
+import type { Clock, Logger, SafeguardPrompt } from '../ports';
+import type { SpendMeter } from '../safety/budget';
+import type { CommandRunner } from '../safety/processRunner';
+import type { WorkspaceScope } from '../safety/workspaceScope';
+import type { TaskStatus } from '../tasks/schema';
+import type { TaskStore } from '../tasks/store';
+import type { CheckpointStore } from './checkpoint';
+import type { PauseGate } from './pauseGate';
+
+/**
+ * The types of the per-task loop and its steps. Each step names the services it uses
+ * (`Pick<TaskLoopServices, …>`), so a step's dependencies read off its signature.
+ */
+
+export interface TaskLoopServices {
+  runId: string;
+  paths: RalphPaths;
+  config: RalphConfig;
+  store: TaskStore;
+  checkpoints: CheckpointStore;
+  git: GitService;
+  model: ModelClient;
+  registry: ToolRegistry;
+  commands: CommandRunner;
+  gates: GateRunner;
+  scope: WorkspaceScope;
+  clock: Clock;
+  logger: Logger;
+  emit(body: RalphEventBody): void;
+  /** Meters every model call (per model, per task, per run) and enforces the budgets. */
+  meter: SpendMeter;
+  /** Answers safeguard warnings (Continue / Stop / Increase max). */
+  safeguards: SafeguardPrompt;
+  /** Pause/Resume: waited on between iterations (and between the steps of one). */
+  pause?: PauseGate;
+}
+
+export interface TaskRunResult {
+  taskId: string;
+  status: TaskStatus;
+  reason: string;
+  iterations: number;
+  reportFile?: string;
+}
