@@ -19,10 +19,10 @@ import { ProgressPanel } from './ui/panel/progressPanel';
 import { type Prompts, PromptsSlot } from './ui/prompts';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
-import { WarningActions } from './ui/warningActions';
-import { createCommandHandlers } from './vscode/commandHandlers';
+import { WarningActions } from './app/warningActions';
+import { createCommandHandlers } from './app/commandHandlers';
 import { ChannelLogger } from './vscode/logger';
-import { RunController } from './vscode/runController';
+import { RunController } from './app/runController';
 import { SecretStorageSource } from './vscode/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
 

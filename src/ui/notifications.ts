@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
 import type { EventBus, EventOf, RalphEvent } from '../core/events';
 import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../shared/panelState';
-import { DisposableBase } from '../vscode/lifecycle';
+import { DisposableBase } from '../common/lifecycle';
 import type { ChannelLogger } from '../vscode/logger';
-import type { WarningActions } from './warningActions';
+import type { WarningResponder } from './warningResponder';
 
 export interface NotificationServices {
   bus: EventBus;
   logger: ChannelLogger;
-  warnings: WarningActions;
+  warnings: WarningResponder;
   /** The task's title, when the panel's model knows it. */
   titleOf(taskId: string): string | undefined;
 }

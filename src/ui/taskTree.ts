@@ -2,8 +2,8 @@ import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
-import { DisposableBase } from '../vscode/lifecycle';
-import type { LiveStatus } from '../vscode/runController';
+import { DisposableBase } from '../common/lifecycle';
+import type { LiveStatus } from '../common/liveStatus';
 
 /** Group order in the tree: what needs attention or is moving first. */
 export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];

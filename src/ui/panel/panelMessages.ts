@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { WarningActions } from '../warningActions';
+import type { WarningResponder } from '../warningResponder';
 import type { PanelMessageHandlers } from './progressPanel';
 
 export interface PanelMessageServices {
   workspace: string;
-  warnings: WarningActions;
+  warnings: WarningResponder;
 }
 
 /** One handler per message the webview sends (each already checked by `protocolSchema`). */

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Logger } from '../../core/ports';
 import { type HostMessage, PANEL_VIEW_TYPE, type WebviewMessage, type WebviewMessageType } from '../../shared/protocol';
 import { parseWebviewMessage } from '../../shared/protocolSchema';
-import { DisposableBase } from '../../vscode/lifecycle';
+import { DisposableBase } from '../../common/lifecycle';
 import { InputBatcher } from './inputBatcher';
 import { newNonce, panelHtml, WEBVIEW_DIST } from './panelHtml';
 import type { PanelModel } from './panelModel';

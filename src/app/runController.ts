@@ -10,28 +10,16 @@ import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
 import { NodeCommandRunner } from '../core/safety/processRunner';
-import { modalApproval } from './approvalPrompt';
-import { DisposableBase } from './lifecycle';
-import type { ChannelLogger } from './logger';
-import type { SecretStorageSource } from './secrets';
+import { DisposableBase } from '../common/lifecycle';
+import type { LiveStatus } from '../common/liveStatus';
+import { modalApproval } from '../vscode/approvalPrompt';
+import type { ChannelLogger } from '../vscode/logger';
+import type { SecretStorageSource } from '../vscode/secrets';
 
 /** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
-export type RunState = 'idle' | 'running' | 'paused' | 'stopping';
 
 /** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
 export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold']);
-
-/** What the status bar and tree show about the run in progress. */
-export interface LiveStatus {
-  state: RunState;
-  taskId?: string;
-  title?: string;
-  iteration?: number;
-  maxIterations?: number;
-  progress?: number;
-  /** A warning that waits for an answer (the status bar's attention state), until answered or the run ends. */
-  attention?: string;
-}
 
 /** Why a run could not start, with the action that fixes it. */
 export class RunRefusedError extends Error {

@@ -8,7 +8,7 @@ import type { ProgressPanel } from '../ui/panel/progressPanel';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
-import type { SecretStorageSource } from './secrets';
+import type { SecretStorageSource } from '../vscode/secrets';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 
 export interface CommandServices extends GateCommandServices, TaskCommandServices {

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { type WarningAction, warningActions } from '../shared/panelState';
+import type { PanelModel } from '../ui/panel/panelModel';
 import type { ChannelLogger } from '../vscode/logger';
-import type { RunController } from '../vscode/runController';
-import type { PanelModel } from './panel/panelModel';
+import type { WarningResponder } from '../ui/warningResponder';
+import type { RunController } from './runController';
 
 export interface WarningActionServices {
   model: PanelModel;
@@ -16,7 +17,7 @@ export interface WarningActionServices {
  * notification: Continue resumes a paused run, Stop stops it (the task is halted, resumable),
  * Increase Max raises the task's limit, Review Errors shows the log and the panel.
  */
-export class WarningActions {
+export class WarningActions implements WarningResponder {
   constructor(private readonly s: WarningActionServices) {}
 
   /** True when the warning is now answered. */

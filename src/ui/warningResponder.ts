@@ -1,0 +1,7 @@
+import type { WarningAction } from '../shared/panelState';
+
+/** Carries out the answer to a warning (Continue, Stop, Increase max…); the application supplies it. */
+export interface WarningResponder {
+  /** False when the warning is no longer open (already answered, or its run ended). */
+  run(warningId: string, action: WarningAction): Promise<boolean>;
+}
