@@ -22,15 +22,9 @@ import { formatEvent, formatTaskTable } from '../core/eventFormat';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
 
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  cwd: string;
-  /** Registers the Ctrl-C handler of a run; returns its remover. */
-  onInterrupt(handler: () => void): () => void;
-  /** Asks a yes/no question on the terminal; absent when stdin is not a terminal. */
-  confirm?(question: string): Promise<boolean>;
-}
+import type { CliIo } from './io';
+
+export type { CliIo };
 
 const VERSION = '0.1.0';
 

@@ -1,6 +1,6 @@
 import type { ApprovalPrompt, SafeguardPrompt } from '../core/ports';
 import { unattendedSafeguards } from '../core/ports';
-import type { CliIo } from './main';
+import type { CliIo } from './io';
 
 /** caio's actions: approved by --yes, asked y/N on a terminal, refused (left pending) otherwise. */
 export function cliApproval(yes: boolean, io: CliIo): ApprovalPrompt {
