@@ -193,7 +193,7 @@ export class RalphRunner {
       meter,
       safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
+      commands: new PolicyCommandRunner(deps.commands, deps.config, approval, deps.workspace, emit),
       gates: deps.gates ?? new ProcessGateRunner(deps.commands),
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,

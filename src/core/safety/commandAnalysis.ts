@@ -1,0 +1,384 @@
+import type { Parser } from 'web-tree-sitter';
+import { judgeRecursiveDelete, judgeWrite, type PathContext, resolvePath } from './commandPaths';
+import { judgeSimple, positionals, type Verdict } from './commandRules';
+import type { SyntaxNode } from './shellParser';
+import { commandBase, literal, type ShellWord, shellWord } from './shellWords';
+
+/** Something in a command line the rules refuse or ask about; `command` is the simple command it is in. */
+export interface Finding extends Verdict {
+  command: string;
+}
+
+export interface Analysis {
+  findings: Finding[];
+  /** Every simple command found, normalised (bare command word, quotes removed), wrappers included. */
+  commands: string[];
+}
+
+/** Shell text inside shell text (`bash -c`, `eval`, here-docs fed to a shell) is parsed this deep at most. */
+const MAX_DEPTH = 8;
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'yash', 'posh']);
+const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript']);
+const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'nc', 'ncat', 'socat', 'lynx']);
+
+interface State {
+  parser: Parser;
+  where: PathContext;
+  findings: Finding[];
+  commands: string[];
+}
+
+/** Parses a command line with the bash grammar and judges every simple command anywhere in it. */
+export function analyseCommand(parser: Parser, text: string, where: PathContext): Analysis {
+  const state: State = { parser, where: { ...where }, findings: [], commands: [] };
+  analyseText(state, text, 0, text);
+  return { findings: state.findings, commands: state.commands };
+}
+
+function analyseText(st: State, text: string, depth: number, shown: string): void {
+  if (depth > MAX_DEPTH) {
+    st.findings.push({ action: 'ask', reason: 'shell text nested too deeply to judge', command: excerpt(shown) });
+    return;
+  }
+  const tree = st.parser.parse(text);
+  if (!tree) {
+    st.findings.push({ action: 'ask', reason: 'the command could not be parsed', command: excerpt(shown) });
+    return;
+  }
+  try {
+    if (tree.rootNode.hasError) st.findings.push({ action: 'ask', reason: `the command is not valid shell syntax as written (${excerpt(text)}), so it cannot be judged`, command: excerpt(text) });
+    walk(st, tree.rootNode, depth);
+  } finally {
+    tree.delete();
+  }
+}
+
+function walk(st: State, node: SyntaxNode, depth: number): void {
+  switch (node.type) {
+    case 'command':
+      judgeCommandNode(st, node, depth);
+      break;
+    case 'file_redirect':
+      judgeRedirect(st, node);
+      break;
+    case 'function_definition':
+      judgeFunction(st, node);
+      break;
+  }
+  for (const child of node.namedChildren) if (child) walk(st, child, depth);
+}
+
+function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
+  const name = node.childForFieldName('name');
+  if (!name) return; // assignments only; their values are walked as children
+  const words = [name, ...node.childrenForFieldName('argument').filter((n): n is SyntaxNode => n !== null)].map(shellWord);
+  judgeWords(st, words, node, depth);
+}
+
+/** Judges one simple command given as words; wrappers are judged as the command they run. */
+function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: number): void {
+  const [first, ...args] = words;
+  if (!first) return;
+  if (first.value === undefined) {
+    const text = words.map((w) => w.text).join(' ');
+    st.commands.push(text);
+    st.findings.push({ action: 'ask', reason: `the command name ${first.text} is known only when it runs, so the command cannot be judged`, command: text });
+    return;
+  }
+  const name = commandBase(first.value);
+  const normalised = [name, ...args.map((a) => a.value ?? a.text)].join(' ');
+  st.commands.push(normalised);
+  const add = (verdicts: Verdict[]): void => {
+    st.findings.push(...verdicts.map((v) => ({ ...v, command: normalised })));
+  };
+  add(judgeSimple({ name, args }, st.where));
+
+  const inner = (rest: ShellWord[]) => judgeWords(st, rest, node, depth + 1);
+  switch (name) {
+    case 'command':
+      if (args.some((a) => a.value === '-v' || a.value === '-V')) return; // looks the name up, runs nothing
+      return inner(afterOptions(args, new Set()));
+    case 'builtin':
+    case 'nohup':
+    case 'chronic':
+    case 'unbuffer':
+      return inner(afterOptions(args, new Set()));
+    case 'exec':
+      return inner(afterOptions(args, new Set(['-a'])));
+    case 'time':
+    case 'setsid':
+      return inner(afterOptions(args, new Set()));
+    case 'nice':
+      return inner(afterOptions(args, new Set(['-n'])));
+    case 'ionice':
+      return inner(afterOptions(args, new Set(['-c', '-n', '-t', '-p', '-P', '-u'])));
+    case 'stdbuf':
+      return inner(afterOptions(args, new Set(['-i', '-o', '-e'])));
+    case 'timeout':
+      return inner(afterOptions(args, new Set(['-s', '-k', '--signal', '--kill-after'])).slice(1));
+    case 'sudo':
+    case 'doas':
+      return inner(afterOptions(args, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T'])));
+    case 'xargs': {
+      const rest = afterOptions(args, new Set(['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-lines', '--replace', '--eof', '--max-chars']));
+      if (rest.length > 0) inner([...rest, { value: undefined, text: '(arguments read from input)', node }]);
+      return;
+    }
+    case 'env':
+      return judgeEnv(st, args, node, depth);
+    case 'eval': {
+      if (args.some((a) => a.value === undefined)) {
+        add([{ action: 'ask', reason: 'eval of text known only when it runs' }]);
+        return;
+      }
+      return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
+    }
+    case 'watch': {
+      const rest = afterOptions(args, new Set(['-n', '-d', '--interval', '--differences']));
+      if (rest.some((a) => a.value === undefined)) return add([{ action: 'ask', reason: 'watch of a command known only when it runs' }]);
+      if (rest.length > 0) analyseText(st, rest.map((a) => a.value).join(' '), depth + 1, normalised);
+      return;
+    }
+    case 'source':
+    case '.':
+      if (args[0]?.node.type === 'process_substitution') add([judgeGeneratedScript(args[0].node)]);
+      return;
+    case 'find':
+      return judgeFind(st, args, node, depth, add);
+    case 'cd':
+    case 'pushd':
+      st.where.cwd = changeDirectory(positionals(args)[0], st.where);
+      return;
+    case 'popd':
+      st.where.cwd = undefined;
+      return;
+  }
+  if (SHELLS.has(name) || name === 'busybox') return judgeShell(st, name === 'busybox' ? args.slice(1) : args, node, depth, add, normalised);
+  if (INTERPRETERS.has(name) && positionals(args).length === 0 && !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))) {
+    const sources = stdinSources(node);
+    if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
+  }
+}
+
+function judgeEnv(st: State, args: ShellWord[], node: SyntaxNode, depth: number): void {
+  let i = 0;
+  let where = st.where;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) break;
+    if (v === '--') {
+      i++;
+      break;
+    }
+    if (v === '-S' || v.startsWith('--split-string')) {
+      const text = v === '-S' ? args[i + 1]?.value : v.split('=').slice(1).join('=');
+      if (text === undefined) st.findings.push({ action: 'ask', reason: 'env -S with text known only when it runs', command: 'env' });
+      else analyseText(st, [text, ...args.slice(i + (v === '-S' ? 2 : 1)).map((a) => a.value ?? a.text)].join(' '), depth + 1, 'env -S');
+      return;
+    }
+    if (v === '-C' || v === '--chdir' || v.startsWith('--chdir=')) {
+      const dir = v.startsWith('--chdir=') ? { ...args[i], value: v.slice(8) } : args[++i];
+      where = { ...where, cwd: changeDirectory(dir, where) };
+      continue;
+    }
+    if (v === '-u' || v === '--unset') {
+      i++;
+      continue;
+    }
+    if (v.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) continue;
+    break;
+  }
+  const saved = st.where;
+  st.where = where;
+  try {
+    judgeWords(st, args.slice(i), node, depth + 1);
+  } finally {
+    st.where = saved;
+  }
+}
+
+/** `bash -c TEXT` is parsed as shell; `bash <(…)`, `curl … | bash` and here-docs are judged by where the script comes from. */
+function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: number, add: (v: Verdict[]) => void, shown: string): void {
+  let commandText = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (args[i].node.type === 'process_substitution') break;
+    if (v === undefined) return add([{ action: 'ask', reason: `a shell argument known only when it runs (${args[i].text})` }]);
+    if (v === '--' || v === '-') {
+      i++;
+      break;
+    }
+    if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') {
+      i++;
+      continue;
+    }
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) commandText = true;
+    if (!v.startsWith('-') && !v.startsWith('+')) break;
+  }
+  const operand = args[i];
+  if (commandText) {
+    if (!operand) return;
+    if (operand.value === undefined) return add([{ action: 'ask', reason: `a shell command known only when it runs (${operand.text})` }]);
+    return analyseText(st, operand.value, depth + 1, shown);
+  }
+  if (operand) {
+    if (operand.node.type === 'process_substitution') add([judgeGeneratedScript(operand.node)]);
+    return; // a script file: its contents are the workspace's own
+  }
+  const sources = stdinSources(node);
+  if (sources.downloads) return add([{ action: 'deny', reason: 'piping a download into a shell' }]);
+  for (const text of sources.texts) analyseText(st, text, depth + 1, shown);
+  if (sources.unknown.length > 0) add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
+}
+
+function judgeGeneratedScript(substitution: SyntaxNode): Verdict {
+  if (containsDownloader(substitution)) return { action: 'deny', reason: 'running a downloaded script' };
+  return { action: 'ask', reason: `running a script produced by \`${excerpt(substitution.text)}\`` };
+}
+
+/** `find … -exec CMD {} ;` runs CMD; `find DIR -delete` deletes recursively. */
+function judgeFind(st: State, args: ShellWord[], node: SyntaxNode, depth: number, add: (v: Verdict[]) => void): void {
+  const start = args.findIndex((a) => a.value === undefined || /^[-(!]/.test(a.value));
+  const roots = (start < 0 ? args : args.slice(0, start));
+  if (args.some((a) => a.value === '-delete')) {
+    for (const root of roots.length ? roots : [{ value: '.', text: '.', node }]) {
+      const verdict = judgeRecursiveDelete(root.value, root.text, st.where);
+      if (verdict) add([verdict]);
+    }
+  }
+  for (let i = 0; i < args.length; i++) {
+    if (!['-exec', '-execdir', '-ok', '-okdir'].includes(args[i].value ?? '')) continue;
+    const end = args.findIndex((a, k) => k > i && (a.value === ';' || a.value === '+'));
+    const command = args.slice(i + 1, end < 0 ? undefined : end).map((a) => (a.value === '{}' ? { ...a, value: undefined } : a));
+    judgeWords(st, command, node, depth + 1);
+    if (end < 0) break;
+    i = end;
+  }
+}
+
+function judgeRedirect(st: State, node: SyntaxNode): void {
+  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? '';
+  const destination = node.childForFieldName('destination');
+  if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
+  if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
+  const verdict = judgeWrite(literal(destination), destination.text, st.where, `redirecting output (${operator})`);
+  if (verdict) st.findings.push({ ...verdict, command: node.text });
+}
+
+function judgeFunction(st: State, node: SyntaxNode): void {
+  const name = node.childForFieldName('name')?.text;
+  const body = node.childForFieldName('body');
+  if (!name || !body) return;
+  const selfCalls = descendants(body, 'command').filter((c) => literal(c.childForFieldName('name') ?? c) === name);
+  if (selfCalls.some((c) => c.parent?.type === 'pipeline')) st.findings.push({ action: 'deny', reason: 'a fork bomb (a function that pipes into itself)', command: excerpt(node.text) });
+  else if (selfCalls.length > 0) st.findings.push({ action: 'ask', reason: `function ${name} calls itself`, command: excerpt(node.text) });
+}
+
+interface StdinSources {
+  downloads: boolean;
+  /** Shell text fed on stdin that can be read here (here-docs, here-strings, `echo` of literals). */
+  texts: string[];
+  /** Commands whose output is fed and cannot be known. */
+  unknown: string[];
+}
+
+/** What a command reading stdin gets: its own here-doc/here-string, or what comes down its pipeline. */
+function stdinSources(command: SyntaxNode): StdinSources {
+  const out: StdinSources = { downloads: false, texts: [], unknown: [] };
+  for (const child of command.namedChildren) if (child?.type === 'herestring_redirect') addText(out, child.namedChildren[0]);
+  let stage = command;
+  while (stage.parent?.type === 'redirected_statement' && stage.parent.childForFieldName('body')?.id === stage.id) {
+    stage = stage.parent;
+    for (const r of stage.childrenForFieldName('redirect')) {
+      if (r?.type === 'heredoc_redirect') out.texts.push(heredocText(r));
+      if (r?.type === 'herestring_redirect') addText(out, r.namedChildren[0]);
+    }
+  }
+  const pipeline = stage.parent?.type === 'pipeline' ? stage.parent : undefined;
+  if (!pipeline) return out;
+  const upstream: SyntaxNode[] = [];
+  for (const child of pipeline.namedChildren) {
+    if (!child || child.id === stage.id) break;
+    upstream.push(child);
+  }
+  // tree-sitter-bash puts `cat <<EOF | sh` as a pipeline inside the here-doc redirect
+  if (pipeline.parent?.type === 'heredoc_redirect') {
+    out.texts.push(heredocText(pipeline.parent));
+    const body = pipeline.parent.parent?.childForFieldName('body');
+    if (body) upstream.unshift(body);
+  }
+  for (const source of upstream) {
+    if (containsDownloader(source)) {
+      out.downloads = true;
+      continue;
+    }
+    const words = source.type === 'command' ? [source.childForFieldName('name'), ...source.childrenForFieldName('argument')].filter((n): n is SyntaxNode => n !== null).map(shellWord) : [];
+    const name = words[0]?.value === undefined ? undefined : commandBase(words[0].value);
+    const literals = words.slice(1).map((w) => w.value);
+    if (name === 'cat' && positionals(words.slice(1)).length === 0) continue; // passes its own stdin (the here-doc) on
+    if ((name === 'echo' || name === 'printf') && literals.every((v) => v !== undefined)) {
+      out.texts.push((literals as string[]).filter((v, k) => !(name === 'echo' && k === 0 && /^-[neE]+$/.test(v))).join(' '));
+      continue;
+    }
+    out.unknown.push(source.text);
+  }
+  return out;
+}
+
+function addText(out: StdinSources, node: SyntaxNode | null | undefined): void {
+  const value = node ? literal(node) : undefined;
+  if (value === undefined) out.unknown.push(node?.text ?? '(here-string)');
+  else out.texts.push(value);
+}
+
+function heredocText(redirect: SyntaxNode): string {
+  return redirect.namedChildren.filter((c) => c?.type === 'heredoc_body').map((c) => c?.text ?? '').join('');
+}
+
+function containsDownloader(node: SyntaxNode): boolean {
+  return descendants(node, 'command').some((c) => {
+    const name = c.childForFieldName('name');
+    const value = name ? literal(name) : undefined;
+    return value !== undefined && DOWNLOADERS.has(commandBase(value)) || c.childrenForFieldName('argument').some((a) => {
+      const v = a ? literal(a) : undefined;
+      return v !== undefined && DOWNLOADERS.has(commandBase(v));
+    });
+  });
+}
+
+function descendants(node: SyntaxNode, type: string): SyntaxNode[] {
+  const found: SyntaxNode[] = [];
+  const visit = (n: SyntaxNode) => {
+    if (n.type === type) found.push(n);
+    for (const child of n.namedChildren) if (child) visit(child);
+  };
+  visit(node);
+  return found;
+}
+
+/** Skips a wrapper's options (those in `withValue` take the next word) and returns the command it runs. */
+function afterOptions(args: ShellWord[], withValue: ReadonlySet<string>): ShellWord[] {
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-') || v === '-') break;
+    if (v === '--') {
+      i++;
+      break;
+    }
+    if (withValue.has(v)) i++;
+  }
+  return args.slice(i);
+}
+
+function changeDirectory(dir: ShellWord | undefined, where: PathContext): string | undefined {
+  if (!dir) return resolvePath('~', where);
+  if (dir.value === undefined || dir.value === '-') return undefined;
+  return resolvePath(dir.value, where);
+}
+
+function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= 120 ? flat : `${flat.slice(0, 117)}…`;
+}
