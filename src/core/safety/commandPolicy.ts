@@ -1,4 +1,5 @@
 import type { RalphConfig } from '../config/schema';
+import { errorMessage } from '../errors';
 import { analyseCommand } from './commandAnalysis';
 import { bashParser } from './shellParser';
 
@@ -30,7 +31,13 @@ const FORK_BOMB = /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/;
  */
 export async function evaluateCommand(command: string, config: Pick<RalphConfig, 'commands' | 'loop'>, place: CommandPlace): Promise<CommandDecision> {
   const text = command.trim();
-  const analysis = analyseCommand(await bashParser(), text, { root: place.root, cwd: place.cwd ?? place.root });
+  let parser;
+  try {
+    parser = await bashParser();
+  } catch (error) {
+    return { action: 'ask', reason: `the shell parser could not be loaded (${errorMessage(error)}), so no command can be judged` };
+  }
+  const analysis = analyseCommand(parser, text, { root: place.root, cwd: place.cwd ?? place.root });
   if (FORK_BOMB.test(text)) analysis.findings.unshift({ action: 'deny', reason: 'a fork bomb', command: text });
   const denial = analysis.findings.find((f) => f.action === 'deny');
   if (denial) return { action: 'deny', reason: `refused by the built-in policy: ${denial.reason}` };

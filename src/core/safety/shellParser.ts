@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import type { Node as SyntaxNode, Parser as TsParser } from 'web-tree-sitter';
 
@@ -25,14 +26,21 @@ export function bashParser(): Promise<TsParser> {
 }
 
 async function load(): Promise<TsParser> {
-  const { Parser, Language } = await import('web-tree-sitter');
-  const runtime = locate(RUNTIME_WASM, () => path.join(path.dirname(require.resolve('web-tree-sitter')), RUNTIME_WASM));
+  // require, not import(): bundled, import() would pick the package's ESM build, whose
+  // `import.meta.url` means nothing in the CommonJS bundles
+  const { Parser, Language } = require('web-tree-sitter') as typeof import('web-tree-sitter');
+  const runtime = locate(RUNTIME_WASM, () => path.join(path.dirname(fromHere().resolve('web-tree-sitter')), RUNTIME_WASM));
   await Parser.init({ locateFile: (file: string) => (file === RUNTIME_WASM ? runtime : file) });
-  const grammar = locate(GRAMMAR_WASM, () => require.resolve(`tree-sitter-bash/${GRAMMAR_WASM}`));
+  const grammar = locate(GRAMMAR_WASM, () => fromHere().resolve(`tree-sitter-bash/${GRAMMAR_WASM}`));
   const bash = await Language.load(grammar);
   const parser = new Parser();
   parser.setLanguage(bash);
   return parser;
+}
+
+/** node_modules as seen from this file (from `out/`); the bundles never get this far. */
+function fromHere(): NodeJS.Require {
+  return createRequire(__filename);
 }
 
 function locate(file: string, fromModules: () => string): string {
