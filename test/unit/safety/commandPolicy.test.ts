@@ -177,6 +177,25 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
       'grep -r "sudo" src',
       'for f in src/*.ts; do wc -l "$f"; done',
       'git commit -m "rm -rf / is bad"',
+      // what agents commonly run
+      'git add -A && git commit -m "$(cat <<\'EOF\'\nFix login\n\nDetails\nEOF\n)"',
+      'python3 -m pytest -q 2>&1 | tail -20',
+      'ls -la; cat package.json | head -50',
+      'mkdir -p src/utils && touch src/utils/index.ts',
+      "cat > src/a.ts << 'EOF'\nexport const a = 1;\nEOF",
+      'find . -name "*.ts" -not -path "./node_modules/*" | xargs wc -l',
+      "sed -i 's/a/b/' src/x.ts",
+      'cp -r src/a src/b',
+      'curl -s http://localhost:3000/health',
+      'node -e "console.log(1)"',
+      'export NODE_ENV=test && npm test',
+      'source .venv/bin/activate && pytest',
+      '[ -f package.json ] && npm ci',
+      'git checkout -b feature',
+      'cd web && npm test; cd ..',
+      'rm -f /tmp/x.log',
+      'timeout 60 npm test',
+      'env CI=1 npm test',
     ]);
   });
 
