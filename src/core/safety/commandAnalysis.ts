@@ -26,11 +26,15 @@ interface State {
   where: PathContext;
   findings: Finding[];
   commands: string[];
+  /** Files a downloader writes earlier in the line (`curl -o x.sh …`, `wget … > x.sh`), by absolute path. */
+  downloaded: Set<string>;
+  /** A downloader saved under a name only it knows (`curl -O`, `wget URL`). */
+  downloadedUnnamed: boolean;
 }
 
 /** Parses a command line with the bash grammar and judges every simple command anywhere in it. */
 export function analyseCommand(parser: Parser, text: string, where: PathContext): Analysis {
-  const state: State = { parser, where: { ...where }, findings: [], commands: [] };
+  const state: State = { parser, where: { ...where }, findings: [], commands: [], downloaded: new Set(), downloadedUnnamed: false };
   analyseText(state, text, 0, text);
   return { findings: state.findings, commands: state.commands };
 }
@@ -92,6 +96,8 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
     st.findings.push(...verdicts.map((v) => ({ ...v, command: normalised })));
   };
   add(judgeSimple({ name, args }, st.where));
+  if (first.value.includes('/')) add(judgeScriptFile(st, first));
+  if (DOWNLOADERS.has(name)) recordDownloads(st, name, args);
 
   const inner = (rest: ShellWord[]) => judgeWords(st, rest, node, depth + 1);
   switch (name) {
@@ -121,14 +127,25 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
       return inner(afterOptions(args, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T'])));
     case 'xargs': {
       const rest = afterOptions(args, new Set(['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-lines', '--replace', '--eof', '--max-chars']));
-      if (rest.length > 0) inner([...rest, { value: undefined, text: '(arguments read from input)', node }]);
+      // the replace string stands for input: words holding it are known only when it runs
+      const replace = xargsReplace(args);
+      const input = (w: ShellWord): ShellWord => (replace && w.value?.includes(replace) ? { ...w, value: undefined } : w);
+      if (rest.length > 0) inner([...rest.map(input), { value: undefined, text: '(arguments read from input)', node }]);
+      return;
+    }
+    case 'alias':
+    case 'trap': {
+      // their arguments are shell text run later: an alias body, a trap's action
+      const texts = name === 'alias' ? args.map((a) => a.value?.replace(/^[^=]*=/, '')) : args.slice(0, 1).map((a) => a.value);
+      if (texts.some((t) => t === undefined)) return add([{ action: 'ask', reason: `${name} with shell text known only when it runs` }]);
+      for (const text of texts) if (text) analyseText(st, text, depth + 1, normalised);
       return;
     }
     case 'env':
       return judgeEnv(st, args, node, depth);
     case 'eval': {
       if (args.some((a) => a.value === undefined)) {
-        add([{ action: 'ask', reason: 'eval of text known only when it runs' }]);
+        add([args.some((a) => containsDownloader(a.node)) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: 'eval of text known only when it runs' }]);
         return;
       }
       return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
@@ -142,6 +159,7 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
     case 'source':
     case '.':
       if (args[0]?.node.type === 'process_substitution') add([judgeGeneratedScript(args[0].node)]);
+      else if (args[0]) add(judgeScriptFile(st, args[0]));
       return;
     case 'find':
       return judgeFind(st, args, node, depth, add);
@@ -203,8 +221,7 @@ function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: numbe
   let i = 0;
   for (; i < args.length; i++) {
     const v = args[i].value;
-    if (args[i].node.type === 'process_substitution') break;
-    if (v === undefined) return add([{ action: 'ask', reason: `a shell argument known only when it runs (${args[i].text})` }]);
+    if (v === undefined) break; // the operand (a process substitution, `"$X"`…), judged below
     if (v === '--' || v === '-') {
       i++;
       break;
@@ -219,17 +236,61 @@ function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: numbe
   const operand = args[i];
   if (commandText) {
     if (!operand) return;
-    if (operand.value === undefined) return add([{ action: 'ask', reason: `a shell command known only when it runs (${operand.text})` }]);
+    if (operand.value === undefined) {
+      return add([containsDownloader(operand.node) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: `a shell command known only when it runs (${operand.text})` }]);
+    }
     return analyseText(st, operand.value, depth + 1, shown);
   }
   if (operand) {
     if (operand.node.type === 'process_substitution') add([judgeGeneratedScript(operand.node)]);
-    return; // a script file: its contents are the workspace's own
+    else if (operand.value === undefined) add([{ action: 'ask', reason: `a shell script or option known only when it runs (${operand.text})` }]);
+    else add(judgeScriptFile(st, operand)); // a script file of the workspace's own, unless just downloaded
+    return;
   }
   const sources = stdinSources(node);
   if (sources.downloads) return add([{ action: 'deny', reason: 'piping a download into a shell' }]);
   for (const text of sources.texts) analyseText(st, text, depth + 1, shown);
   if (sources.unknown.length > 0) add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
+}
+
+/** xargs' replace string (`-I R`, `-IR`, `--replace[=R]`, `-i[R]`), which stands for input. */
+function xargsReplace(args: ShellWord[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-')) return undefined;
+    if (v === '-I') return args[i + 1]?.value;
+    if (v.startsWith('-I')) return v.slice(2);
+    if (v.startsWith('--replace')) return v.split('=')[1] ?? '{}';
+    if (v.startsWith('-i')) return v.slice(2) || '{}';
+  }
+  return undefined;
+}
+
+/** A script run by path: refused when the same line downloaded it. */
+function judgeScriptFile(st: State, file: ShellWord): Verdict[] {
+  const abs = file.value === undefined ? undefined : resolvePath(file.value, st.where);
+  if (abs !== undefined && st.downloaded.has(abs)) return [{ action: 'deny', reason: `running a downloaded script (${file.text})` }];
+  if (st.downloadedUnnamed) return [{ action: 'ask', reason: `running ${file.text} after downloading files under names only the downloader knows` }];
+  return [];
+}
+
+/** Where a downloader saves (`curl URL > file` is recorded by the redirect instead). */
+function recordDownloads(st: State, name: string, args: ShellWord[]): void {
+  const outputs = name === 'wget' ? ['-O', '--output-document'] : ['-o', '--output'];
+  let named = false;
+  args.forEach((a, i) => {
+    const v = a.value ?? '';
+    const inline = outputs.find((o) => o.startsWith('--') && v.startsWith(`${o}=`));
+    const short = outputs[0].slice(1); // `-so file`: the output option last in a cluster of short ones
+    const clustered = new RegExp(`^-[a-zA-Z]*${short}$`).test(v);
+    const file = outputs.includes(v) || clustered ? args[i + 1]?.value : inline ? v.slice(inline.length + 1) : undefined;
+    if (file === undefined) return;
+    named = true;
+    const abs = resolvePath(file, st.where);
+    if (abs !== undefined) st.downloaded.add(abs);
+  });
+  if (name === 'wget' && !named && !args.some((a) => a.value === '-qO-' || a.value === '-O-')) st.downloadedUnnamed = true;
+  if (name === 'curl' && args.some((a) => a.value === '-O' || a.value === '--remote-name' || /^-[a-zA-Z]*O[a-zA-Z]*$/.test(a.value ?? ''))) st.downloadedUnnamed = true;
 }
 
 function judgeGeneratedScript(substitution: SyntaxNode): Verdict {
@@ -262,8 +323,14 @@ function judgeRedirect(st: State, node: SyntaxNode): void {
   const destination = node.childForFieldName('destination');
   if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
   if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
-  const verdict = judgeWrite(literal(destination), destination.text, st.where, `redirecting output (${operator})`);
+  const value = literal(destination);
+  const verdict = judgeWrite(value, destination.text, st.where, `redirecting output (${operator})`);
   if (verdict) st.findings.push({ ...verdict, command: node.text });
+  const body = node.parent?.type === 'redirected_statement' ? node.parent.childForFieldName('body') : undefined;
+  if (value !== undefined && body && containsDownloader(body)) {
+    const abs = resolvePath(value, st.where);
+    if (abs !== undefined) st.downloaded.add(abs);
+  }
 }
 
 function judgeFunction(st: State, node: SyntaxNode): void {

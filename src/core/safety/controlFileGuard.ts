@@ -90,8 +90,9 @@ export class ControlFileGuard {
   }
 
   /**
-   * A last look before the iteration's commit, for writes a command left running in the
-   * background made after it returned. Only files the orchestrator never writes mid-iteration.
+   * A last look before a commit (and before the next command), for writes to git's config and
+   * hooks that a process left running by a command made after it returned. Only git's files:
+   * nobody else writes them mid-run, while a person may edit `.ralph/` files between commands.
    */
   async settle(): Promise<TamperFinding[]> {
     return this.depth > 0 ? [] : this.settleNow();
@@ -99,10 +100,8 @@ export class ControlFileGuard {
 
   private async settleNow(): Promise<TamperFinding[]> {
     if (!this.expected) return [];
-    const state = this.paths.stateDir;
-    const lock = this.paths.lock;
-    const keep = (file: string) => file !== lock && file !== state && !file.startsWith(`${state}${path.sep}`);
-    return this.check('a process left running by an earlier command', keep);
+    const inGit = (file: string) => this.gitDirs.some((dir) => file.startsWith(`${dir}${path.sep}`));
+    return this.check('a process left running by an earlier command', inGit);
   }
 
   /** Everything found since `begin`, for the iteration's feedback and report. */

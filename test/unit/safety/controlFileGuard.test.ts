@@ -62,13 +62,15 @@ describe('ControlFileGuard', () => {
     assert.equal(warnings.length, 0);
   });
 
-  it('catches a write a background process makes after its command returned, before the next command or commit', async () => {
+  it('catches a hook a background process writes after its command returned, before the commit', async () => {
     await guard.around('`spawn`', () => sh('true'));
     // what a process the command left behind writes later (written here: its timing is not the point)
-    await fs.writeFile(paths.tasks, '{"version":1,"tasks":[]}');
+    await fs.writeFile(ws.path('.git/hooks/post-commit'), '#!/bin/sh\ntouch ran\n', { mode: 0o755 });
+    await fs.writeFile(paths.tasks, '{"version":1,"tasks":[]}'); // between commands: a person's edit, left alone
     const late = await guard.orchestratorCommit(async () => 'committed');
     assert.equal(late, 'committed');
-    assert.equal(ws.exists('.ralph/tasks.json'), false);
-    assert.equal(guard.drain().length, 1);
+    assert.equal(ws.exists('.git/hooks/post-commit'), false);
+    assert.equal(ws.exists('.ralph/tasks.json'), true);
+    assert.deepEqual(guard.drain().map((f) => f.file), ['.git/hooks/post-commit']);
   });
 });
