@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { RalphPaths } from '../paths';
 
@@ -124,8 +125,13 @@ export class ControlFileGuard {
       found.push({ file: this.paths.relative(file), change: before === undefined ? 'created' : after === undefined ? 'deleted' : 'modified', during });
     }
     if (found.length === 0) return [];
-    const kept = await this.quarantine(found, actual);
-    await restore(expected, actual, only);
+    const kept = await this.quarantine(found, actual).catch(() => undefined);
+    let failure = '';
+    try {
+      await restore(expected, actual, only);
+    } catch (error) {
+      failure = `; COULD NOT RESTORE ALL OF THEM (${errorMessage(error)}): check them before the next run`;
+    }
     this.findings.push(...found);
     const names = found.slice(0, 8).map((f) => `${f.file} (${f.change})`).join(', ') + (found.length > 8 ? `, and ${found.length - 8} more` : '');
     this.emit({
@@ -133,7 +139,7 @@ export class ControlFileGuard {
       taskId: this.context?.taskId,
       iteration: this.context?.iteration,
       code: 'tampering',
-      message: `restored ${names}: changed while ${during} ran; control files are the orchestrator's${kept ? ` (the changed copies are in ${kept})` : ''}`,
+      message: `restored ${names}: changed while ${during} ran; control files are the orchestrator's${kept ? ` (the changed copies are in ${kept})` : ''}${failure}`,
     });
     return found;
   }
