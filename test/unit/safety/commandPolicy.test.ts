@@ -233,3 +233,68 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
     assert.equal(await inWeb('echo x > ../.git/hooks/post-commit'), 'deny');
   });
 });
+
+describe('command policy: dangerous commands in random disguises (fixed seed)', () => {
+  const config = parseConfig({});
+  let root: string;
+  before(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'ralph-policy-fuzz-'));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  /** mulberry32: a small seeded generator, so a failure replays. */
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  const spellings: Record<string, string[]> = {
+    rm: ['rm', '\\rm', "'rm'", '"rm"', '/bin/rm', '/usr/bin/rm', 'r""m', "r'm'"],
+    sudo: ['sudo', '\\sudo', '/usr/bin/sudo', "'sudo'"],
+  };
+  const cores = [
+    (s: (w: string) => string) => `${s('rm')} -rf /`,
+    (s: (w: string) => string) => `${s('rm')} -r -f ~/projects`,
+    (s: (w: string) => string) => `${s('rm')} -fr dist/../../elsewhere`,
+    (s: (w: string) => string) => `${s('sudo')} id`,
+    (s: (w: string) => string) => `${s('rm')} --recursive /etc`,
+  ];
+  const wrappers = [(c: string) => c, (c: string) => `env ${c}`, (c: string) => `env -i A=1 ${c}`, (c: string) => `command ${c}`, (c: string) => `nice -n 5 ${c}`, (c: string) => `nohup ${c}`, (c: string) => `timeout 10 ${c}`, (c: string) => `exec ${c}`, (c: string) => `time ${c}`, (c: string) => `setsid ${c}`];
+  const containers = [
+    (c: string) => c,
+    (c: string) => `npm test; ${c}`,
+    (c: string) => `true && ${c}`,
+    (c: string) => `false || ${c}`,
+    (c: string) => `echo "$(${c})"`,
+    (c: string) => `x=\`${c}\``,
+    (c: string) => `(${c})`,
+    (c: string) => `{ ${c}; }`,
+    (c: string) => `f() { ${c}; }`,
+    (c: string) => `if true; then ${c}; fi`,
+    (c: string) => `for i in 1; do ${c}; done`,
+    (c: string) => `bash -c ${JSON.stringify(c)}`,
+    (c: string) => `sh -c '${c.replace(/'/g, "'\\''")}'`,
+    (c: string) => `eval ${JSON.stringify(c)}`,
+    (c: string) => `cat <<'EOF' | bash\n${c}\nEOF`,
+    (c: string) => `echo ok | ${c}`,
+    (c: string) => `${c} 2>/dev/null &`,
+  ];
+
+  it('refuses every one of 300 disguises', async () => {
+    const next = random(20261123);
+    const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)];
+    const missed: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const spell = (word: string) => pick(spellings[word] ?? [word]);
+      const command = pick(containers)(pick(wrappers)(pick(cores)(spell)));
+      const decision = await evaluateCommand(command, config, { root });
+      if (decision.action !== 'deny') missed.push(`${JSON.stringify(command)} → ${decision.action} (${decision.reason})`);
+    }
+    assert.deepEqual(missed, []);
+  });
+});
