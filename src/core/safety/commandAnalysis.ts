@@ -104,6 +104,8 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
     case 'command':
       if (args.some((a) => a.value === '-v' || a.value === '-V')) return; // looks the name up, runs nothing
       return inner(afterOptions(args, new Set()));
+    case 'busybox': // busybox APPLET args: the applet is the command
+      return inner(args);
     case 'builtin':
     case 'nohup':
     case 'chronic':
@@ -171,8 +173,9 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
       st.where.cwd = undefined;
       return;
   }
-  if (SHELLS.has(name) || name === 'busybox') return judgeShell(st, name === 'busybox' ? args.slice(1) : args, node, depth, add, normalised);
-  if (INTERPRETERS.has(name) && positionals(args).length === 0 && !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))) {
+  if (SHELLS.has(name)) return judgeShell(st, args, node, depth, add, normalised);
+  // `python3 -` and `python3` read the program from stdin
+  if (INTERPRETERS.has(name) && positionals(args).every((a) => a.value === '-') && !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))) {
     const sources = stdinSources(node);
     if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
   }
