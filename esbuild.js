@@ -49,6 +49,17 @@ function copyCodicons() {
   for (const name of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(`node_modules/@vscode/codicons/dist/${name}`, `dist/webview/${name}`);
 }
 
+/**
+ * The shell parser's wasm (web-tree-sitter's runtime and the bash grammar), read at run time from
+ * beside the bundle (src/core/safety/shellParser.ts): the command rules cannot work without them.
+ */
+function copyShellParser() {
+  fs.mkdirSync('dist', { recursive: true });
+  const runtime = require.resolve('web-tree-sitter').replace(/[^/\\]+$/, 'web-tree-sitter.wasm');
+  fs.copyFileSync(runtime, 'dist/web-tree-sitter.wasm');
+  fs.copyFileSync(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'), 'dist/tree-sitter-bash.wasm');
+}
+
 /** The extension bundle must not carry webview (browser) code. */
 function checkExtensionBundle(result) {
   const inputs = Object.keys(result.metafile?.inputs ?? {});
@@ -58,6 +69,7 @@ function checkExtensionBundle(result) {
 
 async function main() {
   copyCodicons();
+  copyShellParser();
   if (watch) {
     for (const options of builds) {
       const ctx = await esbuild.context(options);

@@ -12,8 +12,12 @@ Commands:
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
                                      add a task; prints its id
   task list [--json]                 list tasks
-  run [--task ID] [--json] [--yes]   run one task, or every ready task (autopilot); --yes approves
-                                     every caio action (push, pull request, issue, notification)
+  run [--task ID] [--json] [--yes] [--approve-commands]
+                                     run one task, or every ready task (autopilot)
+        --yes                        approve every caio action (push, pull request, issue, notification)
+        --approve-commands           approve every command of the agent that the command rules gate
+                                     (push, git reset --hard, publish…, or every command in semi-auto)
+                                     Without them, a terminal asks y/N; without a terminal they are refused.
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
@@ -38,7 +42,7 @@ export type CliCommand =
       complexity?: number;
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string };
 
@@ -55,6 +59,7 @@ const OPTIONS = {
   complexity: { type: 'string' },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
+  'approve-commands': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -108,9 +113,9 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       }
       throw new UsageError(`unknown task command "${sub ?? ''}": use "task add" or "task list"`);
     case 'run':
-      only(['task', 'json', 'yes']);
+      only(['task', 'json', 'yes', 'approve-commands']);
       noExtra(positionals, 1);
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false };
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);

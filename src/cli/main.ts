@@ -113,7 +113,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     bus,
     commands: new NodeCommandRunner(),
     model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
-    approval: cliApproval(command.yes, io),
+    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
     safeguards: cliSafeguards(config.safeguards.onWarning, io),
   });
   bus.subscribe((event) => {

@@ -2,26 +2,38 @@ import type { ApprovalPrompt, SafeguardPrompt } from '../core/ports';
 import { unattendedSafeguards } from '../core/ports';
 import type { CliIo } from './io';
 
-/** caio's actions: approved by --yes, asked y/N on a terminal, refused (left pending) otherwise. */
-export function cliApproval(yes: boolean, io: CliIo): ApprovalPrompt {
-  if (yes) {
-    return {
-      approve: async (request) => {
-        io.err(`approved (--yes): ${request.title}`);
-        return true;
-      },
-    };
-  }
+/** Which kinds of approval the flags of `ralph run` grant without asking. */
+export interface CliApprovals {
+  /** `--yes`: caio's actions (push, pull request, issue, notification). */
+  actions: boolean;
+  /** `--approve-commands`: the agent's own commands that the command rules gate. */
+  commands: boolean;
+}
+
+const FLAG = { action: '--yes', command: '--approve-commands' } as const;
+const NOUN = { action: 'caio action', command: 'gated command' } as const;
+
+/**
+ * caio's actions and the agent's gated commands are approved apart: `--yes` grants the first,
+ * `--approve-commands` the second. What no flag grants is asked y/N on a terminal and refused
+ * otherwise (caio's actions are then left pending; the command does not run).
+ */
+export function cliApproval(granted: CliApprovals, io: CliIo): ApprovalPrompt {
   const confirm = io.confirm;
-  if (!confirm) {
-    return {
-      approve: async (request) => {
-        io.err(`not approved: ${request.title} (stdin is not a terminal; run with --yes to approve such actions)`);
+  return {
+    approve: async (request) => {
+      const flag = FLAG[request.kind];
+      if (request.kind === 'action' ? granted.actions : granted.commands) {
+        io.err(`approved (${flag}): ${request.title}${request.kind === 'command' ? `\n  ${request.detail}` : ''}`);
+        return true;
+      }
+      if (!confirm) {
+        io.err(`not approved: ${request.title} (stdin is not a terminal; run with ${flag} to approve every ${NOUN[request.kind]})`);
         return false;
-      },
-    };
-  }
-  return { approve: (request) => confirm(`${request.title}\n${request.detail.replace(/^/gm, '  ')}\nApprove? [y/N] `) };
+      }
+      return confirm(`${request.title}\n${request.detail.replace(/^/gm, '  ')}\nApprove? [y/N] `);
+    },
+  };
 }
 
 /**

@@ -20,9 +20,22 @@ export interface SecretSource {
   getApiKey(envName: string): Promise<string | undefined>;
 }
 
+/**
+ * What is to be approved: one of caio's actions (push, pull request, issue, notification), or
+ * a command the agent wants to run that the command rules gate (force-push, `git reset --hard`,
+ * every command in semi-auto mode…). The CLI approves them with separate flags.
+ */
+export type ApprovalKind = 'action' | 'command';
+
+export interface ApprovalRequest {
+  kind: ApprovalKind;
+  title: string;
+  detail: string;
+}
+
 /** Asks a human to approve an action; refuses when nobody can answer. */
 export interface ApprovalPrompt {
-  approve(request: { title: string; detail: string }): Promise<boolean>;
+  approve(request: ApprovalRequest): Promise<boolean>;
 }
 
 /** The default when no human can be asked: nothing is approved. */

@@ -2,8 +2,18 @@ import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 
-/** Bookkeeping files the orchestrator rewrites every iteration; never part of an iteration commit. */
-const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json'];
+/**
+ * Never part of an iteration commit: the task store (rewritten every iteration) and the config
+ * (an agent that rewrote it must not get its gates committed and believed by the next run).
+ */
+const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
+
+/**
+ * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
+ * repository's config (which an agent could have written) would otherwise make git run on the
+ * orchestrator's own commits and status checks. Commits also pass --no-verify; diffs --no-ext-diff.
+ */
+export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat'];
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 
@@ -19,7 +29,14 @@ export class GitService {
   private logCache: { head: string; count: number; entries: { sha: string; message: string }[] } | undefined;
 
   constructor(readonly root: string) {
-    this.git = simpleGit({ baseDir: root, binary: 'git', maxConcurrentProcesses: 2 });
+    this.git = simpleGit({
+      baseDir: root,
+      binary: 'git',
+      maxConcurrentProcesses: 2,
+      config: HARDENED_GIT_CONFIG,
+      // simple-git refuses these keys unless told: here they switch the programs off
+      unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafePager: true },
+    });
   }
 
   async isRepo(): Promise<boolean> {
@@ -54,7 +71,7 @@ export class GitService {
     const status = await this.git.raw(['status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
     if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
     await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
-    const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
+    const staged = (await this.git.diff(['--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
     await this.git.commit(message, undefined, { '--no-verify': null });
@@ -67,7 +84,7 @@ export class GitService {
     const changes = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
     const head = await this.headSha();
     if (!head || !base || base === head) return changes;
-    const out = await this.git.raw(['diff', '--name-status', '--no-renames', `${base}..${head}`]);
+    const out = await this.git.raw(['diff', '--no-ext-diff', '--no-textconv', '--name-status', '--no-renames', `${base}..${head}`]);
     for (const line of out.split('\n').filter(Boolean)) {
       const [status, file] = line.split('\t');
       if (!file || EXCLUDED_FROM_COMMITS.includes(file)) continue;
@@ -80,14 +97,13 @@ export class GitService {
 
   /**
    * Restores the working tree and index to `commit` (uncommitted changes are lost). The task
-   * store is kept as it is now: it may be tracked from an older commit, and resetting it would
-   * undo the status of every task.
+   * store and the config are kept as they are now: they may be tracked from an older commit, and
+   * resetting them would undo the status of every task.
    */
   async resetHard(commit: string): Promise<void> {
-    const store = path.join(this.root, EXCLUDED_FROM_COMMITS[0]);
-    const saved = await readTextIfExists(store);
+    const kept = await Promise.all(EXCLUDED_FROM_COMMITS.map(async (file) => [path.join(this.root, file), await readTextIfExists(path.join(this.root, file))] as const));
     await this.git.raw(['reset', '--hard', commit]);
-    if (saved !== undefined) await writeFileAtomic(store, saved);
+    for (const [file, saved] of kept) if (saved !== undefined) await writeFileAtomic(file, saved);
   }
 
   /** The last commits, newest first; cached per HEAD (read from the ref files, no process). */

@@ -32,6 +32,8 @@ export const IterationRecordSchema = z.object({
   failed: z.boolean().default(false),
   /** A high security finding was open after this iteration. */
   highFinding: z.boolean().default(false),
+  /** Control files (`.ralph/`, git config/hooks) an agent's command or a gate changed; each was restored. */
+  tampering: z.array(z.string()).default([]),
   usage: UsageSchema,
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;

@@ -6,6 +6,7 @@ import { runGates } from '../gates/runGates';
 import type { GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
+import type { TamperFinding } from '../safety/controlFileGuard';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord } from './checkpoint';
@@ -38,6 +39,7 @@ export interface IterationStepInput {
 export async function runIterationStep(s: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
   const { task, cp, iteration: n, maxIterations, model, stop } = input;
   const startedAt = s.clock.now();
+  s.guard.begin(task.id, n);
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
   const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
@@ -54,7 +56,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const toolContext: ToolContext = {
     scope: s.scope,
     commands: s.commands,
-    commit: (message) => s.git.commitAll(message),
+    commit: (message) => s.guard.orchestratorCommit(() => s.git.commitAll(message)),
     commandTimeoutMs: s.config.commands.timeoutMs,
     maxOutputChars: s.config.commands.maxOutputChars,
     signal,
@@ -93,15 +95,22 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     summary: run.finalText ? abbreviate(run.finalText, 600) : undefined,
     usage: run.usage,
     gates: [] as IterationRecord['gates'],
+    tampering: [] as string[],
     failingTests: [] as string[],
     failed: false,
     highFinding: false,
   };
-  const finishRecord = (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>): IterationRecord => ({
-    ...base,
-    ...rest,
-    durationMs: Math.max(0, s.clock.now() - startedAt),
-  });
+  const finishRecord = (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>): IterationRecord => {
+    // gates ran by now: everything restored in this iteration is reported, and fed back
+    const tampering = tamperingLines(s.guard.drain());
+    return {
+      ...base,
+      ...rest,
+      feedback: tampering.length ? [tamperingFeedback(tampering), ...rest.feedback] : rest.feedback,
+      tampering,
+      durationMs: Math.max(0, s.clock.now() - startedAt),
+    };
+  };
 
   if (run.stopped) {
     if (stop.aborted) return { record: finishRecord({ outcome: 'stopped', feedback }), decision: undefined, gates: undefined, timedOut: false, calls: run.steps };
@@ -159,13 +168,21 @@ async function commitIteration(s: TaskLoopServices, task: Task, n: number): Prom
   if (!s.config.loop.commitEachIteration) return undefined;
   try {
     const message = `ralph(${task.id}): iteration ${n}`;
-    const commit = await s.git.commitAll(message);
+    const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message));
     if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
     return commit;
   } catch (error) {
     s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });
     return undefined;
   }
+}
+
+function tamperingLines(found: readonly TamperFinding[]): string[] {
+  return [...new Set(found.map((f) => `${f.file} ${f.change} while ${f.during} ran`))];
+}
+
+function tamperingFeedback(lines: readonly string[]): string {
+  return `Tampering: the orchestrator's control files were changed and have been restored (${lines.join('; ')}). The task list, the config, the checkpoints and git's configuration and hooks are not yours to change: do the task in the workspace's own files.`;
 }
 
 function lastProgress(signals: readonly Signal[]): number | undefined {

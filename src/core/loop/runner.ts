@@ -12,6 +12,8 @@ import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
+import { ControlFileGuard } from '../safety/controlFileGuard';
+import { GuardedCommandRunner, GuardedGateRunner } from '../safety/guardedRunners';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
 import { WorkspaceScope } from '../safety/workspaceScope';
@@ -114,13 +116,16 @@ export class RalphRunner {
     const emit = (body: RalphEventBody) => void emitter.emit(body);
     this.emitActive = emit;
     let lock: RunLock | undefined;
+    let storeWrites: { dispose(): void } | undefined;
     const results: TaskRunResult[] = [];
     let reason = 'no ready tasks';
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const loop = await this.buildLoop(runId, emit);
+      const { loop, guard } = await this.buildLoop(runId, emit);
       const store = this.store();
+      // the store's own writes (the extension's edits included) are not tampering
+      storeWrites = store.onDidChange(() => guard.acknowledge(this.paths.tasks));
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
@@ -149,6 +154,7 @@ export class RalphRunner {
     } finally {
       emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason });
       subscription.dispose();
+      storeWrites?.dispose();
       await log.close();
       await lock?.release();
       this.emitActive = undefined;
@@ -173,7 +179,7 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<TaskLoop> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<{ loop: TaskLoop; guard: ControlFileGuard }> {
     const { deps, paths } = this;
     const git = new GitService(deps.workspace);
     if (!(await git.isRepo())) {
@@ -182,7 +188,9 @@ export class RalphRunner {
     const meter = new SpendMeter(deps.config);
     const model = new MeteredModelClient(deps.model, meter);
     const approval = deps.approval ?? refuseApprovals;
-    return new TaskLoop({
+    const guard = new ControlFileGuard(paths, emit);
+    const guarded = new GuardedCommandRunner(deps.commands, guard);
+    const loop = new TaskLoop({
       runId,
       paths,
       config: deps.config,
@@ -193,14 +201,16 @@ export class RalphRunner {
       meter,
       safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
-      gates: deps.gates ?? new ProcessGateRunner(deps.commands),
+      commands: new PolicyCommandRunner(guarded, deps.config, approval, deps.workspace, emit),
+      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(deps.commands), guard),
+      guard,
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
       emit,
       pause: this.pauseGate,
     });
+    return { loop, guard };
   }
 }
 

@@ -7,6 +7,7 @@ import type { ModelClient } from '../llm/types';
 import type { RalphPaths } from '../paths';
 import type { Clock, Logger, SafeguardPrompt } from '../ports';
 import type { SpendMeter } from '../safety/budget';
+import type { ControlFileGuard } from '../safety/controlFileGuard';
 import type { CommandRunner } from '../safety/processRunner';
 import type { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
@@ -38,6 +39,8 @@ export interface TaskLoopServices {
   meter: SpendMeter;
   /** Answers safeguard warnings (Continue / Stop / Increase max). */
   safeguards: SafeguardPrompt;
+  /** Puts back `.ralph/` control files and git's config/hooks that an agent's command or a gate changed. */
+  guard: ControlFileGuard;
   /** Pause/Resume: waited on between iterations (and between the steps of one). */
   pause?: PauseGate;
 }

@@ -107,6 +107,7 @@ export function renderIteration(input: IterationReportInput): string {
   if (input.councilPlan) out.push(`## Bug council\n${input.councilPlan}`);
   const label = decisionLabel(record);
   out.push(`## Decision: ${label}\n${record.decision ?? record.error ?? record.outcome}`);
+  if (record.tampering.length) out.push(`## Tampering (restored)\n${list(record.tampering)}`);
   if (record.feedback.length) out.push(`### Fed back to the next iteration\n${list(record.feedback)}`);
   return `${out.join('\n\n')}\n`;
 }
@@ -136,6 +137,8 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), formatUsd(totalCost)]);
   out.push(table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows));
   out.push(`## Escalation history\n${list(input.escalations)}`);
+  const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
+  if (tampered.length) out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
   const product = (files: string[]) => files.filter((f) => !f.startsWith('.ralph/'));
   out.push(`## Files\n**Created**\n${list(product(input.files.added).map((f) => `\`${f}\``))}\n\n**Modified**\n${list(product(input.files.modified).map((f) => `\`${f}\``))}\n\n**Deleted**\n${list(product(input.files.deleted).map((f) => `\`${f}\``))}`);
   out.push('## Iterations');

@@ -1,52 +1,57 @@
 import type { RalphConfig } from '../config/schema';
+import { errorMessage } from '../errors';
+import { analyseCommand } from './commandAnalysis';
+import { bashParser } from './shellParser';
 
 export type CommandDecision = { action: 'allow' | 'deny' | 'ask'; reason: string };
 
-interface Rule {
-  pattern: RegExp;
-  reason: string;
+/** Where the command runs: the workspace root, and the directory it starts in (default: the root). */
+export interface CommandPlace {
+  root: string;
+  cwd?: string;
 }
 
-/** Build folders a recursive delete may target without asking. */
-const BUILD_FOLDERS = /^(?:\.\/)?(?:node_modules|dist|build|out|target|coverage|\.next|\.nuxt|\.cache|\.pytest_cache|__pycache__|tmp|\.turbo|\.parcel-cache)(?:\/[^\s;&|]*)?$/;
-
-/** Refused whatever the configuration says: they destroy or escape what the loop can restore. */
-const DENIED: Rule[] = [
-  { pattern: /\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/, reason: 'piping a download into a shell' },
-  { pattern: /\.git\/hooks\b/, reason: 'writing git hooks' },
-  { pattern: /(?:^|[;&|]\s*)sudo\b/, reason: 'sudo' },
-  { pattern: /\bmkfs(?:\.\w+)?\b|\bdd\b[^;&|]*\bof=\/dev\//, reason: 'writing a device or file system' },
-  { pattern: /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, reason: 'a fork bomb' },
-  { pattern: /\bchmod\s+(?:-[a-zA-Z]*R[a-zA-Z]*\s+)?[0-7]*7{3}\s+\/(?:\s|$)/, reason: 'opening the whole file system' },
-];
-
-/** Asked first: they reach beyond the working tree or rewrite shared history. */
-const GATED: Rule[] = [
-  { pattern: /\bgit\s+push\b[^;&|]*(?:--force\b|--force-with-lease\b|\s-f\b|\s\+\S+)/, reason: 'force-pushing' },
-  { pattern: /\bgit\s+push\b/, reason: 'pushing to a remote' },
-  { pattern: /\bgit\s+(?:reset\s+--hard|clean\s+-[a-zA-Z]*f)/, reason: 'discarding work in the repository' },
-  { pattern: /\bnpm\s+publish\b|\bcargo\s+publish\b|\btwine\s+upload\b/, reason: 'publishing a package' },
-];
+/** A last line behind the parser: the classic fork bomb, in whatever spacing. */
+const FORK_BOMB = /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/;
 
 /**
- * Decides whether `run_command` may run a command: the built-in denials first, then
- * `commands.deny` (refused), `commands.requireApproval` (asked), dangerous defaults (asked),
- * `commands.allow`. In semi-auto mode every command that is not denied is asked.
- * Patterns in the config are globs (`*` any text) matched against the whole command, or
- * regular expressions written `/…/`.
+ * Decides whether `run_command` may run a command. The line is parsed with a real shell
+ * grammar (tree-sitter-bash) and every simple command in it is judged — in pipelines, lists,
+ * `$(…)`, backticks, `<(…)`, subshells, functions, here-docs fed to a shell, the text of
+ * `bash -c`/`eval` — after quotes and escapes are removed, the command word is reduced to its
+ * name (`\rm`, `/bin/rm` → rm), wrappers (`env`, `command`, `exec`, `timeout`, `xargs`, `nice`…)
+ * are judged as what they run, git's global options are skipped to its subcommand, and path
+ * arguments are resolved against the directory the command runs in. What cannot be judged
+ * (a parse error, a command name known only at run time) is asked, never allowed silently.
+ *
+ * Order: built-in denials, `commands.deny` (refused), `commands.requireApproval` (asked), the
+ * built-in gated commands unless `commands.allow` matches them, semi-auto (asks everything).
+ * Config patterns are globs (`*` any text) or `/regex/`, matched against the whole line and
+ * against each simple command in its normalised form (`\rm -rf x` is tried as `rm -rf x`).
  */
-export function evaluateCommand(command: string, config: Pick<RalphConfig, 'commands' | 'loop'>): CommandDecision {
+export async function evaluateCommand(command: string, config: Pick<RalphConfig, 'commands' | 'loop'>, place: CommandPlace): Promise<CommandDecision> {
   const text = command.trim();
-  const denial = recursiveDeleteOutsideBuild(text) ?? DENIED.find((r) => r.pattern.test(text))?.reason;
-  if (denial) return { action: 'deny', reason: `refused by the built-in policy: ${denial}` };
-  const deny = config.commands.deny.find((p) => matches(p, text));
+  let parser;
+  try {
+    parser = await bashParser();
+  } catch (error) {
+    return { action: 'ask', reason: `the shell parser could not be loaded (${errorMessage(error)}), so no command can be judged` };
+  }
+  const analysis = analyseCommand(parser, text, { root: place.root, cwd: place.cwd ?? place.root });
+  if (FORK_BOMB.test(text)) analysis.findings.unshift({ action: 'deny', reason: 'a fork bomb', command: text });
+  const denial = analysis.findings.find((f) => f.action === 'deny');
+  if (denial) return { action: 'deny', reason: `refused by the built-in policy: ${denial.reason}` };
+  const forms = [text, ...analysis.commands];
+  const configured = (patterns: readonly string[]) => patterns.find((p) => forms.some((form) => matches(p, form)));
+  const deny = configured(config.commands.deny);
   if (deny) return { action: 'deny', reason: `refused by commands.deny (${deny})` };
-  const ask = config.commands.requireApproval.find((p) => matches(p, text));
+  const ask = configured(config.commands.requireApproval);
   if (ask) return { action: 'ask', reason: `commands.requireApproval (${ask})` };
-  const gated = GATED.find((r) => r.pattern.test(text));
-  const allowed = config.commands.allow.find((p) => matches(p, text));
-  if (gated && !allowed) return { action: 'ask', reason: gated.reason };
+  const allowedBy = (form: string) => config.commands.allow.find((p) => matches(p, text) || matches(p, form));
+  const gated = analysis.findings.find((f) => !allowedBy(f.command));
+  if (gated) return { action: 'ask', reason: gated.reason };
   if (config.loop.mode === 'semi-auto') return { action: 'ask', reason: 'semi-auto mode asks before every command' };
+  const allowed = analysis.findings.length > 0 ? allowedBy(analysis.findings[0].command) : configured(config.commands.allow);
   return { action: 'allow', reason: allowed ? `commands.allow (${allowed})` : 'no rule applies' };
 }
 
@@ -62,16 +67,3 @@ export function matches(pattern: string, command: string): boolean {
   return new RegExp(`^${escaped}$`).test(command) || new RegExp(`^${escaped}(?:\\s|$)`).test(command);
 }
 
-/** `rm -rf X` where X is not a build folder inside the workspace. */
-function recursiveDeleteOutsideBuild(command: string): string | undefined {
-  for (const segment of command.split(/&&|\|\||;|\|/)) {
-    const words = segment.trim().split(/\s+/);
-    if (words[0] !== 'rm') continue;
-    const flags = words.filter((w) => w.startsWith('-')).join('');
-    if (!/r/i.test(flags)) continue;
-    const targets = words.slice(1).filter((w) => !w.startsWith('-'));
-    const bad = targets.find((t) => !BUILD_FOLDERS.test(t));
-    if (targets.length === 0 || bad !== undefined) return `recursive delete of ${bad ?? '(nothing named)'} (only build folders such as dist/ or node_modules/ may be removed)`;
-  }
-  return undefined;
-}

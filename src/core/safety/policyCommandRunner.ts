@@ -22,17 +22,19 @@ export class PolicyCommandRunner implements CommandRunner {
     private readonly inner: CommandRunner,
     private readonly config: Pick<RalphConfig, 'commands' | 'loop'>,
     private readonly approval: ApprovalPrompt,
+    /** The workspace root: paths in commands are judged against it. */
+    private readonly root: string,
     private readonly emit: (body: RalphEventBody) => void = () => {},
   ) {}
 
   async run(request: CommandRequest): Promise<CommandResult> {
-    const decision = evaluateCommand(request.command, this.config);
+    const decision = await evaluateCommand(request.command, this.config, { root: this.root, cwd: request.cwd });
     if (decision.action === 'deny') {
       this.emit({ type: 'warning', code: 'command-refused', message: `refused \`${request.command}\`: ${decision.reason}` });
       throw new CommandRefusedError(`\`${request.command}\` was refused (${decision.reason}); it did not run. Find another way that stays inside the workspace.`);
     }
     if (decision.action === 'ask') {
-      const approved = await this.approval.approve({ title: `Run this command? (${decision.reason})`, detail: request.command });
+      const approved = await this.approval.approve({ kind: 'command', title: `Run this command the agent wants to run? (${decision.reason})`, detail: request.command });
       if (!approved) {
         this.emit({ type: 'warning', code: 'command-refused', message: `not approved \`${request.command}\` (${decision.reason})` });
         throw new CommandRefusedError(`\`${request.command}\` needs approval (${decision.reason}) and was not approved; it did not run.`);

@@ -9,7 +9,8 @@ import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-const request = { title: 'Ralph (caio) wants to push HEAD to origin', detail: 'Command: git push\nRALPH_REMOTE=origin' };
+const request = { kind: 'action' as const, title: 'Ralph (caio) wants to push HEAD to origin', detail: 'Command: git push\nRALPH_REMOTE=origin' };
+const gated = { kind: 'command' as const, title: 'Run this command the agent wants to run? (discarding work in the repository)', detail: 'git reset --hard' };
 
 function fakeIo(confirm?: (question: string) => Promise<boolean>): CliIo & { errors: string[] } {
   const errors: string[] = [];
@@ -25,29 +26,48 @@ function runCli(args: string[], cwd: string): Promise<{ code: number | null; std
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-describe('the CLI asks for approval of caio actions', function () {
+describe('the CLI asks for approval of caio actions and of gated commands, apart', function () {
   this.timeout(60000);
 
-  it('parses --yes (and -y) on run only', () => {
-    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true });
+  it('parses --yes (and -y) and --approve-commands on run only', () => {
+    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true, approveCommands: false });
+    assert.equal((parseCli(['run', '--approve-commands'], '/w') as { approveCommands: boolean }).approveCommands, true);
+    assert.throws(() => parseCli(['status', '--approve-commands'], '/w'), /--approve-commands does not apply/);
     assert.equal((parseCli(['run', '-y', '--json'], '/w') as { yes: boolean }).yes, true);
     assert.equal((parseCli(['run'], '/w') as { yes: boolean }).yes, false);
     assert.throws(() => parseCli(['status', '--yes'], '/w'), /--yes does not apply/);
   });
 
   it('--yes approves, a terminal asks y/N with the detail, no terminal refuses and says how to approve', async () => {
+    const none = { actions: false, commands: false };
     const yes = fakeIo();
-    assert.equal(await cliApproval(true, yes).approve(request), true);
+    assert.equal(await cliApproval({ actions: true, commands: false }, yes).approve(request), true);
     assert.match(yes.errors[0], /approved \(--yes\): Ralph \(caio\) wants to push/);
 
     const questions: string[] = [];
     const terminal = fakeIo(async (question) => (questions.push(question), false));
-    assert.equal(await cliApproval(false, terminal).approve(request), false);
+    assert.equal(await cliApproval(none, terminal).approve(request), false);
     assert.equal(questions[0], 'Ralph (caio) wants to push HEAD to origin\n  Command: git push\n  RALPH_REMOTE=origin\nApprove? [y/N] ');
 
     const noTerminal = fakeIo();
-    assert.equal(await cliApproval(false, noTerminal).approve(request), false);
+    assert.equal(await cliApproval(none, noTerminal).approve(request), false);
     assert.match(noTerminal.errors[0], /not approved: .*stdin is not a terminal; run with --yes/);
+  });
+
+  it('--yes does not approve the agent\'s gated commands; --approve-commands does, and not caio\'s actions', async () => {
+    const yesOnly = fakeIo();
+    assert.equal(await cliApproval({ actions: true, commands: false }, yesOnly).approve(gated), false);
+    assert.match(yesOnly.errors[0], /not approved: Run this command .* run with --approve-commands/);
+
+    const commandsOnly = fakeIo();
+    assert.equal(await cliApproval({ actions: false, commands: true }, commandsOnly).approve(gated), true);
+    assert.match(commandsOnly.errors[0], /approved \(--approve-commands\): .*\n  git reset --hard/);
+    assert.equal(await cliApproval({ actions: false, commands: true }, fakeIo()).approve(request), false);
+
+    const questions: string[] = [];
+    const terminal = fakeIo(async (question) => (questions.push(question), true));
+    assert.equal(await cliApproval({ actions: true, commands: false }, terminal).approve(gated), true, 'a terminal is asked');
+    assert.match(questions[0], /^Run this command .*\n  git reset --hard\nApprove\? \[y\/N\] $/);
   });
 
   describe('ralph run against the scripted server', () => {
@@ -87,6 +107,43 @@ describe('the CLI asks for approval of caio actions', function () {
       assert.equal(result.code, 0, result.stderr);
       assert.equal(ws.exists('notified.marker'), true);
       assert.match(result.stdout, /⇠ caio: SUCCESS — 1 OK/);
+    });
+  });
+
+  describe('gated commands of the agent through ralph run', () => {
+    let ws: TempWorkspace;
+    let server: ScriptedServer;
+    beforeEach(async () => {
+      ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
+      server = await startScriptedServer({
+        steps: [
+          { toolCalls: [{ name: 'run_command', arguments: { command: 'git reset --hard && echo ran > reset.marker' } }] },
+          { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
+        ],
+      });
+      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 } };
+      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
+      assert.equal((await runCli(['task', 'add', 'Reset', '--prompt', 'Reset the tree', '--promise', 'reset'], ws.dir)).code, 0);
+    });
+    afterEach(async () => {
+      await server.close();
+      await ws.cleanup();
+    });
+
+    it('--yes alone does not run `git reset --hard`: refused without a terminal, and the flag to use is named', async () => {
+      const result = await runCli(['run', '--yes'], ws.dir);
+      assert.equal(ws.exists('reset.marker'), false, 'the gated command never ran');
+      assert.match(result.stderr, /not approved: Run this command .*discarding work.*run with --approve-commands/);
+      const toolMessage = String(server.requests.filter((r) => r.path.endsWith('/chat/completions'))[1]?.body?.messages?.at(-1)?.content);
+      assert.match(toolMessage, /needs approval .* not approved; it did not run/);
+    });
+
+    it('--approve-commands runs it', async () => {
+      const result = await runCli(['run', '--approve-commands'], ws.dir);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(ws.exists('reset.marker'), true);
+      assert.match(result.stderr, /approved \(--approve-commands\)/);
     });
   });
 });

@@ -102,7 +102,7 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     h = await makeLoopHarness([
       { toolCalls: [{ name: 'run_command', arguments: { command: 'touch denied-marker' } }] },
       { toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf src; touch rm-marker' } }] },
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'git push --force origin main; touch push-marker' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'git push --force origin main; echo pushed > push-marker' } }] },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
     await h.configure({ commands: { deny: ['touch *'] } });
@@ -112,7 +112,7 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     for (const marker of ['denied-marker', 'rm-marker', 'push-marker']) assert.equal(h.ws.exists(marker), false, marker);
     const results = eventsOf(h.events, 'tool.result').filter((r) => r.tool === 'run_command');
     assert.deepEqual(results.map((r) => r.ok), [false, false, false]);
-    assert.deepEqual(asked, ['git push --force origin main; touch push-marker']);
+    assert.deepEqual(asked, ['git push --force origin main; echo pushed > push-marker']);
     const toolMessages = chatRequests(h.server).slice(1, 4).map((r) => String(r.body?.messages?.at(-1)?.content));
     assert.match(toolMessages[0], /refused \(refused by commands\.deny \(touch \*\)\)/);
     assert.match(toolMessages[1], /recursive delete of src/);

@@ -95,7 +95,7 @@ async function runAction(action: Action, ctx: ToolContext, approval: ApprovalPro
   let approved = false;
   if (!ctx.signal.aborted) {
     try {
-      approved = await approval.approve({ title: `Ralph (caio) wants to ${action.what}`, detail });
+      approved = await approval.approve({ kind: 'action', title: `Ralph (caio) wants to ${action.what}`, detail });
     } catch {
       approved = false; // a prompt that fails is a prompt nobody answered
     }

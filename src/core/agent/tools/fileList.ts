@@ -41,7 +41,8 @@ async function gitFiles(root: string, rel: string): Promise<string[] | undefined
 
 function git(cwd: string, args: string[]): Promise<string> {
   // Literal pathspecs: a folder named `src[1]` must not be read as a glob by git.
-  const fullArgs = ['--literal-pathspecs', '-c', 'core.quotePath=false', ...args];
+  // fsmonitor is a program the repository config could name (see HARDENED_GIT_CONFIG)
+  const fullArgs = ['--literal-pathspecs', '-c', 'core.quotePath=false', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', ...args];
   return new Promise((resolve, reject) => {
     execFile('git', fullArgs, { cwd, maxBuffer: 256 * 1024 * 1024, env: gitEnv() }, (error, stdout) => {
       if (error) reject(error);

@@ -1,0 +1,372 @@
+import type { Parser } from 'web-tree-sitter';
+import { judgeRecursiveDelete, judgeWrite, type PathContext, resolvePath } from './commandPaths';
+import { judgeSimple, positionals, type Verdict } from './commandRules';
+import { containsDownloader, descendants, DOWNLOADERS, stdinSources } from './commandSources';
+import type { SyntaxNode } from './shellParser';
+import { commandBase, literal, type ShellWord, shellWord } from './shellWords';
+
+/** Something in a command line the rules refuse or ask about; `command` is the simple command it is in. */
+export interface Finding extends Verdict {
+  command: string;
+}
+
+export interface Analysis {
+  findings: Finding[];
+  /** Every simple command found, normalised (bare command word, quotes removed), wrappers included. */
+  commands: string[];
+}
+
+/** Shell text inside shell text (`bash -c`, `eval`, here-docs fed to a shell) is parsed this deep at most. */
+const MAX_DEPTH = 8;
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'yash', 'posh']);
+const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript']);
+
+interface State {
+  parser: Parser;
+  where: PathContext;
+  findings: Finding[];
+  commands: string[];
+  /** Files a downloader writes earlier in the line (`curl -o x.sh …`, `wget … > x.sh`), by absolute path. */
+  downloaded: Set<string>;
+  /** A downloader saved under a name only it knows (`curl -O`, `wget URL`). */
+  downloadedUnnamed: boolean;
+}
+
+/** Parses a command line with the bash grammar and judges every simple command anywhere in it. */
+export function analyseCommand(parser: Parser, text: string, where: PathContext): Analysis {
+  const state: State = { parser, where: { ...where }, findings: [], commands: [], downloaded: new Set(), downloadedUnnamed: false };
+  analyseText(state, text, 0, text);
+  return { findings: state.findings, commands: state.commands };
+}
+
+function analyseText(st: State, text: string, depth: number, shown: string): void {
+  if (depth > MAX_DEPTH) {
+    st.findings.push({ action: 'ask', reason: 'shell text nested too deeply to judge', command: excerpt(shown) });
+    return;
+  }
+  const tree = st.parser.parse(text);
+  if (!tree) {
+    st.findings.push({ action: 'ask', reason: 'the command could not be parsed', command: excerpt(shown) });
+    return;
+  }
+  try {
+    if (tree.rootNode.hasError) st.findings.push({ action: 'ask', reason: `the command is not valid shell syntax as written (${excerpt(text)}), so it cannot be judged`, command: excerpt(text) });
+    walk(st, tree.rootNode, depth);
+  } finally {
+    tree.delete();
+  }
+}
+
+function walk(st: State, node: SyntaxNode, depth: number): void {
+  switch (node.type) {
+    case 'command':
+      judgeCommandNode(st, node, depth);
+      break;
+    case 'file_redirect':
+      judgeRedirect(st, node);
+      break;
+    case 'function_definition':
+      judgeFunction(st, node);
+      break;
+  }
+  for (const child of node.namedChildren) if (child) walk(st, child, depth);
+}
+
+function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
+  const name = node.childForFieldName('name');
+  if (!name) return; // assignments only; their values are walked as children
+  const words = [name, ...node.childrenForFieldName('argument').filter((n): n is SyntaxNode => n !== null)].map(shellWord);
+  judgeWords(st, words, node, depth);
+}
+
+/** Judges one simple command given as words; wrappers are judged as the command they run. */
+function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: number): void {
+  const [first, ...args] = words;
+  if (!first) return;
+  if (first.value === undefined) {
+    const text = words.map((w) => w.text).join(' ');
+    st.commands.push(text);
+    st.findings.push({ action: 'ask', reason: `the command name ${first.text} is known only when it runs, so the command cannot be judged`, command: text });
+    return;
+  }
+  const name = commandBase(first.value);
+  const normalised = [name, ...args.map((a) => a.value ?? a.text)].join(' ');
+  st.commands.push(normalised);
+  const add = (verdicts: Verdict[]): void => {
+    st.findings.push(...verdicts.map((v) => ({ ...v, command: normalised })));
+  };
+  add(judgeSimple({ name, args }, st.where));
+  if (first.value.includes('/')) add(judgeScriptFile(st, first));
+  if (DOWNLOADERS.has(name)) recordDownloads(st, name, args);
+
+  const inner = (rest: ShellWord[]) => judgeWords(st, rest, node, depth + 1);
+  switch (name) {
+    case 'command':
+      if (args.some((a) => a.value === '-v' || a.value === '-V')) return; // looks the name up, runs nothing
+      return inner(afterOptions(args, new Set()));
+    case 'busybox': // busybox APPLET args: the applet is the command
+      return inner(args);
+    case 'builtin':
+    case 'nohup':
+    case 'chronic':
+    case 'unbuffer':
+      return inner(afterOptions(args, new Set()));
+    case 'exec':
+      return inner(afterOptions(args, new Set(['-a'])));
+    case 'time':
+    case 'setsid':
+      return inner(afterOptions(args, new Set()));
+    case 'nice':
+      return inner(afterOptions(args, new Set(['-n'])));
+    case 'ionice':
+      return inner(afterOptions(args, new Set(['-c', '-n', '-t', '-p', '-P', '-u'])));
+    case 'stdbuf':
+      return inner(afterOptions(args, new Set(['-i', '-o', '-e'])));
+    case 'timeout':
+      return inner(afterOptions(args, new Set(['-s', '-k', '--signal', '--kill-after'])).slice(1));
+    case 'sudo':
+    case 'doas':
+      return inner(afterOptions(args, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T'])));
+    case 'xargs': {
+      const rest = afterOptions(args, new Set(['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-lines', '--replace', '--eof', '--max-chars']));
+      // the replace string stands for input: words holding it are known only when it runs
+      const replace = xargsReplace(args);
+      const input = (w: ShellWord): ShellWord => (replace && w.value?.includes(replace) ? { ...w, value: undefined } : w);
+      if (rest.length > 0) inner([...rest.map(input), { value: undefined, text: '(arguments read from input)', node }]);
+      return;
+    }
+    case 'alias':
+    case 'trap': {
+      // their arguments are shell text run later: an alias body, a trap's action
+      const texts = name === 'alias' ? args.map((a) => a.value?.replace(/^[^=]*=/, '')) : args.slice(0, 1).map((a) => a.value);
+      if (texts.some((t) => t === undefined)) return add([{ action: 'ask', reason: `${name} with shell text known only when it runs` }]);
+      for (const text of texts) if (text) analyseText(st, text, depth + 1, normalised);
+      return;
+    }
+    case 'env':
+      return judgeEnv(st, args, node, depth);
+    case 'eval': {
+      if (args.some((a) => a.value === undefined)) {
+        add([args.some((a) => containsDownloader(a.node)) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: 'eval of text known only when it runs' }]);
+        return;
+      }
+      return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
+    }
+    case 'watch': {
+      const rest = afterOptions(args, new Set(['-n', '-d', '--interval', '--differences']));
+      if (rest.some((a) => a.value === undefined)) return add([{ action: 'ask', reason: 'watch of a command known only when it runs' }]);
+      if (rest.length > 0) analyseText(st, rest.map((a) => a.value).join(' '), depth + 1, normalised);
+      return;
+    }
+    case 'source':
+    case '.':
+      if (args[0]?.node.type === 'process_substitution') add([judgeGeneratedScript(args[0].node)]);
+      else if (args[0]) add(judgeScriptFile(st, args[0]));
+      return;
+    case 'find':
+      return judgeFind(st, args, node, depth, add);
+    case 'cd':
+    case 'pushd':
+      st.where.cwd = changeDirectory(positionals(args)[0], st.where);
+      return;
+    case 'popd':
+      st.where.cwd = undefined;
+      return;
+  }
+  if (SHELLS.has(name)) return judgeShell(st, args, node, depth, add, normalised);
+  // `python3 -` and `python3` read the program from stdin
+  if (INTERPRETERS.has(name) && positionals(args).every((a) => a.value === '-') && !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))) {
+    const sources = stdinSources(node);
+    if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
+  }
+}
+
+function judgeEnv(st: State, args: ShellWord[], node: SyntaxNode, depth: number): void {
+  let i = 0;
+  let where = st.where;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) break;
+    if (v === '--') {
+      i++;
+      break;
+    }
+    if (v === '-S' || v.startsWith('--split-string')) {
+      const text = v === '-S' ? args[i + 1]?.value : v.split('=').slice(1).join('=');
+      if (text === undefined) st.findings.push({ action: 'ask', reason: 'env -S with text known only when it runs', command: 'env' });
+      else analyseText(st, [text, ...args.slice(i + (v === '-S' ? 2 : 1)).map((a) => a.value ?? a.text)].join(' '), depth + 1, 'env -S');
+      return;
+    }
+    if (v === '-C' || v === '--chdir' || v.startsWith('--chdir=')) {
+      const dir = v.startsWith('--chdir=') ? { ...args[i], value: v.slice(8) } : args[++i];
+      where = { ...where, cwd: changeDirectory(dir, where) };
+      continue;
+    }
+    if (v === '-u' || v === '--unset') {
+      i++;
+      continue;
+    }
+    if (v.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) continue;
+    break;
+  }
+  const saved = st.where;
+  st.where = where;
+  try {
+    judgeWords(st, args.slice(i), node, depth + 1);
+  } finally {
+    st.where = saved;
+  }
+}
+
+/** `bash -c TEXT` is parsed as shell; `bash <(…)`, `curl … | bash` and here-docs are judged by where the script comes from. */
+function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: number, add: (v: Verdict[]) => void, shown: string): void {
+  let commandText = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) break; // the operand (a process substitution, `"$X"`…), judged below
+    if (v === '--' || v === '-') {
+      i++;
+      break;
+    }
+    if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') {
+      i++;
+      continue;
+    }
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) commandText = true;
+    if (!v.startsWith('-') && !v.startsWith('+')) break;
+  }
+  const operand = args[i];
+  if (commandText) {
+    if (!operand) return;
+    if (operand.value === undefined) {
+      return add([containsDownloader(operand.node) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: `a shell command known only when it runs (${operand.text})` }]);
+    }
+    return analyseText(st, operand.value, depth + 1, shown);
+  }
+  if (operand) {
+    if (operand.node.type === 'process_substitution') add([judgeGeneratedScript(operand.node)]);
+    else if (operand.value === undefined) add([{ action: 'ask', reason: `a shell script or option known only when it runs (${operand.text})` }]);
+    else add(judgeScriptFile(st, operand)); // a script file of the workspace's own, unless just downloaded
+    return;
+  }
+  const sources = stdinSources(node);
+  if (sources.downloads) return add([{ action: 'deny', reason: 'piping a download into a shell' }]);
+  for (const text of sources.texts) analyseText(st, text, depth + 1, shown);
+  if (sources.unknown.length > 0) add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
+}
+
+/** xargs' replace string (`-I R`, `-IR`, `--replace[=R]`, `-i[R]`), which stands for input. */
+function xargsReplace(args: ShellWord[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-')) return undefined;
+    if (v === '-I') return args[i + 1]?.value;
+    if (v.startsWith('-I')) return v.slice(2);
+    if (v.startsWith('--replace')) return v.split('=')[1] ?? '{}';
+    if (v.startsWith('-i')) return v.slice(2) || '{}';
+  }
+  return undefined;
+}
+
+/** A script run by path: refused when the same line downloaded it. */
+function judgeScriptFile(st: State, file: ShellWord): Verdict[] {
+  const abs = file.value === undefined ? undefined : resolvePath(file.value, st.where);
+  if (abs !== undefined && st.downloaded.has(abs)) return [{ action: 'deny', reason: `running a downloaded script (${file.text})` }];
+  if (st.downloadedUnnamed) return [{ action: 'ask', reason: `running ${file.text} after downloading files under names only the downloader knows` }];
+  return [];
+}
+
+/** Where a downloader saves (`curl URL > file` is recorded by the redirect instead). */
+function recordDownloads(st: State, name: string, args: ShellWord[]): void {
+  const outputs = name === 'wget' ? ['-O', '--output-document'] : ['-o', '--output'];
+  let named = false;
+  args.forEach((a, i) => {
+    const v = a.value ?? '';
+    const inline = outputs.find((o) => o.startsWith('--') && v.startsWith(`${o}=`));
+    const short = outputs[0].slice(1); // `-so file`: the output option last in a cluster of short ones
+    const clustered = new RegExp(`^-[a-zA-Z]*${short}$`).test(v);
+    const file = outputs.includes(v) || clustered ? args[i + 1]?.value : inline ? v.slice(inline.length + 1) : undefined;
+    if (file === undefined) return;
+    named = true;
+    const abs = resolvePath(file, st.where);
+    if (abs !== undefined) st.downloaded.add(abs);
+  });
+  if (name === 'wget' && !named && !args.some((a) => a.value === '-qO-' || a.value === '-O-')) st.downloadedUnnamed = true;
+  if (name === 'curl' && args.some((a) => a.value === '-O' || a.value === '--remote-name' || /^-[a-zA-Z]*O[a-zA-Z]*$/.test(a.value ?? ''))) st.downloadedUnnamed = true;
+}
+
+function judgeGeneratedScript(substitution: SyntaxNode): Verdict {
+  if (containsDownloader(substitution)) return { action: 'deny', reason: 'running a downloaded script' };
+  return { action: 'ask', reason: `running a script produced by \`${excerpt(substitution.text)}\`` };
+}
+
+/** `find … -exec CMD {} ;` runs CMD; `find DIR -delete` deletes recursively. */
+function judgeFind(st: State, args: ShellWord[], node: SyntaxNode, depth: number, add: (v: Verdict[]) => void): void {
+  const start = args.findIndex((a) => a.value === undefined || /^[-(!]/.test(a.value));
+  const roots = (start < 0 ? args : args.slice(0, start));
+  if (args.some((a) => a.value === '-delete')) {
+    for (const root of roots.length ? roots : [{ value: '.', text: '.', node }]) {
+      const verdict = judgeRecursiveDelete(root.value, root.text, st.where);
+      if (verdict) add([verdict]);
+    }
+  }
+  for (let i = 0; i < args.length; i++) {
+    if (!['-exec', '-execdir', '-ok', '-okdir'].includes(args[i].value ?? '')) continue;
+    const end = args.findIndex((a, k) => k > i && (a.value === ';' || a.value === '+'));
+    const command = args.slice(i + 1, end < 0 ? undefined : end).map((a) => (a.value === '{}' ? { ...a, value: undefined } : a));
+    judgeWords(st, command, node, depth + 1);
+    if (end < 0) break;
+    i = end;
+  }
+}
+
+function judgeRedirect(st: State, node: SyntaxNode): void {
+  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? '';
+  const destination = node.childForFieldName('destination');
+  if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
+  if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
+  const value = literal(destination);
+  const verdict = judgeWrite(value, destination.text, st.where, `redirecting output (${operator})`);
+  if (verdict) st.findings.push({ ...verdict, command: node.text });
+  const body = node.parent?.type === 'redirected_statement' ? node.parent.childForFieldName('body') : undefined;
+  if (value !== undefined && body && containsDownloader(body)) {
+    const abs = resolvePath(value, st.where);
+    if (abs !== undefined) st.downloaded.add(abs);
+  }
+}
+
+function judgeFunction(st: State, node: SyntaxNode): void {
+  const name = node.childForFieldName('name')?.text;
+  const body = node.childForFieldName('body');
+  if (!name || !body) return;
+  const selfCalls = descendants(body, 'command').filter((c) => literal(c.childForFieldName('name') ?? c) === name);
+  if (selfCalls.some((c) => c.parent?.type === 'pipeline')) st.findings.push({ action: 'deny', reason: 'a fork bomb (a function that pipes into itself)', command: excerpt(node.text) });
+  else if (selfCalls.length > 0) st.findings.push({ action: 'ask', reason: `function ${name} calls itself`, command: excerpt(node.text) });
+}
+
+/** Skips a wrapper's options (those in `withValue` take the next word) and returns the command it runs. */
+function afterOptions(args: ShellWord[], withValue: ReadonlySet<string>): ShellWord[] {
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-') || v === '-') break;
+    if (v === '--') {
+      i++;
+      break;
+    }
+    if (withValue.has(v)) i++;
+  }
+  return args.slice(i);
+}
+
+function changeDirectory(dir: ShellWord | undefined, where: PathContext): string | undefined {
+  if (!dir) return resolvePath('~', where);
+  if (dir.value === undefined || dir.value === '-') return undefined;
+  return resolvePath(dir.value, where);
+}
+
+function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= 120 ? flat : `${flat.slice(0, 117)}…`;
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { promises as fs, lstatSync, readlinkSync } from 'node:fs';
+import type { RalphEventBody } from '../../../src/core/events';
+import { RalphPaths } from '../../../src/core/paths';
+import { ControlFileGuard } from '../../../src/core/safety/controlFileGuard';
+import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { TaskStore } from '../../../src/core/tasks/store';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+describe('ControlFileGuard', () => {
+  let ws: TempWorkspace;
+  let paths: RalphPaths;
+  let warnings: RalphEventBody[];
+  let guard: ControlFileGuard;
+  const sh = (command: string) => new NodeCommandRunner().run({ command, cwd: ws.dir, timeoutMs: 10000, maxOutputChars: 10000 });
+
+  beforeEach(async () => {
+    ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# x\n', '.ralph/config.json': '{"loop":{"maxIterations":3}}\n' } });
+    paths = new RalphPaths(ws.dir);
+    warnings = [];
+    guard = new ControlFileGuard(paths, (body) => warnings.push(body));
+    guard.begin('T-001', 1);
+  });
+  afterEach(async () => ws.cleanup());
+
+  it('restores files, modes, links and folders exactly, whatever the command did to them', async () => {
+    await fs.mkdir(paths.stateDir, { recursive: true });
+    await fs.writeFile(paths.state('T-001'), '{"iteration":1}');
+    const hooksBefore = (await fs.readdir(ws.path('.git/hooks'))).sort();
+    const { restored } = await guard.around('`vandal`', () =>
+      sh('rm -rf .ralph/state && mkdir .ralph/state.x && ln -sfn /tmp .ralph/tasks.json && chmod 600 .ralph/config.json && rm -rf .git/hooks && mkdir .git/hooks && echo x > .git/hooks/pre-push && mkdir -p .git/info && echo "*" >> .git/info/exclude'),
+    );
+    assert.ok(restored.length >= 5, JSON.stringify(restored));
+    assert.equal(await fs.readFile(paths.state('T-001'), 'utf8'), '{"iteration":1}');
+    assert.equal(ws.exists('.ralph/tasks.json'), false, 'a file that did not exist is removed again (a link here)');
+    assert.equal(lstatSync(paths.config).mode & 0o777, 0o644);
+    assert.deepEqual((await fs.readdir(ws.path('.git/hooks'))).sort(), hooksBefore);
+    assert.doesNotMatch(await fs.readFile(ws.path('.git/info/exclude'), 'utf8'), /^\*$/m);
+    assert.equal(ws.exists('.ralph/state.x'), true, 'files beside the control files are not the guard\'s business');
+    assert.equal(warnings.length, 1);
+    assert.equal((warnings[0] as { code: string }).code, 'tampering');
+  });
+
+  it('puts back a symbolic link the command replaced', async () => {
+    await fs.mkdir(paths.stateDir, { recursive: true });
+    await fs.symlink('elsewhere', paths.state('link'));
+    await guard.around('`x`', () => sh('rm .ralph/state/link && echo hi > .ralph/state/link'));
+    assert.equal(readlinkSync(paths.state('link')), 'elsewhere');
+  });
+
+  it('takes the task store\'s own writes during a command as expected, and nothing else', async () => {
+    const store = new TaskStore(paths);
+    store.onDidChange(() => guard.acknowledge(paths.tasks));
+    await store.add({ title: 'a', prompt: 'p', promise: 'q' });
+    const { restored } = await guard.around('`sleep`', async () => {
+      const result = await sh('sleep 0.1');
+      await store.add({ title: 'added by a person in the editor', prompt: 'p', promise: 'q' });
+      return result;
+    });
+    assert.deepEqual(restored, []);
+    assert.equal((await store.list()).length, 2);
+    assert.equal(warnings.length, 0);
+  });
+
+  it('catches a hook a background process writes after its command returned, before the commit', async () => {
+    await guard.around('`spawn`', () => sh('true'));
+    // what a process the command left behind writes later (written here: its timing is not the point)
+    await fs.writeFile(ws.path('.git/hooks/post-commit'), '#!/bin/sh\ntouch ran\n', { mode: 0o755 });
+    await fs.writeFile(paths.tasks, '{"version":1,"tasks":[]}'); // between commands: a person's edit, left alone
+    const late = await guard.orchestratorCommit(async () => 'committed');
+    assert.equal(late, 'committed');
+    assert.equal(ws.exists('.git/hooks/post-commit'), false);
+    assert.equal(ws.exists('.ralph/tasks.json'), true);
+    assert.deepEqual(guard.drain().map((f) => f.file), ['.git/hooks/post-commit']);
+  });
+});
