@@ -11,6 +11,7 @@ import { RalphError } from '../core/errors';
 import type { GitService } from '../core/git/gitService';
 import type { RalphPaths } from '../core/paths';
 import type { TaskActions } from '../core/tasks/actions';
+import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
@@ -158,20 +159,18 @@ export function createTaskCommands(s: TaskCommandServices) {
       const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
       if (!task) return undefined;
       if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (a rollback resets the working tree).', 'task-running');
-      const commit = await s.actions.rollbackTarget(task.id);
-      const subject = (await s.git.log(200).catch(() => [])).find((c) => c.sha === commit || c.sha.startsWith(commit) || commit.startsWith(c.sha))?.message;
-      const short = commit.slice(0, 7);
+      const plan = await s.actions.planRollback(task.id);
       const confirmed = await s.prompts.confirm(
-        `Roll back ${task.id} "${task.title}" to commit ${short}?`,
-        `The working tree is reset to ${short}${subject ? ` "${subject}"` : ''}, the commit before the task started (git reset --hard). Every change since — by the loop or by you, committed or not — is discarded. The task goes back to do.`,
+        `Roll back ${task.id} "${task.title}"?`,
+        rollbackConfirmation(plan),
         'Roll Back',
       );
       if (!confirmed) return undefined;
       const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling ${task.id} back to ${short}` },
-        () => s.actions.rollback(task.id),
+        { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
+        () => s.actions.rollback(task.id, plan),
       );
-      void say(`${task.id} rolled back to ${short}; it is back to do.`);
+      void say(result.message);
       return result;
     },
   };

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { readTextIfExists } from '../util/atomicWrite';
 
 /** Bookkeeping files the orchestrator rewrites every iteration; never part of an iteration commit. */
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json'];
@@ -76,18 +76,6 @@ export class GitService {
       else changes.modified.push(file);
     }
     return changes;
-  }
-
-  /**
-   * Restores the working tree and index to `commit` (uncommitted changes are lost). The task
-   * store is kept as it is now: it may be tracked from an older commit, and resetting it would
-   * undo the status of every task.
-   */
-  async resetHard(commit: string): Promise<void> {
-    const store = path.join(this.root, EXCLUDED_FROM_COMMITS[0]);
-    const saved = await readTextIfExists(store);
-    await this.git.raw(['reset', '--hard', commit]);
-    if (saved !== undefined) await writeFileAtomic(store, saved);
   }
 
   /** The last commits, newest first; cached per HEAD (read from the ref files, no process). */
