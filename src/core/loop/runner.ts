@@ -119,7 +119,7 @@ export class RalphRunner {
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const loop = await this.buildLoop(runId, emit);
+      const { loop, meter } = await this.buildLoop(runId, emit);
       const store = this.store();
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
@@ -136,6 +136,13 @@ export class RalphRunner {
         }
         if (options.taskId) {
           reason = `task ${next.id} ended ${result.status}`;
+          break;
+        }
+        // a run-wide cap would halt every later task at once with nothing done: they stay as they are
+        const cap = meter.runCapReached();
+        if (cap) {
+          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+          reason = `${cap.message}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
           break;
         }
         next = selectNextTask(await store.list(), attempted);
@@ -173,7 +180,7 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<TaskLoop> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<{ loop: TaskLoop; meter: SpendMeter }> {
     const { deps, paths } = this;
     const git = new GitService(deps.workspace);
     if (!(await git.isRepo())) {
@@ -182,7 +189,7 @@ export class RalphRunner {
     const meter = new SpendMeter(deps.config);
     const model = new MeteredModelClient(deps.model, meter);
     const approval = deps.approval ?? refuseApprovals;
-    return new TaskLoop({
+    const loop = new TaskLoop({
       runId,
       paths,
       config: deps.config,
@@ -201,6 +208,7 @@ export class RalphRunner {
       emit,
       pause: this.pauseGate,
     });
+    return { loop, meter };
   }
 }
 
