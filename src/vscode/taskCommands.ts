@@ -5,9 +5,9 @@
  * person picks among the tasks the action applies to).
  */
 import * as vscode from 'vscode';
-import { z } from 'zod';
 import { loadConfig } from '../core/config/load';
 import { RalphError } from '../core/errors';
+import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import type { GitService } from '../core/git/gitService';
 import type { RalphPaths } from '../core/paths';
 import type { TaskActions } from '../core/tasks/actions';
@@ -28,40 +28,7 @@ export interface TaskCommandServices {
   prompts: Prompts;
 }
 
-/** Which statuses each action applies to (the tree's menus in package.json say the same). */
-export const ACTION_STATUSES = {
-  run: ['todo', 'in_progress', 'halted'],
-  retry: ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'],
-  unblock: ['blocked', 'needs_help'],
-  cancel: ['todo', 'blocked', 'needs_help', 'timeout', 'failed', 'halted'],
-  edit: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-  increaseMax: ['todo', 'in_progress', 'timeout', 'halted', 'failed'],
-  rollback: ['done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-  remove: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-} as const satisfies Record<string, readonly TaskStatus[]>;
-
-export type TaskActionName = keyof typeof ACTION_STATUSES;
-
-const ACTION_VERB: Record<TaskActionName, string> = {
-  run: 'run',
-  retry: 'retried',
-  unblock: 'unblocked',
-  cancel: 'cancelled',
-  edit: 'edited',
-  increaseMax: 'given more iterations',
-  rollback: 'rolled back',
-  remove: 'deleted',
-};
-
-const EditFieldsSchema = z
-  .strictObject({
-    title: z.string().trim().min(1).optional(),
-    prompt: z.string().trim().min(1).optional(),
-    promise: z.string().trim().min(1).optional(),
-    priority: z.number().optional(),
-    maxIterations: z.number().int().min(1).optional(),
-  })
-  .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
+export { ACTION_STATUSES, type TaskActionName };
 
 /** The task id a command argument names: a tree node, a task, or an id. */
 export function taskIdOf(arg: unknown): string | undefined {
