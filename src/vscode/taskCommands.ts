@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { loadConfig } from '../core/config/load';
-import { RalphError } from '../core/errors';
+import { RalphError, RollbackBlockedError } from '../core/errors';
 import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import type { GitService } from '../core/git/gitService';
 import type { RalphPaths } from '../core/paths';
@@ -125,7 +125,7 @@ export function createTaskCommands(s: TaskCommandServices) {
     rollbackTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
       if (!task) return undefined;
-      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (a rollback resets the working tree).', 'task-running');
+      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits and the rollback's would interleave).', 'task-running');
       const plan = await s.actions.planRollback(task.id);
       const confirmed = await s.prompts.confirm(
         `Roll back ${task.id} "${task.title}"?`,
@@ -133,12 +133,19 @@ export function createTaskCommands(s: TaskCommandServices) {
         'Roll Back',
       );
       if (!confirmed) return undefined;
-      const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
-        () => s.actions.rollback(task.id, plan),
-      );
-      void say(result.message);
-      return result;
+      try {
+        const result = await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
+          () => s.actions.rollback(task.id, plan),
+        );
+        void say(result.message);
+        return result;
+      } catch (error) {
+        if (!(error instanceof RollbackBlockedError)) throw error;
+        // the files and who changed them need more room than a notification line
+        void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
+        return undefined;
+      }
     },
   };
 }
