@@ -125,7 +125,7 @@ export function createTaskCommands(s: TaskCommandServices) {
     rollbackTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
       if (!task) return undefined;
-      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits and the rollback's would interleave).', 'task-running');
+      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).', 'task-running');
       const plan = await s.actions.planRollback(task.id);
       const confirmed = await s.prompts.confirm(
         `Roll back ${task.id} "${task.title}"?`,
