@@ -7,6 +7,8 @@ import { type CommitAuthor, commitsTouching, dirtyPaths, filesOfCommits, git, gi
 /** The empty tree: the "parent" of a root commit. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const FALLBACK_IDENTITY = ['-c', 'user.name=Ralph Loop', '-c', 'user.email=ralph-loop@localhost'];
+/** The person's hooks (post-checkout, post-commit…) are not meant for a throwaway worktree. */
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'];
 
 /** A file a revert could not undo, and the later commits that changed it. */
 export interface RevertBlocker {
@@ -40,15 +42,19 @@ export interface RevertResult {
 export async function revertCommits(root: string, commits: readonly TaskCommit[], message: string, scope: RevertScope = {}): Promise<RevertResult> {
   if (commits.length === 0) return { files: [] };
   await refuseDuringOperation(root);
-  const inScope = (file: string) => !scope.exclude || !(file === scope.exclude || file.startsWith(`${scope.exclude}/`)) || (scope.include ?? []).includes(file);
+  // git names files from the repository's top; the workspace may be a folder inside it
+  const prefix = (await gitOk(root, ['rev-parse', '--show-prefix'])).trim();
+  const excluded = scope.exclude && `${prefix}${scope.exclude}`;
+  const included = (scope.include ?? []).map((file) => `${prefix}${file}`);
+  const inScope = (file: string) => !excluded || !(file === excluded || file.startsWith(`${excluded}/`)) || included.includes(file);
   const touched = (await filesOfCommits(root, commits.map((c) => c.sha))).filter(inScope);
   const touchedSet = new Set(touched);
-  // staged work would end up in the revert commit; bookkeeping under `exclude` never does
-  const dirty = (await dirtyPaths(root)).filter((d) => touchedSet.has(d.path) || (d.staged && inScope(d.path)));
+  // the revert is committed in its own worktree: other uncommitted work (staged or not) stays as it is
+  const dirty = (await dirtyPaths(root)).filter((d) => touchedSet.has(d.path));
   if (dirty.length > 0) {
     const files = [...new Set(dirty.map((d) => d.path))].sort();
     throw new RollbackBlockedError(
-      `uncommitted changes in ${files.join(', ')}; the rollback would touch ${files.length === 1 ? 'it' : 'them'} (or commit staged work). Commit or stash them first; nothing was changed.`,
+      `uncommitted changes in ${files.join(', ')}; the rollback would touch ${files.length === 1 ? 'it' : 'them'}. Commit or stash ${files.length === 1 ? 'it' : 'them'} first; nothing was changed.`,
       'dirty',
       files,
     );
@@ -58,7 +64,7 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
   const tree = path.join(temp, 'tree');
   let newCommit: string | undefined;
   try {
-    await gitOk(root, ['worktree', 'add', '--detach', '--quiet', tree, head]);
+    await gitOk(root, [...NO_HOOKS, 'worktree', 'add', '--detach', '--quiet', tree, head]);
     const conflicted = await applyReverse(root, tree, temp, [...commits].reverse(), scope);
     if (conflicted.length > 0) {
       const own = new Set(commits.map((c) => c.sha));
@@ -69,7 +75,7 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
     const staged = await git(tree, ['diff', '--cached', '--quiet']);
     if (staged.code === 0) return { files: [] };
     const identity = (await hasIdentity(tree)) ? [] : FALLBACK_IDENTITY;
-    await gitOk(tree, [...identity, 'commit', '--no-verify', '--quiet', '-m', message]);
+    await gitOk(tree, [...NO_HOOKS, ...identity, 'commit', '--no-verify', '--quiet', '-m', message]);
     newCommit = (await gitOk(tree, ['rev-parse', 'HEAD'])).trim();
   } finally {
     await git(root, ['worktree', 'remove', '--force', tree]);

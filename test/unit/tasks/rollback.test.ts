@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { RollbackBlockedError } from '../../../src/core/errors';
 import { GitService } from '../../../src/core/git/gitService';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { RalphPaths } from '../../../src/core/paths';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import { rollbackConfirmation } from '../../../src/core/tasks/rollback';
+import { TaskStore } from '../../../src/core/tasks/store';
 import type { Step } from '../../fixtures/scriptedServer';
 import { type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
+import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
 const write = (path: string, content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path, content } }] });
 const commit = (message: string): Step => ({ toolCalls: [{ name: 'git_commit', arguments: { message } }] });
@@ -53,6 +56,8 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     h.ws.git('add', 'README.md', 'user.txt');
     h.ws.git('commit', '-q', '-m', 'user work');
     await h.ws.write('notes.txt', 'uncommitted and unrelated\n');
+    await h.ws.write('staged.txt', 'staged and unrelated\n');
+    h.ws.git('add', 'staged.txt');
     const logBefore = h.ws.git('log', '--format=%H');
 
     const plan = await actions.planRollback(first);
@@ -79,6 +84,8 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     assert.equal(h.ws.git('log', '-1', '--format=%s'), `ralph(${first}): rollback`);
     assert.equal((await h.store.get(second)).status, 'done');
     assert.equal(h.ws.git('status', '--porcelain', '--', 'a.txt', 'b.txt'), '');
+    assert.equal(h.ws.git('diff', '--cached', '--name-only'), 'staged.txt', 'staged work stays staged');
+    assert.doesNotMatch(h.ws.git('show', '--name-only', '--format=', 'HEAD'), /staged\.txt|notes\.txt/, 'and is not part of the revert');
 
     // a second rollback finds nothing left to revert
     const again = await actions.planRollback(first);
@@ -142,5 +149,27 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     await h.runner().run({ taskId: id });
     await assert.rejects(actions.rollback(id, plan), /changed since the rollback was confirmed/);
     assert.ok(h.ws.exists('a.txt') && h.ws.exists('a2.txt'));
+  });
+
+  it('works when the workspace is a folder inside a larger repository', async () => {
+    const ws = await makeTempWorkspace({ commit: true, files: { 'top.txt': 'top\n', 'app/README.md': '# app\n' } });
+    try {
+      const paths = new RalphPaths(ws.path('app'));
+      const store = new TaskStore(paths);
+      const task = await store.add({ title: 't', prompt: 'p', promise: 'q' });
+      await ws.write('app/.ralph/config.json', '{}\n');
+      await ws.write('app/made.txt', 'made\n');
+      ws.git('add', '-A');
+      ws.git('commit', '-q', '-m', `ralph(${task.id}): iteration 1`);
+      await store.update(task.id, { status: 'done' });
+      const subActions = new TaskActions(store, new CheckpointStore(paths), new GitService(ws.path('app')));
+      const outcome = await subActions.rollback(task.id);
+      assert.deepEqual(outcome.applied.files, ['app/made.txt']);
+      assert.equal(ws.exists('app/made.txt'), false);
+      assert.ok(ws.exists('app/.ralph/config.json'), "the workspace's .ralph/ is left alone");
+      assert.ok(ws.exists('top.txt'));
+    } finally {
+      await ws.cleanup();
+    }
   });
 });
