@@ -9,6 +9,7 @@ import { loadConfig } from '../core/config/load';
 import { RalphError, RollbackBlockedError } from '../core/errors';
 import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import type { GitService } from '../core/git/gitService';
+import { RunLock } from '../core/loop/runLock';
 import type { RalphPaths } from '../core/paths';
 import type { TaskActions } from '../core/tasks/actions';
 import { rollbackConfirmation } from '../core/tasks/rollback';
@@ -133,6 +134,8 @@ export function createTaskCommands(s: TaskCommandServices) {
         'Roll Back',
       );
       if (!confirmed) return undefined;
+      // the run lock keeps a run (here or in a terminal) from committing while the revert is applied
+      const lock = await RunLock.acquire(s.paths, `rollback-${task.id}-${Date.now().toString(36)}`);
       try {
         const result = await vscode.window.withProgress(
           { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
@@ -145,6 +148,8 @@ export function createTaskCommands(s: TaskCommandServices) {
         // the files and who changed them need more room than a notification line
         void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
         return undefined;
+      } finally {
+        await lock.release();
       }
     },
   };
