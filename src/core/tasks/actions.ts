@@ -18,17 +18,17 @@ export interface RollbackOutcome {
  * task's status first, so a menu shown for a stale tree cannot corrupt the store.
  */
 export class TaskActions {
+  private readonly planners: readonly RollbackPlanner[];
+
   constructor(
     private readonly store: TaskStore,
     private readonly checkpoints: CheckpointStore,
-    git: GitService,
+    git: Pick<GitService, 'root'>,
     /** Consulted in order before the default (revert the task's commits), e.g. for a task on its own branch. */
     planners: readonly RollbackPlanner[] = [],
   ) {
     this.planners = [...planners, new RevertPlanner(git.root)];
   }
-
-  private readonly planners: readonly RollbackPlanner[];
 
   /** timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh iteration counter. */
   async retry(id: string): Promise<Task> {

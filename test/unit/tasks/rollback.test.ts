@@ -4,7 +4,7 @@ import { GitService } from '../../../src/core/git/gitService';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskActions } from '../../../src/core/tasks/actions';
-import { rollbackConfirmation } from '../../../src/core/tasks/rollback';
+import { type RollbackPlanner, rollbackConfirmation } from '../../../src/core/tasks/rollback';
 import { TaskStore } from '../../../src/core/tasks/store';
 import type { Step } from '../../fixtures/scriptedServer';
 import { type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
@@ -172,4 +172,29 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
       await ws.cleanup();
     }
   });
+
+  it('asks other planners first (a task on its own unmerged branch), falling back to the revert', async () => {
+    await setup([write('a.txt', 'one\n'), complete]);
+    const id = await h.addTask();
+    const other = await h.addTask({ title: 'on its own branch' });
+    await h.runner().run({ taskId: id });
+    await h.store.update(other, { status: 'failed' });
+    const dropped: string[] = [];
+    const branchPlanner: RollbackPlanner = {
+      plan: async (task) =>
+        task.id !== other
+          ? undefined
+          : { taskId: task.id, kind: 'drop-branch', commits: [], describe: [`branch ralph/${task.id}`], apply: async () => (dropped.push(task.id), { files: [], summary: `dropped branch ralph/${task.id}` }) },
+    };
+    const withBranches = new TaskActions(h.store, new CheckpointStore(h.paths), new GitService(h.ws.dir), [branchPlanner]);
+    const onBranch = await withBranches.rollback(other);
+    assert.equal(onBranch.plan.kind, 'drop-branch');
+    assert.deepEqual(dropped, [other]);
+    assert.match(onBranch.message, /dropped branch ralph\//);
+    assert.equal(onBranch.task.status, 'todo');
+    const merged = await withBranches.rollback(id);
+    assert.equal(merged.plan.kind, 'revert');
+    assert.equal(h.ws.exists('a.txt'), false);
+  });
 });
+
