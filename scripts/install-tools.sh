@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # Installs the offline extension-host test tools into .tools/ (gitignored):
 # Node 24 (from the npm registry) and code-server (a full VS Code server build).
-# Chromium comes from Debian (apt) and is installed by .ci/run or by hand.
+# Chromium, bubblewrap and the build headers come from Debian: scripts/system-deps.sh.
 # Idempotent: a second run with everything in place returns at once.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+
+# Started from inside `npm test`, this script inherits what the outer npm says about itself —
+# above all npm_config_user_agent ("… node/v20 …"), which the inner npm would pass on as its own
+# and code-server's post-install reads to refuse ("requires node v24"). The inner npm runs on
+# Node 24 and must describe itself. Settings a person exported (registry, proxy) stay.
+for name in npm_config_user_agent npm_config_node_gyp npm_config_npm_version npm_config_local_prefix \
+  npm_config_global_prefix npm_node_execpath npm_execpath npm_command NODE INIT_CWD; do
+  unset "$name"
+done
+for name in $(compgen -e); do
+  case "$name" in npm_lifecycle_* | npm_package_*) unset "$name" ;; esac
+done
 tools="${RALPH_TOOLS_DIR:-$root/.tools}"
 node_version="${RALPH_NODE_VERSION:-24}"
 cs_version="${RALPH_CODE_SERVER_VERSION:-4.139.1}"
@@ -24,17 +36,9 @@ marker="$tools/code-server/.installed-$cs_version"
 if [ ! -f "$marker" ] || [ ! -f "$cs/out/node/entry.js" ]; then
   # VS Code's `kerberos` dependency compiles from source (its prebuilt binary is on GitHub,
   # unreachable here) and needs the GSS-API headers from Debian's libkrb5-dev.
-  if [ ! -f /usr/include/gssapi/gssapi.h ]; then
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-      echo "[tools] installing libkrb5-dev (headers for VS Code's kerberos module)"
-      export DEBIAN_FRONTEND=noninteractive
-      apt-get install -y -q --no-install-recommends libkrb5-dev >/dev/null 2>&1 || {
-        apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends libkrb5-dev >/dev/null; }
-    else
-      echo "[tools] ERROR: /usr/include/gssapi/gssapi.h missing; install Debian libkrb5-dev first" >&2
-      exit 1
-    fi
-  fi
+  # shellcheck source=system-deps.sh
+  source "$root/scripts/system-deps.sh"
+  ensure_system_packages "${RALPH_BUILD_PACKAGES[@]}"
   echo "[tools] installing code-server@$cs_version (with Node 24 first on PATH)"
   rm -rf "$tools/code-server"
   mkdir -p "$tools/code-server"

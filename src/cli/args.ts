@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -12,6 +13,7 @@ Commands:
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
                                      add a task; prints its id
   task list [--json]                 list tasks
+${TASK_ACTIONS_USAGE}
   run [--task ID] [--json] [--yes] [--approve-commands]
                                      run one task, or every ready task (autopilot)
         --yes                        approve every caio action (push, pull request, issue, notification)
@@ -44,7 +46,8 @@ export type CliCommand =
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
-  | { kind: 'schema'; workspace: string; out: string };
+  | { kind: 'schema'; workspace: string; out: string }
+  | TaskActionCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -65,6 +68,13 @@ const OPTIONS = {
 } as const;
 
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  try {
+    const action = parseTaskAction(argv, cwd);
+    if (action) return action;
+  } catch (error) {
+    if (error instanceof TaskActionUsageError) throw new UsageError(error.message);
+    throw error;
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -111,7 +121,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         noExtra(positionals, 2);
         return { kind: 'task.list', workspace, json: values.json ?? false };
       }
-      throw new UsageError(`unknown task command "${sub ?? ''}": use "task add" or "task list"`);
+      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, retry, unblock, cancel, edit, increase-max, delete or rollback`);
     case 'run':
       only(['task', 'json', 'yes', 'approve-commands']);
       noExtra(positionals, 1);

@@ -16,6 +16,7 @@ import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './prompts';
+import { runTaskAction } from './taskActions';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -87,6 +88,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       io.out(command.json ? JSON.stringify(tasks, null, 2) : formatTaskTable(tasks));
       return EXIT.ok;
     }
+    case 'task.action':
+      return runTaskAction(command, io);
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run':

@@ -64,3 +64,18 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+/**
+ * A rollback that would change or lose other work, so nothing was changed: `dirty` (uncommitted
+ * changes in files the revert touches), `conflict` (later commits changed the same lines),
+ * `busy` (a merge, rebase or revert is in progress, or HEAD moved meanwhile).
+ */
+export class RollbackBlockedError extends RalphError {
+  constructor(
+    message: string,
+    readonly reason: 'dirty' | 'conflict' | 'busy',
+    readonly files: readonly string[] = [],
+  ) {
+    super(message, `rollback-${reason}`);
+  }
+}

@@ -160,8 +160,8 @@ describe('UI: commands, tree menus, status bar', () => {
     assert.deepEqual(stored, ['A-1:todo', 'A-2:todo', 'A-3:todo']);
   });
 
-  it('Rollback Task names the commit in its confirmation and, once confirmed, restores the working tree to it', async () => {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace(), encoding: 'utf8' }).trim();
+  it('Rollback Task names the commits in its confirmation and, once confirmed, reverts only that task', async () => {
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
     const base = git('rev-parse', 'HEAD');
     await writeTasks(api, [{ id: 'R-1', status: 'done', iterations: 1 }]);
     await fs.mkdir(path.join(workspace(), '.ralph', 'state'), { recursive: true });
@@ -170,7 +170,12 @@ describe('UI: commands, tree menus, status bar', () => {
     await fs.writeFile(path.join(workspace(), '.ralph', 'state', 'R-1.json'), JSON.stringify(checkpoint));
     await fs.writeFile(path.join(workspace(), 'made-by-task.txt'), 'x\n');
     git('add', 'made-by-task.txt');
-    git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'ralph(R-1): iteration 1');
+    git('commit', '-q', '-m', 'ralph(R-1): iteration 1');
+    const taskCommit = git('rev-parse', 'HEAD');
+    await fs.writeFile(path.join(workspace(), 'made-later-by-user.txt'), 'mine\n');
+    git('add', 'made-later-by-user.txt');
+    git('commit', '-q', '-m', 'user work after the task');
+    const userCommit = git('rev-parse', 'HEAD');
 
     const asked: string[] = [];
     const declining = api.setPrompts({ confirm: async (message, detail) => (asked.push(`${message}\n${detail}`), false) });
@@ -179,20 +184,21 @@ describe('UI: commands, tree menus, status bar', () => {
     } finally {
       declining.dispose();
     }
-    assert.match(asked[0], new RegExp(`commit ${base.slice(0, 7)}`));
-    assert.match(asked[0], /git reset --hard/);
-    assert.equal(git('rev-parse', 'HEAD') === base, false, 'declined: nothing changed');
+    assert.ok(asked[0].includes(`${taskCommit.slice(0, 7)} ralph(R-1): iteration 1`), asked[0]);
+    assert.doesNotMatch(asked[0], /reset --hard/);
+    assert.equal(git('rev-parse', 'HEAD'), userCommit, 'declined: nothing changed');
 
     const confirming = api.setPrompts({ confirm: async () => true });
     try {
-      const result = (await vscode.commands.executeCommand('ralph.rollbackTask', 'R-1')) as { commit: string; task: { status: string } };
-      assert.equal(result.commit, base);
+      const result = (await vscode.commands.executeCommand('ralph.rollbackTask', 'R-1')) as { applied: { commit: string }; task: { status: string } };
       assert.equal(result.task.status, 'todo');
+      assert.equal(git('rev-parse', 'HEAD'), result.applied.commit);
     } finally {
       confirming.dispose();
     }
-    assert.equal(git('rev-parse', 'HEAD'), base);
+    assert.equal(git('rev-parse', 'HEAD^'), userCommit, 'a new commit on top; no history rewritten');
     await assert.rejects(fs.stat(path.join(workspace(), 'made-by-task.txt')));
+    assert.equal(await fs.readFile(path.join(workspace(), 'made-later-by-user.txt'), 'utf8'), 'mine\n', 'later work is kept');
   });
 
   it('the status bar shows idle, running, paused, attention and back, and the run controls follow `ralph.state`', async () => {

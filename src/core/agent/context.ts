@@ -32,7 +32,8 @@ Sub-agents (delegate / delegate_parallel):
   caio acts outside the working tree (git push, pull requests, issues, notifications), each action only after a human approves.
 - Delegate a self-contained objective when it saves you context: broad exploration to scout, a well-defined change to devo,
   anything leaving the repository to caio. Do small, quick things yourself.
-- delegate_parallel runs independent delegations at once (research, unrelated files); never steps that depend on each other.
+- delegate_parallel runs independent delegations at once: scouts in parallel, at most one devo per call (writers share the working tree,
+  so they go one at a time); never steps that depend on each other.
 - Name expectedEvidence (e.g. ["run_command", "git_commit"]) when the objective must be proven by certain tools.
 - A sub-agent's result is an envelope whose status comes from what its tools actually did:
   [OK] / [ERROR] / [PENDING] (awaiting approval) / [MISSING] (expected, never succeeded). Trust the evidence, not the prose:

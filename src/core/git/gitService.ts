@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { readTextIfExists } from '../util/atomicWrite';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -93,17 +93,6 @@ export class GitService {
       else changes.modified.push(file);
     }
     return changes;
-  }
-
-  /**
-   * Restores the working tree and index to `commit` (uncommitted changes are lost). The task
-   * store and the config are kept as they are now: they may be tracked from an older commit, and
-   * resetting them would undo the status of every task.
-   */
-  async resetHard(commit: string): Promise<void> {
-    const kept = await Promise.all(EXCLUDED_FROM_COMMITS.map(async (file) => [path.join(this.root, file), await readTextIfExists(path.join(this.root, file))] as const));
-    await this.git.raw(['reset', '--hard', commit]);
-    for (const [file, saved] of kept) if (saved !== undefined) await writeFileAtomic(file, saved);
   }
 
   /** The last commits, newest first; cached per HEAD (read from the ref files, no process). */

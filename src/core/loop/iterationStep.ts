@@ -1,3 +1,4 @@
+import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages } from '../agent/context';
 import { runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
@@ -56,7 +57,8 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const toolContext: ToolContext = {
     scope: s.scope,
     commands: s.commands,
-    commit: (message) => s.guard.orchestratorCommit(() => s.git.commitAll(message)),
+    // the trailer lets a rollback find the agents' own commits of this task
+    commit: (message) => s.guard.orchestratorCommit(() => s.git.commitAll(withTaskTrailer(message, task.id))),
     commandTimeoutMs: s.config.commands.timeoutMs,
     maxOutputChars: s.config.commands.maxOutputChars,
     signal,

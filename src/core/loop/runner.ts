@@ -122,7 +122,7 @@ export class RalphRunner {
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const { loop, guard } = await this.buildLoop(runId, emit);
+      const { loop, guard, meter } = await this.buildLoop(runId, emit);
       const store = this.store();
       // the store's own writes (the extension's edits included) are not tampering
       storeWrites = store.onDidChange(() => guard.acknowledge(this.paths.tasks));
@@ -141,6 +141,13 @@ export class RalphRunner {
         }
         if (options.taskId) {
           reason = `task ${next.id} ended ${result.status}`;
+          break;
+        }
+        // a run-wide cap would halt every later task at once with nothing done: they stay as they are
+        const cap = meter.runCapReached();
+        if (cap) {
+          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+          reason = `${cap.message}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
           break;
         }
         next = selectNextTask(await store.list(), attempted);
@@ -179,7 +186,7 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<{ loop: TaskLoop; guard: ControlFileGuard }> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths } = this;
     const git = new GitService(deps.workspace);
     if (!(await git.isRepo())) {
@@ -210,7 +217,7 @@ export class RalphRunner {
       emit,
       pause: this.pauseGate,
     });
-    return { loop, guard };
+    return { loop, guard, meter };
   }
 }
 

@@ -5,8 +5,14 @@ import type { RalphConfig } from '../config/schema';
 
 /** A budget cap was reached; the task is halted with its state saved. */
 export class BudgetExceededError extends RalphError {
-  constructor(message: string) {
-    super(message, 'budget');
+  constructor(
+    message: string,
+    /** The config key of the cap, e.g. `budget.maxCostUsd`. */
+    readonly key: string,
+    /** A run-wide cap (every later task would stop at once) rather than this task's own. */
+    readonly runWide: boolean,
+  ) {
+    super(`${message} (raise ${key} in .ralph/config.json)`, 'budget');
   }
 }
 
@@ -19,6 +25,8 @@ export interface SpendTotals {
   costUsd: number;
   byModel: Record<string, ModelUsageRow>;
 }
+
+const over = (spent: number, cap: number | undefined) => cap !== undefined && spent >= cap;
 
 const emptyTotals = (): SpendTotals => ({ tokens: 0, costUsd: 0, byModel: {} });
 
@@ -51,12 +59,23 @@ export class SpendMeter {
 
   /** Throws BudgetExceededError when a run or task cap is already reached. */
   check(): void {
+    const reached = this.runCapReached() ?? this.taskCapReached();
+    if (reached) throw reached;
+  }
+
+  /** The run-wide cap that is reached, if any: no further task can make a model call in this run. */
+  runCapReached(): BudgetExceededError | undefined {
     const { budget } = this.config;
-    const over = (spent: number, cap: number | undefined) => cap !== undefined && spent >= cap;
-    if (over(this.run.costUsd, budget.maxCostUsd)) throw new BudgetExceededError(`run budget reached: $${this.run.costUsd.toFixed(4)} of $${budget.maxCostUsd} spent`);
-    if (over(this.run.tokens, budget.maxTokens)) throw new BudgetExceededError(`run token budget reached: ${this.run.tokens} of ${budget.maxTokens} tokens used`);
-    if (over(this.task.costUsd, budget.taskMaxCostUsd)) throw new BudgetExceededError(`task ${this.taskId} budget reached: $${this.task.costUsd.toFixed(4)} of $${budget.taskMaxCostUsd} spent`);
-    if (over(this.task.tokens, budget.taskMaxTokens)) throw new BudgetExceededError(`task ${this.taskId} token budget reached: ${this.task.tokens} of ${budget.taskMaxTokens} tokens used`);
+    if (over(this.run.costUsd, budget.maxCostUsd)) return new BudgetExceededError(`run budget reached: $${this.run.costUsd.toFixed(4)} of $${budget.maxCostUsd} spent`, 'budget.maxCostUsd', true);
+    if (over(this.run.tokens, budget.maxTokens)) return new BudgetExceededError(`run token budget reached: ${this.run.tokens} of ${budget.maxTokens} tokens used`, 'budget.maxTokens', true);
+    return undefined;
+  }
+
+  private taskCapReached(): BudgetExceededError | undefined {
+    const { budget } = this.config;
+    if (over(this.task.costUsd, budget.taskMaxCostUsd)) return new BudgetExceededError(`task ${this.taskId} budget reached: $${this.task.costUsd.toFixed(4)} of $${budget.taskMaxCostUsd} spent`, 'budget.taskMaxCostUsd', false);
+    if (over(this.task.tokens, budget.taskMaxTokens)) return new BudgetExceededError(`task ${this.taskId} token budget reached: ${this.task.tokens} of ${budget.taskMaxTokens} tokens used`, 'budget.taskMaxTokens', false);
+    return undefined;
   }
 
   record(model: string, usage: ModelTokens): void {

@@ -3,17 +3,32 @@ import type { GitService } from '../git/gitService';
 import type { CheckpointStore } from '../loop/checkpoint';
 import type { Task, TaskStatus } from './schema';
 import type { TaskStore } from './store';
+import { RevertPlanner, type RollbackApplied, type RollbackPlan, type RollbackPlanner } from './rollback';
+
+export interface RollbackOutcome {
+  task: Task;
+  plan: RollbackPlan;
+  applied: RollbackApplied;
+  /** What was done, in one paragraph for the person. */
+  message: string;
+}
 
 /**
  * What a person can do to a task from the tree, the panel or the CLI. Each action checks the
  * task's status first, so a menu shown for a stale tree cannot corrupt the store.
  */
 export class TaskActions {
+  private readonly planners: readonly RollbackPlanner[];
+
   constructor(
     private readonly store: TaskStore,
     private readonly checkpoints: CheckpointStore,
-    private readonly git: GitService,
-  ) {}
+    git: Pick<GitService, 'root'>,
+    /** Consulted in order before the default (revert the task's commits), e.g. for a task on its own branch. */
+    planners: readonly RollbackPlanner[] = [],
+  ) {
+    this.planners = [...planners, new RevertPlanner(git.root)];
+  }
 
   /** timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh iteration counter. */
   async retry(id: string): Promise<Task> {
@@ -57,25 +72,38 @@ export class TaskActions {
     await this.checkpoints.clear(id);
   }
 
-  /** The commit the working tree would be restored to by `rollback`, for the confirmation. */
-  async rollbackTarget(id: string): Promise<string> {
-    const checkpoint = await this.checkpoints.load(id);
-    if (!checkpoint?.baseCommit) throw new RalphError(`task ${id} has no recorded starting commit to roll back to`, 'no-base-commit');
-    return checkpoint.baseCommit;
+  /**
+   * What a rollback of the task would undo — its own commits, found in the history — for the
+   * confirmation. Nothing changes until `rollback` is called with this plan.
+   */
+  async planRollback(id: string): Promise<RollbackPlan> {
+    const task = await this.store.get(id);
+    if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before rolling back`, 'task-running');
+    for (const planner of this.planners) {
+      const plan = await planner.plan(task);
+      if (plan) return plan;
+    }
+    throw new RalphError(`no way to roll back task ${id}`, 'no-rollback');
   }
 
   /**
-   * Restores the working tree to the commit before the task started (`git reset --hard`),
-   * and puts the task back to `todo`. The caller confirms with the person first.
+   * Undoes exactly this task's changes (by default: reverts its commits in one new commit,
+   * keeping every later commit of other tasks and of the person), then puts the task back to
+   * `todo`. When the person confirmed a plan, the rollback is refused if the task's commits
+   * changed since. A revert that conflicts or would touch uncommitted work changes nothing
+   * (RollbackBlockedError names the files and who changed them).
    */
-  async rollback(id: string): Promise<{ task: Task; commit: string }> {
-    const task = await this.store.get(id);
-    if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before rolling back`, 'task-running');
-    const commit = await this.rollbackTarget(id);
-    await this.git.resetHard(commit);
+  async rollback(id: string, confirmed?: RollbackPlan): Promise<RollbackOutcome> {
+    const plan = await this.planRollback(id);
+    if (confirmed && (confirmed.kind !== plan.kind || confirmed.commits.map((c) => c.sha).join() !== plan.commits.map((c) => c.sha).join())) {
+      throw new RalphError(`the commits of task ${id} changed since the rollback was confirmed; nothing was changed, look at it again`, 'rollback-changed');
+    }
+    const applied = await plan.apply();
     await this.checkpoints.clear(id);
-    const updated = await this.store.update(id, { status: 'todo', iterations: 0, progress: undefined, lastSignal: undefined, blockedReason: undefined });
-    return { task: updated, commit };
+    const task = await this.store.update(id, { status: 'todo', iterations: 0, progress: undefined, lastSignal: undefined, blockedReason: undefined });
+    const dependents = (await this.store.list()).filter((t) => t.dependsOn.includes(id) && t.status !== 'todo').map((t) => `${t.id} (${t.status})`);
+    const notes = dependents.length > 0 ? ` Tasks that depend on it keep their status: ${dependents.join(', ')}.` : '';
+    return { task, plan, applied, message: `${id}: ${applied.summary}. ${id} is back to todo.${notes}` };
   }
 
   private async expect(id: string, allowed: TaskStatus[], verb: string): Promise<Task> {

@@ -19,18 +19,15 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     actions = new TaskActions(h.store, new CheckpointStore(h.paths), new GitService(h.ws.dir));
   }
 
-  it('rolls the working tree back to the commit before the task, keeping the task store, and resets the task', async () => {
+  it('rolls back the commits of the task, keeping the task store, and resets the task', async () => {
     await setup([write('feature.txt', 'v1'), { content: '<ralph>PROGRESS:50</ralph>' }, write('README.md', 'changed'), { content: '<ralph>BLOCKED:stuck</ralph>' }]);
     const id = await h.addTask();
-    const before = h.ws.git('rev-parse', 'HEAD');
     await h.runner().run();
     assert.equal((await h.store.get(id)).status, 'blocked');
     assert.ok(h.ws.exists('feature.txt'));
 
-    assert.equal(await actions.rollbackTarget(id), before);
-    const { task, commit } = await actions.rollback(id);
-    assert.equal(commit, before);
-    assert.equal(h.ws.git('rev-parse', 'HEAD'), before);
+    const { task, applied } = await actions.rollback(id);
+    assert.equal(h.ws.git('rev-parse', 'HEAD'), applied.commit);
     assert.equal(h.ws.exists('feature.txt'), false, 'files the task created are gone');
     assert.equal(await h.ws.read('README.md'), '# sample\n', 'files it changed are restored');
     assert.equal(task.status, 'todo');

@@ -39,7 +39,7 @@ export function createDelegationTools(delegator: Delegator): AgentTool[] {
     }),
     defineTool({
       name: 'delegate_parallel',
-      description: `Run several independent delegations at once (at most ${delegator.maxParallel} at a time); each returns its own envelope, in the order given. Use it for research in parallel or for changes to unrelated files, never for steps that depend on each other.`,
+      description: `Run several independent delegations at once (at most ${delegator.maxParallel} at a time); each returns its own envelope, in the order given. Scouts may run in parallel; writers (devo: edits, commands, commits) share one working tree, so at most one writer per call. Never for steps that depend on each other.`,
       schema: z.object({
         delegations: z.array(DelegationSchema).min(1).max(MAX_PARALLEL_DELEGATIONS).describe('The delegations, each like the arguments of delegate.'),
       }),
@@ -49,6 +49,7 @@ export function createDelegationTools(delegator: Delegator): AgentTool[] {
           return problem ? `delegations.${i}: ${problem}` : undefined;
         });
         if (!ctx.conversation) problems.push('delegation is only available to the orchestrator');
+        problems.push(parallelWriters(delegator, args.delegations));
         if (problems.some(Boolean)) return errorResult(problems.filter(Boolean).join('\n'));
         const perEnvelope = Math.min(ENVELOPE_RESPONSE_CHARS, Math.max(1000, Math.floor(PARALLEL_RESPONSE_BUDGET / args.delegations.length)));
         const outcomes = await delegator.delegateAll(args.delegations.map(toRequest), ctx, perEnvelope);
@@ -64,6 +65,21 @@ function checkRequest(delegator: Delegator, args: DelegationArgs): string | unde
   const impossible = (args.expectedEvidence ?? []).filter((tool) => !allowed.includes(tool));
   if (impossible.length === 0) return undefined;
   return `${args.target} cannot call ${impossible.join(', ')}, so that evidence could never appear; its tools are ${allowed.join(', ')}.`;
+}
+
+/**
+ * Two writers at once would edit the same working tree: one's git_commit would commit the
+ * other's changes and neither envelope's evidence would be its own. Refused before anything runs.
+ */
+function parallelWriters(delegator: Delegator, delegations: readonly DelegationArgs[]): string | undefined {
+  const writers = delegations.map((d, i) => ({ target: d.target, i })).filter((d) => delegator.writesTree(d.target));
+  if (writers.length < 2) return undefined;
+  const which = writers.map((w) => `delegations.${w.i} (${w.target})`).join(', ');
+  return (
+    `refused, nothing ran: ${which} can all change the working tree, and parallel writers would share it ` +
+    `(one's git_commit would commit the other's changes, and no envelope's evidence would be its own). ` +
+    'Scouts may run in parallel; writers one at a time: call delegate for each writer in turn (delegate_parallel takes at most one writer, beside scouts).'
+  );
 }
 
 function toRequest(args: DelegationArgs): DelegationRequest {

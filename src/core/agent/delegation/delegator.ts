@@ -13,6 +13,9 @@ import type { AgentName, DelegationRequest, DelegationResult } from './types';
 /** The workspace tools a sub-agent can be given (no signal tools: only the orchestrator ends an iteration). */
 const WORKSPACE_TOOLS: readonly AgentTool[] = [readFileTool, writeFileTool, editFileTool, listFilesTool, searchTool, runCommandTool, gitCommitTool];
 
+/** Tools that change the one shared working tree; two agents with them at once would mix their work and their evidence. */
+const TREE_WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file', 'run_command', 'git_commit']);
+
 export interface DelegatorDeps {
   config: RalphConfig;
   model: ModelClient;
@@ -52,6 +55,11 @@ export class Delegator {
 
   get maxParallel(): number {
     return this.deps.config.agents.maxParallel;
+  }
+
+  /** Whether a target can change the working tree (edit files, run commands, commit): such agents never run side by side. */
+  writesTree(target: AgentName): boolean {
+    return this.profiles[target].tools.some((tool) => TREE_WRITING_TOOLS.has(tool));
   }
 
   /** The tool names a target may call, `escalate` included. */

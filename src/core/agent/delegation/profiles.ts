@@ -41,7 +41,7 @@ Explore the workspace with read_file, list_files and search. Change nothing. Be 
     tools: [...FILE_READ, 'write_file', 'edit_file', 'run_command', 'git_commit'],
     maxSteps: 30,
     prompt: `You are DEVO, the implementation sub-agent working for an orchestrator that delegated one objective to you.
-Make the change, then prove it: run the build or the tests with run_command, and commit with git_commit when the delegation expects a commit. Keep to the objective and its constraints.`,
+Make the change, then prove it: after your last edit, run the build or the tests with run_command, then commit with git_commit (unless the delegation says not to commit). A change that was never run or never committed is reported to the orchestrator as [MISSING]. Keep to the objective and its constraints.`,
   },
   caio: {
     role: 'actions outside the working tree: git push, pull requests, issues, notifications (each needs a human\'s approval)',

@@ -7,6 +7,7 @@ import { ToolRegistry } from '../toolRegistry';
 import { oneLine } from '../tools/results';
 import type { AgentTool, ToolContext } from '../tools/types';
 import { createEscalateTool } from './escalateTool';
+import { defaultMissingEvidence, mergeMissing } from './defaultEvidence';
 import { evidenceOf, missingEvidence } from './evidence';
 import { describeFindings, parseFindings } from './findings';
 import type { AgentProfile } from './profiles';
@@ -83,10 +84,10 @@ export async function runSubAgent(run: SubAgentRun): Promise<SubAgentOutcome> {
   return { result: buildResult(request, profile, evidence, escalation, conversation.finalText), usage: conversation.usage };
 }
 
-/** The status table, then the caps: missing expected evidence, a scout's low confidence or invalid findings. */
+/** The status table, then the caps: missing expected evidence (named or the profile's default), a scout's low confidence or invalid findings. */
 export function buildResult(
   request: DelegationRequest,
-  profile: Pick<AgentProfile, 'name'>,
+  profile: Pick<AgentProfile, 'name' | 'tools'>,
   evidence: ToolEvidence[],
   escalation: string | undefined,
   answer: string,
@@ -95,7 +96,8 @@ export function buildResult(
   let summary = answer.trim();
   const result: DelegationResult = { status, summary, toolEvidence: evidence };
 
-  const missing = missingEvidence(evidence, request.expectedEvidence);
+  // what the orchestrator named, then what the profile always expects (DESIGN §4's [MISSING] without being asked)
+  const missing = mergeMissing(missingEvidence(evidence, request.expectedEvidence), defaultMissingEvidence(profile.name, profile.tools, request, evidence));
   if (missing.length > 0) {
     result.missingEvidence = missing;
     status = atMostPartial(status);

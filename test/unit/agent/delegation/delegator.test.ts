@@ -104,14 +104,15 @@ describe('delegation to sub-agents (against the scripted server)', function () {
 
   it('applies profile overrides: model or tier, tools, system prompt; unknown tools fail at the start', async () => {
     const answer: Step = { content: '```json\n{"summary":"ok","confidence":"high"}\n```' };
-    env = await makeDelegationEnv([answer, answer], {
+    const look: Step = { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] };
+    env = await makeDelegationEnv([look, answer, answer], {
       config: { agents: { scout: { tier: 1, tools: ['read_file'], systemPrompt: 'CUSTOM SCOUT PROMPT' }, devo: { model: 'special-model' } } },
     });
     const scout = await callTool(env, 'delegate', { target: 'scout', objective: 'Look' });
     assert.match(scout.content, /Status: SUCCESS/);
     const devo = await callTool(env, 'delegate', { target: 'devo', objective: 'Do' });
     assert.match(devo.content, /Status: SUCCESS/);
-    const [scoutRequest, devoRequest] = env.server.requests;
+    const [scoutRequest, , devoRequest] = env.server.requests;
     assert.equal(scoutRequest.model, 'model-b', 'tier 1 of the ladder');
     assert.match(systemText(scoutRequest.body), /^CUSTOM SCOUT PROMPT\n\n.*escalate/s);
     assert.match(systemText(scoutRequest.body), /```json/, 'the protocol rules stay with a custom prompt');
@@ -134,15 +135,17 @@ describe('delegation to sub-agents (against the scripted server)', function () {
       await new Promise((resolve) => setTimeout(resolve, 60));
       running--;
       const objective = /# Objective\n(.*)/.exec(String(request.body?.messages?.[1].content))?.[1] ?? '';
+      // a scout shows it looked before it answers (without it, its result is at most PARTIAL)
+      if (!request.body?.messages?.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'list_files', arguments: {} }] };
       const summary = objective === 'area 3' ? 'y'.repeat(5000) : `looked at ${objective}`;
       return { content: `\`\`\`json\n${JSON.stringify({ summary, confidence: 'medium' })}\n\`\`\`` };
     };
-    env = await makeDelegationEnv(Array.from({ length: 5 }, () => scoutStep), { config: { agents: { maxParallel: 2 } } });
+    env = await makeDelegationEnv(Array.from({ length: 10 }, () => scoutStep), { config: { agents: { maxParallel: 2 } } });
     const delegations = [1, 2, 3, 4, 5].map((n) => ({ target: 'scout', objective: `area ${n}` }));
     const result = await callTool(env, 'delegate_parallel', { delegations });
 
     assert.equal(peak, 2, 'never more than two sub-agents at once');
-    assert.equal(env.server.requests.length, 5);
+    assert.equal(env.server.requests.length, 10);
     const envelopes = result.content.split(/\n\n(?=\[DELEGATION RESULT)/);
     assert.equal(envelopes.length, 5);
     envelopes.forEach((envelope, i) => assert.ok(envelope.startsWith(`[DELEGATION RESULT — SCOUT]\nObjective: area ${i + 1}\n`)));

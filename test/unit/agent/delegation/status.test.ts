@@ -78,24 +78,24 @@ describe('delegation status (derived from evidence, no model call)', () => {
     });
 
     it('turns success into partial and keeps the missing lines in the result', () => {
-      const result = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo' }, [ok('write_file'), ok('run_command')], undefined, 'done');
+      const result = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [ok('write_file'), ok('run_command')], undefined, 'done');
       assert.equal(result.status, 'partial');
       assert.deepEqual(result.missingEvidence, [{ tool: 'git_commit', summary: 'no commit created' }]);
     });
 
     it('leaves success alone when every expected tool succeeded, and failed stays failed', () => {
-      const done = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo' }, [err('run_command'), ok('run_command'), ok('git_commit')], undefined, 'done');
+      const done = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [err('run_command'), ok('run_command'), ok('git_commit')], undefined, 'done');
       assert.equal(done.status, 'partial', 'a failed run_command still makes it partial');
-      const clean = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo' }, [ok('git_commit')], undefined, 'done');
+      const clean = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [ok('git_commit')], undefined, 'done');
       assert.equal(clean.status, 'success');
       assert.equal(clean.missingEvidence, undefined);
-      const failed = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo' }, [err('write_file')], undefined, '');
+      const failed = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [err('write_file')], undefined, '');
       assert.equal(failed.status, 'failed');
     });
   });
 
   it('records an escalation with its reason', () => {
-    const result = buildResult(devo(), { name: 'devo' }, [ok('read_file')], 'the API key is missing', 'partial work');
+    const result = buildResult(devo(), { name: 'devo', tools: [] }, [ok('read_file')], 'the API key is missing', 'partial work');
     assert.equal(result.status, 'escalated');
     assert.equal(result.escalation, 'the API key is missing');
   });
@@ -128,24 +128,24 @@ describe('delegation status (derived from evidence, no model call)', () => {
     });
 
     it('a scout with valid findings succeeds and its summary carries the findings', () => {
-      const result = buildResult(scout, { name: 'scout' }, [ok('read_file'), ok('search')], undefined, report(valid));
+      const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file'), ok('search')], undefined, report(valid));
       assert.equal(result.status, 'success');
       assert.deepEqual(result.findings?.recommendations, ['fix the regex', 'add a test']);
       assert.equal(result.summary, 'Login lives in src/auth.\nRelevant files: src/auth/login.ts\nCode patterns: zod schemas at the boundary\nConfidence: high');
     });
 
     it('confidence low makes the result partial', () => {
-      const result = buildResult(scout, { name: 'scout' }, [ok('read_file')], undefined, report({ ...valid, confidence: 'low' }));
+      const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file')], undefined, report({ ...valid, confidence: 'low' }));
       assert.equal(result.status, 'partial');
       assert.equal(result.findings?.confidence, 'low');
     });
 
     it('invalid findings: the result says so, has no findings and is at most partial', () => {
-      const result = buildResult(scout, { name: 'scout' }, [ok('read_file')], undefined, report({ ...valid, confidence: 'certain' }));
+      const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file')], undefined, report({ ...valid, confidence: 'certain' }));
       assert.equal(result.status, 'partial');
       assert.equal(result.findings, undefined);
       assert.match(result.summary, /\[findings invalid: the findings do not match the schema: confidence: /);
-      const failed = buildResult(scout, { name: 'scout' }, [err('read_file')], undefined, 'nothing');
+      const failed = buildResult(scout, { name: 'scout', tools: [] }, [err('read_file')], undefined, 'nothing');
       assert.equal(failed.status, 'failed', 'failed stays failed');
       assert.match(failed.summary, /findings invalid/);
     });

@@ -1,0 +1,98 @@
+import { parseArgs } from 'node:util';
+import type { EditFields } from '../core/tasks/actionRules';
+
+/** `ralph task <action> <id>`: the recovery actions of the extension's task menu (--yes is accepted by all, for scripts). */
+export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback'] as const;
+export type TaskActionVerb = (typeof TASK_ACTIONS)[number];
+
+/** Actions that lose something (a task, commits' effects): confirmed on a terminal, or --yes. */
+export const DESTRUCTIVE: ReadonlySet<TaskActionVerb> = new Set(['delete', 'rollback']);
+
+export const TASK_ACTIONS_USAGE = `  task retry <id>                    timed out, failed, halted, cancelled, blocked or done → todo, fresh counter
+  task unblock <id>                  blocked / needs_help → resumable (keeps its iterations and checkpoint)
+  task cancel <id>                   stop the task from being picked again
+  task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
+  task increase-max <id> [--by N]    raise its iteration limit (default 10); a timed-out task becomes resumable
+  task delete <id> [--yes]           remove the task and its checkpoint (commits and reports stay)
+  task rollback <id> [--yes]         revert the task's own commits in a new commit (later work is kept),
+                                     then the task is todo again; refused, changing nothing, on a conflict
+        delete and rollback ask y/N on a terminal; without a terminal they need --yes.
+        Exit codes: 0 done · 1 could not be done (conflict, uncommitted changes) · 2 usage, unknown task,
+        or the task's status does not allow it · 4 not confirmed (declined, or no terminal and no --yes)`;
+
+export interface TaskActionCommand {
+  kind: 'task.action';
+  workspace: string;
+  action: TaskActionVerb;
+  taskId: string;
+  yes: boolean;
+  /** edit: the fields to change. */
+  fields?: EditFields;
+  /** increase-max: by how many iterations. */
+  by?: number;
+}
+
+/** Thrown for a malformed action command; the CLI turns it into its usage error. */
+export class TaskActionUsageError extends Error {}
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
+  title: { type: 'string' },
+  prompt: { type: 'string' },
+  promise: { type: 'string' },
+  priority: { type: 'string' },
+  'max-iterations': { type: 'string' },
+  by: { type: 'string' },
+} as const;
+
+const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
+  retry: [],
+  unblock: [],
+  cancel: [],
+  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations'],
+  'increase-max': ['by'],
+  delete: [],
+  rollback: [],
+};
+
+/** The action command `argv` names, or undefined when it is another command. */
+export function parseTaskAction(argv: readonly string[], cwd: string): TaskActionCommand | undefined {
+  const loose = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false });
+  const [command, sub] = loose.positionals;
+  if (command !== 'task' || !(TASK_ACTIONS as readonly string[]).includes(sub ?? '')) return undefined;
+  const action = sub as TaskActionVerb;
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new TaskActionUsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const extra = Object.keys(values).filter((key) => key !== 'workspace' && key !== 'yes' && !OPTIONS_OF[action].includes(key as keyof typeof OPTIONS));
+  if (extra.length > 0) throw new TaskActionUsageError(`option ${extra.map((k) => `--${k}`).join(', ')} does not apply to task ${action}`);
+  const taskId = positionals[2];
+  if (!taskId) throw new TaskActionUsageError(`task ${action} needs a task id: ralph task ${action} <id>`);
+  if (positionals.length > 3) throw new TaskActionUsageError(`unexpected argument "${positionals[3]}"`);
+  const command_: TaskActionCommand = { kind: 'task.action', workspace: values.workspace ?? cwd, action, taskId, yes: values.yes ?? false };
+  if (action === 'edit') {
+    const fields: EditFields = {};
+    if (values.title !== undefined) fields.title = values.title;
+    if (values.prompt !== undefined) fields.prompt = values.prompt;
+    if (values.promise !== undefined) fields.promise = values.promise;
+    if (values.priority !== undefined) fields.priority = number(values.priority, '--priority', false);
+    if (values['max-iterations'] !== undefined) fields.maxIterations = number(values['max-iterations'], '--max-iterations', true);
+    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations');
+    command_.fields = fields;
+  }
+  if (action === 'increase-max') command_.by = values.by === undefined ? 10 : number(values.by, '--by', true);
+  return command_;
+}
+
+function number(text: string, name: string, positiveInteger: boolean): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || (positiveInteger && (!Number.isInteger(value) || value < 1))) {
+    throw new TaskActionUsageError(`${name} must be ${positiveInteger ? 'a whole number of at least 1' : 'a number'}, got "${text}"`);
+  }
+  return value;
+}

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../core/config/load';
+import { errorMessage, LockError, RalphError, RollbackBlockedError } from '../core/errors';
+import { GitService } from '../core/git/gitService';
+import { CheckpointStore } from '../core/loop/checkpoint';
+import { RunLock } from '../core/loop/runLock';
+import { RalphPaths } from '../core/paths';
+import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
+import { TaskActions } from '../core/tasks/actions';
+import { rollbackConfirmation } from '../core/tasks/rollback';
+import type { Task } from '../core/tasks/schema';
+import { TaskStore } from '../core/tasks/store';
+import { formatZodIssues } from '../core/util/zodIssues';
+import type { CliIo } from './main';
+import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './taskActionArgs';
+
+/** Exit codes of `ralph task <action>` (USAGE says the same). */
+export const ACTION_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
+
+const RULE_OF: Record<TaskActionVerb, TaskActionName> = {
+  retry: 'retry',
+  unblock: 'unblock',
+  cancel: 'cancel',
+  edit: 'edit',
+  'increase-max': 'increaseMax',
+  delete: 'remove',
+  rollback: 'rollback',
+};
+
+/** Error codes that mean "the request itself cannot apply" (exit 2), not "it failed" (exit 1). */
+const USAGE_CODES = new Set(['task-not-found', 'invalid-transition', 'task-running', 'invalid-increase', 'invalid-task', 'has-dependents', 'config', 'locked', 'rollback-changed']);
+
+/**
+ * Runs one task action with the extension's rules (the same status table, the same core
+ * actions), asking y/N on a terminal before the destructive ones.
+ */
+export async function runTaskAction(command: TaskActionCommand, io: CliIo): Promise<number> {
+  try {
+    return await act(command, io);
+  } catch (error) {
+    io.err(`ralph: ${errorMessage(error)}`);
+    if (error instanceof RollbackBlockedError) return ACTION_EXIT.notDone;
+    if (error instanceof RalphError && USAGE_CODES.has(error.code)) return ACTION_EXIT.usage;
+    return ACTION_EXIT.notDone;
+  }
+}
+
+async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
+  const stat = await fs.stat(command.workspace).catch(() => undefined);
+  if (!stat?.isDirectory()) {
+    io.err(`ralph: workspace "${command.workspace}" is not a directory`);
+    return ACTION_EXIT.usage;
+  }
+  const workspace = path.resolve(command.workspace);
+  const paths = new RalphPaths(workspace);
+  const store = new TaskStore(paths);
+  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace));
+  const task = await store.get(command.taskId);
+  const refusal = actionRefusal(RULE_OF[command.action], task);
+  if (refusal) throw new RalphError(refusal, 'invalid-transition');
+  const run = `ralph run --task ${task.id}`;
+
+  switch (command.action) {
+    case 'retry':
+      await actions.retry(task.id);
+      io.out(`${task.id} is back to todo with a fresh iteration counter; run it with: ${run}`);
+      return ACTION_EXIT.ok;
+    case 'unblock': {
+      const updated = await actions.unblock(task.id);
+      io.out(`${task.id} is unblocked (${updated.status === 'halted' ? 'it resumes from its checkpoint' : 'back to todo'}); run it with: ${run}`);
+      return ACTION_EXIT.ok;
+    }
+    case 'cancel':
+      await actions.cancel(task.id);
+      io.out(`${task.id} is cancelled; \`ralph task retry ${task.id}\` brings it back`);
+      return ACTION_EXIT.ok;
+    case 'edit': {
+      const parsed = EditFieldsSchema.safeParse(command.fields ?? {});
+      if (!parsed.success) throw new RalphError(`invalid task fields: ${formatZodIssues(parsed.error).join('; ')}`, 'invalid-task');
+      await actions.edit(task.id, parsed.data);
+      io.out(`${task.id} updated (${Object.keys(parsed.data).join(', ')})`);
+      return ACTION_EXIT.ok;
+    }
+    case 'increase-max': {
+      const config = await loadConfig(paths);
+      const updated = await actions.increaseMaxIterations(task.id, command.by ?? 10, config.loop.maxIterations);
+      const resumable = task.status === 'timeout' && updated.status === 'halted';
+      io.out(`${task.id} may now run ${updated.maxIterations} iterations (${updated.iterations} used)${resumable ? `; resume it with: ${run}` : ''}`);
+      return ACTION_EXIT.ok;
+    }
+    case 'delete': {
+      const detail = 'The task and its checkpoint are removed from .ralph/. Its commits and reports stay.';
+      if (!(await confirmed(command, io, `Delete task ${task.id} "${task.title}"?`, detail))) return ACTION_EXIT.notConfirmed;
+      await actions.remove(task.id);
+      io.out(`deleted ${task.id}`);
+      return ACTION_EXIT.ok;
+    }
+    case 'rollback':
+      return rollback(command, io, paths, actions, task);
+  }
+}
+
+/** Holds the run lock throughout, so no run starts (and commits) between the plan and the revert. */
+async function rollback(command: TaskActionCommand, io: CliIo, paths: RalphPaths, actions: TaskActions, task: Task): Promise<number> {
+  let lock: RunLock;
+  try {
+    lock = await RunLock.acquire(paths, `rollback-${task.id}-${randomBytes(3).toString('hex')}`);
+  } catch (error) {
+    if (error instanceof LockError) throw new LockError(`${error.message} — stop the run before rolling back a task`, error.holderPid);
+    throw error;
+  }
+  try {
+    const plan = await actions.planRollback(task.id);
+    if (!(await confirmed(command, io, `Roll back ${task.id} "${task.title}"?`, rollbackConfirmation(plan)))) return ACTION_EXIT.notConfirmed;
+    const outcome = await actions.rollback(task.id, plan);
+    io.out(outcome.message);
+    return ACTION_EXIT.ok;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** y/N on a terminal; --yes answers yes; with neither, refuses and says how to confirm. */
+async function confirmed(command: TaskActionCommand, io: CliIo, question: string, detail: string): Promise<boolean> {
+  if (!DESTRUCTIVE.has(command.action)) return true;
+  if (command.yes) {
+    io.err(`${question}\n${indent(detail)}\nconfirmed (--yes)`);
+    return true;
+  }
+  if (!io.confirm) {
+    io.err(`ralph: task ${command.action} ${command.taskId} needs confirmation and stdin is not a terminal; nothing was changed.\n${indent(detail)}\nRun it again with --yes to confirm: ralph task ${command.action} ${command.taskId} --yes`);
+    return false;
+  }
+  const yes = await io.confirm(`${question}\n${indent(detail)}\nContinue? [y/N] `);
+  if (!yes) io.err('not confirmed; nothing was changed');
+  return yes;
+}
+
+function indent(text: string): string {
+  return text.replace(/^/gm, '  ');
+}
