@@ -1,4 +1,4 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
 
 /** `# pass 3` (TAP, node's default when not a terminal) or `ℹ pass 3` (its spec reporter). */
@@ -28,7 +28,39 @@ export function parseNodeTest(lines: readonly string[]): TestCounts | undefined 
   if (!found) return undefined;
   // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
   counts.failures = [...tapFailures(lines), ...specFailures(lines)];
+  const names = tapNames(lines);
+  if (names.length > 0) counts.names = names;
   return counts;
+}
+
+const TAP_RESULT = /^(\s*)(ok|not ok) \d+ - (.+?)\s*(#\s*(?:TODO|SKIP)\b.*)?$/;
+const TAP_SUBTEST = /^(\s*)# Subtest: (.+?)\s*$/;
+
+/**
+ * Every test of the TAP stream with its suites (`suite > test`) and outcome; suites are
+ * left out. Only TAP names its passing tests; the spec reporter's tree is not read.
+ */
+function tapNames(lines: readonly string[]): TestName[] {
+  const names: TestName[] = [];
+  const open: { indent: number; name: string }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const sub = TAP_SUBTEST.exec(lines[i]);
+    if (sub) {
+      while (open.length && open[open.length - 1].indent >= sub[1].length) open.pop();
+      open.push({ indent: sub[1].length, name: sub[2] });
+      continue;
+    }
+    const m = TAP_RESULT.exec(lines[i]);
+    if (!m) continue;
+    const indent = m[1].length;
+    while (open.length && open[open.length - 1].indent >= indent) open.pop();
+    const yaml = yamlBlock(lines, i + 1, indent);
+    if (yaml.some((l) => /^\s*type: 'suite'/.test(l))) continue;
+    const location = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
+    const status: TestName['status'] = m[4] ? 'skip' : m[2] === 'ok' ? 'pass' : 'fail';
+    names.push({ name: [...open.map((o) => o.name), m[3]].join(' > '), status, ...(location ? { file: location } : {}) });
+  }
+  return names;
 }
 
 function tapFailures(lines: readonly string[]): TestCounts['failures'] {
