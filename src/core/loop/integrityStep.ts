@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { definitionParts, readDefinition } from '../gates/definitions';
@@ -20,6 +21,8 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
  */
 export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
   const workspace = s.paths.workspace;
+  // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
+  const roots = [...new Set([workspace, await fs.realpath(workspace).catch(() => workspace)])];
   const gates: GateBaseline[] = [];
   for (const gate of s.config.gates.filter((g) => g.required)) {
     const parts = await definitionParts(gate, workspace);
@@ -30,7 +33,7 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
       if (stop.aborted || report.outcomes.length === 0) return undefined;
       tests = report.outcomes[0].parsed.tests;
     }
-    const names = tests?.names?.map((t) => relativeName(t, workspace));
+    const names = tests?.names?.map((t) => relativeName(t, workspace, roots));
     const failingSources: Record<string, string> = {};
     for (const file of new Set((names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!))) {
       const text = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
@@ -69,10 +72,13 @@ export function integrityJudge(s: Pick<TaskLoopServices, 'paths'>, task: Task, b
 }
 
 /** Test locations as workspace-relative paths (the runner prints absolute ones); outside it, dropped. */
-function relativeName(t: TestName, workspace: string): TestName {
+function relativeName(t: TestName, workspace: string, roots: readonly string[]): TestName {
   if (!t.file) return t;
-  const file = t.file.startsWith('file://') ? new URL(t.file).pathname : t.file;
-  const rel = path.relative(workspace, path.resolve(workspace, file)).replace(/\\/g, '/');
+  const file = path.resolve(workspace, t.file.startsWith('file://') ? new URL(t.file).pathname : t.file);
   const { file: _dropped, ...rest } = t;
-  return rel.startsWith('..') || path.isAbsolute(rel) ? rest : { ...rest, file: rel };
+  for (const root of roots) {
+    const rel = path.relative(root, file).replace(/\\/g, '/');
+    if (!rel.startsWith('..') && !path.isAbsolute(rel)) return { ...rest, file: rel };
+  }
+  return rest;
 }

@@ -79,7 +79,11 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const run = await runTool([process.execPath, '--test', '--test-reporter=spec'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assert.match(run.output, /ℹ pass 2/);
-    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^subtracts$/, /subtraction is off/);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assertCalcCounts(tests, /^subtracts$/, /subtraction is off/);
+    // the same inventory as from TAP, read off the spec tree; the failing test's file from its `test at` line
+    assert.deepEqual(tests?.names?.map((t) => [t.name, t.status]), [['calc > adds', 'pass'], ['calc > multiplies', 'pass'], ['calc > subtracts', 'fail'], ['calc > divides', 'skip']]);
+    assert.match(tests?.names?.[2].file ?? '', /calc\.test\.js$/);
   });
 
   it('sums every runner of an npm workspaces monorepo (`npm test --workspaces`)', async () => {
