@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { GitService } from '../../../src/core/git/gitService';
+import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { TaskActions } from '../../../src/core/tasks/actions';
 import { chatRequests, eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import { cheatThenInsist, complete, GREETER_FIXED_JS, GREETER_TEST, greeterHarness, packageJson, secondIterationRequest, write } from '../helpers/greeterProject';
 
@@ -122,5 +126,33 @@ describe('gate integrity: a gate cannot be passed by weakening it', function () 
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /\*\*Gate changes the task was allowed to make\*\*\n\n- \*\*tests\*\*: `package\.json scripts\.test` changed since the task's base \(`node --test` → `node --test greeter\.test\.js`\)/);
     assert.match(requestText(chatRequests(h.server)[0]), /Fix add/);
+  });
+
+  it('keeps the base across a resume: a cheat left in place is still judged against the original base', async () => {
+    h = await greeterHarness([write('package.json', packageJson('exit 0')), complete('fixed'), complete('still fixed')], { maxIterations: 1 });
+    const id = await h.addTask({ title: 'Fix add', prompt: 'add(2, 3) must be 5.', promise: 'npm test passes' });
+    assert.equal((await h.runner().run()).results[0].status, 'timeout');
+    await new TaskActions(h.store, new CheckpointStore(h.paths), new GitService(h.ws.dir)).increaseMaxIterations(id, 1, 1);
+    const resumed = await h.runner().run({ taskId: id });
+    assert.equal(resumed.results[0].status, 'timeout', 'the working tree at the resume is not the base');
+    assert.equal(eventsOf(h.events, 'integrity.baseline').length, 1, 'the base is recorded once per task, not per run');
+    const last = eventsOf(h.events, 'gate.finished').at(-1)!;
+    assert.equal(last.iteration, 2);
+    assert.match(last.integrity?.violations.join('\n') ?? '', /`package\.json scripts\.test` changed since the task's base \(`node --test` → `exit 0`\)/);
+  });
+
+  it('loads a checkpoint from before gate baselines: says so once, and judges the gates as before', async () => {
+    h = await greeterHarness([{ content: 'looking around <ralph>PROGRESS:10</ralph>' }, write('greeter.js', GREETER_FIXED_JS), complete()], { maxIterations: 1 });
+    const id = await h.addTask({ title: 'Fix add', prompt: 'add(2, 3) must be 5.', promise: 'npm test passes' });
+    assert.equal((await h.runner().run()).results[0].status, 'timeout');
+    const file = h.paths.state(id);
+    const { integrity: _dropped, ...old } = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+    await fs.writeFile(file, JSON.stringify(old));
+    await new TaskActions(h.store, new CheckpointStore(h.paths), new GitService(h.ws.dir)).increaseMaxIterations(id, 1, 1);
+    const resumed = await h.runner().run({ taskId: id });
+    assert.equal(resumed.results[0].status, 'done');
+    const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'integrity-baseline-missing');
+    assert.equal(warnings.length, 1);
+    assert.equal(eventsOf(h.events, 'integrity.baseline').length, 1, 'only the first run recorded one');
   });
 });
