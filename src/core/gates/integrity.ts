@@ -82,8 +82,16 @@ export function baselineParts(base: GateBaseline): DefinitionPart[] {
 /**
  * Compares a gate's run now with its base. `definition` is the state of the base's definition
  * parts now; `sources` the current text of the base's `failingSources` files (absent = deleted).
+ * `run.completed` is false when the run did not get to report (timeout, stop, a non-zero exit
+ * without counts): a missing count is not held against it then.
  */
-export function judgeIntegrity(base: GateBaseline, now: TestCounts | undefined, definition: Record<string, DefinitionState>, sources: Record<string, string | undefined>): IntegrityJudgement {
+export function judgeIntegrity(
+  base: GateBaseline,
+  now: TestCounts | undefined,
+  definition: Record<string, DefinitionState>,
+  sources: Record<string, string | undefined>,
+  run: { completed: boolean } = { completed: true },
+): IntegrityJudgement {
   const violations: string[] = [];
   for (const [key, before] of Object.entries(base.definition)) {
     const after = definition[key] ?? { hash: null };
@@ -95,7 +103,8 @@ export function judgeIntegrity(base: GateBaseline, now: TestCounts | undefined, 
       violations.push(`\`${key}\` changed since the task's base${values} — restore it`);
     }
   }
-  if (base.tests) violations.push(...testViolations(base, base.tests, now, sources));
+  // a run that timed out, was stopped or failed without counts already fails, with its own output as the reason
+  if (base.tests && (now || run.completed)) violations.push(...testViolations(base, base.tests, now, sources));
   return { violations };
 }
 

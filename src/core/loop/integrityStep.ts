@@ -41,15 +41,17 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
     }
     gates.push(baselineOf(gate, tests && { ...tests, ...(names ? { names } : {}) }, parts, states, failingSources));
   }
-  s.emit({
-    type: 'integrity.baseline',
-    taskId: task.id,
-    gates: gates.map((g) => ({
-      gate: g.gate,
-      ...(g.tests ? { tests: { total: g.tests.total, skipped: g.tests.skipped, named: g.tests.names?.length ?? 0 } } : {}),
-      definition: Object.entries(g.definition).filter(([, d]) => d.hash !== null).map(([key]) => key),
-    })),
-  });
+  if (gates.length > 0) {
+    s.emit({
+      type: 'integrity.baseline',
+      taskId: task.id,
+      gates: gates.map((g) => ({
+        gate: g.gate,
+        ...(g.tests ? { tests: { total: g.tests.total, skipped: g.tests.skipped, named: g.tests.names?.length ?? 0 } } : {}),
+        definition: Object.entries(g.definition).filter(([, d]) => d.hash !== null).map(([key]) => key),
+      })),
+    });
+  }
   return { takenAt: new Date(s.clock.now()).toISOString(), gates };
 }
 
@@ -66,7 +68,8 @@ export function integrityJudge(s: Pick<TaskLoopServices, 'paths'>, task: Task, b
     const definition = await readDefinition(baselineParts(base), workspace);
     const sources: Record<string, string | undefined> = {};
     for (const file of Object.keys(base.failingSources)) sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
-    const judgement = judgeIntegrity(base, outcome.parsed.tests, definition, sources);
+    const completed = !outcome.timedOut && outcome.exitCode === 0;
+    const judgement = judgeIntegrity(base, outcome.parsed.tests, definition, sources, { completed });
     return applyIntegrity(outcome, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
   };
 }

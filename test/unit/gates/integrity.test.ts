@@ -80,6 +80,8 @@ describe('gate integrity: definition parts and the comparison with the base', ()
     const plain = baselineOf(gate('make test'), { passed: 3, failed: 0, skipped: 0, total: 3, failures: [] }, [], {}, {});
     assert.deepEqual(judgeIntegrity(plain, { passed: 3, failed: 0, skipped: 1, total: 4, failures: [] }, {}, {}).violations, ["1 more test is skipped than at the task's base (0 → 1) — un-skip them"]);
     assert.match(judgeIntegrity(plain, undefined, {}, {}).violations[0], /gave no test count; at the task's base it ran 3 tests/);
+    // a run that timed out or failed before reporting fails on its own output, not as a weakening
+    assert.deepEqual(judgeIntegrity(plain, undefined, {}, {}, { completed: false }).violations, []);
   });
 
   it('lets an allowed gate keep its verdict and records what changed, without asking to undo it', () => {
