@@ -11,6 +11,7 @@ Commands:
   init                               create .ralph/ (config, task store) and a git repo if missing
   task add <title> --prompt <text> --promise <text>
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
+        [--allow-gate-changes all|GATE]...  let the task change what its gates check (reported)
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${TASK_ACTIONS_USAGE}
@@ -42,6 +43,7 @@ export type CliCommand =
       dependsOn: string[];
       type?: TaskType;
       complexity?: number;
+      allowGateChanges?: true | string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean }
@@ -60,6 +62,7 @@ const OPTIONS = {
   'depends-on': { type: 'string', multiple: true },
   type: { type: 'string' },
   complexity: { type: 'string' },
+  'allow-gate-changes': { type: 'string', multiple: true },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
@@ -95,7 +98,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       return { kind: 'init', workspace };
     case 'task':
       if (sub === 'add') {
-        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity']);
+        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes']);
         const title = rest.join(' ').trim();
         if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
         if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
@@ -114,6 +117,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
           dependsOn: values['depends-on'] ?? [],
           type: values.type as TaskType | undefined,
           complexity: intOption(values.complexity, '--complexity', 1, 14),
+          allowGateChanges: gateAllowance(values['allow-gate-changes']),
         };
       }
       if (sub === 'list') {
@@ -162,4 +166,12 @@ function intOption(value: string | undefined, name: string, min: number, max = N
     throw new UsageError(`${name} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got "${value}"`);
   }
   return number;
+}
+
+/** `--allow-gate-changes all` allows every gate; gate names allow those. */
+function gateAllowance(values: string[] | undefined): true | string[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  const names = values.map((v) => v.trim());
+  if (names.some((n) => n === '')) throw new UsageError('--allow-gate-changes needs "all" or a gate name');
+  return names.includes('all') ? true : names;
 }

@@ -79,6 +79,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         dependsOn: command.dependsOn,
         type: command.type,
         complexity: command.complexity,
+        allowGateChanges: command.allowGateChanges,
       });
       io.out(task.id);
       return EXIT.ok;

@@ -35,7 +35,13 @@ export function formatEvent(event: RalphEvent): string | undefined {
     case 'gate.started':
       return `  ◇ gate ${event.gate}: ${event.command}`;
     case 'gate.finished':
-      return `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`;
+      return [
+        `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`,
+        ...(event.integrity?.violations ?? []).map((v) => `    ⚠ weakened: ${v}`),
+        ...(event.integrity?.allowed ?? []).map((v) => `    ⓘ allowed gate change: ${v}`),
+      ].join('\n');
+    case 'integrity.baseline':
+      return `  ⛉ gate baseline: ${event.gates.map((g) => `${g.gate}${g.tests ? ` (${g.tests.total - g.tests.skipped} tests run)` : ''}`).join(', ') || 'no required gates'}`;
     case 'report.written':
       return `  ▤ report ${event.file}`;
     case 'escalation':

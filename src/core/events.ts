@@ -75,7 +75,10 @@ export type RalphEventBody =
       durationMs: number;
       tests?: { passed: number; failed: number; total: number; failing: string[] };
       severity?: string;
+      /** Gate integrity against the task's base: how the gate was weakened, or the changes the task was allowed to make. */
+      integrity?: { violations: string[]; allowed: string[] };
     }
+  | { type: 'integrity.baseline'; taskId: string; gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[] }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
   | { type: 'escalation'; taskId: string; iteration: number; from: string; to: string; reason: string }
   | { type: 'council.started'; taskId: string; iteration: number; models: string[]; reason: string }

@@ -53,6 +53,8 @@ export interface GateView {
   durationMs?: number;
   tests?: TestCounts;
   severity?: string;
+  /** Gate integrity against the task's base: how the gate was weakened, or the changes the task was allowed to make. */
+  integrity?: { violations: string[]; allowed: string[] };
   /** Set on hand-run gates: the gate run they belong to. */
   runId?: string;
 }

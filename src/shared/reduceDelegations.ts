@@ -104,6 +104,9 @@ export const delegationHandlers: Handlers = {
       durationMs: e.durationMs,
       ...(e.tests ? { tests: testCounts(e.tests) } : {}),
       ...(e.severity ? { severity: e.severity } : {}),
+      ...(e.integrity && (e.integrity.violations.length || e.integrity.allowed.length)
+        ? { integrity: { violations: e.integrity.violations.slice(0, 20).map((v) => clip(v, 500)), allowed: e.integrity.allowed.slice(0, 20).map((v) => clip(v, 500)) } }
+        : {}),
     });
     if (e.taskId === undefined) {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];

@@ -18,6 +18,8 @@ export interface RunGatesOptions {
   taskId?: string;
   iteration?: number;
   emit?(body: RalphEventBody): void;
+  /** Judges each outcome against the task's base before it is announced (gate integrity). */
+  judge?(gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome>;
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -32,7 +34,8 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     } catch (error) {
       run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
     }
-    const outcome = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+    const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+    const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
     options.emit?.({
       type: 'gate.finished',
@@ -46,6 +49,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       durationMs: outcome.durationMs,
       tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.map((f) => f.name).slice(0, 20) } : undefined,
       severity: outcome.worstSeverity,
+      integrity: outcome.integrity,
     });
   }
   return summarizeGates(outcomes);

@@ -57,6 +57,11 @@ export interface GateOutcome {
   worstSeverity?: SecuritySeverity;
   /** The last lines of output when the parsers found nothing to go on. */
   outputTail?: string;
+  /**
+   * Set when the gate was judged against the task's base and something changed: `violations`
+   * failed it; `allowed` are the changes the task was allowed to make (the reports list them).
+   */
+  integrity?: { violations: string[]; allowed: string[] };
 }
 
 /** All gates of one iteration. */

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
+import { IntegrityBaselineSchema } from '../gates/integrity';
 import type { RalphPaths } from '../paths';
 import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
 
@@ -24,7 +25,17 @@ export const IterationRecordSchema = z.object({
   /** The completion policy's reason for its decision. */
   decision: z.string().optional(),
   gates: z
-    .array(z.object({ name: z.string(), kind: z.string(), required: z.boolean(), passed: z.boolean(), summary: z.string() }))
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.string(),
+        required: z.boolean(),
+        passed: z.boolean(),
+        summary: z.string(),
+        /** How the gate was weakened against the task's base, or the changes the task was allowed to make. */
+        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()) }).optional(),
+      }),
+    )
     .default([]),
   /** Names of the failing tests, for stuck detection. */
   failingTests: z.array(z.string()).default([]),
@@ -71,6 +82,8 @@ export const CheckpointSchema = z.object({
   warned: z.object({ noCommitsAt: z.number().int().optional(), ratio: z.boolean().default(false) }).default({ ratio: false }),
   /** Extra iterations each optional gate has claimed (capped by its `maxIterations`). */
   optionalGateIterations: z.record(z.string(), z.number()).default({}),
+  /** What the required gates checked at the task's base; every later gate run is judged against it. */
+  integrity: IntegrityBaselineSchema.optional(),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });

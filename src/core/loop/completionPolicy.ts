@@ -43,7 +43,14 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
   if (signal?.kind === 'NEEDS_HELP') return { kind: 'finish', status: 'needs_help', reason: signal.question, notes: [] };
 
   const requiredFailed = gates ? gates.outcomes.filter((o) => o.required && !o.passed).map((o) => `${o.name} (${o.summary})`) : [];
+  const weakened = gates ? gates.outcomes.filter((o) => o.required && (o.integrity?.violations.length ?? 0) > 0).map((o) => o.name) : [];
   if (signal?.kind === 'COMPLETE') {
+    if (weakened.length > 0) {
+      return continueWith(`COMPLETE not accepted: gates weakened against the task's base: ${weakened.join(', ')}`, [
+        `Your COMPLETE was not accepted: the quality gate${weakened.length === 1 ? '' : 's'} ${weakened.join(', ')} ${weakened.length === 1 ? 'was' : 'were'} weakened instead of passed. Gates are judged against the task's base: restore every test, script and config listed as "gate weakened" below, fix the code so the restored gates pass, then signal COMPLETE again.`,
+        ...gateFeedback,
+      ]);
+    }
     if (input.errored) {
       return continueWith('COMPLETE signalled, but the iteration ended with an error', ['You signalled COMPLETE, but the iteration ended with an error; verify the work and signal again.', ...gateFeedback]);
     }

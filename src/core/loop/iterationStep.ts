@@ -12,6 +12,7 @@ import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
+import { integrityJudge } from './integrityStep';
 import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
@@ -120,14 +121,14 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     return { record: finishRecord({ outcome: 'error', error, feedback }), decision: undefined, gates: undefined, timedOut: true, calls: run.steps };
   }
 
-  const gates = await runGatesUnlessFinal(s, task, n, signalGiven, signal);
+  const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
   const decision = decideCompletion({
     signal: signalGiven,
     errored: run.error !== undefined,
     gates,
     optionalIterationsLeft: (name) => optionalIterationsLeft(s, cp, name),
   });
-  const gateSummaries = (gates?.outcomes ?? []).map((o) => ({ name: o.name, kind: o.kind, required: o.required, passed: o.passed, summary: o.summary }));
+  const gateSummaries = (gates?.outcomes ?? []).map((o) => ({ name: o.name, kind: o.kind, required: o.required, passed: o.passed, summary: o.summary, ...(o.integrity ? { integrity: o.integrity } : {}) }));
   const gateFacts = {
     gates: gateSummaries,
     failingTests: (gates?.outcomes ?? []).flatMap((o) => o.parsed.tests?.failures.map((f) => f.name) ?? []),
@@ -154,10 +155,11 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
 }
 
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
-async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
+async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit });
+  const judge = cp.integrity ? integrityJudge(s, task, cp.integrity) : undefined;
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {

@@ -9,6 +9,7 @@ import { type Checkpoint, type IterationRecord, MAX_HISTORY } from './checkpoint
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
+import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
 import type { TaskLoopServices, TaskRunResult } from './types';
 
@@ -41,6 +42,7 @@ export class TaskLoop {
     s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
     s.meter.beginTask(task.id, cp.modelUsage);
+    cp = await this.ensureIntegrityBaseline(task, cp, stop);
     let maxIterations = baseMax;
     for (;;) {
       await s.pause?.wait(stop);
@@ -119,6 +121,24 @@ export class TaskLoop {
     });
     const totals = s.meter.runTotals;
     s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
+  }
+
+  /**
+   * Before iteration 1 the working tree is the task's base: what the required gates check is
+   * recorded then, once, and kept across resumes. A checkpoint from before this existed, taken
+   * after work began, has no base to compare with: said once, then the gates are judged as before.
+   */
+  private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal): Promise<Checkpoint> {
+    if (cp.integrity || stop.aborted) return cp;
+    if (cp.iteration > 0 || cp.phase === 'running') {
+      this.s.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
+      return cp;
+    }
+    const integrity = await takeIntegrityBaseline(this.s, task, stop);
+    if (!integrity) return cp;
+    const next = { ...cp, integrity, updatedAt: this.isoNow() };
+    await this.saveCheckpoint(next);
+    return next;
   }
 
   private budgetExceeded(): string | undefined {

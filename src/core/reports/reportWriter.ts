@@ -98,6 +98,10 @@ export function renderIteration(input: IterationReportInput): string {
     if (failing.length) out.push(`### Failing tests\n${list(failing)}`);
     const findings = gates.outcomes.flatMap((o) => o.parsed.security?.findings ?? []);
     out.push(`### Security findings\n${list(findings.map((f) => `**${f.severity}** ${f.title}${f.package ? ` (${f.package})` : ''}${f.id ? ` ${f.id}` : ''}`))}`);
+    const weakened = gates.outcomes.flatMap((o) => (o.integrity?.violations ?? []).map((v) => `**${o.name}**: ${v}`));
+    const allowed = gates.outcomes.flatMap((o) => (o.integrity?.allowed ?? []).map((v) => `**${o.name}**: ${v}`));
+    if (weakened.length) out.push(`### Gates weakened against the task's base\n${list(weakened)}`);
+    if (allowed.length) out.push(`### Gate changes the task was allowed to make\n${list(allowed)}`);
     const coverage = gates.outcomes.filter((o) => o.kind === 'coverage');
     if (coverage.length) out.push(`### Coverage\n${list(coverage.map((o) => `${o.name}: ${o.summary}`))}`);
     const tails = gates.outcomes.filter((o) => !o.passed && o.outputTail);
@@ -128,6 +132,7 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   const last = [...cp.history].reverse().find((r) => r.gates.length > 0);
   out.push('## Quality summary');
   out.push(last ? `Gates of iteration ${last.iteration}:\n\n${table(['Gate', 'Required', 'Result', 'Details'], last.gates.map((g) => [g.name, g.required ? 'yes' : 'no', g.passed ? '✓ pass' : '✗ FAIL', g.summary]))}` : '_no gates ran_');
+  out.push(...gateChanges(cp));
   out.push('## Model usage');
   const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), formatUsd(estimateCostUsd(model, u, config.llm.prices))]);
   const totalCost = Object.entries(cp.modelUsage).reduce<number | undefined>((sum, [model, u]) => {
@@ -150,6 +155,22 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   );
   if (cp.history.length > 0 && cp.history[0].iteration > 1) out.push(`_Earlier iterations are in the iteration reports and run logs._`);
   return `${out.join('\n\n')}\n`;
+}
+
+/**
+ * What the task changed in its gates, from the last gate run: allowed changes (what the gates
+ * check now differs from the base) and weakenings still in place when the task ended.
+ */
+function gateChanges(cp: Checkpoint): string[] {
+  const last = [...cp.history].reverse().find((r) => r.gates.length > 0);
+  if (!cp.integrity) return [];
+  const allowed = (last?.gates ?? []).flatMap((g) => (g.integrity?.allowed ?? []).map((v) => `**${g.name}**: ${v}`));
+  const weakened = (last?.gates ?? []).flatMap((g) => (g.integrity?.violations ?? []).map((v) => `**${g.name}**: ${v}`));
+  const out = ['## Gate integrity', `Judged against the base taken ${cp.integrity.takenAt} (${cp.integrity.gates.map((g) => `${g.gate}${g.tests ? `: ${g.tests.total - g.tests.skipped} tests run` : ''}`).join(', ') || 'no required gates'}).`];
+  if (allowed.length) out.push(`**Gate changes the task was allowed to make**\n\n${list(allowed)}`);
+  if (weakened.length) out.push(`**Gates weakened when the task ended**\n\n${list(weakened)}`);
+  if (!allowed.length && !weakened.length) out.push('_The gates check what they checked at the base._');
+  return [out.join('\n\n')];
 }
 
 function firstLine(text: string): string {

@@ -38,6 +38,7 @@ export const EditFieldsSchema = z
     promise: z.string().trim().min(1).optional(),
     priority: z.number().optional(),
     maxIterations: z.number().int().min(1).optional(),
+    allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
   })
   .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
 export type EditFields = z.infer<typeof EditFieldsSchema>;

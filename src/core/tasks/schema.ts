@@ -49,6 +49,8 @@ export const TaskSchema = z.object({
   type: TaskTypeSchema.default('feature'),
   complexity: z.number().int().min(1).max(14).default(3),
   maxIterations: z.number().int().min(1).optional(),
+  /** The task may change what its gates check (`true`: every gate; or the named gates); the reports say what changed. */
+  allowGateChanges: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
   iterations: z.number().int().min(0).default(0),
   blockedReason: z.string().optional(),
   /** Last PROGRESS percent the agent reported (0–100). */
@@ -77,5 +79,6 @@ export const NewTaskSchema = z.object({
   type: TaskTypeSchema.optional(),
   complexity: z.number().int().min(1).max(14).optional(),
   maxIterations: z.number().int().min(1).optional(),
+  allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

@@ -81,6 +81,7 @@ export class TaskStore {
         type: fields.type ?? 'feature',
         complexity: fields.complexity ?? 3,
         maxIterations: fields.maxIterations,
+        ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
         iterations: 0,
         createdAt: now,
         updatedAt: now,

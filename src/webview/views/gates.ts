@@ -7,6 +7,8 @@ function gateRow(gate: GateView): HTMLElement {
   const state = gate.passed === undefined ? 'running' : gate.passed ? 'passed' : 'failed';
   const glyph = gate.passed === undefined ? 'loading~spin' : gate.passed ? 'pass-filled' : 'error';
   const failing = gate.tests?.failing ?? [];
+  const weakened = gate.integrity?.violations ?? [];
+  const allowed = gate.integrity?.allowed ?? [];
   return h(
     'li',
     { class: `gate gate-${state}`, 'data-testid': 'gate' },
@@ -20,6 +22,12 @@ function gateRow(gate: GateView): HTMLElement {
     ),
     gate.summary ? h('div', { class: 'gate-summary' }, gate.summary) : undefined,
     failing.length > 0 ? h('ul', { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` }, ...failing.map((f) => h('li', {}, icon('close', 'failed'), ` ${f}`))) : undefined,
+    weakened.length > 0
+      ? h('ul', { class: 'integrity failed', 'aria-label': `How ${gate.name} was weakened`, 'data-testid': 'gate-weakened' }, ...weakened.map((v) => h('li', {}, icon('warning', 'failed'), ` Weakened: ${v}`)))
+      : undefined,
+    allowed.length > 0
+      ? h('ul', { class: 'integrity muted', 'aria-label': `Allowed changes to ${gate.name}`, 'data-testid': 'gate-allowed-changes' }, ...allowed.map((v) => h('li', {}, icon('info'), ` Allowed change: ${v}`)))
+      : undefined,
   );
 }
 

@@ -62,8 +62,13 @@ describe('the ralph CLI', function () {
     const list = JSON.parse((await cli(['task', 'list', '--json', '--workspace', ws.dir], '/')).stdout);
     assert.equal(list[0].title, 'Write hello');
     assert.equal(list[0].type, 'bugfix');
+    assert.equal(list[0].allowGateChanges, undefined);
+    await addTask('--allow-gate-changes', 'tests', '--allow-gate-changes', 'types');
+    await addTask('--allow-gate-changes', 'all');
+    const allowed = JSON.parse((await cli(['task', 'list', '--json'], ws.dir)).stdout);
+    assert.deepEqual(allowed.slice(1).map((t: { allowGateChanges?: unknown }) => t.allowGateChanges), [['tests', 'types'], true]);
     const status = JSON.parse((await cli(['status', '--json'], ws.dir)).stdout);
-    assert.equal(status.counts.todo, 1);
+    assert.equal(status.counts.todo, 3);
     assert.equal(status.running, null);
   });
 

@@ -8,7 +8,7 @@ import { RUN_TIMEOUT_MS, runTool } from './toolchain';
 /** The counts every fixture suite must produce, and the one failure it names. */
 function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, message: RegExp): void {
   assert.ok(tests, 'no test counts parsed');
-  const { failures, ...counts } = tests;
+  const { failures, names: _names, ...counts } = tests; // names: checked where the runner gives them
   assert.deepEqual(counts, EXPECTED);
   assert.equal(failures.length, 1, JSON.stringify(failures));
   assert.match(failures[0].name, failureName);
@@ -67,7 +67,11 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const p = await project(NODE_TEST_PROJECT);
     const run = await runTool([process.execPath, '--test', '--test-reporter=tap'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
-    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^subtracts$/, /subtraction is off/);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assertCalcCounts(tests, /^subtracts$/, /subtraction is off/);
+    // every test by name with its suite and outcome (the gate-integrity inventory); the suite itself is not a test
+    assert.deepEqual(tests?.names?.map((t) => [t.name, t.status]), [['calc > adds', 'pass'], ['calc > multiplies', 'pass'], ['calc > subtracts', 'fail'], ['calc > divides', 'skip']]);
+    assert.match(tests?.names?.[2].file ?? '', /calc\.test\.js$/);
   });
 
   it('reads node --test with the spec reporter (`ℹ pass N`, the failing tests section)', async () => {
@@ -75,7 +79,11 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const run = await runTool([process.execPath, '--test', '--test-reporter=spec'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assert.match(run.output, /ℹ pass 2/);
-    assertCalcCounts(parseGateOutput('tests', run.output).tests, /^subtracts$/, /subtraction is off/);
+    const tests = parseGateOutput('tests', run.output).tests;
+    assertCalcCounts(tests, /^subtracts$/, /subtraction is off/);
+    // the same inventory as from TAP, read off the spec tree; the failing test's file from its `test at` line
+    assert.deepEqual(tests?.names?.map((t) => [t.name, t.status]), [['calc > adds', 'pass'], ['calc > multiplies', 'pass'], ['calc > subtracts', 'fail'], ['calc > divides', 'skip']]);
+    assert.match(tests?.names?.[2].file ?? '', /calc\.test\.js$/);
   });
 
   it('sums every runner of an npm workspaces monorepo (`npm test --workspaces`)', async () => {

@@ -68,6 +68,8 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     assert.equal(unblocked.status, 'todo');
     assert.equal(unblocked.blockedReason, undefined);
     assert.equal((await actions.cancel(id)).status, 'cancelled');
+    assert.deepEqual((await actions.edit(id, { allowGateChanges: ['tests'] })).allowGateChanges, ['tests']);
+    assert.deepEqual((await h.store.get(id)).allowGateChanges, ['tests']);
   });
 
   it('pauses between iterations and resumes', async () => {

@@ -230,4 +230,21 @@ describe('progress panel batching', () => {
     assert.deepEqual(sent, ['snapshot']);
     batcher.dispose();
   });
+
+  it('shows on the gate card how a gate was weakened, or the changes the task was allowed to make', () => {
+    const s = new EventScript();
+    s.add({ type: 'task.started', taskId: 'T-001', title: 'Fix add', iteration: 1, maxIterations: 5, resumed: false });
+    const weakened = "`package.json scripts.test` changed since the task's base (`node --test` → `exit 0`) — restore it";
+    s.add({ type: 'gate.started', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', command: 'npm test' });
+    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', required: true, passed: false, summary: "passed; weakened against the task's base (1 change)", durationMs: 10, integrity: { violations: [weakened], allowed: [] } });
+    let gate = replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0];
+    assert.equal(gate.passed, false);
+    assert.deepEqual(gate.integrity, { violations: [weakened], allowed: [] });
+    s.add({ type: 'gate.started', taskId: 'T-001', iteration: 2, gate: 'tests', kind: 'tests', command: 'npm test' });
+    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 2, gate: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', durationMs: 10, integrity: { violations: [], allowed: ['allowed change'] } });
+    gate = replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0];
+    assert.deepEqual(gate.integrity, { violations: [], allowed: ['allowed change'] }, 'the latest run replaces the earlier verdict');
+    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 3, gate: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', durationMs: 10 });
+    assert.equal(replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0].integrity, undefined);
+  });
 });

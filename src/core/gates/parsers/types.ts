@@ -20,6 +20,19 @@ export interface TestCounts {
   total: number;
   /** `message` is the first lines of the error, without the stack. */
   failures: { name: string; message?: string }[];
+  /**
+   * Every test the runner reported by name, when its output lists them (node:test's TAP);
+   * absent when the runner prints only counts. Suites are not tests. `file` is where the
+   * runner says the test is defined, when it says.
+   */
+  names?: TestName[];
+}
+
+export interface TestName {
+  /** With its suites: `suite > test`. */
+  name: string;
+  status: 'pass' | 'fail' | 'skip';
+  file?: string;
 }
 
 export interface TypeErrorItem {

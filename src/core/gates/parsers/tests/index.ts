@@ -31,6 +31,7 @@ export function parseTests(lines: readonly string[]): TestCounts | undefined {
     sum.skipped += counts.skipped;
     sum.total += counts.total;
     sum.failures.push(...counts.failures);
+    if (counts.names) sum.names = [...(sum.names ?? []), ...counts.names];
   }
   return sum;
 }

@@ -1,4 +1,4 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
 
 /** `# pass 3` (TAP, node's default when not a terminal) or `ℹ pass 3` (its spec reporter). */
@@ -28,7 +28,37 @@ export function parseNodeTest(lines: readonly string[]): TestCounts | undefined 
   if (!found) return undefined;
   // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
   counts.failures = [...tapFailures(lines), ...specFailures(lines)];
+  const tap = tapNames(lines);
+  const names = tap.length > 0 ? tap : specNames(lines);
+  if (names.length > 0) counts.names = names;
   return counts;
+}
+
+const TAP_RESULT = /^(\s*)(ok|not ok) \d+ - (.+?)\s*(#\s*(?:TODO|SKIP)\b.*)?$/;
+const TAP_SUBTEST = /^(\s*)# Subtest: (.+?)\s*$/;
+
+/** Every test of the TAP stream with its suites (`suite > test`) and outcome; suites are left out. */
+function tapNames(lines: readonly string[]): TestName[] {
+  const names: TestName[] = [];
+  const open: { indent: number; name: string }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const sub = TAP_SUBTEST.exec(lines[i]);
+    if (sub) {
+      while (open.length && open[open.length - 1].indent >= sub[1].length) open.pop();
+      open.push({ indent: sub[1].length, name: sub[2] });
+      continue;
+    }
+    const m = TAP_RESULT.exec(lines[i]);
+    if (!m) continue;
+    const indent = m[1].length;
+    while (open.length && open[open.length - 1].indent >= indent) open.pop();
+    const yaml = yamlBlock(lines, i + 1, indent);
+    if (yaml.some((l) => /^\s*type: 'suite'/.test(l))) continue;
+    const location = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
+    const status: TestName['status'] = m[4] ? 'skip' : m[2] === 'ok' ? 'pass' : 'fail';
+    names.push({ name: [...open.map((o) => o.name), m[3]].join(' > '), status, ...(location ? { file: location } : {}) });
+  }
+  return names;
 }
 
 function tapFailures(lines: readonly string[]): TestCounts['failures'] {
@@ -84,4 +114,55 @@ function specFailures(lines: readonly string[]): TestCounts['failures'] {
     failures.push({ name: m[1], message: errorMessage(body) });
   }
   return failures;
+}
+
+const SPEC_SUITE_OPEN = /^(\s*)▶ (.+?)\s*$/;
+const SPEC_RESULT = /^(\s*)(✔|✖|﹣) (.+?)(?: \(\d+(?:\.\d+)?m?s\))?\s*(# (?:SKIP|TODO)\b.*)?$/;
+
+/**
+ * The spec reporter's tree (what node prints to a terminal): `▶ suite` opens a suite, which
+ * ends with a line of the same name at its indent; `✔`, `✖` and `﹣ … # SKIP` are tests. The
+ * `✖ failing tests:` section repeats failures (with `test at <file>`): not counted again, but
+ * it says where each failing test is.
+ */
+function specNames(lines: readonly string[]): TestName[] {
+  const names: TestName[] = [];
+  const open: { indent: number; name: string }[] = [];
+  const where = new Map<string, string>();
+  let inFailing = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (SPEC_FAILING.test(line)) {
+      inFailing = true;
+      continue;
+    }
+    if (inFailing) {
+      const at = /^test at (.+):\d+:\d+\s*$/.exec(line);
+      const failed = at ? SPEC_RESULT.exec(lines[i + 1] ?? '') : null;
+      if (at && failed) where.set(failed[3], at[1]);
+      if (!line.trim() || /^\s/.test(line) || at || line.startsWith('✖ ')) continue;
+      inFailing = false;
+    }
+    const suite = SPEC_SUITE_OPEN.exec(line);
+    if (suite && !/\(\d+(?:\.\d+)?m?s\)\s*$/.test(line)) {
+      open.push({ indent: suite[1].length, name: suite[2] });
+      continue;
+    }
+    const m = SPEC_RESULT.exec(line);
+    if (!m) continue;
+    const indent = m[1].length;
+    while (open.length && open[open.length - 1].indent > indent) open.pop();
+    const top = open[open.length - 1];
+    if (top && top.indent === indent && top.name === m[3]) {
+      open.pop(); // the suite's closing line
+      continue;
+    }
+    const status: TestName['status'] = m[4] || m[2] === '﹣' ? 'skip' : m[2] === '✔' ? 'pass' : 'fail';
+    names.push({ name: [...open.filter((o) => o.indent < indent).map((o) => o.name), m[3]].join(' > '), status });
+  }
+  for (const t of names) {
+    const file = t.status === 'fail' ? where.get(t.name.split(' > ').at(-1)!) : undefined;
+    if (file) t.file = file;
+  }
+  return names;
 }

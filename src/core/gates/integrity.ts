@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import type { DefinitionPart, DefinitionState } from './definitions';
+import type { TestCounts } from './parsers/types';
+import type { FixItem, GateOutcome } from './types';
+
+/**
+ * Gate integrity: what a required gate checked at the task's base, and the judgement of a
+ * later run against it. A gate passes only on the terms it had at the base: its tests still
+ * exist, still run and are not skipped, and the files that define it are unchanged — unless
+ * the task allows changing that gate, and then the change is reported instead.
+ */
+
+/** Past this many tests the names are not kept (the counts still are). */
+export const MAX_BASELINE_NAMES = 5000;
+/** Sources of tests failing at the base larger than this are not kept. */
+const MAX_SOURCE_CHARS = 100_000;
+const MAX_LISTED = 10;
+
+const TestNameSchema = z.object({ name: z.string(), status: z.enum(['pass', 'fail', 'skip']), file: z.string().optional() });
+
+export const GateBaselineSchema = z.object({
+  gate: z.string(),
+  command: z.string(),
+  kind: z.string(),
+  /** Absent when the gate's output gave no test counts at the base. */
+  tests: z
+    .object({ total: z.number(), passed: z.number(), failed: z.number(), skipped: z.number(), names: z.array(TestNameSchema).optional() })
+    .optional(),
+  /** Definition part key → where it is and its state at the base (see `definitions.ts`). */
+  definition: z.record(z.string(), z.object({ file: z.string(), part: z.string().optional(), hash: z.string().nullable(), preview: z.string().optional() })),
+  /** Workspace-relative file → its text at the base, for each file holding a test that failed there. */
+  failingSources: z.record(z.string(), z.string()).default({}),
+});
+export type GateBaseline = z.infer<typeof GateBaselineSchema>;
+
+export const IntegrityBaselineSchema = z.object({
+  takenAt: z.string(),
+  gates: z.array(GateBaselineSchema),
+});
+export type IntegrityBaseline = z.infer<typeof IntegrityBaselineSchema>;
+
+/** What a gate's run shows against the base. */
+export interface IntegrityJudgement {
+  /** How the gate was weakened, one sentence each, naming the test or file. */
+  violations: string[];
+}
+
+/** The task's permission to change gates: all of them (`true`) or the named ones. */
+export type GateChangeAllowance = boolean | readonly string[] | undefined;
+
+export function gateChangesAllowed(allow: GateChangeAllowance, gate: string): boolean {
+  return allow === true || (Array.isArray(allow) && allow.includes(gate));
+}
+
+/** The baseline entry of a gate from its run at the base. */
+export function baselineOf(
+  gate: { name: string; command: string; kind: string },
+  tests: TestCounts | undefined,
+  parts: readonly DefinitionPart[],
+  states: Record<string, DefinitionState>,
+  failingSources: Record<string, string>,
+): GateBaseline {
+  const definition: GateBaseline['definition'] = {};
+  for (const p of parts) definition[p.key] = { file: p.file, ...(p.part ? { part: p.part } : {}), ...states[p.key] };
+  const names = tests?.names && tests.names.length <= MAX_BASELINE_NAMES ? tests.names : undefined;
+  const sources = Object.fromEntries(Object.entries(failingSources).filter(([, text]) => text.length <= MAX_SOURCE_CHARS));
+  return {
+    gate: gate.name,
+    command: gate.command,
+    kind: gate.kind,
+    tests: tests ? { total: tests.total, passed: tests.passed, failed: tests.failed, skipped: tests.skipped, ...(names ? { names } : {}) } : undefined,
+    definition,
+    failingSources: sources,
+  };
+}
+
+/** The definition parts a baseline watches, to read them again later. */
+export function baselineParts(base: GateBaseline): DefinitionPart[] {
+  return Object.entries(base.definition).map(([key, d]) => ({ key, file: d.file, ...(d.part ? { part: d.part } : {}) }));
+}
+
+/**
+ * Compares a gate's run now with its base. `definition` is the state of the base's definition
+ * parts now; `sources` the current text of the base's `failingSources` files (absent = deleted).
+ * `run.completed` is false when the run did not get to report (timeout, stop, a non-zero exit
+ * without counts): a missing count is not held against it then.
+ */
+export function judgeIntegrity(
+  base: GateBaseline,
+  now: TestCounts | undefined,
+  definition: Record<string, DefinitionState>,
+  sources: Record<string, string | undefined>,
+  run: { completed: boolean } = { completed: true },
+): IntegrityJudgement {
+  const violations: string[] = [];
+  for (const [key, before] of Object.entries(base.definition)) {
+    const after = definition[key] ?? { hash: null };
+    if (after.hash === before.hash) continue;
+    if (before.hash === null) violations.push(`\`${key}\` was added since the task's base${after.preview !== undefined ? ` (\`${after.preview}\`)` : ''}; it changes what the gate runs — remove it`);
+    else if (after.hash === null) violations.push(`\`${key}\` was removed since the task's base${before.preview !== undefined ? ` (it was \`${before.preview}\`)` : ''} — restore it`);
+    else {
+      const values = before.preview !== undefined && after.preview !== undefined ? ` (\`${before.preview}\` → \`${after.preview}\`)` : '';
+      violations.push(`\`${key}\` changed since the task's base${values} — restore it`);
+    }
+  }
+  // a run that timed out, was stopped or failed without counts already fails, with its own output as the reason
+  if (base.tests && (now || run.completed)) violations.push(...testViolations(base, base.tests, now, sources));
+  return { violations };
+}
+
+function testViolations(base: GateBaseline, before: NonNullable<GateBaseline['tests']>, now: TestCounts | undefined, sources: Record<string, string | undefined>): string[] {
+  if (!now) return [`the gate's output gave no test count; at the task's base it ran ${ran(before)} test${ran(before) === 1 ? '' : 's'} — restore the test run`];
+  const out: string[] = [];
+  if (before.names && now.names) {
+    const current = new Map(now.names.map((t) => [t.name, t]));
+    const gone = before.names.filter((t) => t.status !== 'skip' && !current.has(t.name));
+    const skipped = before.names.filter((t) => t.status !== 'skip' && current.get(t.name)?.status === 'skip');
+    if (gone.length) out.push(`test${gone.length === 1 ? '' : 's'} ${listed(gone.map((t) => t.name))} ran at the task's base and ${gone.length === 1 ? 'is' : 'are'} gone now (deleted, renamed or filtered out) — restore ${gone.length === 1 ? 'it' : 'them'}`);
+    if (skipped.length) out.push(`test${skipped.length === 1 ? '' : 's'} ${listed(skipped.map((t) => t.name))} ${skipped.length === 1 ? 'is' : 'are'} skipped now but ran at the task's base — un-skip ${skipped.length === 1 ? 'it' : 'them'}`);
+    out.push(...emptiedFailures(base, before.names, current, sources));
+  } else if (now.skipped > before.skipped) {
+    out.push(`${now.skipped - before.skipped} more test${now.skipped - before.skipped === 1 ? ' is' : 's are'} skipped than at the task's base (${before.skipped} → ${now.skipped}) — un-skip them`);
+  }
+  if (ran(now) < ran(before)) out.push(`${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`);
+  return out;
+}
+
+/**
+ * A test that failed at the base and passes now, while its file lost lines it had then: the
+ * test was rewritten to pass (emptied, its assertion changed) rather than the code fixed.
+ * Tests added beside it are fine; only lines of the base that are gone count.
+ */
+function emptiedFailures(base: GateBaseline, names: NonNullable<GateBaseline['tests']>['names'] & object, current: Map<string, { status: string }>, sources: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  for (const t of names) {
+    if (t.status !== 'fail' || !t.file || current.get(t.name)?.status !== 'pass') continue;
+    const before = base.failingSources[t.file];
+    if (before === undefined) continue;
+    const removed = removedLines(before, sources[t.file] ?? '');
+    if (removed.length === 0) continue;
+    const shown = removed.slice(0, 3).map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``).join(', ');
+    out.push(`test \`${t.name}\` failed at the task's base and passes now, but \`${t.file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`);
+  }
+  return out;
+}
+
+/** Non-blank lines of `before` (as a multiset, trimmed) that `after` no longer has. */
+export function removedLines(before: string, after: string): string[] {
+  const left = new Map<string, number>();
+  for (const line of after.split(/\r?\n/)) {
+    const t = line.trim();
+    if (t) left.set(t, (left.get(t) ?? 0) + 1);
+  }
+  const removed: string[] = [];
+  for (const line of before.split(/\r?\n/)) {
+    const t = line.trim();
+    if (!t) continue;
+    const n = left.get(t) ?? 0;
+    if (n > 0) left.set(t, n - 1);
+    else removed.push(t);
+  }
+  return removed;
+}
+
+/**
+ * The outcome with the judgement applied: a weakened gate fails with one error item per
+ * violation, unless the task allows changing it — then it keeps its verdict and the changes
+ * are recorded as `allowed`, for the reports.
+ */
+export function applyIntegrity(outcome: GateOutcome, judgement: IntegrityJudgement, allowed: boolean): GateOutcome {
+  if (judgement.violations.length === 0) return outcome;
+  // what changed, without the request to undo it
+  if (allowed) return { ...outcome, integrity: { violations: [], allowed: judgement.violations.map((v) => v.replace(/ — [^—]*$/, '')) } };
+  const items: FixItem[] = judgement.violations.map((text) => ({ gate: outcome.name, kind: outcome.kind, level: 'error', text: `gate weakened: ${text}` }));
+  return {
+    ...outcome,
+    passed: false,
+    summary: `${outcome.summary}; weakened against the task's base (${judgement.violations.length} change${judgement.violations.length === 1 ? '' : 's'})`,
+    fixItems: [...items, ...outcome.fixItems],
+    integrity: { violations: judgement.violations, allowed: [] },
+  };
+}
+
+function ran(t: { total: number; skipped: number }): number {
+  return Math.max(0, t.total - t.skipped);
+}
+
+function listed(names: string[]): string {
+  const shown = names.slice(0, MAX_LISTED).map((n) => `\`${n}\``).join(', ');
+  return names.length > MAX_LISTED ? `${shown} and ${names.length - MAX_LISTED} more` : shown;
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import type { GateConfig } from '../../../src/core/config/schema';
+import { definitionParts, iniSections, readDefinition } from '../../../src/core/gates/definitions';
+import { applyIntegrity, baselineOf, judgeIntegrity, removedLines } from '../../../src/core/gates/integrity';
+import type { TestCounts } from '../../../src/core/gates/parsers/types';
+import type { GateOutcome } from '../../../src/core/gates/types';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+const gate = (command: string, kind: GateConfig['kind'] = 'tests'): GateConfig => ({ name: kind, command, kind, required: true });
+const counts = (names: [string, 'pass' | 'fail' | 'skip'][]): TestCounts => ({
+  passed: names.filter(([, s]) => s === 'pass').length,
+  failed: names.filter(([, s]) => s === 'fail').length,
+  skipped: names.filter(([, s]) => s === 'skip').length,
+  total: names.length,
+  failures: [],
+  names: names.map(([name, status]) => ({ name, status })),
+});
+
+describe('gate integrity: definition parts and the comparison with the base', () => {
+  let ws: TempWorkspace;
+  afterEach(async () => ws?.cleanup());
+
+  it('takes the scripts a gate runs (through npm run chains and pre/post hooks), its kind\'s configs and the files its command names', async () => {
+    ws = await makeTempWorkspace({
+      files: {
+        'package.json': JSON.stringify({ scripts: { test: 'npm run unit && bash scripts/check.sh', pretest: 'tsc', unit: 'jest --config jest.ci.js', build: 'tsc' }, dependencies: { a: '1' } }),
+        'scripts/check.sh': 'exit 0\n',
+        'jest.ci.js': 'module.exports = {};\n',
+        'tsconfig.json': '{}',
+        'tsconfig.build.json': '{}',
+      },
+    });
+    const keys = (await definitionParts(gate('npm test'), ws.dir)).map((p) => p.key);
+    for (const key of ['package.json scripts.test', 'package.json scripts.pretest', 'package.json scripts.unit', 'package.json jest', 'jest.config.js', '.mocharc.json', 'pyproject.toml [^tool\\.pytest]', 'scripts/check.sh', 'jest.ci.js']) {
+      assert.ok(keys.includes(key), `${key} in ${keys.join(', ')}`);
+    }
+    assert.ok(!keys.includes('package.json scripts.build'), 'a script the gate does not run is not part of it');
+    const types = (await definitionParts(gate('npx tsc --noEmit', 'types'), ws.dir)).map((p) => p.key);
+    assert.ok(types.includes('tsconfig.json') && types.includes('tsconfig.build.json'), types.join(', '));
+    const lint = (await definitionParts(gate('npx eslint .', 'lint'), ws.dir)).map((p) => p.key);
+    assert.ok(lint.includes('eslint.config.js') && lint.includes('.eslintrc.json') && !lint.includes('jest.config.js'), lint.join(', '));
+  });
+
+  it('ignores changes to a manifest outside the gate\'s part (a new dependency, another script)', async () => {
+    ws = await makeTempWorkspace({
+      files: {
+        'package.json': JSON.stringify({ scripts: { test: 'node --test' }, dependencies: {} }),
+        'pyproject.toml': '[project]\nname = "x"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+        'Cargo.toml': '[package]\nname = "x"\n\n[dependencies]\nserde = "1"\n',
+      },
+    });
+    const parts = await definitionParts(gate('npm test'), ws.dir);
+    const before = await readDefinition(parts, ws.dir);
+    await ws.write('package.json', JSON.stringify({ scripts: { test: 'node --test', build: 'tsc' }, dependencies: { left: '1' } }));
+    await ws.write('pyproject.toml', '[project]\nname = "x"\ndependencies = ["requests"]\n\n[tool.pytest.ini_options]\naddopts = "-q"\n');
+    await ws.write('Cargo.toml', '[package]\nname = "x"\n\n[dependencies]\nserde = "1"\nrand = "0.8"\n');
+    assert.deepEqual(await readDefinition(parts, ws.dir), before);
+    await ws.write('pyproject.toml', '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q -k greets"\n');
+    const base = baselineOf(gate('npm test'), undefined, parts, before, {});
+    const judged = judgeIntegrity(base, undefined, await readDefinition(parts, ws.dir), {});
+    assert.deepEqual(judged.violations, ["`pyproject.toml [^tool\\.pytest]` changed since the task's base — restore it"]);
+  });
+
+  it('reads INI/TOML sections by name', () => {
+    const text = '[tool.ruff]\nline-length = 100\n# note\n[tool.pytest.ini_options]\naddopts = "-q"\n[[tool.other]]\nx = 1\n';
+    assert.equal(iniSections(text, /^tool\.pytest/), '[tool.pytest.ini_options]\naddopts = "-q"');
+    assert.equal(iniSections(text, /^nothing$/), '');
+  });
+
+  it('allows new tests and flags gone, skipped and fewer tests', () => {
+    const base = baselineOf(gate('npm test'), counts([['a', 'pass'], ['b', 'fail'], ['c', 'skip']]), [], {}, {});
+    assert.deepEqual(judgeIntegrity(base, counts([['a', 'pass'], ['b', 'pass'], ['c', 'skip'], ['d', 'pass']]), {}, {}).violations, []);
+    const v = judgeIntegrity(base, counts([['a', 'skip'], ['x', 'pass']]), {}, {}).violations;
+    assert.deepEqual(v, [
+      "test `b` ran at the task's base and is gone now (deleted, renamed or filtered out) — restore it",
+      "test `a` is skipped now but ran at the task's base — un-skip it",
+      "1 test ran, fewer than the 2 at the task's base — restore the tests that no longer run",
+    ]);
+    // a runner that names no tests: the counts decide
+    const plain = baselineOf(gate('make test'), { passed: 3, failed: 0, skipped: 0, total: 3, failures: [] }, [], {}, {});
+    assert.deepEqual(judgeIntegrity(plain, { passed: 3, failed: 0, skipped: 1, total: 4, failures: [] }, {}, {}).violations, ["1 more test is skipped than at the task's base (0 → 1) — un-skip them"]);
+    assert.match(judgeIntegrity(plain, undefined, {}, {}).violations[0], /gave no test count; at the task's base it ran 3 tests/);
+    // a run that timed out or failed before reporting fails on its own output, not as a weakening
+    assert.deepEqual(judgeIntegrity(plain, undefined, {}, {}, { completed: false }).violations, []);
+  });
+
+  it('lets an allowed gate keep its verdict and records what changed, without asking to undo it', () => {
+    const outcome: GateOutcome = { name: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', exitCode: 0, timedOut: false, durationMs: 1, parsed: {}, fixItems: [] };
+    const judgement = { violations: ["`package.json scripts.test` changed since the task's base (`a` → `b`) — restore it"] };
+    assert.deepEqual(applyIntegrity(outcome, judgement, true).integrity, { violations: [], allowed: ["`package.json scripts.test` changed since the task's base (`a` → `b`)"] });
+    const failed = applyIntegrity(outcome, judgement, false);
+    assert.equal(failed.passed, false);
+    assert.equal(failed.fixItems[0].text, `gate weakened: ${judgement.violations[0]}`);
+    assert.equal(applyIntegrity(outcome, { violations: [] }, false), outcome);
+  });
+
+  it('counts lines of the base that are gone, not lines added', () => {
+    assert.deepEqual(removedLines('a\n  b\nb\n\nc', 'a\nb\nnew\nc\nmore'), ['b']);
+    assert.deepEqual(removedLines('x', 'x\ny'), []);
+  });
+});
