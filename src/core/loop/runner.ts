@@ -14,6 +14,8 @@ import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type Saf
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../safety/sandbox';
+import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
 import { pendingDependencies, selectNextTask } from '../tasks/select';
@@ -42,6 +44,8 @@ export interface RunnerDeps {
   approval?: ApprovalPrompt;
   /** Answers safeguard warnings; default: unattended (`safeguards.onWarning`, repeated errors stop). */
   safeguards?: SafeguardPrompt;
+  /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
+  secretValues?: readonly string[];
 }
 
 export interface RunOptions {
@@ -111,7 +115,9 @@ export class RalphRunner {
     const subscription = this.deps.bus.subscribe((event) => {
       if (event.runId === runId) log.append(event);
     });
-    const emit = (body: RalphEventBody) => void emitter.emit(body);
+    // Redacted before the bus: the run log, the panel and every report built from events.
+    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv], passThrough: [] }, this.deps.secretValues ?? []);
+    const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
     this.emitActive = emit;
     let lock: RunLock | undefined;
     const results: TaskRunResult[] = [];
@@ -119,7 +125,7 @@ export class RalphRunner {
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const loop = await this.buildLoop(runId, emit);
+      const loop = await this.buildLoop(runId, emit, redactor);
       const store = this.store();
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
@@ -173,15 +179,18 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<TaskLoop> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor): Promise<TaskLoop> {
     const { deps, paths } = this;
     const git = new GitService(deps.workspace);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
     const meter = new SpendMeter(deps.config);
-    const model = new MeteredModelClient(deps.model, meter);
+    const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
+    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(deps.workspace, deps.config), redactor, (message) =>
+      emit({ type: 'warning', code: 'no-sandbox', message }),
+    );
     return new TaskLoop({
       runId,
       paths,
@@ -193,8 +202,8 @@ export class RalphRunner {
       meter,
       safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
-      gates: deps.gates ?? new ProcessGateRunner(deps.commands),
+      commands: new PolicyCommandRunner(commands, deps.config, approval, emit),
+      gates: deps.gates ?? new ProcessGateRunner(commands),
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
