@@ -181,7 +181,7 @@ export class RalphRunner {
 
   private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor): Promise<TaskLoop> {
     const { deps, paths } = this;
-    const git = new GitService(deps.workspace);
+    const git = new GitService(deps.workspace, redactor);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }

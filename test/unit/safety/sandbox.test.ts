@@ -138,7 +138,10 @@ describe('IsolatedCommandRunner', function () {
   describe('bubblewrap sandbox', function () {
     before(async function () {
       const probe = await probeSandbox();
-      if (!probe.available) this.skip(); // reason: probe.reason (bubblewrap missing or no user namespaces)
+      if (!probe.available) {
+        console.log(`      skipped: no working bubblewrap here (${probe.reason})`);
+        this.skip();
+      }
     });
 
     it('keeps the workspace writable and the rest of the file system read-only', async () => {
