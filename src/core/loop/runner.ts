@@ -14,7 +14,7 @@ import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type Saf
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from '../safety/sandbox';
+import { IsolatedCommandRunner, isolationSettings, probeSandbox, SandboxUnavailableError } from '../safety/sandbox';
 import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
@@ -184,6 +184,11 @@ export class RalphRunner {
     const git = new GitService(deps.workspace, redactor);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
+    }
+    if (deps.config.commands.sandbox === 'required') {
+      // Refuse before the first model call rather than fail every command of the run.
+      const probe = await probeSandbox();
+      if (!probe.available) throw new SandboxUnavailableError(probe.reason);
     }
     const meter = new SpendMeter(deps.config);
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
