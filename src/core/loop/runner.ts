@@ -14,7 +14,7 @@ import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type Saf
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings, probeSandbox, SandboxUnavailableError } from '../safety/sandbox';
+import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../safety/sandbox';
 import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
@@ -46,6 +46,8 @@ export interface RunnerDeps {
   safeguards?: SafeguardPrompt;
   /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
   secretValues?: readonly string[];
+  /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
+  sandboxProbe?: () => Promise<SandboxProbe>;
 }
 
 export interface RunOptions {
@@ -187,14 +189,18 @@ export class RalphRunner {
     }
     if (deps.config.commands.sandbox === 'required') {
       // Refuse before the first model call rather than fail every command of the run.
-      const probe = await probeSandbox();
+      const probe = await (deps.sandboxProbe ?? probeSandbox)();
       if (!probe.available) throw new SandboxUnavailableError(probe.reason);
     }
     const meter = new SpendMeter(deps.config);
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
-    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(deps.workspace, deps.config), redactor, (message) =>
-      emit({ type: 'warning', code: 'no-sandbox', message }),
+    const commands = new IsolatedCommandRunner(
+      deps.commands,
+      isolationSettings(deps.workspace, deps.config),
+      redactor,
+      (message) => emit({ type: 'warning', code: 'no-sandbox', message }),
+      deps.sandboxProbe,
     );
     return new TaskLoop({
       runId,

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import { parseConfig } from '../../../src/core/config/load';
+import { createModelClient } from '../../../src/core/llm/factory';
+import { RalphRunner } from '../../../src/core/loop/runner';
+import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../../../src/core/safety/sandbox';
 import type { Step } from '../../fixtures/scriptedServer';
-import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
+import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, readJson, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
+
+/** A runner wired like the harness's, with the sandbox probe given. */
+async function runnerWith(h: LoopHarness, sandboxProbe: () => Promise<SandboxProbe>): Promise<RalphRunner> {
+  const config = parseConfig(await readJson(h.paths.config));
+  return new RalphRunner({ workspace: h.ws.dir, config, bus: h.bus, commands: new NodeCommandRunner(), model: createModelClient(config.llm, TEST_KEY, () => {}), sandboxProbe });
+}
+const noBwrap = async (): Promise<SandboxProbe> => ({ available: false, reason: 'bubblewrap (bwrap) not found (test)' });
 
 const call = (name: string, args: Record<string, unknown>): Step => ({ toolCalls: [{ name, arguments: args }] });
 const complete: Step = call('ralph_complete', { summary: 'done', promiseEvidence: 'hello.txt contains hi' });
@@ -49,5 +61,50 @@ describe('no secret in reach (the loop against the scripted server)', function (
     assert.ok(!h.ws.git('log', '-p', '--all').includes(TEST_KEY));
     assert.ok(h.ws.exists('leak.txt'));
     assert.ok(eventsOf(h.events, 'warning').some((w) => w.code === 'secret-withheld' && w.message.includes('leak.txt')));
+  });
+
+  it('commands.sandbox "required" without bubblewrap refuses the run before any model call', async () => {
+    h = await makeLoopHarness([call('write_file', { path: 'hello.txt', content: 'hi' }), complete]);
+    await h.configure({ commands: { sandbox: 'required' } });
+    const id = await h.addTask();
+    await assert.rejects((await runnerWith(h, noBwrap)).run(), (error: unknown) => error instanceof SandboxUnavailableError && /required/.test(error.message));
+    assert.equal(chatRequests(h.server).length, 0);
+    assert.notEqual((await h.store.get(id)).status, 'done');
+  });
+
+  it('commands.sandbox "auto" without bubblewrap runs and warns once per run', async () => {
+    h = await makeLoopHarness([call('run_command', { command: 'echo one' }), call('run_command', { command: 'echo two' }), call('write_file', { path: 'hello.txt', content: 'hi' }), complete]);
+    const id = await h.addTask();
+    await (await runnerWith(h, noBwrap)).run();
+    assert.equal((await h.store.get(id)).status, 'done');
+    const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'no-sandbox');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0].message, /without a sandbox/);
+  });
+
+  it('in the sandbox the agent cannot plant a git hook or write outside the workspace, a gate cannot write .git; its notes stay writable', async function () {
+    const probe = await probeSandbox();
+    if (!probe.available) {
+      console.log(`      skipped: no working bubblewrap here (${probe.reason})`);
+      this.skip();
+    }
+    const outside = `/tmp/ralph-loop-escape-${process.pid}-${Date.now()}`;
+    h = await makeLoopHarness([
+      // Spelled so that the command policy does not see ".git": the sandbox is the barrier here.
+      call('run_command', { command: `d=.g; d="$d"it; echo 'touch HOOK_RAN' > $d/hooks/post-commit; chmod +x $d/hooks/post-commit; echo x > ${outside}; echo "n" > .ralph/progress/T-001.md` }),
+      call('write_file', { path: 'hello.txt', content: 'hi' }),
+      complete,
+    ]);
+    await h.configure({ commands: { sandbox: 'required' }, gates: [{ name: 'g', command: 'touch .git/gate-was-here; test ! -e .git/gate-was-here', kind: 'custom' }] });
+    const id = await h.addTask();
+    await h.runner().run();
+    assert.equal(id, 'T-001');
+    assert.equal((await h.store.get(id)).status, 'done');
+    assert.equal(h.ws.exists('.git/hooks/post-commit'), false);
+    assert.equal(h.ws.exists('HOOK_RAN'), false);
+    assert.equal(h.ws.exists('.git/gate-was-here'), false);
+    assert.equal((await fs.stat(outside).catch(() => undefined)) === undefined, true, 'the write reached the host /tmp');
+    assert.equal(await h.ws.read('.ralph/progress/T-001.md'), 'n\n');
+    assert.match(JSON.stringify(chatRequests(h.server)[1].body), /Read-only file system/);
   });
 });
