@@ -7,6 +7,8 @@ import { GitService } from './core/git/gitService';
 import { CheckpointStore } from './core/loop/checkpoint';
 import { RalphPaths } from './core/paths';
 import { NodeCommandRunner } from './core/safety/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from './core/safety/sandbox';
+import { SecretRedactor } from './core/safety/secrets';
 import { TaskActions } from './core/tasks/actions';
 import { TaskStore } from './core/tasks/store';
 import { PANEL_VIEW_TYPE } from './shared/protocol';
@@ -68,9 +70,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const paths = new RalphPaths(workspace);
   const store = new TaskStore(paths);
   const secrets = new SecretStorageSource(context.secrets);
-  const commandRunner = new NodeCommandRunner();
+  // Gates run through the Tasks API, with the same secret scrubbing and sandbox as the CLI's.
+  const redactor = new SecretRedactor();
+  const commandRunner = new IsolatedCommandRunner(
+    new NodeCommandRunner(),
+    async () => isolationSettings(workspace, await loadConfig(paths)),
+    redactor,
+    (message) => logger.warn(message),
+  );
   const gateRunner = new TasksApiGateRunner(folder, commandRunner);
-  const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store);
+  const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store, redactor);
   context.subscriptions.push(
     vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
   );

@@ -10,6 +10,7 @@ import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
 import { NodeCommandRunner } from '../core/safety/processRunner';
+import type { SecretRedactor } from '../core/safety/secrets';
 import { DisposableBase } from '../common/lifecycle';
 import type { LiveStatus } from '../common/liveStatus';
 import { modalApproval } from '../vscode/approvalPrompt';
@@ -49,6 +50,8 @@ export class RunController extends DisposableBase {
     private readonly logger: ChannelLogger,
     private readonly gates: GateRunner,
     private readonly store: TaskStore,
+    /** Shared with the gates' command runner: learns the API key from secret storage at each start. */
+    private readonly redactor?: SecretRedactor,
   ) {
     super();
     const subscription = bus.subscribe((event) => this.track(event));
@@ -112,12 +115,14 @@ export class RunController extends DisposableBase {
     } catch (error) {
       throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
     }
+    this.redactor?.add(apiKey);
     const runner: RalphRunner = new RalphRunner({
       workspace: this.workspace,
       config,
       bus: this.bus,
       commands: new NodeCommandRunner(),
       gates: this.gates,
+      secretValues: [apiKey],
       store: this.store,
       logger: this.logger,
       approval: modalApproval,

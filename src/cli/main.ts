@@ -45,7 +45,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
     if (error instanceof ConfigError || error instanceof LockError || error instanceof UsageError) return EXIT.usage;
-    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency'].includes(error.code)) {
+    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable'].includes(error.code)) {
       return EXIT.usage;
     }
     return EXIT.failed;

@@ -103,6 +103,7 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
         timeoutMs: this.options.timeoutMs,
         maxOutputChars: 400_000,
         signal,
+        purpose: 'gate',
         onOutput: (chunk) => {
           this.write(chunk);
           this.options.onOutput?.(chunk);

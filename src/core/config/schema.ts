@@ -75,6 +75,15 @@ export const CommandsSchema = z
     requireApproval: z.array(z.string()).default([]),
     timeoutMs: z.number().int().positive().default(120000),
     maxOutputChars: z.number().int().positive().default(20000),
+    sandbox: z
+      .enum(['auto', 'required', 'off'])
+      .default('auto')
+      .describe('bubblewrap sandbox for run_command and the gates (Linux): auto = use it when it works, warn once when not; required = refuse to run commands without it; off = never'),
+    network: z.boolean().default(false).describe('let sandboxed commands and gates reach the network'),
+    env: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('environment variables passed to commands and gates on purpose, even when named like a secret (*_KEY, *_TOKEN…); all other secrets are removed'),
   })
   .prefault({});
 
@@ -102,7 +111,10 @@ export const AgentsConfigSchema = z
     maxParallel: z.number().int().positive().default(3).describe('delegate_parallel: sub-agents running at once'),
     scout: AgentProfileSchema.optional(),
     devo: AgentProfileSchema.optional(),
-    caio: AgentProfileSchema.extend({ commands: CaioCommandsSchema.optional() }).optional(),
+    caio: AgentProfileSchema.extend({
+      commands: CaioCommandsSchema.optional(),
+      env: z.array(z.string().min(1)).optional().describe('secret variables (e.g. GH_TOKEN) given only to caio\'s approved external commands (push, pull request), never to the agent\'s commands'),
+    }).optional(),
   })
   .prefault({});
 

@@ -67,6 +67,7 @@ export class ProcessGateRunner implements GateRunner {
       maxOutputChars: 400_000,
       signal: request.signal,
       onOutput: request.onOutput,
+      purpose: 'gate',
     });
     return { exitCode: result.exitCode, timedOut: result.timedOut, aborted: result.aborted, output: result.output, durationMs: result.durationMs };
   }

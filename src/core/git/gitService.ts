@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { RalphError } from '../errors';
 import { readTextIfExists } from '../util/atomicWrite';
 
 /**
@@ -20,6 +21,13 @@ const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 export interface CommitInfo {
   sha: string;
   files: string[];
+  /** Files left out of the commit because their added lines hold a known secret value (still in the working tree). */
+  withheld?: string[];
+}
+
+/** Tells whether text holds a known secret value (the run's SecretRedactor). */
+export interface SecretGuard {
+  contains(text: string): boolean;
 }
 
 /** The git operations the loop needs, on real git through simple-git. */
@@ -28,7 +36,10 @@ export class GitService {
   private identityChecked = false;
   private logCache: { head: string; count: number; entries: { sha: string; message: string }[] } | undefined;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    private readonly secrets?: SecretGuard,
+  ) {
     this.git = simpleGit({
       baseDir: root,
       binary: 'git',
@@ -71,12 +82,33 @@ export class GitService {
     const status = await this.git.raw(['status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
     if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
     await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
+    const withheld = await this.withholdSecrets();
     const staged = (await this.git.diff(['--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
+    if (staged.length === 0 && withheld.length > 0) throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
     await this.git.commit(message, undefined, { '--no-verify': null });
     const sha = (await this.git.revparse(['HEAD'])).trim();
-    return { sha, files: staged };
+    return { sha, files: staged, ...(withheld.length > 0 ? { withheld } : {}) };
+  }
+
+  /**
+   * Unstages every file whose added lines hold a known secret value: a key never enters the
+   * history (where it would outlive any later fix). The file stays as it is in the working tree.
+   */
+  private async withholdSecrets(): Promise<string[]> {
+    if (!this.secrets) return [];
+    const diff = await this.git.raw(['diff', '--cached', '--no-color', '--no-ext-diff', '--text', '-U0']);
+    if (!this.secrets.contains(diff)) return [];
+    const files = new Set<string>();
+    let current: string | undefined;
+    for (const line of diff.split('\n')) {
+      if (line.startsWith('+++ ')) current = line === '+++ /dev/null' ? undefined : line.slice(6);
+      else if (current && line.startsWith('+') && this.secrets.contains(line)) files.add(current);
+    }
+    const withheld = [...files];
+    if (withheld.length > 0) await this.git.raw(['reset', '-q', '--', ...withheld]);
+    return withheld;
   }
 
   /** Files added, modified and deleted between `base` and HEAD (bookkeeping files excluded). */

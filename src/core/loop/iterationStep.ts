@@ -174,6 +174,7 @@ async function commitIteration(s: TaskLoopServices, task: Task, n: number): Prom
     const message = `ralph(${task.id}): iteration ${n}`;
     const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message));
     if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+    if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
     return commit;
   } catch (error) {
     s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });

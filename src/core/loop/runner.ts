@@ -16,6 +16,8 @@ import { ControlFileGuard } from '../safety/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../safety/guardedRunners';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
+import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../safety/sandbox';
+import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
 import { pendingDependencies, selectNextTask } from '../tasks/select';
@@ -44,6 +46,10 @@ export interface RunnerDeps {
   approval?: ApprovalPrompt;
   /** Answers safeguard warnings; default: unattended (`safeguards.onWarning`, repeated errors stop). */
   safeguards?: SafeguardPrompt;
+  /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
+  secretValues?: readonly string[];
+  /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
+  sandboxProbe?: () => Promise<SandboxProbe>;
 }
 
 export interface RunOptions {
@@ -113,7 +119,9 @@ export class RalphRunner {
     const subscription = this.deps.bus.subscribe((event) => {
       if (event.runId === runId) log.append(event);
     });
-    const emit = (body: RalphEventBody) => void emitter.emit(body);
+    // Redacted before the bus: the run log, the panel and every report built from events.
+    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv], passThrough: [] }, this.deps.secretValues ?? []);
+    const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
     this.emitActive = emit;
     let lock: RunLock | undefined;
     let storeWrites: { dispose(): void } | undefined;
@@ -122,7 +130,7 @@ export class RalphRunner {
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const { loop, guard, meter } = await this.buildLoop(runId, emit);
+      const { loop, guard, meter } = await this.buildLoop(runId, emit, redactor);
       const store = this.store();
       // the store's own writes (the extension's edits included) are not tampering
       storeWrites = store.onDidChange(() => guard.acknowledge(this.paths.tasks));
@@ -186,17 +194,29 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths } = this;
-    const git = new GitService(deps.workspace);
+    const git = new GitService(deps.workspace, redactor);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
+    if (deps.config.commands.sandbox === 'required') {
+      // Refuse before the first model call rather than fail every command of the run.
+      const probe = await (deps.sandboxProbe ?? probeSandbox)();
+      if (!probe.available) throw new SandboxUnavailableError(probe.reason);
+    }
     const meter = new SpendMeter(deps.config);
-    const model = new MeteredModelClient(deps.model, meter);
+    const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
     const guard = new ControlFileGuard(paths, emit);
-    const guarded = new GuardedCommandRunner(deps.commands, guard);
+    const commands = new IsolatedCommandRunner(
+      deps.commands,
+      isolationSettings(deps.workspace, deps.config),
+      redactor,
+      (message) => emit({ type: 'warning', code: 'no-sandbox', message }),
+      deps.sandboxProbe,
+    );
+    const guarded = new GuardedCommandRunner(commands, guard);
     const loop = new TaskLoop({
       runId,
       paths,
@@ -209,7 +229,7 @@ export class RalphRunner {
       safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(guarded, deps.config, approval, deps.workspace, emit),
-      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(deps.commands), guard),
+      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
       guard,
       scope: new WorkspaceScope(deps.workspace),
       clock: deps.clock ?? systemClock,

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { bwrapArgs, type SandboxSpec } from './sandbox';
 
 /** One shell command to run to completion. */
 export interface CommandRequest {
@@ -14,6 +16,14 @@ export interface CommandRequest {
   signal?: AbortSignal;
   /** Merged over the inherited environment and the non-interactive hints. */
   env?: NodeJS.ProcessEnv;
+  /** `env` is the whole environment (plus the non-interactive hints): nothing is inherited. */
+  replaceEnv?: boolean;
+  /** Run inside bubblewrap with this confinement (see sandbox.ts); undefined: run directly. */
+  sandbox?: SandboxSpec;
+  /** Files that stay writable inside the sandbox's read-only parts (the task's progress notes). */
+  writablePaths?: string[];
+  /** `action`: a human-approved external command of caio (push, pull request); default `agent`. */
+  purpose?: 'agent' | 'gate' | 'action';
   /** Every chunk of stdout/stderr as it arrives, uncapped (for live terminals and logs). */
   onOutput?: (chunk: string) => void;
 }
@@ -36,6 +46,12 @@ export interface CommandRunner {
   run(req: CommandRequest): Promise<CommandResult>;
 }
 
+/**
+ * Every command carries a unique value of this variable; the tree is found through it in
+ * /proc even after a child left the process group with `setsid` (or was re-parented).
+ */
+export const COMMAND_MARKER_ENV = 'RALPH_COMMAND_ID';
+
 /** Nothing the agent runs can ask a human anything: there is no terminal behind it. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
   CI: 'true',
@@ -50,6 +66,8 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.free
 export interface NodeCommandRunnerOptions {
   /** Shell executable; default bash when present, else /bin/sh. */
   shell?: string;
+  /** bubblewrap executable for sandboxed requests. */
+  bwrap?: string;
   /** Between SIGTERM and SIGKILL of the process group. */
   killGraceMs?: number;
   /** How long to wait for the pipes to close after the shell exited (grandchildren may hold them). */
@@ -67,11 +85,13 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export class NodeCommandRunner implements CommandRunner {
   private readonly shell: string;
+  private readonly bwrap: string;
   private readonly killGraceMs: number;
   private readonly drainMs: number;
 
   constructor(options: NodeCommandRunnerOptions = {}) {
     this.shell = options.shell ?? defaultShell();
+    this.bwrap = options.bwrap ?? 'bwrap';
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.drainMs = options.drainMs ?? 500;
   }
@@ -81,7 +101,8 @@ export class NodeCommandRunner implements CommandRunner {
     if (req.signal?.aborted) {
       return Promise.resolve({ ...emptyResult(), aborted: true });
     }
-    const child = this.spawn(req);
+    const marker = `${process.pid}-${randomBytes(8).toString('hex')}`;
+    const child = this.spawn(req, marker);
     const capture = new OutputCapture(req.maxOutputChars);
     return new Promise<CommandResult>((resolve, reject) => {
       let timedOut = false;
@@ -91,7 +112,7 @@ export class NodeCommandRunner implements CommandRunner {
       let drainTimer: NodeJS.Timeout | undefined;
       let settled = false;
 
-      const killTree = (): Promise<void> => (killing ??= this.killTree(child));
+      const killTree = (): Promise<void> => (killing ??= this.killTree(child, marker));
       const onAbort = (): void => {
         aborted = true;
         void killTree();
@@ -111,7 +132,9 @@ export class NodeCommandRunner implements CommandRunner {
         if (settled || !exit) return;
         settled = true;
         cleanup();
+        // Whatever the command left behind (a daemon, a `setsid` child) ends with it.
         if (killing) await killing;
+        else if (!IS_WINDOWS) await killTree();
         const { output, truncated } = capture.result();
         resolve({
           exitCode: exit.code,
@@ -160,16 +183,23 @@ export class NodeCommandRunner implements CommandRunner {
     });
   }
 
-  private spawn(req: CommandRequest): ChildProcess {
-    const env = { ...process.env, ...NON_INTERACTIVE_ENV, ...req.env };
+  private spawn(req: CommandRequest, marker: string): ChildProcess {
+    const env: Record<string, string> = { ...(req.replaceEnv ? {} : definedOnly(process.env)), ...NON_INTERACTIVE_ENV, ...definedOnly(req.env ?? {}), [COMMAND_MARKER_ENV]: marker };
     if (IS_WINDOWS) {
       return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
+    if (req.sandbox) {
+      const args = bwrapArgs(req.sandbox, req.cwd, env, this.shell, req.command);
+      return spawn(this.bwrap, args, { cwd: req.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     return spawn(this.shell, ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
-  /** SIGTERM to the group, SIGKILL once the grace period is over if anything in it is still alive. */
-  private async killTree(child: ChildProcess): Promise<void> {
+  /**
+   * SIGTERM to the group and to every process carrying the command's marker, SIGKILL once the
+   * grace period is over if anything is still alive, then check that nothing is left.
+   */
+  private async killTree(child: ChildProcess, marker: string): Promise<void> {
     const pid = child.pid;
     if (pid === undefined) return;
     if (IS_WINDOWS) {
@@ -180,14 +210,64 @@ export class NodeCommandRunner implements CommandRunner {
       });
       return;
     }
-    if (!signalGroup(pid, 'SIGTERM')) return;
+    const alive = async (): Promise<number[]> => [...(await groupHasLiveMember(pid) ? [-pid] : []), ...(await markedProcesses(marker))];
+    let left = await alive();
+    if (left.length === 0) return;
+    signalAll(pid, left, 'SIGTERM');
     const deadline = Date.now() + this.killGraceMs;
     while (Date.now() < deadline) {
       await sleep(50);
-      if (!(await groupHasLiveMember(pid))) return;
+      left = await alive();
+      if (left.length === 0) return;
     }
-    signalGroup(pid, 'SIGKILL');
+    // SIGKILL until nothing carries the marker: a process may fork while we look.
+    for (let round = 0; round < 20 && left.length > 0; round++) {
+      signalAll(pid, left, 'SIGKILL');
+      await sleep(50);
+      left = await alive();
+    }
   }
+}
+
+function signalAll(pgid: number, pids: readonly number[], signal: NodeJS.Signals): void {
+  signalGroup(pgid, signal);
+  for (const pid of pids) {
+    if (pid <= 0) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Live (non-zombie) processes whose environment carries the marker; Linux only (/proc). */
+async function markedProcesses(marker: string): Promise<number[]> {
+  if (process.platform !== 'linux') return [];
+  const needle = Buffer.from(`${COMMAND_MARKER_ENV}=${marker}\0`);
+  const found: number[] = [];
+  let names: string[];
+  try {
+    names = (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    const environ = await fs.readFile(`/proc/${name}/environ`).catch(() => undefined);
+    if (!environ || environ.indexOf(needle) < 0) continue;
+    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    if (stat && state !== 'Z') found.push(pid);
+  }
+  return found;
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
+  return out;
 }
 
 /** Sends `signal` to the process group led by `pid`; false when the group no longer exists. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/safety/processRunner';
-import { isAlive, waitUntilGone } from '../helpers/processes';
+import { waitUntilGone } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 function pidsIn(output: string): number[] {
@@ -95,15 +95,27 @@ describe('NodeCommandRunner', function () {
     assert.ok(await waitUntilGone(pids[0]), `leftover ${pids[0]} still holds the pipes`);
   });
 
-  it('leaves alone a background process that does not hold the pipes', async () => {
+  it('ends a background process that does not hold the pipes together with the command', async () => {
     const result = await run('sleep 30 >/dev/null 2>&1 & echo "pid=$!"');
     const [pid] = pidsIn(result.output);
-    try {
-      assert.equal(result.exitCode, 0);
-      assert.equal(isAlive(pid), true);
-    } finally {
-      process.kill(pid, 'SIGKILL');
-    }
+    assert.equal(result.exitCode, 0);
+    assert.ok(await waitUntilGone(pid), `background process ${pid} outlived its command`);
+  });
+
+  it('on timeout kills a child that left the process group with setsid', async () => {
+    const result = await run(`setsid sh -c 'echo "pid=$$"; exec sleep 1000' & sleep 30`, { timeoutMs: 1500 });
+    assert.equal(result.timedOut, true);
+    const [pid] = pidsIn(result.output);
+    assert.ok(pid, result.output);
+    assert.ok(await waitUntilGone(pid), `setsid child ${pid} survived the timeout`);
+  });
+
+  it('kills a double-forked setsid daemon that no longer holds the pipes', async () => {
+    const result = await run(`setsid -f sh -c 'echo "pid=$$" > pid.txt; exec sleep 1000' >/dev/null 2>&1; sleep 0.5; cat pid.txt`);
+    assert.equal(result.exitCode, 0);
+    const [pid] = pidsIn(result.output);
+    assert.ok(pid, result.output);
+    assert.ok(await waitUntilGone(pid), `daemon ${pid} outlived its command`);
   });
 
   it('rejects when the command cannot start', async () => {

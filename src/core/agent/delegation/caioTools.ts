@@ -117,6 +117,7 @@ async function runAction(action: Action, ctx: ToolContext, approval: ApprovalPro
     maxOutputChars: ctx.maxOutputChars,
     signal: ctx.signal,
     env: action.env,
+    purpose: 'action',
   });
   const output = result.output.trim() || '(no output)';
   if (result.exitCode !== 0 || result.timedOut || result.aborted) {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { oneLine } from './results';
 import { defineTool } from './types';
@@ -23,6 +24,9 @@ export const runCommandTool = defineTool({
       timeoutMs,
       maxOutputChars: ctx.maxOutputChars,
       signal: ctx.signal,
+      purpose: 'agent',
+      // The one file under .ralph/ the agent keeps: its notes stay writable inside the sandbox.
+      writablePaths: ctx.conversation ? [path.join(ctx.scope.root, '.ralph', 'progress', `${ctx.conversation.taskId}.md`)] : undefined,
     });
     let status: string;
     if (result.timedOut) status = `timed out after ${formatDuration(timeoutMs)}; the command and its child processes were killed`;

@@ -1,0 +1,168 @@
+import { spawn } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { RalphConfig } from '../config/schema';
+import { RalphError } from '../errors';
+import type { CommandRequest, CommandResult, CommandRunner } from './processRunner';
+import { scrubEnvironment, type SecretRedactor } from './secrets';
+
+/** What the sandbox of one command confines it to. */
+export interface SandboxSpec {
+  /** The workspace (or the task's worktree): the only writable tree. */
+  root: string;
+  network: boolean;
+  /** Files inside read-only parts that stay writable (the task's progress notes). */
+  writablePaths: readonly string[];
+}
+
+/** `commands.sandbox: required` and no working bubblewrap: nothing runs. */
+export class SandboxUnavailableError extends RalphError {
+  constructor(reason: string) {
+    super(
+      `commands.sandbox is "required" but the sandbox is not available (${reason}); no command was run. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user namespaces enabled, or set commands.sandbox to "auto" or "off".`,
+      'sandbox-unavailable',
+    );
+  }
+}
+
+/** Inside the sandbox HOME, caches and temp files live in the private /tmp and vanish with it. */
+const SANDBOX_HOME = '/tmp/home';
+/** Variables of the host environment a sandboxed command keeps (besides `commands.env`). */
+const SANDBOX_KEEP = ['PATH', 'LANG', 'LANGUAGE', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'NODE_PATH', 'NVM_BIN', 'JAVA_HOME', 'GOROOT', 'CARGO_HOME', 'RUSTUP_HOME'];
+
+export interface SandboxProbe {
+  available: boolean;
+  reason: string;
+}
+
+const probes = new Map<string, Promise<SandboxProbe>>();
+
+/** Whether bubblewrap works here (once per process): present, and allowed to create namespaces. */
+export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
+  if (process.platform !== 'linux') {
+    return Promise.resolve({ available: false, reason: `no sandbox on ${process.platform}; commands run with the user's own rights` });
+  }
+  const known = probes.get(bwrap);
+  if (known) return known;
+  const probe = new Promise<SandboxProbe>((resolve) => {
+    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--die-with-parent', '--', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));
+    child.on('error', (error) => resolve({ available: false, reason: `bubblewrap (bwrap) not found: ${error.message}` }));
+    child.on('close', (code) =>
+      resolve(code === 0 ? { available: true, reason: 'bubblewrap' } : { available: false, reason: `bubblewrap fails here (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces may be disabled` }),
+    );
+  });
+  probes.set(bwrap, probe);
+  return probe;
+}
+
+/** The bwrap argument list that runs `shell -c command` inside the sandbox. */
+export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, string>, shell: string, command: string): string[] {
+  const root = path.resolve(spec.root);
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME];
+  args.push('--bind', root, root);
+  // `.git` (a directory, or the file of a worktree) and Ralph's bookkeeping stay read-only.
+  for (const name of ['.git', '.ralph']) {
+    const target = path.join(root, name);
+    if (existsSync(target)) args.push('--ro-bind', target, target);
+  }
+  for (const file of spec.writablePaths) {
+    if (existsSync(file)) args.push('--bind', file, file);
+  }
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  if (!spec.network) args.push('--unshare-net');
+  args.push('--die-with-parent', '--new-session', '--clearenv');
+  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+  args.push('--chdir', cwd, '--', shell, '-c', command);
+  return args;
+}
+
+/** The minimal environment of a sandboxed command. */
+export function sandboxEnvironment(scrubbed: Record<string, string>, passThrough: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(scrubbed)) {
+    if (SANDBOX_KEEP.includes(name) || name.startsWith('LC_') || passThrough.includes(name)) env[name] = value;
+  }
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
+}
+
+export interface IsolationSettings {
+  root: string;
+  commands: Pick<RalphConfig['commands'], 'sandbox' | 'network' | 'env'>;
+  /** Variables holding provider keys (`llm.apiKeyEnv`, …): always scrubbed. */
+  keyVariables: readonly string[];
+  /** Variables only caio's approved external commands (push, pull request) receive. */
+  actionEnv?: readonly string[];
+}
+
+/**
+ * Every command of the agent and every gate goes through here: secrets are scrubbed from the
+ * environment, the command runs in the sandbox when there is one (refused under `required`
+ * when there is not), and known secret values are redacted from what comes back.
+ */
+export class IsolatedCommandRunner implements CommandRunner {
+  private warned = false;
+
+  constructor(
+    private readonly inner: CommandRunner,
+    private readonly settings: IsolationSettings | (() => Promise<IsolationSettings>),
+    private readonly redactor: SecretRedactor,
+    private readonly onWarning: (message: string) => void = () => {},
+    private readonly probe: () => Promise<SandboxProbe> = () => probeSandbox(),
+  ) {}
+
+  async run(req: CommandRequest): Promise<CommandResult> {
+    const settings = typeof this.settings === 'function' ? await this.settings() : this.settings;
+    const action = req.purpose === 'action';
+    const passThrough = [...settings.commands.env, ...(action ? (settings.actionEnv ?? []) : [])];
+    const scrub = scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough });
+    // Passed through on purpose still means: never shown to the model or written to a log.
+    this.redactor.add(...scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough: [] }).values);
+    const mode = settings.commands.sandbox;
+    let sandbox: SandboxSpec | undefined;
+    // caio's approved actions (push, pull request) need the network and write refs in .git.
+    if (mode !== 'off' && !action) {
+      const probe = await this.probe();
+      if (probe.available) {
+        sandbox = { root: settings.root, network: settings.commands.network, writablePaths: await ensureFiles(req.writablePaths ?? []) };
+      } else if (mode === 'required') {
+        throw new SandboxUnavailableError(probe.reason);
+      } else if (!this.warned) {
+        this.warned = true;
+        this.onWarning(`commands run without a sandbox (${probe.reason}); they can write anywhere the user can and reach the network. Set commands.sandbox to "required" to refuse instead.`);
+      }
+    }
+    const base = sandbox ? sandboxEnvironment(scrub.env, passThrough) : scrub.env;
+    const onOutput = req.onOutput;
+    const result = await this.inner.run({
+      ...req,
+      env: { ...base, ...req.env },
+      replaceEnv: true,
+      sandbox,
+      onOutput: onOutput ? (chunk) => onOutput(this.redactor.redact(chunk)) : undefined,
+    });
+    return { ...result, output: this.redactor.redact(result.output) };
+  }
+}
+
+/** Bind mounts need an existing target: create the (empty) notes file when it is missing. */
+async function ensureFiles(files: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const file of files) {
+    try {
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await fs.writeFile(file, '', { flag: 'a' });
+      out.push(file);
+    } catch {
+      // Not writable for us either: the command simply cannot write it.
+    }
+  }
+  return out;
+}
+
+/** Isolation settings of a workspace from its configuration. */
+export function isolationSettings(root: string, config: Pick<RalphConfig, 'commands' | 'llm' | 'agents'>): IsolationSettings {
+  return { root, commands: config.commands, keyVariables: [config.llm.apiKeyEnv], actionEnv: config.agents.caio?.env ?? [] };
+}
