@@ -54,6 +54,8 @@ export function formatEvent(event: RalphEvent): string | undefined {
       return `✗ ${event.message}`;
     case 'run.finished':
       return `■ run finished: ${event.reason}`;
+    case 'merge':
+      return `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`;
     default:
       return undefined;
   }

@@ -1,5 +1,6 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { TokenUsage } from './llm/types';
+import type { MergeState } from './loop/mergeQueue';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
 
@@ -85,7 +86,9 @@ export type RalphEventBody =
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'warning'; taskId?: string; code: string; message: string; iteration?: number; maxIterations?: number }
   | { type: 'warning.answered'; taskId?: string; code: string; action: string }
-  | { type: 'error'; taskId?: string; message: string };
+  | { type: 'error'; taskId?: string; message: string }
+  /** The merge queue moved a task: queued → merging → checking → merged | conflict | failed (waiting: the user's tree is in the way). */
+  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string };
 
 export type RalphEventType = RalphEventBody['type'];
 
