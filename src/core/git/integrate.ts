@@ -77,6 +77,12 @@ export class MergeWorkspace {
       return { kind: 'conflict', base, files: unmerged, hunks };
     }
     if (merged.code !== 0) throw new RalphError(`git ${args.join(' ')} failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+    const markers = await leftoverMarkers(this.path);
+    if (markers.length > 0) {
+      // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
+      await this.checkout(base);
+      return { kind: 'conflict', base, files: [...new Set(markers.map((m) => m.file))], hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })) };
+    }
     if ((await runGit(this.path, ['diff', '--cached', '--quiet'])).code === 0) {
       await this.checkout(base);
       return { kind: 'empty', base };
@@ -168,11 +174,43 @@ export class MergeWorkspace {
   }
 
   /** Commits need an author; fresh containers and CI machines often have none configured. */
-  private async identityEnv(): Promise<NodeJS.ProcessEnv> {
-    const name = (await runGit(this.path, ['config', 'user.name'])).stdout.trim();
-    const email = (await runGit(this.path, ['config', 'user.email'])).stdout.trim();
-    return name && email ? {} : FALLBACK_IDENTITY;
+  private identityEnv(): Promise<NodeJS.ProcessEnv> {
+    return identityEnv(this.path);
   }
+}
+
+/**
+ * Brings the target's tip into a task's worktree (a merge commit on its branch), so that its
+ * agent works on the new tip. On a conflict the merge is left in progress — the markers are in
+ * the files, and the agent's next commit concludes the merge. Returns the conflicting files.
+ */
+export async function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
+  const status = await git(worktree, ['status', '--porcelain']);
+  if (status.trim() !== '') {
+    await git(worktree, ['add', '-A']);
+    await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], { env: await identityEnv(worktree) });
+  }
+  const merged = await runGit(worktree, ['merge', '--no-ff', '--no-edit', '-m', `ralph(${taskId}): merge ${target} (merge queue)`, target], { env: await identityEnv(worktree) });
+  const unmerged = (await git(worktree, ['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
+  if (merged.code !== 0 && unmerged.length === 0) throw new RalphError(`could not merge ${target} into the worktree of ${taskId}: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+  return unmerged;
+}
+
+async function identityEnv(dir: string): Promise<NodeJS.ProcessEnv> {
+  const name = (await runGit(dir, ['config', 'user.name'])).stdout.trim();
+  const email = (await runGit(dir, ['config', 'user.email'])).stdout.trim();
+  return name && email ? {} : FALLBACK_IDENTITY;
+}
+
+/** Conflict markers staged in the merge worktree (`git diff --check` names them). */
+async function leftoverMarkers(dir: string): Promise<{ file: string; line: number }[]> {
+  const out = await runGit(dir, ['diff', '--cached', '--check']);
+  const found: { file: string; line: number }[] = [];
+  for (const line of out.stdout.split('\n')) {
+    const match = /^(.+):(\d+): leftover conflict marker$/.exec(line);
+    if (match) found.push({ file: match[1], line: Number(match[2]) });
+  }
+  return found;
 }
 
 /** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree. */

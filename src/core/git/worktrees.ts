@@ -135,6 +135,13 @@ export class WorktreeManager {
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
 
+  /** Removes the merge queue's worktree (between runs it holds nothing worth keeping). */
+  async removeMergeWorktree(): Promise<void> {
+    if ((await this.registered()).some((w) => w.path === this.mergePath)) await this.forceRemove(this.mergePath);
+    await fs.rm(this.mergePath, { recursive: true, force: true });
+    await runGit(this.root, ['worktree', 'prune']);
+  }
+
   /** Branches `ralph/<taskId>` that exist, by task id. */
   async branches(): Promise<Map<string, string>> {
     const out = await git(this.root, ['for-each-ref', '--format=%(refname:short) %(objectname)', `refs/heads/${BRANCH_PREFIX}`]);

@@ -40,14 +40,15 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const startedAt = s.clock.now();
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
+  const work = s.work ?? s.paths;
   const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
   const signal = AbortSignal.any([stop, timeout]);
   const messages = buildIterationMessages({
     task,
     iteration: n,
     maxIterations,
-    progressFile: s.paths.relative(s.paths.progress(task.id)),
-    progressNotes: (await readTextIfExists(s.paths.progress(task.id))) ?? '',
+    progressFile: work.relative(work.progress(task.id)),
+    progressNotes: (await readTextIfExists(work.progress(task.id))) ?? '',
     previous: cp.history.at(-1),
     recentCommits: await s.git.log(5).catch(() => []),
   });
@@ -146,7 +147,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
 async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit });
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {

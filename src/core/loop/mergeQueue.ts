@@ -168,8 +168,13 @@ export class MergeQueue {
           return undefined;
         }
       } catch (error) {
-        this.apply({ type: 'error', taskId: entry.taskId, detail: `merge failed: ${errorMessage(error)}` });
         await this.workspace.checkout(this.deps.target).catch(() => undefined);
+        if (signal?.aborted) {
+          // a stop is not a verdict on the task: it stays queued for the next run
+          this.apply({ type: 'requeue', taskId: entry.taskId, detail: 'stopped during the merge; queued again' });
+          return undefined;
+        }
+        this.apply({ type: 'error', taskId: entry.taskId, detail: `merge failed: ${errorMessage(error)}` });
         return this.current(entry.taskId);
       }
     }

@@ -7,7 +7,9 @@ import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
+import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
+import { WorktreeManager } from '../git/worktrees';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
@@ -19,7 +21,9 @@ import type { TaskStatus } from '../tasks/schema';
 import { pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
+import { Autopilot } from './autopilot';
 import { CheckpointStore } from './checkpoint';
+import { MergeQueue } from './mergeQueue';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { RunLock } from './runLock';
@@ -69,6 +73,7 @@ export class RalphRunner {
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
   private ownStore: TaskStore | undefined;
+  private runMeter: SpendMeter | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -125,7 +130,10 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      let next = first ?? selectNextTask(await store.list(), attempted);
+      const parallel = this.deps.config.loop.maxParallel > 1;
+      if (parallel) results.push(...(await (await this.autopilot(runId, emit, first?.id)).run(this.abort.signal)));
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);
         const result = await loop.run(next, this.abort.signal);
@@ -141,7 +149,7 @@ export class RalphRunner {
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
       }
-      if (options.taskId === undefined && results.length === 0) reason = 'no ready tasks';
+      if (options.taskId === undefined && results.length === 0 && !this.abort.signal.aborted) reason = 'no ready tasks';
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
@@ -173,13 +181,18 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void): Promise<TaskLoop> {
+  /**
+   * The task loop; with `workRoot` (a task's worktree) its tools, commands, gates, commits and
+   * notes act there while the state stays in the workspace, and its meter shares the run's
+   * totals so the run budget holds across agents.
+   */
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, workRoot?: string): Promise<TaskLoop> {
     const { deps, paths } = this;
-    const git = new GitService(deps.workspace);
+    const git = new GitService(workRoot ?? deps.workspace);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
-    const meter = new SpendMeter(deps.config);
+    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = new SpendMeter(deps.config));
     const model = new MeteredModelClient(deps.model, meter);
     const approval = deps.approval ?? refuseApprovals;
     return new TaskLoop({
@@ -195,13 +208,33 @@ export class RalphRunner {
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
       gates: deps.gates ?? new ProcessGateRunner(deps.commands),
-      scope: new WorkspaceScope(deps.workspace),
+      scope: new WorkspaceScope(workRoot ?? deps.workspace),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
       emit,
       pause: this.pauseGate,
+      work: workRoot ? new RalphPaths(workRoot) : undefined,
+      awaitingMerge: workRoot !== undefined,
     });
   }
+
+  /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
+  private async autopilot(runId: string, emit: (body: RalphEventBody) => void, only: string | undefined): Promise<Autopilot> {
+    const { deps } = this;
+    const worktrees = new WorktreeManager(deps.workspace);
+    const target = deps.config.merge.targetBranch ?? (await currentBranch(deps.workspace));
+    const gates = deps.gates ?? new ProcessGateRunner(deps.commands);
+    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
+    const loopFor = (root: string) => this.buildLoop(runId, emit, root);
+    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only });
+  }
+}
+
+/** The branch checked out in the workspace: the merge target unless `merge.targetBranch` says otherwise. */
+async function currentBranch(workspace: string): Promise<string> {
+  const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+  if (head.code !== 0) throw new RalphError('the workspace has no branch checked out (detached HEAD); set merge.targetBranch in .ralph/config.json', 'no-target-branch');
+  return head.stdout.trim();
 }
 
 function newRunId(clock: Clock): string {
