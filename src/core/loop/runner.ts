@@ -130,8 +130,9 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      const parallel = this.deps.config.loop.maxParallel > 1;
-      if (parallel) results.push(...(await (await this.autopilot(runId, emit, first?.id)).run(this.abort.signal)));
+      const target = this.deps.config.loop.maxParallel > 1 ? await this.mergeTarget(emit) : undefined;
+      const parallel = target !== undefined;
+      if (parallel) results.push(...(await this.autopilot(runId, emit, target, first?.id).run(this.abort.signal)));
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
@@ -218,11 +219,29 @@ export class RalphRunner {
     });
   }
 
+  /**
+   * The branch the queue merges into: `merge.targetBranch`, else the branch checked out now.
+   * Worktrees need a commit to start from: without one (a fresh repository) or without a
+   * branch (detached HEAD) the run goes one task at a time in the workspace, and says why.
+   */
+  private async mergeTarget(emit: (body: RalphEventBody) => void): Promise<string | undefined> {
+    const { workspace, config } = this.deps;
+    const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    const target = config.merge.targetBranch ?? (head.code === 0 ? head.stdout.trim() : undefined);
+    const why = !target
+      ? 'the workspace has no branch checked out (detached HEAD) and merge.targetBranch is not set'
+      : (await runGit(workspace, ['rev-parse', '--verify', '--quiet', `refs/heads/${target}^{commit}`])).code !== 0
+        ? `the target branch ${target} has no commit to start worktrees from`
+        : undefined;
+    if (!why) return target;
+    emit({ type: 'warning', code: 'parallel-unavailable', message: `running one task at a time in the workspace: ${why}` });
+    return undefined;
+  }
+
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private async autopilot(runId: string, emit: (body: RalphEventBody) => void, only: string | undefined): Promise<Autopilot> {
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, target: string, only: string | undefined): Autopilot {
     const { deps } = this;
     const worktrees = new WorktreeManager(deps.workspace);
-    const target = deps.config.merge.targetBranch ?? (await currentBranch(deps.workspace));
     const gates = deps.gates ?? new ProcessGateRunner(deps.commands);
     const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
     const loopFor = (root: string) => this.buildLoop(runId, emit, root);
@@ -230,12 +249,6 @@ export class RalphRunner {
   }
 }
 
-/** The branch checked out in the workspace: the merge target unless `merge.targetBranch` says otherwise. */
-async function currentBranch(workspace: string): Promise<string> {
-  const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
-  if (head.code !== 0) throw new RalphError('the workspace has no branch checked out (detached HEAD); set merge.targetBranch in .ralph/config.json', 'no-target-branch');
-  return head.stdout.trim();
-}
 
 function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');

@@ -187,4 +187,16 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.equal(h.ws.git('branch', '--list', `ralph/${loser}`), `+ ralph/${loser}`);
     await assertMainGreenEverywhere();
   });
+
+  it('without a branch to merge into (detached HEAD) runs one task at a time in the workspace and says why', async () => {
+    await setUp(agentSteps(2), 3);
+    h.ws.git('checkout', '-q', '--detach');
+    const id = await addWriteTask('T-001', 'solo.txt', 'alone');
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+    const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'parallel-unavailable');
+    assert.match(warning?.message ?? '', /detached HEAD/);
+    assert.equal(await h.ws.read('solo.txt'), 'alone');
+    assert.equal(h.ws.exists('.ralph/worktrees'), false, 'no worktree was made');
+  });
 });
