@@ -107,7 +107,9 @@ export class Autopilot {
   }
 
   private async candidates(): Promise<Task[]> {
-    return (await this.d.store.list()).filter((t) => this.wanted(t.id));
+    const tasks = (await this.d.store.list()).filter((t) => this.wanted(t.id));
+    // `ralph run <id>` resumes a halted task too (the runner checked it is startable); the autopilot alone never does
+    return this.d.only === undefined ? tasks : tasks.map((t) => (t.status === 'halted' ? { ...t, status: 'in_progress' as const } : t));
   }
 
   private wanted(taskId: string): boolean {

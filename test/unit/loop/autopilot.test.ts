@@ -199,4 +199,38 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.equal(await h.ws.read('solo.txt'), 'alone');
     assert.equal(h.ws.exists('.ralph/worktrees'), false, 'no worktree was made');
   });
+
+  it('a dependent task starts only once its dependency is merged, from a tip that has it', async () => {
+    await setUp(agentSteps(4), 2);
+    await addWriteTask('T-001', 'base.txt', 'from T-001');
+    await addWriteTask('T-002', 'next.txt', 'from T-002', { dependsOn: ['T-001'] });
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [['T-001', 'done'], ['T-002', 'done']]);
+    const merged = h.events.findIndex((e) => e.type === 'merge' && e.taskId === 'T-001' && e.state === 'merged');
+    const started = h.events.findIndex((e) => e.type === 'task.started' && e.taskId === 'T-002');
+    assert.ok(merged >= 0 && started > merged, 'T-002 waited for the merge of T-001, not just its COMPLETE');
+    // T-002's branch started from the tip holding T-001's work: its one queue commit adds next.txt only
+    assert.equal(h.ws.git('show', '--name-only', '--format=', 'main'), '.ralph/progress/T-002.md\nnext.txt');
+  });
+
+  it('ralph run <id> resumes a halted task in its worktree', async () => {
+    let calls = 0;
+    const stopping: Step = async () => {
+      calls++;
+      return new Promise<never>(() => {});
+    };
+    await setUp([stopping], 2);
+    await addWriteTask('T-001', 'late.txt', 'after the halt');
+    const first = h.runner();
+    const running = first.run();
+    while (calls === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    first.stop();
+    const halted = await running;
+    assert.deepEqual(halted.results.map((r) => r.status), ['halted']);
+    assert.ok(h.ws.exists('.ralph/worktrees/T-001'), 'the halted task keeps its worktree');
+    h.server.push(...agentSteps(2));
+    const resumed = await h.runner().run({ taskId: 'T-001' });
+    assert.deepEqual(resumed.results.map((r) => [r.taskId, r.status]), [['T-001', 'done']]);
+    assert.equal(await h.ws.read('late.txt'), 'after the halt');
+  });
 });
