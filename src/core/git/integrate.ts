@@ -24,7 +24,7 @@ export interface ConflictHunk {
 
 export type PrepareResult =
   /** A commit `result` on top of `base`, in the merge worktree only: the target has not moved. */
-  | { kind: 'ready'; base: string; result: string; files: string[] }
+  | { kind: 'ready'; base: string; result: string }
   /** The branch adds nothing the target does not already have. */
   | { kind: 'empty'; base: string }
   /** A commit of the target already carries this exact branch tip (a crash after landing). */
@@ -90,8 +90,7 @@ export class MergeWorkspace {
     const message = `ralph(${task.id}): ${task.title}\n\n${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
     await git(this.path, ['commit', '--no-verify', '-q', '-F', '-'], { input: message, env: await this.identityEnv() });
     const result = (await git(this.path, ['rev-parse', 'HEAD'])).trim();
-    const files = (await git(this.path, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
-    return { kind: 'ready', base, result, files };
+    return { kind: 'ready', base, result };
   }
 
   /**
@@ -133,8 +132,7 @@ export class MergeWorkspace {
   /** Leaves the merge worktree at `base` with no merge in progress and no stray files. */
   async checkout(base: string): Promise<void> {
     await this.ensure(base);
-    await runGit(this.path, ['merge', '--abort']);
-    await git(this.path, ['checkout', '-q', '--detach', '--force', base]);
+    // HEAD is always detached here: a hard reset moves it and drops any merge in progress
     await git(this.path, ['reset', '-q', '--hard', base]);
     // untracked and ignored files too: the check must see exactly the merged tree, not build output of an earlier one
     await git(this.path, ['clean', '-q', '-ffdx']);
@@ -142,7 +140,10 @@ export class MergeWorkspace {
 
   /** The target commit that landed this branch tip, by its trailers; undefined when none did. */
   async findLanded(target: string, taskId: string, branchTip: string): Promise<string | undefined> {
-    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', `refs/heads/${target}`]);
+    // a landing commit can only come after the branch forked: search from there, not the whole history
+    const fork = await runGit(this.worktrees.root, ['merge-base', branchTip, `refs/heads/${target}`]);
+    const range = fork.code === 0 ? `${fork.stdout.trim()}..refs/heads/${target}` : `refs/heads/${target}`;
+    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', range]);
     if (out.code !== 0) return undefined;
     for (const record of out.stdout.split('\x01')) {
       const [sha, body] = record.trim().split('\0');

@@ -47,6 +47,8 @@ export class Autopilot {
   private merging: Promise<Finished> | undefined;
   private retryMergeAt = 0;
   private readonly results: TaskRunResult[] = [];
+  /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
+  private readonly cleanups: Promise<void>[] = [];
 
   constructor(private readonly d: AutopilotDeps) {}
 
@@ -55,6 +57,7 @@ export class Autopilot {
     try {
       await this.loop(stop);
     } finally {
+      await Promise.all(this.cleanups);
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
     return this.results;
@@ -171,9 +174,10 @@ export class Autopilot {
       d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged' });
       this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
-      await d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).catch((error) => {
+      const cleanup = d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).catch((error) => {
         d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` });
       });
+      this.cleanups.push(cleanup);
       return;
     }
     const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;
