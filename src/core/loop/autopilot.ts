@@ -46,6 +46,8 @@ export class Autopilot {
   private readonly agents = new Map<string, Promise<Finished>>();
   private merging: Promise<Finished> | undefined;
   private retryMergeAt = 0;
+  /** What each waiting merge last said, so a wait is announced once, not at every look. */
+  private readonly waitingSaid = new Map<string, string>();
   private readonly results: TaskRunResult[] = [];
   /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
   private readonly cleanups: Promise<void>[] = [];
@@ -166,9 +168,11 @@ export class Autopilot {
     const { taskId } = outcome;
     if (outcome.state === 'waiting') {
       this.retryMergeAt = Date.now() + (d.waitRetryMs ?? 2000);
-      d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
+      if (this.waitingSaid.get(taskId) !== outcome.detail) d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
+      this.waitingSaid.set(taskId, outcome.detail ?? '');
       return;
     }
+    this.waitingSaid.delete(taskId);
     if (outcome.state === 'merged') {
       const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
       d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged' });

@@ -233,4 +233,23 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.deepEqual(resumed.results.map((r) => [r.taskId, r.status]), [['T-001', 'done']]);
     assert.equal(await h.ws.read('late.txt'), 'after the halt');
   });
+
+  it('waits while the user has uncommitted changes to a file the merge touches, says so once, and merges once they are gone', async () => {
+    await setUp(agentSteps(2), 2);
+    await addWriteTask('T-001', 'shared.txt', 'line one\nthe task rewrote this\nline three\n');
+    await h.ws.write('shared.txt', 'line one\nthe user is typing here\nline three\n');
+    let looks = 0;
+    h.bus.subscribe((e) => {
+      // the user gives up their edit only after the queue has looked twice
+      if (e.type === 'merge' && e.state === 'waiting' && ++looks === 2) h.ws.git('checkout', '--', 'shared.txt');
+    });
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => r.status), ['done']);
+    assert.equal(looks, 2);
+    const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'merge-waiting');
+    assert.equal(warnings.length, 1, 'said once, not at every look');
+    assert.match(warnings[0].message, /shared\.txt would be overwritten/);
+    assert.equal(await h.ws.read('shared.txt'), 'line one\nthe task rewrote this\nline three\n');
+    assert.equal(h.ws.git('stash', 'list'), '');
+  });
 });
