@@ -151,7 +151,16 @@ export class Autopilot {
       // the loop kept the task in_progress: it is done once merged
       this.schedule = agentEnded(this.schedule, taskId, 'complete');
       const task = await d.store.get(taskId);
-      d.queue.enqueue(taskId, task.title);
+      try {
+        d.queue.enqueue(taskId, task.title);
+      } catch (error) {
+        // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
+        const reason = `could not queue for merge: ${errorMessage(error)}`;
+        await this.setStatus(taskId, 'failed', reason);
+        this.results.push({ taskId, status: 'failed', reason, iterations: task.iterations });
+        this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+        return;
+      }
       this.retryMergeAt = 0;
       return;
     }

@@ -130,7 +130,9 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      const target = this.deps.config.loop.maxParallel > 1 ? await this.mergeTarget(emit) : undefined;
+      // maxParallel 1 goes through worktrees too while a task has one: its work must not be stranded there
+      const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
+      const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
       if (parallel) results.push(...(await this.autopilot(runId, emit, target, first?.id).run(this.abort.signal)));
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
@@ -251,5 +252,21 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.match(warnings[0].message, /shared\.txt would be overwritten/);
     assert.equal(await h.ws.read('shared.txt'), 'line one\nthe task rewrote this\nline three\n');
     assert.equal(h.ws.git('stash', 'list'), '');
+  });
+
+  it('maxParallel 1 still finishes a task that has a worktree through the queue, so its work is never stranded', async () => {
+    await setUp(agentSteps(2), 3);
+    await addWriteTask('T-001', 'w.txt', 'finished later');
+    const { path: dir } = await new WorktreeManager(h.ws.dir).create('T-001', 'main');
+    await h.ws.write(path.relative(h.ws.dir, path.join(dir, 'earlier.txt')), 'work of an earlier parallel run\n');
+    h.ws.git('-C', dir, 'add', '-A');
+    h.ws.git('-C', dir, 'commit', '-q', '-m', 'ralph(T-001): iteration 1');
+    await h.store.update('T-001', { status: 'in_progress' });
+    await h.configure({ loop: { maxParallel: 1, maxIterations: 6 }, gates: GATES });
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => r.status), ['done']);
+    assert.equal(await h.ws.read('earlier.txt'), 'work of an earlier parallel run\n', 'the branch work landed');
+    assert.equal(await h.ws.read('w.txt'), 'finished later');
+    assertNoLeftovers();
   });
 });
