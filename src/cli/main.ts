@@ -127,7 +127,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));
       return;
     }
-    const line = formatEvent(event);
+    const line = formatEvent(event, { taskPrefix: config.loop.maxParallel > 1 });
     if (line) io.out(line);
   });
   let interrupts = 0;

@@ -79,6 +79,9 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     const second = await startCli(['run'], ws.dir).done;
     assert.equal(second.code, 0, second.stderr + second.stdout);
     assert.match(second.stdout, /resuming at iteration 1/);
+    // the interleaved lines of several agents each name their task
+    assert.match(second.stdout, /^\[T-00\d\] ↻ iteration 1\/4 \(model-a\)$/m);
+    assert.match(second.stdout, /^⇶ T-00\d merge merged: merged into main as [0-9a-f]{10}$/m);
     assert.match(second.stdout, /cleaned up after an interrupted run: .*index\.lock/, 'the stale lock was pruned before any agent started');
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
     assert.deepEqual(tasks.map((t) => t.status), ['done', 'done', 'done', 'done']);
