@@ -74,6 +74,11 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     assert.equal((await first.done).code, null);
     await fs.writeFile(path.join(gitDir, 'index.lock'), '');
     assert.equal(ws.exists('a.txt') || ws.exists('b.txt'), false, 'no agent wrote the user tree');
+    const status = await startCli(['status'], ws.dir).done;
+    assert.equal(status.code, 0, status.stderr);
+    for (const name of worktrees) assert.match(status.stdout, new RegExp(`worktree \\.ralph/worktrees/${name} \\(ralph/${name}\\) of ${name} — in_progress`));
+    const statusJson = JSON.parse((await startCli(['status', '--json'], ws.dir).done).stdout) as { worktrees: { taskId: string }[] };
+    assert.deepEqual(statusJson.worktrees.map((w) => w.taskId).sort(), [...worktrees].sort());
 
     server.push(...Array.from({ length: 12 }, () => agent));
     const second = await startCli(['run'], ws.dir).done;
