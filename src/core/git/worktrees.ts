@@ -156,11 +156,11 @@ export class WorktreeManager {
   /**
    * Cleans up what a crashed run left. Call it only while holding the run lock, before any
    * agent starts: then no Ralph git process runs in these worktrees and every lock file in
-   * their git dirs is stale. Worktrees and branches of tasks not in `keep` are removed; kept
-   * ones lose only their stale lock files. Directories git does not know go too (no metadata,
-   * so no commits in them).
+   * their git dirs is stale. Worktrees of tasks not in `keep` are removed, and branches of
+   * tasks not in `keepBranches` (default: `keep`); kept ones lose only their stale lock files.
+   * Directories git does not know go too (no metadata, so no commits in them).
    */
-  async prune(keep: ReadonlySet<string>): Promise<PruneReport> {
+  async prune(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string> = keep): Promise<PruneReport> {
     const report: PruneReport = { removedWorktrees: [], removedBranches: [], removedLocks: [], removedDirs: [] };
     await runGit(this.root, ['worktree', 'prune']);
     const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir);
@@ -186,7 +186,7 @@ export class WorktreeManager {
     for (const taskId of (await this.branches()).keys()) {
       const lock = path.join(commonDir, 'refs', 'heads', ...`${BRANCH_PREFIX}${taskId}.lock`.split('/'));
       if (await removeIfExists(lock)) report.removedLocks.push(lock);
-      if (keep.has(taskId) || checkedOut.has(`${BRANCH_PREFIX}${taskId}`)) continue;
+      if (keepBranches.has(taskId) || checkedOut.has(`${BRANCH_PREFIX}${taskId}`)) continue;
       await this.deleteBranch(`${BRANCH_PREFIX}${taskId}`);
       report.removedBranches.push(`${BRANCH_PREFIX}${taskId}`);
     }

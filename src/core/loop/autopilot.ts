@@ -99,7 +99,9 @@ export class Autopilot {
     const { d } = this;
     const tasks = await d.store.list();
     const keep = new Set(tasks.filter((t) => !GONE.has(t.status)).map((t) => t.id));
-    const pruned = await d.worktrees.prune(keep);
+    // merge.deleteBranch false: the branches of merged tasks are the user's to keep
+    const keepBranches = d.config.merge.deleteBranch ? keep : new Set([...keep, ...tasks.filter((t) => t.status === 'done').map((t) => t.id)]);
+    const pruned = await d.worktrees.prune(keep, keepBranches);
     const removed = [...pruned.removedWorktrees, ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
     if (removed.length > 0) d.emit({ type: 'warning', code: 'worktrees-pruned', message: `cleaned up after an interrupted run: ${removed.join(', ')}` });
     for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id))) {

@@ -87,6 +87,15 @@ describe('WorktreeManager (real git)', () => {
     assert.equal(ws.git('branch', '--list', 'ralph/*'), '+ ralph/T-010');
   });
 
+  it('prune keeps the branches it is told to keep even without a worktree (merge.deleteBranch false)', async () => {
+    await wt.create('T-020', 'main');
+    await wt.remove('T-020', { deleteBranch: false });
+    ws.git('branch', 'ralph/T-021');
+    const report = await wt.prune(new Set(), new Set(['T-020']));
+    assert.deepEqual(report.removedBranches, ['ralph/T-021']);
+    assert.equal(ws.git('branch', '--list', 'ralph/*'), 'ralph/T-020');
+  });
+
   it('refuses task ids that could leave the worktrees directory', async () => {
     await assert.rejects(wt.create('../escape', 'main'), /not a valid task id/);
     await assert.rejects(wt.create('T-1', 'no-such-branch'), /does not exist/);
