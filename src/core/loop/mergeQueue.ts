@@ -98,10 +98,15 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
   }
 }
 
-/** The entry the queue merges next: the oldest pending one (a re-queued one first), none while one merges. */
+/**
+ * The entry the queue merges next, none while one merges: the oldest queued one (a re-queued
+ * one first); a merge that waits for the user's tree lets queued ones pass and is tried again
+ * when none is left, so one dirty file does not hold up a night's work.
+ */
 export function nextToMerge(state: MergeQueueState): MergeEntry | undefined {
   if (state.entries.some((e) => ACTIVE.has(e.state))) return undefined;
-  return state.entries.filter((e) => PENDING.has(e.state)).sort((a, b) => a.seq - b.seq)[0];
+  const rank = (e: MergeEntry) => (e.state === 'waiting' ? 1 : 0);
+  return state.entries.filter((e) => PENDING.has(e.state)).sort((a, b) => rank(a) - rank(b) || a.seq - b.seq)[0];
 }
 
 export function entryOf(state: MergeQueueState, taskId: string): MergeEntry | undefined {
@@ -183,7 +188,7 @@ export class MergeQueue {
   private async attempt(entry: MergeEntry, signal: AbortSignal | undefined): Promise<MergeOutcome | 'moved'> {
     const { deps } = this;
     const checked = this.checked?.taskId === entry.taskId ? this.checked : undefined;
-    this.checked = undefined;
+    if (checked) this.checked = undefined;
     if (checked && (await deps.worktrees.branchTip(deps.target)) === checked.base) {
       this.apply({ type: 'prepared', taskId: entry.taskId });
       return this.land(entry, checked.base, checked.result, checked.gates);

@@ -45,10 +45,12 @@ describe('merge queue state machine (pure)', () => {
     assert.throws(() => reduceMergeQueue(EMPTY_QUEUE, { type: 'begin', taskId: 'Z' }), /not in the merge queue/);
   });
 
-  it('waiting for the user tree and a moved target put the task back in line, a moved one at the front', () => {
+  it('waiting for the user tree lets others pass; a moved target puts the task back at the front', () => {
     let s = run([enqueue('A'), enqueue('B'), { type: 'begin', taskId: 'A' }, { type: 'prepared', taskId: 'A' }, { type: 'wait', taskId: 'A', detail: 'your changes', files: ['a.txt'] }]);
     assert.equal(entryOf(s, 'A')?.state, 'waiting');
-    assert.equal(nextToMerge(s)?.taskId, 'A', 'a waiting task keeps its place');
+    assert.equal(nextToMerge(s)?.taskId, 'B', 'a waiting merge lets a queued one pass');
+    s = run([{ type: 'begin', taskId: 'B' }, { type: 'prepared', taskId: 'B' }, { type: 'landed', taskId: 'B', detail: 'ok' }], s);
+    assert.equal(nextToMerge(s)?.taskId, 'A', 'and is tried again once none is queued');
     s = run([{ type: 'begin', taskId: 'B' }, { type: 'prepared', taskId: 'B' }, { type: 'requeue', taskId: 'B', detail: 'moved' }], run([enqueue('B')], EMPTY_QUEUE));
     s = run([enqueue('C')], s);
     assert.equal(nextToMerge(s)?.taskId, 'B');
