@@ -269,4 +269,15 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.equal(await h.ws.read('w.txt'), 'finished later');
     assertNoLeftovers();
   });
+
+  it('one run budget for all agents: the cap holds within one model call per running agent', async () => {
+    await setUp(agentSteps(9, {}, 3), 3);
+    await h.configure({ loop: { maxParallel: 3, maxIterations: 6 }, gates: GATES, budget: { maxTokens: 100 } });
+    for (const [i, id] of ['T-001', 'T-002', 'T-003'].entries()) await addWriteTask(id, `b${i}.txt`, 'x');
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => r.status), ['halted', 'halted', 'halted']);
+    for (const r of summary.results) assert.match(r.reason, /run token budget reached/);
+    assert.equal(chatRequests(h.server).length, 3, 'each agent made the one call it had started; none after the cap');
+    for (const id of ['T-001', 'T-002', 'T-003']) assert.ok(h.ws.exists(`.ralph/worktrees/${id}`), 'halted work stays in its worktree');
+  });
 });
