@@ -207,7 +207,7 @@ export class RalphRunner {
       git,
       model,
       meter,
-      safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
+      safeguards: this.safeguards(workRoot !== undefined, emit),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(deps.commands, deps.config, approval, emit),
       gates: deps.gates ?? new ProcessGateRunner(deps.commands),
@@ -238,6 +238,26 @@ export class RalphRunner {
     if (!why) return target;
     emit({ type: 'warning', code: 'parallel-unavailable', message: `running one task at a time in the workspace: ${why}` });
     return undefined;
+  }
+
+  /**
+   * The safeguard prompt; with several agents, the error-threshold question pauses the whole
+   * autopilot (every other agent at its next step) until it is answered (seed 004).
+   */
+  private safeguards(parallel: boolean, emit: (body: RalphEventBody) => void): SafeguardPrompt {
+    const inner = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
+    if (!parallel) return inner;
+    return {
+      decide: async (warning) => {
+        const paused = warning.code === 'error-threshold' && this.pauseGate.pause();
+        if (paused) emit({ type: 'run.paused', taskId: warning.taskId });
+        try {
+          return await inner.decide(warning);
+        } finally {
+          if (paused && this.pauseGate.resume()) emit({ type: 'run.resumed', taskId: warning.taskId });
+        }
+      },
+    };
   }
 
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */

@@ -280,4 +280,30 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     assert.equal(chatRequests(h.server).length, 3, 'each agent made the one call it had started; none after the cap');
     for (const id of ['T-001', 'T-002', 'T-003']) assert.ok(h.ws.exists(`.ralph/worktrees/${id}`), 'halted work stays in its worktree');
   });
+
+  it('the error-threshold question pauses the whole autopilot until it is answered', async () => {
+    const normal = agentSteps(1)[0];
+    const failing: Step = (request) => (planOf(request).file === 'bad.txt' ? { fault: 'status', status: 400, body: { error: { message: 'bad request' } } } : typeof normal === 'function' ? normal(request) : normal);
+    await setUp(Array.from({ length: 12 }, () => failing), 2);
+    await addWriteTask('T-001', 'bad.txt', 'never');
+    await addWriteTask('T-002', 'good.txt', 'fine');
+    const asked: { code: string; pausedWhileAsked: boolean }[] = [];
+    const runner = h.runner({
+      safeguards: {
+        decide: async (warning) => {
+          asked.push({ code: warning.code, pausedWhileAsked: runner.paused });
+          return { action: 'stop' };
+        },
+      },
+    });
+    const summary = await runner.run();
+    const byId = Object.fromEntries(summary.results.map((r) => [r.taskId, r.status]));
+    assert.equal(byId['T-002'], 'done');
+    assert.equal(byId['T-001'], 'failed');
+    const threshold = asked.find((a) => a.code === 'error-threshold');
+    assert.equal(threshold?.pausedWhileAsked, true, 'every agent waits while the person decides');
+    assert.equal(runner.paused, false, 'resumed once answered');
+    assert.deepEqual(eventsOf(h.events, 'run.paused').map((e) => e.taskId), ['T-001']);
+    assert.deepEqual(eventsOf(h.events, 'run.resumed').map((e) => e.taskId), ['T-001']);
+  });
 });
