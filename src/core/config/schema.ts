@@ -122,6 +122,10 @@ export const MergeConfigSchema = z
 export const WorktreesConfigSchema = z
   .object({
     keepFailed: z.boolean().default(true).describe('keep the worktree of a failed, timed-out or halted task for inspection and Retry'),
+    link: z
+      .array(z.string().min(1).regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a workspace-relative path without ..'))
+      .default(['node_modules'])
+      .describe('untracked paths of the workspace (installed dependencies) linked into every task and merge worktree so that gates can run there; skipped when absent'),
   })
   .prefault({});
 

@@ -136,6 +136,7 @@ export class MergeWorkspace {
     await git(this.path, ['reset', '-q', '--hard', base]);
     // untracked and ignored files too: the check must see exactly the merged tree, not build output of an earlier one
     await git(this.path, ['clean', '-q', '-ffdx']);
+    await this.worktrees.linkShared(this.path);
   }
 
   /** The target commit that landed this branch tip, by its trailers; undefined when none did. */

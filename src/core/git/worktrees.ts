@@ -57,7 +57,14 @@ export class WorktreeManager {
   readonly root: string;
   readonly dir: string;
 
-  constructor(root: string) {
+  /**
+   * `links`: untracked paths of the workspace (installed dependencies) symlinked into every
+   * worktree, so that gates find them; git never sees the links (excluded like the worktrees).
+   */
+  constructor(
+    root: string,
+    private readonly links: readonly string[] = [],
+  ) {
     this.root = realpathSync(root);
     this.dir = path.join(this.root, ...WORKTREES_DIR.split('/'));
   }
@@ -83,9 +90,24 @@ export class WorktreeManager {
     const commonDir = path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
     const exclude = path.join(commonDir, 'info', 'exclude');
     const current = (await readTextIfExists(exclude)) ?? '';
-    if (current.split('\n').some((line) => line.trim() === EXCLUDE_LINE)) return;
+    const lines = current.split('\n').map((line) => line.trim());
+    // a symlink is not a directory to git: `node_modules/` in a .gitignore would not hide the link
+    const missing = [EXCLUDE_LINE, ...this.links.map((l) => `/${l.replace(/\/+$/, '')}`)].filter((line) => !lines.includes(line));
+    if (missing.length === 0) return;
     const sep = current === '' || current.endsWith('\n') ? '' : '\n';
-    await writeFileAtomic(exclude, `${current}${sep}# Ralph Loop task worktrees\n${EXCLUDE_LINE}\n`);
+    await writeFileAtomic(exclude, `${current}${sep}# Ralph Loop task worktrees (and the paths linked into them)\n${missing.join('\n')}\n`);
+  }
+
+  /** Links the configured paths of the workspace into a worktree (those that exist and are not there yet). */
+  async linkShared(worktree: string): Promise<void> {
+    for (const rel of this.links) {
+      const source = path.join(this.root, rel);
+      const target = path.join(worktree, rel);
+      if (!(await fs.stat(source).catch(() => undefined))) continue;
+      if (await fs.lstat(target).catch(() => undefined)) continue; // tracked there, or linked already
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.symlink(source, target, 'junction');
+    }
   }
 
   /**
@@ -101,6 +123,7 @@ export class WorktreeManager {
     if (existing && options.fresh) await this.remove(taskId, { deleteBranch: true });
     else if (existing && !existing.prunable && existing.locked === undefined) {
       if (existing.branch !== branch) throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
+      await this.linkShared(wtPath);
       return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
     } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
     await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
@@ -113,9 +136,11 @@ export class WorktreeManager {
     if (branchTip) {
       // the task's branch survived (its worktree did not): its commits are the task's work, keep them
       await git(this.root, ['worktree', 'add', wtPath, branch]);
+      await this.linkShared(wtPath);
       return { taskId, path: wtPath, branch, base: branchTip, created: false };
     }
     await git(this.root, ['worktree', 'add', '-B', branch, wtPath, tip]);
+    await this.linkShared(wtPath);
     return { taskId, path: wtPath, branch, base: tip, created: true };
   }
 

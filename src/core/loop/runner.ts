@@ -263,7 +263,7 @@ export class RalphRunner {
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
   private autopilot(runId: string, emit: (body: RalphEventBody) => void, target: string, only: string | undefined): Autopilot {
     const { deps } = this;
-    const worktrees = new WorktreeManager(deps.workspace);
+    const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     const gates = deps.gates ?? new ProcessGateRunner(deps.commands);
     const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
     const loopFor = (root: string) => this.buildLoop(runId, emit, root);

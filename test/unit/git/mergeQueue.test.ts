@@ -177,6 +177,26 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), ['ralph(T-001): One', 'user commit', 'initial']);
   });
 
+  it('the merged check finds the linked dependencies, and the queue resets its worktree without touching them', async () => {
+    await ws.write('node_modules/limit/index.js', 'module.exports = 10;\n');
+    await ws.write('.gitignore', 'node_modules/\n');
+    ws.git('add', '.gitignore');
+    ws.git('commit', '-q', '-m', 'ignore deps');
+    wt = new WorktreeManager(ws.dir, ['node_modules']);
+    await taskWork('T-001', { 'a.num': '2' });
+    const withDep: GateConfig[] = [{ name: 'dep', command: 'node -e "process.exit(require(\'limit\') === 10 ? 0 : 1)"', kind: 'custom', required: true }];
+    const q = queue({ gateConfigs: withDep });
+    await taskWork('T-002', { 'b.num': '3' });
+    q.enqueue('T-001', 'Uses the dep');
+    q.enqueue('T-002', 'Uses it too');
+    assert.equal((await q.processNext())?.state, 'merged');
+    assert.equal((await fs.lstat(path.join(ws.dir, '.ralph', 'worktrees', '_merge', 'node_modules'))).isSymbolicLink(), true);
+    // the second merge cleans the merge worktree (clean -ffdx) with the link in place: the link goes, never what it points to
+    assert.equal((await q.processNext())?.state, 'merged');
+    assert.equal(await ws.read('node_modules/limit/index.js'), 'module.exports = 10;\n');
+    assert.equal(ws.git('status', '--porcelain'), '');
+  });
+
   it('merge strategy keeps the iteration commits behind a merge commit whose first-parent chain is green', async () => {
     await taskWork('T-001', { 'a.num': '3' }, 3);
     const q = queue({ strategy: 'merge' });

@@ -96,6 +96,25 @@ describe('WorktreeManager (real git)', () => {
     assert.equal(ws.git('branch', '--list', 'ralph/*'), 'ralph/T-020');
   });
 
+  it('links installed dependencies into a worktree, invisible to git, and removing the worktree leaves them alone', async () => {
+    await ws.write('.gitignore', 'node_modules/\n');
+    ws.git('add', '.gitignore');
+    ws.git('commit', '-q', '-m', 'ignore deps');
+    await ws.write('node_modules/dep/index.js', 'module.exports = 42;\n');
+    const linked = new WorktreeManager(ws.dir, ['node_modules', 'not-installed']);
+    const { path: dir } = await linked.create('T-030', 'main');
+    assert.equal((await fs.lstat(path.join(dir, 'node_modules'))).isSymbolicLink(), true);
+    assert.equal(existsSync(path.join(dir, 'not-installed')), false, 'absent paths are skipped');
+    assert.equal(require(path.join(dir, 'node_modules', 'dep')), 42);
+    await fs.writeFile(path.join(dir, 'work.txt'), 'x\n');
+    assert.equal(ws.git('-C', dir, 'status', '--porcelain'), '?? work.txt', 'the link is not something to commit');
+    await linked.remove('T-030', { deleteBranch: true });
+    assert.equal(await ws.read('node_modules/dep/index.js'), 'module.exports = 42;\n', 'the workspace deps survive the removal');
+    await linked.create('T-031', 'main');
+    await linked.prune(new Set());
+    assert.equal(await ws.read('node_modules/dep/index.js'), 'module.exports = 42;\n', 'and a prune');
+  });
+
   it('refuses task ids that could leave the worktrees directory', async () => {
     await assert.rejects(wt.create('../escape', 'main'), /not a valid task id/);
     await assert.rejects(wt.create('T-1', 'no-such-branch'), /does not exist/);
