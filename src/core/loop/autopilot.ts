@@ -59,6 +59,8 @@ export class Autopilot {
     try {
       await this.loop(stop);
     } finally {
+      // never leave with an agent or a merge still at work (the run lock is released after this)
+      await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : [])]);
       await Promise.all(this.cleanups);
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
