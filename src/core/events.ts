@@ -1,8 +1,10 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { TokenUsage } from './llm/types';
-import type { MergeState } from './loop/mergeQueue';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
+
+/** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
 
 /** Why an iteration ended the way it did. */
 export type IterationOutcome =

@@ -1,12 +1,12 @@
 import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
-import type { RalphEventBody } from '../events';
+import type { MergeState, RalphEventBody } from '../events';
 import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateRunner } from '../gates/types';
 import { type ConflictHunk, type MergeStrategy, MergeWorkspace } from '../git/integrate';
 import type { WorktreeManager } from '../git/worktrees';
 
-export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+export type { MergeState };
 
 export interface MergeEntry {
   taskId: string;
