@@ -52,7 +52,7 @@ export async function benchLoop(iterations: number): Promise<LoopBenchResult> {
   git('commit', '-qm', 'init');
 
   const server = await startScriptedServer({ loop: true, steps: [{ content: 'working <ralph>PROGRESS:10</ralph>', usage: { prompt_tokens: 900, completion_tokens: 20 } }] });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxIterations: iterations, taskTimeoutMinutes: 600 } });
+  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxIterations: iterations, taskTimeoutMinutes: 600, maxParallel: 1 } });
   const store = new TaskStore(new RalphPaths(dir));
   await store.add({ title: 'bench', prompt: 'spin', promise: 'never', maxIterations: iterations });
   const model = new TimedClient(createModelClient(config.llm, 'bench-key'));

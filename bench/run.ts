@@ -6,6 +6,7 @@
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { benchLoop } from './loopOverhead';
+import { benchParallel } from './parallel';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -31,11 +32,14 @@ function bundleFacts() {
 async function main(): Promise<void> {
   const iterations = Number(process.env.RALPH_BENCH_ITERATIONS ?? 1000);
   const loop = await benchLoop(iterations);
+  const parallel = await benchParallel();
   const bundle = bundleFacts();
-  const results = { date: new Date().toISOString(), node: process.version, loop, bundle };
+  const results = { date: new Date().toISOString(), node: process.version, loop, parallel, bundle };
   console.log(`loop: ${loop.iterations} iterations`);
   console.log(`  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`);
   console.log(`  heap growth ${loop.heapGrowthMb.toFixed(1)} MB, RSS growth ${loop.rssGrowthMb.toFixed(1)} MB over the run`);
+  console.log(`parallel: ${parallel.tasks} independent tasks, ${parallel.latencyMs} ms per model call: maxParallel 1 ${(parallel.sequentialMs / 1000).toFixed(1)} s, ${parallel.agents} agents ${(parallel.parallelMs / 1000).toFixed(1)} s → ${parallel.speedup.toFixed(2)}× (target ≥ 3.5×)`);
+  console.log(`  merge queue's own cost per merge (gate time excluded): median ${parallel.queueMsPerMerge.median.toFixed(0)} ms, max ${parallel.queueMsPerMerge.max.toFixed(0)} ms`);
   console.log(`bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`);
   await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 }

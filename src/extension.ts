@@ -10,6 +10,7 @@ import { NodeCommandRunner } from './core/safety/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from './core/safety/sandbox';
 import { SecretRedactor } from './core/safety/secrets';
 import { TaskActions } from './core/tasks/actions';
+import { WorktreeRollbackPlanner } from './core/tasks/worktreeRollback';
 import { TaskStore } from './core/tasks/store';
 import { PANEL_VIEW_TYPE } from './shared/protocol';
 import { Notifications } from './ui/notifications';
@@ -118,7 +119,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
 
   const prompts = new PromptsSlot();
   const git = new GitService(workspace);
-  const actions = new TaskActions(store, checkpoints, git);
+  const actions = new TaskActions(store, checkpoints, git, [new WorktreeRollbackPlanner(git.root)]);
   const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(

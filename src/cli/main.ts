@@ -20,6 +20,7 @@ import { runTaskAction } from './taskActions';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
+import { WorktreeManager } from '../core/git/worktrees';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
 
@@ -125,7 +126,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));
       return;
     }
-    const line = formatEvent(event);
+    const line = formatEvent(event, { taskPrefix: config.loop.maxParallel > 1 });
     if (line) io.out(line);
   });
   let interrupts = 0;
@@ -193,15 +194,19 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   const active = [];
   for (const task of tasks.filter((t) => t.status === 'in_progress' || t.status === 'halted')) {
     const cp = await checkpoints.load(task.id);
-    active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0 });
+    // an agent that completed waits for the merge queue: done only once its work is on the target
+    const queued = task.status === 'in_progress' && cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete';
+    active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0, queued });
   }
+  const worktrees = (await new WorktreeManager(workspace).list().catch(() => [])).map((w) => ({ taskId: w.taskId, path: paths.relative(w.path), branch: w.branch, status: tasks.find((t) => t.id === w.taskId)?.status }));
   if (json) {
-    io.out(JSON.stringify({ counts, running, active, tasks }, null, 2));
+    io.out(JSON.stringify({ counts, running, active, worktrees, tasks }, null, 2));
     return EXIT.ok;
   }
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
-  for (const a of active) io.out(`  ${a.id} ${a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+  for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+  for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
   return EXIT.ok;
 }
 

@@ -9,6 +9,7 @@ import { RunLock } from '../core/loop/runLock';
 import { RalphPaths } from '../core/paths';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import { TaskActions } from '../core/tasks/actions';
+import { WorktreeRollbackPlanner } from '../core/tasks/worktreeRollback';
 import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
@@ -56,7 +57,7 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
   const workspace = path.resolve(command.workspace);
   const paths = new RalphPaths(workspace);
   const store = new TaskStore(paths);
-  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace));
+  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace), [new WorktreeRollbackPlanner(workspace)]);
   const task = await store.get(command.taskId);
   const refusal = actionRefusal(RULE_OF[command.action], task);
   if (refusal) throw new RalphError(refusal, 'invalid-transition');

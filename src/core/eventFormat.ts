@@ -3,8 +3,22 @@ import type { RalphEvent } from './events';
 import { formatSignal } from './signals/types';
 import type { Task } from './tasks/schema';
 
-/** One human-readable line per event worth showing in a terminal; undefined to skip. */
-export function formatEvent(event: RalphEvent): string | undefined {
+/** Events whose line names its task already. */
+const NAMES_ITS_TASK = new Set(['task.started', 'task.finished', 'merge']);
+
+/**
+ * One human-readable line per event worth showing in a terminal; undefined to skip. With
+ * `taskPrefix` (several agents at once) each line of a task starts with `[<taskId>]`, so the
+ * interleaved lines of parallel agents stay readable.
+ */
+export function formatEvent(event: RalphEvent, options: { taskPrefix?: boolean } = {}): string | undefined {
+  const line = formatLine(event);
+  const taskId = 'taskId' in event ? event.taskId : undefined;
+  if (!line || !options.taskPrefix || !taskId || NAMES_ITS_TASK.has(event.type)) return line;
+  return `[${taskId}] ${line.trimStart()}`;
+}
+
+function formatLine(event: RalphEvent): string | undefined {
   switch (event.type) {
     case 'run.started':
       return `▶ run ${event.runId} in ${event.workspace}`;
@@ -60,6 +74,8 @@ export function formatEvent(event: RalphEvent): string | undefined {
       return `✗ ${event.message}`;
     case 'run.finished':
       return `■ run finished: ${event.reason}`;
+    case 'merge':
+      return `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`;
     default:
       return undefined;
   }

@@ -3,6 +3,9 @@ import type { TokenUsage } from './llm/types';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
 
+/** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+
 /** Why an iteration ended the way it did. */
 export type IterationOutcome =
   | 'complete' // the completion policy accepted COMPLETE
@@ -88,7 +91,9 @@ export type RalphEventBody =
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'warning'; taskId?: string; code: string; message: string; iteration?: number; maxIterations?: number }
   | { type: 'warning.answered'; taskId?: string; code: string; action: string }
-  | { type: 'error'; taskId?: string; message: string };
+  | { type: 'error'; taskId?: string; message: string }
+  /** The merge queue moved a task: queued → merging → checking → merged | conflict | failed (waiting: the user's tree is in the way). */
+  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string };
 
 export type RalphEventType = RalphEventBody['type'];
 

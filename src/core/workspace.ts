@@ -3,7 +3,7 @@ import type { RalphPaths } from './paths';
 import { readTextIfExists, writeFileAtomic } from './util/atomicWrite';
 
 /** Machine-local files under `.ralph/` that must never be committed. */
-export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'run.lock', '*.tmp', ''].join('\n');
+export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'run.lock', '*.tmp', ''].join('\n');
 
 /** Creates `.ralph/` and its `.gitignore` when missing; leaves existing files alone. */
 export async function ensureRalphDir(paths: RalphPaths): Promise<void> {

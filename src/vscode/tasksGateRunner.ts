@@ -17,6 +17,8 @@ export interface RalphTaskDefinition extends vscode.TaskDefinition {
  * process, shows its output live in the terminal panel, captures it and reports the exit code.
  */
 export class TasksApiGateRunner implements GateRunner {
+  private runs = 0;
+
   constructor(
     private readonly folder: vscode.WorkspaceFolder,
     private readonly commands: CommandRunner,
@@ -25,7 +27,11 @@ export class TasksApiGateRunner implements GateRunner {
   async run(request: GateRunRequest): Promise<GateRunResult> {
     let settle!: (result: GateRunResult) => void;
     const finished = new Promise<GateRunResult>((resolve) => (settle = resolve));
-    const task = createGateTask(this.folder, request.gate, this.commands, { timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle });
+    // the request's cwd, not the folder: a parallel task's gates run in its worktree, the queue's in its merge worktree
+    // VS Code runs one task per definition at a time (and a gate's terminal outlives its process a
+    // little): parallel agents and the merge queue run the same gate at once, so each run is its own task
+    const definition = { type: RALPH_TASK_TYPE, gate: request.gate.name, run: ++this.runs };
+    const task = createGateTask(this.folder, request.gate, this.commands, { cwd: request.cwd, timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle }, definition);
     const execution = await vscode.tasks.executeTask(task);
     const onAbort = () => execution.terminate();
     request.signal?.addEventListener('abort', onAbort, { once: true });
@@ -38,6 +44,8 @@ export class TasksApiGateRunner implements GateRunner {
 }
 
 interface GateTaskOptions {
+  /** Where the gate's command runs; default: the workspace folder. */
+  cwd?: string;
   timeoutMs: number;
   signal?: AbortSignal;
   onOutput?: (chunk: string) => void;
@@ -56,7 +64,7 @@ export function createGateTask(
     folder,
     `gate: ${gate.name}`,
     'ralph',
-    new vscode.CustomExecution(async () => new GatePseudoterminal(gate, folder.uri.fsPath, commands, options)),
+    new vscode.CustomExecution(async () => new GatePseudoterminal(gate, options.cwd ?? folder.uri.fsPath, commands, options)),
     [],
   );
   task.detail = gate.command;

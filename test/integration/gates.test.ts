@@ -41,8 +41,10 @@ describe('quality gates through the VS Code Tasks API', () => {
     assert.equal(outcome.passed, false);
     assert.deepEqual(outcome.parsed.tests && { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed }, { passed: 2, failed: 1 });
     assert.equal(report.requiredPassed, false);
-    assert.deepEqual(started, [{ type: 'ralph', gate: 'it-tests' }], 'the gate ran as a VS Code task');
-    assert.deepEqual(ended, [{ type: 'ralph', gate: 'it-tests' }]);
+    // each run is its own task (`run`: a counter), so parallel agents and the merge queue can run one gate at once
+    const named = (defs: vscode.TaskDefinition[]) => defs.map(({ type, gate, run }) => ({ type, gate, run: typeof run }));
+    assert.deepEqual(named(started), [{ type: 'ralph', gate: 'it-tests', run: 'number' }], 'the gate ran as a VS Code task');
+    assert.deepEqual(named(ended), [{ type: 'ralph', gate: 'it-tests', run: 'number' }]);
   });
 
   it('offers every configured gate under Run Task', async () => {

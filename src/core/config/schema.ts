@@ -24,7 +24,7 @@ export const LoopConfigSchema = z
   .object({
     maxIterations: z.number().int().positive().default(50),
     taskTimeoutMinutes: z.number().positive().default(30),
-    maxParallel: z.number().int().positive().default(3),
+    maxParallel: z.number().int().positive().default(3).describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
     mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
     commitEachIteration: z.boolean().default(true),
     fixTasks: z.boolean().default(false).describe('also add each failing required gate of a task to the store as a linked fix task'),
@@ -118,6 +118,29 @@ export const AgentsConfigSchema = z
   })
   .prefault({});
 
+/** The merge queue of parallel runs (DESIGN §5, "Parallel runs and the merge queue"). */
+export const MergeConfigSchema = z
+  .object({
+    targetBranch: z.string().min(1).optional().describe('branch the queue merges finished tasks into; default: the branch checked out when the run starts'),
+    strategy: z
+      .enum(['squash', 'merge'])
+      .default('squash')
+      .describe('squash: one commit per task on the target, exactly the tree the queue checked (linear, green at every commit); merge: a --no-ff merge commit that keeps the iteration commits as its second parent'),
+    deleteBranch: z.boolean().default(true).describe('delete the task branch ralph/<taskId> once merged'),
+    maxReturns: z.number().int().min(0).default(3).describe('times a task goes back to its agent after a merge conflict or a red merged check before it ends needs_help'),
+  })
+  .prefault({});
+
+export const WorktreesConfigSchema = z
+  .object({
+    keepFailed: z.boolean().default(true).describe('keep the worktree of a failed, timed-out or halted task for inspection and Retry'),
+    link: z
+      .array(z.string().min(1).regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a workspace-relative path without ..'))
+      .default(['node_modules'])
+      .describe('untracked paths of the workspace (installed dependencies) linked into every task and merge worktree so that gates can run there; skipped when absent'),
+  })
+  .prefault({});
+
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
 export const RalphConfigSchema = z.object({
   $schema: z.string().optional(),
@@ -129,6 +152,8 @@ export const RalphConfigSchema = z.object({
   budget: BudgetSchema,
   commands: CommandsSchema,
   agents: AgentsConfigSchema,
+  merge: MergeConfigSchema,
+  worktrees: WorktreesConfigSchema,
 });
 export type RalphConfig = z.infer<typeof RalphConfigSchema>;
 export type RalphConfigInput = z.input<typeof RalphConfigSchema>;

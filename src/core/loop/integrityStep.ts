@@ -19,8 +19,8 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
  * of those that run tests, from one run of them. Undefined when stopped midway (taken again
  * on the next start).
  */
-export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
-  const workspace = s.paths.workspace;
+export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
+  const workspace = (s.work ?? s.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
   const roots = [...new Set([workspace, await fs.realpath(workspace).catch(() => workspace)])];
   const gates: GateBaseline[] = [];
@@ -56,8 +56,8 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
 }
 
 /** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`). */
-export function integrityJudge(s: Pick<TaskLoopServices, 'paths'>, task: Task, baseline: IntegrityBaseline): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
-  const workspace = s.paths.workspace;
+export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
+  const workspace = (s.work ?? s.paths).workspace;
   return async (gate, outcome) => {
     const base = baseline.gates.find((g) => g.gate === gate.name);
     if (!gate.required || !base) return outcome;

@@ -44,14 +44,15 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   s.guard.begin(task.id, n);
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
+  const work = s.work ?? s.paths;
   const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
   const signal = AbortSignal.any([stop, timeout]);
   const messages = buildIterationMessages({
     task,
     iteration: n,
     maxIterations,
-    progressFile: s.paths.relative(s.paths.progress(task.id)),
-    progressNotes: (await readTextIfExists(s.paths.progress(task.id))) ?? '',
+    progressFile: work.relative(work.progress(task.id)),
+    progressNotes: (await readTextIfExists(work.progress(task.id))) ?? '',
     previous: cp.history.at(-1),
     recentCommits: await s.git.log(5).catch(() => []),
   });
@@ -159,7 +160,7 @@ async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoi
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
   const judge = cp.integrity ? integrityJudge(s, task, cp.integrity) : undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge });
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {

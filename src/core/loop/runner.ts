@@ -7,7 +7,9 @@ import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
+import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
+import { WorktreeManager } from '../git/worktrees';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
@@ -23,7 +25,9 @@ import type { TaskStatus } from '../tasks/schema';
 import { pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
+import { Autopilot } from './autopilot';
 import { CheckpointStore } from './checkpoint';
+import { MergeQueue } from './mergeQueue';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { RunLock } from './runLock';
@@ -77,6 +81,10 @@ export class RalphRunner {
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
   private ownStore: TaskStore | undefined;
+  private runMeter: SpendMeter | undefined;
+  /** Every control-file guard of the current run (one per task loop): the store's writes are acknowledged to all. */
+  private readonly guards = new Set<ControlFileGuard>();
+  private sandboxWarned = false;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -130,15 +138,25 @@ export class RalphRunner {
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
-      const { loop, guard, meter } = await this.buildLoop(runId, emit, redactor);
+      this.guards.clear();
+      this.sandboxWarned = false;
+      const { loop, meter } = await this.buildLoop(runId, emit, redactor);
       const store = this.store();
       // the store's own writes (the extension's edits included) are not tampering
-      storeWrites = store.onDidChange(() => guard.acknowledge(this.paths.tasks));
+      storeWrites = store.onDidChange(() => {
+        for (const guard of this.guards) guard.acknowledge(this.paths.tasks);
+      });
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      let next = first ?? selectNextTask(await store.list(), attempted);
+      // maxParallel 1 goes through worktrees too while a task has one: its work must not be stranded there
+      const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
+      const target = worktrees ? await this.mergeTarget(emit) : undefined;
+      const parallel = target !== undefined;
+      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id).run(this.abort.signal)));
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);
         const result = await loop.run(next, this.abort.signal);
@@ -161,7 +179,7 @@ export class RalphRunner {
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
       }
-      if (options.taskId === undefined && results.length === 0) reason = 'no ready tasks';
+      if (options.taskId === undefined && results.length === 0 && !this.abort.signal.aborted) reason = 'no ready tasks';
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
@@ -194,9 +212,15 @@ export class RalphRunner {
     return task;
   }
 
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
+  /**
+   * The task loop; with `workRoot` (a task's worktree) its tools, commands (sandboxed there),
+   * gates, commits and notes act there while the state stays in the workspace, and its meter
+   * shares the run's totals so the run budget holds across agents.
+   */
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths } = this;
-    const git = new GitService(deps.workspace, redactor);
+    const root = workRoot ?? deps.workspace;
+    const git = new GitService(root, redactor);
     if (!(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
@@ -205,15 +229,21 @@ export class RalphRunner {
       const probe = await (deps.sandboxProbe ?? probeSandbox)();
       if (!probe.available) throw new SandboxUnavailableError(probe.reason);
     }
-    const meter = new SpendMeter(deps.config);
+    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = new SpendMeter(deps.config));
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit);
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
+    this.guards.add(guard);
     const commands = new IsolatedCommandRunner(
       deps.commands,
-      isolationSettings(deps.workspace, deps.config),
+      isolationSettings(root, deps.config),
       redactor,
-      (message) => emit({ type: 'warning', code: 'no-sandbox', message }),
+      (message) => {
+        // said once per run, however many agents run commands
+        if (this.sandboxWarned) return;
+        this.sandboxWarned = true;
+        emit({ type: 'warning', code: 'no-sandbox', message });
+      },
       deps.sandboxProbe,
     );
     const guarded = new GuardedCommandRunner(commands, guard);
@@ -226,20 +256,76 @@ export class RalphRunner {
       git,
       model,
       meter,
-      safeguards: deps.safeguards ?? unattendedSafeguards(deps.config.safeguards.onWarning),
+      safeguards: this.safeguards(workRoot !== undefined, emit),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(guarded, deps.config, approval, deps.workspace, emit),
+      commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit),
       gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
       guard,
-      scope: new WorkspaceScope(deps.workspace),
+      scope: new WorkspaceScope(root),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
       emit,
       pause: this.pauseGate,
+      work: workRoot ? new RalphPaths(workRoot) : undefined,
+      awaitingMerge: workRoot !== undefined,
     });
     return { loop, guard, meter };
   }
+
+  /**
+   * The branch the queue merges into: `merge.targetBranch`, else the branch checked out now.
+   * Worktrees need a commit to start from: without one (a fresh repository) or without a
+   * branch (detached HEAD) the run goes one task at a time in the workspace, and says why.
+   */
+  private async mergeTarget(emit: (body: RalphEventBody) => void): Promise<string | undefined> {
+    const { workspace, config } = this.deps;
+    const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    const target = config.merge.targetBranch ?? (head.code === 0 ? head.stdout.trim() : undefined);
+    const why = !target
+      ? 'the workspace has no branch checked out (detached HEAD) and merge.targetBranch is not set'
+      : (await runGit(workspace, ['rev-parse', '--verify', '--quiet', `refs/heads/${target}^{commit}`])).code !== 0
+        ? `the target branch ${target} has no commit to start worktrees from`
+        : undefined;
+    if (!why) return target;
+    emit({ type: 'warning', code: 'parallel-unavailable', message: `running one task at a time in the workspace: ${why}` });
+    return undefined;
+  }
+
+  /**
+   * The safeguard prompt; with several agents, the error-threshold question pauses the whole
+   * autopilot (every other agent at its next step) until it is answered (seed 004).
+   */
+  private safeguards(parallel: boolean, emit: (body: RalphEventBody) => void): SafeguardPrompt {
+    const inner = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
+    if (!parallel) return inner;
+    return {
+      decide: async (warning) => {
+        const paused = warning.code === 'error-threshold' && this.pauseGate.pause();
+        if (paused) emit({ type: 'run.paused', taskId: warning.taskId });
+        try {
+          return await inner.decide(warning);
+        } finally {
+          if (paused && this.pauseGate.resume()) emit({ type: 'run.resumed', taskId: warning.taskId });
+        }
+      },
+    };
+  }
+
+  /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, target: string, only: string | undefined): Autopilot {
+    const { deps } = this;
+    const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
+    // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
+    const guard = new ControlFileGuard(this.paths, emit, { ownStateOnly: true });
+    this.guards.add(guard);
+    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
+    const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
+    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
+    const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, root)).loop;
+    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only });
+  }
 }
+
 
 function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');

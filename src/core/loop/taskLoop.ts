@@ -37,7 +37,7 @@ export class TaskLoop {
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
     let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
-    await ensureProgressFile(s.paths, task);
+    await ensureProgressFile(s.work ?? s.paths, task);
 
     s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
@@ -198,7 +198,9 @@ export class TaskLoop {
     const { s } = this;
     await this.saveCheckpoint({ ...cp, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
-    const updated = await this.setStatus(task, status, reason, blockedReason);
+    // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
+    const deferred = status === 'done' && s.awaitingMerge === true;
+    const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason);
     let reportFile: string | undefined;
     try {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
@@ -209,7 +211,7 @@ export class TaskLoop {
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason });
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile };
   }
 

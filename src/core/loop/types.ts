@@ -43,6 +43,14 @@ export interface TaskLoopServices {
   guard: ControlFileGuard;
   /** Pause/Resume: waited on between iterations (and between the steps of one). */
   pause?: PauseGate;
+  /**
+   * A parallel run's task works in its own worktree: its progress notes and gates live there
+   * (`git`, `scope` and the commands' cwd are made for that root too), while `paths` keeps
+   * the state (store, checkpoints, reports, run log) in the main workspace. Absent: `paths`.
+   */
+  work?: RalphPaths;
+  /** COMPLETE is not `done` yet: the task stays in_progress until the merge queue lands it. */
+  awaitingMerge?: boolean;
 }
 
 export interface TaskRunResult {

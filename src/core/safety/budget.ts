@@ -36,11 +36,18 @@ const emptyTotals = (): SpendTotals => ({ tokens: 0, costUsd: 0, byModel: {} });
  * reached. Checked before each call, so a run goes at most one call past a cap.
  */
 export class SpendMeter {
-  private run = emptyTotals();
   private task = emptyTotals();
   private taskId: string | undefined;
 
-  constructor(private readonly config: Pick<RalphConfig, 'budget' | 'llm'>) {}
+  constructor(
+    private readonly config: Pick<RalphConfig, 'budget' | 'llm'>,
+    private readonly run: SpendTotals = emptyTotals(),
+  ) {}
+
+  /** A meter for another agent of the same run: its own task totals, the run totals (and caps) shared. */
+  share(): SpendMeter {
+    return new SpendMeter(this.config, this.run);
+  }
 
   /** Starts counting a task, from what its checkpoint says it already spent (a resume). */
   beginTask(taskId: string, prior: Record<string, ModelUsageRow> = {}): void {

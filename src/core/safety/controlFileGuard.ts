@@ -40,6 +40,13 @@ export class ControlFileGuard {
   constructor(
     private readonly paths: RalphPaths,
     private readonly emit: (body: RalphEventBody) => void,
+    /**
+     * With several agents at once, the other tasks' checkpoints are written by their own loops
+     * while this task's commands run: only this task's checkpoint is watched then. (A running
+     * task's checkpoint is rewritten from memory at its next save, so a forged one of another
+     * task would not outlive that save.)
+     */
+    private readonly options: { ownStateOnly?: boolean } = {},
   ) {
     const git = gitDirs(paths.workspace);
     this.gitDirs = git;
@@ -117,8 +124,9 @@ export class ControlFileGuard {
     if (!expected) return [];
     const actual = await this.capture();
     const found: TamperFinding[] = [];
+    const watched = (file: string) => only(file) && !this.othersState(file);
     for (const file of new Set([...expected.keys(), ...actual.keys()])) {
-      if (!only(file)) continue;
+      if (!watched(file)) continue;
       const before = expected.get(file);
       const after = actual.get(file);
       if (same(before, after) || this.ownLock(file, after)) continue;
@@ -128,7 +136,7 @@ export class ControlFileGuard {
     const kept = await this.quarantine(found, actual).catch(() => undefined);
     let failure = '';
     try {
-      await restore(expected, actual, only);
+      await restore(expected, actual, watched);
     } catch (error) {
       failure = `; COULD NOT RESTORE ALL OF THEM (${errorMessage(error)}): check them before the next run`;
     }
@@ -142,6 +150,13 @@ export class ControlFileGuard {
       message: `restored ${names}: changed while ${during} ran; control files are the orchestrator's${kept ? ` (the changed copies are in ${kept})` : ''}${failure}`,
     });
     return found;
+  }
+
+  /** Another task's checkpoint, when only this task's own is watched. */
+  private othersState(file: string): boolean {
+    if (!this.options.ownStateOnly) return false;
+    const rel = path.relative(this.paths.stateDir, file);
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) && rel !== `${this.context?.taskId}.json`;
   }
 
   /** A run lock naming this process was written by it (a refresh of its own lock). */

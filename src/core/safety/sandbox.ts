@@ -126,7 +126,7 @@ export class IsolatedCommandRunner implements CommandRunner {
     if (mode !== 'off' && !action) {
       const probe = await this.probe();
       if (probe.available) {
-        sandbox = { root: settings.root, network: settings.commands.network, writablePaths: await ensureFiles(req.writablePaths ?? []) };
+        sandbox = { root: worktreeRoot(settings.root, req.cwd) ?? settings.root, network: settings.commands.network, writablePaths: await ensureFiles(req.writablePaths ?? []) };
       } else if (mode === 'required') {
         throw new SandboxUnavailableError(probe.reason);
       } else if (!this.warned) {
@@ -160,6 +160,18 @@ async function ensureFiles(files: readonly string[]): Promise<string[]> {
     }
   }
   return out;
+}
+
+/**
+ * A command whose cwd is inside one of the workspace's task worktrees (`.ralph/worktrees/<id>`,
+ * parallel runs and the merge queue) gets that worktree as its writable root: under the
+ * workspace root the whole of `.ralph/` is read-only.
+ */
+function worktreeRoot(root: string, cwd: string): string | undefined {
+  const worktrees = path.join(root, '.ralph', 'worktrees');
+  const rel = path.relative(worktrees, path.resolve(cwd));
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  return path.join(worktrees, rel.split(path.sep)[0]);
 }
 
 /** Isolation settings of a workspace from its configuration. */

@@ -71,6 +71,9 @@ function abbreviateList(items: readonly string[], max = 8): string {
 
 /** The confirmation's detail: exactly which commits are undone, and that nothing else is. */
 export function rollbackConfirmation(plan: RollbackPlan): string {
+  if (plan.commits.length === 0 && plan.kind !== 'revert') {
+    return `${plan.describe.join('\n')}\nThe task goes back to to do with a fresh iteration counter.`;
+  }
   if (plan.commits.length === 0) {
     return `No commits of ${plan.taskId} are in the history, so nothing is reverted; the task goes back to to do with a fresh iteration counter.`;
   }

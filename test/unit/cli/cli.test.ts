@@ -138,9 +138,12 @@ describe('the ralph CLI', function () {
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json')));
     assert.equal(tasks.tasks[0].status, 'done');
     assert.equal(tasks.tasks[0].iterations, 2);
-    const subjects = ws.git('log', '--format=%s').split('\n');
-    assert.ok(subjects.includes(`ralph(${id}): iteration 1`));
-    assert.ok(subjects.includes(`ralph(${id}): iteration 2`));
+    // the default run is parallel (loop.maxParallel 3): the task worked in its worktree, resumed
+    // there after the kill, and landed through the merge queue as one checked commit
+    assert.equal(ws.git('log', '-1', '--format=%s%n%(trailers:key=Ralph-Task,valueonly)'), `ralph(${id}): Write hello\n${id}`);
+    assert.equal(await ws.read('hello.txt'), 'hi');
+    assert.deepEqual(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${ws.dir}`], 'no orphan worktree');
+    assert.equal(ws.git('branch', '--list', 'ralph/*'), '', 'no orphan branch');
   });
 
   it('stops cleanly on SIGINT: the task is halted, state saved, exit 1', async () => {

@@ -54,7 +54,8 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
       config = {
         ...extra,
         llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a', 'model-b'], maxRetries: 2, requestTimeoutMs: 5000, ...extra.llm },
-        loop: { maxIterations: 5, ...extra.loop },
+        // one task at a time in the workspace unless a test asks for parallel agents in worktrees
+        loop: { maxIterations: 5, maxParallel: 1, ...extra.loop },
       };
       await fs.mkdir(paths.dir, { recursive: true });
       await fs.writeFile(paths.config, JSON.stringify(config, null, 2));

@@ -1,0 +1,45 @@
+import { execFile } from 'node:child_process';
+import { RalphError } from '../errors';
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A git command that failed where the caller needed it to succeed. */
+export class GitCommandError extends RalphError {
+  constructor(
+    readonly args: readonly string[],
+    readonly result: GitResult,
+  ) {
+    super(`git ${args.join(' ')} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ')}`, 'git');
+  }
+}
+
+/**
+ * Runs git and returns its exit code and output without throwing: the worktree manager and the
+ * merge queue branch on exit codes (a conflict is an answer, not an error). Messages in C locale
+ * so that what is parsed does not depend on the user's language; never a prompt.
+ */
+export function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      'git',
+      [...args],
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...options.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' }, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 128) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) || (error && code === 128 && !stderr ? error.message : '') });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/** Runs git and throws a `GitCommandError` on a non-zero exit; returns stdout. */
+export async function git(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  const result = await runGit(cwd, args, options);
+  if (result.code !== 0) throw new GitCommandError(args, result);
+  return result.stdout;
+}

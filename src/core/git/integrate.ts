@@ -1,0 +1,260 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { RalphError } from '../errors';
+import { git, runGit } from './gitExec';
+import type { WorktreeManager } from './worktrees';
+
+/**
+ * How a task's branch is brought onto the target's tip.
+ * - `squash` (default): one three-way merge of the branch into the tip, committed as ONE commit
+ *   whose only parent is the tip. That commit is exactly the tree the queue's gates checked, so
+ *   the target is green at every commit it gains, history stays linear and bisectable, and a
+ *   conflict is met once — not once per iteration commit as a rebase would replay them. A
+ *   rebase also puts every iteration commit on the target, most of which were never green.
+ * - `merge`: a `--no-ff` merge commit; the first-parent chain of the target is green at every
+ *   step and the iteration commits stay reachable through the second parent.
+ */
+export type MergeStrategy = 'squash' | 'merge';
+
+export interface ConflictHunk {
+  file: string;
+  /** The conflict blocks of the file as git wrote them (markers included), capped. */
+  text: string;
+}
+
+export type PrepareResult =
+  /** A commit `result` on top of `base`, in the merge worktree only: the target has not moved. */
+  | { kind: 'ready'; base: string; result: string }
+  /** The branch adds nothing the target does not already have. */
+  | { kind: 'empty'; base: string }
+  /** A commit of the target already carries this exact branch tip (a crash after landing). */
+  | { kind: 'already-merged'; commit: string }
+  | { kind: 'conflict'; base: string; files: string[]; hunks: ConflictHunk[] };
+
+export type LandResult =
+  | { kind: 'landed'; commit: string; followed: string[] }
+  /** The target moved since `base` (the user committed): prepare again on the new tip. */
+  | { kind: 'moved'; tip: string | undefined }
+  /** A working tree with the target checked out has uncommitted changes the merge would touch. */
+  | { kind: 'waiting'; worktree: string; files: string[]; reason: string };
+
+const TRAILER_TASK = 'Ralph-Task';
+const TRAILER_TIP = 'Ralph-Branch-Tip';
+const FALLBACK_IDENTITY: NodeJS.ProcessEnv = { GIT_AUTHOR_NAME: 'Ralph Loop', GIT_AUTHOR_EMAIL: 'ralph-loop@localhost', GIT_COMMITTER_NAME: 'Ralph Loop', GIT_COMMITTER_EMAIL: 'ralph-loop@localhost' };
+const MAX_HUNK_CHARS = 1500;
+const MAX_HUNKS_CHARS = 6000;
+
+/**
+ * The queue's git side: a dedicated worktree (`.ralph/worktrees/_merge`, detached) in which a
+ * task's branch is merged onto the target's tip and checked, and the compare-and-swap that
+ * advances the target only when it still points where the check started.
+ */
+export class MergeWorkspace {
+  constructor(private readonly worktrees: WorktreeManager) {}
+
+  get path(): string {
+    return this.worktrees.mergePath;
+  }
+
+  /** Merges `ralph/<taskId>` onto the current tip of `target` in the merge worktree, never touching the target. */
+  async prepare(task: { id: string; title: string }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
+    const branch = this.worktrees.branchFor(task.id);
+    const branchTip = await this.worktrees.branchTip(branch);
+    if (!branchTip) throw new RalphError(`task ${task.id} has no branch ${branch} to merge`, 'no-task-branch');
+    const base = await this.worktrees.branchTip(target);
+    if (!base) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
+    const already = await this.findLanded(target, task.id, branchTip);
+    if (already) return { kind: 'already-merged', commit: already };
+    if ((await runGit(this.worktrees.root, ['merge-base', '--is-ancestor', branchTip, base])).code === 0) return { kind: 'empty', base };
+
+    await this.checkout(base);
+    const args = strategy === 'squash' ? ['merge', '--squash', '--no-commit', branch] : ['merge', '--no-ff', '--no-commit', branch];
+    const merged = await runGit(this.path, args);
+    const unmerged = (await git(this.path, ['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
+    if (unmerged.length > 0) {
+      const hunks = await conflictHunks(this.path, unmerged);
+      await this.checkout(base); // aborts the merge: MERGE_HEAD, index and files back to the tip
+      return { kind: 'conflict', base, files: unmerged, hunks };
+    }
+    if (merged.code !== 0) throw new RalphError(`git ${args.join(' ')} failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+    const markers = await leftoverMarkers(this.path);
+    if (markers.length > 0) {
+      // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
+      await this.checkout(base);
+      return { kind: 'conflict', base, files: [...new Set(markers.map((m) => m.file))], hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })) };
+    }
+    if ((await runGit(this.path, ['diff', '--cached', '--quiet'])).code === 0) {
+      await this.checkout(base);
+      return { kind: 'empty', base };
+    }
+    const message = `ralph(${task.id}): ${task.title}\n\n${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
+    await git(this.path, ['commit', '--no-verify', '-q', '-F', '-'], { input: message, env: await this.identityEnv() });
+    const result = (await git(this.path, ['rev-parse', 'HEAD'])).trim();
+    return { kind: 'ready', base, result };
+  }
+
+  /**
+   * Advances `target` from `base` to `result` atomically (`update-ref` with the expected old
+   * value). A working tree that has the target checked out follows: its index and files move
+   * with a two-tree `read-tree -m -u`, which carries the user's unrelated changes forward and
+   * refuses to overwrite any. When the user's uncommitted changes touch a file of the merge,
+   * nothing moves and the answer says which files.
+   */
+  async land(target: string, base: string, result: string): Promise<LandResult> {
+    const tip = await this.worktrees.branchTip(target);
+    if (tip !== base) return { kind: 'moved', tip };
+    const followers = (await this.checkoutsOf(target)).filter((p) => p !== this.path);
+    const changed = (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
+    for (const worktree of followers) {
+      const dirty = await dirtyFiles(worktree);
+      const touched = changed.filter((f) => dirty.has(f));
+      if (touched.length > 0) {
+        return { kind: 'waiting', worktree, files: touched, reason: `uncommitted changes in ${worktree} to ${touched.join(', ')} would be overwritten by the merge; commit or stash them yourself (Ralph never does) and the merge continues` };
+      }
+    }
+    const followed: string[] = [];
+    for (const worktree of followers) {
+      const moved = await runGit(worktree, ['read-tree', '-m', '-u', base, result]);
+      if (moved.code !== 0) {
+        await this.unfollow(followed, base, result);
+        return { kind: 'waiting', worktree, files: [], reason: `${worktree} could not follow the merge: ${moved.stderr.trim().split('\n')[0]}` };
+      }
+      followed.push(worktree);
+    }
+    const swapped = await runGit(this.worktrees.root, ['update-ref', '-m', `ralph: merge queue`, `refs/heads/${target}`, result, base]);
+    if (swapped.code !== 0) {
+      await this.unfollow(followed, base, result);
+      return { kind: 'moved', tip: await this.worktrees.branchTip(target) };
+    }
+    return { kind: 'landed', commit: result, followed };
+  }
+
+  /** Leaves the merge worktree at `base` with no merge in progress and no stray files. */
+  async checkout(base: string): Promise<void> {
+    await this.ensure(base);
+    // HEAD is always detached here: a hard reset moves it and drops any merge in progress
+    await git(this.path, ['reset', '-q', '--hard', base]);
+    // untracked and ignored files too: the check must see exactly the merged tree, not build output of an earlier one
+    await git(this.path, ['clean', '-q', '-ffdx']);
+    await this.worktrees.linkShared(this.path);
+  }
+
+  /** The target commit that landed this branch tip, by its trailers; undefined when none did. */
+  async findLanded(target: string, taskId: string, branchTip: string): Promise<string | undefined> {
+    // a landing commit can only come after the branch forked: search from there, not the whole history
+    const fork = await runGit(this.worktrees.root, ['merge-base', branchTip, `refs/heads/${target}`]);
+    const range = fork.code === 0 ? `${fork.stdout.trim()}..refs/heads/${target}` : `refs/heads/${target}`;
+    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', range]);
+    if (out.code !== 0) return undefined;
+    for (const record of out.stdout.split('\x01')) {
+      const [sha, body] = record.trim().split('\0');
+      if (sha && body?.split('\n').includes(`${TRAILER_TASK}: ${taskId}`)) return sha;
+    }
+    return undefined;
+  }
+
+  private async ensure(base: string): Promise<void> {
+    const listed = await git(this.worktrees.root, ['worktree', 'list', '--porcelain']);
+    if (listed.split('\n').includes(`worktree ${this.path}`) && (await fs.stat(path.join(this.path, '.git')).catch(() => undefined))) return;
+    await fs.rm(this.path, { recursive: true, force: true });
+    await runGit(this.worktrees.root, ['worktree', 'prune']);
+    await this.worktrees.ensureIgnored();
+    await git(this.worktrees.root, ['worktree', 'add', '--detach', this.path, base]);
+  }
+
+  private async unfollow(worktrees: string[], base: string, result: string): Promise<void> {
+    for (const worktree of worktrees) await runGit(worktree, ['read-tree', '-m', '-u', result, base]);
+  }
+
+  /** Worktrees (the user's included) whose HEAD is the branch `target`. */
+  private async checkoutsOf(target: string): Promise<string[]> {
+    const listed = await git(this.worktrees.root, ['worktree', 'list', '--porcelain']);
+    return listed
+      .split('\n\n')
+      .filter((block) => block.split('\n').includes(`branch refs/heads/${target}`))
+      .map((block) => block.split('\n')[0].replace(/^worktree /, ''));
+  }
+
+  /** Commits need an author; fresh containers and CI machines often have none configured. */
+  private identityEnv(): Promise<NodeJS.ProcessEnv> {
+    return identityEnv(this.path);
+  }
+}
+
+/**
+ * Brings the target's tip into a task's worktree (a merge commit on its branch), so that its
+ * agent works on the new tip. On a conflict the merge is left in progress — the markers are in
+ * the files, and the agent's next commit concludes the merge. Returns the conflicting files.
+ */
+export async function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
+  const status = await git(worktree, ['status', '--porcelain']);
+  if (status.trim() !== '') {
+    await git(worktree, ['add', '-A']);
+    await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], { env: await identityEnv(worktree) });
+  }
+  const merged = await runGit(worktree, ['merge', '--no-ff', '--no-edit', '-m', `ralph(${taskId}): merge ${target} (merge queue)`, target], { env: await identityEnv(worktree) });
+  const unmerged = (await git(worktree, ['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
+  if (merged.code !== 0 && unmerged.length === 0) throw new RalphError(`could not merge ${target} into the worktree of ${taskId}: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+  return unmerged;
+}
+
+async function identityEnv(dir: string): Promise<NodeJS.ProcessEnv> {
+  const name = (await runGit(dir, ['config', 'user.name'])).stdout.trim();
+  const email = (await runGit(dir, ['config', 'user.email'])).stdout.trim();
+  return name && email ? {} : FALLBACK_IDENTITY;
+}
+
+/** Conflict markers staged in the merge worktree (`git diff --check` names them). */
+async function leftoverMarkers(dir: string): Promise<{ file: string; line: number }[]> {
+  const out = await runGit(dir, ['diff', '--cached', '--check']);
+  const found: { file: string; line: number }[] = [];
+  for (const line of out.stdout.split('\n')) {
+    const match = /^(.+):(\d+): leftover conflict marker$/.exec(line);
+    if (match) found.push({ file: match[1], line: Number(match[2]) });
+  }
+  return found;
+}
+
+/** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree. */
+async function dirtyFiles(worktree: string): Promise<Set<string>> {
+  const out = await git(worktree, ['status', '--porcelain', '-z', '--untracked-files=all']);
+  const files = new Set<string>();
+  const fields = out.split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const entry = fields[i];
+    if (entry.length < 4) continue;
+    files.add(entry.slice(3));
+    if (entry[0] === 'R' || entry[0] === 'C') files.add(fields[++i]); // the rename's source follows
+  }
+  return files;
+}
+
+async function conflictHunks(dir: string, files: string[]): Promise<ConflictHunk[]> {
+  const hunks: ConflictHunk[] = [];
+  let budget = MAX_HUNKS_CHARS;
+  for (const file of files) {
+    if (budget <= 0) break;
+    const text = await fs.readFile(path.join(dir, file), 'utf8').catch(() => undefined);
+    const blocks = text === undefined ? '(binary or deleted on one side)' : extractConflictBlocks(text) || '(deleted on one side, changed on the other)';
+    const capped = blocks.length > Math.min(MAX_HUNK_CHARS, budget) ? `${blocks.slice(0, Math.min(MAX_HUNK_CHARS, budget))}\n… [truncated]` : blocks;
+    budget -= capped.length;
+    hunks.push({ file, text: capped });
+  }
+  return hunks;
+}
+
+/** The `<<<<<<<` … `>>>>>>>` blocks of a file, with their line numbers. */
+export function extractConflictBlocks(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i < lines.length; i++) {
+    if (start < 0 && lines[i].startsWith('<<<<<<<')) start = i;
+    if (start >= 0) out.push(lines[i]);
+    if (start >= 0 && lines[i].startsWith('>>>>>>>')) {
+      out.splice(out.length - (i - start + 1), 0, `@@ line ${start + 1}`);
+      start = -1;
+    }
+  }
+  return out.join('\n');
+}

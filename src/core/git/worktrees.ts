@@ -1,0 +1,294 @@
+import { promises as fs, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { RalphError } from '../errors';
+import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { git, runGit } from './gitExec';
+
+/** Where task worktrees live, relative to the workspace (DESIGN §3). */
+export const WORKTREES_DIR = '.ralph/worktrees';
+/** The queue's own worktree; `_` cannot start a task id, so it never clashes with one. */
+export const MERGE_WORKTREE = '_merge';
+const BRANCH_PREFIX = 'ralph/';
+const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const EXCLUDE_LINE = `/${WORKTREES_DIR}/`;
+
+export interface TaskWorktree {
+  taskId: string;
+  path: string;
+  /** `ralph/<taskId>`, or undefined when the worktree's HEAD is detached. */
+  branch?: string;
+  head?: string;
+  /** Git's lock reason (`initializing` when a crash interrupted `git worktree add`). */
+  locked?: string;
+}
+
+export interface CreatedWorktree {
+  taskId: string;
+  path: string;
+  branch: string;
+  /** The commit the branch was made from (the target's tip), or the branch's tip when it already existed. */
+  base: string;
+  /** False when an existing worktree (or branch) of the task was picked up again. */
+  created: boolean;
+}
+
+export interface PruneReport {
+  removedWorktrees: string[];
+  removedBranches: string[];
+  removedLocks: string[];
+  removedDirs: string[];
+}
+
+interface Registered {
+  path: string;
+  head?: string;
+  branch?: string;
+  locked?: string;
+  prunable?: boolean;
+}
+
+/**
+ * Task worktrees on real git: `.ralph/worktrees/<taskId>` on branch `ralph/<taskId>`, made from
+ * the target branch's current tip. Everything it creates can be found again from git alone
+ * (`git worktree list`, `refs/heads/ralph/*`), so a crashed run leaves nothing `prune` cannot see.
+ */
+export class WorktreeManager {
+  /** The workspace with symlinks resolved: git reports worktree paths that way. */
+  readonly root: string;
+  readonly dir: string;
+
+  /**
+   * `links`: untracked paths of the workspace (installed dependencies) symlinked into every
+   * worktree, so that gates find them; git never sees the links (excluded like the worktrees).
+   */
+  constructor(
+    root: string,
+    private readonly links: readonly string[] = [],
+  ) {
+    this.root = realpathSync(root);
+    this.dir = path.join(this.root, ...WORKTREES_DIR.split('/'));
+  }
+
+  pathFor(taskId: string): string {
+    return path.join(this.dir, checkedId(taskId));
+  }
+
+  branchFor(taskId: string): string {
+    return `${BRANCH_PREFIX}${checkedId(taskId)}`;
+  }
+
+  get mergePath(): string {
+    return path.join(this.dir, MERGE_WORKTREE);
+  }
+
+  /**
+   * Keeps `.ralph/worktrees/` out of `git status` and `git add -A` of the workspace. It goes to
+   * `.git/info/exclude` rather than a tracked `.gitignore`: shared by every worktree, never
+   * committed, and it does not dirty the user's working tree.
+   */
+  async ensureIgnored(): Promise<void> {
+    const commonDir = path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
+    const exclude = path.join(commonDir, 'info', 'exclude');
+    const current = (await readTextIfExists(exclude)) ?? '';
+    const lines = current.split('\n').map((line) => line.trim());
+    // a symlink is not a directory to git: `node_modules/` in a .gitignore would not hide the link
+    const missing = [EXCLUDE_LINE, ...this.links.map((l) => `/${l.replace(/\/+$/, '')}`)].filter((line) => !lines.includes(line));
+    if (missing.length === 0) return;
+    const sep = current === '' || current.endsWith('\n') ? '' : '\n';
+    await writeFileAtomic(exclude, `${current}${sep}# Ralph Loop task worktrees (and the paths linked into them)\n${missing.join('\n')}\n`);
+  }
+
+  /** Links the configured paths of the workspace into a worktree (those that exist and are not there yet). */
+  async linkShared(worktree: string): Promise<void> {
+    for (const rel of this.links) {
+      const source = path.join(this.root, rel);
+      const target = path.join(worktree, rel);
+      if (!(await fs.stat(source).catch(() => undefined))) continue;
+      if (await fs.lstat(target).catch(() => undefined)) continue; // tracked there, or linked already
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.symlink(source, target, 'junction');
+    }
+  }
+
+  /**
+   * The task's worktree, created from the CURRENT tip of `targetBranch`; an existing one (a
+   * resumed task) is returned as it is, with its commits and uncommitted work. `fresh` starts
+   * over from the tip: the old worktree and branch are dropped (Retry from the new tip).
+   */
+  async create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
+    const wtPath = this.pathFor(taskId);
+    const branch = this.branchFor(taskId);
+    await this.ensureIgnored();
+    const existing = (await this.registered()).find((w) => w.path === wtPath);
+    if (existing && options.fresh) await this.remove(taskId, { deleteBranch: true });
+    else if (existing && !existing.prunable && existing.locked === undefined) {
+      if (existing.branch !== branch) throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
+      await this.linkShared(wtPath);
+      return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
+    } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
+    await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
+    await runGit(this.root, ['worktree', 'prune']);
+    await fs.mkdir(this.dir, { recursive: true });
+
+    const tip = await this.branchTip(targetBranch);
+    if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
+    const branchTip = options.fresh ? undefined : await this.branchTip(branch);
+    if (branchTip) {
+      // the task's branch survived (its worktree did not): its commits are the task's work, keep them
+      await git(this.root, ['worktree', 'add', wtPath, branch]);
+      await this.linkShared(wtPath);
+      return { taskId, path: wtPath, branch, base: branchTip, created: false };
+    }
+    await git(this.root, ['worktree', 'add', '-B', branch, wtPath, tip]);
+    await this.linkShared(wtPath);
+    return { taskId, path: wtPath, branch, base: tip, created: true };
+  }
+
+  /** Task worktrees git knows of (the merge worktree excluded). */
+  async list(): Promise<TaskWorktree[]> {
+    return (await this.registered())
+      .filter((w) => path.dirname(w.path) === this.dir && path.basename(w.path) !== MERGE_WORKTREE)
+      .map((w) => ({ taskId: path.basename(w.path), path: w.path, branch: w.branch, head: w.head, locked: w.locked }));
+  }
+
+  /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
+  async remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
+    const wtPath = this.pathFor(taskId);
+    if ((await this.registered()).some((w) => w.path === wtPath)) await this.forceRemove(wtPath);
+    await fs.rm(wtPath, { recursive: true, force: true });
+    await runGit(this.root, ['worktree', 'prune']);
+    if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
+  }
+
+  /** Removes the merge queue's worktree (between runs it holds nothing worth keeping). */
+  async removeMergeWorktree(): Promise<void> {
+    if ((await this.registered()).some((w) => w.path === this.mergePath)) await this.forceRemove(this.mergePath);
+    await fs.rm(this.mergePath, { recursive: true, force: true });
+    await runGit(this.root, ['worktree', 'prune']);
+  }
+
+  /** Branches `ralph/<taskId>` that exist, by task id. */
+  async branches(): Promise<Map<string, string>> {
+    const out = await git(this.root, ['for-each-ref', '--format=%(refname:short) %(objectname)', `refs/heads/${BRANCH_PREFIX}`]);
+    const result = new Map<string, string>();
+    for (const line of out.split('\n').filter(Boolean)) {
+      const [name, sha] = line.split(' ');
+      result.set(name.slice(BRANCH_PREFIX.length), sha);
+    }
+    return result;
+  }
+
+  /**
+   * Cleans up what a crashed run left. Call it only while holding the run lock, before any
+   * agent starts: then no Ralph git process runs in these worktrees and every lock file in
+   * their git dirs is stale. Worktrees of tasks not in `keep` are removed, and branches of
+   * tasks not in `keepBranches` (default: `keep`); kept ones lose only their stale lock files.
+   * Directories git does not know go too (no metadata, so no commits in them).
+   */
+  async prune(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string> = keep): Promise<PruneReport> {
+    const report: PruneReport = { removedWorktrees: [], removedBranches: [], removedLocks: [], removedDirs: [] };
+    await runGit(this.root, ['worktree', 'prune']);
+    const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir);
+    for (const w of registered) {
+      const name = path.basename(w.path);
+      report.removedLocks.push(...(await this.removeStaleLocks(w.path)));
+      if (name === MERGE_WORKTREE || !keep.has(name) || w.locked === 'initializing') {
+        await this.forceRemove(w.path);
+        await fs.rm(w.path, { recursive: true, force: true });
+        report.removedWorktrees.push(w.path);
+      }
+    }
+    await runGit(this.root, ['worktree', 'prune']);
+    const stillRegistered = new Set((await this.registered()).map((w) => w.path));
+    for (const entry of await fs.readdir(this.dir).catch(() => [] as string[])) {
+      const full = path.join(this.dir, entry);
+      if (stillRegistered.has(full)) continue;
+      await fs.rm(full, { recursive: true, force: true });
+      report.removedDirs.push(full);
+    }
+    const commonDir = path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
+    const checkedOut = new Set((await this.registered()).map((w) => w.branch).filter(Boolean));
+    for (const taskId of (await this.branches()).keys()) {
+      const lock = path.join(commonDir, 'refs', 'heads', ...`${BRANCH_PREFIX}${taskId}.lock`.split('/'));
+      if (await removeIfExists(lock)) report.removedLocks.push(lock);
+      if (keepBranches.has(taskId) || checkedOut.has(`${BRANCH_PREFIX}${taskId}`)) continue;
+      await this.deleteBranch(`${BRANCH_PREFIX}${taskId}`);
+      report.removedBranches.push(`${BRANCH_PREFIX}${taskId}`);
+    }
+    return report;
+  }
+
+  /** The commit a local branch points at, or undefined when there is no such branch. */
+  async branchTip(branch: string): Promise<string | undefined> {
+    const result = await runGit(this.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]);
+    return result.code === 0 ? result.stdout.trim() : undefined;
+  }
+
+  private async deleteBranch(branch: string): Promise<void> {
+    const result = await runGit(this.root, ['branch', '-D', branch]);
+    if (result.code !== 0 && !/not found/.test(result.stderr)) throw new RalphError(`could not delete branch ${branch}: ${result.stderr.trim()}`, 'git');
+  }
+
+  /** `--force` twice: also a locked worktree, and one with uncommitted changes. */
+  private async forceRemove(wtPath: string): Promise<void> {
+    await this.removeStaleLocks(wtPath);
+    const result = await runGit(this.root, ['worktree', 'remove', '--force', '--force', wtPath]);
+    if (result.code !== 0 && !/is not a working tree/.test(result.stderr)) {
+      // the admin entry may be half-written (crash in `worktree add`): drop the files, then let prune clear the entry
+      await fs.rm(wtPath, { recursive: true, force: true });
+      await runGit(this.root, ['worktree', 'prune']);
+    }
+  }
+
+  /** `index.lock` / `HEAD.lock` in the worktree's own git dir. */
+  private async removeStaleLocks(wtPath: string): Promise<string[]> {
+    const gitDir = await worktreeGitDir(wtPath);
+    if (!gitDir) return [];
+    const removed: string[] = [];
+    for (const name of ['index.lock', 'HEAD.lock']) {
+      const file = path.join(gitDir, name);
+      if (await removeIfExists(file)) removed.push(file);
+    }
+    return removed;
+  }
+
+  private async registered(): Promise<Registered[]> {
+    const out = await git(this.root, ['worktree', 'list', '--porcelain']);
+    const result: Registered[] = [];
+    for (const block of out.split('\n\n')) {
+      const entry: Partial<Registered> = {};
+      for (const line of block.split('\n')) {
+        const [key, ...rest] = line.split(' ');
+        const value = rest.join(' ');
+        if (key === 'worktree') entry.path = value;
+        else if (key === 'HEAD') entry.head = value;
+        else if (key === 'branch') entry.branch = value.replace(/^refs\/heads\//, '');
+        else if (key === 'locked') entry.locked = value;
+        else if (key === 'prunable') entry.prunable = true;
+      }
+      if (entry.path) result.push(entry as Registered);
+    }
+    return result;
+  }
+}
+
+/** The git dir of a linked worktree, read from its `.git` file (`gitdir: …`). */
+async function worktreeGitDir(wtPath: string): Promise<string | undefined> {
+  const pointer = await readTextIfExists(path.join(wtPath, '.git')).catch(() => undefined);
+  const dir = pointer && /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
+  return dir ? path.resolve(wtPath, dir) : undefined;
+}
+
+async function removeIfExists(file: string): Promise<boolean> {
+  try {
+    await fs.unlink(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function checkedId(taskId: string): string {
+  if (!TASK_ID.test(taskId) || taskId.length > 64) throw new RalphError(`"${taskId}" is not a valid task id for a worktree`, 'invalid-task-id');
+  return taskId;
+}

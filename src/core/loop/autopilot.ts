@@ -1,0 +1,264 @@
+import type { RalphConfig } from '../config/schema';
+import { errorMessage } from '../errors';
+import type { RalphEventBody } from '../events';
+import { mergeTargetInto } from '../git/integrate';
+import type { WorktreeManager } from '../git/worktrees';
+import type { Task, TaskStatus } from '../tasks/schema';
+import type { TaskStore } from '../tasks/store';
+import type { CheckpointStore } from './checkpoint';
+import type { MergeOutcome, MergeQueue } from './mergeQueue';
+import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, scheduleFinished, type SchedulerState } from './scheduler';
+import type { TaskLoop } from './taskLoop';
+import type { TaskRunResult } from './types';
+
+export interface AutopilotDeps {
+  config: RalphConfig;
+  store: TaskStore;
+  checkpoints: CheckpointStore;
+  worktrees: WorktreeManager;
+  queue: MergeQueue;
+  target: string;
+  /** A task loop whose tools, commands, gates, commits and notes act in `workRoot`. */
+  loopFor(workRoot: string): Promise<TaskLoop>;
+  emit(body: RalphEventBody): void;
+  /** Only this task (`ralph run <id>`); otherwise every ready task. */
+  only?: string;
+  /** How long a merge that waits for the user's tree waits before it looks again. */
+  waitRetryMs?: number;
+}
+
+type Finished = { kind: 'agent'; taskId: string; result: TaskRunResult } | { kind: 'merge'; outcome: MergeOutcome | undefined } | { kind: 'tick' };
+
+/** Statuses whose worktree a crashed run must keep: the task may still go on (or be retried) in it. */
+const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
+/** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
+const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted']);
+
+/**
+ * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`
+ * agents, each in its own worktree made from the target's current tip; a task whose agent
+ * signalled COMPLETE (required gates green in its worktree) goes to the merge queue, and is
+ * `done` only once the queue has landed it on the target after re-checking the merged result.
+ * A conflict or a red merged check sends the task back to its agent on the new tip.
+ */
+export class Autopilot {
+  private schedule: SchedulerState = EMPTY_SCHEDULE;
+  private readonly agents = new Map<string, Promise<Finished>>();
+  private merging: Promise<Finished> | undefined;
+  private retryMergeAt = 0;
+  /** What each waiting merge last said, so a wait is announced once, not at every look. */
+  private readonly waitingSaid = new Map<string, string>();
+  private readonly results: TaskRunResult[] = [];
+  /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
+  private readonly cleanups: Promise<void>[] = [];
+
+  constructor(private readonly d: AutopilotDeps) {}
+
+  async run(stop: AbortSignal): Promise<TaskRunResult[]> {
+    await this.recover();
+    try {
+      await this.loop(stop);
+    } finally {
+      // never leave with an agent or a merge still at work (the run lock is released after this)
+      await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : [])]);
+      await Promise.all(this.cleanups);
+      await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
+    }
+    return this.results;
+  }
+
+  private async loop(stop: AbortSignal): Promise<void> {
+    const { d } = this;
+    for (;;) {
+      if (!stop.aborted) this.startAgents(await this.candidates(), stop);
+      if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
+        this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
+      }
+      // the slots were just filled: no agent and nothing to merge means nothing is left to do
+      if (this.agents.size === 0 && !this.merging && (stop.aborted || !d.queue.pending)) {
+        if (!stop.aborted && !scheduleFinished(this.schedule, await this.candidates())) {
+          d.emit({ type: 'warning', code: 'autopilot-stalled', message: `tasks ${this.schedule.merging.join(', ')} wait for a merge that is not queued; the next run queues them again` });
+        }
+        break;
+      }
+      const waits: Promise<Finished>[] = [...this.agents.values()];
+      if (this.merging) waits.push(this.merging);
+      else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
+      const finished = await Promise.race(waits);
+      if (finished.kind === 'agent') await this.agentFinished(finished.taskId, finished.result);
+      else if (finished.kind === 'merge') {
+        this.merging = undefined;
+        await this.mergeFinished(finished.outcome);
+      }
+    }
+  }
+
+  /**
+   * Before any agent starts: prune what a crash left (run lock held, so no Ralph git process
+   * runs), and put tasks back in the queue whose agent had finished but whose merge had not.
+   */
+  private async recover(): Promise<void> {
+    const { d } = this;
+    const tasks = await d.store.list();
+    const keep = new Set(tasks.filter((t) => !GONE.has(t.status)).map((t) => t.id));
+    // merge.deleteBranch false: the branches of merged tasks are the user's to keep
+    const keepBranches = d.config.merge.deleteBranch ? keep : new Set([...keep, ...tasks.filter((t) => t.status === 'done').map((t) => t.id)]);
+    const pruned = await d.worktrees.prune(keep, keepBranches);
+    const removed = [...pruned.removedWorktrees, ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
+    if (removed.length > 0) d.emit({ type: 'warning', code: 'worktrees-pruned', message: `cleaned up after an interrupted run: ${removed.join(', ')}` });
+    for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id))) {
+      const cp = await d.checkpoints.load(task.id).catch(() => undefined);
+      if (cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete') {
+        this.schedule = { ...this.schedule, merging: [...this.schedule.merging, task.id] };
+        d.queue.enqueue(task.id, task.title);
+      }
+    }
+  }
+
+  private async candidates(): Promise<Task[]> {
+    const tasks = (await this.d.store.list()).filter((t) => this.wanted(t.id));
+    // `ralph run <id>` resumes a halted task too (the runner checked it is startable); the autopilot alone never does
+    return this.d.only === undefined ? tasks : tasks.map((t) => (t.status === 'halted' ? { ...t, status: 'in_progress' as const } : t));
+  }
+
+  private wanted(taskId: string): boolean {
+    return this.d.only === undefined || this.d.only === taskId;
+  }
+
+  private startAgents(tasks: Task[], stop: AbortSignal): void {
+    const filled = fillSlots(this.schedule, tasks, this.d.config.loop.maxParallel);
+    this.schedule = filled.state;
+    for (const task of filled.start) {
+      const run = this.runAgent(task, stop).then((result) => ({ kind: 'agent', taskId: task.id, result }) as Finished);
+      this.agents.set(task.id, run);
+    }
+  }
+
+  private async runAgent(task: Task, stop: AbortSignal): Promise<TaskRunResult> {
+    const { d } = this;
+    try {
+      const worktree = await d.worktrees.create(task.id, d.target);
+      const current = await d.store.get(task.id);
+      return await (await d.loopFor(worktree.path)).run(current, stop);
+    } catch (error) {
+      const reason = `could not run in its worktree: ${errorMessage(error)}`;
+      d.emit({ type: 'error', taskId: task.id, message: reason });
+      await this.setStatus(task.id, 'failed', reason);
+      return { taskId: task.id, status: 'failed', reason, iterations: task.iterations };
+    }
+  }
+
+  private async agentFinished(taskId: string, result: TaskRunResult): Promise<void> {
+    const { d } = this;
+    this.agents.delete(taskId);
+    if (result.status === 'done') {
+      // the loop kept the task in_progress: it is done once merged
+      this.schedule = agentEnded(this.schedule, taskId, 'complete');
+      const task = await d.store.get(taskId);
+      try {
+        d.queue.enqueue(taskId, task.title);
+      } catch (error) {
+        // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
+        const reason = `could not queue for merge: ${errorMessage(error)}`;
+        await this.setStatus(taskId, 'failed', reason);
+        this.results.push({ taskId, status: 'failed', reason, iterations: task.iterations });
+        this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+        return;
+      }
+      this.retryMergeAt = 0;
+      return;
+    }
+    this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);
+    this.results.push(result);
+    if (FAILED_ENDS.has(result.status) && !d.config.worktrees.keepFailed && result.status !== 'halted') {
+      await d.worktrees.remove(taskId, { deleteBranch: false }).catch(() => undefined); // the branch keeps its commits
+    }
+  }
+
+  private async mergeFinished(outcome: MergeOutcome | undefined): Promise<void> {
+    const { d } = this;
+    if (!outcome) return; // re-queued (the target kept moving, or a stop)
+    const { taskId } = outcome;
+    if (outcome.state === 'waiting') {
+      this.retryMergeAt = Date.now() + (d.waitRetryMs ?? 2000);
+      if (this.waitingSaid.get(taskId) !== outcome.detail) d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
+      this.waitingSaid.set(taskId, outcome.detail ?? '');
+      return;
+    }
+    this.waitingSaid.delete(taskId);
+    if (outcome.state === 'merged') {
+      const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
+      d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged' });
+      this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
+      this.schedule = mergeEnded(this.schedule, taskId, 'merged');
+      const cleanup = d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).catch((error) => {
+        d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` });
+      });
+      this.cleanups.push(cleanup);
+      return;
+    }
+    const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;
+    if (!returnable || outcome.attempts > d.config.merge.maxReturns) {
+      const status: TaskStatus = returnable ? 'needs_help' : 'failed';
+      const reason = returnable ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}` : (outcome.detail ?? 'merge failed');
+      const task = await this.setStatus(taskId, status, reason);
+      d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason });
+      this.results.push({ taskId, status, reason, iterations: task.iterations });
+      this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+      return;
+    }
+    await this.sendBack(outcome);
+  }
+
+  /** Back to the agent on the new tip, with what went wrong in its next iteration's context. */
+  private async sendBack(outcome: MergeOutcome): Promise<void> {
+    const { d } = this;
+    const { taskId } = outcome;
+    let conflicted: string[];
+    try {
+      conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
+    } catch (error) {
+      const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
+      await this.setStatus(taskId, 'failed', reason);
+      this.results.push({ taskId, status: 'failed', reason, iterations: (await d.store.get(taskId)).iterations });
+      this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+      return;
+    }
+    const lines =
+      outcome.state === 'conflict'
+        ? [
+            `Merge queue: your completed work conflicts with ${d.target}, which changed since you started (${outcome.detail ?? ''}). ${d.target} is now merged into your branch${conflicted.length > 0 ? `; resolve the conflict markers in ${conflicted.join(', ')} (keep both intents), commit, and signal COMPLETE again` : ' and conflict markers you committed earlier must go; fix them and signal COMPLETE again'}.`,
+            ...(outcome.hunks ?? []).map((h) => `Conflict in ${h.file}:\n${h.text}`),
+          ]
+        : [
+            `Merge queue: your work passed its gates alone, but the required gates fail once it is merged with the current ${d.target} (${outcome.detail ?? ''}). ${d.target} is now merged into your branch; make both work together and signal COMPLETE again.`,
+            ...(outcome.feedback ?? []),
+          ];
+    const cp = await d.checkpoints.load(taskId);
+    if (cp && cp.history.length > 0) {
+      const last = cp.history[cp.history.length - 1];
+      await d.checkpoints.save({ ...cp, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
+    }
+    this.schedule = mergeEnded(this.schedule, taskId, 'returned');
+  }
+
+  private async setStatus(taskId: string, to: TaskStatus, reason: string): Promise<Task> {
+    const before = await this.d.store.get(taskId);
+    const blockedReason = to === 'needs_help' || to === 'blocked' ? reason : undefined;
+    const task = await this.d.store.update(taskId, { status: to, blockedReason });
+    if (before.status !== to) this.d.emit({ type: 'task.status', taskId, from: before.status, to, reason });
+    return task;
+  }
+}
+
+function tick(ms: number, stop: AbortSignal): Promise<Finished> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    stop.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      resolve({ kind: 'tick' });
+    }
+  });
+}

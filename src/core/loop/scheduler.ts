@@ -1,0 +1,74 @@
+import { RalphError } from '../errors';
+import type { Task, TaskStatus } from '../tasks/schema';
+import { dependenciesDone } from '../tasks/select';
+
+/**
+ * Where every task of a parallel run stands, from the autopilot's point of view. Pure data:
+ * the functions below are the whole scheduling policy (seed 004, "Parallel Agent
+ * Coordination"): fill the free slots with the next ready tasks, wait for any agent to end,
+ * repeat until nothing runs, nothing waits to merge and nothing is ready.
+ */
+export interface SchedulerState {
+  /** Tasks with an agent slot. */
+  readonly running: readonly string[];
+  /** Finished by their agent (COMPLETE, gates green), waiting in or going through the merge queue. */
+  readonly merging: readonly string[];
+  /** Sent back by the queue (conflict, red merged check): they get the next free slot first. */
+  readonly returning: readonly string[];
+  /** Ended in this run (merged, blocked, failed…): not picked again by this run. */
+  readonly ended: readonly string[];
+}
+
+export const EMPTY_SCHEDULE: SchedulerState = { running: [], merging: [], returning: [], ended: [] };
+
+/** How an agent's turn on a task ended. `complete` = COMPLETE with the required gates green in its worktree. */
+export type AgentEnd = 'complete' | Exclude<TaskStatus, 'todo' | 'done'>;
+
+/** Tasks that may start now, best first: returned from the queue, then interrupted ones (a crash), then ready `todo`s. */
+export function readyTasks(tasks: readonly Task[], state: SchedulerState): Task[] {
+  const busy = new Set([...state.running, ...state.merging, ...state.ended]);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const returning = state.returning.map((id) => byId.get(id)).filter((t): t is Task => t !== undefined && !state.running.includes(t.id));
+  const free = tasks.filter((t) => !busy.has(t.id) && !state.returning.includes(t.id));
+  const interrupted = free.filter((t) => t.status === 'in_progress').sort(byPriority);
+  // `done` is set only once a task's work is merged, so a dependent starts from a tip that has it
+  const todo = free.filter((t) => t.status === 'todo' && dependenciesDone(t, byId)).sort(byPriority);
+  return [...returning, ...interrupted, ...todo];
+}
+
+/** Fills up to `maxParallel` slots; returns the new state and the tasks to start, in order. */
+export function fillSlots(state: SchedulerState, tasks: readonly Task[], maxParallel: number): { state: SchedulerState; start: Task[] } {
+  const free = Math.max(0, Math.floor(maxParallel) - state.running.length);
+  const start = readyTasks(tasks, state).slice(0, free);
+  if (start.length === 0) return { state, start };
+  const ids = start.map((t) => t.id);
+  return {
+    state: { ...state, running: [...state.running, ...ids], returning: state.returning.filter((id) => !ids.includes(id)) },
+    start,
+  };
+}
+
+/** An agent ended: its slot is free. COMPLETE goes on to the merge queue; anything else ends the task for this run. */
+export function agentEnded(state: SchedulerState, taskId: string, end: AgentEnd): SchedulerState {
+  if (!state.running.includes(taskId)) throw new RalphError(`task ${taskId} has no agent slot`, 'scheduler');
+  const running = state.running.filter((id) => id !== taskId);
+  if (end === 'complete') return { ...state, running, merging: [...state.merging, taskId] };
+  return { ...state, running, ended: [...state.ended, taskId] };
+}
+
+/** The queue is through with a task: merged (done), sent back to its agent, or given up on (needs_help, failed). */
+export function mergeEnded(state: SchedulerState, taskId: string, result: 'merged' | 'returned' | 'gave-up'): SchedulerState {
+  if (!state.merging.includes(taskId)) throw new RalphError(`task ${taskId} is not in the merge queue`, 'scheduler');
+  const merging = state.merging.filter((id) => id !== taskId);
+  if (result === 'returned') return { ...state, merging, returning: [...state.returning, taskId] };
+  return { ...state, merging, ended: [...state.ended, taskId] };
+}
+
+/** The run is over: no agent runs, nothing waits to merge, and no task could start. */
+export function scheduleFinished(state: SchedulerState, tasks: readonly Task[]): boolean {
+  return state.running.length === 0 && state.merging.length === 0 && readyTasks(tasks, state).length === 0;
+}
+
+function byPriority(a: Task, b: Task): number {
+  return a.priority - b.priority || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
+}
