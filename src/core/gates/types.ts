@@ -57,6 +57,8 @@ export interface GateOutcome {
   worstSeverity?: SecuritySeverity;
   /** The last lines of output when the parsers found nothing to go on. */
   outputTail?: string;
+  /** The gate's full output on disk (`.ralph/reports/<taskId>/gates/iteration-<n>-<gate>.log`). */
+  logPath?: string;
 }
 
 /** All gates of one iteration. */

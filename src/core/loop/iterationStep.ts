@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { buildIterationMessages } from '../agent/context';
 import { runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
@@ -146,7 +147,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
 async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit });
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: s.paths.workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, logDir: path.join(s.paths.reportsDir(task.id), 'gates') });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {
