@@ -6,6 +6,7 @@ import type { FixItem, GateOutcome, GateReport, GateRunResult, SecuritySeverity 
 export const DEFAULT_COVERAGE_THRESHOLD = 80;
 const MAX_ITEMS_PER_GATE = 20;
 /** What of a gate's output may reach the model (the full log is on disk): per line, per fix item, per output tail. */
+const LINE_CUT = '… [line cut]';
 export const GATE_TEXT_LIMITS = { lineChars: 400, itemChars: 1500, tailChars: 4000 } as const;
 const SEVERITY_RANK: Record<SecuritySeverity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 };
 
@@ -147,7 +148,7 @@ export function capText(text: string, maxChars: number, keep: 'start' | 'end' = 
   let cut = window.length < text.length;
   let out = window
     .split('\n')
-    .map((l) => (l.length > lineChars ? `${l.slice(0, lineChars)}… [line cut: ${l.length} characters]` : l))
+    .map((l) => (l.length > lineChars && !l.endsWith(LINE_CUT) ? `${l.slice(0, lineChars)}${LINE_CUT}` : l))
     .join('\n');
   if (out.length > maxChars) {
     out = keep === 'start' ? out.slice(0, maxChars) : out.slice(-maxChars);
