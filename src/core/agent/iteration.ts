@@ -117,6 +117,9 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       if (deps.signal.aborted || error instanceof StopRequestedError) return { ...result, stopped: true };
       return { ...result, error: errorMessage(error) };
     }
+    for (const message of response.warnings ?? []) {
+      deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'model-wire', message: `${agent ?? 'orchestrator'}: ${message}` });
+    }
     result.usage = addUsage(result.usage, response.usage);
     result.finalText = response.content;
     deps.emit({

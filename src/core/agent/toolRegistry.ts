@@ -4,6 +4,9 @@ import type { ToolCall, ToolSpec } from '../llm/types';
 import { errorResult, oneLine } from './tools/results';
 import type { AgentTool, ToolContext, ToolResult } from './tools/types';
 
+/** Raw argument text accepted for one call (a whole-file write_file fits; the wire bound is the same). */
+export const MAX_ARGUMENT_CHARS = 4 * 1024 * 1024;
+
 /**
  * The tools offered to one agent. `execute` is the boundary between the model's raw tool
  * calls and the tools: it parses and validates the arguments and turns every failure into a
@@ -41,10 +44,22 @@ export class ToolRegistry {
   /** Runs one call; never throws. */
   async execute(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
     if (ctx.signal.aborted) return errorResult(`${call.name} was not run: the run is stopping.`, 'aborted');
+    if (call.malformed) {
+      return errorResult(
+        `your tool call was malformed and was not run: ${call.malformed}. Send each call with a string "name" from the offered tools and a JSON object string as "arguments".`,
+        'malformed tool call',
+      );
+    }
+    if (call.arguments.length > MAX_ARGUMENT_CHARS) {
+      return errorResult(
+        `the arguments of ${oneLine(call.name, 60)} are ${call.arguments.length} characters, over the limit of ${MAX_ARGUMENT_CHARS}; split the work into smaller calls.`,
+        'arguments too large',
+      );
+    }
     const tool = this.tools.get(call.name);
     if (!tool) {
       return errorResult(
-        `unknown tool "${call.name}". Available tools: ${this.names().join(', ')}.`,
+        `unknown tool "${oneLine(call.name, 80)}". Available tools: ${this.names().join(', ')}.`,
         `unknown tool ${oneLine(call.name, 60)}`,
       );
     }

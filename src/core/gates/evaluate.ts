@@ -5,6 +5,9 @@ import type { FixItem, GateOutcome, GateReport, GateRunResult, SecuritySeverity 
 /** Coverage gates without a threshold use this (percent of lines). */
 export const DEFAULT_COVERAGE_THRESHOLD = 80;
 const MAX_ITEMS_PER_GATE = 20;
+/** What of a gate's output may reach the model (the full log is on disk): per line, per fix item, per output tail. */
+const LINE_CUT = '… [line cut]';
+export const GATE_TEXT_LIMITS = { lineChars: 400, itemChars: 1500, tailChars: 4000 } as const;
 const SEVERITY_RANK: Record<SecuritySeverity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 };
 
 /**
@@ -131,7 +134,28 @@ export function summarizeGates(outcomes: GateOutcome[]): GateReport {
 }
 
 function item(gate: GateConfig, level: FixItem['level'], text: string): FixItem {
-  return { gate: gate.name, kind: gate.kind, level, text };
+  return { gate: gate.name, kind: gate.kind, level, text: capText(text, GATE_TEXT_LIMITS.itemChars) };
+}
+
+/**
+ * Each line cut at the line limit, the whole to `maxChars`: its start (a fix item leads with
+ * what failed) or its end (an output tail). Only a bounded window is split into lines, so a
+ * 50 MB log costs no more than a short one.
+ */
+export function capText(text: string, maxChars: number, keep: 'start' | 'end' = 'start', lineChars: number = GATE_TEXT_LIMITS.lineChars): string {
+  const span = maxChars * 4;
+  const window = text.length <= span ? text : keep === 'start' ? text.slice(0, span) : text.slice(-span);
+  let cut = window.length < text.length;
+  let out = window
+    .split('\n')
+    .map((l) => (l.length > lineChars && !l.endsWith(LINE_CUT) ? `${l.slice(0, lineChars)}${LINE_CUT}` : l))
+    .join('\n');
+  if (out.length > maxChars) {
+    out = keep === 'start' ? out.slice(0, maxChars) : out.slice(-maxChars);
+    cut = true;
+  }
+  if (!cut) return out;
+  return keep === 'start' ? `${out} … [cut]` : `[cut] … ${out}`;
 }
 
 function location(p: { file?: string; line?: number }): string {
@@ -140,12 +164,14 @@ function location(p: { file?: string; line?: number }): string {
 }
 
 export function tail(text: string, lines = 30): string {
-  const all = text.trimEnd().split('\n');
-  return all.slice(-lines).join('\n');
+  const end = text.trimEnd();
+  // The last lines of a bounded window: a 50 MB single-line log costs no more than a short one.
+  const window = end.length > GATE_TEXT_LIMITS.tailChars * 4 ? end.slice(-GATE_TEXT_LIMITS.tailChars * 4) : end;
+  return capText(window.split('\n').slice(-lines).join('\n'), GATE_TEXT_LIMITS.tailChars, 'end');
 }
 
 function firstLines(text: string, lines: number): string {
-  return text.trim().split('\n').slice(0, lines).join('\n');
+  return text.slice(0, GATE_TEXT_LIMITS.itemChars * 2).trim().split('\n').slice(0, lines).join('\n');
 }
 
 function indent(text: string): string {

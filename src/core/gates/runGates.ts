@@ -1,8 +1,10 @@
+import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { CommandRunner } from '../safety/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
+import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 
@@ -20,6 +22,8 @@ export interface RunGatesOptions {
   emit?(body: RalphEventBody): void;
   /** Judges each outcome against the task's base before it is announced (gate integrity). */
   judge?(gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome>;
+  /** Folder for the full output of each gate (`iteration-<n>-<gate>.log`); none is kept when unset. */
+  logDir?: string;
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -29,12 +33,20 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     if (options.signal?.aborted) break;
     options.emit?.({ type: 'gate.started', taskId: options.taskId, iteration: options.iteration, gate: gate.name, kind: gate.kind, command: gate.command });
     let run: GateRunResult;
+    const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, gate.name) : undefined;
     try {
-      run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal });
+      run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
     } catch (error) {
       run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
     }
+    const logPath = await log?.close(run.output);
     const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+    if (logPath) {
+      evaluated.logPath = logPath;
+      // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.
+      const where = `full output of ${gate.name}: ${path.relative(options.cwd, logPath) || logPath}`;
+      evaluated.fixItems = evaluated.fixItems.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n(${where})` } : f));
+    }
     const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
     options.emit?.({
@@ -47,7 +59,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       passed: outcome.passed,
       summary: outcome.summary,
       durationMs: outcome.durationMs,
-      tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.map((f) => f.name).slice(0, 20) } : undefined,
+      tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.slice(0, 20).map((f) => f.name.slice(0, 300)) } : undefined,
       severity: outcome.worstSeverity,
       integrity: outcome.integrity,
     });

@@ -62,6 +62,8 @@ export interface GateOutcome {
    * failed it; `allowed` are the changes the task was allowed to make (the reports list them).
    */
   integrity?: { violations: string[]; allowed: string[] };
+  /** The gate's full output on disk (`.ralph/reports/<taskId>/gates/iteration-<n>-<gate>.log`). */
+  logPath?: string;
 }
 
 /** All gates of one iteration. */

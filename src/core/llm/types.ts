@@ -5,6 +5,8 @@ export interface ToolCall {
   name: string;
   /** The raw JSON text the model produced; parsed and validated by the tool registry. */
   arguments: string;
+  /** Set by the wire boundary when the call arrived malformed; the call is answered with this, never run. */
+  malformed?: string;
 }
 
 export type ChatMessage =
@@ -44,6 +46,8 @@ export interface ChatResponse {
   toolCalls: ToolCall[];
   finishReason: string;
   usage: TokenUsage;
+  /** What the wire boundary repaired or ignored in this reply (bad usage, odd chunks), for warning events. */
+  warnings?: string[];
 }
 
 /** A retry the client is about to make, for events and logs. */

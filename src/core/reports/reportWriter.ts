@@ -105,7 +105,7 @@ export function renderIteration(input: IterationReportInput): string {
     const coverage = gates.outcomes.filter((o) => o.kind === 'coverage');
     if (coverage.length) out.push(`### Coverage\n${list(coverage.map((o) => `${o.name}: ${o.summary}`))}`);
     const tails = gates.outcomes.filter((o) => !o.passed && o.outputTail);
-    for (const o of tails) out.push(`### Output of ${o.name} (last lines)\n${fence(o.outputTail ?? '')}`);
+    for (const o of tails) out.push(`### Output of ${o.name} (last lines)\n${fence(o.outputTail ?? '')}${o.logPath ? `\nFull log: \`${o.logPath}\`` : ''}`);
   }
   out.push(`## Model changes\n${list(input.modelChanges)}`);
   if (input.councilPlan) out.push(`## Bug council\n${input.councilPlan}`);

@@ -143,6 +143,17 @@ describe('glob', () => {
     assert.ok(globToRegExp('[!a]b').test('cb') && !globToRegExp('[!a]b').test('ab'));
     assert.ok(globToRegExp('a.b(c)+').test('a.b(c)+'));
     assert.ok(!globToRegExp('a.b').test('axb'));
+    assert.ok(globToRegExp('[a-c]x').test('bx') && !globToRegExp('[a-c]x').test('dx'));
+    assert.ok(globToRegExp('src/**/x/*.ts').test('src/x/a.ts') && globToRegExp('src/**/x/*.ts').test('src/a/b/x/a.ts'));
+  });
+
+  it('matches hostile globs in linear time and bounds their size', () => {
+    // These backtrack exponentially as regular expressions; the state-set matcher answers at once.
+    assert.ok(!matchesGlob(`${'*'.repeat(40)}x`, 'a'.repeat(5000)));
+    assert.ok(!matchesGlob('a*'.repeat(400), 'a'.repeat(399)));
+    assert.ok(matchesGlob('a*'.repeat(400), 'a'.repeat(400)));
+    assert.throws(() => globToRegExp('{a,b}'.repeat(9)), /more than 256 alternatives/);
+    assert.throws(() => globToRegExp('x'.repeat(1001)), /limit is 1000/);
   });
 
   it('matches a slash-free pattern against the file name at any depth', () => {

@@ -8,7 +8,7 @@ export const runCommandTool = defineTool({
   description:
     'Run a shell command (bash -c) in the workspace root, without a terminal: nothing can prompt for input. Returns the exit code and the combined stdout/stderr, capped in the middle when long. Use it for builds, tests and linters.',
   schema: z.object({
-    command: z.string().min(1).describe('The shell command line, e.g. "npm test -- --grep login".'),
+    command: z.string().min(1).max(100_000).describe('The shell command line, e.g. "npm test -- --grep login".'),
     timeoutMs: z
       .number()
       .int()

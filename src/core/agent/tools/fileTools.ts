@@ -2,7 +2,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../util/atomicWrite';
 import { listWorkspaceFiles, looksBinary } from './fileList';
-import { matchesGlob } from './glob';
+import { cleanGlob, compileGlob, matchesGlob, MAX_GLOB_CHARS } from './glob';
 import { errorResult, okResult, plural } from './results';
 import { defineTool, type ToolResult } from './types';
 
@@ -12,8 +12,12 @@ const MAX_TEXT_BYTES = 10 * 1024 * 1024;
 const MIN_READ_CHARS = 20_000;
 const MAX_LISTED = 500;
 
-const pathField = z
+/** Longest path accepted from the model; real paths are far shorter (PATH_MAX is 4096). */
+export const MAX_PATH_CHARS = 4096;
+
+export const pathField = z
   .string()
+  .max(MAX_PATH_CHARS)
   .describe('Path relative to the workspace root, forward slashes (e.g. "src/app.ts"). Paths outside the workspace or inside .git are refused.');
 
 export const readFileTool = defineTool({
@@ -127,6 +131,7 @@ export const listFilesTool = defineTool({
     path: pathField.optional().describe('Folder to list, relative to the workspace root. Default: the whole workspace.'),
     pattern: z
       .string()
+      .max(MAX_GLOB_CHARS)
       .optional()
       .describe('Glob filter: "*.md" (file name at any depth), "src/**/*.ts" (path from the root or from `path`); supports **, *, ?, {a,b} and [abc].'),
   }),
@@ -135,7 +140,9 @@ export const listFilesTool = defineTool({
     const rel = ctx.scope.relative(abs);
     if (!(await statIfExists(abs))) return errorResult(`no such file or directory: ${rel}`);
     const listing = await listWorkspaceFiles(ctx.scope, abs);
-    const files = args.pattern ? listing.files.filter((file) => matchesGlob(args.pattern as string, file, rel)) : listing.files;
+    const pattern = args.pattern ? cleanGlob(args.pattern) : undefined;
+    const matcher = pattern ? compileGlob(pattern) : undefined;
+    const files = matcher ? listing.files.filter((file) => matchesGlob(matcher, file, rel, pattern?.includes('/'))) : listing.files;
 
     const where = `under ${rel === '.' ? 'the workspace root' : rel}${args.pattern ? ` matching ${args.pattern}` : ''}`;
     const note = listing.source === 'walk' ? ' (not a git repository: .gitignore not applied; node_modules and .git skipped)' : '';

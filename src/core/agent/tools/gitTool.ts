@@ -10,7 +10,7 @@ export const gitCommitTool = defineTool({
   description:
     'Commit every change in the workspace (new, modified and deleted files; .gitignore honoured) with the given message. Commit after each coherent step that builds.',
   schema: z.object({
-    message: z.string().trim().min(1).describe('Commit message: a short summary line, optionally a blank line and details.'),
+    message: z.string().max(20_000).trim().min(1).describe('Commit message: a short summary line, optionally a blank line and details.'),
   }),
   async run(args, ctx) {
     const commit = await ctx.commit(args.message);

@@ -13,7 +13,7 @@ export const ralphCompleteTool = defineTool({
       .string()
       .min(1)
       .describe('How each completion criterion of the promise is met: the commands run, the tests that pass, the files that show it.'),
-    artifactPaths: z.array(z.string()).optional().describe('Workspace-relative paths of the main files created or changed.'),
+    artifactPaths: z.array(z.string().max(4096)).max(1000).optional().describe('Workspace-relative paths of the main files created or changed.'),
   }),
   async run(args) {
     return {
