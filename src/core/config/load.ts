@@ -9,7 +9,7 @@ import { type RalphConfig, type RalphConfigInput, RalphConfigSchema } from './sc
 export function parseConfig(value: unknown, file = '.ralph/config.json'): RalphConfig {
   const result = RalphConfigSchema.safeParse(value);
   if (!result.success) {
-    const lines = formatZodIssues(result.error);
+    const lines = formatZodIssues(result.error, '', RalphConfigSchema);
     throw new ConfigError(`${file} is invalid:\n  ${lines.join('\n  ')}`, file);
   }
   return result.data;

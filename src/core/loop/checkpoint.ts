@@ -1,7 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import type { RalphPaths } from '../paths';
-import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
+import { ConfigError } from '../errors';
+import { readTextIfExists, writeFileAtomic, writeJsonAtomic } from '../util/atomicWrite';
+import { formatZodIssues } from '../util/zodIssues';
 
 const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
 
@@ -78,28 +80,68 @@ export type CheckpointInput = z.input<typeof CheckpointSchema>;
 /** Bounded: the full record lives in the run logs and reports, the checkpoint keeps the recent past. */
 export const MAX_HISTORY = 50;
 
+export interface CheckpointLoadOptions {
+  /** Told when the checkpoint was unreadable and the previous good one (`.bak`) is used instead. */
+  onWarning?: (message: string) => void;
+  /**
+   * `throw` (the loop): a corrupt checkpoint with no good backup is an error, never a silent
+   * restart at iteration 1. `ignore` (read-only views): treated as absent.
+   */
+  onCorrupt?: 'throw' | 'ignore';
+}
+
 export class CheckpointStore {
   constructor(private readonly paths: RalphPaths) {}
 
-  async load(taskId: string): Promise<Checkpoint | undefined> {
-    const text = await readTextIfExists(this.paths.state(taskId));
+  async load(taskId: string, options: CheckpointLoadOptions = {}): Promise<Checkpoint | undefined> {
+    const file = this.paths.state(taskId);
+    const text = await readTextIfExists(file);
     if (text === undefined) return undefined;
-    try {
-      const result = CheckpointSchema.safeParse(JSON.parse(text));
-      return result.success ? result.data : undefined;
-    } catch {
-      return undefined; // a corrupt checkpoint is ignored: the task restarts from its store counters
+    const current = parseCheckpoint(text);
+    if (current.ok) return current.value;
+    const backup = parseCheckpoint((await readTextIfExists(backupOf(file))) ?? '');
+    const shown = this.paths.relative(file);
+    if (backup.ok) {
+      options.onWarning?.(`${shown} is unreadable (${current.why}); resuming from the previous checkpoint ${this.paths.relative(backupOf(file))} (iteration ${backup.value.iteration})`);
+      return backup.value;
     }
+    if (options.onCorrupt === 'throw') {
+      throw new ConfigError(
+        `${shown} is unreadable (${current.why}) and there is no good backup; the task's iteration count and history would be lost. Repair the file, or delete it to start ${taskId} over: rm ${shown}`,
+        shown,
+      );
+    }
+    return undefined;
   }
 
+  /** Writes atomically; the checkpoint it replaces, when valid, is kept as `<file>.bak`. */
   async save(checkpoint: CheckpointInput): Promise<string> {
     const trimmed = CheckpointSchema.parse({ ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) });
     const file = this.paths.state(checkpoint.taskId);
+    const previous = await readTextIfExists(file);
+    if (previous !== undefined && parseCheckpoint(previous).ok) await writeFileAtomic(backupOf(file), previous);
     await writeJsonAtomic(file, trimmed);
     return file;
   }
 
   async clear(taskId: string): Promise<void> {
-    await fs.rm(this.paths.state(taskId), { force: true });
+    const file = this.paths.state(taskId);
+    await fs.rm(file, { force: true });
+    await fs.rm(backupOf(file), { force: true });
   }
+}
+
+function backupOf(file: string): string {
+  return `${file}.bak`;
+}
+
+function parseCheckpoint(text: string): { ok: true; value: Checkpoint } | { ok: false; why: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, why: `not JSON: ${(error as Error).message}` };
+  }
+  const result = CheckpointSchema.safeParse(json);
+  return result.success ? { ok: true, value: result.data } : { ok: false, why: formatZodIssues(result.error).slice(0, 3).join('; ') };
 }

@@ -3,9 +3,11 @@ import { runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage } from '../errors';
 import { runGates } from '../gates/runGates';
+import { clearStaleIndexLock } from '../git/indexLock';
 import type { GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
+import type { CommitInfo } from '../git/gitService';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord } from './checkpoint';
@@ -75,7 +77,8 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     pause: s.pause,
   });
 
-  const commit = await commitIteration(s, task, n);
+  const committed = await commitIteration(s, task, n);
+  const commit = 'error' in committed ? undefined : committed.commit;
   const signalGiven = decisiveSignal(run.signals);
   const feedback: string[] = [];
   if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
@@ -107,6 +110,13 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     if (stop.aborted) return { record: finishRecord({ outcome: 'stopped', feedback }), decision: undefined, gates: undefined, timedOut: false, calls: run.steps };
     const error = 'the task timeout was reached during the iteration';
     return { record: finishRecord({ outcome: 'error', error, feedback }), decision: undefined, gates: undefined, timedOut: true, calls: run.steps };
+  }
+
+  if ('error' in committed) {
+    // never gates, never done on work that is not in git: the task halts with the cause
+    const reason = committed.error;
+    const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
+    return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
   }
 
   const gates = await runGatesUnlessFinal(s, task, n, signalGiven, signal);
@@ -155,16 +165,33 @@ function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: strin
   return allowed - (cp.optionalGateIterations[name] ?? 0);
 }
 
-async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ sha: string; files: string[] } | undefined> {
-  if (!s.config.loop.commitEachIteration) return undefined;
-  try {
-    const message = `ralph(${task.id}): iteration ${n}`;
-    const commit = await s.git.commitAll(message);
-    if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
-    return commit;
-  } catch (error) {
-    s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });
-    return undefined;
+/**
+ * Commits the iteration's work. A failure is the iteration's failure (returned, not swallowed):
+ * a stale `index.lock` no live git process holds is cleared once and the commit retried.
+ */
+async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
+  if (!s.config.loop.commitEachIteration) return { commit: undefined };
+  const message = `ralph(${task.id}): iteration ${n}`;
+  let lockNote = '';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const commit = await s.git.commitAll(message);
+      if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+      return { commit };
+    } catch (error) {
+      const cause = errorMessage(error).trim();
+      if (attempt === 0 && /index\.lock/.test(cause)) {
+        const lock = await clearStaleIndexLock(s.paths.workspace).catch(() => undefined);
+        if (lock?.state === 'removed') {
+          s.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${s.paths.relative(lock.file)} (${Math.round(lock.ageMs / 1000)} s old, no git process works in this repository) and committed again` });
+          continue;
+        }
+        if (lock?.state === 'kept') lockNote = `; ${s.paths.relative(lock.file)} was kept because ${lock.why}; once no git process runs here, delete it (rm ${s.paths.relative(lock.file)}) and resume with: ralph run --task ${task.id}`;
+      }
+      const text = `could not commit iteration ${n}: ${cause}${lockNote}; the iteration's changes are uncommitted in the working tree`;
+      s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
+      return { error: text };
+    }
   }
 }
 

@@ -16,7 +16,7 @@ import { PolicyCommandRunner } from '../safety/policyCommandRunner';
 import type { CommandRunner } from '../safety/processRunner';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
-import { pendingDependencies, selectNextTask } from '../tasks/select';
+import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
 import { CheckpointStore } from './checkpoint';
@@ -54,6 +54,8 @@ export interface RunSummary {
   results: TaskRunResult[];
   reason: string;
   logFile: string;
+  /** Todo tasks an autopilot run left because their `dependsOn` can never be met (cycle, itself, a missing id). */
+  unrunnable: DependencyBlock[];
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -116,6 +118,7 @@ export class RalphRunner {
     let lock: RunLock | undefined;
     const results: TaskRunResult[] = [];
     let reason = 'no ready tasks';
+    let unrunnable: DependencyBlock[] = [];
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId);
@@ -141,7 +144,12 @@ export class RalphRunner {
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
       }
-      if (options.taskId === undefined && results.length === 0) reason = 'no ready tasks';
+      if (options.taskId === undefined) {
+        const blocks = [...dependencyBlocks(await store.list()).values()];
+        unrunnable = blocks.filter((b) => b.kind === 'invalid');
+        for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
+        if (results.length === 0) reason = blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks';
+      }
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
@@ -154,7 +162,7 @@ export class RalphRunner {
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file };
+    return { runId, results, reason, logFile: log.file, unrunnable };
   }
 
   private store(): TaskStore {
@@ -169,7 +177,11 @@ export class RalphRunner {
       throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
     }
     const pending = pendingDependencies(task, tasks);
-    if (pending.length > 0) throw new RalphError(`task ${taskId} waits for ${pending.join(', ')} to be done`, 'dependencies-pending');
+    if (pending.length > 0) {
+      const block = dependencyBlocks(tasks).get(taskId);
+      const why = block?.kind === 'invalid' ? `it can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json` : `it waits for ${pending.join(', ')} to be done`;
+      throw new RalphError(`task ${taskId} cannot run: ${why}`, 'dependencies-pending');
+    }
     return task;
   }
 

@@ -32,7 +32,10 @@ export class TaskLoop {
     const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
     const timeoutMs = s.config.loop.taskTimeoutMinutes * 60_000;
     const timeoutReason = `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`;
-    const existing = await s.checkpoints.load(initial.id);
+    const existing = await s.checkpoints.load(initial.id, {
+      onCorrupt: 'throw',
+      onWarning: (message) => s.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+    });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
     let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
