@@ -13,7 +13,8 @@ Commands:
                                      add a task; prints its id
   task list [--json]                 list tasks
   run [--task ID] [--json] [--yes]   run one task, or every ready task (autopilot); --yes approves
-                                     every caio action (push, pull request, issue, notification)
+                                     every caio action (push, pull request, issue, notification);
+                                     --force takes over a run.lock no live Ralph run holds
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
@@ -38,7 +39,7 @@ export type CliCommand =
       complexity?: number;
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; force: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string };
 
@@ -55,6 +56,7 @@ const OPTIONS = {
   complexity: { type: 'string' },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -108,9 +110,9 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       }
       throw new UsageError(`unknown task command "${sub ?? ''}": use "task add" or "task list"`);
     case 'run':
-      only(['task', 'json', 'yes']);
+      only(['task', 'json', 'yes', 'force']);
       noExtra(positionals, 1);
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false };
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, force: values.force ?? false };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);

@@ -142,7 +142,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
   });
   let summary: RunSummary;
   try {
-    summary = await runner.run({ taskId });
+    summary = await runner.run({ taskId, forceLock: command.force });
   } finally {
     removeInterrupt();
   }

@@ -88,6 +88,7 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   async refresh(): Promise<void> {
     try {
       this.tasks = await this.store.list();
+      this.blocks = dependencyBlocks(this.tasks);
       this.loadError = undefined;
     } catch (error) {
       this.loadError = errorMessage(error);

@@ -47,6 +47,8 @@ export interface RunnerDeps {
 export interface RunOptions {
   /** Run this one task (resuming it when interrupted or halted); otherwise autopilot over ready tasks. */
   taskId?: string;
+  /** Take over a run lock whose holder is not a live Ralph run on this host (`ralph run --force`). */
+  forceLock?: boolean;
 }
 
 export interface RunSummary {
@@ -121,7 +123,10 @@ export class RalphRunner {
     let unrunnable: DependencyBlock[] = [];
     try {
       await ensureRalphDir(this.paths);
-      lock = await RunLock.acquire(this.paths, runId);
+      lock = await RunLock.acquire(this.paths, runId, {
+        force: options.forceLock,
+        onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
+      });
       const loop = await this.buildLoop(runId, emit);
       const store = this.store();
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
