@@ -38,6 +38,36 @@ export const IterationRecordSchema = z.object({
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
+const SignalSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('COMPLETE'), summary: z.string().optional(), promiseEvidence: z.string().optional(), artifactPaths: z.array(z.string()).optional() }),
+  z.object({ kind: z.literal('PROGRESS'), percent: z.number(), note: z.string().optional() }),
+  z.object({ kind: z.literal('BLOCKED'), reason: z.string() }),
+  z.object({ kind: z.literal('NEEDS_HELP'), question: z.string() }),
+]);
+
+/**
+ * What an iteration's model run produced, written ahead of its commit (phase `committing`):
+ * a run killed between the commit and the next checkpoint finishes that iteration from here
+ * on resume instead of calling the model again.
+ */
+export const PendingCommitSchema = z.object({
+  iteration: z.number().int().positive(),
+  model: z.string(),
+  startedAt: z.string(),
+  run: z.object({
+    signals: z.array(SignalSchema),
+    finalText: z.string(),
+    usage: UsageSchema,
+    steps: z.number().int().min(0),
+    stepLimitHit: z.boolean(),
+    toolCalls: z.number().int().min(0),
+    toolErrors: z.number().int().min(0),
+    error: z.string().optional(),
+    stopped: z.boolean(),
+  }),
+});
+export type PendingCommit = z.infer<typeof PendingCommitSchema>;
+
 /** `.ralph/state/<taskId>.json`: written at every iteration boundary. */
 export const CheckpointSchema = z.object({
   version: z.literal(1),
@@ -45,7 +75,9 @@ export const CheckpointSchema = z.object({
   runId: z.string(),
   /** The iteration in progress (phase `running`) or the last one finished (phase `between`). */
   iteration: z.number().int().min(0),
-  phase: z.enum(['running', 'between']),
+  /** `committing`: the model run of `iteration` is over and `pending` holds it; its commit may or may not be on HEAD. */
+  phase: z.enum(['running', 'committing', 'between']),
+  pending: PendingCommitSchema.optional(),
   /** Active time spent on the task across runs; the task timeout is measured on it. */
   elapsedMs: z.number().min(0),
   baseCommit: z.string().optional(),

@@ -1,5 +1,5 @@
 import { buildIterationMessages } from '../agent/context';
-import { runIteration } from '../agent/iteration';
+import { type IterationRunResult, runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage } from '../errors';
 import { runGates } from '../gates/runGates';
@@ -10,7 +10,7 @@ import { formatSignal, type Signal } from '../signals/types';
 import type { CommitInfo } from '../git/gitService';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
-import type { Checkpoint, IterationRecord } from './checkpoint';
+import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
 import type { TaskLoopServices } from './types';
 
@@ -31,6 +31,10 @@ export interface IterationStepInput {
   model: string;
   remainingMs: number;
   stop: AbortSignal;
+  /** The model run of this iteration, recorded before a commit the process did not live past: no new model call. */
+  replay?: PendingCommit;
+  /** Writes the model run ahead of the commit (the checkpoint's `committing` phase). */
+  beforeCommit?: (pending: PendingCommit) => Promise<void>;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface IterationStepInput {
  */
 export async function runIterationStep(s: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
   const { task, cp, iteration: n, maxIterations, model, stop } = input;
-  const startedAt = s.clock.now();
+  const startedAt = input.replay ? Date.parse(input.replay.startedAt) || s.clock.now() : s.clock.now();
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
   const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
@@ -61,7 +65,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     maxOutputChars: s.config.commands.maxOutputChars,
     signal,
   };
-  const run = await runIteration(messages, {
+  const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
     model: s.model,
     modelName: model,
     temperature: s.config.llm.temperature,
@@ -76,8 +80,13 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
     pause: s.pause,
   });
+  if (input.replay) {
+    s.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
+  } else if (!run.stopped) {
+    await input.beforeCommit?.({ iteration: n, model, startedAt: new Date(startedAt).toISOString(), run });
+  }
 
-  const committed = await commitIteration(s, task, n);
+  const committed = (input.replay && (await committedAlready(s, task, n))) || (await commitIteration(s, task, n));
   const commit = 'error' in committed ? undefined : committed.commit;
   const signalGiven = decisiveSignal(run.signals);
   const feedback: string[] = [];
@@ -165,13 +174,26 @@ function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: strin
   return allowed - (cp.optionalGateIterations[name] ?? 0);
 }
 
+/** The iteration's own commit, when a killed process made it before recording it. */
+async function committedAlready(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo } | undefined> {
+  const [head] = await s.git.log(1).catch(() => []);
+  if (head?.message !== iterationMessage(task, n)) return undefined;
+  const changes = await s.git.changesSince(`${head.sha}~1`).catch(() => undefined);
+  const files = changes ? [...changes.added, ...changes.modified, ...changes.deleted] : [];
+  return { commit: { sha: head.sha, files } };
+}
+
+function iterationMessage(task: Task, n: number): string {
+  return `ralph(${task.id}): iteration ${n}`;
+}
+
 /**
  * Commits the iteration's work. A failure is the iteration's failure (returned, not swallowed):
  * a stale `index.lock` no live git process holds is cleared once and the commit retried.
  */
 async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
   if (!s.config.loop.commitEachIteration) return { commit: undefined };
-  const message = `ralph(${task.id}): iteration ${n}`;
+  const message = iterationMessage(task, n);
   let lockNote = '';
   for (let attempt = 0; ; attempt++) {
     try {
