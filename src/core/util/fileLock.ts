@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { RalphError } from '../errors';
+import { ConfigError, RalphError } from '../errors';
 
 /**
  * How long a lock may go without its holder refreshing it before another process takes it
@@ -17,7 +17,11 @@ const STALE_MS = 10_000;
  * processes never lose each other's change.
  */
 export async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  const dir = path.dirname(file);
+  await fs.mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw new ConfigError(`${dir} is a file, but it must be a directory (is .ralph a file?); move it away and run again`, dir);
+    throw error;
+  });
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(file, {

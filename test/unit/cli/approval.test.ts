@@ -29,7 +29,8 @@ describe('the CLI asks for approval of caio actions', function () {
   this.timeout(60000);
 
   it('parses --yes (and -y) on run only', () => {
-    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true });
+    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true, force: false });
+    assert.equal((parseCli(['run', '--force'], '/w') as { force: boolean }).force, true);
     assert.equal((parseCli(['run', '-y', '--json'], '/w') as { yes: boolean }).yes, true);
     assert.equal((parseCli(['run'], '/w') as { yes: boolean }).yes, false);
     assert.throws(() => parseCli(['status', '--yes'], '/w'), /--yes does not apply/);
