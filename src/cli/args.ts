@@ -21,6 +21,7 @@ ${TASK_ACTIONS_USAGE}
         --approve-commands           approve every command of the agent that the command rules gate
                                      (push, git reset --hard, publish…, or every command in semi-auto)
                                      Without them, a terminal asks y/N; without a terminal they are refused.
+        --force                      take over a run.lock that no live Ralph run holds
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
@@ -46,7 +47,7 @@ export type CliCommand =
       allowGateChanges?: true | string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand;
@@ -66,6 +67,7 @@ const OPTIONS = {
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -127,9 +129,9 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       }
       throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, retry, unblock, cancel, edit, increase-max, delete or rollback`);
     case 'run':
-      only(['task', 'json', 'yes', 'approve-commands']);
+      only(['task', 'json', 'yes', 'approve-commands', 'force']);
       noExtra(positionals, 1);
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false };
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false, force: values.force ?? false };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);

@@ -141,7 +141,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
   });
   let summary: RunSummary;
   try {
-    summary = await runner.run({ taskId });
+    summary = await runner.run({ taskId, forceLock: command.force });
   } finally {
     removeInterrupt();
   }
@@ -154,7 +154,11 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
       io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId}`);
     }
   }
-  return exitCodeFor(summary.results.map((r) => r.status));
+  // human output already showed them as warnings; JSON consumers read stderr for the summary
+  if (json) for (const block of summary.unrunnable) io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
+  const code = exitCodeFor(summary.results.map((r) => r.status));
+  // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
+  return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
 }
 
 /** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */

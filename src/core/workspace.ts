@@ -1,12 +1,15 @@
 import { promises as fs } from 'node:fs';
+import { ConfigError } from './errors';
 import type { RalphPaths } from './paths';
 import { readTextIfExists, writeFileAtomic } from './util/atomicWrite';
 
 /** Machine-local files under `.ralph/` that must never be committed. */
-export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'run.lock', '*.tmp', ''].join('\n');
+export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'run.lock', '*.lock', '*.tmp', ''].join('\n');
 
 /** Creates `.ralph/` and its `.gitignore` when missing; leaves existing files alone. */
 export async function ensureRalphDir(paths: RalphPaths): Promise<void> {
+  const stat = await fs.stat(paths.dir).catch(() => undefined);
+  if (stat && !stat.isDirectory()) throw new ConfigError(`${paths.dir} is a file, but Ralph keeps its directory there; move it away and run again`, paths.dir);
   await fs.mkdir(paths.dir, { recursive: true });
   const ignore = `${paths.dir}/.gitignore`;
   if ((await readTextIfExists(ignore)) === undefined) await writeFileAtomic(ignore, RALPH_GITIGNORE);

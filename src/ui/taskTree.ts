@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
 import type { Task, TaskStatus } from '../core/tasks/schema';
+import { type DependencyBlock, dependencyBlocks } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
 import { DisposableBase } from '../common/lifecycle';
 import type { LiveStatus } from '../common/liveStatus';
@@ -53,6 +54,7 @@ export type TaskTreeNode = StatusGroupNode | TaskNode;
  */
 export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataProvider<TaskTreeNode> {
   private tasks: Task[] = [];
+  private blocks: ReadonlyMap<string, DependencyBlock> = new Map();
   private loadError: string | undefined;
   private live: LiveStatus = { state: 'idle' };
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -86,6 +88,7 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   async refresh(): Promise<void> {
     try {
       this.tasks = await this.store.list();
+      this.blocks = dependencyBlocks(this.tasks);
       this.loadError = undefined;
     } catch (error) {
       this.loadError = errorMessage(error);
@@ -110,6 +113,7 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
 
   private setTasks(tasks: readonly Task[]): void {
     this.tasks = [...tasks];
+    this.blocks = dependencyBlocks(this.tasks);
     this.loadError = undefined;
     this.changed.fire(undefined);
   }
@@ -140,6 +144,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
+    const block = this.blocks.get(task.id);
+    if (block) tooltip.appendMarkdown(block.kind === 'invalid' ? '\n\n**Can never start:** ' : '\n\n**Waiting:** ').appendText(block.message);
     item.tooltip = tooltip;
     item.accessibilityInformation = { label: `${task.title}, ${task.id}, ${STATUS_LABEL[task.status]}${item.description && item.description !== task.id ? `, ${item.description}` : ''}` };
     return item;
@@ -152,6 +158,9 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     const max = live?.maxIterations ?? task.maxIterations;
     const progress = live?.progress ?? task.progress;
     const parts: string[] = [];
+    const block = this.blocks.get(task.id);
+    if (block?.kind === 'invalid') parts.push(`can never start: ${block.message}`);
+    else if (block) parts.push(`waiting on ${task.dependsOn.filter((d) => this.tasks.find((t) => t.id === d)?.status !== 'done').join(', ')}`);
     if (iteration > 0 || task.status === 'in_progress') parts.push(`iteration ${iteration}${max ? `/${max}` : ''}`);
     if (progress !== undefined) parts.push(`${progress}%`);
     return parts.length > 0 ? parts.join(' · ') : task.id;

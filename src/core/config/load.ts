@@ -1,24 +1,29 @@
 import { ConfigError } from '../errors';
 import type { RalphPaths } from '../paths';
-import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
+import { writeJsonAtomic } from '../util/atomicWrite';
 import { parseJsonWithLocation } from '../util/json';
 import { formatZodIssues } from '../util/zodIssues';
+// service.ts imports parseConfigText from here; both are only called at run time, so the cycle is harmless
+import { ConfigService } from './service';
 import { type RalphConfig, type RalphConfigInput, RalphConfigSchema } from './schema';
 
 /** Validates a config object; the error names the file, each bad key and what was expected. */
 export function parseConfig(value: unknown, file = '.ralph/config.json'): RalphConfig {
   const result = RalphConfigSchema.safeParse(value);
   if (!result.success) {
-    const lines = formatZodIssues(result.error);
+    const lines = formatZodIssues(result.error, '', RalphConfigSchema);
     throw new ConfigError(`${file} is invalid:\n  ${lines.join('\n  ')}`, file);
   }
   return result.data;
 }
 
-/** Reads `.ralph/config.json`; a missing file means every default. */
+/** Reads `.ralph/config.json` through its ConfigService; a missing file means every default. */
 export async function loadConfig(paths: RalphPaths): Promise<RalphConfig> {
-  const shown = paths.relative(paths.config);
-  const text = await readTextIfExists(paths.config);
+  return ConfigService.for(paths).load();
+}
+
+/** The config in `text` (undefined: the file is missing → every default). */
+export function parseConfigText(text: string | undefined, shown: string): RalphConfig {
   if (text === undefined) return RalphConfigSchema.parse({});
   const parsed = parseJsonWithLocation(text);
   if (!parsed.ok) throw new ConfigError(`${shown}: ${parsed.message}`, shown);

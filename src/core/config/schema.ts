@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-const Price = z.object({
+const Price = z.strictObject({
   input: z.number().min(0).describe('USD per 1M input tokens'),
   output: z.number().min(0).describe('USD per 1M output tokens'),
 });
 
 export const LlmConfigSchema = z
-  .object({
+  .strictObject({
     baseUrl: z.url().optional().describe('OpenAI-compatible endpoint; the SDK default (api.openai.com) when absent'),
     apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('environment variable holding the API key'),
     models: z.array(z.string().min(1)).min(1).default(['gpt-4.1-mini', 'gpt-4.1', 'o3']).describe('model ladder, cheapest first'),
@@ -21,7 +21,7 @@ export const LlmConfigSchema = z
   .prefault({});
 
 export const LoopConfigSchema = z
-  .object({
+  .strictObject({
     maxIterations: z.number().int().positive().default(50),
     taskTimeoutMinutes: z.number().positive().default(30),
     maxParallel: z.number().int().positive().default(3).describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
@@ -31,7 +31,7 @@ export const LoopConfigSchema = z
   })
   .prefault({});
 
-export const GateSchema = z.object({
+export const GateSchema = z.strictObject({
   name: z.string().min(1),
   command: z.string().min(1),
   kind: z.enum(['tests', 'types', 'lint', 'security', 'coverage', 'custom']),
@@ -43,7 +43,7 @@ export const GateSchema = z.object({
 export type GateConfig = z.infer<typeof GateSchema>;
 
 export const EscalationConfigSchema = z
-  .object({
+  .strictObject({
     threshold: z.number().int().positive().default(2),
     councilAfter: z.number().int().positive().default(3),
     councilModels: z.array(z.string().min(1)).optional(),
@@ -51,7 +51,7 @@ export const EscalationConfigSchema = z
   .prefault({});
 
 export const SafeguardsSchema = z
-  .object({
+  .strictObject({
     noCommitWarnIterations: z.number().int().positive().default(5),
     iterationWarnRatio: z.number().gt(0).max(1).default(0.8),
     errorThreshold: z.number().int().positive().default(3),
@@ -60,7 +60,7 @@ export const SafeguardsSchema = z
   .prefault({});
 
 export const BudgetSchema = z
-  .object({
+  .strictObject({
     maxCostUsd: z.number().positive().optional().describe('hard stop for a run, in estimated USD'),
     maxTokens: z.number().int().positive().optional().describe('hard stop for a run, in tokens'),
     taskMaxCostUsd: z.number().positive().optional().describe('hard stop for one task, in estimated USD'),
@@ -69,7 +69,7 @@ export const BudgetSchema = z
   .prefault({});
 
 export const CommandsSchema = z
-  .object({
+  .strictObject({
     allow: z.array(z.string()).default([]),
     deny: z.array(z.string()).default([]),
     requireApproval: z.array(z.string()).default([]),
@@ -87,7 +87,7 @@ export const CommandsSchema = z
   })
   .prefault({});
 
-const AgentProfileSchema = z.object({
+const AgentProfileSchema = z.strictObject({
   model: z.string().min(1).optional().describe('model name for this sub-agent; wins over tier'),
   tier: z.number().int().min(0).optional().describe('index into llm.models (0 = cheapest); default: the orchestrator\'s model'),
   tools: z.array(z.string().min(1)).optional().describe('tool names this sub-agent may call (escalate is always added)'),
@@ -97,7 +97,7 @@ const AgentProfileSchema = z.object({
 export type AgentProfileConfig = z.infer<typeof AgentProfileSchema>;
 
 const CaioCommandsSchema = z
-  .object({
+  .strictObject({
     push: z.string().min(1).optional().describe('git_push; default: git push "$RALPH_REMOTE" "$RALPH_REF"'),
     pullRequest: z.string().min(1).optional().describe('open_pull_request, e.g. gh pr create --title "$RALPH_TITLE" --body "$RALPH_BODY"'),
     issue: z.string().min(1).optional().describe('open_issue, e.g. gh issue create --title "$RALPH_TITLE" --body "$RALPH_BODY"'),
@@ -107,7 +107,7 @@ const CaioCommandsSchema = z
 
 /** Sub-agent profiles (delegate / delegate_parallel). */
 export const AgentsConfigSchema = z
-  .object({
+  .strictObject({
     maxParallel: z.number().int().positive().default(3).describe('delegate_parallel: sub-agents running at once'),
     scout: AgentProfileSchema.optional(),
     devo: AgentProfileSchema.optional(),
@@ -142,7 +142,7 @@ export const WorktreesConfigSchema = z
   .prefault({});
 
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
-export const RalphConfigSchema = z.object({
+export const RalphConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   llm: LlmConfigSchema,
   loop: LoopConfigSchema,

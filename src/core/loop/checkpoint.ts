@@ -2,7 +2,9 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
 import type { RalphPaths } from '../paths';
-import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
+import { ConfigError } from '../errors';
+import { readTextIfExists, writeFileAtomic, writeJsonAtomic } from '../util/atomicWrite';
+import { formatZodIssues } from '../util/zodIssues';
 
 const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
 
@@ -49,6 +51,36 @@ export const IterationRecordSchema = z.object({
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
+const SignalSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('COMPLETE'), summary: z.string().optional(), promiseEvidence: z.string().optional(), artifactPaths: z.array(z.string()).optional() }),
+  z.object({ kind: z.literal('PROGRESS'), percent: z.number(), note: z.string().optional() }),
+  z.object({ kind: z.literal('BLOCKED'), reason: z.string() }),
+  z.object({ kind: z.literal('NEEDS_HELP'), question: z.string() }),
+]);
+
+/**
+ * What an iteration's model run produced, written ahead of its commit (phase `committing`):
+ * a run killed between the commit and the next checkpoint finishes that iteration from here
+ * on resume instead of calling the model again.
+ */
+export const PendingCommitSchema = z.object({
+  iteration: z.number().int().positive(),
+  model: z.string(),
+  startedAt: z.string(),
+  run: z.object({
+    signals: z.array(SignalSchema),
+    finalText: z.string(),
+    usage: UsageSchema,
+    steps: z.number().int().min(0),
+    stepLimitHit: z.boolean(),
+    toolCalls: z.number().int().min(0),
+    toolErrors: z.number().int().min(0),
+    error: z.string().optional(),
+    stopped: z.boolean(),
+  }),
+});
+export type PendingCommit = z.infer<typeof PendingCommitSchema>;
+
 /** `.ralph/state/<taskId>.json`: written at every iteration boundary. */
 export const CheckpointSchema = z.object({
   version: z.literal(1),
@@ -56,7 +88,9 @@ export const CheckpointSchema = z.object({
   runId: z.string(),
   /** The iteration in progress (phase `running`) or the last one finished (phase `between`). */
   iteration: z.number().int().min(0),
-  phase: z.enum(['running', 'between']),
+  /** `committing`: the model run of `iteration` is over and `pending` holds it; its commit may or may not be on HEAD. */
+  phase: z.enum(['running', 'committing', 'between']),
+  pending: PendingCommitSchema.optional(),
   /** Active time spent on the task across runs; the task timeout is measured on it. */
   elapsedMs: z.number().min(0),
   baseCommit: z.string().optional(),
@@ -93,28 +127,68 @@ export type CheckpointInput = z.input<typeof CheckpointSchema>;
 /** Bounded: the full record lives in the run logs and reports, the checkpoint keeps the recent past. */
 export const MAX_HISTORY = 50;
 
+export interface CheckpointLoadOptions {
+  /** Told when the checkpoint was unreadable and the previous good one (`.bak`) is used instead. */
+  onWarning?: (message: string) => void;
+  /**
+   * `throw` (the loop): a corrupt checkpoint with no good backup is an error, never a silent
+   * restart at iteration 1. `ignore` (read-only views): treated as absent.
+   */
+  onCorrupt?: 'throw' | 'ignore';
+}
+
 export class CheckpointStore {
   constructor(private readonly paths: RalphPaths) {}
 
-  async load(taskId: string): Promise<Checkpoint | undefined> {
-    const text = await readTextIfExists(this.paths.state(taskId));
+  async load(taskId: string, options: CheckpointLoadOptions = {}): Promise<Checkpoint | undefined> {
+    const file = this.paths.state(taskId);
+    const text = await readTextIfExists(file);
     if (text === undefined) return undefined;
-    try {
-      const result = CheckpointSchema.safeParse(JSON.parse(text));
-      return result.success ? result.data : undefined;
-    } catch {
-      return undefined; // a corrupt checkpoint is ignored: the task restarts from its store counters
+    const current = parseCheckpoint(text);
+    if (current.ok) return current.value;
+    const backup = parseCheckpoint((await readTextIfExists(backupOf(file))) ?? '');
+    const shown = this.paths.relative(file);
+    if (backup.ok) {
+      options.onWarning?.(`${shown} is unreadable (${current.why}); resuming from the previous checkpoint ${this.paths.relative(backupOf(file))} (iteration ${backup.value.iteration})`);
+      return backup.value;
     }
+    if (options.onCorrupt === 'throw') {
+      throw new ConfigError(
+        `${shown} is unreadable (${current.why}) and there is no good backup; the task's iteration count and history would be lost. Repair the file, or delete it to start ${taskId} over: rm ${shown}`,
+        shown,
+      );
+    }
+    return undefined;
   }
 
+  /** Writes atomically; the checkpoint it replaces, when valid, is kept as `<file>.bak`. */
   async save(checkpoint: CheckpointInput): Promise<string> {
     const trimmed = CheckpointSchema.parse({ ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) });
     const file = this.paths.state(checkpoint.taskId);
+    const previous = await readTextIfExists(file);
+    if (previous !== undefined && parseCheckpoint(previous).ok) await writeFileAtomic(backupOf(file), previous);
     await writeJsonAtomic(file, trimmed);
     return file;
   }
 
   async clear(taskId: string): Promise<void> {
-    await fs.rm(this.paths.state(taskId), { force: true });
+    const file = this.paths.state(taskId);
+    await fs.rm(file, { force: true });
+    await fs.rm(backupOf(file), { force: true });
   }
+}
+
+function backupOf(file: string): string {
+  return `${file}.bak`;
+}
+
+function parseCheckpoint(text: string): { ok: true; value: Checkpoint } | { ok: false; why: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, why: `not JSON: ${(error as Error).message}` };
+  }
+  const result = CheckpointSchema.safeParse(json);
+  return result.success ? { ok: true, value: result.data } : { ok: false, why: formatZodIssues(result.error).slice(0, 3).join('; ') };
 }

@@ -1,17 +1,19 @@
 import * as path from 'node:path';
 import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages } from '../agent/context';
-import { runIteration } from '../agent/iteration';
+import { type IterationRunResult, runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage } from '../errors';
 import { runGates } from '../gates/runGates';
+import { clearStaleIndexLock } from '../git/indexLock';
 import type { GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
 import type { TamperFinding } from '../safety/controlFileGuard';
+import type { CommitInfo } from '../git/gitService';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
-import type { Checkpoint, IterationRecord } from './checkpoint';
+import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
 import { integrityJudge } from './integrityStep';
 import type { TaskLoopServices } from './types';
@@ -33,6 +35,10 @@ export interface IterationStepInput {
   model: string;
   remainingMs: number;
   stop: AbortSignal;
+  /** The model run of this iteration, recorded before a commit the process did not live past: no new model call. */
+  replay?: PendingCommit;
+  /** Writes the model run ahead of the commit (the checkpoint's `committing` phase). */
+  beforeCommit?: (pending: PendingCommit) => Promise<void>;
 }
 
 /**
@@ -41,7 +47,7 @@ export interface IterationStepInput {
  */
 export async function runIterationStep(s: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
   const { task, cp, iteration: n, maxIterations, model, stop } = input;
-  const startedAt = s.clock.now();
+  const startedAt = input.replay ? Date.parse(input.replay.startedAt) || s.clock.now() : s.clock.now();
   s.guard.begin(task.id, n);
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
@@ -66,7 +72,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     maxOutputChars: s.config.commands.maxOutputChars,
     signal,
   };
-  const run = await runIteration(messages, {
+  const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
     model: s.model,
     modelName: model,
     temperature: s.config.llm.temperature,
@@ -81,8 +87,14 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
     pause: s.pause,
   });
+  if (input.replay) {
+    s.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
+  } else if (!run.stopped) {
+    await input.beforeCommit?.({ iteration: n, model, startedAt: new Date(startedAt).toISOString(), run });
+  }
 
-  const commit = await commitIteration(s, task, n);
+  const committed = (input.replay && (await committedAlready(s, task, n))) || (await commitIteration(s, task, n));
+  const commit = 'error' in committed ? undefined : committed.commit;
   const signalGiven = decisiveSignal(run.signals);
   const feedback: string[] = [];
   if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
@@ -121,6 +133,13 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     if (stop.aborted) return { record: finishRecord({ outcome: 'stopped', feedback }), decision: undefined, gates: undefined, timedOut: false, calls: run.steps };
     const error = 'the task timeout was reached during the iteration';
     return { record: finishRecord({ outcome: 'error', error, feedback }), decision: undefined, gates: undefined, timedOut: true, calls: run.steps };
+  }
+
+  if ('error' in committed) {
+    // never gates, never done on work that is not in git: the task halts with the cause
+    const reason = committed.error;
+    const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
+    return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
   }
 
   const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
@@ -170,17 +189,47 @@ function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: strin
   return allowed - (cp.optionalGateIterations[name] ?? 0);
 }
 
-async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ sha: string; files: string[] } | undefined> {
-  if (!s.config.loop.commitEachIteration) return undefined;
-  try {
-    const message = `ralph(${task.id}): iteration ${n}`;
-    const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message));
-    if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
-    if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
-    return commit;
-  } catch (error) {
-    s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: `could not commit iteration ${n}: ${errorMessage(error)}` });
-    return undefined;
+/** The iteration's own commit, when a killed process made it before recording it. */
+async function committedAlready(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo } | undefined> {
+  const [head] = await s.git.log(1).catch(() => []);
+  if (head?.message !== iterationMessage(task, n)) return undefined;
+  const changes = await s.git.changesSince(`${head.sha}~1`).catch(() => undefined);
+  const files = changes ? [...changes.added, ...changes.modified, ...changes.deleted] : [];
+  return { commit: { sha: head.sha, files } };
+}
+
+function iterationMessage(task: Task, n: number): string {
+  return `ralph(${task.id}): iteration ${n}`;
+}
+
+/**
+ * Commits the iteration's work. A failure is the iteration's failure (returned, not swallowed):
+ * a stale `index.lock` no live git process holds is cleared once and the commit retried.
+ */
+async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
+  if (!s.config.loop.commitEachIteration) return { commit: undefined };
+  const message = iterationMessage(task, n);
+  let lockNote = '';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message));
+      if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+      if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
+      return { commit };
+    } catch (error) {
+      const cause = errorMessage(error).trim();
+      if (attempt === 0 && /index\.lock/.test(cause)) {
+        const lock = await clearStaleIndexLock((s.work ?? s.paths).workspace).catch(() => undefined);
+        if (lock?.state === 'removed') {
+          s.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${s.paths.relative(lock.file)} (${Math.round(lock.ageMs / 1000)} s old, no git process works in this repository) and committed again` });
+          continue;
+        }
+        if (lock?.state === 'kept') lockNote = `; ${s.paths.relative(lock.file)} was kept because ${lock.why}; once no git process runs here, delete it (rm ${s.paths.relative(lock.file)}) and resume with: ralph run --task ${task.id}`;
+      }
+      const text = `could not commit iteration ${n}: ${cause}${lockNote}; the iteration's changes are uncommitted in the working tree`;
+      s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
+      return { error: text };
+    }
   }
 }
 

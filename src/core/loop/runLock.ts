@@ -23,10 +23,16 @@ export class RunLock {
     readonly info: LockInfo,
   ) {}
 
-  static async acquire(paths: RalphPaths, runId: string): Promise<RunLock> {
+  /**
+   * `force` takes over a lock whose holder cannot be a live Ralph run: a dead pid, a live pid
+   * that is not a node/Ralph process (a reused pid), or another host's lock (the user vouches
+   * that run is gone). A live Ralph-like process on this host is never taken over.
+   */
+  static async acquire(paths: RalphPaths, runId: string, options: { force?: boolean; onTakeover?: (message: string) => void } = {}): Promise<RunLock> {
     const info: LockInfo = { pid: process.pid, host: os.hostname(), runId, startedAt: new Date().toISOString() };
     await fs.mkdir(paths.dir, { recursive: true });
     const lock = new RunLock(paths.lock, info);
+    const shown = paths.relative(paths.lock);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await fs.writeFile(paths.lock, JSON.stringify(info), { flag: 'wx' });
@@ -36,13 +42,14 @@ export class RunLock {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
       const holder = await readHolder(paths.lock);
-      if (holder && isAlive(holder)) {
-        throw new LockError(
-          `another Ralph run (pid ${holder.pid}, started ${holder.startedAt}) is already running in this workspace; stop it first`,
-          holder.pid,
-        );
+      if (holder) {
+        const state = await holderState(holder);
+        if (state.kind !== 'dead') {
+          if (!options.force || state.kind === 'ralph') throw new LockError(describeHolder(holder, state, shown, options.force === true), holder.pid);
+          options.onTakeover?.(`took over ${shown} from ${holderText(holder)} (${stateText(state)}) because of --force`);
+        }
       }
-      // stale: the holder died without releasing; remove and retry the exclusive create
+      // stale (or taken over): remove and retry the exclusive create
       await fs.rm(paths.lock, { force: true });
     }
     throw new LockError('could not take the run lock (it kept changing hands); try again');
@@ -79,13 +86,58 @@ async function readHolder(file: string): Promise<LockInfo | undefined> {
   }
 }
 
-function isAlive(holder: LockInfo): boolean {
-  if (holder.host !== os.hostname()) return true; // cannot check another host: assume alive
-  if (holder.pid === process.pid) return false;
+type HolderState = { kind: 'dead' } | { kind: 'other-host' } | { kind: 'ralph'; command: string } | { kind: 'unrelated'; command: string };
+
+async function holderState(holder: LockInfo): Promise<HolderState> {
+  if (holder.host !== os.hostname()) return { kind: 'other-host' }; // cannot check another host
+  if (holder.pid === process.pid || !isAlive(holder.pid)) return { kind: 'dead' };
+  const command = await commandLine(holder.pid);
+  // unreadable (another user's process): assume the worst, it may be a run
+  if (command === undefined) return { kind: 'ralph', command: '(command line not readable)' };
+  return RALPH_LIKE.test(command) ? { kind: 'ralph', command } : { kind: 'unrelated', command };
+}
+
+/** Ralph runs inside node (the CLI) or an editor's extension host. */
+const RALPH_LIKE = /ralph|\bnode(js)?\b|extensionHost|code-server|electron|\bcode\b/i;
+
+async function commandLine(pid: number): Promise<string | undefined> {
   try {
-    process.kill(holder.pid, 0);
+    return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).join(' ').slice(0, 200);
+  } catch {
+    return process.platform === 'linux' ? undefined : 'node'; // without /proc, a live pid counts as a possible run
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function holderText(holder: LockInfo): string {
+  return `pid ${holder.pid} on host ${holder.host}, run ${holder.runId}, started ${holder.startedAt}`;
+}
+
+function stateText(state: HolderState): string {
+  switch (state.kind) {
+    case 'dead':
+      return 'the pid is not running';
+    case 'other-host':
+      return 'another host: its pid cannot be checked from here';
+    case 'ralph':
+      return `the pid is alive and looks like a Ralph run: ${state.command}`;
+    case 'unrelated':
+      return `the pid is alive but is not a Ralph process (${state.command}); the lock is most likely left by a crashed run whose pid was reused`;
+  }
+}
+
+function describeHolder(holder: LockInfo, state: HolderState, shown: string, forced: boolean): string {
+  const head = `another Ralph run holds ${shown}: ${holderText(holder)}; ${stateText(state)}.`;
+  if (state.kind === 'ralph') {
+    return `${head} ${forced ? '--force does not take over a live run: ' : ''}stop that run first (Stop in the editor, Ctrl-C, or kill ${holder.pid}), then run again`;
+  }
+  return `${head} If no Ralph run is active in this workspace, take the lock over with: ralph run --force (in the editor: delete ${shown})`;
 }

@@ -22,7 +22,7 @@ import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxPro
 import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
-import { pendingDependencies, selectNextTask } from '../tasks/select';
+import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
 import { Autopilot } from './autopilot';
@@ -59,6 +59,8 @@ export interface RunnerDeps {
 export interface RunOptions {
   /** Run this one task (resuming it when interrupted or halted); otherwise autopilot over ready tasks. */
   taskId?: string;
+  /** Take over a run lock whose holder is not a live Ralph run on this host (`ralph run --force`). */
+  forceLock?: boolean;
 }
 
 export interface RunSummary {
@@ -66,6 +68,8 @@ export interface RunSummary {
   results: TaskRunResult[];
   reason: string;
   logFile: string;
+  /** Todo tasks an autopilot run left because their `dependsOn` can never be met (cycle, itself, a missing id). */
+  unrunnable: DependencyBlock[];
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -135,9 +139,13 @@ export class RalphRunner {
     let storeWrites: { dispose(): void } | undefined;
     const results: TaskRunResult[] = [];
     let reason = 'no ready tasks';
+    let unrunnable: DependencyBlock[] = [];
     try {
       await ensureRalphDir(this.paths);
-      lock = await RunLock.acquire(this.paths, runId);
+      lock = await RunLock.acquire(this.paths, runId, {
+        force: options.forceLock,
+        onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
+      });
       this.guards.clear();
       this.sandboxWarned = false;
       const { loop, meter } = await this.buildLoop(runId, emit, redactor);
@@ -179,7 +187,12 @@ export class RalphRunner {
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
       }
-      if (options.taskId === undefined && results.length === 0 && !this.abort.signal.aborted) reason = 'no ready tasks';
+      if (options.taskId === undefined) {
+        const blocks = [...dependencyBlocks(await store.list()).values()];
+        unrunnable = blocks.filter((b) => b.kind === 'invalid');
+        for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
+        if (results.length === 0 && !this.abort.signal.aborted) reason = blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks';
+      }
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
@@ -193,7 +206,7 @@ export class RalphRunner {
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file };
+    return { runId, results, reason, logFile: log.file, unrunnable };
   }
 
   private store(): TaskStore {
@@ -208,7 +221,11 @@ export class RalphRunner {
       throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
     }
     const pending = pendingDependencies(task, tasks);
-    if (pending.length > 0) throw new RalphError(`task ${taskId} waits for ${pending.join(', ')} to be done`, 'dependencies-pending');
+    if (pending.length > 0) {
+      const block = dependencyBlocks(tasks).get(taskId);
+      const why = block?.kind === 'invalid' ? `it can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json` : `it waits for ${pending.join(', ')} to be done`;
+      throw new RalphError(`task ${taskId} cannot run: ${why}`, 'dependencies-pending');
+    }
     return task;
   }
 

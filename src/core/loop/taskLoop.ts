@@ -5,7 +5,7 @@ import { type AgentRun, ReportWriter } from '../reports/reportWriter';
 import { BudgetExceededError } from '../safety/budget';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, type IterationRecord, MAX_HISTORY } from './checkpoint';
+import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
@@ -33,7 +33,10 @@ export class TaskLoop {
     const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
     const timeoutMs = s.config.loop.taskTimeoutMinutes * 60_000;
     const timeoutReason = `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`;
-    const existing = await s.checkpoints.load(initial.id);
+    const existing = await s.checkpoints.load(initial.id, {
+      onCorrupt: 'throw',
+      onWarning: (message) => s.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+    });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
     let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
@@ -58,13 +61,17 @@ export class TaskLoop {
       const overBudget = this.budgetExceeded();
       if (overBudget) return this.finish(task, cp, 'halted', overBudget, maxIterations);
 
-      const chosen = modelFor(s, task, cp);
-      cp = { ...chosen.cp, iteration: n, phase: 'running', updatedAt: this.isoNow() };
+      // killed after the model run of this iteration: finish it from the write-ahead record
+      const replay = cp.phase === 'committing' && cp.pending?.iteration === n ? cp.pending : undefined;
+      const chosen = replay ? { cp, model: replay.model } : modelFor(s, task, cp);
+      cp = { ...chosen.cp, iteration: n, phase: replay ? 'committing' : 'running', pending: replay, updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
       task = await s.store.update(task.id, { iterations: n });
       const agents: AgentRun[] = [];
       const escalationsBefore = cp.escalation?.history.length ?? 0;
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop });
+      const running = cp;
+      const beforeCommit = async (pending: PendingCommit) => this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
       cp = this.recordIteration(cp, step);
       await syncFixTasks(s, task, step.gates);
       const overBudgetNow = this.budgetExceeded();
@@ -162,6 +169,7 @@ export class TaskLoop {
     return {
       ...cp,
       phase: 'between',
+      pending: undefined,
       elapsedMs: cp.elapsedMs + record.durationMs,
       commits: cp.commits + (record.commit ? 1 : 0),
       consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
@@ -228,6 +236,7 @@ export class TaskLoop {
       runId: this.s.runId,
       iteration: 0,
       phase: 'between',
+      pending: undefined,
       elapsedMs: 0,
       baseCommit: await this.s.git.headSha().catch(() => undefined),
       commits: 0,
@@ -253,7 +262,7 @@ export class TaskLoop {
 
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
 export function nextIteration(cp: Checkpoint): number {
-  return cp.phase === 'running' ? cp.iteration : cp.iteration + 1;
+  return cp.phase === 'between' ? cp.iteration + 1 : cp.iteration;
 }
 
 export type { IterationRecord, TaskLoopServices, TaskRunResult };

@@ -36,7 +36,7 @@ const TaskIdSchema = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" or "-", starting with a letter or digit');
 
 /** One task of `.ralph/tasks.json` (DESIGN §3). */
-export const TaskSchema = z.object({
+export const TaskSchema = z.strictObject({
   id: TaskIdSchema,
   title: z.string().min(1),
   /** The exact original request; pinned after compactions, never rewritten by the loop. */
@@ -62,9 +62,17 @@ export const TaskSchema = z.object({
 });
 export type Task = z.infer<typeof TaskSchema>;
 
-export const TaskFileSchema = z.object({
+export const TaskFileSchema = z.strictObject({
+  $schema: z.string().optional(),
   version: z.literal(1),
-  tasks: z.array(TaskSchema),
+  tasks: z.array(TaskSchema).superRefine((tasks, ctx) => {
+    const seen = new Map<string, number>();
+    tasks.forEach((task, index) => {
+      const first = seen.get(task.id);
+      if (first === undefined) seen.set(task.id, index);
+      else ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate task id "${task.id}" (also tasks.${first}); every id must be unique` });
+    });
+  }),
 });
 export type TaskFile = z.infer<typeof TaskFileSchema>;
 

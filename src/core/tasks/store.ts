@@ -4,6 +4,7 @@ import type { Clock } from '../ports';
 import { systemClock } from '../ports';
 import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
 import { parseJsonWithLocation } from '../util/json';
+import { withFileLock } from '../util/fileLock';
 import { Mutex } from '../util/mutex';
 import { formatZodIssues } from '../util/zodIssues';
 import { type NewTask, NewTaskSchema, type Task, type TaskFile, TaskFileSchema } from './schema';
@@ -14,7 +15,7 @@ type Listener = (tasks: readonly Task[]) => void;
 /**
  * The file-backed task store `.ralph/tasks.json`. Every mutation re-reads the file, so edits
  * made by another process (the CLI beside the extension, a person in an editor) are kept,
- * and writes are atomic.
+ * writes are atomic, and each read-modify-write holds a cross-process lock (`tasks.json.lock`).
  */
 export class TaskStore {
   private readonly mutex = new Mutex();
@@ -50,7 +51,7 @@ export class TaskStore {
 
   /** Creates the file with no tasks when it is missing. */
   async ensure(): Promise<void> {
-    await this.mutex.run(async () => {
+    await this.locked(async () => {
       if ((await readTextIfExists(this.paths.tasks)) === undefined) {
         await writeJsonAtomic(this.paths.tasks, { version: 1, tasks: [] } satisfies TaskFile);
       }
@@ -123,7 +124,7 @@ export class TaskStore {
   }
 
   private async mutate<T>(change: (file: TaskFile) => T): Promise<T> {
-    const { result, tasks } = await this.mutex.run(async () => {
+    const { result, tasks } = await this.locked(async () => {
       const file = await this.read();
       const result = change(file);
       await writeJsonAtomic(this.paths.tasks, file);
@@ -131,6 +132,11 @@ export class TaskStore {
     });
     for (const listener of this.listeners) listener(tasks);
     return result;
+  }
+
+  /** In-process mutex first (cheap), then the cross-process file lock: other CLIs and the extension. */
+  private locked<T>(work: () => Promise<T>): Promise<T> {
+    return this.mutex.run(() => withFileLock(this.paths.tasks, work));
   }
 
   private async read(): Promise<TaskFile> {
@@ -141,7 +147,7 @@ export class TaskStore {
     if (!parsed.ok) throw new ConfigError(`${shown}: ${parsed.message}`, shown);
     const result = TaskFileSchema.safeParse(parsed.value);
     if (!result.success) {
-      throw new ConfigError(`${shown} is invalid:\n  ${formatZodIssues(result.error).join('\n  ')}`, shown);
+      throw new ConfigError(`${shown} is invalid:\n  ${formatZodIssues(result.error, '', TaskFileSchema).join('\n  ')}`, shown);
     }
     return result.data;
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { ConfigError } from '../errors';
 
 /**
  * Writes `data` to `file` so that readers see either the old or the new content, never a
@@ -29,11 +30,19 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * The file's text, or `undefined` when it does not exist. A directory where the file should be,
+ * or a file where a parent directory should be (`.ralph` a file), is bad input: a ConfigError
+ * naming the path, never a raw EISDIR.
+ */
 export async function readTextIfExists(file: string): Promise<string | undefined> {
   try {
     return await fs.readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EISDIR') throw new ConfigError(`${file} is a directory, but it must be a file; move it away and run again`, file);
+    if (code === 'ENOTDIR') throw new ConfigError(`${file}: a parent of it is a file, not a directory (is .ralph a file?); move it away and run again`, file);
     throw error;
   }
 }

@@ -29,10 +29,11 @@ function runCli(args: string[], cwd: string): Promise<{ code: number | null; std
 describe('the CLI asks for approval of caio actions and of gated commands, apart', function () {
   this.timeout(60000);
 
-  it('parses --yes (and -y) and --approve-commands on run only', () => {
-    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true, approveCommands: false });
+  it('parses --yes (and -y), --approve-commands and --force on run only', () => {
+    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true, approveCommands: false, force: false });
     assert.equal((parseCli(['run', '--approve-commands'], '/w') as { approveCommands: boolean }).approveCommands, true);
     assert.throws(() => parseCli(['status', '--approve-commands'], '/w'), /--approve-commands does not apply/);
+    assert.equal((parseCli(['run', '--force'], '/w') as { force: boolean }).force, true);
     assert.equal((parseCli(['run', '-y', '--json'], '/w') as { yes: boolean }).yes, true);
     assert.equal((parseCli(['run'], '/w') as { yes: boolean }).yes, false);
     assert.throws(() => parseCli(['status', '--yes'], '/w'), /--yes does not apply/);

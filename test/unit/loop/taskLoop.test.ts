@@ -192,7 +192,7 @@ describe('the Ralph loop (against the scripted server)', function () {
     const lock = await RunLock.acquire(h.paths, 'other-run');
     // pretend the lock belongs to another live process (our parent)
     await fs.writeFile(h.paths.lock, JSON.stringify({ ...lock.info, pid: process.ppid }));
-    await assert.rejects(h.runner().run(), (error: unknown) => error instanceof LockError && /already running/.test(error.message));
+    await assert.rejects(h.runner().run(), (error: unknown) => error instanceof LockError && /another Ralph run holds .*stop that run first/.test(error.message));
     assert.equal(chatRequests(h.server).length, 0);
     await fs.rm(h.paths.lock);
   });

@@ -1,0 +1,75 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { RalphPaths } from '../paths';
+import { readTextIfExists } from '../util/atomicWrite';
+import { parseConfigText } from './load';
+import type { RalphConfig } from './schema';
+
+type Listener = (config: RalphConfig) => void;
+
+/**
+ * The one way the CLI and the extension read `.ralph/config.json`: validated (strict, with
+ * did-you-mean errors), re-read on every `load()` so an edit is never missed, with a change
+ * event when the validated config differs from the last one. One instance per config file.
+ */
+export class ConfigService {
+  private static readonly instances = new Map<string, ConfigService>();
+  private readonly listeners = new Set<Listener>();
+  private lastText: string | undefined | null = null;
+  private last: RalphConfig | undefined;
+  private watcher: FSWatcher | undefined;
+
+  private constructor(private readonly paths: RalphPaths) {}
+
+  static for(paths: RalphPaths): ConfigService {
+    let service = ConfigService.instances.get(paths.config);
+    if (!service) ConfigService.instances.set(paths.config, (service = new ConfigService(paths)));
+    return service;
+  }
+
+  /** The current config; throws a ConfigError naming the file and each bad key. */
+  async load(): Promise<RalphConfig> {
+    const text = await readTextIfExists(this.paths.config);
+    // a copy: a caller that adjusts its config must not change what the next caller gets
+    if (text === this.lastText && this.last) return structuredClone(this.last);
+    const config = parseConfigText(text, this.paths.relative(this.paths.config));
+    const changed = this.last !== undefined;
+    this.lastText = text;
+    this.last = config;
+    if (changed) for (const listener of this.listeners) listener(config);
+    return structuredClone(config);
+  }
+
+  /** Re-reads the file now (e.g. after a watcher saw it change). */
+  async reload(): Promise<RalphConfig> {
+    this.lastText = null;
+    const before = this.last;
+    this.last = undefined;
+    const config = await this.load();
+    if (before && JSON.stringify(before) !== JSON.stringify(config)) for (const listener of this.listeners) listener(config);
+    return config;
+  }
+
+  /** Told each time a load finds a different valid config; starts watching the `.ralph/` directory. */
+  onDidChange(listener: Listener): { dispose(): void } {
+    this.listeners.add(listener);
+    if (!this.watcher) {
+      try {
+        this.watcher = watch(this.paths.dir, (_event, name) => {
+          if (name === 'config.json') void this.load().catch(() => undefined);
+        });
+        this.watcher.unref();
+      } catch {
+        // no .ralph/ yet: changes are still seen on the next load()
+      }
+    }
+    return {
+      dispose: () => {
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0) {
+          this.watcher?.close();
+          this.watcher = undefined;
+        }
+      },
+    };
+  }
+}

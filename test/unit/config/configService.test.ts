@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { ConfigService } from '../../../src/core/config/service';
+import { ConfigError } from '../../../src/core/errors';
+import { RalphPaths } from '../../../src/core/paths';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+describe('ConfigService (.ralph/config.json)', () => {
+  let ws: TempWorkspace;
+  beforeEach(async () => {
+    ws = await makeTempWorkspace({ files: { '.ralph/config.json': JSON.stringify({ loop: { maxIterations: 7 } }) } });
+  });
+  afterEach(async () => ws.cleanup());
+
+  it('is one instance per file, loads, sees an edit on the next load and tells its listeners', async () => {
+    const paths = new RalphPaths(ws.dir);
+    const service = ConfigService.for(paths);
+    assert.equal(ConfigService.for(new RalphPaths(ws.dir)), service);
+    assert.equal((await service.load()).loop.maxIterations, 7);
+    const seen: number[] = [];
+    const sub = service.onDidChange((config) => seen.push(config.loop.maxIterations));
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ loop: { maxIterations: 9 } }));
+    assert.equal((await service.reload()).loop.maxIterations, 9);
+    assert.ok(seen.includes(9));
+    sub.dispose();
+  });
+
+  it('rejects a misspelt key with the closest known one, and keeps nothing half-loaded', async () => {
+    const service = ConfigService.for(new RalphPaths(ws.dir));
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { model: ['x'] }, gates: [{ name: 'g', command: 'true', kind: 'tests', requried: true }] }));
+    await assert.rejects(service.reload(), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /llm\.model: unknown key; did you mean llm\.models\?/);
+      assert.match(error.message, /gates\.0\.requried: unknown key; did you mean gates\.0\.required\?/);
+      return true;
+    });
+  });
+});
