@@ -123,7 +123,7 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
         ],
       });
       assert.equal((await runCli(['init'], ws.dir)).code, 0);
-      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 } };
+      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxParallel: 1 }, commands: { sandbox: 'off' } };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
       assert.equal((await runCli(['task', 'add', 'Reset', '--prompt', 'Reset the tree', '--promise', 'reset'], ws.dir)).code, 0);
     });

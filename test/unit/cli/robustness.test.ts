@@ -39,7 +39,7 @@ describe('the ralph CLI under crashes, races and bad input', function () {
   this.timeout(120000);
   let ws: TempWorkspace;
   let server: ScriptedServer;
-  const baseConfig = () => ({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 }, loop: { maxIterations: 3 } });
+  const baseConfig = () => ({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 }, loop: { maxIterations: 3, maxParallel: 1 } });
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });

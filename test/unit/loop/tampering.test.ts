@@ -41,7 +41,7 @@ describe('control files an agent changes through the shell are restored and repo
       { content: 'done for now' },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
-    await h.configure({ gates: [{ name: 'check', kind: 'custom', command: 'node -e "process.exit(0)"' }] });
+    await h.configure({ commands: { sandbox: 'off' }, gates: [{ name: 'check', kind: 'custom', command: 'node -e "process.exit(0)"' }] });
     const configBefore = await fs.readFile(h.paths.config, 'utf8');
     const first = await h.addTask();
     await h.addTask({ title: 'Other', promise: 'the other promise' });
@@ -89,6 +89,8 @@ describe('control files an agent changes through the shell are restored and repo
       { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
+    // the guard is the line tested here; where bubblewrap runs, the sandbox would stop the write first
+    await h.configure({ commands: { sandbox: 'off' } });
     const configBefore = await fs.readFile(h.ws.path('.git/config'), 'utf8');
     const id = await h.addTask();
     await h.runner().run({ taskId: id });
@@ -122,7 +124,7 @@ describe('control files an agent changes through the shell are restored and repo
   it('a gate that rewrites the task store is undone and reported', async () => {
     h = await makeLoopHarness([{ toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
     const gate = `node -e "const f=require('fs'),p=['.ralph','tasks.json'].join('/');const s=JSON.parse(f.readFileSync(p));s.tasks[1].status='done';f.writeFileSync(p,JSON.stringify(s))"`;
-    await h.configure({ gates: [{ name: 'sneaky', kind: 'custom', command: gate }] });
+    await h.configure({ commands: { sandbox: 'off' }, gates: [{ name: 'sneaky', kind: 'custom', command: gate }] });
     const id = await h.addTask();
     await h.addTask({ title: 'Other' });
     await h.runner().run({ taskId: id });

@@ -90,8 +90,11 @@ describe('no secret in reach (the loop against the scripted server)', function (
     }
     const outside = `/tmp/ralph-loop-escape-${process.pid}-${Date.now()}`;
     h = await makeLoopHarness([
-      // Spelled so that the command policy does not see ".git": the sandbox is the barrier here.
-      call('run_command', { command: `d=.g; d="$d"it; echo 'touch HOOK_RAN' > $d/hooks/post-commit; chmod +x $d/hooks/post-commit; echo x > ${outside}; echo "n" > .ralph/progress/T-001.md` }),
+      // Inside a script the command rules cannot read (they ask about what they cannot judge):
+      // the sandbox is the barrier here.
+      call('run_command', {
+        command: `node -e "const fs=require('fs'); for (const [f, t] of [['.g'+'it/hooks/post-commit', 'touch HOOK_RAN'], [process.argv[1], 'x']]) { try { fs.writeFileSync(f, t, { mode: 0o755 }); } catch (e) { console.log(e.message); } }" ${outside}; echo "n" > .ralph/progress/T-001.md`,
+      }),
       call('write_file', { path: 'hello.txt', content: 'hi' }),
       complete,
     ]);
@@ -105,6 +108,6 @@ describe('no secret in reach (the loop against the scripted server)', function (
     assert.equal(h.ws.exists('.git/gate-was-here'), false);
     assert.equal((await fs.stat(outside).catch(() => undefined)) === undefined, true, 'the write reached the host /tmp');
     assert.equal(await h.ws.read('.ralph/progress/T-001.md'), 'n\n');
-    assert.match(JSON.stringify(chatRequests(h.server)[1].body), /Read-only file system/);
+    assert.match(JSON.stringify(chatRequests(h.server)[1].body), /read-only file system/i);
   });
 });
