@@ -95,7 +95,9 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     const markerDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-gate-'));
     const marker = path.join(markerDir, 'pid');
     // the gate runs after the commit and before the checkpoint: it reports its pid and hangs there
-    const config = { ...baseConfig(), gates: [{ name: 'hang', kind: 'custom', command: `echo $$ > ${marker} && exec sleep 300` }] };
+    // (not in the integrity baseline taken before iteration 1, when hello.txt does not exist yet)
+    // the host sees the marker and the gate's pid only outside the sandbox (its /tmp and pids are private)
+    const config = { ...baseConfig(), commands: { sandbox: 'off' }, gates: [{ name: 'hang', kind: 'custom', command: `test -e hello.txt || exit 0; echo $$ > ${marker} && exec sleep 300` }] };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     server.push(write('hi'), complete);
     const first = startCli(['run'], ws.dir);
@@ -139,7 +141,7 @@ describe('the ralph CLI under crashes, races and bad input', function () {
   it('a corrupt checkpoint resumes from the previous good one with a warning; with no good one it stops (exit 2)', async () => {
     const id = await addTask();
     server.push(write('draft'), { content: 'half <ralph>PROGRESS:50</ralph>' }, write('more'), { content: 'more <ralph>PROGRESS:60</ralph>' });
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...baseConfig(), loop: { maxIterations: 2 } }));
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...baseConfig(), loop: { maxIterations: 2, maxParallel: 1 } }));
     const stopped = await cli(['run'], ws.dir);
     assert.equal(stopped.code, 1, stopped.stdout);
     assert.equal((await tasks())[0].status, 'timeout');
