@@ -155,8 +155,14 @@ export class ControlFileGuard {
   /** Another task's checkpoint, when only this task's own is watched. */
   private othersState(file: string): boolean {
     if (!this.options.ownStateOnly) return false;
+    // the task store is written by every agent's loop and by the queue at any moment: a
+    // restore from one command's snapshot could undo another loop's write (the sandbox keeps
+    // it read-only for the agents' commands)
+    if (file === this.paths.tasks) return true;
     const rel = path.relative(this.paths.stateDir, file);
-    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) && rel !== `${this.context?.taskId}.json`;
+    // the folder itself too: the first checkpoint of any task creates it
+    if (rel === '') return true;
+    return !rel.startsWith('..') && !path.isAbsolute(rel) && rel !== `${this.context?.taskId}.json`;
   }
 
   /** A run lock naming this process was written by it (a refresh of its own lock). */
