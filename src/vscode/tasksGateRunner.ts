@@ -18,6 +18,8 @@ export interface RalphTaskDefinition extends vscode.TaskDefinition {
  */
 export class TasksApiGateRunner implements GateRunner {
   private runs = 0;
+  /** When the last run of each gate ended as a VS Code task. */
+  private readonly previousEnd = new Map<string, Promise<void>>();
 
   constructor(
     private readonly folder: vscode.WorkspaceFolder,
@@ -32,6 +34,22 @@ export class TasksApiGateRunner implements GateRunner {
     // little): parallel agents and the merge queue run the same gate at once, so each run is its own task
     const definition = { type: RALPH_TASK_TYPE, gate: request.gate.name, run: ++this.runs };
     const task = createGateTask(this.folder, request.gate, this.commands, { cwd: request.cwd, timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle }, definition);
+    // VS Code asks "Select an instance to terminate" when a gate starts while its previous run's
+    // task has not ended yet (its terminal closes a little after the process): wait for that end
+    await this.previousEnd.get(request.gate.name);
+    const ended = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), 15_000); // never wait forever on an event that does not come
+      const listener = vscode.tasks.onDidEndTask((e) => {
+        const d = e.execution.task.definition;
+        if (d.type === RALPH_TASK_TYPE && d.gate === definition.gate && d.run === definition.run) done();
+      });
+      function done(): void {
+        clearTimeout(timer);
+        listener.dispose();
+        resolve();
+      }
+    });
+    this.previousEnd.set(request.gate.name, ended);
     const execution = await vscode.tasks.executeTask(task);
     const onAbort = () => execution.terminate();
     request.signal?.addEventListener('abort', onAbort, { once: true });
