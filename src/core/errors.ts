@@ -36,12 +36,40 @@ export class PathEscapeError extends RalphError {
   }
 }
 
+/**
+ * What kind of provider fault a model call ended with; each kind has its own behaviour
+ * (see docs/contract-changes.md "Model faults"). Shared by every provider adapter.
+ *   rate_limit      429 / "slow down": retry after the server's delay
+ *   quota           quota exhausted / billing: no retry; fall back or halt with the provider's message
+ *   auth            bad or missing key / no permission: halt at once, name the key's source
+ *   context_length  the request is larger than the model's context: compact and retry once
+ *   outage          5xx, connection resets, timeouts: retry, then fall back
+ *   content_filter  the provider blocked the request or reply: fed back to the agent
+ *   not_found       the model does not exist (any more) at the provider
+ *   consent         the user refused the editor's consent prompt for the model
+ *   bad_request     any other 4xx: a bug or an incompatible endpoint, no retry
+ *   unknown         anything else
+ */
+export type ModelFaultKind =
+  | 'rate_limit'
+  | 'quota'
+  | 'auth'
+  | 'context_length'
+  | 'outage'
+  | 'content_filter'
+  | 'not_found'
+  | 'consent'
+  | 'bad_request'
+  | 'unknown';
+
 /** The model endpoint failed after every retry, or answered something unusable. */
 export class ModelError extends RalphError {
   constructor(
     message: string,
     readonly status?: number,
     readonly retryable = false,
+    /** The fault's kind when the adapter could tell it apart. */
+    readonly fault: ModelFaultKind = 'unknown',
   ) {
     super(message, 'model');
   }

@@ -26,6 +26,10 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Of `promptTokens`, how many the provider served from its prompt cache (when it says). */
+  cachedPromptTokens?: number;
+  /** The cost the provider itself reported for the call in USD (e.g. OpenRouter's `usage.cost`). */
+  providerCostUsd?: number;
 }
 
 export type StreamDelta = { kind: 'text'; text: string } | { kind: 'tool_call'; index: number; name?: string };
