@@ -39,6 +39,7 @@ export class PolicyCommandRunner implements CommandRunner {
         this.emit({ type: 'warning', code: 'command-refused', message: `not approved \`${request.command}\` (${decision.reason})` });
         throw new CommandRefusedError(`\`${request.command}\` needs approval (${decision.reason}) and was not approved; it did not run.`);
       }
+      return this.inner.run({ ...request, approved: true });
     }
     return this.inner.run(request);
   }

@@ -22,6 +22,12 @@ export interface CommandRequest {
   sandbox?: SandboxSpec;
   /** Files that stay writable inside the sandbox's read-only parts (the task's progress notes). */
   writablePaths?: string[];
+  /**
+   * A person approved this very command (a gated one, or any in semi-auto mode): inside the
+   * sandbox the repository's data (`.git`: index, objects, refs) is writable for it; the hooks and
+   * the repository's config stay read-only.
+   */
+  approved?: boolean;
   /** `action`: a human-approved external command of caio (push, pull request); default `agent`. */
   purpose?: 'agent' | 'gate' | 'action';
   /** Every chunk of stdout/stderr as it arrives, uncapped (for live terminals and logs). */

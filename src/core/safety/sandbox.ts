@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
@@ -13,6 +13,8 @@ export interface SandboxSpec {
   network: boolean;
   /** Files inside read-only parts that stay writable (the task's progress notes). */
   writablePaths: readonly string[];
+  /** A person approved the command: the repository's data is writable, its hooks and config not. */
+  gitWritable?: boolean;
 }
 
 /** `commands.sandbox: required` and no working bubblewrap: nothing runs. */
@@ -57,6 +59,42 @@ export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
   return probe;
 }
 
+/**
+ * The repository directories of `root` (its `.git` folder, or a worktree's own git dir and the
+ * common one it points to) made writable for a person-approved command, with what makes git run
+ * programs or read other configuration (hooks, config, info/attributes…) mounted read-only on top.
+ */
+export function approvedGitBinds(root: string): string[] {
+  const dotGit = path.join(root, '.git');
+  let gitDir: string | undefined;
+  try {
+    if (statSync(dotGit).isDirectory()) gitDir = dotGit;
+    else {
+      const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      if (pointer) gitDir = path.resolve(root, pointer);
+    }
+  } catch {
+    return [];
+  }
+  if (!gitDir || !existsSync(gitDir)) return [];
+  const dirs = [gitDir];
+  try {
+    const common = path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+    if (existsSync(common)) dirs.unshift(common);
+  } catch {
+    // not a linked worktree: the git dir is the common dir
+  }
+  const args: string[] = [];
+  for (const dir of dirs) args.push('--bind', dir, dir);
+  for (const dir of dirs) {
+    for (const name of ['hooks', 'config', 'config.worktree', 'info']) {
+      const target = path.join(dir, name);
+      if (existsSync(target)) args.push('--ro-bind', target, target);
+    }
+  }
+  return args;
+}
+
 /** The bwrap argument list that runs `shell -c command` inside the sandbox. */
 export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, string>, shell: string, command: string): string[] {
   const root = path.resolve(spec.root);
@@ -67,6 +105,7 @@ export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, st
     const target = path.join(root, name);
     if (existsSync(target)) args.push('--ro-bind', target, target);
   }
+  if (spec.gitWritable) args.push(...approvedGitBinds(root));
   for (const file of spec.writablePaths) {
     if (existsSync(file)) args.push('--bind', file, file);
   }
@@ -126,7 +165,12 @@ export class IsolatedCommandRunner implements CommandRunner {
     if (mode !== 'off' && !action) {
       const probe = await this.probe();
       if (probe.available) {
-        sandbox = { root: worktreeRoot(settings.root, req.cwd) ?? settings.root, network: settings.commands.network, writablePaths: await ensureFiles(req.writablePaths ?? []) };
+        sandbox = {
+          root: worktreeRoot(settings.root, req.cwd) ?? settings.root,
+          network: settings.commands.network,
+          writablePaths: await ensureFiles(req.writablePaths ?? []),
+          gitWritable: req.approved === true,
+        };
       } else if (mode === 'required') {
         throw new SandboxUnavailableError(probe.reason);
       } else if (!this.warned) {

@@ -178,6 +178,36 @@ describe('IsolatedCommandRunner', function () {
       assert.equal(await fs.readFile(notes, 'utf8'), 'next: fix it\n');
     });
 
+    it('lets a person-approved command write the repository, never its hooks or config', async () => {
+      const { runner } = isolated({ sandbox: 'required' });
+      await ws.write('work.txt', 'one\n');
+      const approved = await run(runner, 'git add -A && git commit -qm "approved commit" && git reset -q --hard HEAD', { approved: true });
+      assert.equal(approved.exitCode, 0, approved.output);
+      assert.equal(ws.git('log', '--format=%s', '-1').trim(), 'approved commit');
+      const hook = await run(runner, 'echo "touch pwned" > .git/hooks/post-commit', { approved: true });
+      assert.notEqual(hook.exitCode, 0);
+      assert.equal(ws.exists('.git/hooks/post-commit'), false);
+      const config = await run(runner, 'git config core.hooksPath /tmp/evil', { approved: true });
+      assert.notEqual(config.exitCode, 0);
+      assert.throws(() => ws.git('config', '--get', 'core.hooksPath'), 'core.hooksPath was not set');
+      const ralph = await run(runner, 'echo "{}" > .ralph/config.json', { approved: true });
+      assert.notEqual(ralph.exitCode, 0, 'Ralph\'s own files stay read-only for approved commands too');
+    });
+
+    it('lets a person-approved command commit in a task\'s worktree, its repository\'s hooks read-only', async () => {
+      const { runner } = isolated({ sandbox: 'required' });
+      ws.git('worktree', 'add', '-q', '-b', 'ralph/t1', ws.path('.ralph/worktrees/t1'));
+      const tree = ws.path('.ralph/worktrees/t1');
+      const refused = await run(runner, 'echo a > a.txt && git add a.txt && git commit -qm sneaky', { cwd: tree });
+      assert.notEqual(refused.exitCode, 0, 'without approval the worktree\'s repository is read-only');
+      const approved = await run(runner, 'git add a.txt && git commit -qm "approved in worktree"', { cwd: tree, approved: true });
+      assert.equal(approved.exitCode, 0, approved.output);
+      assert.equal(ws.git('log', '--format=%s', '-1', 'ralph/t1').trim(), 'approved in worktree');
+      const hook = await run(runner, `echo "touch pwned" > ${ws.path('.git/hooks/post-commit')}`, { cwd: tree, approved: true });
+      assert.notEqual(hook.exitCode, 0);
+      assert.equal(ws.exists('.git/hooks/post-commit'), false);
+    });
+
     it('has no network unless commands.network allows it', async () => {
       const server = http.createServer((_req, res) => res.end('reached'));
       await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
