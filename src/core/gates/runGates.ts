@@ -44,7 +44,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     if (logPath) {
       evaluated.logPath = logPath;
       // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.
-      const where = `full output of ${gate.name}: ${path.relative(options.cwd, logPath) || logPath}`;
+      const where = gateLogPointer(gate.name, options.cwd, logPath);
       evaluated.fixItems = evaluated.fixItems.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n(${where})` } : f));
     }
     const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
@@ -65,6 +65,17 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     });
   }
   return summarizeGates(outcomes);
+}
+
+/**
+ * Where a gate's full log is, said so the agent can open it: relative to its working folder when
+ * the log is inside it; otherwise (a parallel task's worktree, whose reports stay in the main
+ * workspace, out of read_file's reach) the absolute path and a command that reads it.
+ */
+export function gateLogPointer(gate: string, cwd: string, logPath: string): string {
+  const rel = path.relative(cwd, logPath);
+  if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) return `full output of ${gate}: ${rel}`;
+  return `full output of ${gate}: ${logPath} — outside your working folder; read it with run_command, e.g. \`tail -n 200 '${logPath}'\``;
 }
 
 /** The CLI's gate runner: the gate's command in a child process, its whole tree killed on timeout. */
