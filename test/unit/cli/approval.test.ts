@@ -1,29 +1,18 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { parseCli } from '../../../src/cli/args';
 import { type CliIo, cliApproval } from '../../../src/cli/main';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
-import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
+import { TEST_KEY_ENV } from '../helpers/loopHarness';
+import { runCli } from '../helpers/cliHarness';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
 const request = { kind: 'action' as const, title: 'Ralph (caio) wants to push HEAD to origin', detail: 'Command: git push\nRALPH_REMOTE=origin' };
 const gated = { kind: 'command' as const, title: 'Run this command the agent wants to run? (discarding work in the repository)', detail: 'git reset --hard' };
 
 function fakeIo(confirm?: (question: string) => Promise<boolean>): CliIo & { errors: string[] } {
   const errors: string[] = [];
   return { errors, out() {}, err: (line) => errors.push(line), cwd: '/', onInterrupt: () => () => {}, confirm };
-}
-
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...TEST_GIT_ENV, [TEST_KEY_ENV]: TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 describe('the CLI asks for approval of caio actions and of gated commands, apart', function () {

@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
-import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
-
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-
-function startCli(args: string[], cwd: string): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...TEST_GIT_ENV, [TEST_KEY_ENV]: TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => (stdout += d));
-  child.stderr?.on('data', (d) => (stderr += d));
-  return { child, done: new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr }))) };
-}
+import { TEST_KEY_ENV } from '../helpers/loopHarness';
+import { startCli } from '../helpers/cliHarness';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** The file a task's prompt names (`WRITE <file>`). */
 function fileOf(request: RecordedRequest): string {

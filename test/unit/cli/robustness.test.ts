@@ -1,33 +1,16 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
+import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { isAlive } from '../helpers/processes';
-import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
+import { runCli, startCli } from '../helpers/cliHarness';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function startCli(args: string[], cwd: string): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...TEST_GIT_ENV, [TEST_KEY_ENV]: TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => (stdout += d));
-  child.stderr?.on('data', (d) => (stderr += d));
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
-}
-
-const cli = (args: string[], cwd: string) => startCli(args, cwd).done;
+const cli = (args: string[], cwd: string) => runCli(args, cwd);
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt has hi' } }] };
 const write = (content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
 

@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { chatRequests, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
+import { runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-
-function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout?.resume();
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
-}
 
 describe('ralph run with commands.sandbox "required" where bubblewrap is missing', function () {
   if (process.platform !== 'linux') return;

@@ -1,44 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { parseCli } from '../../../src/cli/args';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import type { TaskStatus } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
+import { runCli as runCliWith, runOnTerminal as runOnTerminalWith } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real CLI in a child process, stdin not a terminal. */
-function runCli(args: string[], cwd: string): Promise<Ran> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: TEST_GIT_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  return collect(child);
-}
-
-/** The real CLI on a pseudo-terminal (util-linux `script`), typing `answer` at its question. */
-function runOnTerminal(args: string[], cwd: string, answer: string): Promise<Ran> {
-  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd, env: TEST_GIT_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin.write(`${answer}\n`);
-  return collect(child);
-}
-
-function collect(child: ReturnType<typeof spawn>): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => (stdout += d));
-  child.stderr?.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const runCli = (args: string[], cwd: string) => runCliWith(args, cwd, TEST_GIT_ENV);
+const runOnTerminal = (args: string[], cwd: string, answer: string) => runOnTerminalWith(args, cwd, answer, TEST_GIT_ENV);
 
 describe('ralph task <action>: recovery from the CLI', function () {
   this.timeout(60000);
