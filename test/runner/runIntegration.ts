@@ -18,6 +18,8 @@ import { CodeServerError, repoRoot, startCodeServer, type CodeServerHost } from 
 import { prepareWorkspace } from './workspace';
 
 const TAG = '[integration]';
+/** The test-only extension that registers scripted editor chat models (vendor "ralph-test"). */
+export const LM_FIXTURE_EXTENSION = path.join(repoRoot, 'test', 'fixtures', 'lm-provider-extension');
 /** Prefix test/index.ts puts on every console line of the extension host under test. */
 const HOST_LOG_TAG = '<<ralph-ext-host>> ';
 
@@ -131,6 +133,8 @@ export async function runIntegration(): Promise<number> {
 
     const payload: [string, string][] = [
       ['extensionDevelopmentPath', started_.remoteUri(extDevPath)],
+      // A second, test-only extension: a scripted chat model behind vscode.lm (test/integration/lmProvider.test.ts).
+      ['extensionDevelopmentPath', started_.remoteUri(LM_FIXTURE_EXTENSION)],
       ['extensionTestsPath', started_.remoteUri(testsPath)],
       ['skipWelcome', 'true'],
       ['skipReleaseNotes', 'true'],
