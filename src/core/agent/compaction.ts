@@ -132,7 +132,11 @@ export class Compactor {
     const tokensBefore = await this.measure(messages, tools);
     if (tokensBefore <= this.threshold) return undefined;
 
-    const split = splitForCompaction(messages, this.threshold * KEEP_SHARE);
+    // The cut is made on the 4-characters-a-token estimate: scale the share it may keep to the
+    // measure that decided (a model's own tokenizer may count far more tokens than the estimate).
+    const estimated = this.estimate(messages, tools);
+    const scale = this.deps.model.tokens && tokensBefore > estimated ? estimated / tokensBefore : 1;
+    const split = splitForCompaction(messages, this.threshold * KEEP_SHARE * scale);
     if (!split) return undefined;
     let response;
     try {
