@@ -15,11 +15,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CodeServerError, repoRoot, startCodeServer, type CodeServerHost } from './codeServerHost';
+import { packLmFixture } from './lmFixture';
 import { prepareWorkspace } from './workspace';
 
 const TAG = '[integration]';
-/** The test-only extension that registers scripted editor chat models (vendor "ralph-test"). */
-export const LM_FIXTURE_EXTENSION = path.join(repoRoot, 'test', 'fixtures', 'lm-provider-extension');
 /** Prefix test/index.ts puts on every console line of the extension host under test. */
 const HOST_LOG_TAG = '<<ralph-ext-host>> ';
 
@@ -66,12 +65,14 @@ export async function runIntegration(): Promise<number> {
   const pageConsole: string[] = [];
   const workbenchLog: string[] = [];
   let host: CodeServerHost | undefined;
+  let lmFixtureVsix: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let finished = false;
   const cleanup = async (): Promise<void> => {
     finished = true;
     if (timer) clearTimeout(timer);
     await host?.dispose();
+    if (lmFixtureVsix) fs.rmSync(path.dirname(lmFixtureVsix), { recursive: true, force: true });
     if (!keepTemp) fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
   };
   let interrupt!: (code: number) => void;
@@ -87,7 +88,10 @@ export async function runIntegration(): Promise<number> {
 
   /** Resolves with the extension host's exit code, or a negative code for our own failures. */
   const drive = async (): Promise<number> => {
+    // the test-only extension with scripted editor chat models (test/integration/lmProvider.test.ts)
+    lmFixtureVsix = packLmFixture();
     const started_ = await startCodeServer({
+      installExtensions: [lmFixtureVsix],
       env: { RALPH_TEST_WORKSPACE: workspace, RALPH_HOST_LOG_TAG: HOST_LOG_TAG },
       keepTemp,
       ...(verbose ? { onServerOutput: (line: string) => process.stdout.write(`[code-server] ${line}\n`) } : {}),
@@ -133,8 +137,6 @@ export async function runIntegration(): Promise<number> {
 
     const payload: [string, string][] = [
       ['extensionDevelopmentPath', started_.remoteUri(extDevPath)],
-      // A second, test-only extension: a scripted chat model behind vscode.lm (test/integration/lmProvider.test.ts).
-      ['extensionDevelopmentPath', started_.remoteUri(LM_FIXTURE_EXTENSION)],
       ['extensionTestsPath', started_.remoteUri(testsPath)],
       ['skipWelcome', 'true'],
       ['skipReleaseNotes', 'true'],

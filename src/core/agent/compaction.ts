@@ -134,7 +134,7 @@ export class Compactor {
 
     // The cut is made on the 4-characters-a-token estimate: scale the share it may keep to the
     // measure that decided (a model's own tokenizer may count far more tokens than the estimate).
-    const estimated = this.estimate(messages, tools);
+    const estimated = estimateTokens(messages) + estimateToolTokens(tools);
     const scale = this.deps.model.tokens && tokensBefore > estimated ? estimated / tokensBefore : 1;
     const split = splitForCompaction(messages, this.threshold * KEEP_SHARE * scale);
     if (!split) return undefined;
