@@ -151,6 +151,25 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     assert.match(report, /\| ralph-test\/scripted-large \| \d+ \| \d+ \| \d+ \| included \(editor plan\) \|/);
   });
 
+  it('a sub-agent runs on its own tier of the editor-model ladder', async () => {
+    await vscode.commands.executeCommand('ralph.selectModel', { provider: 'vscode', model: 'ralph-test/scripted-pro' });
+    await vscode.commands.executeCommand('ralph.selectModel', { provider: 'vscode', model: 'ralph-test/scripted-large' });
+    const config = JSON.parse(await fs.readFile(configFile(), 'utf8')) as Record<string, unknown> & { llm: { models: string[] } };
+    assert.deepEqual(config.llm.models, ['ralph-test/scripted-large', 'ralph-test/scripted-pro'], 'Select Model keeps the ladder of the same provider behind the choice');
+    await fs.writeFile(configFile(), JSON.stringify({ ...config, agents: { devo: { tier: 1 } } }, null, 2));
+    const id = await addTask('Delegate to devo on an editor model', 'devo.txt');
+    fixture.script([
+      { toolCalls: [{ callId: 'd1', name: 'delegate', input: { target: 'devo', objective: 'Write devo.txt saying hi', expectedOutcome: 'devo.txt exists' } }] },
+      { text: ['Writing it.'], toolCalls: [{ callId: 'w1', name: 'write_file', input: { path: 'devo.txt', content: 'hi from devo\n' } }] },
+      { text: ['devo.txt written.'] },
+      { toolCalls: [{ callId: 'c1', name: 'ralph_complete', input: { summary: 'devo wrote devo.txt', promiseEvidence: 'devo.txt exists' } }] },
+    ]);
+    const summary = (await vscode.commands.executeCommand('ralph.runSelectedTask', id)) as { results: { taskId: string; status: string }[] };
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+    assert.deepEqual(fixture.requests.map((r) => r.model), ['scripted-large', 'scripted-pro', 'scripted-pro', 'scripted-large'], 'the orchestrator on tier 0, devo on tier 1');
+    assert.equal(await fs.readFile(path.join(workspace(), 'devo.txt'), 'utf8'), 'hi from devo\n');
+  });
+
   it('Stop cancels the editor model\'s request through its cancellation token; the task is halted with its state saved', async () => {
     await vscode.commands.executeCommand('ralph.selectModel', { provider: 'vscode', model: 'ralph-test/scripted' });
     const id = await addTask('Wait for a slow editor model', 'never.txt');

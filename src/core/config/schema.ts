@@ -172,6 +172,10 @@ export const RalphConfigSchema = z
     (config.escalation.councilModels ?? []).forEach((entry, index) => {
       if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['escalation', 'councilModels', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
     });
+    for (const agent of ['scout', 'devo', 'caio'] as const) {
+      const entry = config.agents[agent]?.model;
+      if (entry !== undefined && !parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['agents', agent, 'model'], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+    }
   });
 export type RalphConfig = z.infer<typeof RalphConfigSchema>;
 export type RalphConfigInput = z.input<typeof RalphConfigSchema>;

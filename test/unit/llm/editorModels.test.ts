@@ -54,6 +54,7 @@ describe('editor models (llm.provider "vscode")', () => {
     it('refuses entries that name no editor model, with the key and the expected form', () => {
       assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['gpt-4.1'] } }), (error: unknown) => error instanceof ConfigError && /llm\.models\.0|llm.models\[0\]|models/.test(error.message) && /copilot\/gpt-4\.1/.test(error.message));
       assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, escalation: { councilModels: ['o3'] } }), /councilModels[\s\S]*"o3" does not name an editor model/);
+      assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, agents: { devo: { model: 'gpt-4.1' } } }), /agents[\s\S]*devo[\s\S]*"gpt-4\.1" does not name an editor model/);
       assert.throws(() => parseConfig({ llm: { provider: 'copilot' } }), ConfigError);
       // with the OpenAI provider, names are the endpoint's business
       assert.deepEqual(parseConfig({ llm: { models: ['gpt-4.1'] } }).llm.models, ['gpt-4.1']);
