@@ -89,11 +89,12 @@ export class LmModelClient implements ModelClient, TokenCounter {
       }, this.options.timeoutMs);
     };
     try {
-      rearm();
       const options: vscode.LanguageModelChatRequestOptions = { justification: LM_JUSTIFICATION };
       if (request.tools?.length) options.tools = toLmTools(request.tools);
       if (request.temperature !== undefined) options.modelOptions = { temperature: request.temperature };
+      // Not timed: the first request waits for the person to answer VS Code's consent dialog.
       const response = await model.sendRequest(messages, options, cancel.token);
+      rearm();
       const assembler = new LmResponseAssembler(request.model, shapes, request.onDelta);
       for await (const part of response.stream) {
         rearm();

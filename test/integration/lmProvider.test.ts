@@ -57,6 +57,7 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
   let fixture: FixtureApi;
   let events: RalphEvent[] = [];
   let subscription: { dispose(): void } | undefined;
+  let originalConfig: string | undefined;
 
   before(async () => {
     const extension = vscode.extensions.getExtension<RalphExtensionApi>(EXTENSION_ID);
@@ -65,6 +66,12 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     api = await extension.activate();
     fixture = await fixtureExtension.activate();
     await vscode.commands.executeCommand('ralph.initWorkspace');
+    originalConfig = await fs.readFile(configFile(), 'utf8');
+  });
+
+  // the suites share one workspace: later ones expect the config as init wrote it
+  after(async () => {
+    if (originalConfig !== undefined) await fs.writeFile(configFile(), originalConfig);
   });
 
   beforeEach(async () => {
