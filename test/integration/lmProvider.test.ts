@@ -192,7 +192,7 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     assert.match(finished && finished.type === 'task.finished' ? finished.reason : '', /stopped by the user; state saved/);
   });
 
-  it('a LanguageModelError (quota) halts the task with a clear message, after no retry of it', async () => {
+  it('LanguageModelErrors (quota, refused consent) halt the task with a clear message, never retried', async () => {
     await vscode.commands.executeCommand('ralph.selectModel', { provider: 'vscode', model: 'ralph-test/scripted' });
     const id = await addTask('Hit the quota', 'quota.txt');
     fixture.script([{ error: 'Blocked', message: 'You have exceeded your premium request allowance for this month.' }, { text: ['must not be reached'] }]);
@@ -205,6 +205,16 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     assert.match(finished.reason, /model unusable \(quota\): editor model ralph-test\/scripted failed: You have exceeded your premium request allowance/);
     assert.match(finished.reason, /choose another model with "Ralph: Select Model"/);
     assert.equal(events.filter((e) => e.type === 'model.retry').length, 0);
+
+    // a refused consent (NoPermissions) halts the same way, saying how to allow it
+    const refused = await addTask('Without consent', 'consent.txt');
+    fixture.reset();
+    fixture.script([{ error: 'NoPermissions', message: 'The user did not give consent.' }]);
+    const second = (await vscode.commands.executeCommand('ralph.runSelectedTask', refused)) as { results: { taskId: string; status: string }[] };
+    assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[refused, 'halted']]);
+    assert.equal(fixture.requests.length, 1);
+    const consent = events.find((e): e is Extract<RalphEvent, { type: 'task.finished' }> => e.type === 'task.finished' && e.taskId === refused);
+    assert.match(consent?.reason ?? '', /model unusable \(consent\): editor model ralph-test\/scripted failed: The user did not give consent\. \(Ralph Loop was not allowed to use this model: allow it when VS Code asks/);
   });
 
   it('a transient failure is retried (with a retry event), and a model that is not there halts with what the editor has', async () => {
