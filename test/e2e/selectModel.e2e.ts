@@ -83,7 +83,7 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
 
   it('Start Autopilot without a key offers the editor\'s models', async () => {
     await wb.runCommand('Ralph: Start Autopilot');
-    const toast = await wb.notification(/No key is needed to use a model this editor already has \(Scripted Small, Scripted Large\)/);
+    const toast = await wb.notification(/No key is needed to use a model this editor already has \(Scripted Small, Scripted Large, Scripted Pro\)/);
     assert.ok(await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Select Model' }).count(), 'the notification offers Select Model');
     screenshots.push(await wb.screenshot('select-model-offer'));
     await wb.closeNotifications();
