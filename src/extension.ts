@@ -91,8 +91,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
   const checkpoints = new CheckpointStore(paths);
   const prices = () => runs.lastConfig?.llm.prices ?? {};
-  const panelModel = new PanelModel(prices, PanelPersistence.load(context.workspaceState));
-  const feeder = new PanelFeeder({ model: panelModel, bus, store, checkpoints, paths, prices });
+  const provider = () => runs.lastConfig?.llm.provider ?? 'openai';
+  const panelModel = new PanelModel(prices, PanelPersistence.load(context.workspaceState), provider);
+  const feeder = new PanelFeeder({ model: panelModel, bus, store, checkpoints, paths, prices, provider });
   context.subscriptions.push(feeder, new PanelPersistence(context.workspaceState, panelModel));
   const warnings: WarningActions = new WarningActions({ model: panelModel, runs, logger, showPanel: (): Promise<void> => progressPanel.show() });
   const progressPanel: ProgressPanel = new ProgressPanel(context.extensionUri, panelModel, createPanelMessageHandlers({ workspace, warnings }), logger, () => feeder.loadFromDisk());

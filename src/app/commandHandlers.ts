@@ -8,6 +8,7 @@ import type { ProgressPanel } from '../ui/panel/progressPanel';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
+import { selectModel } from './selectModel';
 import type { SecretStorageSource } from '../vscode/secrets';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 
@@ -54,6 +55,7 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
       }
       await s.runs.stop();
     },
+    'ralph.selectModel': async (preset?: unknown) => selectModel(s, preset),
     'ralph.retryTask': task.retryTask,
     'ralph.editTask': task.editTask,
     'ralph.increaseMaxIterations': task.increaseMaxIterations,

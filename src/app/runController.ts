@@ -6,6 +6,8 @@ import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
 import { createModelClient, resolveApiKey } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
+import type { ModelClient, RetryNotice } from '../core/llm/types';
+import { LmModelClient, listEditorModels } from '../vscode/lmModelClient';
 import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
@@ -109,25 +111,19 @@ export class RunController extends DisposableBase {
       if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
       throw error;
     }
-    let apiKey: string;
-    try {
-      apiKey = await resolveApiKey(config.llm, this.secrets);
-    } catch (error) {
-      throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
-    }
-    this.redactor?.add(apiKey);
+    const { model, secretValues, dispose } = await this.modelFor(config, (notice) => runner.reportRetry(notice));
     const runner: RalphRunner = new RalphRunner({
       workspace: this.workspace,
       config,
       bus: this.bus,
       commands: new NodeCommandRunner(),
       gates: this.gates,
-      secretValues: [apiKey],
+      secretValues,
       store: this.store,
       logger: this.logger,
       approval: modalApproval,
       safeguards: this.safeguards,
-      model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+      model,
     });
     this.runner = runner;
     this.config = config;
@@ -138,9 +134,38 @@ export class RunController extends DisposableBase {
       if (error instanceof LockError) throw new RunRefusedError(error.message);
       throw error;
     } finally {
+      dispose();
       this.runner = undefined;
       await this.publish({ state: 'idle' });
     }
+  }
+
+  /**
+   * The model port of a run: the editor's models (`llm.provider` "vscode"), or the
+   * OpenAI-compatible endpoint with its key. Without a key and a baseUrl, a workspace whose
+   * editor has chat models is offered those (Select Model) instead of only "set a key".
+   */
+  private async modelFor(config: RalphConfig, onRetry: (notice: RetryNotice) => void): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
+    if (config.llm.provider === 'vscode') {
+      const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
+      return { model: client, secretValues: [], dispose: () => client.dispose() };
+    }
+    let apiKey: string;
+    try {
+      apiKey = await resolveApiKey(config.llm, this.secrets);
+    } catch (error) {
+      const editorModels = config.llm.baseUrl ? [] : await listEditorModels().catch(() => []);
+      if (editorModels.length > 0) {
+        const names = editorModels.slice(0, 3).map((m) => m.name).join(', ');
+        throw new RunRefusedError(
+          `${errorMessage(error)}. No key is needed to use a model this editor already has (${names}${editorModels.length > 3 ? ', …' : ''}): choose one with "Ralph: Select Model".`,
+          { title: 'Select Model', command: 'ralph.selectModel' },
+        );
+      }
+      throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
+    }
+    this.redactor?.add(apiKey);
+    return { model: createModelClient(config.llm, apiKey, onRetry), secretValues: [apiKey], dispose: () => {} };
   }
 
   /** Ends the current iteration cleanly; the task is `halted` with its state saved. */

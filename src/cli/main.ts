@@ -110,6 +110,12 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
   const { taskId, json } = command;
   const paths = new RalphPaths(workspace);
   const config = await loadConfig(paths);
+  if (config.llm.provider === 'vscode') {
+    throw new ConfigError(
+      `llm.provider is "vscode" in ${paths.config}: the editor's models are only reachable inside VS Code (run the task from the Ralph Loop extension). The ralph CLI talks to OpenAI-compatible endpoints: to run here, set "llm.provider": "openai" with llm.baseUrl / llm.apiKeyEnv and OpenAI model names in llm.models.`,
+      paths.config,
+    );
+  }
   const apiKey = await resolveApiKey(config.llm, envSecrets);
   const bus = new EventBus();
   const runner: RalphRunner = new RalphRunner({

@@ -40,6 +40,7 @@ export const PANEL_COMMANDS = [
   'stop',
   'showLog',
   'runGates',
+  'selectModel',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 

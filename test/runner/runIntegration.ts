@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CodeServerError, repoRoot, startCodeServer, type CodeServerHost } from './codeServerHost';
+import { packLmFixture } from './lmFixture';
 import { prepareWorkspace } from './workspace';
 
 const TAG = '[integration]';
@@ -64,12 +65,14 @@ export async function runIntegration(): Promise<number> {
   const pageConsole: string[] = [];
   const workbenchLog: string[] = [];
   let host: CodeServerHost | undefined;
+  let lmFixtureVsix: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let finished = false;
   const cleanup = async (): Promise<void> => {
     finished = true;
     if (timer) clearTimeout(timer);
     await host?.dispose();
+    if (lmFixtureVsix) fs.rmSync(path.dirname(lmFixtureVsix), { recursive: true, force: true });
     if (!keepTemp) fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
   };
   let interrupt!: (code: number) => void;
@@ -85,7 +88,10 @@ export async function runIntegration(): Promise<number> {
 
   /** Resolves with the extension host's exit code, or a negative code for our own failures. */
   const drive = async (): Promise<number> => {
+    // the test-only extension with scripted editor chat models (test/integration/lmProvider.test.ts)
+    lmFixtureVsix = packLmFixture();
     const started_ = await startCodeServer({
+      installExtensions: [lmFixtureVsix],
       env: { RALPH_TEST_WORKSPACE: workspace, RALPH_HOST_LOG_TAG: HOST_LOG_TAG },
       keepTemp,
       ...(verbose ? { onServerOutput: (line: string) => process.stdout.write(`[code-server] ${line}\n`) } : {}),

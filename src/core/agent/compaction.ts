@@ -59,7 +59,9 @@ function estimateToolTokens(tools: readonly ToolSpec[]): number {
 }
 
 /**
- * Keeps one conversation under `compactAt × contextWindow`. Token use comes from the API:
+ * Keeps one conversation under `compactAt × contextWindow`. When the model port can count
+ * tokens itself (ModelClient.tokens, the editor's models), the conversation is measured with it
+ * and the model's own input limit replaces `contextWindow`. Otherwise token use comes from the API:
  * the last response's prompt + completion tokens cover every message up to and including the
  * assistant message it produced; messages appended since (tool results) are estimated. With no
  * usage reported (some servers), the whole conversation is estimated.
@@ -75,10 +77,36 @@ export class Compactor {
   private knownCount = 0;
   private gaveUp = false;
 
-  constructor(private readonly deps: CompactorDeps) {}
+  constructor(private readonly deps: CompactorDeps) {
+    this.contextWindow = deps.contextWindow;
+  }
 
   get threshold(): number {
-    return this.deps.compactAt * this.deps.contextWindow;
+    return this.deps.compactAt * this.contextWindow;
+  }
+
+  /** The configured window, or the model's own input limit once the model told it. */
+  private contextWindow: number;
+  private limitKnown = false;
+
+  /**
+   * Tokens the next request would carry, counted by the model's own tokenizer when the
+   * provider can (the editor's models); the estimate otherwise, or when counting fails.
+   */
+  private async measure(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<number> {
+    const counter = this.deps.model.tokens;
+    if (!counter) return this.estimate(messages, tools);
+    try {
+      if (!this.limitKnown) {
+        this.limitKnown = true;
+        const limit = await counter.maxInputTokens(this.deps.modelName);
+        if (limit !== undefined && limit > 0) this.contextWindow = limit;
+      }
+      return await counter.countTokens(this.deps.modelName, messages, tools, this.deps.signal);
+    } catch (error) {
+      if (this.deps.signal.aborted) throw error;
+      return this.estimate(messages, tools);
+    }
   }
 
   /** Records the usage of the response whose assistant message is now the last of `messageCount`. */
@@ -101,10 +129,14 @@ export class Compactor {
    */
   async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[]): Promise<CompactionOutcome | undefined> {
     if (this.gaveUp) return undefined;
-    const tokensBefore = this.estimate(messages, tools);
+    const tokensBefore = await this.measure(messages, tools);
     if (tokensBefore <= this.threshold) return undefined;
 
-    const split = splitForCompaction(messages, this.threshold * KEEP_SHARE);
+    // The cut is made on the 4-characters-a-token estimate: scale the share it may keep to the
+    // measure that decided (a model's own tokenizer may count far more tokens than the estimate).
+    const estimated = estimateTokens(messages) + estimateToolTokens(tools);
+    const scale = this.deps.model.tokens && tokensBefore > estimated ? estimated / tokensBefore : 1;
+    const split = splitForCompaction(messages, this.threshold * KEEP_SHARE * scale);
     if (!split) return undefined;
     let response;
     try {
@@ -114,7 +146,7 @@ export class Compactor {
         signal: this.deps.signal,
         messages: [
           { role: 'system', content: SUMMARIZER_PROMPT },
-          { role: 'user', content: transcript(split.older, Math.max(2000, this.deps.contextWindow * 2)) },
+          { role: 'user', content: transcript(split.older, Math.max(2000, this.contextWindow * 2)) },
         ],
       });
     } catch (error) {
@@ -130,7 +162,7 @@ export class Compactor {
     messages.splice(0, messages.length, ...compacted);
     this.knownTokens = 0;
     this.knownCount = 0;
-    return { tokensBefore, tokensAfter: this.estimate(messages, tools), model: response.model, finishReason: response.finishReason, usage: response.usage };
+    return { tokensBefore, tokensAfter: await this.measure(messages, tools), model: response.model, finishReason: response.finishReason, usage: response.usage };
   }
 }
 

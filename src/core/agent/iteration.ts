@@ -1,4 +1,4 @@
-import { errorMessage, StopRequestedError } from '../errors';
+import { errorMessage, ModelError, type ModelFaultKind, StopRequestedError } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, type ChatMessage, type ModelClient, type TokenUsage, type ToolCall, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
@@ -41,6 +41,8 @@ export interface IterationRunResult {
   toolErrors: number;
   /** Set when the conversation could not go on (model unreachable after retries, …). */
   error?: string;
+  /** The provider fault behind `error`, when the model port told it (ModelError.fault). */
+  errorFault?: ModelFaultKind;
   stopped: boolean;
 }
 
@@ -115,7 +117,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       });
     } catch (error) {
       if (deps.signal.aborted || error instanceof StopRequestedError) return { ...result, stopped: true };
-      return { ...result, error: errorMessage(error) };
+      return { ...result, error: errorMessage(error), ...(error instanceof ModelError ? { errorFault: error.fault } : {}) };
     }
     for (const message of response.warnings ?? []) {
       deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'model-wire', message: `${agent ?? 'orchestrator'}: ${message}` });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
 
 const Price = z.strictObject({
   input: z.number().min(0).describe('USD per 1M input tokens'),
@@ -7,6 +8,10 @@ const Price = z.strictObject({
 
 export const LlmConfigSchema = z
   .strictObject({
+    provider: z
+      .enum(['openai', 'vscode'])
+      .default('openai')
+      .describe('"openai": an OpenAI-compatible endpoint (llm.baseUrl, key in llm.apiKeyEnv); "vscode": the chat models the editor already has (GitHub Copilot or any extension contributing one, through VS Code\'s Language Model API; extension only, no key). With "vscode", llm.models entries name editor models as "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1"'),
     baseUrl: z.url().optional().describe('OpenAI-compatible endpoint; the SDK default (api.openai.com) when absent'),
     apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('environment variable holding the API key'),
     models: z.array(z.string().min(1)).min(1).default(['gpt-4.1-mini', 'gpt-4.1', 'o3']).describe('model ladder, cheapest first'),
@@ -17,6 +22,12 @@ export const LlmConfigSchema = z
     requestTimeoutMs: z.number().int().positive().default(120000),
     maxRetries: z.number().int().min(0).max(10).default(4),
     maxStepsPerIteration: z.number().int().positive().default(40).describe('tool-calling round trips per iteration'),
+  })
+  .superRefine((llm, ctx) => {
+    if (llm.provider !== 'vscode') return;
+    llm.models.forEach((entry, index) => {
+      if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['models', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+    });
   })
   .prefault({});
 
@@ -142,7 +153,8 @@ export const WorktreesConfigSchema = z
   .prefault({});
 
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
-export const RalphConfigSchema = z.strictObject({
+export const RalphConfigSchema = z
+  .strictObject({
   $schema: z.string().optional(),
   llm: LlmConfigSchema,
   loop: LoopConfigSchema,
@@ -154,6 +166,16 @@ export const RalphConfigSchema = z.strictObject({
   agents: AgentsConfigSchema,
   merge: MergeConfigSchema,
   worktrees: WorktreesConfigSchema,
-});
+  })
+  .superRefine((config, ctx) => {
+    if (config.llm.provider !== 'vscode') return;
+    (config.escalation.councilModels ?? []).forEach((entry, index) => {
+      if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['escalation', 'councilModels', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+    });
+    for (const agent of ['scout', 'devo', 'caio'] as const) {
+      const entry = config.agents[agent]?.model;
+      if (entry !== undefined && !parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['agents', agent, 'model'], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+    }
+  });
 export type RalphConfig = z.infer<typeof RalphConfigSchema>;
 export type RalphConfigInput = z.input<typeof RalphConfigSchema>;

@@ -30,17 +30,23 @@ export const BUILT_IN_PRICES: Readonly<Record<string, Price>> = {
   'o4-mini': { input: 1.1, output: 4.4 },
 };
 
-/** The price of `model`: configured first, then the built-in table (also for `provider/model` ids). */
-export function priceOf(model: string, prices: RalphConfig['llm']['prices']): Price | undefined {
+/**
+ * The price of `model`: configured first, then the built-in table (also for `provider/model` ids).
+ * The editor's models (`provider` "vscode") are paid through the editor's own plan: no list
+ * price applies, so only a configured `llm.prices` entry prices them; otherwise their cost is
+ * unknown ("included"), never $0.
+ */
+export function priceOf(model: string, prices: RalphConfig['llm']['prices'], provider: RalphConfig['llm']['provider'] = 'openai'): Price | undefined {
   if (prices[model]) return prices[model];
+  if (provider === 'vscode') return undefined;
   if (BUILT_IN_PRICES[model]) return BUILT_IN_PRICES[model];
   const bare = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;
   return BUILT_IN_PRICES[bare];
 }
 
 /** Estimated USD for `tokens` on `model`; undefined when no price is known. */
-export function estimateCostUsd(model: string, tokens: ModelTokens, prices: RalphConfig['llm']['prices']): number | undefined {
-  const price = priceOf(model, prices);
+export function estimateCostUsd(model: string, tokens: ModelTokens, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): number | undefined {
+  const price = priceOf(model, prices, provider);
   if (!price) return undefined;
   return (tokens.promptTokens * price.input + tokens.completionTokens * price.output) / 1_000_000;
 }

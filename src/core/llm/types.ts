@@ -62,8 +62,22 @@ export interface RetryNotice {
   reason: string;
 }
 
+/**
+ * An optional capability of a model port: measuring a conversation with the model's own
+ * tokenizer, and telling the model's real input limit. The editor's models (VS Code's
+ * Language Model API) have it; compaction uses it when present instead of its estimate.
+ */
+export interface TokenCounter {
+  /** Tokens `messages` and `tools` take when sent to `model`. */
+  countTokens(model: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number>;
+  /** The most tokens `model` accepts in one request; undefined when the model does not say. */
+  maxInputTokens(model: string): Promise<number | undefined>;
+}
+
 export interface ModelClient {
   chat(request: ChatRequest): Promise<ChatResponse>;
+  /** Present when the provider counts tokens itself (see TokenCounter). */
+  readonly tokens?: TokenCounter;
 }
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });

@@ -3,7 +3,7 @@ import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages } from '../agent/context';
 import { type IterationRunResult, runIteration } from '../agent/iteration';
 import type { ToolContext } from '../agent/tools/types';
-import { errorMessage } from '../errors';
+import { errorMessage, type ModelFaultKind } from '../errors';
 import { runGates } from '../gates/runGates';
 import { clearStaleIndexLock } from '../git/indexLock';
 import type { GateReport } from '../gates/types';
@@ -142,6 +142,13 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
   }
 
+  if (run.errorFault && HALTING_FAULTS.has(run.errorFault)) {
+    // another iteration would fail the same way (no consent, no such model, quota, key): halt with the provider's words
+    const reason = `model unusable (${run.errorFault}): ${run.error ?? 'no detail'}`;
+    const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
+    return { record: finishRecord({ outcome: 'error', feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
+  }
+
   const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
   const decision = decideCompletion({
     signal: signalGiven,
@@ -250,3 +257,6 @@ function abbreviate(text: string, max: number): string {
   const flat = text.trim();
   return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
 }
+
+/** Model faults no further iteration can get past: the task halts (state saved) instead of looping on them. */
+const HALTING_FAULTS: ReadonlySet<ModelFaultKind> = new Set<ModelFaultKind>(['consent', 'not_found', 'quota', 'auth', 'rate_limit']);

@@ -134,12 +134,12 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   out.push(last ? `Gates of iteration ${last.iteration}:\n\n${table(['Gate', 'Required', 'Result', 'Details'], last.gates.map((g) => [g.name, g.required ? 'yes' : 'no', g.passed ? '✓ pass' : '✗ FAIL', g.summary]))}` : '_no gates ran_');
   out.push(...gateChanges(cp));
   out.push('## Model usage');
-  const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), formatUsd(estimateCostUsd(model, u, config.llm.prices))]);
+  const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), costCell(estimateCostUsd(model, u, config.llm.prices, config.llm.provider), config.llm.provider)]);
   const totalCost = Object.entries(cp.modelUsage).reduce<number | undefined>((sum, [model, u]) => {
-    const cost = estimateCostUsd(model, u, config.llm.prices);
+    const cost = estimateCostUsd(model, u, config.llm.prices, config.llm.provider);
     return cost === undefined ? sum : (sum ?? 0) + cost;
   }, undefined);
-  rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), formatUsd(totalCost)]);
+  rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), costCell(totalCost, config.llm.provider)]);
   out.push(table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows));
   out.push(`## Escalation history\n${list(input.escalations)}`);
   const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
@@ -175,4 +175,9 @@ function gateChanges(cp: Checkpoint): string[] {
 
 function firstLine(text: string): string {
   return text.split('\n', 1)[0].slice(0, 160);
+}
+
+/** A cost cell: the editor's models are paid by the editor's plan, so an unpriced one reads "included", not $0. */
+function costCell(cost: number | undefined, provider: RalphConfig['llm']['provider']): string {
+  return cost === undefined && provider === 'vscode' ? 'included (editor plan)' : formatUsd(cost);
 }

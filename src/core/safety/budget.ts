@@ -1,6 +1,6 @@
 import { RalphError } from '../errors';
 import { estimateCostUsd, type ModelTokens } from '../llm/pricing';
-import type { ChatRequest, ChatResponse, ModelClient } from '../llm/types';
+import type { ChatRequest, ChatResponse, ModelClient, TokenCounter } from '../llm/types';
 import type { RalphConfig } from '../config/schema';
 
 /** A budget cap was reached; the task is halted with its state saved. */
@@ -97,7 +97,7 @@ export class SpendMeter {
     row.promptTokens += usage.promptTokens;
     row.completionTokens += usage.completionTokens;
     totals.tokens += usage.promptTokens + usage.completionTokens;
-    totals.costUsd += estimateCostUsd(model, usage, this.config.llm.prices) ?? 0;
+    totals.costUsd += estimateCostUsd(model, usage, this.config.llm.prices, this.config.llm.provider) ?? 0;
   }
 }
 
@@ -107,6 +107,11 @@ export class MeteredModelClient implements ModelClient {
     private readonly inner: ModelClient,
     private readonly meter: SpendMeter,
   ) {}
+
+  /** Counting tokens is free: it passes straight through. */
+  get tokens(): TokenCounter | undefined {
+    return this.inner.tokens;
+  }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
     this.meter.check();

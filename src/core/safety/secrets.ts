@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatResponse, ModelClient } from '../llm/types';
+import type { ChatMessage, ChatRequest, ChatResponse, ModelClient, TokenCounter } from '../llm/types';
 
 /**
  * Names of variables that hold credentials by convention. Matched case-insensitively against
@@ -168,11 +168,24 @@ export class RedactingModelClient implements ModelClient {
 
   chat(request: ChatRequest): Promise<ChatResponse> {
     if (this.redactor.size === 0) return this.inner.chat(request);
-    const messages = request.messages.map((message) => {
+    return this.inner.chat({ ...request, messages: this.redactAll(request.messages) });
+  }
+
+  /** Counting may reach the provider too, so it sees the same redacted messages. */
+  get tokens(): TokenCounter | undefined {
+    const inner = this.inner.tokens;
+    if (!inner) return undefined;
+    return {
+      countTokens: (model, messages, tools, signal) => inner.countTokens(model, this.redactor.size === 0 ? messages : this.redactAll(messages), tools, signal),
+      maxInputTokens: (model) => inner.maxInputTokens(model),
+    };
+  }
+
+  private redactAll(messages: readonly ChatMessage[]): ChatMessage[] {
+    return messages.map((message) => {
       if (message.role === 'assistant') return { ...message, content: message.content === null ? null : this.redactor.redact(message.content), toolCalls: message.toolCalls?.map((call) => ({ ...call, arguments: this.redactor.redact(call.arguments) })) };
       return { ...message, content: this.redactor.redact(message.content) };
     });
-    return this.inner.chat({ ...request, messages });
   }
 }
 

@@ -24,6 +24,8 @@ export interface PanelFeederDeps {
   checkpoints: CheckpointStore;
   paths: RalphPaths;
   prices: () => RalphConfig['llm']['prices'];
+  /** The run's `llm.provider` (default "openai"): editor models are priced only by `llm.prices`. */
+  provider?: () => RalphConfig['llm']['provider'];
   now?: () => number;
 }
 
@@ -52,7 +54,7 @@ export class PanelFeeder {
   }
 
   private syncTasks(tasks: readonly Task[], adopt: boolean, checkpoints?: Map<string, Checkpoint>): void {
-    const seeds = tasks.map((task) => taskSeed(task, checkpoints?.get(task.id), this.deps.prices()));
+    const seeds = tasks.map((task) => taskSeed(task, checkpoints?.get(task.id), this.deps.prices(), this.deps.provider?.()));
     this.deps.model.apply({ type: 'panel.sync', time: this.isoNow(), tasks: seeds, adopt });
   }
 
@@ -89,7 +91,7 @@ export class PanelFeeder {
 }
 
 /** A task of the store (and its checkpoint) as the panel's `panel.sync` input. */
-export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphConfig['llm']['prices']): TaskSeed {
+export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): TaskSeed {
   return {
     id: task.id,
     title: task.title,
@@ -100,15 +102,15 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     lastSignal: task.lastSignal,
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
-    ...(cp ? { checkpoint: checkpointSeed(cp, prices) } : {}),
+    ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
   };
 }
 
-function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices']): CheckpointSeed {
+function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): CheckpointSeed {
   let costUsd = 0;
   let unpricedTokens = 0;
   for (const [model, usage] of Object.entries(cp.modelUsage)) {
-    const cost = estimateCostUsd(model, usage, prices);
+    const cost = estimateCostUsd(model, usage, prices, provider);
     if (cost === undefined) unpricedTokens += usage.promptTokens + usage.completionTokens;
     else costUsd += cost;
   }

@@ -27,6 +27,8 @@ export class PanelModel {
     /** The prices of the current run's configuration (`llm.prices`), for the cost estimate. */
     private readonly prices: () => RalphConfig['llm']['prices'] = () => ({}),
     initial?: PanelState,
+    /** The run's `llm.provider`: the editor's models have no list price (cost unknown, not $0). */
+    private readonly provider: () => RalphConfig['llm']['provider'] = () => 'openai',
   ) {
     this.current = initial ?? emptyPanelState();
   }
@@ -70,7 +72,7 @@ export class PanelModel {
   private project(event: RalphEvent): PanelInput | undefined {
     if (event.type === 'checkpoint') return undefined;
     if (event.type === 'model.response') {
-      return { ...event, costUsd: estimateCostUsd(event.model, event.usage, this.prices()) };
+      return { ...event, costUsd: estimateCostUsd(event.model, event.usage, this.prices(), this.provider()) };
     }
     return event;
   }

@@ -13,6 +13,7 @@ export function header(ctx: ViewContext): HTMLElement {
   if (phase === 'paused') controls.push(button('Resume', () => client.command('resume'), { icon: 'debug-continue', focusKey: 'resume' }));
   if (phase === 'running' || phase === 'paused') controls.push(button('Stop', () => client.command('stop'), { icon: 'debug-stop', secondary: true, focusKey: 'stop' }));
   if (phase === 'idle') controls.push(button('Start Autopilot', () => client.command('startAutopilot'), { icon: 'run-all', secondary: true, focusKey: 'start' }));
+  if (phase === 'idle') controls.push(button('Select Model', () => client.command('selectModel'), { icon: 'sparkle', secondary: true, focusKey: 'select-model' }));
   controls.push(button('Open Log', () => client.command('showLog'), { icon: 'output', secondary: true, focusKey: 'log' }));
 
   const picker = state.tasks.length > 1 ? taskPicker(ctx) : undefined;

@@ -85,6 +85,15 @@ describe('the ralph CLI', function () {
     assert.match(broken.stderr, /\.ralph\/config\.json is invalid:\n\s+loop\.maxIterations/);
   });
 
+  it('refuses llm.provider "vscode" with a clear message (exit 2) and calls no model', async () => {
+    await addTask();
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] } }));
+    const result = await cli(['run'], ws.dir);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /llm\.provider is "vscode"[\s\S]*only reachable inside VS Code[\s\S]*set "llm\.provider": "openai"/);
+    assert.equal(server.requests.length, 0);
+  });
+
   it('maps final statuses to exit codes', () => {
     assert.equal(exitCodeFor(['done', 'done']), 0);
     assert.equal(exitCodeFor(['done', 'blocked']), 3);
