@@ -4,7 +4,7 @@ import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import { createModelClient, resolveApiKey } from '../core/llm/factory';
+import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
@@ -110,24 +110,32 @@ export class RunController extends DisposableBase {
       throw error;
     }
     let apiKey: string;
+    let fallbackKeys: Record<string, string>;
     try {
       apiKey = await resolveApiKey(config.llm, this.secrets);
     } catch (error) {
       throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
     }
+    try {
+      fallbackKeys = await resolveFallbackKeys(config.llm, this.secrets);
+    } catch (error) {
+      throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
+    }
+    const keySource = await describeKeySource(config.llm, this.secrets);
     this.redactor?.add(apiKey);
+    for (const key of Object.values(fallbackKeys)) this.redactor?.add(key);
     const runner: RalphRunner = new RalphRunner({
       workspace: this.workspace,
       config,
       bus: this.bus,
       commands: new NodeCommandRunner(),
       gates: this.gates,
-      secretValues: [apiKey],
+      secretValues: [apiKey, ...Object.values(fallbackKeys)],
       store: this.store,
       logger: this.logger,
       approval: modalApproval,
       safeguards: this.safeguards,
-      model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+      model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice), { fallbackKeys, keySource, onFallback: (notice) => runner.reportFallback(notice) }),
     });
     this.runner = runner;
     this.config = config;

@@ -10,6 +10,8 @@ import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
+import type { FallbackNotice } from '../llm/fallbackClient';
+import { fallbackMessage } from '../llm/fallbackMessage';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
@@ -122,6 +124,12 @@ export class RalphRunner {
     this.emitActive?.({ type: 'model.retry', ...notice });
   }
 
+  /** `llm.fallback` switches and returns: a `model.fallback` event and a warning naming both models. */
+  reportFallback(notice: FallbackNotice): void {
+    this.emitActive?.({ type: 'model.fallback', ...notice });
+    this.emitActive?.({ type: 'warning', code: `model-${notice.kind}`, message: fallbackMessage(notice) });
+  }
+
   async run(options: RunOptions = {}): Promise<RunSummary> {
     if (this.active) throw new RalphError('this runner is already running', 'busy');
     this.active = true;
@@ -132,7 +140,7 @@ export class RalphRunner {
       if (event.runId === runId) log.append(event);
     });
     // Redacted before the bus: the run log, the panel and every report built from events.
-    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv], passThrough: [] }, this.deps.secretValues ?? []);
+    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv, ...this.deps.config.llm.fallback.flatMap((f) => (f.apiKeyEnv ? [f.apiKeyEnv] : []))], passThrough: [] }, this.deps.secretValues ?? []);
     const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
     this.emitActive = emit;
     let lock: RunLock | undefined;
