@@ -95,14 +95,16 @@ export class Compactor {
   }
 
   /**
-   * Compacts `messages` in place when the next request would pass the threshold. Returns what
+   * Compacts `messages` in place when the next request would pass the threshold (or always,
+   * with `force`: the provider refused it as too long). Returns what
    * happened, or undefined when nothing was (or could be) compacted. Throws only when the
    * summary call fails, after which this compactor stops trying (the caller reports it).
    */
-  async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[]): Promise<CompactionOutcome | undefined> {
+  async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[], options: { force?: boolean } = {}): Promise<CompactionOutcome | undefined> {
     if (this.gaveUp) return undefined;
     const tokensBefore = this.estimate(messages, tools);
-    if (tokensBefore <= this.threshold) return undefined;
+    // forced: the provider said the request is over the model's context, whatever our estimate
+    if (tokensBefore <= this.threshold && !options.force) return undefined;
 
     const split = splitForCompaction(messages, this.threshold * KEEP_SHARE);
     if (!split) return undefined;

@@ -185,6 +185,12 @@ export class RalphRunner {
           reason = `task ${next.id} ended ${result.status}`;
           break;
         }
+        // a bad key or an exhausted quota would halt every later task the same way
+        if (result.fault === 'auth' || result.fault === 'quota') {
+          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+          reason = `${result.reason}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
+          break;
+        }
         // a run-wide cap would halt every later task at once with nothing done: they stay as they are
         const cap = meter.runCapReached();
         if (cap) {
