@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import { PINNED_HEADER, SUMMARY_HEADER } from '../../../src/core/agent/compaction';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { openAI, openRouter } from '../../fixtures/providerErrors';
@@ -50,6 +51,8 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     assert.equal(eventsOf(h.events, 'model.fault')[0].fault, 'quota');
     const checkpoint = await new CheckpointStore(h.paths).load(id);
     assert.match(checkpoint?.history.at(-1)?.error ?? '', /HTTP 402/, 'the iteration record (and its report) keeps the cause');
+    const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
+    assert.match(report, /## Errors and model faults\n- iteration 1 \(model-a\): .*\(quota or credits exhausted\): HTTP 402 Insufficient credits/);
   });
 
   it('context length exceeded: the conversation is compacted and the request retried once', async () => {
