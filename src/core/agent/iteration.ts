@@ -165,7 +165,8 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         messages.push({ role: 'user', content: contentFilterFeedback('request') });
         continue;
       }
-      if (kind && kind !== 'unknown') fault(kind, kind === 'auth' || kind === 'quota' ? 'halt' : 'error', errorMessage(error));
+      // a sub-agent's conversation only ends; the orchestrator's next call halts the task
+      if (kind && kind !== 'unknown') fault(kind, !agent && (kind === 'auth' || kind === 'quota') ? 'halt' : 'error', errorMessage(error));
       return interrupted({ ...result, error: errorMessage(error), ...(kind && kind !== 'unknown' ? { fault: kind } : {}) }, error);
     }
     for (const message of response.warnings ?? []) {

@@ -171,7 +171,8 @@ export class RalphRunner {
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
       if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id).run(this.abort.signal)));
-      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);

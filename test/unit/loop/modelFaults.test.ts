@@ -41,6 +41,18 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     assert.ok(!everything.includes('****cret'), 'nor the masked form the provider echoed');
   });
 
+  it('parallel agents: a quota halt starts no further agent; the tasks not started stay todo', async () => {
+    h = await makeLoopHarness([openRouter.credits(), openRouter.credits(), complete, complete]);
+    await h.configure({ loop: { maxParallel: 2 } });
+    const ids = [await h.addTask({ title: 'a' }), await h.addTask({ title: 'b' }), await h.addTask({ title: 'c' })];
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => r.status).sort(), ['halted', 'halted']);
+    assert.equal((await h.store.get(ids[2])).status, 'todo');
+    assert.match(summary.reason, /quota or credits exhausted: .*Insufficient credits.*; no new agents started/);
+    assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'provider-halt').length, 1);
+    assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'autopilot-stalled').length, 0);
+  });
+
   it('quota (OpenRouter 402) without a fallback: halted with the provider\'s message, not retried', async () => {
     h = await makeLoopHarness([openRouter.credits(), complete]);
     const id = await h.addTask();
