@@ -92,7 +92,8 @@ export class FallbackModelClient implements ModelClient {
    * Tries the fallbacks from `start`; `cause` is the primary's failure when this call found it.
    * The first that answers is the one in use until the primary's cool-down ends.
    */
-  private async viaFallbacks(request: ChatRequest, cause: ModelError | undefined, start: number, inUse: string): Promise<ChatResponse> {
+  private async viaFallbacks(request: ChatRequest, primaryFailure: ModelError | undefined, start: number, inUse: string): Promise<ChatResponse> {
+    let cause = primaryFailure;
     const { fallbacks, clock } = this.options;
     const primary = request.model;
     const failures: string[] = cause ? [`${primary}: ${cause.message}`] : [];
@@ -119,10 +120,21 @@ export class FallbackModelClient implements ModelClient {
         from = target.label;
       }
     }
-    // every fallback failed too: start over from the primary at the next call
+    // every fallback failed too: back to the primary (its cool-down is moot now)
     this.failing.delete(primary);
-    const fault = cause?.fault ?? lastFault;
-    throw new ModelError(`${primary} and every llm.fallback entry failed (${faultLabel(fault)}): ${failures.join(' | ')}`, cause?.status, false, fault);
+    if (!cause) {
+      // the primary was not asked in this call: it may be back, ask it before giving up
+      this.options.onNotice({ kind: 'return', from, to: primary, reason: `every llm.fallback entry failed (${faultLabel(lastFault)}); trying the primary again` });
+      try {
+        return await this.options.primary.chat(request);
+      } catch (error) {
+        if (!this.fallsBack(error, request)) throw error;
+        cause = error as ModelError;
+        failures.unshift(`${primary}: ${cause.message}`);
+      }
+    }
+    const fault = cause.fault;
+    throw new ModelError(`${primary} and every llm.fallback entry failed (${faultLabel(fault)}): ${failures.join(' | ')}`, cause.status, false, fault);
   }
 
   /** Asks the primary whether it is back. True when it answered; the outage is renewed otherwise. */

@@ -115,7 +115,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const feedback: string[] = [];
   if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
   if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
-  if (run.fault === 'content_filter') feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
+  if (run.fault === 'content_filter' && run.error) feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
   if (windDown) {
     feedback.push(`The previous iteration was cut short (${windDown.reason}); ${windDown.wrote.length > 0 ? `you wrote your progress notes in a wind-down turn (${progressFile}): start from them` : 'no progress notes were written in the wind-down turn: check the working tree and the commits before going on'}.`);
   }
@@ -157,7 +157,8 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
 
   if (run.fault === 'auth' || run.fault === 'quota') {
     // another iteration would fail the same way: the task halts at once with the provider's message
-    const reason = `${faultLabel(run.fault)}: ${run.error ?? 'the model provider refused the call'}`;
+    const error = run.error ?? 'the model provider refused the call';
+    const reason = error.includes(`(${faultLabel(run.fault)})`) ? error : `${faultLabel(run.fault)}: ${error}`;
     const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
     return { record: finishRecord({ outcome: 'error', error: run.error, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps, fault: run.fault };
   }

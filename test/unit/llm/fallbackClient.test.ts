@@ -113,6 +113,17 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     assert.equal((await ask()).content, 'primary again');
   });
 
+  it('when the fallback fails during the cool-down, the primary is asked again at once (and said so)', async () => {
+    primary.push(openAI.outage(), openAI.outage()); // maxRetries 1: two attempts
+    backup.push({ content: 'b1' }, openRouter.credits());
+    assert.equal((await ask()).content, 'b1');
+    primary.push({ content: 'primary is back' });
+    now += 1_000;
+    assert.equal((await ask()).content, 'primary is back');
+    assert.deepEqual(notices.map((n) => n.kind), ['switch', 'return']);
+    assert.match(notices[1].reason, /every llm\.fallback entry failed \(quota or credits exhausted\); trying the primary again/);
+  });
+
   it('faults that a fallback cannot cure are not hidden: a bad key on the primary fails at once', async () => {
     primary.push(openAI.auth());
     const error = await ask().then(

@@ -48,7 +48,7 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const summary = await h.runner().run();
     assert.deepEqual(summary.results.map((r) => r.status).sort(), ['halted', 'halted']);
     assert.equal((await h.store.get(ids[2])).status, 'todo');
-    assert.match(summary.reason, /quota or credits exhausted: .*Insufficient credits.*; no new agents started/);
+    assert.match(summary.reason, /\(quota or credits exhausted\): HTTP 402 Insufficient credits.*; no new agents started/);
     assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'provider-halt').length, 1);
     assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'autopilot-stalled').length, 0);
   });
@@ -58,7 +58,7 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const id = await h.addTask();
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'halted');
-    assert.match(summary.results[0].reason, /quota or credits exhausted: .*Insufficient credits\. Add more using https:\/\/openrouter\.ai\/settings\/credits/);
+    assert.match(summary.results[0].reason, /\(quota or credits exhausted\): HTTP 402 Insufficient credits\. Add more using https:\/\/openrouter\.ai\/settings\/credits/);
     assert.equal(chatRequests(h.server).length, 1);
     assert.equal(eventsOf(h.events, 'model.fault')[0].fault, 'quota');
     const checkpoint = await new CheckpointStore(h.paths).load(id);
