@@ -15,7 +15,7 @@ export class SecretStorageSource implements SecretSource {
   }
 
   async keySource(envName: string): Promise<string> {
-    return (await this.secrets.get(KEY)) ? "VS Code's secret storage (Ralph Loop: Set API Key)" : `the environment variable ${envName}`;
+    return (await this.secrets.get(KEY)) ? "VS Code's secret storage (Ralph: Set API Key)" : `the environment variable ${envName}`;
   }
 
   async store(key: string): Promise<void> {
