@@ -64,12 +64,6 @@ export class FallbackModelClient implements ModelClient {
 
   constructor(private readonly options: FallbackOptions) {}
 
-  /** The fallback in use for `model`, if the primary is failing. */
-  activeFallback(model: string): string | undefined {
-    const outage = this.failing.get(model);
-    return outage ? this.options.fallbacks[outage.active]?.label : undefined;
-  }
-
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const primary = request.model;
     const outage = this.failing.get(primary);
@@ -102,6 +96,8 @@ export class FallbackModelClient implements ModelClient {
     let reason = cause?.message ?? '';
     for (let i = start; i < fallbacks.length; i++) {
       const target = fallbacks[i];
+      // the ladder's model may itself be listed as a fallback: never "fall back" to what just failed
+      if (target.client === this.options.primary && target.model === primary) continue;
       if (from !== target.label) {
         // the primary's cool-down starts when it failed, not when a later fallback failed too
         const since = this.failing.get(primary)?.since ?? clock.now();

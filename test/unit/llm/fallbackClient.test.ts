@@ -124,6 +124,18 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     assert.match(notices[1].reason, /every llm\.fallback entry failed \(quota or credits exhausted\); trying the primary again/);
   });
 
+  it('a fallback on the same endpoint shares its key, and the failing model itself is skipped when listed', async () => {
+    const config = parseConfig({ llm: { baseUrl: primary.url, models: ['gpt-a', 'gpt-b'], maxRetries: 0, fallback: [{ model: 'gpt-b' }, { model: 'gpt-c' }] } });
+    const same = createModelClient(config.llm, PRIMARY_KEY, undefined, { onFallback: (n) => notices.push(n), clock: { now: () => now } });
+    primary.push(openAI.quota(), { content: 'from gpt-c' });
+    // escalated to gpt-b, which is also the first fallback: it fails, so gpt-c serves
+    const response = await same.chat({ model: 'gpt-b', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(response.content, 'from gpt-c');
+    assert.deepEqual(chats(primary).map((r) => r.model), ['gpt-b', 'gpt-c']);
+    assert.ok(chats(primary).every((r) => r.headers.authorization === `Bearer ${PRIMARY_KEY}`));
+    assert.deepEqual(notices.map((n) => `${n.kind} ${n.from} → ${n.to}`), ['switch gpt-b → gpt-c']);
+  });
+
   it('faults that a fallback cannot cure are not hidden: a bad key on the primary fails at once', async () => {
     primary.push(openAI.auth());
     const error = await ask().then(
