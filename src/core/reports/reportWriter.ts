@@ -144,7 +144,11 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   out.push(`## Escalation history\n${list(input.escalations)}`);
   // model faults (quota, auth, outage… told apart in the message) and cut-short iterations, as recorded
   const faults = cp.history.filter((r) => r.error).map((r) => `iteration ${r.iteration} (${r.model}): ${r.error}`);
-  if (faults.length) out.push(`## Errors and model faults\n${list(faults)}`);
+  const fallbackModels = new Set(config.llm.fallback.map((f) => f.model).filter((m) => !config.llm.models.includes(m)));
+  const servedByFallback = Object.entries(cp.modelUsage)
+    .filter(([model]) => fallbackModels.has(model))
+    .map(([model, u]) => `\`${model}\` (llm.fallback) served ${u.calls} call${u.calls === 1 ? '' : 's'} while the primary was failing`);
+  if (faults.length || servedByFallback.length) out.push(`## Errors and model faults\n${list([...servedByFallback, ...faults])}`);
   const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
   if (tampered.length) out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
   const product = (files: string[]) => files.filter((f) => !f.startsWith('.ralph/'));

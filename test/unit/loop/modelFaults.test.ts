@@ -123,5 +123,7 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const checkpoint = await new CheckpointStore(h.paths).load(id);
     assert.equal(checkpoint?.modelUsage['model-backup']?.calls, 2, 'the fallback\'s calls are metered as the fallback model');
     assert.equal(checkpoint?.modelUsage['model-a'], undefined);
+    const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
+    assert.match(report, /`model-backup` \(llm\.fallback\) served 2 calls while the primary was failing/);
   });
 });
