@@ -25,7 +25,7 @@ export type RalphEventBody =
   | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string }
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';

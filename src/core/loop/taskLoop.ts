@@ -219,7 +219,7 @@ export class TaskLoop {
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason });
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}) });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
 

@@ -36,6 +36,7 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     assert.equal(chatRequests(h.server).length, 1, 'not retried');
     const faults = eventsOf(h.events, 'model.fault');
     assert.deepEqual(faults.map((f) => `${f.fault}:${f.action}`), ['auth:halt']);
+    assert.equal(eventsOf(h.events, 'task.finished')[0].fault, 'auth', 'the editor offers Set API Key on it');
     const everything = JSON.stringify(h.events);
     assert.ok(!everything.includes(TEST_KEY), 'the key is in no event');
     assert.ok(!everything.includes('****cret'), 'nor the masked form the provider echoed');
