@@ -160,7 +160,7 @@ const streamHandlers: Handlers = {
     }),
   'model.retry': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
+      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${e.fault === 'rate_limit' ? 'rate limited: ' : ''}${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
     ),
   'tool.call': (state, e) =>
     updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
