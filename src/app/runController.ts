@@ -4,8 +4,9 @@ import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import { createModelClient, resolveApiKey } from '../core/llm/factory';
+import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
+import type { FallbackNotice } from '../core/llm/fallbackClient';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
 import { LmModelClient, listEditorModels } from '../vscode/lmModelClient';
 import { RalphPaths } from '../core/paths';
@@ -111,7 +112,7 @@ export class RunController extends DisposableBase {
       if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
       throw error;
     }
-    const { model, secretValues, dispose } = await this.modelFor(config, (notice) => runner.reportRetry(notice));
+    const { model, secretValues, dispose } = await this.modelFor(config, (notice) => runner.reportRetry(notice), (notice) => runner.reportFallback(notice));
     const runner: RalphRunner = new RalphRunner({
       workspace: this.workspace,
       config,
@@ -145,7 +146,11 @@ export class RunController extends DisposableBase {
    * OpenAI-compatible endpoint with its key. Without a key and a baseUrl, a workspace whose
    * editor has chat models is offered those (Select Model) instead of only "set a key".
    */
-  private async modelFor(config: RalphConfig, onRetry: (notice: RetryNotice) => void): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
+  private async modelFor(
+    config: RalphConfig,
+    onRetry: (notice: RetryNotice) => void,
+    onFallback: (notice: FallbackNotice) => void,
+  ): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
     if (config.llm.provider === 'vscode') {
       const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
       return { model: client, secretValues: [], dispose: () => client.dispose() };
@@ -164,8 +169,16 @@ export class RunController extends DisposableBase {
       }
       throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
     }
-    this.redactor?.add(apiKey);
-    return { model: createModelClient(config.llm, apiKey, onRetry), secretValues: [apiKey], dispose: () => {} };
+    let fallbackKeys: Record<string, string>;
+    try {
+      fallbackKeys = await resolveFallbackKeys(config.llm, this.secrets);
+    } catch (error) {
+      throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
+    }
+    const keySource = await describeKeySource(config.llm, this.secrets);
+    const secretValues = [apiKey, ...Object.values(fallbackKeys)];
+    for (const key of secretValues) this.redactor?.add(key);
+    return { model: createModelClient(config.llm, apiKey, onRetry, { fallbackKeys, keySource, onFallback }), secretValues, dispose: () => {} };
   }
 
   /** Ends the current iteration cleanly; the task is `halted` with its state saved. */

@@ -6,7 +6,7 @@ import { loadConfig } from '../core/config/load';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
-import { createModelClient, envSecrets, resolveApiKey } from '../core/llm/factory';
+import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
 import { CheckpointStore } from '../core/loop/checkpoint';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
@@ -117,13 +117,16 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     );
   }
   const apiKey = await resolveApiKey(config.llm, envSecrets);
+  const fallbackKeys = await resolveFallbackKeys(config.llm, envSecrets);
+  const keySource = await describeKeySource(config.llm, envSecrets);
   const bus = new EventBus();
   const runner: RalphRunner = new RalphRunner({
     workspace,
     config,
     bus,
     commands: new NodeCommandRunner(),
-    model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice)),
+    model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice), { fallbackKeys, keySource, onFallback: (notice) => runner.reportFallback(notice) }),
+    secretValues: Object.values(fallbackKeys),
     approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
     safeguards: cliSafeguards(config.safeguards.onWarning, io),
   });

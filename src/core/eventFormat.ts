@@ -1,7 +1,19 @@
 import type { DelegationResult } from './agent/delegation/types';
-import type { RalphEvent } from './events';
+import type { EventOf, RalphEvent } from './events';
+import { faultLabel } from './llm/faults';
 import { formatSignal } from './signals/types';
 import type { Task } from './tasks/schema';
+
+/** What the loop does about each kind of model fault, as said in a terminal. */
+const FAULT_ACTIONS: Record<EventOf<'model.fault'>['action'], string> = {
+  halt: 'the task halts',
+  'compact-retry': 'compacting the conversation and retrying once',
+  feedback: 'told to the agent',
+  error: 'the iteration ends with the error',
+};
+
+/** The warnings of llm.fallback switches and returns (the `model.fallback` event itself prints nothing). */
+const FALLBACK_WARNINGS = new Set(['model-switch', 'model-return', 'model-probe-failed']);
 
 /** Events whose line names its task already. */
 const NAMES_ITS_TASK = new Set(['task.started', 'task.finished', 'merge']);
@@ -43,7 +55,11 @@ function formatLine(event: RalphEvent): string | undefined {
     case 'iteration.finished':
       return `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`;
     case 'model.retry':
-      return `    … model call failed (${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
+      return `    … model call failed (${event.fault === 'rate_limit' ? 'rate limited: ' : ''}${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
+    case 'model.fault':
+      return `    ${agentTag(event.agent)}⚡ ${faultLabel(event.fault)} (${event.model}) — ${FAULT_ACTIONS[event.action]}: ${shorten(event.message, 300)}`;
+    case 'wind-down':
+      return `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`;
     case 'task.finished':
       return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
     case 'gate.started':
@@ -69,7 +85,8 @@ function formatLine(event: RalphEvent): string | undefined {
     case 'run.resumed':
       return '▶ resumed';
     case 'warning':
-      return `⚠ ${event.message}`;
+      // a model.fallback event comes with this warning: one line for both
+      return `${FALLBACK_WARNINGS.has(event.code) ? '⇄' : '⚠'} ${event.message}`;
     case 'error':
       return `✗ ${event.message}`;
     case 'run.finished':

@@ -1,4 +1,5 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
+import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
@@ -24,7 +25,7 @@ export type RalphEventBody =
   | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string }
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';
@@ -40,7 +41,20 @@ export type RalphEventBody =
   // `agent` is set on the events of a sub-agent's conversation (scout, devo, caio); absent for the orchestrator.
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
   | { type: 'model.response'; taskId: string; iteration: number; model: string; usage: TokenUsage; toolCalls: number; finishReason: string; agent?: string }
-  | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string }
+  | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string; fault?: ModelFaultKind }
+  /**
+   * A model call failed with a fault told apart (see ModelFaultKind) and what the loop does about it:
+   * `halt` (auth, quota with no fallback left: the task ends halted), `compact-retry` (context length),
+   * `feedback` (content filtered: told to the agent), `error` (the iteration ends with the error).
+   */
+  | { type: 'model.fault'; taskId: string; iteration: number; model: string; fault: ModelFaultKind; action: 'halt' | 'compact-retry' | 'feedback' | 'error'; message: string; agent?: string }
+  /** `llm.fallback`: a switch to a fallback, the return to the primary after its cool-down, or a probe that found it still failing. */
+  | { type: 'model.fallback'; kind: 'switch' | 'return' | 'probe-failed'; from: string; to: string; fault?: ModelFaultKind; reason: string; cooldownSec?: number }
+  /**
+   * The budget, the task timeout or Stop arrived mid-iteration: the agent had one bounded,
+   * tool-limited turn for its progress notes before the commit. `wrote`: the files it wrote.
+   */
+  | { type: 'wind-down'; taskId: string; iteration: number; cause: 'budget' | 'timeout' | 'stop'; reason: string; wrote: string[]; error?: string }
   | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
   | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number; agent?: string }
   /** The orchestrator handed an objective to a sub-agent; `delegationId` pairs it with its result. */

@@ -18,6 +18,8 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 /** Where API keys come from: SecretStorage in the extension, the environment in the CLI. */
 export interface SecretSource {
   getApiKey(envName: string): Promise<string | undefined>;
+  /** Where `getApiKey` finds the key now, named in authentication faults (never the key itself). */
+  keySource?(envName: string): Promise<string>;
 }
 
 /**

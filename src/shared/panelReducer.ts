@@ -138,6 +138,14 @@ const taskHandlers: Handlers = {
     updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: clip(e.text, LIMITS.reportChars) } })),
 };
 
+/** The panel's words for what the loop did about a model fault. */
+const FAULT_NOTE: Record<'halt' | 'compact-retry' | 'feedback' | 'error', string> = {
+  halt: 'model fault — task halted',
+  'compact-retry': 'context too long — compacted, retrying once',
+  feedback: 'content filtered — told to the agent',
+  error: 'model fault — iteration failed',
+};
+
 const streamHandlers: Handlers = {
   'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', ...agentOf(e), text: e.text })),
   'model.response': (state, e) =>
@@ -152,7 +160,7 @@ const streamHandlers: Handlers = {
     }),
   'model.retry': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
+      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${e.fault === 'rate_limit' ? 'rate limited: ' : ''}${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
     ),
   'tool.call': (state, e) =>
     updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
@@ -169,6 +177,14 @@ const streamHandlers: Handlers = {
       }
       return appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
     }),
+  'model.fault': (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, e.iteration, { kind: 'note', level: e.action === 'halt' || e.action === 'error' ? 'error' : 'warning', text: `${e.agent ? `[${e.agent}] ` : ''}${FAULT_NOTE[e.action]} (${e.fault.replace('_', ' ')}, ${e.model}): ${clip(e.message, 300)}` }),
+    ),
+  'wind-down': (state, e) =>
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, e.iteration, { kind: 'note', level: e.wrote.length > 0 ? 'warning' : 'error', text: `wind-down (${clip(e.reason, 200)}): ${e.wrote.length > 0 ? `progress notes written to ${e.wrote.join(', ')}, then committed` : `no progress notes written${e.error ? ` — ${clip(e.error, 200)}` : ''}`}` }),
+    ),
   escalation: (state, e) =>
     updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `escalated ${e.from} → ${e.to}: ${clip(e.reason, 300)}` })),
   'council.started': (state, e) =>

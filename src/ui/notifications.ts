@@ -25,6 +25,9 @@ const FINISHED: Partial<Record<string, { show: 'info' | 'warning' | 'error'; act
   halted: { show: 'info', actions: [['Resume', 'ralph.runSelectedTask'], ['Open Progress Panel', 'ralph.openPanel']] },
 };
 
+/** Commands run from a notification without the task id (Set API Key would take it for the key). */
+const NO_TASK_ARGUMENT = new Set(['ralph.showLog', 'ralph.setApiKey']);
+
 /**
  * Notifications for the moments a person should know about — warnings that want an answer,
  * a task's end (done, blocked, timed out, failed, halted), errors — each with its actions.
@@ -66,9 +69,11 @@ export class Notifications extends DisposableBase {
         ? `Ralph: ${name} is done after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}.`
         : `Ralph: ${name} ${event.status === 'needs_help' ? 'needs help' : event.status === 'timeout' ? 'timed out' : `is ${event.status}`} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
     const show = kind.show === 'info' ? vscode.window.showInformationMessage : kind.show === 'warning' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
-    this.once(`finished:${event.taskId}`, show, text, kind.actions.map(([label]) => label), (choice) => {
-      const command = kind.actions.find(([label]) => label === choice)?.[1];
-      if (command) void vscode.commands.executeCommand(command, ...(command === 'ralph.showLog' ? [] : [event.taskId]));
+    // halted on a bad key: setting the key comes first
+    const actions: [string, string][] = event.fault === 'auth' ? [['Set API Key', 'ralph.setApiKey'], ...kind.actions] : kind.actions;
+    this.once(`finished:${event.taskId}`, show, text, actions.map(([label]) => label), (choice) => {
+      const command = actions.find(([label]) => label === choice)?.[1];
+      if (command) void vscode.commands.executeCommand(command, ...(NO_TASK_ARGUMENT.has(command) ? [] : [event.taskId]));
     });
   }
 

@@ -14,6 +14,10 @@ export class SecretStorageSource implements SecretSource {
     return (await this.secrets.get(KEY)) || process.env[envName] || undefined;
   }
 
+  async keySource(envName: string): Promise<string> {
+    return (await this.secrets.get(KEY)) ? "VS Code's secret storage (Ralph: Set API Key)" : `the environment variable ${envName}`;
+  }
+
   async store(key: string): Promise<void> {
     await this.secrets.store(KEY, key);
   }

@@ -202,7 +202,7 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     assert.equal(fixture.pending(), 1);
     const finished = events.find((e): e is Extract<RalphEvent, { type: 'task.finished' }> => e.type === 'task.finished' && e.taskId === id);
     assert.ok(finished);
-    assert.match(finished.reason, /model unusable \(quota\): editor model ralph-test\/scripted failed: You have exceeded your premium request allowance/);
+    assert.match(finished.reason, /quota or credits exhausted: editor model ralph-test\/scripted failed: You have exceeded your premium request allowance/);
     assert.match(finished.reason, /choose another model with "Ralph: Select Model"/);
     assert.equal(events.filter((e) => e.type === 'model.retry').length, 0);
 
@@ -214,7 +214,7 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[refused, 'halted']]);
     assert.equal(fixture.requests.length, 1);
     const consent = events.find((e): e is Extract<RalphEvent, { type: 'task.finished' }> => e.type === 'task.finished' && e.taskId === refused);
-    assert.match(consent?.reason ?? '', /model unusable \(consent\): editor model ralph-test\/scripted failed: The user did not give consent\. \(Ralph Loop was not allowed to use this model: allow it when VS Code asks/);
+    assert.match(consent?.reason ?? '', /consent refused: editor model ralph-test\/scripted failed: The user did not give consent\. \(Ralph Loop was not allowed to use this model: allow it when VS Code asks/);
   });
 
   it('a transient failure is retried (with a retry event), and a model that is not there halts with what the editor has', async () => {

@@ -38,7 +38,8 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
   }
 
   it('pauses the autopilot on repeated errors until the person answers, then Resume goes on', async () => {
-    server = await startScriptedServer({ steps: [{ fault: 'status', status: 401 }, complete] });
+    // a rejected request (422) errors the iteration; a 401 would halt the task at once (auth fault)
+    server = await startScriptedServer({ steps: [{ fault: 'status', status: 422 }, complete] });
     await configure({ safeguards: { errorThreshold: 1 } });
     const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Survive an error', prompt: 'p', promise: 'q' })) as { id: string };
 

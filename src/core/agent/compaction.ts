@@ -123,14 +123,16 @@ export class Compactor {
   }
 
   /**
-   * Compacts `messages` in place when the next request would pass the threshold. Returns what
+   * Compacts `messages` in place when the next request would pass the threshold (or always,
+   * with `force`: the provider refused it as too long). Returns what
    * happened, or undefined when nothing was (or could be) compacted. Throws only when the
    * summary call fails, after which this compactor stops trying (the caller reports it).
    */
-  async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[]): Promise<CompactionOutcome | undefined> {
+  async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[], options: { force?: boolean } = {}): Promise<CompactionOutcome | undefined> {
     if (this.gaveUp) return undefined;
     const tokensBefore = await this.measure(messages, tools);
-    if (tokensBefore <= this.threshold) return undefined;
+    // forced: the provider said the request is over the model's context, whatever our measure
+    if (tokensBefore <= this.threshold && !options.force) return undefined;
 
     // The cut is made on the 4-characters-a-token estimate: scale the share it may keep to the
     // measure that decided (a model's own tokenizer may count far more tokens than the estimate).

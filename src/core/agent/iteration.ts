@@ -1,4 +1,5 @@
 import { errorMessage, ModelError, type ModelFaultKind, StopRequestedError } from '../errors';
+import { faultLabel } from '../llm/faults';
 import type { RalphEventBody } from '../events';
 import { addUsage, type ChatMessage, type ModelClient, type TokenUsage, type ToolCall, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
@@ -28,6 +29,11 @@ export interface IterationDeps {
   onToolResult?(call: ToolCall, outcome: ToolResult): void;
   /** Pause/Resume: waited on before every model call, so a pause takes effect after the current step. */
   pause?: { wait(signal?: AbortSignal): Promise<void> };
+  /**
+   * Called with the conversation when it is cut short: the run stopped (Stop, task timeout) or
+   * a model call failed (`error`, e.g. a reached budget). The loop's wind-down turn lives there.
+   */
+  onInterrupted?(messages: readonly ChatMessage[], error?: unknown): Promise<void>;
 }
 
 export interface IterationRunResult {
@@ -41,9 +47,17 @@ export interface IterationRunResult {
   toolErrors: number;
   /** Set when the conversation could not go on (model unreachable after retries, …). */
   error?: string;
-  /** The provider fault behind `error`, when the model port told it (ModelError.fault). */
-  errorFault?: ModelFaultKind;
+  /** The kind of model fault behind `error` (auth and quota halt the task), or the last content filter. */
+  fault?: ModelFaultKind;
   stopped: boolean;
+}
+
+/** Content-filter refusals answered with feedback in one conversation before it ends with the error. */
+const MAX_FILTERED = 2;
+
+/** What the agent is told when the provider's content filter blocked its request or reply. */
+export function contentFilterFeedback(detail: string): string {
+  return `The model provider's content filter blocked the last ${detail}. Nothing of it was used. Rephrase: keep to the task, avoid quoting the flagged material verbatim, and go on.`;
 }
 
 const TERMINAL: ReadonlySet<Signal['kind']> = new Set(['COMPLETE', 'BLOCKED', 'NEEDS_HELP']);
@@ -77,28 +91,40 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
     ? new Compactor({ ...deps.compaction, model: deps.model, modelName: deps.modelName, temperature: deps.temperature, pinned: request, signal: deps.signal })
     : undefined;
 
+  const interrupted = async (out: IterationRunResult, error?: unknown): Promise<IterationRunResult> => {
+    await deps.onInterrupted?.(messages, error);
+    return out;
+  };
+  const fault = (kind: ModelFaultKind, action: 'halt' | 'compact-retry' | 'feedback' | 'error', message: string) =>
+    deps.emit({ type: 'model.fault', taskId: deps.taskId, iteration: deps.iteration, model: deps.modelName, fault: kind, action, message, ...tag });
+  let contextRetried = false;
+  let filtered = 0;
+  const compactNow = async (force: boolean): Promise<boolean> => {
+    const compacted = await compactor?.beforeRequest(messages, tools, { force });
+    if (!compacted) return false;
+    result.usage = addUsage(result.usage, compacted.usage);
+    // the summary is a model call like any other: usage and cost meters read model.response
+    const { model, usage, finishReason } = compacted;
+    deps.emit({ type: 'model.response', taskId: deps.taskId, iteration: deps.iteration, model, usage, toolCalls: 0, finishReason, ...tag });
+    deps.emit({
+      type: 'compaction',
+      taskId: deps.taskId,
+      iteration: deps.iteration,
+      scope: agent ?? 'orchestrator',
+      tokensBefore: compacted.tokensBefore,
+      tokensAfter: compacted.tokensAfter,
+    });
+    return true;
+  };
+
   while (result.steps < deps.maxSteps) {
     await deps.pause?.wait(deps.signal);
-    if (deps.signal.aborted) return { ...result, stopped: true };
+    if (deps.signal.aborted) return interrupted({ ...result, stopped: true });
     if (compactor) {
       try {
-        const compacted = await compactor.beforeRequest(messages, tools);
-        if (compacted) {
-          result.usage = addUsage(result.usage, compacted.usage);
-          // the summary is a model call like any other: usage and cost meters read model.response
-          const { model, usage, finishReason } = compacted;
-          deps.emit({ type: 'model.response', taskId: deps.taskId, iteration: deps.iteration, model, usage, toolCalls: 0, finishReason, ...tag });
-          deps.emit({
-            type: 'compaction',
-            taskId: deps.taskId,
-            iteration: deps.iteration,
-            scope: agent ?? 'orchestrator',
-            tokensBefore: compacted.tokensBefore,
-            tokensAfter: compacted.tokensAfter,
-          });
-        }
+        await compactNow(false);
       } catch (error) {
-        if (deps.signal.aborted) return { ...result, stopped: true };
+        if (deps.signal.aborted) return interrupted({ ...result, stopped: true });
         deps.emit({ type: 'warning', taskId: deps.taskId, code: 'compaction-failed', message: `${agent ?? 'orchestrator'}: ${errorMessage(error)}` });
       }
     }
@@ -116,8 +142,32 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         },
       });
     } catch (error) {
-      if (deps.signal.aborted || error instanceof StopRequestedError) return { ...result, stopped: true };
-      return { ...result, error: errorMessage(error), ...(error instanceof ModelError ? { errorFault: error.fault } : {}) };
+      if (deps.signal.aborted || error instanceof StopRequestedError) return interrupted({ ...result, stopped: true });
+      const kind = error instanceof ModelError ? error.fault : undefined;
+      if (kind === 'context_length' && compactor && !contextRetried) {
+        // compact and retry once; a second refusal (or nothing to compact) ends the iteration with the error
+        contextRetried = true;
+        fault(kind, 'compact-retry', errorMessage(error));
+        const compacted = await compactNow(true).catch((failure: unknown) => {
+          deps.emit({ type: 'warning', taskId: deps.taskId, code: 'compaction-failed', message: `${agent ?? 'orchestrator'}: ${errorMessage(failure)}` });
+          return false;
+        });
+        if (deps.signal.aborted) return interrupted({ ...result, stopped: true });
+        if (compacted) {
+          result.steps--;
+          continue;
+        }
+      }
+      if (kind === 'content_filter' && filtered < MAX_FILTERED) {
+        filtered++;
+        result.fault = kind;
+        fault(kind, 'feedback', errorMessage(error));
+        messages.push({ role: 'user', content: contentFilterFeedback('request') });
+        continue;
+      }
+      // a sub-agent's conversation only ends; the orchestrator's next call halts the task
+      if (kind && kind !== 'unknown') fault(kind, !agent && (kind === 'auth' || kind === 'quota') ? 'halt' : 'error', errorMessage(error));
+      return interrupted({ ...result, error: errorMessage(error), ...(kind && kind !== 'unknown' ? { fault: kind } : {}) }, error);
     }
     for (const message of response.warnings ?? []) {
       deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'model-wire', message: `${agent ?? 'orchestrator'}: ${message}` });
@@ -172,8 +222,22 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       result.signals.push(signal);
       deps.emit({ type: 'signal', taskId: deps.taskId, iteration: deps.iteration, signal });
     }
-    if (deps.signal.aborted) return { ...result, stopped: true };
+    if (deps.signal.aborted) return interrupted({ ...result, stopped: true });
     if (endTurn || stepSignals.some((s) => TERMINAL.has(s.kind))) return result;
+    if (response.finishReason === 'content_filter') {
+      result.fault = 'content_filter';
+      const message = `the provider stopped ${deps.modelName}'s reply (finish_reason content_filter)`;
+      if (filtered >= MAX_FILTERED) {
+        fault('content_filter', 'error', message);
+        return { ...result, error: `${faultLabel('content_filter')}: ${message}, ${filtered + 1} times in this iteration` };
+      }
+      filtered++;
+      fault('content_filter', 'feedback', message);
+      if (response.toolCalls.length === 0) {
+        messages.push({ role: 'user', content: contentFilterFeedback('reply') });
+        continue;
+      }
+    }
     if (response.toolCalls.length === 0) return result;
   }
   return { ...result, stepLimitHit: true };

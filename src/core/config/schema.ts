@@ -6,6 +6,13 @@ const Price = z.strictObject({
   output: z.number().min(0).describe('USD per 1M output tokens'),
 });
 
+const FallbackEntry = z.strictObject({
+  model: z.string().min(1).describe('model name sent to the fallback endpoint'),
+  baseUrl: z.url().optional().describe('OpenAI-compatible endpoint of this fallback; default: llm.baseUrl'),
+  apiKeyEnv: z.string().min(1).optional().describe('environment variable holding this endpoint\'s key; default: the primary\'s key (same endpoint) or none (another endpoint)'),
+});
+export type FallbackConfig = z.infer<typeof FallbackEntry>;
+
 export const LlmConfigSchema = z
   .strictObject({
     provider: z
@@ -22,6 +29,11 @@ export const LlmConfigSchema = z
     requestTimeoutMs: z.number().int().positive().default(120000),
     maxRetries: z.number().int().min(0).max(10).default(4),
     maxStepsPerIteration: z.number().int().positive().default(40).describe('tool-calling round trips per iteration'),
+    fallback: z
+      .array(FallbackEntry)
+      .default([])
+      .describe('ordered models or endpoints used while the primary fails (quota exhausted, outage or rate limit after the retries); the primary is probed again after fallbackCooldownSec'),
+    fallbackCooldownSec: z.number().int().min(1).default(300).describe('seconds on a fallback before a probe request checks whether the primary is back'),
   })
   .superRefine((llm, ctx) => {
     if (llm.provider !== 'vscode') return;
@@ -35,6 +47,13 @@ export const LoopConfigSchema = z
   .strictObject({
     maxIterations: z.number().int().positive().default(50),
     taskTimeoutMinutes: z.number().positive().default(30),
+    windDownSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(600)
+      .default(60)
+      .describe('when the budget, the task timeout or Stop arrives mid-iteration: the deadline of the one tool-limited turn in which the agent writes its progress notes before the commit; 0 = no wind-down turn'),
     maxParallel: z.number().int().positive().default(3).describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
     mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
     commitEachIteration: z.boolean().default(true),

@@ -1,6 +1,7 @@
-import type { RalphConfig } from '../config/schema';
+import type { FallbackConfig, RalphConfig } from '../config/schema';
 import { ConfigError } from '../errors';
-import type { SecretSource } from '../ports';
+import { type Clock, type SecretSource, systemClock } from '../ports';
+import { FallbackModelClient, type FallbackNotice, type FallbackTarget } from './fallbackClient';
 import { OpenAIModelClient } from './openaiClient';
 import type { ModelClient, RetryNotice } from './types';
 
@@ -17,17 +18,85 @@ export async function resolveApiKey(llm: RalphConfig['llm'], secrets: SecretSour
   );
 }
 
-export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRetry?: (notice: RetryNotice) => void): ModelClient {
-  return new OpenAIModelClient({
-    apiKey,
-    baseUrl: llm.baseUrl,
-    timeoutMs: llm.requestTimeoutMs,
-    maxRetries: llm.maxRetries,
-    onRetry,
+/** Where the primary key comes from, as named in an authentication fault (never the key). */
+export async function describeKeySource(llm: RalphConfig['llm'], secrets: SecretSource): Promise<string> {
+  return (await secrets.keySource?.(llm.apiKeyEnv)) ?? `the environment variable ${llm.apiKeyEnv}`;
+}
+
+/**
+ * The keys of the `llm.fallback` entries that name their own `apiKeyEnv`, by variable name.
+ * A named variable that is unset is a configuration error, said before the run starts.
+ */
+export async function resolveFallbackKeys(llm: RalphConfig['llm'], secrets: SecretSource): Promise<Record<string, string>> {
+  const keys: Record<string, string> = {};
+  for (const entry of llm.fallback) {
+    if (!entry.apiKeyEnv || entry.apiKeyEnv in keys) continue;
+    const key = entry.apiKeyEnv === llm.apiKeyEnv ? await secrets.getApiKey(entry.apiKeyEnv) : process.env[entry.apiKeyEnv];
+    if (!key) throw new ConfigError(`llm.fallback entry "${entry.model}" names the environment variable ${entry.apiKeyEnv}, which is not set`);
+    keys[entry.apiKeyEnv] = key;
+  }
+  return keys;
+}
+
+export interface ModelClientHooks {
+  /** Each retry of any endpoint, for `model.retry` events. */
+  onRetry?: (notice: RetryNotice) => void;
+  /** Every switch to a fallback and return to the primary, for `model.fallback` events. */
+  onFallback?: (notice: FallbackNotice) => void;
+  /** The keys of the fallback entries, from resolveFallbackKeys. */
+  fallbackKeys?: Record<string, string>;
+  /** Named in authentication faults of the primary endpoint. */
+  keySource?: string;
+  /** Times the fallback cool-down; injectable for tests. */
+  clock?: Clock;
+}
+
+/** The model client of `llm`: the OpenAI-compatible endpoint, behind `llm.fallback` when entries are configured. */
+export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRetry?: (notice: RetryNotice) => void, hooks: ModelClientHooks = {}): ModelClient {
+  const retry = onRetry ?? hooks.onRetry;
+  const endpoint = (baseUrl: string | undefined, key: string, keySource: string | undefined, maxRetries = llm.maxRetries) =>
+    new OpenAIModelClient({ apiKey: key, baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries, onRetry: retry, keySource });
+  const primary = endpoint(llm.baseUrl, apiKey, hooks.keySource);
+  if (llm.fallback.length === 0) return primary;
+  const fallbacks: FallbackTarget[] = llm.fallback.map((entry) => {
+    const client = sameEndpoint(entry, llm) ? primary : endpoint(entry.baseUrl ?? llm.baseUrl, fallbackKey(entry, llm, apiKey, hooks.fallbackKeys), entry.apiKeyEnv ? `the environment variable ${entry.apiKeyEnv}` : undefined);
+    return { model: entry.model, client, label: entry.baseUrl ? `${entry.model} at ${hostOf(entry.baseUrl)}` : entry.model };
   });
+  return new FallbackModelClient({
+    primary,
+    probe: endpoint(llm.baseUrl, apiKey, hooks.keySource, 0),
+    fallbacks,
+    cooldownMs: llm.fallbackCooldownSec * 1000,
+    clock: hooks.clock ?? systemClock,
+    onNotice: (notice) => hooks.onFallback?.(notice),
+  });
+}
+
+function sameEndpoint(entry: FallbackConfig, llm: RalphConfig['llm']): boolean {
+  return (entry.baseUrl === undefined || entry.baseUrl === llm.baseUrl) && (entry.apiKeyEnv === undefined || entry.apiKeyEnv === llm.apiKeyEnv);
+}
+
+/** A fallback on another endpoint never gets the primary's key unless it names the same variable. */
+function fallbackKey(entry: FallbackConfig, llm: RalphConfig['llm'], apiKey: string, keys: Record<string, string> = {}): string {
+  if (entry.apiKeyEnv === llm.apiKeyEnv) return apiKey;
+  if (entry.apiKeyEnv) {
+    const key = keys[entry.apiKeyEnv];
+    if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
+    return key;
+  }
+  return entry.baseUrl && entry.baseUrl !== llm.baseUrl ? '' : apiKey;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }
 
 /** Environment variables as the CLI's secret source. */
 export const envSecrets: SecretSource = {
   getApiKey: async (envName) => process.env[envName] || undefined,
+  keySource: async (envName) => `the environment variable ${envName}`,
 };

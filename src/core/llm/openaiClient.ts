@@ -8,7 +8,8 @@ import {
   OpenAI,
 } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { ModelError } from '../errors';
+import { ModelError, type ModelFaultKind } from '../errors';
+import { faultLabel, faultOf, type ProviderErrorBody, retryableFault } from './faults';
 import { StreamAssembler, StreamTruncatedError, toWireMessages, toWireTools } from './openaiWire';
 import { abortError, abortableSleep, defaultSleep, retryDelayMs, type HeaderSource, type Sleep } from './retry';
 import type { ChatRequest, ChatResponse, ModelClient, RetryNotice } from './types';
@@ -33,11 +34,17 @@ export interface OpenAIClientOptions {
   sleep?: Sleep;
   /** Custom fetch (proxies, tests); defaults to the global one. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * Where the key came from, named in authentication faults (e.g. `the environment variable
+   * OPENAI_API_KEY`); never the key itself.
+   */
+  keySource?: string;
 }
 
 /** What went wrong with one attempt, and whether another attempt may help. */
 interface Failure {
   retryable: boolean;
+  fault: ModelFaultKind;
   reason: string;
   status?: number;
   headers?: HeaderSource;
@@ -93,7 +100,7 @@ export class OpenAIModelClient implements ModelClient {
         if (!failure) throw error; // a bug on our side (or in onDelta), not the endpoint's
         if (!failure.retryable || attempt > maxRetries) throw this.modelError(failure, attempt);
         const delayMs = retryDelayMs(attempt, failure.headers);
-        this.options.onRetry?.({ attempt, maxRetries, delayMs, reason: this.redact(failure.reason) });
+        this.options.onRetry?.({ attempt, maxRetries, delayMs, reason: this.redact(failure.reason), fault: failure.fault });
         await abortableSleep(sleep, delayMs, request.signal);
       }
     }
@@ -141,53 +148,64 @@ export class OpenAIModelClient implements ModelClient {
       messages: toWireMessages(request.messages),
       ...(request.tools?.length ? { tools: toWireTools(request.tools) } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.maxTokens !== undefined ? { max_completion_tokens: request.maxTokens } : {}),
       stream: true,
       stream_options: { include_usage: true },
     };
   }
 
   private modelError(failure: Failure, attempts: number): ModelError {
-    const hint = failure.status === 401 || failure.status === 403 ? ' (check the API key and its permissions)' : '';
+    const source = this.options.keySource ?? 'the configured API key';
+    const hint = failure.fault === 'auth' ? ` (check the API key from ${source} and its permissions)` : '';
     const tries = failure.retryable ? ` after ${attempts} attempt${attempts === 1 ? '' : 's'}` : '';
-    const message = `model request to ${this.endpoint} failed${tries}: ${failure.reason}${hint}`;
-    return new ModelError(this.redact(message), failure.status, failure.retryable);
+    const kind = failure.fault === 'unknown' ? '' : ` (${faultLabel(failure.fault)})`;
+    const message = `model request to ${this.endpoint} failed${tries}${kind}: ${failure.reason}${hint}`;
+    return new ModelError(this.redact(message), failure.status, failure.retryable, failure.fault);
   }
 
-  /** Servers sometimes echo the key back (in full or in part); none of it leaves this class. */
+  /**
+   * Servers sometimes echo the key back, in full or masked (OpenAI: "Incorrect API key
+   * provided: sk-abc***wxyz"); none of it leaves this class.
+   */
   private redact(text: string): string {
     const key = this.options.apiKey;
-    return key.length >= 4 ? text.split(key).join('[redacted]') : text;
+    const whole = key.length >= 4 ? text.split(key).join('[redacted]') : text;
+    return whole.replace(/\b(sk|rk|pk)-[A-Za-z0-9_*\-]{4,}/g, '[redacted]');
   }
 }
 
 function classify(error: unknown, timeoutMs: number): Failure | undefined {
   if (error instanceof AttemptTimeoutError || error instanceof APIConnectionTimeoutError) {
-    return { retryable: true, reason: `no response within ${timeoutMs} ms` };
+    return { retryable: true, fault: 'outage', reason: `no response within ${timeoutMs} ms` };
   }
-  if (error instanceof APIUserAbortError) return { retryable: false, reason: 'request aborted' };
+  if (error instanceof APIUserAbortError) return { retryable: false, fault: 'unknown', reason: 'request aborted' };
   if (error instanceof APIConnectionError) {
-    return { retryable: true, reason: `connection failed (${describeCause(error)})` };
+    return { retryable: true, fault: 'outage', reason: `connection failed (${describeCause(error)})` };
   }
   if (error instanceof APIError) {
     if (typeof error.status === 'number') return statusFailure(error.status, error);
-    // An `error` object inside the stream: the provider failed after the response had started.
-    return { retryable: true, reason: `error event in the stream: ${detail(error)}` };
+    // An `error` object inside the stream: the provider failed after the response had started
+    // (OpenRouter sends `{ error: { code: 502, message } }` in a chunk).
+    const fault = faultOf(undefined, error.error as ProviderErrorBody | undefined);
+    return { retryable: retryableFault(fault), fault, reason: `error event in the stream: ${detail(error)}` };
   }
-  if (error instanceof StreamTruncatedError) return { retryable: true, reason: error.message };
-  if (error instanceof SyntaxError) return { retryable: true, reason: `malformed response (${error.message})` };
+  if (error instanceof StreamTruncatedError) return { retryable: true, fault: 'outage', reason: error.message };
+  if (error instanceof SyntaxError) return { retryable: true, fault: 'outage', reason: `malformed response (${error.message})` };
   if (isConnectionError(error)) {
-    return { retryable: true, reason: `connection lost mid-stream (${describeCause(error)})` };
+    return { retryable: true, fault: 'outage', reason: `connection lost mid-stream (${describeCause(error)})` };
   }
   return undefined;
 }
 
 function statusFailure(status: number, error: APIError): Failure {
+  const fault = faultOf(status, error.error as ProviderErrorBody | undefined);
+  // the server may veto a retry; it cannot make an exhausted quota or a bad key worth retrying
   const told = error.headers?.get('x-should-retry');
-  const retryable =
-    told === 'true' ? true : told === 'false' ? false : status === 408 || status === 409 || status === 429 || status >= 500;
+  const retryable = told === 'false' ? false : told === 'true' ? retryableFault(fault) || fault === 'unknown' : retryableFault(fault);
   const text = detail(error);
   return {
     retryable,
+    fault,
     reason: `HTTP ${status}${text ? ` ${text}` : ''}`,
     status,
     ...(error.headers ? { headers: error.headers } : {}),

@@ -1,5 +1,7 @@
 /** The model port the core talks to; the OpenAI-compatible adapter implements it. */
 
+import type { ModelFaultKind } from '../errors';
+
 export interface ToolCall {
   id: string;
   name: string;
@@ -42,6 +44,13 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Called with streamed text and tool-call starts as they arrive. */
   onDelta?: (delta: StreamDelta) => void;
+  /** Caps the reply's tokens (sent as `max_completion_tokens`); the wind-down turn uses it. */
+  maxTokens?: number;
+  /**
+   * The one bounded turn of a wind-down (budget, timeout or Stop reached mid-iteration): allowed
+   * past a reached budget cap so the agent can write its progress notes; still metered.
+   */
+  windDown?: boolean;
 }
 
 export interface ChatResponse {
@@ -52,6 +61,8 @@ export interface ChatResponse {
   usage: TokenUsage;
   /** What the wire boundary repaired or ignored in this reply (bad usage, odd chunks), for warning events. */
   warnings?: string[];
+  /** The configured model that served the call when it was not the requested one (an `llm.fallback` entry); priced as that model. */
+  servedBy?: string;
 }
 
 /** A retry the client is about to make, for events and logs. */
@@ -60,6 +71,8 @@ export interface RetryNotice {
   maxRetries: number;
   delayMs: number;
   reason: string;
+  /** The fault retried: `rate_limit` (after the server's delay) or `outage`. */
+  fault?: ModelFaultKind;
 }
 
 /**

@@ -46,6 +46,8 @@ export class Autopilot {
   private readonly agents = new Map<string, Promise<Finished>>();
   private merging: Promise<Finished> | undefined;
   private retryMergeAt = 0;
+  /** Set when an agent halted on a bad key or an exhausted quota: no further agent starts. */
+  private providerHalt: string | undefined;
   /** What each waiting merge last said, so a wait is announced once, not at every look. */
   private readonly waitingSaid = new Map<string, string>();
   private readonly results: TaskRunResult[] = [];
@@ -70,13 +72,13 @@ export class Autopilot {
   private async loop(stop: AbortSignal): Promise<void> {
     const { d } = this;
     for (;;) {
-      if (!stop.aborted) this.startAgents(await this.candidates(), stop);
+      if (!stop.aborted && !this.providerHalt) this.startAgents(await this.candidates(), stop);
       if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
         this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
       }
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && (stop.aborted || !d.queue.pending)) {
-        if (!stop.aborted && !scheduleFinished(this.schedule, await this.candidates())) {
+        if (!stop.aborted && !this.providerHalt && !scheduleFinished(this.schedule, await this.candidates())) {
           d.emit({ type: 'warning', code: 'autopilot-stalled', message: `tasks ${this.schedule.merging.join(', ')} wait for a merge that is not queued; the next run queues them again` });
         }
         break;
@@ -170,6 +172,11 @@ export class Autopilot {
     }
     this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);
     this.results.push(result);
+    if ((result.fault === 'auth' || result.fault === 'quota') && !this.providerHalt) {
+      // a bad key or an exhausted quota would halt every task started after it the same way
+      this.providerHalt = result.reason;
+      d.emit({ type: 'warning', taskId, code: 'provider-halt', message: `no new agents start in this run: ${result.reason}` });
+    }
     if (FAILED_ENDS.has(result.status) && !d.config.worktrees.keepFailed && result.status !== 'halted') {
       await d.worktrees.remove(taskId, { deleteBranch: false }).catch(() => undefined); // the branch keeps its commits
     }

@@ -76,6 +76,7 @@ export const PendingCommitSchema = z.object({
     toolCalls: z.number().int().min(0),
     toolErrors: z.number().int().min(0),
     error: z.string().optional(),
+    fault: z.enum(['rate_limit', 'quota', 'auth', 'context_length', 'outage', 'content_filter', 'not_found', 'consent', 'bad_request', 'unknown']).optional(),
     stopped: z.boolean(),
   }),
 });

@@ -1,9 +1,13 @@
 import * as path from 'node:path';
 import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages } from '../agent/context';
-import { type IterationRunResult, runIteration } from '../agent/iteration';
+import { contentFilterFeedback, type IterationRunResult, runIteration } from '../agent/iteration';
+import { faultLabel } from '../llm/faults';
+import { BudgetExceededError } from '../safety/budget';
+import { type WindDownCause, type WindDownResult, windDownTurn } from './windDown';
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage, type ModelFaultKind } from '../errors';
+import type { ChatMessage } from '../llm/types';
 import { runGates } from '../gates/runGates';
 import { clearStaleIndexLock } from '../git/indexLock';
 import type { GateReport } from '../gates/types';
@@ -25,6 +29,8 @@ export interface IterationStepResult {
   timedOut: boolean;
   /** Model calls this iteration made, for the per-model usage table. */
   calls: number;
+  /** The provider fault that ended the iteration when it halts the task (auth, quota). */
+  fault?: ModelFaultKind;
 }
 
 export interface IterationStepInput {
@@ -72,6 +78,15 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     maxOutputChars: s.config.commands.maxOutputChars,
     signal,
   };
+  const progressFile = work.relative(work.progress(task.id));
+  let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
+  const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
+    const cause: WindDownCause | undefined = error instanceof BudgetExceededError ? 'budget' : error !== undefined ? undefined : stop.aborted ? 'stop' : timeout.aborted ? 'timeout' : undefined;
+    if (!cause || windDown) return;
+    const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? 'the user pressed Stop' : `the task timeout (${s.config.loop.taskTimeoutMinutes} min) was reached`;
+    const turn = await windDownTurn(s, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext });
+    if (turn) windDown = { ...turn, cause, reason };
+  };
   const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
     model: s.model,
     modelName: model,
@@ -86,6 +101,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     request: task.prompt,
     compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
     pause: s.pause,
+    onInterrupted,
   });
   if (input.replay) {
     s.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
@@ -99,6 +115,10 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const feedback: string[] = [];
   if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
   if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
+  if (run.fault === 'content_filter' && run.error) feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
+  if (windDown) {
+    feedback.push(`The previous iteration was cut short (${windDown.reason}); ${windDown.wrote.length > 0 ? `you wrote your progress notes in a wind-down turn (${progressFile}): start from them` : 'no progress notes were written in the wind-down turn: check the working tree and the commits before going on'}.`);
+  }
 
   const base = {
     iteration: n,
@@ -135,18 +155,20 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     return { record: finishRecord({ outcome: 'error', error, feedback }), decision: undefined, gates: undefined, timedOut: true, calls: run.steps };
   }
 
+  if (run.error !== undefined && run.fault && HALTING_FAULTS.has(run.fault)) {
+    // another iteration would fail the same way (key, quota, no consent, no such model, rate limit
+    // outlasting the retries): the task halts at once with the provider's message
+    const error = run.error ?? 'the model provider refused the call';
+    const reason = error.includes(`(${faultLabel(run.fault)})`) ? error : `${faultLabel(run.fault)}: ${error}`;
+    const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
+    return { record: finishRecord({ outcome: 'error', error: run.error, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps, fault: run.fault };
+  }
+
   if ('error' in committed) {
     // never gates, never done on work that is not in git: the task halts with the cause
     const reason = committed.error;
     const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
     return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
-  }
-
-  if (run.errorFault && HALTING_FAULTS.has(run.errorFault)) {
-    // another iteration would fail the same way (no consent, no such model, quota, key): halt with the provider's words
-    const reason = `model unusable (${run.errorFault}): ${run.error ?? 'no detail'}`;
-    const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
-    return { record: finishRecord({ outcome: 'error', feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
   }
 
   const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);

@@ -10,6 +10,8 @@ import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
+import type { FallbackNotice } from '../llm/fallbackClient';
+import { fallbackMessage } from '../llm/fallbackMessage';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
@@ -122,6 +124,12 @@ export class RalphRunner {
     this.emitActive?.({ type: 'model.retry', ...notice });
   }
 
+  /** `llm.fallback` switches and returns: a `model.fallback` event and a warning naming both models. */
+  reportFallback(notice: FallbackNotice): void {
+    this.emitActive?.({ type: 'model.fallback', ...notice });
+    this.emitActive?.({ type: 'warning', code: `model-${notice.kind}`, message: fallbackMessage(notice) });
+  }
+
   async run(options: RunOptions = {}): Promise<RunSummary> {
     if (this.active) throw new RalphError('this runner is already running', 'busy');
     this.active = true;
@@ -132,7 +140,7 @@ export class RalphRunner {
       if (event.runId === runId) log.append(event);
     });
     // Redacted before the bus: the run log, the panel and every report built from events.
-    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv], passThrough: [] }, this.deps.secretValues ?? []);
+    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv, ...this.deps.config.llm.fallback.flatMap((f) => (f.apiKeyEnv ? [f.apiKeyEnv] : []))], passThrough: [] }, this.deps.secretValues ?? []);
     const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
     this.emitActive = emit;
     let lock: RunLock | undefined;
@@ -163,7 +171,8 @@ export class RalphRunner {
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
       if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id).run(this.abort.signal)));
-      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);
@@ -175,6 +184,12 @@ export class RalphRunner {
         }
         if (options.taskId) {
           reason = `task ${next.id} ended ${result.status}`;
+          break;
+        }
+        // a bad key or an exhausted quota would halt every later task the same way
+        if (result.fault === 'auth' || result.fault === 'quota') {
+          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+          reason = `${result.reason}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
           break;
         }
         // a run-wide cap would halt every later task at once with nothing done: they stay as they are

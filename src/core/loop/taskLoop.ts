@@ -1,4 +1,4 @@
-import { errorMessage } from '../errors';
+import { errorMessage, type ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
@@ -90,7 +90,7 @@ export class TaskLoop {
       await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
-      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations);
+      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
       const guarded = await checkSafeguards(s, task, cp, maxIterations);
@@ -202,7 +202,7 @@ export class TaskLoop {
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number): Promise<TaskRunResult> {
+  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind): Promise<TaskRunResult> {
     const { s } = this;
     await this.saveCheckpoint({ ...cp, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
@@ -219,8 +219,8 @@ export class TaskLoop {
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason });
-    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile };
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}) });
+    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string): Promise<Task> {

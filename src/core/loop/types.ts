@@ -1,5 +1,6 @@
 import type { ToolRegistry } from '../agent/toolRegistry';
 import type { RalphConfig } from '../config/schema';
+import type { ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { GateRunner } from '../gates/types';
 import type { GitService } from '../git/gitService';
@@ -59,4 +60,6 @@ export interface TaskRunResult {
   reason: string;
   iterations: number;
   reportFile?: string;
+  /** The provider fault that halted the task (auth, quota): every later task of the run would meet it too. */
+  fault?: ModelFaultKind;
 }

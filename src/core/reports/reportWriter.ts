@@ -142,6 +142,13 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), costCell(totalCost, config.llm.provider)]);
   out.push(table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows));
   out.push(`## Escalation history\n${list(input.escalations)}`);
+  // model faults (quota, auth, outage… told apart in the message) and cut-short iterations, as recorded
+  const faults = cp.history.filter((r) => r.error).map((r) => `iteration ${r.iteration} (${r.model}): ${r.error}`);
+  const fallbackModels = new Set(config.llm.fallback.map((f) => f.model).filter((m) => !config.llm.models.includes(m)));
+  const servedByFallback = Object.entries(cp.modelUsage)
+    .filter(([model]) => fallbackModels.has(model))
+    .map(([model, u]) => `\`${model}\` (llm.fallback) served ${u.calls} call${u.calls === 1 ? '' : 's'} while the primary was failing`);
+  if (faults.length || servedByFallback.length) out.push(`## Errors and model faults\n${list([...servedByFallback, ...faults])}`);
   const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
   if (tampered.length) out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
   const product = (files: string[]) => files.filter((f) => !f.startsWith('.ralph/'));

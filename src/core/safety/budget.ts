@@ -114,9 +114,11 @@ export class MeteredModelClient implements ModelClient {
   }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
-    this.meter.check();
+    // the wind-down turn is the one bounded call allowed past a cap: the agent writes its notes
+    if (!request.windDown) this.meter.check();
     const response = await this.inner.chat(request);
-    this.meter.record(request.model, response.usage);
+    // a call an llm.fallback entry served is priced as that model
+    this.meter.record(response.servedBy ?? request.model, response.usage);
     return response;
   }
 }

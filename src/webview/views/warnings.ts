@@ -7,6 +7,9 @@ const TITLES: Record<string, [string, string]> = {
   'no-commits': ['warning', 'No commits lately — the agent may be stuck'],
   'iteration-ratio': ['watch', 'Most of the iteration limit is used'],
   'error-threshold': ['error', 'Error threshold reached — autopilot paused'],
+  'model-switch': ['arrow-swap', 'Switched to a fallback model'],
+  'model-return': ['check', 'Back on the primary model'],
+  'model-probe-failed': ['warning', 'Primary model still failing — staying on the fallback'],
 };
 
 const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };

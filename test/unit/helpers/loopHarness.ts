@@ -6,7 +6,7 @@ import { EventBus, type RalphEvent } from '../../../src/core/events';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphRunner } from '../../../src/core/loop/runner';
 import { RalphPaths } from '../../../src/core/paths';
-import type { ApprovalPrompt, SafeguardPrompt } from '../../../src/core/ports';
+import type { ApprovalPrompt, Clock, SafeguardPrompt } from '../../../src/core/ports';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
 import type { NewTask } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
@@ -28,7 +28,7 @@ export interface LoopHarness {
   configure(extra?: RalphConfigInput): Promise<void>;
   addTask(task?: Partial<NewTask>): Promise<string>;
   /** A runner wired like the CLI's; `approval` answers caio's questions (default: refuse). */
-  runner(options?: { approval?: ApprovalPrompt; safeguards?: SafeguardPrompt }): RalphRunner;
+  runner(options?: { approval?: ApprovalPrompt; safeguards?: SafeguardPrompt; clock?: Clock; fallbackKeys?: Record<string, string> }): RalphRunner;
   cleanup(): Promise<void>;
 }
 
@@ -71,7 +71,12 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
         config: parsed,
         bus,
         commands: new NodeCommandRunner(),
-        model: createModelClient(parsed.llm, TEST_KEY, (notice) => runner.reportRetry(notice)),
+        model: createModelClient(parsed.llm, TEST_KEY, (notice) => runner.reportRetry(notice), {
+          keySource: `the environment variable ${TEST_KEY_ENV}`,
+          onFallback: (notice) => runner.reportFallback(notice),
+          clock: options.clock,
+          fallbackKeys: options.fallbackKeys,
+        }),
         approval: options.approval,
         safeguards: options.safeguards,
       });

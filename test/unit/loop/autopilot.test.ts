@@ -277,7 +277,12 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     const summary = await h.runner().run();
     assert.deepEqual(summary.results.map((r) => r.status), ['halted', 'halted', 'halted']);
     for (const r of summary.results) assert.match(r.reason, /run token budget reached/);
-    assert.equal(chatRequests(h.server).length, 3, 'each agent made the one call it had started; none after the cap');
+    const calls = chatRequests(h.server);
+    const windDowns = calls.filter((r) => r.body?.max_completion_tokens !== undefined);
+    assert.equal(calls.length - windDowns.length, 3, 'each agent made the one call it had started; none after the cap but its wind-down turn');
+    assert.equal(windDowns.length, 3, 'one bounded wind-down turn per agent the cap cut short');
+    for (const r of windDowns) assert.deepEqual(r.body?.tools?.map((t) => t.function.name), ['write_file', 'edit_file']);
+    assert.deepEqual(eventsOf(h.events, 'wind-down').map((e) => e.cause), ['budget', 'budget', 'budget']);
     for (const id of ['T-001', 'T-002', 'T-003']) assert.ok(h.ws.exists(`.ralph/worktrees/${id}`), 'halted work stays in its worktree');
   });
 

@@ -116,16 +116,16 @@ describe('the Ralph loop (against the scripted server)', function () {
 
   it('fails a task after errorThreshold iterations that errored, with the cause', async () => {
     h = await makeLoopHarness([
-      { fault: 'status', status: 401, body: { error: { message: 'bad key' } } },
-      { fault: 'status', status: 401 },
-      { fault: 'status', status: 401 },
+      { fault: 'status', status: 422, body: { error: { message: 'unsupported parameter' } } },
+      { fault: 'status', status: 422 },
+      { fault: 'status', status: 422 },
     ]);
     await h.configure({ safeguards: { errorThreshold: 3 } });
     await h.addTask();
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'failed');
-    assert.match(summary.results[0].reason, /3 consecutive iterations failed.*401/s);
-    assert.equal(chatRequests(h.server).length, 3, '401 is not retried within an iteration');
+    assert.match(summary.results[0].reason, /3 consecutive iterations failed.*422/s);
+    assert.equal(chatRequests(h.server).length, 3, 'a rejected request (422) is not retried within an iteration');
   });
 
   it('resumes an interrupted task at its checkpointed iteration instead of restarting the counter', async () => {
