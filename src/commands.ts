@@ -21,6 +21,7 @@ export const COMMAND_IDS = [
   'ralph.openConfig',
   'ralph.runGates',
   'ralph.showReport',
+  'ralph.cleanUpWorktree',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -40,6 +40,7 @@ export const PANEL_COMMANDS = [
   'stop',
   'showLog',
   'runGates',
+  'cleanUpWorktree',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 
