@@ -70,6 +70,8 @@ const taskHandlers: Handlers = {
       iteration: e.resumed ? Math.max(base.iteration, e.iteration - 1) : 0,
       finish: undefined,
       blockedReason: undefined,
+      // the autopilot announces the worktree just before the task starts in it
+      worktree: existing?.worktree,
       updatedAt: e.time,
     };
     const tasks = existing ? state.tasks.map((t) => (t.id === e.taskId ? task : t)) : [...state.tasks, task];
