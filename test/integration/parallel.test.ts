@@ -18,8 +18,10 @@ import { startScriptedServer, type RecordedRequest, type ScriptedServer, type St
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_PARALLEL_TEST_KEY';
+/** Bounds each wait (the machine is shared and slow); a miss names what was awaited. */
+const WAIT_MS = 120_000;
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -97,7 +99,9 @@ function agents(release: Record<string, Promise<void>>, bothThere: Promise<void>
   return Array.from({ length: 12 }, () => step);
 }
 
-describe('Parallel agents: tiles, merge queue, tree and status bar in the extension host', () => {
+describe('Parallel agents: tiles, merge queue, tree and status bar in the extension host', function () {
+  // two agents, two iteration gate runs, two merged checks through the Tasks API on a shared machine
+  this.timeout(300_000);
   let api: RalphExtensionApi;
   let server: ScriptedServer | undefined;
 
@@ -144,6 +148,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
     const run = vscode.commands.executeCommand('ralph.startAutopilot') as Thenable<{ results: { taskId: string; status: string }[] } | undefined>;
     try {
       await bothThere;
+      console.log('    · both agents at their second model call');
       // both agents hold their second model call: two running at once
       await waitFor('two tiles with progress', () => {
         const tiles = runningAgents(api.panelModel!.state);
@@ -165,6 +170,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
 
       // PA-1 completes; the merged check holds it in the queue while PA-2 still works
       releases['PA-1']();
+      console.log('    · PA-1 released');
       await waitFor('PA-1 checked in the merge queue', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'checking');
       await waitFor('the status bar with one agent and one queued', () => /^\$\(sync~spin\) Ralph 1\/4 · 50% · 1 queued$/.test(api.statusBar!.text));
       assert.deepEqual(runningAgents(api.panelModel!.state).map((t) => t.id), ['PA-2'], 'PA-1 is no longer an agent tile');
@@ -174,6 +180,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await waitFor('the merged check gate started', () => api.panelModel!.state.tasks.find((t) => t.id === 'PA-1')?.gatesMergeTarget === 'main');
       await panelInSync(api, 'the webview to show the queue entry');
 
+      console.log('    · PA-1 in the merged check');
       await fs.writeFile(path.join(workspace(), '.ralph', 'release-merge-check'), 'go\n');
       await waitFor('PA-1 merged', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'merged');
       const merged = api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')!;
