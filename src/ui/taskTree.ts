@@ -159,13 +159,13 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     this.tasks = [...tasks];
     this.blocks = dependencyBlocks(this.tasks);
     this.loadError = undefined;
-    if (this.live.state === 'idle') this.scheduleWorktrees();
+    this.scheduleWorktrees();
     this.changed.fire(undefined);
   }
 
   private scheduleWorktrees(): void {
     clearTimeout(this.worktreeTimer);
-    this.worktreeTimer = setTimeout(() => void this.refreshWorktrees(), 200);
+    this.worktreeTimer = setTimeout(() => void this.refreshWorktrees(), 300);
   }
 
   private scheduleRefresh(): void {

@@ -32,17 +32,19 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false | Pro
 }
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+const releaseFile = () => path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'out', `release-merge-check-${process.pid}`);
 const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
 
 /**
  * The required gate: passes at once in a task's worktree; in the merge queue's worktree (the
- * merged check) it waits until `.ralph/release-merge-check` exists, so the test can look at the
- * queue while a task is being checked. Bounded: it fails after a minute rather than hang.
+ * merged check) it waits until the release file exists, so the test can look at the queue while
+ * a task is being checked. Bounded: it fails after two minutes rather than hang. The file lies
+ * outside /tmp: the sandbox gives commands a private /tmp (the test workspace is under /tmp).
  */
-const GATE_JS = `const fs = require('fs'); const path = require('path');
+const gateJs = (release: string) => `const fs = require('fs'); const path = require('path');
 if (path.basename(process.cwd()) !== '_merge') { console.log('1 passed, 0 failed'); process.exit(0); }
-const release = path.resolve(process.cwd(), '..', '..', 'release-merge-check');
-const until = Date.now() + 60000;
+const release = ${JSON.stringify(release)};
+const until = Date.now() + 120000;
 (function wait() {
   if (fs.existsSync(release)) { console.log('2 passed, 0 failed'); process.exit(0); }
   if (Date.now() > until) { console.log('the test never released the merged check'); process.exit(1); }
@@ -112,7 +114,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
 
   after(async () => {
     await server?.close();
-    await fs.rm(path.join(workspace(), '.ralph', 'release-merge-check'), { force: true });
+    await fs.rm(releaseFile(), { force: true });
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), '{}\n');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
@@ -130,7 +132,8 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       }),
     });
     process.env[KEY_ENV] = 'sk-parallel-test';
-    await fs.writeFile(path.join(workspace(), 'gate.js'), GATE_JS);
+    await fs.rm(releaseFile(), { force: true });
+    await fs.writeFile(path.join(workspace(), 'gate.js'), gateJs(releaseFile()));
     git('add', 'gate.js');
     git('commit', '-q', '-m', 'a gate that holds the merged check');
     const config = {
@@ -181,7 +184,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await panelInSync(api, 'the webview to show the queue entry');
 
       console.log('    · PA-1 in the merged check');
-      await fs.writeFile(path.join(workspace(), '.ralph', 'release-merge-check'), 'go\n');
+      await fs.writeFile(releaseFile(), 'go\n');
       await waitFor('PA-1 merged', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'merged');
       const merged = api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')!;
       assert.deepEqual(merged.gates?.map((g) => [g.name, g.passed]), [['check', true]]);
@@ -189,7 +192,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       releases['PA-2']();
     } finally {
       for (const r of Object.values(releases)) r();
-      await fs.writeFile(path.join(workspace(), '.ralph', 'release-merge-check'), 'go\n');
+      await fs.writeFile(releaseFile(), 'go\n');
     }
     const summary = await run;
     assert.deepEqual(summary?.results.map((r) => [r.taskId, r.status]).sort(), [['PA-1', 'done'], ['PA-2', 'done']]);
