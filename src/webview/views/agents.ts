@@ -40,10 +40,14 @@ function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement 
   return element;
 }
 
-/** A tile per running agent: task, iteration n/max, progress, last signal, model, cost, worktree. Selecting one shows its task below. */
+/**
+ * A tile per running agent: task, iteration n/max, progress, last signal, model, cost, worktree.
+ * Selecting one shows its task below. Shown when several agents run (or the merge queue is in use).
+ */
 export function agents(ctx: ViewContext): HTMLElement | null {
   const running = runningAgents(ctx.state);
-  if (running.length === 0) return null;
+  // one agent alone is the progress box below; tiles once several run or the queue is in play
+  if (running.length === 0 || (running.length === 1 && (ctx.state.queue ?? []).length === 0)) return null;
   return h(
     'section',
     { class: 'box agents', 'aria-labelledby': 'agents-heading', 'data-testid': 'agents' },
