@@ -37,7 +37,7 @@ const STATUS_ICON: Record<TaskStatus, [string, string | undefined]> = {
 const QUEUE_LOOK: Record<QueuedState, [icon: string, words: string]> = {
   queued: ['git-pull-request', 'queued for merge'],
   merging: ['git-merge', 'merging'],
-  checking: ['git-merge', 'checking the merged result'],
+  checking: ['git-merge', 'merge check running'],
   waiting: ['watch', 'merge waits'],
 };
 

@@ -123,7 +123,7 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     assert.match(await entry.innerText(), /checking[\s\S]*T-001 · Add the login form/);
     await until('two tiles left', async () => (await wb.panel().locator('[data-testid="agent-tile"]').count()) === 2);
     await until('the status bar with the queue', async () => /Ralph 2 agents · 1 queued/.test(await wb.statusText()));
-    await until('the tree row checking', async () => /checking the merged result/.test((await wb.treeRow(PARALLEL_TASKS[0].title).getAttribute('aria-label')) ?? ''));
+    await until('the tree row checking', async () => /merge check running/.test((await wb.treeRow(PARALLEL_TASKS[0].title).getAttribute('aria-label')) ?? ''));
     await wb.hideBottomPanel();
     await shoot('checking', 'light');
     await toggleTheme('dark');
@@ -134,7 +134,7 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     fs.writeFileSync(RELEASE, 'go\n');
     const entry = wb.panel().locator(`[data-testid="queue-entry"][data-task="${PARALLEL_TASKS[0].id}"]`);
     await until('merged', async () => (await entry.getAttribute('data-state')) === 'merged', 90_000);
-    assert.match(await entry.locator('[data-testid="queue-gates"]').innerText(), /unit[\s\S]*4 passed/);
+    assert.match(await entry.locator('[data-testid="queue-gates"]').innerText(), /unit[\s\S]*4\/4 tests passing/);
     await until('the task under Done', async () => (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)), 60_000);
     // the first task's own card: its gates were the merged check
     await entry.locator('.queue-task').click();

@@ -178,7 +178,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await waitFor('the status bar with one agent and one queued', () => /^\$\(sync~spin\) Ralph 1\/4 · 50% · 1 queued$/.test(api.statusBar!.text));
       assert.deepEqual(runningAgents(api.panelModel!.state).map((t) => t.id), ['PA-2'], 'PA-1 is no longer an agent tile');
       const checking = api.tree!.getTreeItem(taskNode(api, 'PA-1')!);
-      assert.equal(checking.description, 'checking the merged result');
+      assert.equal(checking.description, 'merge check running');
       assert.equal((checking.iconPath as vscode.ThemeIcon).id, 'git-merge');
       await waitFor('the merged check gate started', () => api.panelModel!.state.tasks.find((t) => t.id === 'PA-1')?.gatesMergeTarget === 'main');
       await panelInSync(api, 'the webview to show the queue entry');

@@ -26,7 +26,7 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
       position !== undefined ? h('span', { class: 'muted' }, ` #${position}`) : undefined,
       h('a', { href: '#', class: 'queue-task', 'data-focus-key': `queue:${e.taskId}`, title: `Show ${e.taskId}` }, `${e.taskId} · ${e.title}`),
       e.attempts > 1 ? h('span', { class: 'muted' }, ` · attempt ${e.attempts}`) : undefined,
-      e.commit ? h('span', { class: 'muted' }, ` · ${shortSha(e.commit)}`) : undefined,
+      e.commit && !e.detail?.includes(e.commit.slice(0, 7)) ? h('span', { class: 'muted' }, ` · ${shortSha(e.commit)}`) : undefined,
       h('span', { class: 'muted queue-time' }, clock(e.time)),
     ),
     e.detail ? h('div', { class: 'queue-detail' }, e.detail) : undefined,
