@@ -113,6 +113,8 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
   });
 
   after(async () => {
+    // the suites share one workspace: leave no task behind for the next suite's autopilot
+    await writeTasks(api, []);
     await server?.close();
     await fs.rm(releaseFile(), { force: true });
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), '{}\n');

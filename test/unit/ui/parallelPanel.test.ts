@@ -10,6 +10,7 @@ import { reduceLive } from '../../../src/common/liveReducer';
 import type { LiveStatus } from '../../../src/common/liveStatus';
 import type { RalphEventBody } from '../../../src/core/events';
 import { reducePanel } from '../../../src/shared/panelReducer';
+import { parseWebviewMessage } from '../../../src/shared/protocolSchema';
 import { emptyPanelState, runningAgents, stateDigest, type PanelState } from '../../../src/shared/panelState';
 import { PanelModel } from '../../../src/ui/panel/panelModel';
 import { relativeWorktreePath, toPanelEvent } from '../../../src/ui/panel/toPanelEvent';
@@ -146,6 +147,11 @@ describe('progress panel of a parallel run', () => {
       }
     }
     assert.deepEqual(offenders, []);
+  });
+
+  it('the panel may ask for Clean Up Worktree on a task (checked like every command it sends)', () => {
+    assert.equal(parseWebviewMessage({ type: 'command', command: 'cleanUpWorktree', taskId: 'T-4' }).ok, true);
+    assert.equal(parseWebviewMessage({ type: 'command', command: 'cleanUpWorktree', taskId: '../T-4' }).ok, false);
   });
 
   it('an empty state has an empty queue and no tiles', () => {
