@@ -26,7 +26,7 @@ interface Section {
 
 const SECTIONS: Section[] = [
   { key: 'header', deps: (c) => [c.state.run.phase, c.state.tasks.map((t) => `${t.id}\u0000${t.status}\u0000${t.title}`).join('\u0001'), c.task?.id, c.client.view.selectedTaskId], build: header },
-  { key: 'agents', deps: (c) => [c.state.tasks, c.state.queue, c.task?.id], build: agents },
+  { key: 'agents', deps: (c) => [c.state.run.phase, c.state.tasks, c.state.queue, c.task?.id], build: agents },
   { key: 'queue', deps: (c) => [c.state.queue, c.state.mergeTarget], build: queue },
   { key: 'warnings', deps: (c) => [c.state.warnings, c.state.tasks.length], build: warnings },
   { key: 'card', deps: (c) => [c.task?.finish, c.task?.status, c.task?.gates, c.task?.blockedReason, c.task?.worktree], build: finishCard },

@@ -45,6 +45,8 @@ function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement 
  * Selecting one shows its task below. Shown when several agents run (or the merge queue is in use).
  */
 export function agents(ctx: ViewContext): HTMLElement | null {
+  // no run, no agents: in_progress tasks of an interrupted run show in the task picker and cards
+  if (ctx.state.run.phase === 'idle') return null;
   const running = runningAgents(ctx.state);
   // one agent alone is the progress box below; tiles once several run or the queue is in play
   if (running.length === 0 || (running.length === 1 && (ctx.state.queue ?? []).length === 0)) return null;
