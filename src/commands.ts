@@ -22,6 +22,7 @@ export const COMMAND_IDS = [
   'ralph.runGates',
   'ralph.showReport',
   'ralph.selectModel',
+  'ralph.cleanUpWorktree',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -11,6 +11,8 @@ import { IsolatedCommandRunner, isolationSettings } from './core/safety/sandbox'
 import { SecretRedactor } from './core/safety/secrets';
 import { TaskActions } from './core/tasks/actions';
 import { WorktreeRollbackPlanner } from './core/tasks/worktreeRollback';
+import { TaskWorktrees } from './core/tasks/taskWorktrees';
+import { WorktreeManager } from './core/git/worktrees';
 import { TaskStore } from './core/tasks/store';
 import { PANEL_VIEW_TYPE } from './shared/protocol';
 import { Notifications } from './ui/notifications';
@@ -84,7 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   context.subscriptions.push(
     vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
   );
-  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'));
+  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => new WorktreeManager(workspace).list());
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
 
@@ -120,8 +122,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
 
   const prompts = new PromptsSlot();
   const git = new GitService(workspace);
-  const actions = new TaskActions(store, checkpoints, git, [new WorktreeRollbackPlanner(git.root)]);
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel });
+  const actions = new TaskActions(store, checkpoints, git, [new WorktreeRollbackPlanner(git.root)], new TaskWorktrees(workspace));
+  const worktreeChanged = (taskId: string): void => {
+    void tree.refreshWorktrees();
+    panelModel.apply({ type: 'panel.worktree', taskId });
+  };
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {

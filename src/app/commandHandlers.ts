@@ -63,6 +63,7 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.cancelTask': task.cancelTask,
     'ralph.deleteTask': task.deleteTask,
     'ralph.rollbackTask': task.rollbackTask,
+    'ralph.cleanUpWorktree': task.cleanUpWorktree,
     'ralph.openPanel': async (arg?: unknown) => {
       await s.panel.show(taskIdOf(arg));
       return true;

@@ -16,14 +16,14 @@ import { NodeCommandRunner } from '../core/safety/processRunner';
 import type { SecretRedactor } from '../core/safety/secrets';
 import { DisposableBase } from '../common/lifecycle';
 import type { LiveStatus } from '../common/liveStatus';
+import { ATTENTION_CODES, reduceLive } from '../common/liveReducer';
 import { modalApproval } from '../vscode/approvalPrompt';
 import type { ChannelLogger } from '../vscode/logger';
 import type { SecretStorageSource } from '../vscode/secrets';
 
 /** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
 
-/** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
-export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold']);
+export { ATTENTION_CODES };
 
 /** Why a run could not start, with the action that fixes it. */
 export class RunRefusedError extends Error {
@@ -69,10 +69,11 @@ export class RunController extends DisposableBase {
    */
   private readonly safeguards: SafeguardPrompt = {
     decide: async (warning) => {
-      if (warning.code !== 'error-threshold') return { action: 'continue' };
+      if (warning.code !== 'error-threshold' && warning.code !== 'task-ended') return { action: 'continue' };
       return new Promise<SafeguardAnswer>((resolve) => {
         this.pendingReview = resolve;
-        void this.publish({ ...this.live, state: 'paused', attention: warning.message });
+        // semi-auto's wait after a task ended lets the other agents work on: only new starts wait
+        void this.publish({ ...this.live, ...(warning.code === 'error-threshold' ? { state: 'paused' as const } : {}), attention: warning.message });
       });
     },
   };
@@ -221,31 +222,8 @@ export class RunController extends DisposableBase {
 
   private track(event: RalphEvent): void {
     if (!this.runner) return;
-    switch (event.type) {
-      case 'task.started':
-        void this.publish({ state: this.live.state, taskId: event.taskId, title: event.title, iteration: event.iteration, maxIterations: event.maxIterations });
-        break;
-      case 'iteration.started':
-        void this.publish({ ...this.live, taskId: event.taskId, iteration: event.iteration, maxIterations: event.maxIterations });
-        break;
-      case 'signal':
-        if (event.signal.kind === 'PROGRESS') void this.publish({ ...this.live, progress: event.signal.percent });
-        break;
-      case 'task.finished':
-        void this.publish({ state: this.live.state, ...(this.live.attention ? { attention: this.live.attention } : {}) });
-        break;
-      case 'run.paused':
-        if (this.live.state === 'running') void this.publish({ ...this.live, state: 'paused' });
-        break;
-      case 'run.resumed':
-        if (this.live.state === 'paused') void this.publish({ ...this.live, state: 'running', attention: undefined });
-        break;
-      case 'warning':
-        if (ATTENTION_CODES.has(event.code)) void this.publish({ ...this.live, attention: event.message });
-        break;
-      default:
-        break;
-    }
+    const next = reduceLive(this.live, event);
+    if (next !== this.live) void this.publish(next);
   }
 
   private async publish(status: LiveStatus): Promise<void> {

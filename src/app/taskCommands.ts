@@ -27,6 +27,15 @@ export interface TaskCommandServices {
   git: GitService;
   runs: RunController;
   prompts: Prompts;
+  /** A task's worktree was removed or dropped: the tree and the panel read it again. */
+  worktreeChanged(taskId: string): void;
+}
+
+/** How Retry treats a kept worktree: an argument (`'fresh'`, `{ fresh: true }`…) or the person's choice. */
+function retryModeOf(arg: unknown): 'continue' | 'fresh' | undefined {
+  if (arg === 'fresh' || arg === 'continue') return arg;
+  if (arg && typeof arg === 'object' && typeof (arg as { fresh?: unknown }).fresh === 'boolean') return (arg as { fresh: boolean }).fresh ? 'fresh' : 'continue';
+  return undefined;
 }
 
 export { ACTION_STATUSES, type TaskActionName };
@@ -59,14 +68,54 @@ export async function resolveTask(s: Pick<TaskCommandServices, 'store' | 'prompt
 export function createTaskCommands(s: TaskCommandServices) {
   const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
   return {
-    retryTask: async (arg?: unknown) => {
+    retryTask: async (arg?: unknown, how?: unknown) => {
       const task = await resolveTask(s, arg, 'retry', 'Retry which task?');
       if (!task) return undefined;
-      const updated = await s.actions.retry(task.id);
-      void say(`${task.id} is back to do with a fresh iteration counter.`, 'Run Now').then((choice) => {
+      const kept = await s.actions.worktreeOf(task.id);
+      let mode = retryModeOf(how) ?? (kept ? undefined : 'continue');
+      if (!mode && kept) {
+        const dirty = kept.uncommitted.length > 0 ? ` and ${kept.uncommitted.length} uncommitted change${kept.uncommitted.length === 1 ? '' : 's'}` : '';
+        mode = await s.prompts.choose(`Retry ${task.id}: it has a worktree (${kept.relative})`, [
+          { id: 'continue', label: '$(debug-continue) Continue in its worktree', detail: `Keeps ${kept.relative} on ${kept.branch} with its commits${dirty}; a fresh iteration counter.` },
+          { id: 'fresh', label: '$(refresh) Start fresh from the current tip', detail: `Drops ${kept.relative} and the branch ${kept.branch}${dirty}; the task starts over from the target branch as it is now.` },
+        ]);
+        if (!mode) return undefined;
+      }
+      const updated = await s.actions.retry(task.id, { fresh: mode === 'fresh' });
+      if (mode === 'fresh' && kept) s.worktreeChanged(task.id);
+      const where = kept ? (mode === 'fresh' ? ' It starts over from the current tip.' : ` It continues in ${kept.relative}.`) : '';
+      void say(`${task.id} is back to do with a fresh iteration counter.${where}`, 'Run Now').then((choice) => {
         if (choice) void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
       });
       return updated;
+    },
+    cleanUpWorktree: async (arg?: unknown, confirmDiscard?: unknown) => {
+      const task = await resolveTask(s, arg, 'cleanup', 'Clean up the worktree of which task?');
+      if (!task) return undefined;
+      const kept = await s.actions.worktreeOf(task.id);
+      if (!kept) {
+        void say(`${task.id} has no worktree to clean up.`);
+        return undefined;
+      }
+      let discard = false;
+      if (kept.uncommitted.length > 0) {
+        const files = kept.uncommitted.slice(0, 12).join('\n') + (kept.uncommitted.length > 12 ? `\n… and ${kept.uncommitted.length - 12} more` : '');
+        discard =
+          confirmDiscard === true ||
+          (await s.prompts.confirm(
+            `The worktree of ${task.id} has uncommitted changes`,
+            `${kept.relative} holds changes that were never committed; removing it loses them:\n${files}\n\nThe branch ${kept.branch} and its commits stay.`,
+            'Discard Changes and Remove',
+          ));
+        if (!discard) {
+          void say(`the worktree of ${task.id} was not removed: it has uncommitted changes in ${kept.relative}.`);
+          return undefined;
+        }
+      }
+      const removed = await s.actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
+      s.worktreeChanged(task.id);
+      void say(`removed the worktree ${removed.relative}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status.replace('_', ' ')}.`);
+      return removed;
     },
     unblockTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'unblock', 'Unblock which task?');

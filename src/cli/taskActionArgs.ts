@@ -2,13 +2,15 @@ import { parseArgs } from 'node:util';
 import type { EditFields } from '../core/tasks/actionRules';
 
 /** `ralph task <action> <id>`: the recovery actions of the extension's task menu (--yes is accepted by all, for scripts). */
-export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback'] as const;
+export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback', 'cleanup'] as const;
 export type TaskActionVerb = (typeof TASK_ACTIONS)[number];
 
 /** Actions that lose something (a task, commits' effects): confirmed on a terminal, or --yes. */
 export const DESTRUCTIVE: ReadonlySet<TaskActionVerb> = new Set(['delete', 'rollback']);
 
-export const TASK_ACTIONS_USAGE = `  task retry <id>                    timed out, failed, halted, cancelled, blocked or done → todo, fresh counter
+export const TASK_ACTIONS_USAGE = `  task retry <id> [--fresh]          timed out, failed, halted, cancelled, blocked or done → todo, fresh counter;
+                                     a kept worktree is continued in, --fresh drops it and its branch
+                                     and starts over from the target branch's current tip
   task unblock <id>                  blocked / needs_help → resumable (keeps its iterations and checkpoint)
   task cancel <id>                   stop the task from being picked again
   task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
@@ -16,7 +18,11 @@ export const TASK_ACTIONS_USAGE = `  task retry <id>                    timed ou
   task delete <id> [--yes]           remove the task and its checkpoint (commits and reports stay)
   task rollback <id> [--yes]         revert the task's own commits in a new commit (later work is kept),
                                      then the task is todo again; refused, changing nothing, on a conflict
-        delete and rollback ask y/N on a terminal; without a terminal they need --yes.
+  task cleanup <id> [--yes]          remove the kept worktree of a failed, timed-out, halted, blocked or
+                                     cancelled task (its branch ralph/<id> and status stay); refused when
+                                     it has uncommitted changes unless confirmed
+        delete, rollback and cleanup (with uncommitted changes) ask y/N on a terminal; without a
+        terminal they need --yes.
         Exit codes: 0 done · 1 could not be done (conflict, uncommitted changes) · 2 usage, unknown task,
         or the task's status does not allow it · 4 not confirmed (declined, or no terminal and no --yes)`;
 
@@ -30,6 +36,8 @@ export interface TaskActionCommand {
   fields?: EditFields;
   /** increase-max: by how many iterations. */
   by?: number;
+  /** retry: drop the kept worktree and start from the current tip. */
+  fresh?: boolean;
 }
 
 /** Thrown for a malformed action command; the CLI turns it into its usage error. */
@@ -44,16 +52,18 @@ const OPTIONS = {
   priority: { type: 'string' },
   'max-iterations': { type: 'string' },
   by: { type: 'string' },
+  fresh: { type: 'boolean' },
 } as const;
 
 const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
-  retry: [],
+  retry: ['fresh'],
   unblock: [],
   cancel: [],
   edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations'],
   'increase-max': ['by'],
   delete: [],
   rollback: [],
+  cleanup: [],
 };
 
 /** The action command `argv` names, or undefined when it is another command. */
@@ -85,6 +95,7 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations');
     command_.fields = fields;
   }
+  if (action === 'retry' && values.fresh) command_.fresh = true;
   if (action === 'increase-max') command_.by = values.by === undefined ? 10 : number(values.by, '--by', true);
   return command_;
 }

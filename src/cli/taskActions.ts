@@ -10,6 +10,7 @@ import { RalphPaths } from '../core/paths';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import { TaskActions } from '../core/tasks/actions';
 import { WorktreeRollbackPlanner } from '../core/tasks/worktreeRollback';
+import { TaskWorktrees } from '../core/tasks/taskWorktrees';
 import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
@@ -28,10 +29,11 @@ const RULE_OF: Record<TaskActionVerb, TaskActionName> = {
   'increase-max': 'increaseMax',
   delete: 'remove',
   rollback: 'rollback',
+  cleanup: 'cleanup',
 };
 
 /** Error codes that mean "the request itself cannot apply" (exit 2), not "it failed" (exit 1). */
-const USAGE_CODES = new Set(['task-not-found', 'invalid-transition', 'task-running', 'invalid-increase', 'invalid-task', 'has-dependents', 'config', 'locked', 'rollback-changed']);
+const USAGE_CODES = new Set(['task-not-found', 'invalid-transition', 'task-running', 'invalid-increase', 'invalid-task', 'has-dependents', 'config', 'locked', 'rollback-changed', 'no-worktree']);
 
 /**
  * Runs one task action with the extension's rules (the same status table, the same core
@@ -57,17 +59,22 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
   const workspace = path.resolve(command.workspace);
   const paths = new RalphPaths(workspace);
   const store = new TaskStore(paths);
-  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace), [new WorktreeRollbackPlanner(workspace)]);
+  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace), [new WorktreeRollbackPlanner(workspace)], new TaskWorktrees(workspace));
   const task = await store.get(command.taskId);
   const refusal = actionRefusal(RULE_OF[command.action], task);
   if (refusal) throw new RalphError(refusal, 'invalid-transition');
   const run = `ralph run --task ${task.id}`;
 
   switch (command.action) {
-    case 'retry':
-      await actions.retry(task.id);
-      io.out(`${task.id} is back to todo with a fresh iteration counter; run it with: ${run}`);
+    case 'retry': {
+      const kept = await actions.worktreeOf(task.id);
+      await actions.retry(task.id, { fresh: command.fresh });
+      const where = command.fresh ? '; it starts over from the current tip of the target branch' : kept ? `; it continues in its worktree ${kept.relative} (--fresh starts over from the current tip)` : '';
+      io.out(`${task.id} is back to todo with a fresh iteration counter${where}; run it with: ${run}`);
       return ACTION_EXIT.ok;
+    }
+    case 'cleanup':
+      return cleanup(command, io, actions, task);
     case 'unblock': {
       const updated = await actions.unblock(task.id);
       io.out(`${task.id} is unblocked (${updated.status === 'halted' ? 'it resumes from its checkpoint' : 'back to todo'}); run it with: ${run}`);
@@ -103,6 +110,21 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
   }
 }
 
+/** Removes the kept worktree; with uncommitted changes in it, only once confirmed (y/N or --yes). */
+async function cleanup(command: TaskActionCommand, io: CliIo, actions: TaskActions, task: Task): Promise<number> {
+  const kept = await actions.worktreeOf(task.id);
+  if (!kept) throw new RalphError(`task ${task.id} has no worktree to clean up`, 'no-worktree');
+  let discard = false;
+  if (kept.uncommitted.length > 0) {
+    const detail = `Uncommitted changes in ${kept.relative} would be lost: ${kept.uncommitted.join(', ')}. The branch ${kept.branch} and its commits stay.`;
+    if (!(await confirmed(command, io, `Clean up the worktree of ${task.id} "${task.title}"?`, detail, true))) return ACTION_EXIT.notConfirmed;
+    discard = true;
+  }
+  const removed = await actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
+  io.out(`removed the worktree ${removed.relative} of ${task.id}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status}`);
+  return ACTION_EXIT.ok;
+}
+
 /** Holds the run lock throughout, so no run starts (and commits) between the plan and the revert. */
 async function rollback(command: TaskActionCommand, io: CliIo, paths: RalphPaths, actions: TaskActions, task: Task): Promise<number> {
   let lock: RunLock;
@@ -124,8 +146,8 @@ async function rollback(command: TaskActionCommand, io: CliIo, paths: RalphPaths
 }
 
 /** y/N on a terminal; --yes answers yes; with neither, refuses and says how to confirm. */
-async function confirmed(command: TaskActionCommand, io: CliIo, question: string, detail: string): Promise<boolean> {
-  if (!DESTRUCTIVE.has(command.action)) return true;
+async function confirmed(command: TaskActionCommand, io: CliIo, question: string, detail: string, destructive = DESTRUCTIVE.has(command.action)): Promise<boolean> {
+  if (!destructive) return true;
   if (command.yes) {
     io.err(`${question}\n${indent(detail)}\nconfirmed (--yes)`);
     return true;

@@ -7,6 +7,9 @@ import type { TaskStatus } from './tasks/schema';
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
 export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
 
+/** What happened to a task's worktree. */
+export type WorktreeState = 'ready' | 'kept' | 'removed';
+
 /** Why an iteration ended the way it did. */
 export type IterationOutcome =
   | 'complete' // the completion policy accepted COMPLETE
@@ -106,8 +109,24 @@ export type RalphEventBody =
   | { type: 'warning'; taskId?: string; code: string; message: string; iteration?: number; maxIterations?: number }
   | { type: 'warning.answered'; taskId?: string; code: string; action: string }
   | { type: 'error'; taskId?: string; message: string }
-  /** The merge queue moved a task: queued → merging → checking → merged | conflict | failed (waiting: the user's tree is in the way). */
-  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string };
+  /**
+   * The merge queue moved a task: queued → merging → checking → merged | conflict | failed (waiting: the user's tree is in the way).
+   * `target` is the branch merged into; `gates` the required gates of the merged check (once it ran); `attempts` the times the task entered the queue.
+   */
+  | {
+      type: 'merge';
+      taskId: string;
+      state: MergeState;
+      detail?: string;
+      files?: string[];
+      commit?: string;
+      title?: string;
+      target?: string;
+      attempts?: number;
+      gates?: { name: string; passed: boolean; summary: string }[];
+    }
+  /** A parallel task's worktree: ready for its agent (`created` false: picked up again), kept after the agent ended, or removed. */
+  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean };
 
 export type RalphEventType = RalphEventBody['type'];
 

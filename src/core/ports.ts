@@ -43,8 +43,11 @@ export interface ApprovalPrompt {
 /** The default when no human can be asked: nothing is approved. */
 export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
 
-/** The safeguards that ask a person whether the loop should go on. */
-export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold';
+/**
+ * The safeguards that ask a person whether the loop should go on. `task-ended`: in semi-auto
+ * mode a task ended blocked, needs_help or timeout, and the run waits before it starts another.
+ */
+export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended';
 
 export interface SafeguardWarning {
   code: SafeguardCode;

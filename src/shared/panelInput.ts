@@ -4,15 +4,10 @@
  * the user's answers to warnings). The host applies each input to its model and sends the
  * same inputs to the webview, which applies them with the same reducer.
  */
-import type { EventOf, RalphEvent } from '../core/events';
-import type { IterationOutcome } from '../core/events';
-import type { TaskStatus } from '../core/tasks/schema';
+import type { IterationOutcome, PanelEvent, TaskStatus } from './panelEvents';
 import type { RunPhase, WarningAction } from './panelState';
 
-/** A loop event as the panel receives it: `model.response` carries its estimated cost. */
-export type PanelEvent =
-  | Exclude<RalphEvent, EventOf<'checkpoint'> | EventOf<'model.response'>>
-  | (EventOf<'model.response'> & { costUsd?: number });
+export type { PanelEvent };
 
 export interface IterationSeed {
   n: number;
@@ -60,14 +55,12 @@ export type HostNote =
   /** The user answered a warning (in the panel or its notification). */
   | { type: 'panel.warningResolved'; id: string; action: WarningAction }
   /** The run's phase as the host knows it (Stop pressed → `stopping`). */
-  | { type: 'panel.runPhase'; phase: RunPhase };
+  | { type: 'panel.runPhase'; phase: RunPhase }
+  /** A task's worktree as the host found it on disk (`path` absent: it has none any more, e.g. after Clean Up Worktree). */
+  | { type: 'panel.worktree'; taskId: string; path?: string };
 
 export type PanelInput = PanelEvent | HostNote;
 
 export type PanelInputType = PanelInput['type'];
 export type InputOf<T extends PanelInputType> = Extract<PanelInput, { type: T }>;
 
-/** Event types the panel shows; the others (checkpoints) never reach it. */
-export function isPanelEvent(event: RalphEvent): event is Exclude<RalphEvent, EventOf<'checkpoint'>> {
-  return event.type !== 'checkpoint';
-}

@@ -7,10 +7,10 @@
  * One handler per input type. Event types without a handler (new ones other parts of the
  * product add) are ignored rather than breaking the panel.
  */
-import { formatSignal } from '../core/signals/types';
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
 import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
 import { delegationHandlers } from './reduceDelegations';
+import { parallelHandlers } from './reduceParallel';
 import { syncHandlers } from './reduceSync';
 import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
 
@@ -22,6 +22,8 @@ const runHandlers: Handlers = {
     ...state,
     run: { phase: 'running', runId: e.runId, startedAt: e.time },
     warnings: state.warnings.filter((w) => !w.resolved),
+    // a new run starts with the entries the queue still holds (a crashed run's are queued again)
+    queue: state.queue.filter((q) => q.state !== 'merged' && q.state !== 'conflict' && q.state !== 'failed'),
   }),
   'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason } }),
   'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
@@ -68,6 +70,8 @@ const taskHandlers: Handlers = {
       iteration: e.resumed ? Math.max(base.iteration, e.iteration - 1) : 0,
       finish: undefined,
       blockedReason: undefined,
+      // the autopilot announces the worktree just before the task starts in it
+      worktree: existing?.worktree,
       updatedAt: e.time,
     };
     const tasks = existing ? state.tasks.map((t) => (t.id === e.taskId ? task : t)) : [...state.tasks, task];
@@ -116,15 +120,12 @@ const taskHandlers: Handlers = {
     }),
   signal: (state, e) =>
     updateTask(state, e.taskId, (t) => {
-      const text = formatSignal(e.signal);
-      const s = e.signal;
-      let next: TaskView = { ...t, lastSignal: text };
-      if (s.kind === 'PROGRESS') {
-        next = updateIteration({ ...next, progress: s.percent }, e.iteration, (row) => ({ ...row, progress: s.percent }));
-      } else if (s.kind === 'BLOCKED') {
-        next.blockedReason = s.reason;
-      } else if (s.kind === 'NEEDS_HELP') {
-        next.blockedReason = s.question;
+      let next: TaskView = { ...t, lastSignal: e.text };
+      const percent = e.percent;
+      if (e.kind === 'PROGRESS' && percent !== undefined) {
+        next = updateIteration({ ...next, progress: percent }, e.iteration, (row) => ({ ...row, progress: percent }));
+      } else if ((e.kind === 'BLOCKED' || e.kind === 'NEEDS_HELP') && e.reason !== undefined) {
+        next.blockedReason = e.reason;
       }
       return next;
     }),
@@ -206,7 +207,7 @@ function agentOf(e: { agent?: string }): { agent?: string } {
   return e.agent ? { agent: e.agent } : {};
 }
 
-const HANDLERS: Handlers = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers };
+const HANDLERS: Handlers = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers, ...parallelHandlers };
 
 export function reducePanel(state: PanelState, input: PanelInput): PanelState {
   const handler = HANDLERS[input.type] as Handler<PanelInputType> | undefined;

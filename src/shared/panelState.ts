@@ -3,9 +3,7 @@
  * what the webview rebuilds from the snapshot plus incremental inputs. Plain JSON data only
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
-import type { DelegationStatus } from '../core/agent/delegation/types';
-import type { IterationOutcome } from '../core/events';
-import type { TaskStatus } from '../core/tasks/schema';
+import type { DelegationStatus, IterationOutcome, MergeGateResult, MergeState, TaskStatus } from './panelEvents';
 
 /** Bounds that keep the model (and so every snapshot) small however long a run goes. */
 export const LIMITS = {
@@ -21,6 +19,7 @@ export const LIMITS = {
   failingTests: 20,
   reportChars: 20_000,
   workspaceGates: 20,
+  queue: 20,
 } as const;
 
 /** The run as the panel shows it. `stopping` comes from the host (the user pressed Stop). */
@@ -126,6 +125,23 @@ export interface ReportView {
   text?: string;
 }
 
+/** One entry of the merge queue view: a task the queue holds, merges, re-checks, landed or sent back. */
+export interface QueueEntryView {
+  taskId: string;
+  title: string;
+  state: MergeState;
+  /** When the entry reached its state. */
+  time: string;
+  /** Times the task entered the queue. */
+  attempts: number;
+  detail?: string;
+  /** Conflicting files, or the files of the user's tree that hold the merge up. */
+  files?: string[];
+  commit?: string;
+  /** The required gates of the merged check. */
+  gates?: MergeGateResult[];
+}
+
 export interface TaskView {
   id: string;
   title: string;
@@ -155,6 +171,12 @@ export interface TaskView {
   streamIteration?: number;
   finish?: FinishView;
   report?: ReportView;
+  /** The task's worktree (relative to the workspace) while it has one: running, or kept after a failure. */
+  worktree?: string;
+  /** The task's latest state in the merge queue. */
+  merge?: MergeState;
+  /** Set when `gates` are the merge queue's re-check of the merged result on this branch (not an iteration's). */
+  gatesMergeTarget?: string;
   updatedAt: string;
 }
 
@@ -195,10 +217,22 @@ export interface PanelState {
   errors: ErrorView[];
   /** Gates run by hand (Run Quality Gates), outside any task. */
   workspaceGates: GateView[];
+  /** The merge queue of parallel runs, in order of arrival (landed and sent-back entries stay until the next run). */
+  queue: QueueEntryView[];
+  /** The branch the queue merges into. */
+  mergeTarget?: string;
 }
 
 export function emptyPanelState(): PanelState {
-  return { version: 1, run: { phase: 'idle' }, tasks: [], warnings: [], errors: [], workspaceGates: [] };
+  return { version: 1, run: { phase: 'idle' }, tasks: [], warnings: [], errors: [], workspaceGates: [], queue: [] };
+}
+
+/** Merge states in which the queue still holds the task (its agent is done with it for now). */
+export const IN_QUEUE: readonly MergeState[] = ['queued', 'merging', 'checking', 'waiting'];
+
+/** The running agents: tasks in progress whose work is not in the merge queue. */
+export function runningAgents(state: PanelState): TaskView[] {
+  return state.tasks.filter((t) => t.status === 'in_progress' && !(t.merge && IN_QUEUE.includes(t.merge)));
 }
 
 export function emptyTask(id: string, title: string, status: TaskStatus, time: string): TaskView {
@@ -225,6 +259,8 @@ export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>>
   'no-commits': ['continue', 'stop'],
   'iteration-ratio': ['continue', 'increaseMax'],
   'error-threshold': ['reviewErrors', 'continue', 'stop'],
+  // semi-auto mode: a task ended blocked / needs help / timed out; go on with the next task, or stop
+  'task-ended': ['continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

@@ -41,6 +41,7 @@ export const PANEL_COMMANDS = [
   'showLog',
   'runGates',
   'selectModel',
+  'cleanUpWorktree',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 

@@ -1,10 +1,11 @@
 /** Reducers for delegation envelopes and gate results. */
-import type { DelegationResult } from '../core/agent/delegation/types';
+import type { DelegationOutcome } from './panelEvents';
 import type { Handlers } from './panelReducer';
 import { type DelegationView, type EvidenceLine, type GateView, LIMITS, type TaskView, type TestCounts } from './panelState';
+import { mergeCheckTarget } from './reduceParallel';
 import { clip, updateIteration, updateTask } from './taskUpdates';
 
-function evidenceLines(result: DelegationResult): EvidenceLine[] {
+function evidenceLines(result: DelegationOutcome): EvidenceLine[] {
   const lines: EvidenceLine[] = result.toolEvidence.map((e) => ({
     tag: e.pendingApproval ? 'PENDING' : e.success ? 'OK' : 'ERROR',
     tool: e.tool,
@@ -88,9 +89,10 @@ export const delegationHandlers: Handlers = {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];
       return { ...state, workspaceGates: upsertGate(base, e.gate, (g) => ({ ...gate(g), runId: e.runId })).slice(-LIMITS.workspaceGates) };
     }
+    const mergeTarget = e.iteration === undefined ? mergeCheckTarget(state, e.taskId) : undefined;
     return updateTask(state, e.taskId, (t) => {
-      const base = t.gatesIteration === e.iteration ? t.gates : [];
-      return { ...t, gates: upsertGate(base, e.gate, gate), gatesIteration: e.iteration };
+      const base = t.gatesIteration === e.iteration && t.gatesMergeTarget === mergeTarget ? t.gates : [];
+      return { ...t, gates: upsertGate(base, e.gate, gate), gatesIteration: e.iteration, gatesMergeTarget: mergeTarget };
     });
   },
   'gate.finished': (state, e) => {
@@ -112,9 +114,10 @@ export const delegationHandlers: Handlers = {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];
       return { ...state, workspaceGates: upsertGate(base, e.gate, (g) => ({ ...finish(g), runId: e.runId })).slice(-LIMITS.workspaceGates) };
     }
+    const mergeTarget = e.iteration === undefined ? mergeCheckTarget(state, e.taskId) : undefined;
     return updateTask(state, e.taskId, (t) => {
-      const gates = upsertGate(t.gatesIteration === e.iteration ? t.gates : [], e.gate, finish);
-      const withGates: TaskView = { ...t, gates, gatesIteration: e.iteration, ...(e.kind === 'tests' && e.tests ? { tests: testCounts(e.tests) } : {}) };
+      const gates = upsertGate(t.gatesIteration === e.iteration && t.gatesMergeTarget === mergeTarget ? t.gates : [], e.gate, finish);
+      const withGates: TaskView = { ...t, gates, gatesIteration: e.iteration, gatesMergeTarget: mergeTarget, ...(e.kind === 'tests' && e.tests ? { tests: testCounts(e.tests) } : {}) };
       return e.iteration === undefined ? withGates : updateIteration(withGates, e.iteration, (row) => ({ ...row, gates: gateCounts(gates) }));
     });
   },

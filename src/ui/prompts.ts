@@ -10,6 +10,14 @@ export interface Prompts {
   confirm(message: string, detail: string, action: string): Promise<boolean>;
   input(options: vscode.InputBoxOptions): Promise<string | undefined>;
   pickTask(tasks: readonly Task[], placeHolder: string): Promise<Task | undefined>;
+  /** One of a few options (a quick pick); undefined when dismissed. */
+  choose<T extends string>(placeHolder: string, options: readonly Choice<T>[]): Promise<T | undefined>;
+}
+
+export interface Choice<T extends string> {
+  id: T;
+  label: string;
+  detail?: string;
 }
 
 export const vscodePrompts: Prompts = {
@@ -24,6 +32,13 @@ export const vscodePrompts: Prompts = {
       { placeHolder },
     );
     return picked?.task;
+  },
+  async choose(placeHolder, options) {
+    const picked = await vscode.window.showQuickPick(
+      options.map((o) => ({ label: o.label, detail: o.detail, id: o.id })),
+      { placeHolder, ignoreFocusOut: true },
+    );
+    return picked?.id;
   },
 };
 
@@ -47,5 +62,8 @@ export class PromptsSlot implements Prompts {
   }
   pickTask(tasks: readonly Task[], placeHolder: string): Promise<Task | undefined> {
     return this.current.pickTask(tasks, placeHolder);
+  }
+  choose<T extends string>(placeHolder: string, options: readonly Choice<T>[]): Promise<T | undefined> {
+    return this.current.choose(placeHolder, options);
   }
 }

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Task } from '../core/tasks/schema';
 import { DisposableBase } from '../common/lifecycle';
-import type { LiveStatus } from '../common/liveStatus';
+import type { AgentLive, LiveStatus } from '../common/liveStatus';
 
 /** What the item shows; `attention` wins over the others when something waits for an answer. */
 export type StatusBarState = 'idle' | 'running' | 'paused' | 'stopping' | 'attention';
@@ -39,9 +39,13 @@ export class RalphStatusBar extends DisposableBase {
   private render(): void {
     const { live } = this;
     const needHelp = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
-    const position = live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
-    const progress = live.progress !== undefined ? ` · ${live.progress}%` : '';
-    const task = live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
+    const agents = live.agents ?? [];
+    const queued = (live.queue ?? []).length;
+    const several = agents.length > 1;
+    // one agent: its iteration and progress; several: how many, and how many tasks wait in the merge queue
+    const position = several ? ` ${agents.length} agents` : live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
+    const progress = (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '');
+    const task = several ? agentLines(agents) : live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
     let state: StatusBarState;
     let text: string;
     let tooltip: string;
@@ -76,9 +80,16 @@ export class RalphStatusBar extends DisposableBase {
     const markdown = new vscode.MarkdownString(tooltip, true);
     markdown.isTrusted = { enabledCommands: ['ralph.openPanel', 'ralph.pause', 'ralph.resume', 'ralph.stop', 'ralph.startAutopilot'] };
     this.item.tooltip = markdown;
-    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${position ? `, iteration${position}` : ''}${progress ? `, ${live.progress} percent` : ''}`, role: 'button' };
+    const where = several ? `,${position}` : position ? `, iteration${position}` : '';
+    const percent = !several && live.progress !== undefined ? `, ${live.progress} percent` : '';
+    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${where}${percent}${queued > 0 ? `, ${queued} queued for merge` : ''}`, role: 'button' };
     this.item.backgroundColor = state === 'attention' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
+}
+
+/** `T-1 (3/50 · 40%), T-2 (1/50)` for the tooltip of a parallel run. */
+function agentLines(agents: readonly AgentLive[]): string {
+  return agents.map((a) => `${a.taskId} (${a.iteration ?? 0}/${a.maxIterations ?? '?'}${a.progress !== undefined ? ` · ${a.progress}%` : ''})`).join(', ');
 }
 
 function escape(text: string): string {

@@ -4,7 +4,7 @@ import type { Task, TaskStatus } from '../core/tasks/schema';
 import { type DependencyBlock, dependencyBlocks } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
 import { DisposableBase } from '../common/lifecycle';
-import type { LiveStatus } from '../common/liveStatus';
+import type { LiveStatus, QueuedLive, QueuedState } from '../common/liveStatus';
 
 /** Group order in the tree: what needs attention or is moving first. */
 export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
@@ -33,6 +33,20 @@ const STATUS_ICON: Record<TaskStatus, [string, string | undefined]> = {
   cancelled: ['close', 'disabledForeground'],
 };
 
+/** How a task in the merge queue shows: its icon (in place of In progress's spinner) and words. */
+const QUEUE_LOOK: Record<QueuedState, [icon: string, words: string]> = {
+  queued: ['git-pull-request', 'queued for merge'],
+  merging: ['git-merge', 'merging'],
+  checking: ['git-merge', 'merge check running'],
+  waiting: ['watch', 'merge waits'],
+};
+
+/** A task's worktree as the tree shows it. */
+export interface WorktreeInfo {
+  taskId: string;
+  path: string;
+}
+
 export class StatusGroupNode {
   readonly kind = 'group';
   constructor(
@@ -57,13 +71,17 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   private blocks: ReadonlyMap<string, DependencyBlock> = new Map();
   private loadError: string | undefined;
   private live: LiveStatus = { state: 'idle' };
+  private worktrees: ReadonlyMap<string, string> = new Map();
   private refreshTimer: NodeJS.Timeout | undefined;
+  private worktreeTimer: NodeJS.Timeout | undefined;
   private readonly changed = this.register(new vscode.EventEmitter<TaskTreeNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
 
   constructor(
     private readonly store: TaskStore,
     tasksFile: vscode.RelativePattern,
+    /** The task worktrees on disk (git's list); read on refresh and after the tasks change, never in getChildren. */
+    private readonly listWorktrees: () => Promise<readonly WorktreeInfo[]> = async () => [],
   ) {
     super();
     const watcher = this.register(vscode.workspace.createFileSystemWatcher(tasksFile));
@@ -73,6 +91,12 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     const subscription = store.onDidChange((tasks) => this.setTasks(tasks));
     this.register(subscription);
     this.register({ dispose: () => clearTimeout(this.refreshTimer) });
+    this.register({ dispose: () => clearTimeout(this.worktreeTimer) });
+  }
+
+  /** The worktree of each task that has one, as last read. */
+  get worktreeMap(): ReadonlyMap<string, string> {
+    return this.worktrees;
   }
 
   /** Tasks as the tree currently shows them. */
@@ -81,7 +105,27 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   }
 
   setLiveStatus(live: LiveStatus): void {
+    const wasRunning = this.live.state !== 'idle';
     this.live = live;
+    // an agent's worktree appears when it starts; kept or removed ones settle when the run ends
+    const agentWorktrees = (live.agents ?? []).filter((a) => a.worktree && this.worktrees.get(a.taskId) !== a.worktree);
+    if (agentWorktrees.length > 0) {
+      const next = new Map(this.worktrees);
+      for (const a of agentWorktrees) next.set(a.taskId, a.worktree!);
+      this.worktrees = next;
+    }
+    if (wasRunning && live.state === 'idle') this.scheduleWorktrees();
+    this.changed.fire(undefined);
+  }
+
+  /** Reads the worktree list again (after Clean Up Worktree, Retry from the tip, a run). */
+  async refreshWorktrees(): Promise<void> {
+    try {
+      this.worktrees = new Map((await this.listWorktrees()).map((w) => [w.taskId, w.path]));
+    } catch {
+      // no git, or not a repository: no worktrees to show
+      this.worktrees = new Map();
+    }
     this.changed.fire(undefined);
   }
 
@@ -93,7 +137,7 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     } catch (error) {
       this.loadError = errorMessage(error);
     }
-    this.changed.fire(undefined);
+    await this.refreshWorktrees();
   }
 
   getTreeItem(node: TaskTreeNode): vscode.TreeItem {
@@ -115,7 +159,13 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     this.tasks = [...tasks];
     this.blocks = dependencyBlocks(this.tasks);
     this.loadError = undefined;
+    this.scheduleWorktrees();
     this.changed.fire(undefined);
+  }
+
+  private scheduleWorktrees(): void {
+    clearTimeout(this.worktreeTimer);
+    this.worktreeTimer = setTimeout(() => void this.refreshWorktrees(), 300);
   }
 
   private scheduleRefresh(): void {
@@ -133,8 +183,11 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   private taskItem(task: Task): vscode.TreeItem {
     const item = new vscode.TreeItem(task.title, vscode.TreeItemCollapsibleState.None);
     item.id = `task:${task.id}`;
-    item.contextValue = `task.${task.status}`;
-    const [icon, color] = STATUS_ICON[task.status];
+    const worktree = this.worktrees.get(task.id);
+    // `.worktree`: the menus offer Clean Up Worktree (and Retry asks continue / fresh) only then
+    item.contextValue = `task.${task.status}${worktree && task.status !== 'in_progress' ? '.worktree' : ''}`;
+    const queued = this.queued(task);
+    const [icon, color] = queued ? [QUEUE_LOOK[queued.state][0], 'charts.purple'] : STATUS_ICON[task.status];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     item.description = this.describe(task);
     const tooltip = new vscode.MarkdownString(undefined, true);
@@ -144,6 +197,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
+    if (queued?.detail) tooltip.appendMarkdown('\n\n**Merge queue:** ').appendText(queued.detail);
+    if (worktree) tooltip.appendMarkdown('\n\n**Worktree:** ').appendText(worktree);
     const block = this.blocks.get(task.id);
     if (block) tooltip.appendMarkdown(block.kind === 'invalid' ? '\n\n**Can never start:** ' : '\n\n**Waiting:** ').appendText(block.message);
     item.tooltip = tooltip;
@@ -151,9 +206,17 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     return item;
   }
 
-  /** `iteration n/max · p%` (the id when the task has not run yet). */
+  /** The task's place in the merge queue while the run holds it there. */
+  private queued(task: Task): QueuedLive | undefined {
+    return task.status === 'in_progress' ? this.live.queue?.find((q) => q.taskId === task.id) : undefined;
+  }
+
+  /** `iteration n/max · p%` (the id when the task has not run yet); `queued for merge`, `merging`… in the queue. */
   private describe(task: Task): string {
-    const live = this.live.taskId === task.id && task.status === 'in_progress' ? this.live : undefined;
+    const queued = this.queued(task);
+    if (queued) return QUEUE_LOOK[queued.state][1];
+    const agent = task.status === 'in_progress' ? this.live.agents?.find((a) => a.taskId === task.id) : undefined;
+    const live = agent ?? (this.live.taskId === task.id && task.status === 'in_progress' ? this.live : undefined);
     const iteration = live?.iteration ?? task.iterations;
     const max = live?.maxIterations ?? task.maxIterations;
     const progress = live?.progress ?? task.progress;

@@ -10,6 +10,13 @@ export interface RalphTaskDefinition extends vscode.TaskDefinition {
   type: typeof RALPH_TASK_TYPE;
   /** The gate's name in `.ralph/config.json`. */
   gate: string;
+  /**
+   * The run number. It is declared in package.json's `taskDefinitions`: VS Code builds a task's
+   * identity from the declared properties only, and allows one running instance per identity —
+   * without it, concurrent runs of one gate (parallel agents) made VS Code prompt "Select an
+   * instance to terminate" and the run hung.
+   */
+  run?: number;
 }
 
 /**

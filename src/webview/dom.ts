@@ -26,9 +26,14 @@ export function append(parent: Node, children: Child[]): void {
   }
 }
 
-/** A codicon, hidden from screen readers (the text next to it says the same). */
+/**
+ * A codicon, hidden from screen readers (the text next to it says the same). `name~spin` (VS
+ * Code's ThemeIcon syntax) spins: the codicon stylesheet knows it as `codicon-modifier-spin`.
+ */
 export function icon(name: string, extra = ''): HTMLElement {
-  return h('span', { class: `codicon codicon-${name}${extra ? ` ${extra}` : ''}`, 'aria-hidden': 'true' });
+  const [base, modifier] = name.split('~');
+  const classes = ['codicon', `codicon-${base}`, ...(modifier ? [`codicon-modifier-${modifier}`] : []), ...(extra ? [extra] : [])];
+  return h('span', { class: classes.join(' '), 'aria-hidden': 'true' });
 }
 
 export interface ButtonOptions {

@@ -25,14 +25,25 @@ export interface AutopilotDeps {
   only?: string;
   /** How long a merge that waits for the user's tree waits before it looks again. */
   waitRetryMs?: number;
+  /**
+   * Semi-auto mode: a task ended blocked, needs_help or timeout while other tasks could start;
+   * no new agent starts until this answers (`stop`: none starts any more; running ones go on).
+   */
+  hold?(taskId: string, status: TaskStatus, reason: string): Promise<'continue' | 'stop'>;
 }
 
-type Finished = { kind: 'agent'; taskId: string; result: TaskRunResult } | { kind: 'merge'; outcome: MergeOutcome | undefined } | { kind: 'tick' };
+type Finished =
+  | { kind: 'agent'; taskId: string; result: TaskRunResult }
+  | { kind: 'merge'; outcome: MergeOutcome | undefined }
+  | { kind: 'hold'; answer: 'continue' | 'stop' }
+  | { kind: 'tick' };
 
 /** Statuses whose worktree a crashed run must keep: the task may still go on (or be retried) in it. */
 const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
 /** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
 const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted']);
+/** Agent ends after which semi-auto mode waits for the person before it starts another task (seed 004). */
+const HOLD_ENDS: ReadonlySet<TaskStatus> = new Set(['blocked', 'needs_help', 'timeout']);
 
 /**
  * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`
@@ -45,6 +56,10 @@ export class Autopilot {
   private schedule: SchedulerState = EMPTY_SCHEDULE;
   private readonly agents = new Map<string, Promise<Finished>>();
   private merging: Promise<Finished> | undefined;
+  /** Semi-auto: the person's answer the autopilot waits for before it starts another agent. */
+  private holding: Promise<Finished> | undefined;
+  /** The person said stop at a hold: agents at work finish, none starts. */
+  private noMoreStarts = false;
   private retryMergeAt = 0;
   /** Set when an agent halted on a bad key or an exhausted quota: no further agent starts. */
   private providerHalt: string | undefined;
@@ -62,7 +77,7 @@ export class Autopilot {
       await this.loop(stop);
     } finally {
       // never leave with an agent or a merge still at work (the run lock is released after this)
-      await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : [])]);
+      await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
       await Promise.all(this.cleanups);
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
@@ -72,23 +87,27 @@ export class Autopilot {
   private async loop(stop: AbortSignal): Promise<void> {
     const { d } = this;
     for (;;) {
-      if (!stop.aborted && !this.providerHalt) this.startAgents(await this.candidates(), stop);
+      if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
         this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
       }
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
-      if (this.agents.size === 0 && !this.merging && (stop.aborted || !d.queue.pending)) {
-        if (!stop.aborted && !this.providerHalt && !scheduleFinished(this.schedule, await this.candidates())) {
+      if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
+        if (!stop.aborted && !this.providerHalt && !this.noMoreStarts && !scheduleFinished(this.schedule, await this.candidates())) {
           d.emit({ type: 'warning', code: 'autopilot-stalled', message: `tasks ${this.schedule.merging.join(', ')} wait for a merge that is not queued; the next run queues them again` });
         }
         break;
       }
       const waits: Promise<Finished>[] = [...this.agents.values()];
+      if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
       else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
       const finished = await Promise.race(waits);
-      if (finished.kind === 'agent') await this.agentFinished(finished.taskId, finished.result);
-      else if (finished.kind === 'merge') {
+      if (finished.kind === 'agent') await this.agentFinished(finished.taskId, finished.result, stop);
+      else if (finished.kind === 'hold') {
+        this.holding = undefined;
+        if (finished.answer === 'stop') this.noMoreStarts = true;
+      } else if (finished.kind === 'merge') {
         this.merging = undefined;
         await this.mergeFinished(finished.outcome);
       }
@@ -140,6 +159,7 @@ export class Autopilot {
     const { d } = this;
     try {
       const worktree = await d.worktrees.create(task.id, d.target);
+      d.emit({ type: 'worktree', taskId: task.id, state: 'ready', path: worktree.path, branch: worktree.branch, created: worktree.created });
       const current = await d.store.get(task.id);
       return await (await d.loopFor(worktree.path)).run(current, stop);
     } catch (error) {
@@ -150,7 +170,7 @@ export class Autopilot {
     }
   }
 
-  private async agentFinished(taskId: string, result: TaskRunResult): Promise<void> {
+  private async agentFinished(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
     const { d } = this;
     this.agents.delete(taskId);
     if (result.status === 'done') {
@@ -177,9 +197,28 @@ export class Autopilot {
       this.providerHalt = result.reason;
       d.emit({ type: 'warning', taskId, code: 'provider-halt', message: `no new agents start in this run: ${result.reason}` });
     }
+    const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
     if (FAILED_ENDS.has(result.status) && !d.config.worktrees.keepFailed && result.status !== 'halted') {
       await d.worktrees.remove(taskId, { deleteBranch: false }).catch(() => undefined); // the branch keeps its commits
+      d.emit({ type: 'worktree', taskId, state: 'removed', ...where });
+    } else if ((await d.worktrees.list()).some((w) => w.taskId === taskId)) {
+      d.emit({ type: 'worktree', taskId, state: 'kept', ...where });
     }
+    await this.maybeHold(taskId, result, stop);
+  }
+
+  /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
+  private async maybeHold(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
+    const { d } = this;
+    if (!d.hold || this.holding || this.noMoreStarts || stop.aborted || !HOLD_ENDS.has(result.status)) return;
+    const waiting = fillSlots(this.schedule, await this.candidates(), Number.MAX_SAFE_INTEGER).start;
+    if (waiting.length === 0) return;
+    // a stop ends the wait whether or not the question was answered
+    const stopped = new Promise<'stop'>((resolve) => stop.addEventListener('abort', () => resolve('stop'), { once: true }));
+    this.holding = Promise.race([d.hold(taskId, result.status, result.reason), stopped]).then(
+      (answer) => ({ kind: 'hold', answer }) as Finished,
+      () => ({ kind: 'hold', answer: 'stop' }) as Finished,
+    );
   }
 
   private async mergeFinished(outcome: MergeOutcome | undefined): Promise<void> {
@@ -198,9 +237,11 @@ export class Autopilot {
       d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged' });
       this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
-      const cleanup = d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).catch((error) => {
-        d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` });
-      });
+      const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
+      const cleanup = d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).then(
+        () => d.emit({ type: 'worktree', taskId, state: 'removed', ...where }),
+        (error) => d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` }),
+      );
       this.cleanups.push(cleanup);
       return;
     }

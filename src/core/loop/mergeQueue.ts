@@ -247,7 +247,20 @@ export class MergeQueue {
   private apply(action: MergeAction): void {
     this.state = reduceMergeQueue(this.state, action);
     const e = entryOf(this.state, action.taskId);
-    if (e) this.deps.emit?.({ type: 'merge', taskId: e.taskId, state: e.state, detail: e.detail, files: e.files, commit: e.commit });
+    if (e) {
+      this.deps.emit?.({
+        type: 'merge',
+        taskId: e.taskId,
+        state: e.state,
+        detail: e.detail,
+        files: e.files,
+        commit: e.commit,
+        title: e.title,
+        target: this.deps.target,
+        attempts: e.attempts,
+        ...(e.gates ? { gates: e.gates } : {}),
+      });
+    }
   }
 }
 

@@ -27,7 +27,7 @@ import type { TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { ensureRalphDir } from '../workspace';
-import { Autopilot } from './autopilot';
+import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
 import { MergeQueue } from './mergeQueue';
 import { PauseGate } from './pauseGate';
@@ -73,6 +73,9 @@ export interface RunSummary {
   /** Todo tasks an autopilot run left because their `dependsOn` can never be met (cycle, itself, a missing id). */
   unrunnable: DependencyBlock[];
 }
+
+/** Ends after which semi-auto mode waits for the person before the next task. */
+const HOLD_ENDS: ReadonlySet<TaskStatus> = new Set(['blocked', 'needs_help', 'timeout']);
 
 /** Statuses a task can be explicitly (re)started from. */
 const STARTABLE: ReadonlySet<TaskStatus> = new Set(['todo', 'in_progress', 'halted']);
@@ -166,11 +169,12 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
+      const hold = this.hold(emit);
       // maxParallel 1 goes through worktrees too while a task has one: its work must not be stranded there
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
-      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id).run(this.abort.signal)));
+      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id, hold).run(this.abort.signal)));
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
@@ -201,6 +205,13 @@ export class RalphRunner {
         }
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
+        if (next && hold && HOLD_ENDS.has(result.status)) {
+          const answer = await hold(result.taskId, result.status, result.reason);
+          if (this.abort.signal.aborted || answer === 'stop') {
+            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
+            break;
+          }
+        }
       }
       if (options.taskId === undefined) {
         const blocks = [...dependencyBlocks(await store.list()).values()];
@@ -344,7 +355,7 @@ export class RalphRunner {
   }
 
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, target: string, only: string | undefined): Autopilot {
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
     const { deps } = this;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
@@ -354,7 +365,29 @@ export class RalphRunner {
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
     const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, root)).loop;
-    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only });
+    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold });
+  }
+
+  /**
+   * Semi-auto mode (seed 004): a task that ends blocked, needs_help or timeout frees its slot,
+   * and the run waits for the person (Continue / Stop) before it starts another task; the
+   * autopilot mode goes straight on. Nobody to ask (CLI without a terminal): `safeguards.onWarning`.
+   */
+  private hold(emit: (body: RalphEventBody) => void): AutopilotDeps['hold'] {
+    const { config } = this.deps;
+    if (config.loop.mode !== 'semi-auto') return undefined;
+    const prompt = this.deps.safeguards ?? unattendedSafeguards(config.safeguards.onWarning);
+    return async (taskId, status, why) => {
+      const task = await this.store().get(taskId).catch(() => undefined);
+      const message = `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
+      const iteration = task?.iterations ?? 0;
+      const maxIterations = task?.maxIterations ?? config.loop.maxIterations;
+      emit({ type: 'warning', taskId, code: 'task-ended', message, iteration, maxIterations });
+      const answer = await prompt.decide({ code: 'task-ended', taskId, message, iteration, maxIterations });
+      const action = answer.action === 'stop' ? 'stop' : 'continue';
+      emit({ type: 'warning.answered', taskId, code: 'task-ended', action });
+      return action;
+    };
   }
 }
 

@@ -14,6 +14,8 @@ export const ACTION_STATUSES = {
   increaseMax: ['todo', 'in_progress', 'timeout', 'halted', 'failed'],
   rollback: ['done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
   remove: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
+  /** Clean Up Worktree (only where the task has a kept worktree). */
+  cleanup: ['failed', 'timeout', 'halted', 'blocked', 'needs_help', 'cancelled'],
 } as const satisfies Record<string, readonly TaskStatus[]>;
 
 export type TaskActionName = keyof typeof ACTION_STATUSES;
@@ -28,6 +30,7 @@ export const ACTION_VERB: Record<TaskActionName, string> = {
   increaseMax: 'given more iterations',
   rollback: 'rolled back',
   remove: 'deleted',
+  cleanup: 'cleaned up',
 };
 
 /** The fields an edit may change; at least one. */

@@ -4,6 +4,7 @@ import type { CheckpointStore } from '../loop/checkpoint';
 import type { Task, TaskStatus } from './schema';
 import type { TaskStore } from './store';
 import { RevertPlanner, type RollbackApplied, type RollbackPlan, type RollbackPlanner } from './rollback';
+import type { KeptWorktree, TaskWorktrees } from './taskWorktrees';
 
 export interface RollbackOutcome {
   task: Task;
@@ -26,13 +27,23 @@ export class TaskActions {
     git: Pick<GitService, 'root'>,
     /** Consulted in order before the default (revert the task's commits), e.g. for a task on its own branch. */
     planners: readonly RollbackPlanner[] = [],
+    /** The kept worktrees of parallel tasks: Retry from the current tip, Clean Up Worktree. */
+    private readonly worktrees?: TaskWorktrees,
   ) {
     this.planners = [...planners, new RevertPlanner(git.root)];
   }
 
-  /** timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh iteration counter. */
-  async retry(id: string): Promise<Task> {
+  /**
+   * timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh
+   * iteration counter. A kept worktree is continued in by default; `fresh` drops it and its
+   * branch first, so the task starts over from the target's current tip.
+   */
+  async retry(id: string, options: { fresh?: boolean } = {}): Promise<Task> {
     const task = await this.expect(id, ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'], 'retried');
+    if (options.fresh) {
+      if (!this.worktrees) throw new RalphError('retrying from the current tip needs the worktree manager', 'no-worktrees');
+      await this.worktrees.dropForFresh(id);
+    }
     await this.checkpoints.clear(id);
     return this.store.update(task.id, { status: 'todo', iterations: 0, progress: undefined, lastSignal: undefined, blockedReason: undefined });
   }
@@ -43,6 +54,22 @@ export class TaskActions {
     const checkpoint = await this.checkpoints.load(id);
     // resumable from its checkpoint: `halted` resumes, `todo` would start over
     return this.store.update(task.id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined });
+  }
+
+  /** The task's kept worktree (and its uncommitted files), if it has one. */
+  async worktreeOf(id: string): Promise<KeptWorktree | undefined> {
+    return this.worktrees?.find(id);
+  }
+
+  /**
+   * Clean Up Worktree: removes the kept worktree of a task that ended (failed, timeout, halted,
+   * blocked, needs_help, cancelled), keeping its branch and its status. Uncommitted changes in
+   * it refuse the clean-up (UncommittedWorkError) unless `discardUncommitted`.
+   */
+  async cleanUpWorktree(id: string, options: { discardUncommitted: boolean }): Promise<KeptWorktree> {
+    await this.expect(id, ['failed', 'timeout', 'halted', 'blocked', 'needs_help', 'cancelled'], 'cleaned up');
+    if (!this.worktrees) throw new RalphError('cleaning up worktrees needs the worktree manager', 'no-worktrees');
+    return this.worktrees.cleanUp(id, options);
   }
 
   async cancel(id: string): Promise<Task> {

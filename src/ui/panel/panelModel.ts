@@ -6,10 +6,10 @@
  */
 import type { RalphConfig } from '../../core/config/schema';
 import type { RalphEvent } from '../../core/events';
-import { estimateCostUsd } from '../../core/llm/pricing';
 import type { PanelInput } from '../../shared/panelInput';
 import { reducePanel } from '../../shared/panelReducer';
 import { emptyPanelState, type PanelState } from '../../shared/panelState';
+import { toPanelEvent } from './toPanelEvent';
 
 export interface PanelChange {
   seq: number;
@@ -70,10 +70,6 @@ export class PanelModel {
   }
 
   private project(event: RalphEvent): PanelInput | undefined {
-    if (event.type === 'checkpoint') return undefined;
-    if (event.type === 'model.response') {
-      return { ...event, costUsd: estimateCostUsd(event.model, event.usage, this.prices(), this.provider()) };
-    }
-    return event;
+    return toPanelEvent(event, this.prices(), this.provider());
   }
 }

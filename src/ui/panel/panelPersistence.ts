@@ -34,6 +34,8 @@ export class PanelPersistence implements vscode.Disposable {
       run: { ...saved.run, phase: 'idle' },
       errors: Array.isArray(saved.errors) ? saved.errors : [],
       workspaceGates: Array.isArray(saved.workspaceGates) ? saved.workspaceGates : [],
+      // saved before the queue existed, or mid-run: entries still moving are stale in a fresh window
+      queue: Array.isArray(saved.queue) ? saved.queue.filter((q) => q.state === 'merged' || q.state === 'conflict' || q.state === 'failed') : [],
     };
   }
 

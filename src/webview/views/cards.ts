@@ -20,6 +20,9 @@ const EDIT: Action = ['Edit Task', 'editTask', 'edit'];
 const CANCEL: Action = ['Cancel', 'cancelTask', 'close'];
 const ROLLBACK: Action = ['Rollback', 'rollbackTask', 'discard'];
 const REPORT: Action = ['Show Report', 'showReport', 'book'];
+const CLEAN_UP: Action = ['Clean Up Worktree', 'cleanUpWorktree', 'trash'];
+/** Ends whose kept worktree the card offers to clean up. */
+const CLEANABLE: ReadonlySet<TaskView['status']> = new Set(['failed', 'timeout', 'halted', 'blocked', 'needs_help', 'cancelled']);
 
 const KINDS: Partial<Record<TaskView['status'], CardKind>> = {
   done: { glyph: 'pass-filled', title: 'Task complete', tone: 'passed', actions: [REPORT, ROLLBACK] },
@@ -52,6 +55,9 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
   }
   if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
   if (task.lastCommit) facts.push(...fact('Commit', `${shortSha(task.lastCommit.sha)} "${task.lastCommit.message}"`));
+  const kept = task.worktree && CLEANABLE.has(finish.status) ? task.worktree : undefined;
+  if (kept) facts.push(...fact('Worktree preserved', h('code', { 'data-testid': 'kept-worktree' }, kept)));
+  const actions = kept ? [...kind.actions, CLEAN_UP] : kind.actions;
   const blocked = finish.status === 'blocked' || finish.status === 'needs_help';
   return h(
     'section',
@@ -68,7 +74,7 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
           ...task.gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary ?? ''}`))),
         )
       : undefined,
-    h('div', { class: 'actions' }, ...kind.actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0, focusKey: `card:${command}` }))),
+    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0, focusKey: `card:${command}` }))),
   );
 }
 

@@ -31,6 +31,13 @@ function gateRow(gate: GateView): HTMLElement {
   );
 }
 
+/** Which run the task's gates belong to: an iteration's, or the merge queue's re-check of the merged result. */
+function gatesLabel(task: ViewContext['task']): string {
+  if (task?.gatesMergeTarget) return `Merged check on ${task.gatesMergeTarget}`;
+  if (task?.gatesIteration !== undefined) return `After iteration ${task.gatesIteration}`;
+  return 'Latest gate run';
+}
+
 /** The latest gate results of the task (and of a hand-run of the gates), with counts and failing tests. */
 export function gates(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
@@ -41,7 +48,7 @@ export function gates(ctx: ViewContext): HTMLElement | null {
     'section',
     { class: 'box gates', 'aria-labelledby': 'gates-heading' },
     h('h2', { id: 'gates-heading' }, 'Quality gates'),
-    taskGates.length > 0 ? h('p', { class: 'muted' }, `After iteration ${task?.gatesIteration ?? '?'}`) : undefined,
+    taskGates.length > 0 ? h('p', { class: 'muted', 'data-testid': 'gates-label' }, gatesLabel(task)) : undefined,
     taskGates.length > 0 ? h('ul', { class: 'gate-list' }, ...taskGates.map(gateRow)) : undefined,
     handRun.length > 0 ? h('p', { class: 'muted' }, 'Run Quality Gates (by hand)') : undefined,
     handRun.length > 0 ? h('ul', { class: 'gate-list' }, ...handRun.map(gateRow)) : undefined,

@@ -1,0 +1,71 @@
+/**
+ * The live status from the loop's events: the run's phase, every running agent (iteration,
+ * progress, worktree) and the merge queue. Pure (no `vscode`): the run controller applies it to
+ * each event, the status bar and the tree render what comes out.
+ */
+import type { RalphEvent } from '../core/events';
+import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
+
+/** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
+export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'task-ended']);
+
+const QUEUED: ReadonlySet<string> = new Set<QueuedState>(['queued', 'merging', 'checking', 'waiting']);
+
+function focus(live: LiveStatus, agent: AgentLive | undefined): LiveStatus {
+  return { ...live, taskId: agent?.taskId, title: agent?.title, iteration: agent?.iteration, maxIterations: agent?.maxIterations, progress: agent?.progress };
+}
+
+function withAgent(live: LiveStatus, taskId: string, update: (agent: AgentLive) => AgentLive): LiveStatus {
+  const agents = live.agents ?? [];
+  const index = agents.findIndex((a) => a.taskId === taskId);
+  const agent = update(index >= 0 ? agents[index] : { taskId });
+  const next = index >= 0 ? agents.map((a, i) => (i === index ? agent : a)) : [...agents, agent];
+  return focus({ ...live, agents: next, queue: (live.queue ?? []).filter((q) => q.taskId !== taskId) }, agent);
+}
+
+function withoutAgent(live: LiveStatus, taskId: string): LiveStatus {
+  const agents = (live.agents ?? []).filter((a) => a.taskId !== taskId);
+  const next = { ...live, agents };
+  return live.taskId === taskId ? focus(next, agents[agents.length - 1]) : next;
+}
+
+function withQueued(live: LiveStatus, entry: QueuedLive | undefined, taskId: string): LiveStatus {
+  const queue = (live.queue ?? []).filter((q) => q.taskId !== taskId);
+  const index = (live.queue ?? []).findIndex((q) => q.taskId === taskId);
+  if (entry) {
+    if (index >= 0) queue.splice(index, 0, entry);
+    else queue.push(entry);
+  }
+  return { ...live, queue };
+}
+
+export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
+  switch (event.type) {
+    case 'run.started':
+      return { state: live.state, agents: [], queue: [], ...(live.attention ? { attention: live.attention } : {}) };
+    case 'task.started':
+      return withAgent(live, event.taskId, (a) => ({ ...a, title: event.title, iteration: event.iteration, maxIterations: event.maxIterations }));
+    case 'iteration.started':
+      return withAgent(live, event.taskId, (a) => ({ ...a, iteration: event.iteration, maxIterations: event.maxIterations }));
+    case 'signal':
+      return event.signal.kind === 'PROGRESS' ? withAgent(live, event.taskId, (a) => ({ ...a, progress: event.signal.kind === 'PROGRESS' ? event.signal.percent : a.progress })) : live;
+    case 'worktree':
+      if (event.state !== 'ready' || !(live.agents ?? []).some((a) => a.taskId === event.taskId)) return live;
+      return withAgent(live, event.taskId, (a) => ({ ...a, worktree: event.path }));
+    case 'merge': {
+      const queued = QUEUED.has(event.state) ? { taskId: event.taskId, state: event.state as QueuedState, ...(event.detail ? { detail: event.detail } : {}) } : undefined;
+      const next = withQueued(live, queued, event.taskId);
+      return queued ? withoutAgent(next, event.taskId) : next;
+    }
+    case 'task.finished':
+      return withQueued(withoutAgent(live, event.taskId), undefined, event.taskId);
+    case 'run.paused':
+      return live.state === 'running' ? { ...live, state: 'paused' } : live;
+    case 'run.resumed':
+      return live.state === 'paused' ? { ...live, state: 'running', attention: undefined } : live;
+    case 'warning':
+      return ATTENTION_CODES.has(event.code) ? { ...live, attention: event.message } : live;
+    default:
+      return live;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The loop's events as the progress panel receives them: the protocol's own types, so that the
+ * webview bundle carries no core code. The host (`src/ui/panel/panelEvents.ts`) maps every core
+ * event onto these (signals formatted, costs priced, worktree paths made relative) and the
+ * compiler checks that mapping; shapes here are the fields the panel reads, nothing more.
+ */
+
+/** A task's status (the task store's vocabulary). */
+export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled';
+
+/** Why an iteration ended the way it did. */
+export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help' | 'error' | 'stopped';
+
+/** A delegation's status, derived from its evidence. */
+export type DelegationStatus = 'success' | 'partial' | 'failed' | 'escalated';
+
+/** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+
+/** What kind of provider fault a model call ended with (the core's ModelFaultKind). */
+export type ModelFaultKind = 'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';
+
+/** What happened to a parallel task's worktree. */
+export type WorktreeState = 'ready' | 'kept' | 'removed';
+
+/** A gate of the merge queue's re-check of the merged result. */
+export interface MergeGateResult {
+  name: string;
+  passed: boolean;
+  summary: string;
+}
+
+/** What a sub-agent returned, as far as the delegation card shows it. */
+export interface DelegationOutcome {
+  summary: string;
+  toolEvidence: { tool: string; success: boolean; summary: string; pendingApproval?: boolean; externalId?: string }[];
+  missingEvidence?: { tool: string; summary: string }[];
+  escalation?: string;
+}
+
+interface Usage {
+  totalTokens: number;
+}
+
+/** The event bodies the panel shows. */
+export type PanelEventBody =
+  | { type: 'run.started' }
+  | { type: 'run.finished'; reason: string }
+  | { type: 'run.paused'; taskId?: string }
+  | { type: 'run.resumed'; taskId?: string }
+  | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
+  | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string }
+  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
+  | { type: 'iteration.finished'; taskId: string; iteration: number; outcome: IterationOutcome; signal?: string; durationMs: number; commit?: string; error?: string }
+  | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
+  /** `costUsd`: estimated by the host from `llm.prices`; absent when the model has no price. */
+  | { type: 'model.response'; taskId: string; iteration: number; usage: Usage; costUsd?: number }
+  | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string; fault?: ModelFaultKind }
+  | { type: 'model.fault'; taskId: string; iteration: number; model: string; fault: ModelFaultKind; action: 'halt' | 'compact-retry' | 'feedback' | 'error'; message: string; agent?: string }
+  | { type: 'wind-down'; taskId: string; iteration: number; cause: 'budget' | 'timeout' | 'stop'; reason: string; wrote: string[]; error?: string }
+  | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
+  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number; agent?: string }
+  | { type: 'delegation.started'; taskId: string; iteration: number; delegationId: string; target: string; objective: string; expectedOutcome?: string; model: string }
+  | {
+      type: 'delegation.result';
+      taskId: string;
+      iteration: number;
+      delegationId: string;
+      target: string;
+      objective: string;
+      model: string;
+      status: DelegationStatus;
+      result: DelegationOutcome;
+      envelope: string;
+      usage: Usage;
+      durationMs: number;
+    }
+  | { type: 'compaction'; taskId: string; iteration: number; scope: string; tokensBefore: number; tokensAfter: number }
+  /** `text` as the timeline shows it (`PROGRESS:50`); `percent` for PROGRESS, `reason` for BLOCKED / NEEDS_HELP. */
+  | { type: 'signal'; taskId: string; iteration: number; kind: 'COMPLETE' | 'PROGRESS' | 'BLOCKED' | 'NEEDS_HELP'; text: string; percent?: number; reason?: string }
+  | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string }
+  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string }
+  | {
+      type: 'gate.finished';
+      taskId?: string;
+      iteration?: number;
+      gate: string;
+      kind: string;
+      required: boolean;
+      passed: boolean;
+      summary: string;
+      durationMs: number;
+      tests?: { passed: number; failed: number; total: number; failing: string[] };
+      severity?: string;
+      integrity?: { violations: string[]; allowed: string[] };
+    }
+  | { type: 'report.written'; taskId: string; file: string; final: boolean }
+  | { type: 'escalation'; taskId: string; from: string; to: string; reason: string }
+  | { type: 'council.started'; taskId: string; models: string[]; reason: string }
+  | { type: 'council.finished'; taskId: string; plan: string }
+  | { type: 'warning'; taskId?: string; code: string; message: string }
+  | { type: 'error'; taskId?: string; message: string }
+  /** The merge queue moved a task; `target`: the branch it merges into; `gates`: the merged check's results. */
+  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[] }
+  /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
+  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };
+
+/** The stamp every event carries: its run, its sequence number in the run, its ISO time. */
+export interface EventStamp {
+  runId: string;
+  seq: number;
+  time: string;
+}
+
+export type PanelEvent = PanelEventBody & EventStamp;
+export type PanelEventType = PanelEvent['type'];
+export type PanelEventOf<T extends PanelEventType> = Extract<PanelEvent, { type: T }>;

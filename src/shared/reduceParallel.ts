@@ -1,0 +1,62 @@
+/**
+ * Reducers of parallel runs: the merge queue's entries (`merge`), each task's worktree
+ * (`worktree`, `panel.worktree`) and its place in the queue, which tells a running agent's
+ * tile from a task whose work waits to be merged.
+ */
+import type { Handlers } from './panelReducer';
+import { LIMITS, type PanelState, type QueueEntryView } from './panelState';
+import { clip, patch, updateTask, upsertTask } from './taskUpdates';
+
+/** Finished entries (landed, or sent back to their agent) are dropped first when the list is full. */
+function boundQueue(queue: QueueEntryView[]): QueueEntryView[] {
+  const next = queue.slice();
+  while (next.length > LIMITS.queue) {
+    const done = next.findIndex((q) => q.state === 'merged' || q.state === 'conflict' || q.state === 'failed');
+    next.splice(done >= 0 ? done : 0, 1);
+  }
+  return next;
+}
+
+export const parallelHandlers: Handlers = {
+  merge: (state, e) => {
+    const index = state.queue.findIndex((q) => q.taskId === e.taskId);
+    const previous = index >= 0 ? state.queue[index] : undefined;
+    const title = e.title ?? previous?.title ?? state.tasks.find((t) => t.id === e.taskId)?.title ?? e.taskId;
+    // a new attempt (queued again) or a new merge starts without the last one's verdict
+    const fresh = e.state === 'queued' || e.state === 'merging';
+    const entry: QueueEntryView = {
+      taskId: e.taskId,
+      title,
+      state: e.state,
+      time: e.time,
+      attempts: e.attempts ?? previous?.attempts ?? 1,
+      ...(e.detail !== undefined ? { detail: clip(e.detail, 1000) } : {}),
+      ...(e.files?.length ? { files: e.files.slice(0, 20) } : {}),
+      ...(e.commit ? { commit: e.commit } : {}),
+      ...(e.gates ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) } : !fresh && previous?.gates ? { gates: previous.gates } : {}),
+    };
+    let queue: QueueEntryView[];
+    if (previous && e.state === 'queued' && (previous.state === 'conflict' || previous.state === 'failed' || previous.state === 'merged')) {
+      // back in the queue after its agent's fix: it queues behind the others again
+      queue = [...state.queue.filter((q) => q.taskId !== e.taskId), entry];
+    } else if (previous) {
+      queue = state.queue.slice();
+      queue[index] = entry;
+    } else {
+      queue = [...state.queue, entry];
+    }
+    const next: PanelState = { ...state, queue: boundQueue(queue), mergeTarget: e.target ?? state.mergeTarget };
+    return upsertTask(next, e.taskId, e.time, (t) => patch(t, { merge: e.state, title: t.title === t.id ? title : t.title }));
+  },
+  worktree: (state, e) => {
+    if (e.state === 'removed') return updateTask(state, e.taskId, (t) => patch(t, { worktree: undefined }));
+    return upsertTask(state, e.taskId, e.time, (t) => patch(t, { worktree: e.path }));
+  },
+  'panel.worktree': (state, e) => updateTask(state, e.taskId, (t) => patch(t, { worktree: e.path })),
+};
+
+/** The branch of the merged check when the task's gates run in the queue's re-check. */
+export function mergeCheckTarget(state: PanelState, taskId: string): string | undefined {
+  const entry = state.queue.find((q) => q.taskId === taskId);
+  return entry?.state === 'checking' ? (state.mergeTarget ?? 'the target branch') : undefined;
+}

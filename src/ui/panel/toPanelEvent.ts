@@ -1,0 +1,87 @@
+/**
+ * Core events → the panel protocol's events (`src/shared/panelEvents.ts`). The webview never sees
+ * a core type: signals arrive formatted, model calls priced, worktree paths relative to the
+ * workspace, and events the panel does not show (checkpoints, baselines…) are left out here.
+ * Each case is checked by the compiler against both unions, which keeps the protocol single.
+ */
+import type { RalphConfig } from '../../core/config/schema';
+import type * as core from '../../core/events';
+import type { ModelFaultKind } from '../../core/errors';
+import { WORKTREES_DIR } from '../../core/git/worktrees';
+import { estimateCostUsd } from '../../core/llm/pricing';
+import { formatSignal } from '../../core/signals/types';
+import type { TaskStatus as CoreTaskStatus } from '../../core/tasks/schema';
+import type { DelegationStatus as CoreDelegationStatus } from '../../core/agent/delegation/types';
+import type * as shared from '../../shared/panelEvents';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Compile-time: the protocol's vocabularies are the core's, word for word. */
+const VOCABULARY_MATCHES: [
+  Same<shared.TaskStatus, CoreTaskStatus>,
+  Same<shared.IterationOutcome, core.IterationOutcome>,
+  Same<shared.MergeState, core.MergeState>,
+  Same<shared.WorktreeState, core.WorktreeState>,
+  Same<shared.DelegationStatus, CoreDelegationStatus>,
+  Same<shared.ModelFaultKind, ModelFaultKind>,
+] = [true, true, true, true, true, true];
+void VOCABULARY_MATCHES;
+
+/** `.ralph/worktrees/<id>` for a worktree of the workspace; the path as given otherwise. */
+export function relativeWorktreePath(absolute: string): string {
+  const normal = absolute.replace(/\\/g, '/');
+  const at = normal.lastIndexOf(`/${WORKTREES_DIR}/`);
+  return at >= 0 ? normal.slice(at + 1) : normal;
+}
+
+export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): shared.PanelEvent | undefined {
+  switch (event.type) {
+    case 'signal': {
+      const s = event.signal;
+      const base = { type: 'signal' as const, taskId: event.taskId, iteration: event.iteration, kind: s.kind, text: formatSignal(s), runId: event.runId, seq: event.seq, time: event.time };
+      if (s.kind === 'PROGRESS') return { ...base, percent: s.percent };
+      if (s.kind === 'BLOCKED') return { ...base, reason: s.reason };
+      if (s.kind === 'NEEDS_HELP') return { ...base, reason: s.question };
+      return base;
+    }
+    case 'model.response': {
+      const costUsd = estimateCostUsd(event.model, event.usage, prices, provider);
+      return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? {} : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
+    }
+    case 'worktree':
+      return { type: 'worktree', taskId: event.taskId, state: event.state, path: relativeWorktreePath(event.path), branch: event.branch, runId: event.runId, seq: event.seq, time: event.time };
+    case 'git.commit':
+      // the file list can be long and the panel does not show it
+      return { type: 'git.commit', taskId: event.taskId, iteration: event.iteration, sha: event.sha, message: event.message, runId: event.runId, seq: event.seq, time: event.time };
+    case 'run.started':
+    case 'run.finished':
+    case 'run.paused':
+    case 'run.resumed':
+    case 'task.started':
+    case 'task.status':
+    case 'task.finished':
+    case 'iteration.started':
+    case 'iteration.finished':
+    case 'model.delta':
+    case 'model.retry':
+    case 'model.fault':
+    case 'wind-down':
+    case 'tool.call':
+    case 'tool.result':
+    case 'delegation.started':
+    case 'delegation.result':
+    case 'compaction':
+    case 'gate.started':
+    case 'gate.finished':
+    case 'report.written':
+    case 'escalation':
+    case 'council.started':
+    case 'council.finished':
+    case 'warning':
+    case 'error':
+    case 'merge':
+      return event;
+    default:
+      // checkpoints, gate baselines, budgets, answered warnings: not shown by the panel
+      return undefined;
+  }
+}

@@ -1,0 +1,59 @@
+import { runningAgents, type TaskView } from '../../shared/panelState';
+import { h, icon } from '../dom';
+import { usd } from '../format';
+import type { ViewContext } from './context';
+import { bar, signalChip } from './progressBox';
+
+function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement {
+  const cost = task.unpricedTokens > 0 && task.costUsd === 0 ? 'no price' : usd(task.costUsd);
+  const select = () => ctx.client.setView({ selectedTaskId: task.id });
+  const element = h(
+    'li',
+    {
+      class: `agent-tile${selected ? ' selected' : ''}`,
+      role: 'button',
+      tabindex: 0,
+      'aria-pressed': selected ? 'true' : 'false',
+      'aria-label': `${task.id} ${task.title}, iteration ${task.iteration} of ${task.maxIterations ?? 'unknown'}, ${task.progress ?? 0} percent; show its timeline`,
+      'data-testid': 'agent-tile',
+      'data-task': task.id,
+      'data-focus-key': `tile:${task.id}`,
+    },
+    h('div', { class: 'tile-title' }, icon('sync~spin', 'info'), h('strong', {}, ` ${task.id}`), h('span', { class: 'tile-name' }, ` ${task.title}`)),
+    h(
+      'div',
+      { class: 'tile-progress' },
+      bar(task.progress, `Progress of ${task.id}`, 'small'),
+      h('span', { class: 'percent' }, task.progress === undefined ? '—' : `${task.progress}%`),
+      h('span', { class: 'muted', 'data-testid': 'tile-iteration' }, `iteration ${task.iteration}/${task.maxIterations ?? '?'}`),
+    ),
+    h('div', { class: 'tile-facts' }, signalChip(task.lastSignal), h('span', { class: 'muted' }, ` · ${task.model ?? '—'} · ${cost}`)),
+    task.worktree ? h('div', { class: 'tile-path muted', title: task.worktree }, icon('folder'), ` ${task.worktree}`) : undefined,
+  );
+  element.addEventListener('click', select);
+  element.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      select();
+    }
+  });
+  return element;
+}
+
+/**
+ * A tile per running agent: task, iteration n/max, progress, last signal, model, cost, worktree.
+ * Selecting one shows its task below. Shown when several agents run (or the merge queue is in use).
+ */
+export function agents(ctx: ViewContext): HTMLElement | null {
+  // no run, no agents: in_progress tasks of an interrupted run show in the task picker and cards
+  if (ctx.state.run.phase === 'idle') return null;
+  const running = runningAgents(ctx.state);
+  // one agent alone is the progress box below; tiles once several run or the queue is in play
+  if (running.length === 0 || (running.length === 1 && (ctx.state.queue ?? []).length === 0)) return null;
+  return h(
+    'section',
+    { class: 'box agents', 'aria-labelledby': 'agents-heading', 'data-testid': 'agents' },
+    h('h2', { id: 'agents-heading' }, `Agents (${running.length} running)`),
+    h('ul', { class: 'tiles' }, ...running.map((task) => tile(ctx, task, task.id === ctx.task?.id))),
+  );
+}

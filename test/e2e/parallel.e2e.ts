@@ -1,0 +1,162 @@
+/**
+ * End to end in Chromium, parallel agents: three tasks run at once against the scripted model
+ * (each in its own worktree); the progress panel's agent tiles and merge-queue view, the tree's
+ * queued / checking rows and the status bar's `Ralph 3 agents` / `· 1 queued`, read from the
+ * real workbench, with screenshots of the tiles and the queue in a light and a dark theme.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
+import { prepareWorkspace } from '../runner/workspace';
+import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParallelWorkspace, startParallelScenario } from './parallelScenario';
+import { until, Workbench } from './workbench';
+
+const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
+/** Outside /tmp, where the sandboxed gate can see it (see parallelScenario.ts). */
+const RELEASE = path.join(repoRoot, 'out', `release-merge-check-e2e-${process.pid}`);
+
+describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix)', function () {
+  this.timeout(240_000);
+  let scenario: ParallelScenario;
+  let host: CodeServerHost;
+  let context: BrowserContext;
+  let page: Page;
+  let wb: Workbench;
+  let workspace: string;
+  const consoleErrors: string[] = [];
+  const screenshots: string[] = [];
+
+  before(async () => {
+    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
+    scenario = await startParallelScenario();
+    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    fs.rmSync(RELEASE, { force: true });
+    prepareParallelWorkspace(workspace, scenario.server.url, RELEASE);
+    host = await startCodeServer({
+      installExtensions: [VSIX],
+      env: { [PARALLEL_KEY_ENV]: 'sk-e2e-parallel' },
+      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
+    });
+    context = await host.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (/Refused to|Content Security Policy|Uncaught/i.test(message.text())) consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
+    wb = new Workbench(page);
+    await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await wb.ready();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed' || !page) return;
+    const name = `failure-parallel-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
+    screenshots.push(await wb.screenshot(name).catch(() => `(no screenshot: ${name})`));
+    const text = await wb.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
+    console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
+  });
+
+  after(async () => {
+    scenario?.releaseAll();
+    fs.writeFileSync(RELEASE, 'go\n');
+    await context?.close().catch(() => undefined);
+    await host?.dispose();
+    await scenario?.server.close();
+    fs.rmSync(RELEASE, { force: true });
+    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
+    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
+  });
+
+  async function toggleTheme(to: 'light' | 'dark'): Promise<void> {
+    await wb.runCommand('Preferences: Toggle between Light/Dark Themes');
+    const dark = to === 'dark';
+    await until(`the ${to} theme`, async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
+    await until(`the panel in the ${to} theme`, async () => (await wb.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
+  }
+
+  /** The tiles and the queue (the top of the panel), and the tree. */
+  async function shoot(moment: string, theme: 'light' | 'dark'): Promise<void> {
+    const tiles = wb.panel().locator('[data-testid="agents"]');
+    if ((await tiles.count()) > 0) screenshots.push(await wb.screenshot(`parallel-tiles-${moment}-${theme}`, tiles));
+    const queue = wb.panel().locator('[data-testid="merge-queue"]');
+    if ((await queue.count()) > 0) screenshots.push(await wb.screenshot(`parallel-queue-${moment}-${theme}`, queue));
+    screenshots.push(await wb.screenshot(`parallel-panel-${moment}-${theme}`, wb.editorArea()));
+    screenshots.push(await wb.screenshot(`parallel-tree-${moment}-${theme}`, wb.sideBar()));
+  }
+
+  it('starts three agents at once: a tile each in the panel, the status bar counts them', async () => {
+    await wb.openRalphView();
+    await wb.treeRow(PARALLEL_TASKS[0].title).waitFor({ timeout: 60_000 });
+    await wb.runCommand('Ralph: Start Autopilot');
+    await scenario.allThere;
+    await until('the status bar counting three agents', async () => /Ralph 3 agents/.test(await wb.statusText()), 60_000);
+    await wb.runCommand('Ralph: Open Progress Panel');
+    const tiles = wb.panel().locator('[data-testid="agent-tile"]');
+    await until('three tiles at 50%', async () => (await tiles.count()) === 3 && (await wb.panel().getByText('50%').count()) >= 3, 60_000);
+    for (const task of PARALLEL_TASKS) {
+      const tile = wb.panel().locator(`[data-testid="agent-tile"][data-task="${task.id}"]`);
+      const text = await tile.innerText();
+      assert.match(text, new RegExp(`${task.id}[\\s\\S]*${task.title}`));
+      assert.match(text, /iteration 1\/5/);
+      assert.match(text, /PROGRESS:50/);
+      assert.match(text, /scripted-model/);
+      assert.match(text, new RegExp(`\\.ralph/worktrees/${task.id}`));
+    }
+    const labels = await wb.treeLabels();
+    assert.ok(labels.some((l) => /In progress \(3\)/.test(l)), labels.join(' | '));
+  });
+
+  it('selecting a tile shows that task below it', async () => {
+    const second = wb.panel().locator(`[data-testid="agent-tile"][data-task="${PARALLEL_TASKS[1].id}"]`);
+    await second.click();
+    await until('the second task shown', async () => (await wb.panel().locator('h1').innerText()).includes(PARALLEL_TASKS[1].title));
+    assert.equal(await second.getAttribute('aria-pressed'), 'true');
+    await until('its timeline', async () => (await wb.panel().locator('[data-testid="timeline-row"]').count()) === 1);
+  });
+
+  it('one task through the merge queue: a queue entry while the merged check runs, the tree and status bar say so', async () => {
+    scenario.release(PARALLEL_TASKS[0].id);
+    const entry = wb.panel().locator(`[data-testid="queue-entry"][data-task="${PARALLEL_TASKS[0].id}"]`);
+    await until('the first task checking in the queue', async () => (await entry.getAttribute('data-state')) === 'checking', 90_000);
+    assert.match(await entry.innerText(), /checking[\s\S]*T-001 · Add the login form/);
+    await until('two tiles left', async () => (await wb.panel().locator('[data-testid="agent-tile"]').count()) === 2);
+    await until('the status bar with the queue', async () => /Ralph 2 agents · 1 queued/.test(await wb.statusText()));
+    await until('the tree row checking', async () => /merge check running/.test((await wb.treeRow(PARALLEL_TASKS[0].title).getAttribute('aria-label')) ?? ''));
+    await wb.hideBottomPanel();
+    await shoot('checking', 'light');
+    await toggleTheme('dark');
+    await shoot('checking', 'dark');
+  });
+
+  it('the merged check passes: the entry shows merged with its gates, the task is done', async () => {
+    fs.writeFileSync(RELEASE, 'go\n');
+    const entry = wb.panel().locator(`[data-testid="queue-entry"][data-task="${PARALLEL_TASKS[0].id}"]`);
+    await until('merged', async () => (await entry.getAttribute('data-state')) === 'merged', 90_000);
+    assert.match(await entry.locator('[data-testid="queue-gates"]').innerText(), /unit[\s\S]*4\/4 tests passing/);
+    await until('the task under Done', async () => (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)), 60_000);
+    // the first task's own card: its gates were the merged check
+    await entry.locator('.queue-task').click();
+    await until('its gate label', async () => /Merged check on main/.test(await wb.panel().locator('[data-testid="gates-label"]').innerText()));
+    await shoot('merged', 'dark');
+  });
+
+  it('the rest lands: every entry merged, no tile left, the status bar idle', async () => {
+    scenario.releaseAll();
+    const entries = wb.panel().locator('[data-testid="queue-entry"][data-state="merged"]');
+    await until('three merged entries', async () => (await entries.count()) === 3, 120_000);
+    await until('no tiles', async () => (await wb.panel().locator('[data-testid="agent-tile"]').count()) === 0);
+    await until('the task tree all done', async () => (await wb.treeLabels()).some((l) => /Done \(3\)/.test(l)), 60_000);
+    await until('the status bar idle', async () => !/agents|queued/.test(await wb.statusText()));
+    for (const task of PARALLEL_TASKS) assert.equal(fs.readFileSync(path.join(workspace, task.file), 'utf8'), `${task.title}\n`);
+    await wb.hideBottomPanel();
+    await shoot('done', 'dark');
+    await toggleTheme('light');
+    await shoot('done', 'light');
+  });
+
+  it('broke no Content Security Policy rule and threw no uncaught error', () => {
+    assert.deepEqual(consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)), []);
+  });
+});
