@@ -42,7 +42,7 @@ export interface ApprovalPrompt {
 export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
 
 /** The safeguards that ask a person whether the loop should go on. */
-export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold';
+export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'spend-rate';
 
 export interface SafeguardWarning {
   code: SafeguardCode;
@@ -64,10 +64,12 @@ export interface SafeguardPrompt {
 
 /**
  * Nobody to ask (the CLI, CI): apply `safeguards.onWarning`, except that repeated errors stop
- * the task — the autopilot would pause for a review no one can give.
+ * the task — the autopilot would pause for a review no one can give — and a spend-rate alarm
+ * stops the run: no one is there to accept the rate.
  */
 export function unattendedSafeguards(onWarning: 'continue' | 'stop'): SafeguardPrompt {
-  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' ? 'stop' : onWarning }) };
+  // nobody can allow more spending either: a spend-rate alarm stops the run
+  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' || warning.code === 'spend-rate' ? 'stop' : onWarning }) };
 }
 
 export interface Disposable {

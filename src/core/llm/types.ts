@@ -42,6 +42,10 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Called with streamed text and tool-call starts as they arrive. */
   onDelta?: (delta: StreamDelta) => void;
+  /** Who makes the call, for the cost receipt: `orchestrator`, a sub-agent (`scout`, `devo`, `caio`), `council`, `compaction`. */
+  purpose?: string;
+  /** Called before each retry of this request (besides the client's own `onRetry`): the receipt counts failed attempts. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 export interface ChatResponse {
@@ -69,9 +73,12 @@ export interface ModelClient {
 export const ZERO_USAGE: TokenUsage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) sum.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  // a provider's cost is not summed here: a sum over calls of which only some reported one would read as the whole; the receipt keeps it per call
+  return sum;
 }
