@@ -1,6 +1,7 @@
 import type { DelegationResult } from './agent/delegation/types';
 import type { RalphEvent } from './events';
 import { formatSignal } from './signals/types';
+import { describeLine } from './safety/receipt';
 import type { Task } from './tasks/schema';
 
 /** Events whose line names its task already. */
@@ -45,7 +46,7 @@ function formatLine(event: RalphEvent): string | undefined {
     case 'model.retry':
       return `    … model call failed (${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
     case 'task.finished':
-      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`;
     case 'gate.started':
       return `  ◇ gate ${event.gate}: ${event.command}`;
     case 'gate.finished':
