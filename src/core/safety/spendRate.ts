@@ -69,7 +69,7 @@ export function spendRateAlarm(samples: readonly SpendSample[], now: number, bud
   const recent = samples.filter((s) => s.at > recentFrom && s.at >= since);
   if (recent.length === 0) return undefined;
   const baselineFrom = Math.max(first, recentFrom - HOUR_MS);
-  const trailing = samples.filter((s) => s.at > baselineFrom && s.at <= recentFrom);
+  const trailing = samples.filter((s) => s.at >= baselineFrom && s.at <= recentFrom);
   const trailingRate = (sum(trailing) / (recentFrom - baselineFrom)) * HOUR_MS;
   const baseline = Math.max(trailingRate, ack?.acceptedRateUsdPerHour ?? 0);
   const recentRate = (sum(recent) / SPIKE_WINDOW_MS) * HOUR_MS;

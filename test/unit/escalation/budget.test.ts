@@ -8,7 +8,7 @@ describe('cost arithmetic', () => {
     const prices = { 'my-model': { input: 3, output: 15 } };
     assert.equal(estimateCostUsd('my-model', { promptTokens: 1_000_000, completionTokens: 200_000 }, prices), 6);
     assert.equal(estimateCostUsd('gpt-4.1-mini', { promptTokens: 500_000, completionTokens: 250_000 }, {}), 0.6);
-    assert.deepEqual(priceOf('openai/gpt-4.1', {}), { input: 2, output: 8 });
+    assert.deepEqual(priceOf('openai/gpt-4.1', {}), { input: 2, output: 8, cachedInput: 0.5 });
     assert.equal(estimateCostUsd('llama3', { promptTokens: 1, completionTokens: 1 }, {}), undefined);
     assert.equal(formatUsd(0.0042), '$0.0042');
     assert.equal(formatUsd(1.5), '$1.50');

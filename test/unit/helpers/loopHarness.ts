@@ -6,11 +6,11 @@ import { EventBus, type RalphEvent } from '../../../src/core/events';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphRunner } from '../../../src/core/loop/runner';
 import { RalphPaths } from '../../../src/core/paths';
-import type { ApprovalPrompt, SafeguardPrompt } from '../../../src/core/ports';
+import type { ApprovalPrompt, Clock, SafeguardPrompt } from '../../../src/core/ports';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
 import type { NewTask } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
-import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type ScriptedServerOptions, type Step } from '../../fixtures/scriptedServer';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
 
 export const TEST_KEY_ENV = 'RALPH_UNIT_TEST_KEY';
@@ -28,13 +28,13 @@ export interface LoopHarness {
   configure(extra?: RalphConfigInput): Promise<void>;
   addTask(task?: Partial<NewTask>): Promise<string>;
   /** A runner wired like the CLI's; `approval` answers caio's questions (default: refuse). */
-  runner(options?: { approval?: ApprovalPrompt; safeguards?: SafeguardPrompt }): RalphRunner;
+  runner(options?: { approval?: ApprovalPrompt; safeguards?: SafeguardPrompt; clock?: Clock }): RalphRunner;
   cleanup(): Promise<void>;
 }
 
-export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> {
+export async function makeLoopHarness(steps: Step[] = [], serverOptions: Omit<ScriptedServerOptions, 'steps'> = {}): Promise<LoopHarness> {
   const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-  const server = await startScriptedServer({ steps });
+  const server = await startScriptedServer({ ...serverOptions, steps });
   const paths = new RalphPaths(ws.dir);
   const store = new TaskStore(paths);
   const events: RalphEvent[] = [];
@@ -74,6 +74,7 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
         model: createModelClient(parsed.llm, TEST_KEY, (notice) => runner.reportRetry(notice)),
         approval: options.approval,
         safeguards: options.safeguards,
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       return runner;
     },
