@@ -20,7 +20,10 @@ import type { SecretStorageSource } from '../vscode/secrets';
 /** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
 
 /** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
-export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold']);
+export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'spend-rate']);
+
+/** Warnings that pause the autopilot until the person answers (Continue = Resume, Stop). */
+const PAUSING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate']);
 
 /** Why a run could not start, with the action that fixes it. */
 export class RunRefusedError extends Error {
@@ -60,13 +63,13 @@ export class RunController extends DisposableBase {
   }
 
   /**
-   * Safeguard warnings in the editor: repeated errors pause the autopilot until the person
-   * answers (Continue = Resume, Stop); the other warnings let the loop go on while the panel and
+   * Safeguard warnings in the editor: repeated errors and the spend-rate alarm pause the
+   * autopilot until the person answers (Continue = Resume, Stop); the other warnings let the loop go on while the panel and
    * the notification offer Stop / Increase max, which act on the running loop directly.
    */
   private readonly safeguards: SafeguardPrompt = {
     decide: async (warning) => {
-      if (warning.code !== 'error-threshold') return { action: 'continue' };
+      if (!PAUSING_CODES.has(warning.code)) return { action: 'continue' };
       return new Promise<SafeguardAnswer>((resolve) => {
         this.pendingReview = resolve;
         void this.publish({ ...this.live, state: 'paused', attention: warning.message });

@@ -67,6 +67,7 @@ const taskHandlers: Handlers = {
       maxIterations: e.maxIterations,
       iteration: e.resumed ? Math.max(base.iteration, e.iteration - 1) : 0,
       finish: undefined,
+      receipt: undefined,
       blockedReason: undefined,
       updatedAt: e.time,
     };
@@ -82,6 +83,7 @@ const taskHandlers: Handlers = {
       ...t,
       status: e.status,
       finish: { status: e.status, reason: e.reason, iterations: e.iterations, time: e.time },
+      receipt: e.receipt ?? t.receipt,
       blockedReason: e.status === 'blocked' || e.status === 'needs_help' || e.status === 'halted' ? e.reason : undefined,
       updatedAt: e.time,
     })),

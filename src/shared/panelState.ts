@@ -3,6 +3,7 @@
  * what the webview rebuilds from the snapshot plus incremental inputs. Plain JSON data only
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
+import type { ReceiptSummary } from '../core/safety/receipt';
 import type { DelegationStatus } from '../core/agent/delegation/types';
 import type { IterationOutcome } from '../core/events';
 import type { TaskStatus } from '../core/tasks/schema';
@@ -154,6 +155,8 @@ export interface TaskView {
   stream: StreamEntry[];
   streamIteration?: number;
   finish?: FinishView;
+  /** The task's cost receipt when it ended (by model and role; unknown and provider-reported costs kept apart). */
+  receipt?: ReceiptSummary;
   report?: ReportView;
   updatedAt: string;
 }
@@ -225,6 +228,7 @@ export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>>
   'no-commits': ['continue', 'stop'],
   'iteration-ratio': ['continue', 'increaseMax'],
   'error-threshold': ['reviewErrors', 'continue', 'stop'],
+  'spend-rate': ['continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

@@ -1,3 +1,5 @@
+import type { ReceiptSummary } from '../../core/safety/receipt';
+import { formatFailures, formatLineCost, formatProviderCost } from '../../core/safety/receiptFormat';
 import type { TaskView } from '../../shared/panelState';
 import type { PanelCommand } from '../../shared/protocol';
 import { button, h, icon } from '../dom';
@@ -35,6 +37,34 @@ function fact(label: string, value: HTMLElement | string): HTMLElement[] {
   return [h('dt', {}, label), h('dd', {}, value)];
 }
 
+/** The receipt's total on the card: the estimate (unknown stays unknown), the provider's own figure, tokens, failures. */
+function costFacts(receipt: ReceiptSummary): HTMLElement[] {
+  const t = receipt.total;
+  const out = [...fact('Cost (est.)', formatLineCost(t))];
+  if (t.providerReportedCalls > 0) out.push(...fact('Provider-reported', formatProviderCost(t)));
+  out.push(...fact('Tokens', `${t.promptTokens} in${t.cachedPromptTokens ? ` (${t.cachedPromptTokens} cached)` : ''} / ${t.completionTokens} out, ${t.calls} call${t.calls === 1 ? '' : 's'}`));
+  const failures = formatFailures(t);
+  if (failures) out.push(...fact('Failed calls', failures));
+  return out;
+}
+
+/** The receipt by role (orchestrator, sub-agents, council, compaction); the final report has it by model and iteration too. */
+function receiptTable(receipt: ReceiptSummary): HTMLElement {
+  const roles = Object.entries(receipt.byRole);
+  return h(
+    'table',
+    { class: 'receipt', 'data-testid': 'receipt', 'aria-label': 'Cost by role' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Role'), h('th', {}, 'Calls'), h('th', {}, 'Tokens in / cached / out'), h('th', {}, 'Est. cost'), h('th', {}, 'Provider-reported'))),
+    h(
+      'tbody',
+      {},
+      ...roles.map(([role, line]) =>
+        h('tr', { 'data-role': role }, h('td', {}, role), h('td', {}, String(line.calls)), h('td', {}, `${line.promptTokens} / ${line.cachedPromptTokens} / ${line.completionTokens}`), h('td', {}, formatLineCost(line)), h('td', {}, formatProviderCost(line))),
+      ),
+    ),
+  );
+}
+
 /** The completion / timeout / blocked (… failed, halted, cancelled) card of a task that ended, with its actions. */
 export function finishCard(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
@@ -52,6 +82,7 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
   }
   if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
   if (task.lastCommit) facts.push(...fact('Commit', `${shortSha(task.lastCommit.sha)} "${task.lastCommit.message}"`));
+  if (task.receipt) facts.push(...costFacts(task.receipt));
   const blocked = finish.status === 'blocked' || finish.status === 'needs_help';
   return h(
     'section',
@@ -61,6 +92,7 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
     blocked
       ? h('div', { class: 'reason-box' }, h('strong', {}, finish.status === 'blocked' ? 'Block reason' : 'Question'), h('p', {}, task.blockedReason ?? finish.reason))
       : h('p', {}, h('strong', {}, 'Reason: '), finish.reason),
+    task.receipt ? receiptTable(task.receipt) : undefined,
     finish.status === 'done' && task.gates.length > 0
       ? h(
           'ul',

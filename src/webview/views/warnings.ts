@@ -7,6 +7,7 @@ const TITLES: Record<string, [string, string]> = {
   'no-commits': ['warning', 'No commits lately — the agent may be stuck'],
   'iteration-ratio': ['watch', 'Most of the iteration limit is used'],
   'error-threshold': ['error', 'Error threshold reached — autopilot paused'],
+  'spend-rate': ['flame', 'Spend rate alarm — autopilot paused'],
 };
 
 const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };
