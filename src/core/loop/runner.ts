@@ -53,6 +53,8 @@ export interface RunnerDeps {
   safeguards?: SafeguardPrompt;
   /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
   secretValues?: readonly string[];
+  /** Models paid by a subscription (an editor's language models): their calls read "included" on the receipt, not a price or "unknown". */
+  costIncluded?: (model: string) => boolean;
   /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
   sandboxProbe?: () => Promise<SandboxProbe>;
 }
@@ -300,7 +302,7 @@ export class RalphRunner {
    * says which task, model and rate, and waits for Continue / Stop (seed 004's warnings).
    */
   private newMeter(emit: (body: RalphEventBody) => void): SpendMeter {
-    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock });
+    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
     const prompt = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
     meter.onRateAlarm(async (alarm) => {
       const paused = this.pauseGate.pause();

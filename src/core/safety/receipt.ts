@@ -36,7 +36,7 @@ export const ReceiptLineSchema = z.object({
 export type ReceiptLine = z.infer<typeof ReceiptLineSchema>;
 
 /** Iterations itemized on the receipt; older ones are folded into `earlierIterations`. */
-export const RECEIPT_ITERATIONS = 100;
+export const RECEIPT_ITERATIONS = 50;
 
 export const CostReceiptSchema = z.object({
   version: z.literal(1).default(1),

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/core/config/load';
 import { estimateCostUsd, formatUsd, priceOf } from '../../../src/core/llm/pricing';
 import { BudgetExceededError, SpendMeter } from '../../../src/core/safety/budget';
+import { formatLineCost, RECEIPT_ITERATIONS } from '../../../src/core/safety/receipt';
 
 describe('cost arithmetic', () => {
   it('prices tokens per 1M with configured prices first, then the built-in table', () => {
@@ -28,5 +29,31 @@ describe('cost arithmetic', () => {
     meter.check();
     meter.record('m', { promptTokens: 4000, completionTokens: 4000 });
     assert.throws(() => meter.check(), /run budget reached/);
+  });
+
+  it('keeps the receipt: included (subscription) and unpriced calls are not $0, the provider\'s cost counts against the budget, iterations beyond the last 50 are folded', () => {
+    const config = parseConfig({ llm: { prices: { m: { input: 1, output: 1, cachedInput: 0.5 } } } });
+    const meter = new SpendMeter(config, undefined, { included: (model) => model.startsWith('editor:') });
+    meter.beginTask('T-1');
+    meter.beginIteration(1, 60);
+    meter.record('m', { promptTokens: 1000, completionTokens: 0, cachedPromptTokens: 1000 }, 'council');
+    meter.record('editor:gpt', { promptTokens: 10, completionTokens: 10 }, 'scout');
+    meter.record('local', { promptTokens: 10, completionTokens: 10, providerCostUsd: 0.25 }, 'compaction');
+    const r = meter.taskReceipt;
+    assert.equal(r.byRole.council.estimatedUsd, 0.0005);
+    assert.equal(formatLineCost(r.byRole.scout), 'included (subscription)');
+    assert.equal(formatLineCost(r.byRole.compaction), 'unknown (no price in llm.prices)');
+    assert.equal(formatLineCost(r.total), '$0.0005 + unknown for 1 of 3 calls (no price) + included for 1 call');
+    assert.equal(meter.taskTotals.costUsd, 0.2505);
+    for (let n = 2; n <= 55; n++) {
+      meter.beginIteration(n, 60);
+      meter.recordFailure('m', 'orchestrator', 'retry');
+    }
+    const folded = meter.taskReceipt;
+    assert.equal(Object.keys(folded.byIteration).length, RECEIPT_ITERATIONS);
+    assert.equal(folded.byIteration['1'], undefined);
+    assert.equal(folded.earlierIterations?.calls, 3);
+    assert.equal(folded.earlierIterations?.retries, 4);
+    assert.equal(folded.total.retries, 54);
   });
 });
