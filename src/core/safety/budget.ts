@@ -167,17 +167,18 @@ export class SpendMeter {
       const alarm = spendRateAlarm(this.run.samples, now, this.config.budget, this.run.ack);
       if (!alarm) return;
       const handler = this.run.onAlarm;
-      this.run.asking = (handler ? handler({ ...alarm, taskId: alarm.taskId, iteration: this.iteration, maxIterations: this.maxIterations }) : Promise.resolve<RateAlarmAnswer>('stop')).then(
-        (answer) => {
-          if (answer === 'stop') this.run.stopped = new BudgetExceededError(`stopped at the spend-rate alarm: ${alarm.message}`, alarm.kind === 'spike' ? 'budget.spendSpikeFactor' : 'budget.maxCostPerHourUsd', true);
-          else this.run.ack = { since: this.clock.now(), acceptedRateUsdPerHour: alarm.rateUsdPerHour };
-          return answer;
-        },
-      );
-      void this.run.asking.finally(() => (this.run.asking = undefined)).catch(() => undefined);
+      const settle = (answer: RateAlarmAnswer): RateAlarmAnswer => {
+        if (answer === 'stop') this.run.stopped = new BudgetExceededError(`stopped at the spend-rate alarm: ${alarm.message}`, alarm.kind === 'spike' ? 'budget.spendSpikeFactor' : 'budget.maxCostPerHourUsd', true);
+        else this.run.ack = { since: this.clock.now(), acceptedRateUsdPerHour: alarm.rateUsdPerHour };
+        this.run.asking = undefined;
+        return answer;
+      };
+      const asked = handler ? handler({ ...alarm, iteration: this.iteration, maxIterations: this.maxIterations }) : Promise.resolve<RateAlarmAnswer>('stop');
+      // a prompt that fails cannot allow more spending: that is a Stop
+      this.run.asking = asked.then(settle, () => settle('stop'));
     }
-    const answer = await this.run.asking.catch(() => 'stop' as const);
-    if (answer === 'stop' && this.run.stopped) throw this.run.stopped;
+    await this.run.asking;
+    if (this.run.stopped) throw this.run.stopped;
   }
 
   /** A call that returned, by `role` (`orchestrator`, a sub-agent, `council`, `compaction`). */
