@@ -56,4 +56,25 @@ describe('cost arithmetic', () => {
     assert.equal(folded.earlierIterations?.retries, 4);
     assert.equal(folded.total.retries, 54);
   });
+
+  it('asks once for agents that hit the spend-rate alarm together; a prompt that fails counts as Stop', async () => {
+    const config = parseConfig({ budget: { maxCostPerHourUsd: 1 } });
+    let now = 0;
+    const meter = new SpendMeter(config, undefined, { clock: { now: () => now } });
+    const other = meter.share();
+    meter.beginTask('T-1');
+    other.beginTask('T-2');
+    meter.record('m', { promptTokens: 1, completionTokens: 1, providerCostUsd: 0.6 });
+    now = 60_000;
+    other.record('m', { promptTokens: 1, completionTokens: 1, providerCostUsd: 0.6 });
+    let asked = 0;
+    meter.onRateAlarm(async () => {
+      asked++;
+      throw new Error('the prompt went away');
+    });
+    const results = await Promise.allSettled([meter.guardRate(), other.guardRate()]);
+    assert.equal(asked, 1);
+    for (const r of results) assert.ok(r.status === 'rejected' && r.reason instanceof BudgetExceededError && /stopped at the spend-rate alarm: spend rate/.test(r.reason.message));
+    assert.ok(meter.runCapReached(), 'the run stops like at a run cap');
+  });
 });
