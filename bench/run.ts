@@ -7,6 +7,7 @@ import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { benchLoop } from './loopOverhead';
 import { benchParallel } from './parallel';
+import { benchPromptCache } from './promptCache';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -33,13 +34,15 @@ async function main(): Promise<void> {
   const iterations = Number(process.env.RALPH_BENCH_ITERATIONS ?? 1000);
   const loop = await benchLoop(iterations);
   const parallel = await benchParallel();
+  const promptCache = await benchPromptCache();
   const bundle = bundleFacts();
-  const results = { date: new Date().toISOString(), node: process.version, loop, parallel, bundle };
+  const results = { date: new Date().toISOString(), node: process.version, loop, parallel, promptCache, bundle };
   console.log(`loop: ${loop.iterations} iterations`);
   console.log(`  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`);
   console.log(`  heap growth ${loop.heapGrowthMb.toFixed(1)} MB, RSS growth ${loop.rssGrowthMb.toFixed(1)} MB over the run`);
   console.log(`parallel: ${parallel.tasks} independent tasks, ${parallel.latencyMs} ms per model call: maxParallel 1 ${(parallel.sequentialMs / 1000).toFixed(1)} s, ${parallel.agents} agents ${(parallel.parallelMs / 1000).toFixed(1)} s → ${parallel.speedup.toFixed(2)}× (target ≥ 3.5×)`);
   console.log(`  merge queue's own cost per merge (gate time excluded): median ${parallel.queueMsPerMerge.median.toFixed(0)} ms, max ${parallel.queueMsPerMerge.max.toFixed(0)} ms`);
+  console.log(`prompt cache: ${promptCache.scenario}: ${promptCache.requests} requests, ${promptCache.promptTokens} prompt tokens; stable prefix ${(promptCache.stablePrefixShare * 100).toFixed(1)}% of prompt tokens, cached as reported by the (scripted) provider ${(promptCache.cachedShare * 100).toFixed(1)}%${promptCache.prefixBroken ? `; ${promptCache.prefixBroken} requests did NOT start with their stable prefix` : ''}`);
   console.log(`bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`);
   await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 }

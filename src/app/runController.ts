@@ -25,6 +25,11 @@ import type { SecretStorageSource } from '../vscode/secrets';
 
 export { ATTENTION_CODES };
 
+/** Warnings the person must answer before the loop goes on: errors and the spend-rate alarm pause the autopilot; semi-auto's task-ended holds new starts only. */
+const WAITING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate', 'task-ended']);
+/** Of those, the ones that pause the whole autopilot (Continue = Resume, Stop). */
+const PAUSING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate']);
+
 /** Why a run could not start, with the action that fixes it. */
 export class RunRefusedError extends Error {
   constructor(
@@ -63,17 +68,17 @@ export class RunController extends DisposableBase {
   }
 
   /**
-   * Safeguard warnings in the editor: repeated errors pause the autopilot until the person
-   * answers (Continue = Resume, Stop); the other warnings let the loop go on while the panel and
+   * Safeguard warnings in the editor: repeated errors and the spend-rate alarm pause the
+   * autopilot until the person answers (Continue = Resume, Stop); the other warnings let the loop go on while the panel and
    * the notification offer Stop / Increase max, which act on the running loop directly.
    */
   private readonly safeguards: SafeguardPrompt = {
     decide: async (warning) => {
-      if (warning.code !== 'error-threshold' && warning.code !== 'task-ended') return { action: 'continue' };
+      if (!WAITING_CODES.has(warning.code)) return { action: 'continue' };
       return new Promise<SafeguardAnswer>((resolve) => {
         this.pendingReview = resolve;
         // semi-auto's wait after a task ended lets the other agents work on: only new starts wait
-        void this.publish({ ...this.live, ...(warning.code === 'error-threshold' ? { state: 'paused' as const } : {}), attention: warning.message });
+        void this.publish({ ...this.live, ...(PAUSING_CODES.has(warning.code) ? { state: 'paused' as const } : {}), attention: warning.message });
       });
     },
   };

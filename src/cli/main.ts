@@ -11,6 +11,8 @@ import { CheckpointStore } from '../core/loop/checkpoint';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
 import { NodeCommandRunner } from '../core/safety/processRunner';
+import { describeLine, type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/safety/receipt';
+import { formatUsd } from '../core/llm/pricing';
 import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
@@ -158,6 +160,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     for (const result of summary.results) {
       if (result.reportFile) io.out(`report for ${result.taskId}: ${paths.relative(result.reportFile)}`);
     }
+    if (summary.spend) io.out(runSpendText(summary.spend));
     io.out(`run log: ${paths.relative(summary.logFile)}`);
     for (const result of summary.results.filter((r) => r.status === 'halted')) {
       io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId}`);
@@ -168,6 +171,13 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
   const code = exitCodeFor(summary.results.map((r) => r.status));
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
   return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
+}
+
+/** The CLI summary's spend lines: the run's total, then each task's. */
+export function runSpendText(spend: RunSpendSummary): string {
+  const lines = [`spent this run: ${describeLine(spend.total)} (against the budget: ${formatUsd(spend.costUsd)})`];
+  for (const [taskId, line] of Object.entries(spend.byTask)) lines.push(`  ${taskId}: ${describeLine(line)}`);
+  return lines.join('\n');
 }
 
 /** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
@@ -212,14 +222,22 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
     active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0, queued });
   }
   const worktrees = (await new WorktreeManager(workspace).list().catch(() => [])).map((w) => ({ taskId: w.taskId, path: paths.relative(w.path), branch: w.branch, status: tasks.find((t) => t.id === w.taskId)?.status }));
+  // every task that ran keeps its receipt in its checkpoint
+  const receipts: Record<string, ReceiptSummary> = {};
+  for (const task of tasks.filter((t) => t.iterations > 0)) {
+    const receipt = (await checkpoints.load(task.id))?.receipt;
+    if (receipt) receipts[task.id] = summarizeReceipt(receipt);
+  }
+  const spent = sumLines(Object.values(receipts).map((r) => r.total));
   if (json) {
-    io.out(JSON.stringify({ counts, running, active, worktrees, tasks }, null, 2));
+    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent }, null, 2));
     return EXIT.ok;
   }
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
   for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
   for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
+  if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return EXIT.ok;
 }
 

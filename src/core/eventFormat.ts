@@ -2,6 +2,7 @@ import type { DelegationResult } from './agent/delegation/types';
 import type { EventOf, RalphEvent } from './events';
 import { faultLabel } from './llm/faults';
 import { formatSignal } from './signals/types';
+import { describeLine } from './safety/receipt';
 import type { Task } from './tasks/schema';
 
 /** What the loop does about each kind of model fault, as said in a terminal. */
@@ -61,7 +62,7 @@ function formatLine(event: RalphEvent): string | undefined {
     case 'wind-down':
       return `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`;
     case 'task.finished':
-      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`;
     case 'gate.started':
       return `  ◇ gate ${event.gate}: ${event.command}`;
     case 'gate.finished':

@@ -1,6 +1,7 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
+import type { ReceiptSummary, RunSpendSummary } from './safety/receipt';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
 
@@ -25,10 +26,10 @@ export type IterationOutcome =
  */
 export type RalphEventBody =
   | { type: 'run.started'; workspace: string; taskIds: string[] }
-  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string }
+  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind }
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';

@@ -46,8 +46,9 @@ export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
 /**
  * The safeguards that ask a person whether the loop should go on. `task-ended`: in semi-auto
  * mode a task ended blocked, needs_help or timeout, and the run waits before it starts another.
+ * `spend-rate`: the spend-rate alarm (budget.maxCostPerHourUsd or a spike) pauses the autopilot.
  */
-export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended';
+export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended' | 'spend-rate';
 
 export interface SafeguardWarning {
   code: SafeguardCode;
@@ -69,10 +70,12 @@ export interface SafeguardPrompt {
 
 /**
  * Nobody to ask (the CLI, CI): apply `safeguards.onWarning`, except that repeated errors stop
- * the task — the autopilot would pause for a review no one can give.
+ * the task — the autopilot would pause for a review no one can give — and a spend-rate alarm
+ * stops the run: no one is there to accept the rate.
  */
 export function unattendedSafeguards(onWarning: 'continue' | 'stop'): SafeguardPrompt {
-  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' ? 'stop' : onWarning }) };
+  // nobody can allow more spending either: a spend-rate alarm stops the run
+  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' || warning.code === 'spend-rate' ? 'stop' : onWarning }) };
 }
 
 export interface Disposable {

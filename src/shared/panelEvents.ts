@@ -38,6 +38,25 @@ export interface DelegationOutcome {
   escalation?: string;
 }
 
+/** A receipt line as the completion card shows it (formatted by the host: unknown stays unknown). */
+export interface ReceiptLineView {
+  calls: number;
+  /** "in (cached) / out" token counts. */
+  tokens: string;
+  /** The estimate: "$0.0123", "unknown (no price in llm.prices)", "included (subscription)"… */
+  cost: string;
+  /** The provider's own figure, marked as such, or "—". */
+  providerCost: string;
+  /** Failed calls and retries, when there were any. */
+  failures?: string;
+}
+
+/** The cost receipt on the completion card: its total and the lines by role. */
+export interface ReceiptView {
+  total: ReceiptLineView;
+  byRole: (ReceiptLineView & { role: string })[];
+}
+
 interface Usage {
   totalTokens: number;
 }
@@ -50,7 +69,8 @@ export type PanelEventBody =
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string }
+  /** `receipt`: the task's cost receipt, formatted by the host. */
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; receipt?: ReceiptView }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | { type: 'iteration.finished'; taskId: string; iteration: number; outcome: IterationOutcome; signal?: string; durationMs: number; commit?: string; error?: string }
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }

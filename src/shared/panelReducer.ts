@@ -69,6 +69,7 @@ const taskHandlers: Handlers = {
       maxIterations: e.maxIterations,
       iteration: e.resumed ? Math.max(base.iteration, e.iteration - 1) : 0,
       finish: undefined,
+      receipt: undefined,
       blockedReason: undefined,
       // the autopilot announces the worktree just before the task starts in it
       worktree: existing?.worktree,
@@ -86,6 +87,7 @@ const taskHandlers: Handlers = {
       ...t,
       status: e.status,
       finish: { status: e.status, reason: e.reason, iterations: e.iterations, time: e.time },
+      receipt: e.receipt ?? t.receipt,
       blockedReason: e.status === 'blocked' || e.status === 'needs_help' || e.status === 'halted' ? e.reason : undefined,
       updatedAt: e.time,
     })),

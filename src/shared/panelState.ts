@@ -3,7 +3,7 @@
  * what the webview rebuilds from the snapshot plus incremental inputs. Plain JSON data only
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
-import type { DelegationStatus, IterationOutcome, MergeGateResult, MergeState, TaskStatus } from './panelEvents';
+import type { DelegationStatus, IterationOutcome, MergeGateResult, MergeState, ReceiptView, TaskStatus } from './panelEvents';
 
 /** Bounds that keep the model (and so every snapshot) small however long a run goes. */
 export const LIMITS = {
@@ -170,6 +170,8 @@ export interface TaskView {
   stream: StreamEntry[];
   streamIteration?: number;
   finish?: FinishView;
+  /** The task's cost receipt when it ended (by model and role; unknown and provider-reported costs kept apart). */
+  receipt?: ReceiptView;
   report?: ReportView;
   /** The task's worktree (relative to the workspace) while it has one: running, or kept after a failure. */
   worktree?: string;
@@ -261,6 +263,7 @@ export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>>
   'error-threshold': ['reviewErrors', 'continue', 'stop'],
   // semi-auto mode: a task ended blocked / needs help / timed out; go on with the next task, or stop
   'task-ended': ['continue', 'stop'],
+  'spend-rate': ['continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

@@ -192,6 +192,11 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     const text = await card.innerText();
     assert.match(text, /Task complete/i);
     assert.match(text, /unit/);
+    // the cost receipt: the estimate, the cached input the scripted provider reported, by role
+    assert.match(text, /Cost \(est\.\)\s+\$\d/);
+    assert.match(text, /Tokens\s+\d+ in \(\d+ cached\) \/ \d+ out, 7 calls/);
+    const roles = await card.locator('[data-testid="receipt"] tr[data-role]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-role')));
+    assert.deepEqual(roles, ['orchestrator', 'devo']);
     await wb.panel().getByRole('heading', { name: 'Final report' }).waitFor({ timeout: 30_000 });
     assert.equal(await wb.panel().locator('[data-testid="timeline-row"]').count(), 2);
     assert.ok(fs.existsSync(path.join(workspace, 'done.txt')));

@@ -33,6 +33,8 @@ export async function startScenario(): Promise<Scenario> {
   const secondIterationAsked = new Promise<void>((resolve) => (asked = resolve));
   const released = new Promise<void>((resolve) => (release = resolve));
   const server = await startScriptedServer({
+    // a provider's prompt cache, so the completion card's receipt has cached input to show
+    prefixCache: true,
     steps: [
       // iteration 1: the orchestrator delegates; devo reads the README and answers
       { toolCalls: [{ name: 'delegate', arguments: { target: 'devo', objective: 'Read README.md and summarise the workspace', expectedOutcome: 'a one-line summary' } }] },
@@ -66,7 +68,7 @@ export function prepareScenarioWorkspace(workspace: string, serverUrl: string): 
   );
   fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
   const config = {
-    llm: { baseUrl: serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 600_000 },
+    llm: { baseUrl: serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 600_000, prices: { 'scripted-model': { input: 2, output: 8, cachedInput: 0.5 } } },
     loop: { maxIterations: 5 },
     // a real safeguard warning for the panel to show mid-run: 20% of the iterations used after iteration 1
     safeguards: { iterationWarnRatio: 0.2 },

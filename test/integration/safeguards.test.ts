@@ -77,4 +77,31 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     assert.ok(warning && warning.type === 'warning' && warning.code === 'iteration-ratio' && /1 of 4 iterations used/.test(warning.message));
     assert.ok(warnings.some((w) => w.type === 'warning.answered' && w.action === 'continue'));
   });
+
+  it('pauses the autopilot at the spend-rate alarm naming the task, the model and the rate; Stop halts the task', async () => {
+    const cost = (usd: number) => ({ prompt_tokens: 100, completion_tokens: 10, cost: usd });
+    server = await startScriptedServer({ steps: [{ content: 'working <ralph>PROGRESS:30</ralph>', usage: cost(1) }, { ...complete, usage: cost(0.01) }] });
+    await configure({ budget: { maxCostPerHourUsd: 0.5 } });
+    const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Spend fast', prompt: 'p', promise: 'q' })) as { id: string };
+
+    const seen: string[] = [];
+    let message = '';
+    const subscription = api.bus.subscribe((event: RalphEvent) => {
+      if (event.type === 'warning' && event.code === 'spend-rate') {
+        seen.push('warning');
+        message = event.message;
+        setTimeout(async () => {
+          seen.push(`paused=${api.runs!.paused}`);
+          await vscode.commands.executeCommand('ralph.stop');
+        }, 200);
+      }
+      if (event.type === 'warning.answered') seen.push(`answered:${event.code}:${event.action}`);
+    });
+    const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
+    subscription.dispose();
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'halted']]);
+    assert.deepEqual(seen, ['warning', 'paused=true', 'answered:spend-rate:stop']);
+    assert.match(message, new RegExp(`^spend rate .*/h: \\$1\\.00 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$0\\.50/h — most of it by task ${task.id} on scripted-model$`));
+    assert.equal(server.requests.filter((r) => r.path.endsWith('/chat/completions')).length, 1, 'no model call after the alarm');
+  });
 });

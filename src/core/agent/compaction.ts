@@ -146,6 +146,7 @@ export class Compactor {
         model: this.deps.modelName,
         temperature: this.deps.temperature,
         signal: this.deps.signal,
+        purpose: 'compaction',
         messages: [
           { role: 'system', content: SUMMARIZER_PROMPT },
           { role: 'user', content: transcript(split.older, Math.max(2000, this.contextWindow * 2)) },

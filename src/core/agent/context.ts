@@ -46,14 +46,26 @@ Signals (call the tool, or write the tag in your reply):
 - ask_for_help / <ralph>NEEDS_HELP:question</ralph> — a human must decide or answer something.
 If the work is not finished when you stop, give a PROGRESS signal; the loop will start a new iteration.`;
 
-/** The fresh context of one iteration: the system prompt and one user message with everything that carries over. */
+/**
+ * The part of a task's iteration request that never changes while the task runs: its id,
+ * title, type, exact request and promise. It leads the user message, right after the system
+ * prompt and the tool definitions (identical for every task of a run), so every iteration's
+ * request starts with the same bytes and a provider's prompt cache can serve them. Nothing that
+ * changes between iterations (the iteration number, notes, feedback, commits) may go in here.
+ */
+export function taskBrief(task: Task): string {
+  return [`# Task ${task.id}: ${task.title}`, `Task type: ${task.type}.`, `## Original request (exact)\n${task.prompt}`, `## Promise (completion criteria)\n${task.promise}`].join('\n\n');
+}
+
+/**
+ * The fresh context of one iteration: the system prompt and one user message that starts with
+ * the task's fixed brief (the stable, cacheable prefix) and goes on with everything that
+ * carries over from earlier iterations (volatile: after the prefix).
+ */
 export function buildIterationMessages(input: IterationContextInput): ChatMessage[] {
   const { task, iteration, maxIterations } = input;
-  const sections: string[] = [];
-  sections.push(`# Task ${task.id}: ${task.title}`);
-  sections.push(`Iteration ${iteration} of at most ${maxIterations}. Task type: ${task.type}.`);
-  sections.push(`## Original request (exact)\n${task.prompt}`);
-  sections.push(`## Promise (completion criteria)\n${task.promise}`);
+  const sections: string[] = [taskBrief(task)];
+  sections.push(`## This iteration\nIteration ${iteration} of at most ${maxIterations}.`);
   sections.push(`## Progress notes (${input.progressFile})\n${notesSection(input.progressNotes)}`);
   const previous = previousSection(input.previous);
   if (previous) sections.push(previous);

@@ -137,6 +137,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         tools,
         temperature: deps.temperature,
         signal: deps.signal,
+        purpose: agent ?? 'orchestrator',
         onDelta: (delta) => {
           if (delta.kind === 'text') deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text, ...tag });
         },

@@ -4,6 +4,7 @@ import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/edi
 const Price = z.strictObject({
   input: z.number().min(0).describe('USD per 1M input tokens'),
   output: z.number().min(0).describe('USD per 1M output tokens'),
+  cachedInput: z.number().min(0).optional().describe('USD per 1M input tokens served from the provider\'s prompt cache; the input price when absent'),
 });
 
 const FallbackEntry = z.strictObject({
@@ -95,6 +96,21 @@ export const BudgetSchema = z
     maxTokens: z.number().int().positive().optional().describe('hard stop for a run, in tokens'),
     taskMaxCostUsd: z.number().positive().optional().describe('hard stop for one task, in estimated USD'),
     taskMaxTokens: z.number().int().positive().optional().describe('hard stop for one task, in tokens'),
+    maxCostPerHourUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('spend-rate alarm: pause with a warning when the run spends more than this in USD within an hour (Continue allows another hour\'s worth)'),
+    spendSpikeFactor: z
+      .number()
+      .min(0)
+      .default(5)
+      .describe('spend-rate alarm relative to the run\'s own rate: pause when the last 5 minutes cost this many times the trailing hour\'s rate (0 turns it off)'),
+    spendSpikeMinUsdPerHour: z
+      .number()
+      .min(0)
+      .default(2)
+      .describe('a spend spike below this rate (USD per hour) never raises the alarm'),
   })
   .prefault({});
 

@@ -47,7 +47,7 @@ export async function conveneCouncil(input: CouncilInput): Promise<CouncilResult
         { role: 'user', content: dossier },
       ];
       try {
-        const response = await input.model.chat({ model, messages, signal: input.signal });
+        const response = await input.model.chat({ model, messages, signal: input.signal, purpose: 'council' });
         return { model, ok: true, text: response.content.trim() };
       } catch (error) {
         return { model, ok: false, text: `(analyst failed: ${errorMessage(error)})` };
@@ -59,6 +59,7 @@ export async function conveneCouncil(input: CouncilInput): Promise<CouncilResult
   const synthesis = await input.model.chat({
     model: input.synthesizer,
     signal: input.signal,
+    purpose: 'council',
     messages: [
       { role: 'system', content: SYNTHESIZER_BRIEF },
       { role: 'user', content: `${dossier}\n\n## Analysts' answers\n${usable.map((a, i) => `### Analyst ${i + 1} (${a.model})\n${a.text}`).join('\n\n')}` },

@@ -100,7 +100,9 @@ export class OpenAIModelClient implements ModelClient {
         if (!failure) throw error; // a bug on our side (or in onDelta), not the endpoint's
         if (!failure.retryable || attempt > maxRetries) throw this.modelError(failure, attempt);
         const delayMs = retryDelayMs(attempt, failure.headers);
-        this.options.onRetry?.({ attempt, maxRetries, delayMs, reason: this.redact(failure.reason), fault: failure.fault });
+        const notice = { attempt, maxRetries, delayMs, reason: this.redact(failure.reason), fault: failure.fault };
+        this.options.onRetry?.(notice);
+        request.onRetry?.(notice);
         await abortableSleep(sleep, delayMs, request.signal);
       }
     }

@@ -6,7 +6,7 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import { ZERO_USAGE } from './types';
-import type { ChatMessage, ChatResponse, StreamDelta, ToolCall, ToolSpec } from './types';
+import type { ChatMessage, ChatResponse, StreamDelta, TokenUsage, ToolCall, ToolSpec } from './types';
 
 export function toWireMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
   return messages.map((message): ChatCompletionMessageParam => {
@@ -63,6 +63,8 @@ export const WIRE_LIMITS = {
   maxContentChars: 4 * 1024 * 1024,
   /** A token count beyond this is not believed (no real request comes near). */
   maxTokenCount: 1e9,
+  /** A provider-reported cost (USD) of one call beyond this is not believed. */
+  maxCallCostUsd: 10_000,
 } as const;
 
 interface PendingCall {
@@ -209,14 +211,43 @@ export class StreamAssembler {
     if (prompt === null || completion === null || total === null) return undefined;
     const promptTokens = prompt ?? 0;
     const completionTokens = completion ?? 0;
-    return { promptTokens, completionTokens, totalTokens: total ?? promptTokens + completionTokens };
+    const usage: TokenUsage = { promptTokens, completionTokens, totalTokens: total ?? promptTokens + completionTokens };
+    const cached = this.cachedTokens(value.prompt_tokens_details, promptTokens);
+    if (cached !== undefined) usage.cachedPromptTokens = cached;
+    const cost = this.providerCost(value.cost);
+    if (cost !== undefined) usage.providerCostUsd = cost;
+    return usage;
+  }
+
+  /** OpenAI's `usage.prompt_tokens_details.cached_tokens`: a count no larger than the prompt, else ignored. */
+  private cachedTokens(details: unknown, promptTokens: number): number | undefined {
+    if (details === undefined || details === null) return undefined;
+    if (!isObject(details)) {
+      this.warn(`token usage prompt_tokens_details of type ${typeName(details)} ignored (cached tokens unknown)`);
+      return undefined;
+    }
+    const cached = this.count(details.cached_tokens, 'prompt_tokens_details.cached_tokens', 'cached tokens unknown');
+    if (cached === null || cached === undefined) return undefined;
+    if (cached > promptTokens) {
+      this.warn(`token usage reports ${cached} cached of ${promptTokens} prompt tokens; cached tokens unknown`);
+      return undefined;
+    }
+    return cached;
+  }
+
+  /** OpenRouter's `usage.cost` (USD, as the provider billed it): a finite, non-negative, believable number. */
+  private providerCost(value: unknown): number | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= WIRE_LIMITS.maxCallCostUsd) return value;
+    this.warn(`token usage cost = ${describe(value)} is not a believable USD amount; the provider's cost of this reply is unknown`);
+    return undefined;
   }
 
   /** A sane token count, undefined when absent, null (with a warning) when not believable. */
-  private count(value: unknown, field: string): number | undefined | null {
+  private count(value: unknown, field: string, consequence = 'usage of this reply treated as unknown'): number | undefined | null {
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= WIRE_LIMITS.maxTokenCount) return value;
-    this.warn(`token usage ${field} = ${describe(value)} is not a believable count; usage of this reply treated as unknown`);
+    this.warn(`token usage ${field} = ${describe(value)} is not a believable count; ${consequence}`);
     return null;
   }
 

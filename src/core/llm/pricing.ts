@@ -3,6 +3,8 @@ import type { RalphConfig } from '../config/schema';
 export interface ModelTokens {
   promptTokens: number;
   completionTokens: number;
+  /** Of `promptTokens`, those the provider served from its prompt cache (priced at `cachedInput`). */
+  cachedPromptTokens?: number;
 }
 
 export interface Price {
@@ -10,6 +12,8 @@ export interface Price {
   input: number;
   /** USD per 1M output tokens. */
   output: number;
+  /** USD per 1M input tokens served from the provider's prompt cache; `input` when absent. */
+  cachedInput?: number;
 }
 
 /**
@@ -17,17 +21,17 @@ export interface Price {
  * `llm.prices` overrides or extends them (Azure deployments, OpenRouter, local models at 0).
  */
 export const BUILT_IN_PRICES: Readonly<Record<string, Price>> = {
-  'gpt-5': { input: 1.25, output: 10 },
-  'gpt-5-mini': { input: 0.25, output: 2 },
-  'gpt-5-nano': { input: 0.05, output: 0.4 },
-  'gpt-4.1': { input: 2, output: 8 },
-  'gpt-4.1-mini': { input: 0.4, output: 1.6 },
-  'gpt-4.1-nano': { input: 0.1, output: 0.4 },
-  'gpt-4o': { input: 2.5, output: 10 },
-  'gpt-4o-mini': { input: 0.15, output: 0.6 },
-  o3: { input: 2, output: 8 },
-  'o3-mini': { input: 1.1, output: 4.4 },
-  'o4-mini': { input: 1.1, output: 4.4 },
+  'gpt-5': { input: 1.25, output: 10, cachedInput: 0.125 },
+  'gpt-5-mini': { input: 0.25, output: 2, cachedInput: 0.025 },
+  'gpt-5-nano': { input: 0.05, output: 0.4, cachedInput: 0.005 },
+  'gpt-4.1': { input: 2, output: 8, cachedInput: 0.5 },
+  'gpt-4.1-mini': { input: 0.4, output: 1.6, cachedInput: 0.1 },
+  'gpt-4.1-nano': { input: 0.1, output: 0.4, cachedInput: 0.025 },
+  'gpt-4o': { input: 2.5, output: 10, cachedInput: 1.25 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6, cachedInput: 0.075 },
+  o3: { input: 2, output: 8, cachedInput: 0.5 },
+  'o3-mini': { input: 1.1, output: 4.4, cachedInput: 0.55 },
+  'o4-mini': { input: 1.1, output: 4.4, cachedInput: 0.275 },
 };
 
 /**
@@ -48,7 +52,9 @@ export function priceOf(model: string, prices: RalphConfig['llm']['prices'], pro
 export function estimateCostUsd(model: string, tokens: ModelTokens, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): number | undefined {
   const price = priceOf(model, prices, provider);
   if (!price) return undefined;
-  return (tokens.promptTokens * price.input + tokens.completionTokens * price.output) / 1_000_000;
+  const cached = Math.min(tokens.promptTokens, Math.max(0, tokens.cachedPromptTokens ?? 0));
+  const uncached = tokens.promptTokens - cached;
+  return (uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
 }
 
 export function formatUsd(value: number | undefined): string {

@@ -51,6 +51,10 @@ export interface ChatRequest {
    * past a reached budget cap so the agent can write its progress notes; still metered.
    */
   windDown?: boolean;
+  /** Who makes the call, for the cost receipt: `orchestrator`, a sub-agent (`scout`, `devo`, `caio`), `council`, `compaction`. */
+  purpose?: string;
+  /** Called before each retry of this request (besides the client's own `onRetry`): the receipt counts failed attempts. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 export interface ChatResponse {
@@ -96,9 +100,12 @@ export interface ModelClient {
 export const ZERO_USAGE: TokenUsage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) sum.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  // a provider's cost is not summed here: a sum over calls of which only some reported one would read as the whole; the receipt keeps it per call
+  return sum;
 }

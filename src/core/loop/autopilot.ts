@@ -1,3 +1,4 @@
+import { type ReceiptSummary, summarizeReceipt } from '../safety/receipt';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
@@ -234,7 +235,7 @@ export class Autopilot {
     this.waitingSaid.delete(taskId);
     if (outcome.state === 'merged') {
       const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
-      d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged' });
+      d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged', ...(await this.receiptOf(taskId)) });
       this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
       const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
@@ -250,12 +251,18 @@ export class Autopilot {
       const status: TaskStatus = returnable ? 'needs_help' : 'failed';
       const reason = returnable ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}` : (outcome.detail ?? 'merge failed');
       const task = await this.setStatus(taskId, status, reason);
-      d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason });
+      d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason, ...(await this.receiptOf(taskId)) });
       this.results.push({ taskId, status, reason, iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;
     }
     await this.sendBack(outcome);
+  }
+
+  /** The task's receipt for its `task.finished` (the agent's loop saved it with the checkpoint). */
+  private async receiptOf(taskId: string): Promise<{ receipt?: ReceiptSummary }> {
+    const receipt = (await this.d.checkpoints.load(taskId).catch(() => undefined))?.receipt;
+    return receipt ? { receipt: summarizeReceipt(receipt) } : {};
   }
 
   /** Back to the agent on the new tip, with what went wrong in its next iteration's context. */

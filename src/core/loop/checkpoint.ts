@@ -5,6 +5,7 @@ import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
 import { readTextIfExists, writeFileAtomic, writeJsonAtomic } from '../util/atomicWrite';
 import { formatZodIssues } from '../util/zodIssues';
+import { CostReceiptSchema } from '../safety/receipt';
 
 const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
 
@@ -100,6 +101,8 @@ export const CheckpointSchema = z.object({
   usage: UsageSchema,
   /** Calls and tokens per model, for the final report's usage table. */
   modelUsage: z.record(z.string(), z.object({ calls: z.number(), promptTokens: z.number(), completionTokens: z.number() })).default({}),
+  /** The task's cost receipt (by model, role and iteration; failures and retries; provider-reported cost), kept across resumes. */
+  receipt: CostReceiptSchema.optional(),
   escalation: z
     .object({
       tier: z.number().int().min(0),

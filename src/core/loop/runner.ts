@@ -16,6 +16,7 @@ import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
+import type { RunSpendSummary } from '../safety/receipt';
 import { ControlFileGuard } from '../safety/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../safety/guardedRunners';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
@@ -54,6 +55,8 @@ export interface RunnerDeps {
   safeguards?: SafeguardPrompt;
   /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
   secretValues?: readonly string[];
+  /** Models paid by a subscription (an editor's language models): their calls read "included" on the receipt, not a price or "unknown". */
+  costIncluded?: (model: string) => boolean;
   /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
   sandboxProbe?: () => Promise<SandboxProbe>;
 }
@@ -72,6 +75,8 @@ export interface RunSummary {
   logFile: string;
   /** Todo tasks an autopilot run left because their `dependsOn` can never be met (cycle, itself, a missing id). */
   unrunnable: DependencyBlock[];
+  /** What the run spent, across its tasks (absent when it never got to build a loop). */
+  spend?: RunSpendSummary;
 }
 
 /** Ends after which semi-auto mode waits for the person before the next task. */
@@ -151,6 +156,8 @@ export class RalphRunner {
     const results: TaskRunResult[] = [];
     let reason = 'no ready tasks';
     let unrunnable: DependencyBlock[] = [];
+    let spend: RunSpendSummary | undefined;
+    this.runMeter = undefined;
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId, {
@@ -224,7 +231,8 @@ export class RalphRunner {
       emit({ type: 'error', message: reason });
       throw error;
     } finally {
-      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason });
+      spend = (this.runMeter as SpendMeter | undefined)?.runSpend;
+      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}) });
       subscription.dispose();
       storeWrites?.dispose();
       await log.close();
@@ -232,7 +240,7 @@ export class RalphRunner {
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file, unrunnable };
+    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}) };
   }
 
   private store(): TaskStore {
@@ -272,7 +280,7 @@ export class RalphRunner {
       const probe = await (deps.sandboxProbe ?? probeSandbox)();
       if (!probe.available) throw new SandboxUnavailableError(probe.reason);
     }
-    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = new SpendMeter(deps.config));
+    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter(emit));
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
     const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
@@ -313,6 +321,29 @@ export class RalphRunner {
       awaitingMerge: workRoot !== undefined,
     });
     return { loop, guard, meter };
+  }
+
+  /**
+   * The run's meter; a spend-rate alarm pauses the autopilot (every agent at its next step),
+   * says which task, model and rate, and waits for Continue / Stop (seed 004's warnings).
+   */
+  private newMeter(emit: (body: RalphEventBody) => void): SpendMeter {
+    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, included: this.deps.costIncluded ?? editorPlanIncluded(this.deps.config) });
+    const prompt = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
+    meter.onRateAlarm(async (alarm) => {
+      const paused = this.pauseGate.pause();
+      if (paused) emit({ type: 'run.paused', taskId: alarm.taskId });
+      try {
+        emit({ type: 'warning', taskId: alarm.taskId, code: 'spend-rate', message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations });
+        const answer = await prompt.decide({ code: 'spend-rate', taskId: alarm.taskId, message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations });
+        const action = answer.action === 'stop' ? 'stop' : 'continue';
+        emit({ type: 'warning.answered', taskId: alarm.taskId, code: 'spend-rate', action });
+        return action;
+      } finally {
+        if (paused && this.pauseGate.resume()) emit({ type: 'run.resumed', taskId: alarm.taskId });
+      }
+    });
+    return meter;
   }
 
   /**
@@ -395,4 +426,13 @@ export class RalphRunner {
 function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The editor's language models (`llm.provider` "vscode") are paid by the user's editor plan: a
+ * model without an explicit `llm.prices` entry reads "included" on the receipt, not a price.
+ */
+function editorPlanIncluded(config: RalphConfig): ((model: string) => boolean) | undefined {
+  if (config.llm.provider !== 'vscode') return undefined;
+  return (model) => !Object.hasOwn(config.llm.prices, model);
 }

@@ -3,6 +3,7 @@ import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
 import { BudgetExceededError } from '../safety/budget';
+import { summarizeReceipt } from '../safety/receipt';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
@@ -44,7 +45,7 @@ export class TaskLoop {
 
     s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
-    s.meter.beginTask(task.id, cp.modelUsage);
+    s.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
     cp = await this.ensureIntegrityBaseline(task, cp, stop);
     let maxIterations = baseMax;
     for (;;) {
@@ -71,6 +72,7 @@ export class TaskLoop {
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const running = cp;
       const beforeCommit = async (pending: PendingCommit) => this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+      s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
       cp = this.recordIteration(cp, step);
       await syncFixTasks(s, task, step.gates);
@@ -204,7 +206,8 @@ export class TaskLoop {
 
   private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind): Promise<TaskRunResult> {
     const { s } = this;
-    await this.saveCheckpoint({ ...cp, updatedAt: this.isoNow() });
+    const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
+    await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
     const deferred = status === 'done' && s.awaitingMerge === true;
@@ -214,12 +217,12 @@ export class TaskLoop {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
       const escalations = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
       if (cp.councilPlan) escalations.push(`bug council plan:\n\n${cp.councilPlan}`);
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: cp, files, escalations });
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations });
       s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}) });
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}) });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
 
@@ -251,7 +254,9 @@ export class TaskLoop {
   }
 
   private async saveCheckpoint(cp: Checkpoint): Promise<void> {
-    const file = await this.s.checkpoints.save(cp);
+    // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
+    const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceipt : cp.receipt;
+    const file = await this.s.checkpoints.save({ ...cp, receipt });
     this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
   }
 

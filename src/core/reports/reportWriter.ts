@@ -1,3 +1,4 @@
+import { renderReceipt } from './receiptReport';
 import type { RalphConfig } from '../config/schema';
 import type { GateReport } from '../gates/types';
 import type { CompletionDecision } from '../loop/completionPolicy';
@@ -133,14 +134,18 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   out.push('## Quality summary');
   out.push(last ? `Gates of iteration ${last.iteration}:\n\n${table(['Gate', 'Required', 'Result', 'Details'], last.gates.map((g) => [g.name, g.required ? 'yes' : 'no', g.passed ? '✓ pass' : '✗ FAIL', g.summary]))}` : '_no gates ran_');
   out.push(...gateChanges(cp));
-  out.push('## Model usage');
-  const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), costCell(estimateCostUsd(model, u, config.llm.prices, config.llm.provider), config.llm.provider)]);
-  const totalCost = Object.entries(cp.modelUsage).reduce<number | undefined>((sum, [model, u]) => {
-    const cost = estimateCostUsd(model, u, config.llm.prices, config.llm.provider);
-    return cost === undefined ? sum : (sum ?? 0) + cost;
-  }, undefined);
-  rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), costCell(totalCost, config.llm.provider)]);
-  out.push(table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows));
+  // the receipt supersedes the plain usage table (it prices cached input and shows the provider's figure)
+  if (cp.receipt) out.push(renderReceipt(cp.receipt));
+  else {
+    out.push('## Model usage');
+    const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), costCell(estimateCostUsd(model, u, config.llm.prices, config.llm.provider), config.llm.provider)]);
+    const totalCost = Object.entries(cp.modelUsage).reduce<number | undefined>((sum, [model, u]) => {
+      const cost = estimateCostUsd(model, u, config.llm.prices, config.llm.provider);
+      return cost === undefined ? sum : (sum ?? 0) + cost;
+    }, undefined);
+    rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), costCell(totalCost, config.llm.provider)]);
+    out.push(table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows));
+  }
   out.push(`## Escalation history\n${list(input.escalations)}`);
   // model faults (quota, auth, outage… told apart in the message) and cut-short iterations, as recorded
   const faults = cp.history.filter((r) => r.error).map((r) => `iteration ${r.iteration} (${r.model}): ${r.error}`);

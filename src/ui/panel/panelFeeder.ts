@@ -109,10 +109,18 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
 function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): CheckpointSeed {
   let costUsd = 0;
   let unpricedTokens = 0;
-  for (const [model, usage] of Object.entries(cp.modelUsage)) {
-    const cost = estimateCostUsd(model, usage, prices, provider);
-    if (cost === undefined) unpricedTokens += usage.promptTokens + usage.completionTokens;
-    else costUsd += cost;
+  if (cp.receipt) {
+    // the receipt priced cached input at its own rate: the same figure as the completion card
+    for (const line of Object.values(cp.receipt.byModel)) {
+      costUsd += line.estimatedUsd;
+      if (line.unpricedCalls > 0 && line.unpricedCalls === line.calls) unpricedTokens += line.promptTokens + line.completionTokens;
+    }
+  } else {
+    for (const [model, usage] of Object.entries(cp.modelUsage)) {
+      const cost = estimateCostUsd(model, usage, prices, provider);
+      if (cost === undefined) unpricedTokens += usage.promptTokens + usage.completionTokens;
+      else costUsd += cost;
+    }
   }
   return {
     elapsedMs: cp.elapsedMs,

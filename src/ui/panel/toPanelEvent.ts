@@ -13,6 +13,7 @@ import { formatSignal } from '../../core/signals/types';
 import type { TaskStatus as CoreTaskStatus } from '../../core/tasks/schema';
 import type { DelegationStatus as CoreDelegationStatus } from '../../core/agent/delegation/types';
 import type * as shared from '../../shared/panelEvents';
+import { receiptView } from './receiptView';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** Compile-time: the protocol's vocabularies are the core's, word for word. */
@@ -47,6 +48,8 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
       const costUsd = estimateCostUsd(event.model, event.usage, prices, provider);
       return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? {} : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
     }
+    case 'task.finished':
+      return { type: 'task.finished', taskId: event.taskId, status: event.status, iterations: event.iterations, reason: event.reason, ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}), runId: event.runId, seq: event.seq, time: event.time };
     case 'worktree':
       return { type: 'worktree', taskId: event.taskId, state: event.state, path: relativeWorktreePath(event.path), branch: event.branch, runId: event.runId, seq: event.seq, time: event.time };
     case 'git.commit':
@@ -58,7 +61,6 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
     case 'run.resumed':
     case 'task.started':
     case 'task.status':
-    case 'task.finished':
     case 'iteration.started':
     case 'iteration.finished':
     case 'model.delta':

@@ -1,3 +1,4 @@
+import type { ReceiptView } from '../../shared/panelEvents';
 import type { TaskView } from '../../shared/panelState';
 import type { PanelCommand } from '../../shared/protocol';
 import { button, h, icon } from '../dom';
@@ -38,6 +39,32 @@ function fact(label: string, value: HTMLElement | string): HTMLElement[] {
   return [h('dt', {}, label), h('dd', {}, value)];
 }
 
+/** The receipt's total on the card: the estimate (unknown stays unknown), the provider's own figure, tokens, failures. */
+function costFacts(receipt: ReceiptView): HTMLElement[] {
+  const t = receipt.total;
+  const out = [...fact('Cost (est.)', t.cost)];
+  if (t.providerCost !== '—') out.push(...fact('Provider-reported', t.providerCost));
+  out.push(...fact('Tokens', `${t.tokens}, ${t.calls} call${t.calls === 1 ? '' : 's'}`));
+  if (t.failures) out.push(...fact('Failed calls', t.failures));
+  return out;
+}
+
+/** The receipt by role (orchestrator, sub-agents, council, compaction); the final report has it by model and iteration too. */
+function receiptTable(receipt: ReceiptView): HTMLElement {
+  return h(
+    'table',
+    { class: 'receipt', 'data-testid': 'receipt', 'aria-label': 'Cost by role' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Role'), h('th', {}, 'Calls'), h('th', {}, 'Tokens in / out'), h('th', {}, 'Est. cost'), h('th', {}, 'Provider-reported'))),
+    h(
+      'tbody',
+      {},
+      ...receipt.byRole.map((line) =>
+        h('tr', { 'data-role': line.role }, h('td', {}, line.role), h('td', {}, String(line.calls)), h('td', {}, line.tokens), h('td', {}, line.cost), h('td', {}, line.providerCost)),
+      ),
+    ),
+  );
+}
+
 /** The completion / timeout / blocked (… failed, halted, cancelled) card of a task that ended, with its actions. */
 export function finishCard(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
@@ -55,6 +82,7 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
   }
   if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
   if (task.lastCommit) facts.push(...fact('Commit', `${shortSha(task.lastCommit.sha)} "${task.lastCommit.message}"`));
+  if (task.receipt) facts.push(...costFacts(task.receipt));
   const kept = task.worktree && CLEANABLE.has(finish.status) ? task.worktree : undefined;
   if (kept) facts.push(...fact('Worktree preserved', h('code', { 'data-testid': 'kept-worktree' }, kept)));
   const actions = kept ? [...kind.actions, CLEAN_UP] : kind.actions;
@@ -67,6 +95,7 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
     blocked
       ? h('div', { class: 'reason-box' }, h('strong', {}, finish.status === 'blocked' ? 'Block reason' : 'Question'), h('p', {}, task.blockedReason ?? finish.reason))
       : h('p', {}, h('strong', {}, 'Reason: '), finish.reason),
+    task.receipt ? receiptTable(task.receipt) : undefined,
     finish.status === 'done' && task.gates.length > 0
       ? h(
           'ul',

@@ -10,6 +10,7 @@ const TITLES: Record<string, [string, string]> = {
   'model-switch': ['arrow-swap', 'Switched to a fallback model'],
   'model-return': ['check', 'Back on the primary model'],
   'model-probe-failed': ['warning', 'Primary model still failing — staying on the fallback'],
+  'spend-rate': ['flame', 'Spend rate alarm — autopilot paused'],
 };
 
 const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };

@@ -6,6 +6,7 @@ import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
 import type { ChatMessage } from '../../../src/core/llm/types';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 import { type DelegationEnv, makeDelegationEnv, ofType, TASK_PROMPT } from './delegation/delegationEnv';
 
@@ -148,6 +149,10 @@ describe('compaction with spec pinning', function () {
       const responses = eventsOf(h.events, 'model.response');
       assert.equal(responses.length, 3, 'the summary call is reported like any model call');
       assert.equal(responses.reduce((n, e) => n + e.usage.totalTokens, 0), usage.totalTokens);
+      // on the receipt the summary is the compaction's, not the orchestrator's
+      const receipt = (await new CheckpointStore(h.paths).load(summary.results[0].taskId))?.receipt;
+      assert.deepEqual([receipt?.byRole.compaction.calls, receipt?.byRole.compaction.promptTokens, receipt?.byRole.compaction.completionTokens], [1, 300, 20]);
+      assert.deepEqual([receipt?.byRole.orchestrator.calls, receipt?.byRole.orchestrator.promptTokens], [2, 9990 + 900]);
     });
 
     it("a sub-agent's conversation compacts too, pinning its delegation brief (which carries the task prompt)", async () => {

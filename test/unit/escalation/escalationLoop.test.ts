@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import type { SafeguardWarning } from '../../../src/core/ports';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
@@ -38,6 +39,14 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     assert.match(final, /iteration 2: a → b/);
     assert.match(final, /bug council plan/);
     assert.match(final, /\| a \| 3 \|/, 'model a: two iterations and one analyst call');
+    // the receipt: the council's four calls (three analysts, the synthesizer) apart from the orchestrator's, on the iteration that convened it
+    const receipt = (await new CheckpointStore(h.paths).load(id))?.receipt;
+    assert.equal(receipt?.byRole.orchestrator.calls, 6);
+    assert.equal(receipt?.byRole.council.calls, 4);
+    assert.ok((receipt?.byRole.council.promptTokens ?? 0) > 1500, 'three analysts at 500 prompt tokens, and the synthesizer');
+    assert.equal(receipt?.byIteration['5'].calls, 5);
+    assert.equal(receipt?.byIteration['6'].calls, 1);
+    assert.match(final, /\| council \| 4 \| /);
   });
 
   it('flags the same failing test three iterations running as stuck and escalates at once', async () => {

@@ -10,7 +10,7 @@ import type { ApprovalPrompt, Clock, SafeguardPrompt } from '../../../src/core/p
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
 import type { NewTask } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
-import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type ScriptedServerOptions, type Step } from '../../fixtures/scriptedServer';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
 
 export const TEST_KEY_ENV = 'RALPH_UNIT_TEST_KEY';
@@ -32,9 +32,9 @@ export interface LoopHarness {
   cleanup(): Promise<void>;
 }
 
-export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> {
+export async function makeLoopHarness(steps: Step[] = [], serverOptions: Omit<ScriptedServerOptions, 'steps'> = {}): Promise<LoopHarness> {
   const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-  const server = await startScriptedServer({ steps });
+  const server = await startScriptedServer({ ...serverOptions, steps });
   const paths = new RalphPaths(ws.dir);
   const store = new TaskStore(paths);
   const events: RalphEvent[] = [];
@@ -79,6 +79,7 @@ export async function makeLoopHarness(steps: Step[] = []): Promise<LoopHarness> 
         }),
         approval: options.approval,
         safeguards: options.safeguards,
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       return runner;
     },
