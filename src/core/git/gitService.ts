@@ -13,8 +13,10 @@ const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
  * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
  * repository's config (which an agent could have written) would otherwise make git run on the
  * orchestrator's own commits and status checks. Commits also pass --no-verify; diffs --no-ext-diff.
+ * No automatic gc / maintenance after the orchestrator's commits: with parallel agents it would
+ * prune and repack under the other agents' worktrees while they work (the user's own git still does).
  */
-export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat'];
+export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 

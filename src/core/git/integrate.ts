@@ -153,7 +153,11 @@ export class MergeWorkspace {
     return undefined;
   }
 
-  private async ensure(base: string): Promise<void> {
+  private ensure(base: string): Promise<void> {
+    return this.worktrees.exclusive(() => this.ensureUnlocked(base));
+  }
+
+  private async ensureUnlocked(base: string): Promise<void> {
     const listed = await git(this.worktrees.root, ['worktree', 'list', '--porcelain']);
     if (listed.split('\n').includes(`worktree ${this.path}`) && (await fs.stat(path.join(this.path, '.git')).catch(() => undefined))) return;
     await fs.rm(this.path, { recursive: true, force: true });
@@ -168,7 +172,7 @@ export class MergeWorkspace {
 
   /** Worktrees (the user's included) whose HEAD is the branch `target`. */
   private async checkoutsOf(target: string): Promise<string[]> {
-    const listed = await git(this.worktrees.root, ['worktree', 'list', '--porcelain']);
+    const listed = await this.worktrees.exclusive(() => git(this.worktrees.root, ['worktree', 'list', '--porcelain']));
     return listed
       .split('\n\n')
       .filter((block) => block.split('\n').includes(`branch refs/heads/${target}`))

@@ -48,6 +48,28 @@ interface Registered {
 }
 
 /**
+ * One queue per repository for git commands that add, remove, prune or list worktrees. git reads
+ * every registered worktree for these (and for `branch -D`), and one that another process is in
+ * the middle of adding has no `commondir` yet: `fatal: failed to read .git/worktrees/<id>/commondir`.
+ * Agents starting together and the merge queue's own worktree would otherwise race that way.
+ */
+const worktreeQueues = new Map<string, Promise<unknown>>();
+
+export function withWorktreeLock<T>(root: string, work: () => Promise<T>): Promise<T> {
+  const previous = worktreeQueues.get(root) ?? Promise.resolve();
+  const run = previous.then(work, work);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  worktreeQueues.set(root, settled);
+  void settled.then(() => {
+    if (worktreeQueues.get(root) === settled) worktreeQueues.delete(root);
+  });
+  return run;
+}
+
+/**
  * Task worktrees on real git: `.ralph/worktrees/<taskId>` on branch `ralph/<taskId>`, made from
  * the target branch's current tip. Everything it creates can be found again from git alone
  * (`git worktree list`, `refs/heads/ralph/*`), so a crashed run leaves nothing `prune` cannot see.
@@ -67,6 +89,11 @@ export class WorktreeManager {
   ) {
     this.root = realpathSync(root);
     this.dir = path.join(this.root, ...WORKTREES_DIR.split('/'));
+  }
+
+  /** Runs `work` alone among this repository's worktree commands (see withWorktreeLock). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return withWorktreeLock(this.root, work);
   }
 
   pathFor(taskId: string): string {
@@ -115,12 +142,16 @@ export class WorktreeManager {
    * resumed task) is returned as it is, with its commits and uncommitted work. `fresh` starts
    * over from the tip: the old worktree and branch are dropped (Retry from the new tip).
    */
-  async create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
+  create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
+    return this.exclusive(() => this.createUnlocked(taskId, targetBranch, options));
+  }
+
+  private async createUnlocked(taskId: string, targetBranch: string, options: { fresh?: boolean }): Promise<CreatedWorktree> {
     const wtPath = this.pathFor(taskId);
     const branch = this.branchFor(taskId);
     await this.ensureIgnored();
     const existing = (await this.registered()).find((w) => w.path === wtPath);
-    if (existing && options.fresh) await this.remove(taskId, { deleteBranch: true });
+    if (existing && options.fresh) await this.removeUnlocked(taskId, { deleteBranch: true });
     else if (existing && !existing.prunable && existing.locked === undefined) {
       if (existing.branch !== branch) throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
       await this.linkShared(wtPath);
@@ -145,14 +176,22 @@ export class WorktreeManager {
   }
 
   /** Task worktrees git knows of (the merge worktree excluded). */
-  async list(): Promise<TaskWorktree[]> {
+  list(): Promise<TaskWorktree[]> {
+    return this.exclusive(() => this.listUnlocked());
+  }
+
+  private async listUnlocked(): Promise<TaskWorktree[]> {
     return (await this.registered())
       .filter((w) => path.dirname(w.path) === this.dir && path.basename(w.path) !== MERGE_WORKTREE)
       .map((w) => ({ taskId: path.basename(w.path), path: w.path, branch: w.branch, head: w.head, locked: w.locked }));
   }
 
   /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
-  async remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
+  remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
+    return this.exclusive(() => this.removeUnlocked(taskId, options));
+  }
+
+  private async removeUnlocked(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
     const wtPath = this.pathFor(taskId);
     if ((await this.registered()).some((w) => w.path === wtPath)) await this.forceRemove(wtPath);
     await fs.rm(wtPath, { recursive: true, force: true });
@@ -161,7 +200,11 @@ export class WorktreeManager {
   }
 
   /** Removes the merge queue's worktree (between runs it holds nothing worth keeping). */
-  async removeMergeWorktree(): Promise<void> {
+  removeMergeWorktree(): Promise<void> {
+    return this.exclusive(() => this.removeMergeWorktreeUnlocked());
+  }
+
+  private async removeMergeWorktreeUnlocked(): Promise<void> {
     if ((await this.registered()).some((w) => w.path === this.mergePath)) await this.forceRemove(this.mergePath);
     await fs.rm(this.mergePath, { recursive: true, force: true });
     await runGit(this.root, ['worktree', 'prune']);
@@ -185,7 +228,11 @@ export class WorktreeManager {
    * tasks not in `keepBranches` (default: `keep`); kept ones lose only their stale lock files.
    * Directories git does not know go too (no metadata, so no commits in them).
    */
-  async prune(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string> = keep): Promise<PruneReport> {
+  prune(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string> = keep): Promise<PruneReport> {
+    return this.exclusive(() => this.pruneUnlocked(keep, keepBranches));
+  }
+
+  private async pruneUnlocked(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string>): Promise<PruneReport> {
     const report: PruneReport = { removedWorktrees: [], removedBranches: [], removedLocks: [], removedDirs: [] };
     await runGit(this.root, ['worktree', 'prune']);
     const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir);
