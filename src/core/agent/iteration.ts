@@ -27,8 +27,11 @@ export interface IterationDeps {
   agent?: string;
   /** Every tool execution, as it happens (a sub-agent's evidence log). */
   onToolResult?(call: ToolCall, outcome: ToolResult): void;
-  /** Pause/Resume: waited on before every model call, so a pause takes effect after the current step. */
-  pause?: { wait(signal?: AbortSignal): Promise<void> };
+  /**
+   * Pause/Resume: waited on before every model call; `signal` aborts on Pause, which cancels a
+   * model request in flight (asked again after Resume).
+   */
+  pause?: { wait(signal?: AbortSignal): Promise<void>; readonly signal?: AbortSignal };
   /**
    * Called with the conversation when it is cut short: the run stopped (Stop, task timeout) or
    * a model call failed (`error`, e.g. a reached budget). The loop's wind-down turn lives there.
@@ -129,6 +132,7 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
       }
     }
     result.steps++;
+    const pausing = deps.pause?.signal;
     let response;
     try {
       response = await deps.model.chat({
@@ -136,13 +140,19 @@ export async function runIteration(initial: readonly ChatMessage[], deps: Iterat
         messages,
         tools,
         temperature: deps.temperature,
-        signal: deps.signal,
+        signal: pausing ? AbortSignal.any([deps.signal, pausing]) : deps.signal,
         purpose: agent ?? 'orchestrator',
         onDelta: (delta) => {
           if (delta.kind === 'text') deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text, ...tag });
         },
       });
     } catch (error) {
+      if (!deps.signal.aborted && pausing?.aborted) {
+        // Pause cancelled the request: the same request goes out again after Resume (loop top)
+        deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'request-paused', message: `${agent ?? 'orchestrator'}: paused — the model request in flight was cancelled; it is sent again on Resume` });
+        result.steps--;
+        continue;
+      }
       if (deps.signal.aborted || error instanceof StopRequestedError) return interrupted({ ...result, stopped: true });
       const kind = error instanceof ModelError ? error.fault : undefined;
       if (kind === 'context_length' && compactor && !contextRetried) {

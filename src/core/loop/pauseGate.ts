@@ -1,24 +1,36 @@
 /**
  * Pause/Resume for a run: the loop calls `wait()` between steps and iterations; while paused
- * it waits there (the current step is finished first), and a stop ends the wait at once.
+ * it waits there, and a stop ends the wait at once. A model request in flight when Pause is
+ * pressed is cancelled (`signal`) and asked again after Resume; a running tool or gate finishes.
  */
 export class PauseGate {
   private paused = false;
   private waiters: (() => void)[] = [];
+  private pausing = new AbortController();
 
   get isPaused(): boolean {
     return this.paused;
   }
 
+  /**
+   * Aborts when Pause is pressed: a model request in flight is cancelled (its partial answer
+   * dropped) and asked again on Resume, instead of running on while the person waits.
+   */
+  get signal(): AbortSignal {
+    return this.pausing.signal;
+  }
+
   pause(): boolean {
     if (this.paused) return false;
     this.paused = true;
+    this.pausing.abort();
     return true;
   }
 
   resume(): boolean {
     if (!this.paused) return false;
     this.paused = false;
+    this.pausing = new AbortController();
     for (const wake of this.waiters.splice(0)) wake();
     return true;
   }
