@@ -4,7 +4,7 @@ import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
+import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKeys, withEditorFallback } from '../core/llm/factory';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import type { FallbackNotice } from '../core/llm/fallbackClient';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
@@ -159,7 +159,17 @@ export class RunController extends DisposableBase {
   ): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
     if (config.llm.provider === 'vscode') {
       const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
-      return { model: client, secretValues: [], dispose: () => client.dispose() };
+      const probe = new LmModelClient({ maxRetries: 0, timeoutMs: config.llm.requestTimeoutMs });
+      let fallbackKeys: Record<string, string>;
+      try {
+        fallbackKeys = await resolveFallbackKeys(config.llm, this.secrets);
+      } catch (error) {
+        throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
+      }
+      const secretValues = Object.values(fallbackKeys);
+      for (const key of secretValues) this.redactor?.add(key);
+      const model = withEditorFallback(config.llm, client, probe, { onRetry, onFallback, fallbackKeys });
+      return { model, secretValues, dispose: () => (client.dispose(), probe.dispose()) };
     }
     let apiKey: string;
     try {

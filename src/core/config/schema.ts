@@ -41,6 +41,12 @@ export const LlmConfigSchema = z
     llm.models.forEach((entry, index) => {
       if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['models', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
     });
+    // a fallback without its own baseUrl is another editor model; with one, an OpenAI-compatible endpoint
+    llm.fallback.forEach((entry, index) => {
+      if (entry.baseUrl === undefined && !parseEditorModelSelector(entry.model)) {
+        ctx.addIssue({ code: 'custom', path: ['fallback', index, 'model'], message: `"${entry.model}" does not name an editor model (give the entry a "baseUrl" to fall back to an OpenAI-compatible endpoint instead): ${EDITOR_MODEL_SELECTOR_HELP}` });
+      }
+    });
   })
   .prefault({});
 

@@ -72,6 +72,31 @@ export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRet
   });
 }
 
+/**
+ * `llm.fallback` over the editor's models (`llm.provider` "vscode"): an entry without a `baseUrl`
+ * is another editor model served by `editor` itself; one with a `baseUrl` is an OpenAI-compatible
+ * endpoint with the key of its `apiKeyEnv` (none otherwise). `probe` reaches the primary without
+ * retries. Without fallback entries, `editor` as it is.
+ */
+export function withEditorFallback(llm: RalphConfig['llm'], editor: ModelClient, probe: ModelClient, hooks: ModelClientHooks = {}): ModelClient {
+  if (llm.fallback.length === 0) return editor;
+  const fallbacks: FallbackTarget[] = llm.fallback.map((entry) => {
+    if (entry.baseUrl === undefined) return { model: entry.model, client: editor, label: entry.model };
+    const key = entry.apiKeyEnv ? hooks.fallbackKeys?.[entry.apiKeyEnv] : '';
+    if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
+    const client = new OpenAIModelClient({ apiKey: key, baseUrl: entry.baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries: llm.maxRetries, onRetry: hooks.onRetry, keySource: entry.apiKeyEnv ? `the environment variable ${entry.apiKeyEnv}` : undefined });
+    return { model: entry.model, client, label: `${entry.model} at ${hostOf(entry.baseUrl)}` };
+  });
+  return new FallbackModelClient({
+    primary: editor,
+    probe,
+    fallbacks,
+    cooldownMs: llm.fallbackCooldownSec * 1000,
+    clock: hooks.clock ?? systemClock,
+    onNotice: (notice) => hooks.onFallback?.(notice),
+  });
+}
+
 function sameEndpoint(entry: FallbackConfig, llm: RalphConfig['llm']): boolean {
   return (entry.baseUrl === undefined || entry.baseUrl === llm.baseUrl) && (entry.apiKeyEnv === undefined || entry.apiKeyEnv === llm.apiKeyEnv);
 }

@@ -9,7 +9,7 @@
 import { ModelError, type ModelFaultKind, StopRequestedError } from '../errors';
 import type { Clock } from '../ports';
 import { fallbackFault, faultLabel } from './faults';
-import type { ChatRequest, ChatResponse, ModelClient } from './types';
+import type { ChatRequest, ChatResponse, ModelClient, TokenCounter } from './types';
 
 /** One entry of `llm.fallback`, with the client that reaches it. */
 export interface FallbackTarget {
@@ -63,6 +63,11 @@ export class FallbackModelClient implements ModelClient {
   private readonly failing = new Map<string, Outage>();
 
   constructor(private readonly options: FallbackOptions) {}
+
+  /** The primary's own token counting (the editor's models have one) for compaction. */
+  get tokens(): TokenCounter | undefined {
+    return this.options.primary.tokens;
+  }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const primary = request.model;
