@@ -43,7 +43,7 @@ export interface ReceiptLineView {
   calls: number;
   /** "in (cached) / out" token counts. */
   tokens: string;
-  /** The estimate: "$0.0123", "unknown (no price in llm.prices)", "included (subscription)"… */
+  /** The estimate: "$0.0123", "unknown (no price in llm.prices)", "included (editor plan)"… */
   cost: string;
   /** The provider's own figure, marked as such, or "—". */
   providerCost: string;

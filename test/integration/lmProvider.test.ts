@@ -155,7 +155,7 @@ describe('editor models (llm.provider "vscode", vscode.lm)', () => {
     const reportDir = path.join(workspace(), '.ralph', 'reports', id);
     const reports = await fs.readdir(reportDir);
     const report = await fs.readFile(path.join(reportDir, reports.find((f) => f.endsWith('.md'))!), 'utf8');
-    assert.match(report, /\| ralph-test\/scripted-large \| \d+ \| \d+ \| \d+ \| included \(editor plan\) \|/);
+    assert.match(report, /### By model\n(?:.*\n){2}\| ralph-test\/scripted-large \| \d+ \| \d+ \| \d+ \| \d+ \| included \(editor plan\) \| — \|/, 'the receipt says the editor plan pays, never $0');
   });
 
   it('a sub-agent runs on its own tier of the editor-model ladder', async () => {

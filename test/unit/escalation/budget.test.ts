@@ -31,7 +31,7 @@ describe('cost arithmetic', () => {
     assert.throws(() => meter.check(), /run budget reached/);
   });
 
-  it('keeps the receipt: included (subscription) and unpriced calls are not $0, the provider\'s cost counts against the budget, iterations beyond the last 50 are folded', () => {
+  it('keeps the receipt: included (editor plan) and unpriced calls are not $0, the provider\'s cost counts against the budget, iterations beyond the last 50 are folded', () => {
     const config = parseConfig({ llm: { prices: { m: { input: 1, output: 1, cachedInput: 0.5 } } } });
     const meter = new SpendMeter(config, undefined, { included: (model) => model.startsWith('editor:') });
     meter.beginTask('T-1');
@@ -41,7 +41,7 @@ describe('cost arithmetic', () => {
     meter.record('local', { promptTokens: 10, completionTokens: 10, providerCostUsd: 0.25 }, 'compaction');
     const r = meter.taskReceipt;
     assert.equal(r.byRole.council.estimatedUsd, 0.0005);
-    assert.equal(formatLineCost(r.byRole.scout), 'included (subscription)');
+    assert.equal(formatLineCost(r.byRole.scout), 'included (editor plan)');
     assert.equal(formatLineCost(r.byRole.compaction), 'unknown (no price in llm.prices)');
     assert.equal(formatLineCost(r.total), '$0.0005 + unknown for 1 of 3 calls (no price) + included for 1 call');
     assert.equal(meter.taskTotals.costUsd, 0.2505);
