@@ -8,13 +8,15 @@
  * to commit, with the same hardened `-c` flags, spawned with plain `execFile`) and the fsync'd
  * atomic writes of the state an iteration needs, at the real files' sizes: the checkpoint at
  * the iteration's start, the write-ahead checkpoint before its commit, the checkpoint at its
- * end, and the task's record in the task store. Each write is the minimal atomic write:
- * temp file, write, fsync, close, rename.
+ * end, and the task's record in the task store. Each write is the least an atomic write can
+ * be: temp file, write, fsync (off the event loop: an editor's extension host must not wait on
+ * the disk), close, rename.
  */
 import { execFile } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { closeSync, fsync, openSync, promises as fs, renameSync, writeSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { HARDENED_GIT_CONFIG } from '../src/core/git/gitService';
 
 /** The state writes of one iteration, by the file each copies the size and content of. */
@@ -56,14 +58,17 @@ function gitStatus(cwd: string): Promise<void> {
   return new Promise((resolve, reject) => execFile('git', args, { cwd }, (error) => (error ? reject(error) : resolve())));
 }
 
+/** The least an fsync'd atomic write can be without blocking the event loop on the disk: only the fsync waits off the thread. */
 async function atomicWrite(file: string, data: Buffer): Promise<void> {
   const temp = `${file}.tmp`;
-  const handle = await fs.open(temp, 'w');
+  const fd = openSync(temp, 'w');
   try {
-    await handle.writeFile(data);
-    await handle.sync();
+    writeSync(fd, data);
+    await fsyncAsync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
-  await fs.rename(temp, file);
+  renameSync(temp, file);
 }
+
+const fsyncAsync = promisify(fsync);
