@@ -50,6 +50,8 @@ const directFs = {
   stat: (file: string, callback: Callback<Stats>) => direct(() => statSync(file), callback),
   utimes: (file: string, atime: Date, mtime: Date, callback: Callback) => direct(() => utimesSync(file, atime, mtime), callback),
   realpath: (file: string, callback: Callback<string>) => direct(() => realpathSync(file), callback),
+  // the exit handler's: a lock still held when the process exits is removed on the way out
+  rmdirSync: (dir: string) => rmdirSync(dir),
 } as unknown as typeof import('node:fs');
 
 /**
