@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     const f = store.ops[op];
     console.log(`  ${STORE_OP_LABELS[op].padEnd(34)} ${f.smallMs.toFixed(2).padStart(8)} ms ${f.largeMs.toFixed(2).padStart(9)} ms  ${f.ratio.toFixed(1).padStart(6)}×`);
   }
+  console.log(`  update one task at ${store.large} / a bare fsync'd write of that file: ${store.updateOverBareWrite.toFixed(2)}× (the write is the format's bound: one JSON document)`);
   console.log(`bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`);
   await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 }

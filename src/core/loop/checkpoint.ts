@@ -138,6 +138,9 @@ export interface CheckpointLoadOptions {
   onCorrupt?: 'throw' | 'ignore';
 }
 
+/** How many checkpoint files' last bytes a store keeps (the tasks running at once, with room to spare). */
+const KEPT_WRITES = 32;
+
 export class CheckpointStore {
   /** What this store last wrote to each checkpoint file (valid by construction) and whether it was taken between iterations. */
   private readonly written = new Map<string, { data: Buffer; boundary: boolean }>();
@@ -179,6 +182,8 @@ export class CheckpointStore {
     this.written.delete(file);
     await writeFileAtomic(file, data);
     this.written.set(file, { data, boundary: trimmed.phase === 'between' });
+    // the tasks running now are the ones that matter: a long session's finished tasks are let go
+    if (this.written.size > KEPT_WRITES) this.written.delete(this.written.keys().next().value as string);
     return file;
   }
 
