@@ -8,7 +8,7 @@ import { withFileLock } from '../util/fileLock';
 import { Mutex } from '../util/mutex';
 import { formatZodIssues } from '../util/zodIssues';
 import { type NewTask, NewTaskSchema, type Task, type TaskFile, TaskFileSchema } from './schema';
-import { type FileSig, freezeTask, readWithSig, sameSig, statSig, TaskFileWriter, trustworthy } from './storeFile';
+import { type FileSig, freezeTask, readWithSig, sameSig, sameTask, statSig, TaskFileWriter, trustworthy } from './storeFile';
 
 export type TaskPatch = Partial<Omit<Task, 'id' | 'createdAt'>>;
 type Listener = (tasks: readonly Task[]) => void;
@@ -107,7 +107,8 @@ export class TaskStore {
         dependsOn: fields.dependsOn ?? [],
         type: fields.type ?? 'feature',
         complexity: fields.complexity ?? 3,
-        maxIterations: fields.maxIterations,
+        // absent rather than undefined: the task is exactly what a read of the file gives
+        ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
         ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
         iterations: 0,
         createdAt: now,
@@ -217,7 +218,12 @@ export class TaskStore {
       return this.cache;
     }
     const file = this.parse(got.data.toString('utf8'));
-    const tasks = file.tasks.map(freezeTask);
+    // another writer changed some tasks: the ones it left as they were stay the very objects kept
+    // (their serialisation is reused at the next write, and listeners can tell what changed)
+    const tasks = file.tasks.map((task) => {
+      const same = kept?.byId.get(task.id);
+      return same && sameTask(same, task) ? same : freezeTask(task);
+    });
     const parsed: Parsed = { data: got.data, file: { ...file, tasks }, byId: new Map(tasks.map((t) => [t.id, t])), sig: got.sig, checkedAtMs: got.checkedAtMs };
     this.cache = parsed;
     return parsed;

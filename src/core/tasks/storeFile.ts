@@ -111,6 +111,28 @@ export class TaskFileWriter {
 
 const SEPARATOR = Buffer.from(',\n', 'utf8');
 
+/**
+ * Whether two tasks have the same fields, values and key order (and so the same serialisation;
+ * a field set to undefined counts as absent, as in JSON).
+ * A task's values are strings, numbers, booleans and arrays of strings.
+ */
+export function sameTask(a: Task, b: Task): boolean {
+  // a key whose value is undefined is not serialised
+  const defined = (task: Task) => Object.keys(task).filter((key) => (task as Record<string, unknown>)[key] !== undefined);
+  const keys = defined(a);
+  const other = defined(b);
+  if (keys.length !== other.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== other[i]) return false;
+    const x = (a as Record<string, unknown>)[key];
+    const y = (b as Record<string, unknown>)[key];
+    if (x === y) continue;
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length || x.some((v, j) => v !== y[j])) return false;
+  }
+  return true;
+}
+
 /** Freezes a task the store hands out: shared between callers, it must never change in place. */
 export function freezeTask(task: Task): Task {
   Object.freeze(task.dependsOn);

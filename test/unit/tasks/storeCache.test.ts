@@ -156,6 +156,29 @@ describe('TaskStore: the kept version and other writers', () => {
     assert.deepEqual(await new TaskStore(paths).list(), tasks);
   });
 
+  it('after another writer changed one task, the others stay the same objects (and are written as they were)', async () => {
+    await store.add({ title: 'A', prompt: 'p', promise: 'q' });
+    await store.add({ title: 'B', prompt: 'p', promise: 'q', dependsOn: ['T-001'] });
+    await store.add({ title: 'C', prompt: 'p', promise: 'q' });
+    const before = await store.list();
+    const other = new TaskStore(paths);
+    await other.update('T-002', { title: 'B2' });
+    const after = await store.list();
+    assert.equal(after[0], before[0]);
+    assert.notEqual(after[1], before[1]);
+    assert.equal(after[1].title, 'B2');
+    assert.equal(after[2], before[2]);
+    // a different key order is a different serialisation: not taken for the same task
+    const file = JSON.parse(await ws.read('.ralph/tasks.json')) as TaskFile;
+    const { id, ...rest } = file.tasks[2];
+    file.tasks[2] = { ...rest, id } as Task;
+    await fs.writeFile(paths.tasks, `${JSON.stringify(file, null, 2)}\n`);
+    await store.update('T-001', { priority: 3 });
+    const text = await ws.read('.ralph/tasks.json');
+    assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+    assert.deepEqual((await store.list()).map((t) => [t.id, t.priority]), [['T-001', 3], ['T-002', 100], ['T-003', 100]]);
+  });
+
   it('a file deleted and written again by someone else is read again; invalid content is still refused', async () => {
     await store.add({ title: 'A', prompt: 'p', promise: 'q' });
     await fs.rm(paths.tasks);
