@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, promises as fs, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, openSync, promises as fs, readFileSync, renameSync, rmSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
-import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { READ_NOW, readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { formatZodIssues } from '../util/zodIssues';
 
 const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
@@ -203,11 +203,11 @@ export class CheckpointStore {
       const link = `${backup}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
       try {
         if (!own.boundary) {
-          if (own.data.equals(readFileSync(file))) return;
+          if (own.data.equals(readRegular(file))) return;
         } else {
           linkSync(file, link);
           // what is read is the very file the link keeps
-          if (own.data.equals(readFileSync(link))) {
+          if (own.data.equals(readRegular(link))) {
             renameSync(link, backup);
             return;
           }
@@ -228,6 +228,17 @@ export class CheckpointStore {
     this.written.delete(file);
     await fs.rm(file, { force: true });
     await fs.rm(backupOf(file), { force: true });
+  }
+}
+
+/** A regular file's bytes, read in place; anything else (a FIFO put there) is refused without waiting. */
+function readRegular(file: string): Buffer {
+  const fd = openSync(file, READ_NOW);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,4 +1,5 @@
-import { type BigIntStats, closeSync, fstatSync, openSync, readFile, readFileSync, statSync } from 'node:fs';
+import { type BigIntStats, closeSync, fstatSync, openSync, promises as fs, readFile, readFileSync, statSync } from 'node:fs';
+import { READ_NOW } from '../util/atomicWrite';
 import { promisify } from 'node:util';
 import type { Task, TaskFile } from './schema';
 
@@ -57,19 +58,26 @@ export async function readWithSig(file: string): Promise<{ data: Buffer; sig: Fi
   const checkedAtMs = Date.now();
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    fd = openSync(file, READ_NOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  let regular = false;
   try {
-    const before = sigOf(fstatSync(fd, { bigint: true }));
-    const data = before.size <= SMALL_READ ? readFileSync(fd) : await readFileAsync(fd);
-    const after = sigOf(fstatSync(fd, { bigint: true }));
-    return { data, sig: sameSig(before, after) && BigInt(data.length) === after.size ? after : undefined, checkedAtMs };
+    const stat = fstatSync(fd, { bigint: true });
+    regular = stat.isFile();
+    if (regular) {
+      const before = sigOf(stat);
+      const data = before.size <= SMALL_READ ? readFileSync(fd) : await readFileAsync(fd);
+      const after = sigOf(fstatSync(fd, { bigint: true }));
+      return { data, sig: sameSig(before, after) && BigInt(data.length) === after.size ? after : undefined, checkedAtMs };
+    }
   } finally {
     closeSync(fd);
   }
+  // not a regular file (a FIFO, a directory): read as before, off the thread, never trusted
+  return { data: await fs.readFile(file), sig: undefined, checkedAtMs };
 }
 
 const readFileAsync = promisify(readFile) as (fd: number) => Promise<Buffer>;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsync, openSync, promises as fs, readFile, readFileSync, renameSync, write, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsync, openSync, promises as fs, readFileSync, renameSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { ConfigError } from '../errors';
@@ -79,16 +79,20 @@ export async function readTextIfExists(file: string): Promise<string | undefined
 /**
  * A file's text: read in place when small (a few microseconds from the page cache, where a trip
  * through the thread pool per open, stat, read and close costs far more on a busy machine), off
- * the event loop when large.
+ * the event loop when large or not a regular file (a FIFO put in its place must not hang the
+ * process: it is opened without waiting for a writer, and then read as before, off the thread).
  */
 async function readSmallInPlace(file: string): Promise<string> {
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, READ_NOW);
   try {
-    if (fstatSync(fd).size > SMALL_WRITE) return await readFileAsync(fd, 'utf8');
-    return readFileSync(fd, 'utf8');
+    const stat = fstatSync(fd);
+    if (stat.isFile() && stat.size <= SMALL_WRITE) return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
   }
+  return fs.readFile(file, 'utf8');
 }
 
-const readFileAsync = promisify(readFile) as (fd: number, encoding: 'utf8') => Promise<string>;
+/** Open for reading without waiting (a FIFO would wait for a writer); no effect on a regular file. */
+export const READ_NOW = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+

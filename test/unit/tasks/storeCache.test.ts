@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphPaths } from '../../../src/core/paths';
 import type { Task, TaskFile } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
 import * as storeFile from '../../../src/core/tasks/storeFile';
+import { readTextIfExists } from '../../../src/core/util/atomicWrite';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** Runs a script in another Node process (the CLI beside the extension, say), in `cwd`. */
@@ -177,6 +178,18 @@ describe('TaskStore: the kept version and other writers', () => {
     const text = await ws.read('.ralph/tasks.json');
     assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
     assert.deepEqual((await store.list()).map((t) => [t.id, t.priority]), [['T-001', 3], ['T-002', 100], ['T-003', 100]]);
+  });
+
+  it('a FIFO in place of a file read in place does not hang the process: it is read off the thread, as before', async function () {
+    if (process.platform === 'win32') this.skip();
+    const fifo = path.join(ws.dir, 'notes.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reading = readTextIfExists(fifo);
+    // this process still runs: it can be the writer the read waits for
+    const writer = await fs.open(fifo, 'w');
+    await writer.write('written through the fifo');
+    await writer.close();
+    assert.equal(await reading, 'written through the fifo');
   });
 
   it('a file deleted and written again by someone else is read again; invalid content is still refused', async () => {
