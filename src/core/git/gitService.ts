@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { RalphError } from '../errors';
 import { readTextIfExists } from '../util/atomicWrite';
+import { git } from './gitExec';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -17,6 +18,8 @@ const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
  * prune and repack under the other agents' worktrees while they work (the user's own git still does).
  */
 export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
+
+const HARDENED_GIT_ARGS = HARDENED_GIT_CONFIG.flatMap((option) => ['-c', option]);
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 
@@ -79,9 +82,9 @@ export class GitService {
    */
   async commitAll(message: string): Promise<CommitInfo | undefined> {
     const pathspec = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
-    // `--branch` always prints its `## branch` line: simple-git waits 50 ms more for commands
-    // that print nothing, and this check runs every iteration
-    const status = await this.git.raw(['status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
+    // this check runs every iteration: spawned directly with the same hardened `-c` options, as
+    // simple-git's own handling of a process costs the orchestrator more than git's run
+    const status = await git(this.root, [...HARDENED_GIT_ARGS, 'status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
     if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
     await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
     const withheld = await this.withholdSecrets();

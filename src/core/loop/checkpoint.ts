@@ -1,9 +1,10 @@
-import { promises as fs } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, linkSync, openSync, promises as fs, readFileSync, renameSync, rmSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
-import { readTextIfExists, writeFileAtomic, writeJsonAtomic } from '../util/atomicWrite';
+import { READ_NOW, readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { formatZodIssues } from '../util/zodIssues';
 import { CostReceiptSchema } from '../safety/receipt';
 
@@ -141,7 +142,13 @@ export interface CheckpointLoadOptions {
   onCorrupt?: 'throw' | 'ignore';
 }
 
+/** How many checkpoint files' last bytes a store keeps (the tasks running at once, with room to spare). */
+const KEPT_WRITES = 32;
+
 export class CheckpointStore {
+  /** What this store last wrote to each checkpoint file (valid by construction) and whether it was taken between iterations. */
+  private readonly written = new Map<string, { data: Buffer; boundary: boolean }>();
+
   constructor(private readonly paths: RalphPaths) {}
 
   async load(taskId: string, options: CheckpointLoadOptions = {}): Promise<Checkpoint | undefined> {
@@ -165,20 +172,77 @@ export class CheckpointStore {
     return undefined;
   }
 
-  /** Writes atomically; the checkpoint it replaces, when valid, is kept as `<file>.bak`. */
+  /**
+   * Writes atomically. The checkpoint it replaces, when valid, is kept as `<file>.bak` — except
+   * the mid-iteration ones (`running`, `committing`) this store wrote itself: the backup then
+   * stays the last checkpoint taken between iterations, a sound point to resume from, and an
+   * iteration pays for one backup rather than three.
+   */
   async save(checkpoint: CheckpointInput): Promise<string> {
     const trimmed = CheckpointSchema.parse({ ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) });
     const file = this.paths.state(checkpoint.taskId);
-    const previous = await readTextIfExists(file);
-    if (previous !== undefined && parseCheckpoint(previous).ok) await writeFileAtomic(backupOf(file), previous);
-    await writeJsonAtomic(file, trimmed);
+    const data = Buffer.from(`${JSON.stringify(trimmed, null, 2)}\n`, 'utf8');
+    await this.backUp(file);
+    this.written.delete(file);
+    await writeFileAtomic(file, data);
+    this.written.set(file, { data, boundary: trimmed.phase === 'between' });
+    // the tasks running now are the ones that matter: a long session's finished tasks are let go
+    if (this.written.size > KEPT_WRITES) this.written.delete(this.written.keys().next().value as string);
     return file;
+  }
+
+  /**
+   * Keeps the checkpoint about to be replaced as `<file>.bak` when it is valid. When it is byte
+   * for byte what this store last wrote there, it needs no check: a boundary checkpoint's
+   * backup is then a second name for that file (a hard link: no parse, no copy and no second
+   * fsync — its bytes were synced when written), and a mid-iteration one is not backed up.
+   * Anything else (another process's file, the first save of this process) is checked and copied,
+   * as is a file a link cannot be made for.
+   */
+  private async backUp(file: string): Promise<void> {
+    const backup = backupOf(file);
+    const own = this.written.get(file);
+    if (own) {
+      // direct system calls on a small file, no trip through the thread pool
+      const link = `${backup}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        if (!own.boundary) {
+          if (own.data.equals(readRegular(file))) return;
+        } else {
+          linkSync(file, link);
+          // what is read is the very file the link keeps
+          if (own.data.equals(readRegular(link))) {
+            renameSync(link, backup);
+            return;
+          }
+        }
+      } catch {
+        // no link here (file system), or the file is gone: checked and copied below
+      } finally {
+        // also when the backup already was this file (renaming one name of it over another does nothing)
+        if (own.boundary) rmSync(link, { force: true });
+      }
+    }
+    const previous = await readTextIfExists(file);
+    if (previous !== undefined && parseCheckpoint(previous).ok) await writeFileAtomic(backup, previous);
   }
 
   async clear(taskId: string): Promise<void> {
     const file = this.paths.state(taskId);
+    this.written.delete(file);
     await fs.rm(file, { force: true });
     await fs.rm(backupOf(file), { force: true });
+  }
+}
+
+/** A regular file's bytes, read in place; anything else (a FIFO put there) is refused without waiting. */
+function readRegular(file: string): Buffer {
+  const fd = openSync(file, READ_NOW);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

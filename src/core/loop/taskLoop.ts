@@ -67,7 +67,6 @@ export class TaskLoop {
       const chosen = replay ? { cp, model: replay.model } : modelFor(s, task, cp);
       cp = { ...chosen.cp, iteration: n, phase: replay ? 'committing' : 'running', pending: replay, updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
-      task = await s.store.update(task.id, { iterations: n });
       const agents: AgentRun[] = [];
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const running = cp;
@@ -75,6 +74,9 @@ export class TaskLoop {
       s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
       cp = this.recordIteration(cp, step);
+      // one task-store write per iteration, once it has ended: the iterations run, the progress and the signal
+      const ended = cp.history[cp.history.length - 1];
+      task = await s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
       await syncFixTasks(s, task, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
@@ -88,7 +90,6 @@ export class TaskLoop {
         }
       }
       const record = cp.history[cp.history.length - 1];
-      task = await s.store.update(task.id, { progress: record.progress ?? task.progress, lastSignal: record.signal ?? task.lastSignal });
       await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);

@@ -2,24 +2,46 @@ import { ConfigError, RalphError, TaskNotFoundError } from '../errors';
 import type { RalphPaths } from '../paths';
 import type { Clock } from '../ports';
 import { systemClock } from '../ports';
-import { readTextIfExists, writeJsonAtomic } from '../util/atomicWrite';
+import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { parseJsonWithLocation } from '../util/json';
 import { withFileLock } from '../util/fileLock';
 import { Mutex } from '../util/mutex';
 import { formatZodIssues } from '../util/zodIssues';
 import { type NewTask, NewTaskSchema, type Task, type TaskFile, TaskFileSchema } from './schema';
+import { type FileSig, freezeTask, readWithSig, sameSig, sameTask, statSig, TaskFileWriter, trustworthy } from './storeFile';
 
 export type TaskPatch = Partial<Omit<Task, 'id' | 'createdAt'>>;
 type Listener = (tasks: readonly Task[]) => void;
 
 /**
+ * The last version of the file this store read or wrote: its bytes, what they parse to (tasks
+ * frozen: shared by every caller), an index by id, and the signature that proves it current.
+ */
+interface Parsed {
+  data: Buffer;
+  file: TaskFile;
+  byId: Map<string, Task>;
+  sig: FileSig | undefined;
+  checkedAtMs: number;
+}
+
+/**
  * The file-backed task store `.ralph/tasks.json`. Every mutation re-reads the file, so edits
  * made by another process (the CLI beside the extension, a person in an editor) are kept,
  * writes are atomic, and each read-modify-write holds a cross-process lock (`tasks.json.lock`).
+ *
+ * At 10,000 tasks parsing and validating the file costs tens of milliseconds: the last version
+ * read or written is kept with its bytes. A read whose bytes are the kept ones reuses its parse
+ * (a read-modify-write always reads the bytes, under the lock); a plain read skips even the
+ * read when the file's signature (inode, size, modification and change times) is the kept one
+ * and that version was old enough for the signature to prove it (see `trustworthy`). A write
+ * serialises only the tasks that changed (`TaskFileWriter`).
  */
 export class TaskStore {
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<Listener>();
+  private readonly writer = new TaskFileWriter();
+  private cache: Parsed | undefined;
 
   constructor(
     private readonly paths: RalphPaths,
@@ -36,15 +58,21 @@ export class TaskStore {
   }
 
   async exists(): Promise<boolean> {
-    return (await readTextIfExists(this.paths.tasks)) !== undefined;
+    try {
+      return statSig(this.paths.tasks) !== undefined;
+    } catch {
+      // a path that cannot be a file (`.ralph` a file): reading says so
+      return (await readTextIfExists(this.paths.tasks)) !== undefined;
+    }
   }
 
+  /** The tasks (a new array each call; the task objects are frozen and shared). */
   async list(): Promise<Task[]> {
-    return (await this.read()).tasks;
+    return [...(await this.current()).file.tasks];
   }
 
   async get(id: string): Promise<Task> {
-    const task = (await this.list()).find((t) => t.id === id);
+    const task = (await this.current()).byId.get(id);
     if (!task) throw new TaskNotFoundError(id);
     return task;
   }
@@ -52,9 +80,7 @@ export class TaskStore {
   /** Creates the file with no tasks when it is missing. */
   async ensure(): Promise<void> {
     await this.locked(async () => {
-      if ((await readTextIfExists(this.paths.tasks)) === undefined) {
-        await writeJsonAtomic(this.paths.tasks, { version: 1, tasks: [] } satisfies TaskFile);
-      }
+      if ((await readTextIfExists(this.paths.tasks)) === undefined) await this.write({ version: 1, tasks: [] });
     });
   }
 
@@ -62,11 +88,11 @@ export class TaskStore {
     const parsed = NewTaskSchema.safeParse(input);
     if (!parsed.success) throw new RalphError(`invalid task: ${formatZodIssues(parsed.error).join('; ')}`, 'invalid-task');
     const fields = parsed.data;
-    return this.mutate((file) => {
+    return this.mutate((file, byId) => {
       const id = fields.id ?? nextTaskId(file.tasks);
-      if (file.tasks.some((t) => t.id === id)) throw new RalphError(`a task with id "${id}" already exists`, 'duplicate-task');
+      if (byId.has(id)) throw new RalphError(`a task with id "${id}" already exists`, 'duplicate-task');
       for (const dependency of fields.dependsOn ?? []) {
-        if (!file.tasks.some((t) => t.id === dependency)) {
+        if (!byId.has(dependency)) {
           throw new RalphError(`task depends on "${dependency}", which is not in the store`, 'unknown-dependency');
         }
       }
@@ -81,7 +107,8 @@ export class TaskStore {
         dependsOn: fields.dependsOn ?? [],
         type: fields.type ?? 'feature',
         complexity: fields.complexity ?? 3,
-        maxIterations: fields.maxIterations,
+        // absent rather than undefined: the task is exactly what a read of the file gives
+        ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
         ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
         iterations: 0,
         createdAt: now,
@@ -93,9 +120,10 @@ export class TaskStore {
   }
 
   async update(id: string, patch: TaskPatch): Promise<Task> {
-    return this.mutate((file) => {
-      const index = file.tasks.findIndex((t) => t.id === id);
-      if (index < 0) throw new TaskNotFoundError(id);
+    return this.mutate((file, byId) => {
+      const current = byId.get(id);
+      if (!current) throw new TaskNotFoundError(id);
+      const index = file.tasks.indexOf(current);
       const updated = TaskFileSchema.shape.tasks.element.parse({
         ...file.tasks[index],
         ...withoutUndefined(patch),
@@ -123,15 +151,42 @@ export class TaskStore {
     });
   }
 
-  private async mutate<T>(change: (file: TaskFile) => T): Promise<T> {
+  /**
+   * A read-modify-write under the lock. `change` gets a copy of the task list to edit (the
+   * tasks themselves are frozen: a change replaces a task, never edits it) and the index by id
+   * of the tasks as read.
+   */
+  private async mutate<T>(change: (file: TaskFile, byId: ReadonlyMap<string, Task>) => T): Promise<T> {
     const { result, tasks } = await this.locked(async () => {
-      const file = await this.read();
-      const result = change(file);
-      await writeJsonAtomic(this.paths.tasks, file);
+      const read = await this.read();
+      const file: TaskFile = { ...read.file, tasks: [...read.file.tasks] };
+      const result = change(file, read.byId);
+      await this.write(file);
       return { result, tasks: file.tasks };
     });
-    for (const listener of this.listeners) listener(tasks);
+    for (const listener of this.listeners) listener([...tasks]);
     return result;
+  }
+
+  /** Writes `file` atomically and keeps it as the version this store knows. */
+  private async write(file: TaskFile): Promise<void> {
+    const data = this.writer.serialize(file);
+    this.cache = undefined;
+    await writeFileAtomic(this.paths.tasks, data);
+    const checkedAtMs = Date.now();
+    const sig = safeStatSig(this.paths.tasks);
+    const tasks = file.tasks.map(freezeTask);
+    this.cache = { data, file: { ...file, tasks }, byId: new Map(tasks.map((t) => [t.id, t])), sig, checkedAtMs };
+  }
+
+  /** The file as it is now: the kept version when its signature proves it unchanged, else read. */
+  private async current(): Promise<Parsed> {
+    const kept = this.cache;
+    if (kept?.sig && trustworthy(kept.sig, kept.checkedAtMs)) {
+      const sig = safeStatSig(this.paths.tasks);
+      if (sameSig(sig, kept.sig)) return kept;
+    }
+    return this.read();
   }
 
   /** In-process mutex first (cheap), then the cross-process file lock: other CLIs and the extension. */
@@ -139,10 +194,43 @@ export class TaskStore {
     return this.mutex.run(() => withFileLock(this.paths.tasks, work));
   }
 
-  private async read(): Promise<TaskFile> {
+  /**
+   * Reads the file; bytes equal to the kept version's reuse its parse. A mutation always comes
+   * here: the signature alone never decides what is written.
+   */
+  private async read(): Promise<Parsed> {
+    let got;
+    try {
+      got = await readWithSig(this.paths.tasks);
+    } catch (error) {
+      // EISDIR, ENOTDIR…: the store's own clear message
+      await readTextIfExists(this.paths.tasks);
+      throw error;
+    }
+    if (got === undefined) {
+      this.cache = undefined;
+      return { data: Buffer.alloc(0), file: { version: 1, tasks: [] }, byId: new Map(), sig: undefined, checkedAtMs: Date.now() };
+    }
+    const kept = this.cache;
+    if (kept && kept.data.equals(got.data)) {
+      // the same bytes: the same tasks; the signature now proves them (once old enough)
+      this.cache = { ...kept, sig: got.sig, checkedAtMs: got.checkedAtMs };
+      return this.cache;
+    }
+    const file = this.parse(got.data.toString('utf8'));
+    // another writer changed some tasks: the ones it left as they were stay the very objects kept
+    // (their serialisation is reused at the next write, and listeners can tell what changed)
+    const tasks = file.tasks.map((task) => {
+      const same = kept?.byId.get(task.id);
+      return same && sameTask(same, task) ? same : freezeTask(task);
+    });
+    const parsed: Parsed = { data: got.data, file: { ...file, tasks }, byId: new Map(tasks.map((t) => [t.id, t])), sig: got.sig, checkedAtMs: got.checkedAtMs };
+    this.cache = parsed;
+    return parsed;
+  }
+
+  private parse(text: string): TaskFile {
     const shown = this.paths.relative(this.paths.tasks);
-    const text = await readTextIfExists(this.paths.tasks);
-    if (text === undefined) return { version: 1, tasks: [] };
     const parsed = parseJsonWithLocation(text);
     if (!parsed.ok) throw new ConfigError(`${shown}: ${parsed.message}`, shown);
     const result = TaskFileSchema.safeParse(parsed.value);
@@ -161,6 +249,14 @@ export function nextTaskId(tasks: readonly Task[]): string {
     if (match) highest = Math.max(highest, Number(match[1]));
   }
   return `T-${String(highest + 1).padStart(3, '0')}`;
+}
+
+function safeStatSig(file: string): FileSig | undefined {
+  try {
+    return statSig(file);
+  } catch {
+    return undefined;
+  }
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { mkdirSync, realpathSync, rmdirSync, type Stats, statSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 import { ConfigError, RalphError } from '../errors';
@@ -10,6 +10,50 @@ import { ConfigError, RalphError } from '../errors';
  */
 const STALE_MS = 10_000;
 
+/** The lock's folder, made when missing (a stat first: microseconds); a file in its place is bad input. */
+function ensureDir(dir: string): void {
+  const isFile = () => new ConfigError(`${dir} is a file, but it must be a directory (is .ralph a file?); move it away and run again`, dir);
+  try {
+    const stat = statSync(dir, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) return;
+    if (stat) throw isFile();
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw isFile();
+    throw error;
+  }
+}
+
+type Callback<T = void> = (error: NodeJS.ErrnoException | null, value?: T) => void;
+
+/** Runs a system call in place and answers on the next tick, as the callback API does. */
+function direct<T>(call: () => T, callback: Callback<T>): void {
+  let error: NodeJS.ErrnoException | null = null;
+  let value: T | undefined;
+  try {
+    value = call();
+  } catch (caught) {
+    error = caught as NodeJS.ErrnoException;
+  }
+  process.nextTick(() => callback(error, value));
+}
+
+/**
+ * The file system calls the lock makes (mkdir, stat, utimes and rmdir of the lock folder: a
+ * few microseconds each) made directly rather than through the thread pool, where on a busy
+ * machine each one waits for a thread far longer than it takes; answered asynchronously all the same.
+ */
+const directFs = {
+  mkdir: (dir: string, callback: Callback) => direct(() => void mkdirSync(dir), callback),
+  rmdir: (dir: string, callback: Callback) => direct(() => rmdirSync(dir), callback),
+  stat: (file: string, callback: Callback<Stats>) => direct(() => statSync(file), callback),
+  utimes: (file: string, atime: Date, mtime: Date, callback: Callback) => direct(() => utimesSync(file, atime, mtime), callback),
+  realpath: (file: string, callback: Callback<string>) => direct(() => realpathSync(file), callback),
+  // the exit handler's: a lock still held when the process exits is removed on the way out
+  rmdirSync: (dir: string) => rmdirSync(dir),
+} as unknown as typeof import('node:fs');
+
 /**
  * Runs `work` holding a cross-process lock on `file` (`<file>.lock`, a directory created
  * atomically by mkdir). Waits for another holder; a lock whose holder died is taken over once
@@ -17,19 +61,17 @@ const STALE_MS = 10_000;
  * processes never lose each other's change.
  */
 export async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
-  const dir = path.dirname(file);
-  await fs.mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw new ConfigError(`${dir} is a file, but it must be a directory (is .ralph a file?); move it away and run again`, dir);
-    throw error;
-  });
+  const options: lockfile.LockOptions = {
+    realpath: false,
+    stale: STALE_MS,
+    retries: { retries: 400, factor: 1.3, minTimeout: 10, maxTimeout: 250, randomize: true },
+    onCompromised: () => undefined, // the write below is atomic; a late holder can only lose its own change
+    fs: directFs,
+  };
+  ensureDir(path.dirname(file));
   let release: () => Promise<void>;
   try {
-    release = await lockfile.lock(file, {
-      realpath: false,
-      stale: STALE_MS,
-      retries: { retries: 400, factor: 1.3, minTimeout: 10, maxTimeout: 250, randomize: true },
-      onCompromised: () => undefined, // the write below is atomic; a late holder can only lose its own change
-    });
+    release = await lockfile.lock(file, options);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOCKED') {

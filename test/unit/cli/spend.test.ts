@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
-import { TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
-import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
+import { TEST_KEY_ENV } from '../helpers/loopHarness';
+import { runCli } from '../helpers/cliHarness';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...TEST_GIT_ENV, [TEST_KEY_ENV]: TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = (args: string[], cwd: string) => runCli(args, cwd);
 
 describe('spend in the ralph CLI: the run summary and status --json', function () {
   this.timeout(60000);

@@ -4,7 +4,6 @@
  * `ralph task retry --fresh` (drops worktree and branch) vs plain retry (continues in it).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseCli } from '../../../src/cli/args';
@@ -12,18 +11,10 @@ import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { RalphPaths } from '../../../src/core/paths';
 import type { TaskStatus } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
+import { runCli as runCliWith } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
-
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: TEST_GIT_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const runCli = (args: string[], cwd: string) => runCliWith(args, cwd, TEST_GIT_ENV);
 
 describe('ralph task cleanup / retry --fresh: kept worktrees of parallel tasks', function () {
   this.timeout(60000);
