@@ -328,7 +328,7 @@ export class RalphRunner {
    * says which task, model and rate, and waits for Continue / Stop (seed 004's warnings).
    */
   private newMeter(emit: (body: RalphEventBody) => void): SpendMeter {
-    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, included: this.deps.costIncluded ?? editorPlanIncluded(this.deps.config) });
+    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
     const prompt = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
     meter.onRateAlarm(async (alarm) => {
       const paused = this.pauseGate.pause();
@@ -426,13 +426,4 @@ export class RalphRunner {
 function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-/**
- * The editor's language models (`llm.provider` "vscode") are paid by the user's editor plan: a
- * model without an explicit `llm.prices` entry reads "included" on the receipt, not a price.
- */
-function editorPlanIncluded(config: RalphConfig): ((model: string) => boolean) | undefined {
-  if (config.llm.provider !== 'vscode') return undefined;
-  return (model) => !Object.hasOwn(config.llm.prices, model);
 }

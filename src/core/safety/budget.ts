@@ -184,7 +184,8 @@ export class SpendMeter {
   /** A call that returned, by `role` (`orchestrator`, a sub-agent, `council`, `compaction`). */
   record(model: string, usage: ModelTokens & Partial<TokenUsage>, role = 'orchestrator'): void {
     const full: TokenUsage = { totalTokens: usage.promptTokens + usage.completionTokens, ...usage };
-    const entry = callEntry(model, role, this.iteration, full, this.config.llm.prices, this.options.included?.(model) ?? false);
+    const included = this.options.included ?? editorPlanIncluded(this.config);
+    const entry = callEntry(model, role, this.iteration, full, this.config.llm.prices, included?.(model) ?? false, this.config.llm.provider);
     const cost = usage.providerCostUsd ?? entry.estimatedUsd ?? 0;
     const row = { calls: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     this.add(this.run.totals, model, row, cost);
@@ -257,4 +258,13 @@ export class MeteredModelClient implements ModelClient {
     this.meter.record(response.servedBy ?? request.model, response.usage, role);
     return response;
   }
+}
+
+/**
+ * The editor's language models (`llm.provider` "vscode") are paid by the user's editor plan: a
+ * model without an explicit `llm.prices` entry reads "included" on the receipt, not a price.
+ */
+export function editorPlanIncluded(config: Pick<RalphConfig, 'llm'>): ((model: string) => boolean) | undefined {
+  if (config.llm.provider !== 'vscode') return undefined;
+  return (model) => !Object.hasOwn(config.llm.prices, model);
 }

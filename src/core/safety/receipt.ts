@@ -107,8 +107,8 @@ export function recordOnReceipt(receipt: CostReceipt, e: ReceiptEntry): void {
 }
 
 /** The receipt entry of a call that returned: priced from `llm.prices` unless `included`. */
-export function callEntry(model: string, role: string, iteration: number, usage: TokenUsage, prices: RalphConfig['llm']['prices'], included = false): ReceiptEntry {
-  return { model, role, iteration, kind: 'call', usage, included, estimatedUsd: included ? undefined : estimateCostUsd(model, usage, prices) };
+export function callEntry(model: string, role: string, iteration: number, usage: TokenUsage, prices: RalphConfig['llm']['prices'], included = false, provider?: RalphConfig['llm']['provider']): ReceiptEntry {
+  return { model, role, iteration, kind: 'call', usage, included, estimatedUsd: included ? undefined : estimateCostUsd(model, usage, prices, provider) };
 }
 
 /** The line's cost as spent against the budget: the provider's figure where it gave one, our estimate for the other priced calls. */

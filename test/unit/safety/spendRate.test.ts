@@ -105,7 +105,10 @@ describe('the spend-rate alarm in a run (RalphRunner against the scripted server
     assert.equal(warning?.message, asked[0].message);
     const order = h.events.filter((e) => e.type === 'run.paused' || e.type === 'run.resumed' || e.type === 'warning.answered' || (e.type === 'warning' && e.code === 'spend-rate')).map((e) => e.type);
     assert.deepEqual(order, ['run.paused', 'warning', 'warning.answered', 'run.resumed']);
-    assert.equal(chatRequests(h.server).length, 5, 'no model call after Stop');
+    const calls = chatRequests(h.server);
+    assert.equal(calls.length, 6, 'after Stop only the bounded wind-down turn for the progress notes');
+    assert.equal(calls[5].body?.max_completion_tokens, 1500, 'the wind-down turn is capped');
+    assert.deepEqual(calls[5].body?.tools?.map((t) => t.function.name), ['write_file', 'edit_file']);
     assert.equal(summary.results[0].status, 'halted');
     assert.match(summary.results[0].reason, /stopped at the spend-rate alarm: spend spike/);
     assert.match(summary.reason, /spend-rate alarm/);
@@ -126,7 +129,9 @@ describe('the spend-rate alarm in a run (RalphRunner against the scripted server
     await h.configure({ loop: { maxIterations: 10, taskTimeoutMinutes: 600 }, budget: { maxCostPerHourUsd: 1 } });
     const id = await h.addTask();
     const summary = await h.runner({ clock: { now: () => clock.t } }).run();
-    assert.equal(chatRequests(h.server).length, 2);
+    const calls = chatRequests(h.server);
+    assert.equal(calls.length, 3, 'two calls, then only the bounded wind-down turn');
+    assert.equal(calls[2].body?.max_completion_tokens, 1500);
     assert.equal(summary.results[0].status, 'halted');
     assert.match(summary.results[0].reason, new RegExp(`spend rate \\$14\\.40/h: \\$1\\.20 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$1\\.00/h — most of it by task ${id} on model-a`));
     assert.deepEqual(eventsOf(h.events, 'warning.answered').map((e) => `${e.code}:${e.action}`), ['spend-rate:stop']);
