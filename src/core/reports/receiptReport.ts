@@ -1,4 +1,5 @@
-import { type CostReceipt, formatFailures, formatLineCost, formatProviderCost, type ReceiptLine } from '../safety/receipt';
+import type { CostReceipt, ReceiptLine } from '../safety/receipt';
+import { formatFailures, formatLineCost, formatProviderCost } from '../safety/receiptFormat';
 import { list, table } from './markdown';
 
 const HEADER = ['', 'Calls', 'Input tokens', 'Cached input', 'Output tokens', 'Estimated cost', 'Provider-reported cost', 'Failed / retries'];

@@ -3,8 +3,6 @@ import type { RalphConfig } from '../config/schema';
 import { estimateCostUsd } from '../llm/pricing';
 import type { TokenUsage } from '../llm/types';
 
-export { describeLine, formatFailures, formatLineCost, formatProviderCost } from './receiptFormat';
-
 /**
  * The cost receipt of a task: every model call it made (orchestrator, sub-agents, the council,
  * compaction summaries), by model, by role and by iteration, with what failed calls and

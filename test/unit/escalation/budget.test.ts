@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/core/config/load';
 import { estimateCostUsd, formatUsd, priceOf } from '../../../src/core/llm/pricing';
 import { BudgetExceededError, SpendMeter } from '../../../src/core/safety/budget';
-import { formatLineCost, RECEIPT_ITERATIONS } from '../../../src/core/safety/receipt';
+import { RECEIPT_ITERATIONS } from '../../../src/core/safety/receipt';
+import { formatLineCost } from '../../../src/core/safety/receiptFormat';
 
 describe('cost arithmetic', () => {
   it('prices tokens per 1M with configured prices first, then the built-in table', () => {

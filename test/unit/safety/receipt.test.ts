@@ -3,7 +3,8 @@ import { promises as fs } from 'node:fs';
 import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
-import { type CostReceipt, formatLineCost, formatProviderCost, type ReceiptLine } from '../../../src/core/safety/receipt';
+import type { CostReceipt, ReceiptLine } from '../../../src/core/safety/receipt';
+import { formatLineCost, formatProviderCost } from '../../../src/core/safety/receiptFormat';
 import { type ScriptedServer, type ScriptedUsage, startScriptedServer } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 
