@@ -59,9 +59,10 @@ export class MergeWorkspace {
   /** Merges `ralph/<taskId>` onto the current tip of `target` in the merge worktree, never touching the target. */
   async prepare(task: { id: string; title: string }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
-    const branchTip = await this.worktrees.branchTip(branch);
+    const tips = await this.worktrees.branchTips([branch, target]);
+    const branchTip = tips.get(branch);
     if (!branchTip) throw new RalphError(`task ${task.id} has no branch ${branch} to merge`, 'no-task-branch');
-    const base = await this.worktrees.branchTip(target);
+    const base = tips.get(target);
     if (!base) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
     const already = await this.findLanded(target, task.id, branchTip);
     if (already) return { kind: 'already-merged', commit: already };

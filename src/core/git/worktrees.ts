@@ -96,6 +96,9 @@ export class WorktreeManager {
     return withWorktreeLock(this.root, work);
   }
 
+  /** The repository's common git dir, asked of git once. */
+  private commonDir: string | undefined;
+
   pathFor(taskId: string): string {
     return path.join(this.dir, checkedId(taskId));
   }
@@ -114,8 +117,8 @@ export class WorktreeManager {
    * committed, and it does not dirty the user's working tree.
    */
   async ensureIgnored(): Promise<void> {
-    const commonDir = path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
-    const exclude = path.join(commonDir, 'info', 'exclude');
+    this.commonDir ??= path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
+    const exclude = path.join(this.commonDir, 'info', 'exclude');
     const current = (await readTextIfExists(exclude)) ?? '';
     const lines = current.split('\n').map((line) => line.trim());
     // a symlink is not a directory to git: `node_modules/` in a .gitignore would not hide the link
@@ -157,13 +160,17 @@ export class WorktreeManager {
       await this.linkShared(wtPath);
       return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
     } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
-    await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
-    await runGit(this.root, ['worktree', 'prune']);
+    if (existing || (await fs.lstat(wtPath).catch(() => undefined))) {
+      await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
+      await runGit(this.root, ['worktree', 'prune']);
+    }
     await fs.mkdir(this.dir, { recursive: true });
 
-    const tip = await this.branchTip(targetBranch);
+    // both tips in one git call: every process costs a fork of this (large) process
+    const tips = await this.branchTips([targetBranch, branch]);
+    const tip = tips.get(targetBranch);
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
-    const branchTip = options.fresh ? undefined : await this.branchTip(branch);
+    const branchTip = options.fresh ? undefined : tips.get(branch);
     if (branchTip) {
       // the task's branch survived (its worktree did not): its commits are the task's work, keep them
       await git(this.root, ['worktree', 'add', wtPath, branch]);
@@ -263,6 +270,19 @@ export class WorktreeManager {
       report.removedBranches.push(`${BRANCH_PREFIX}${taskId}`);
     }
     return report;
+  }
+
+  /** The commits local branches point at (branches that do not exist are absent). */
+  async branchTips(branches: readonly string[]): Promise<Map<string, string>> {
+    const out = await git(this.root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(objecttype)', ...branches.map((b) => `refs/heads/${b}`)]);
+    const tips = new Map<string, string>();
+    for (const line of out.split('\n').filter(Boolean)) {
+      const [ref, sha, type] = line.split('\0');
+      const name = ref.slice('refs/heads/'.length);
+      // for-each-ref matches by prefix too (refs/heads/ralph/T-1 would list refs/heads/ralph/T-1/x): exact names only
+      if (type === 'commit' && branches.includes(name)) tips.set(name, sha);
+    }
+    return tips;
   }
 
   /** The commit a local branch points at, or undefined when there is no such branch. */
