@@ -75,7 +75,8 @@ export type PanelEventBody =
   | { type: 'iteration.finished'; taskId: string; iteration: number; outcome: IterationOutcome; signal?: string; durationMs: number; commit?: string; error?: string }
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
   /** `costUsd`: estimated by the host from `llm.prices`; absent when the model has no price. */
-  | { type: 'model.response'; taskId: string; iteration: number; usage: Usage; costUsd?: number }
+  /** `included`: no price, and the editor's plan pays for it (an editor model, `llm.provider` "vscode"). */
+  | { type: 'model.response'; taskId: string; iteration: number; usage: Usage; costUsd?: number; included?: boolean }
   | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string; fault?: ModelFaultKind }
   | { type: 'model.fault'; taskId: string; iteration: number; model: string; fault: ModelFaultKind; action: 'halt' | 'compact-retry' | 'feedback' | 'error'; message: string; agent?: string }
   | { type: 'wind-down'; taskId: string; iteration: number; cause: 'budget' | 'timeout' | 'stop'; reason: string; wrote: string[]; error?: string }

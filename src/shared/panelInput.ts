@@ -30,6 +30,8 @@ export interface CheckpointSeed {
   tokens: number;
   costUsd: number;
   unpricedTokens: number;
+  /** Tokens of editor models the editor's plan pays for. */
+  includedTokens?: number;
   history: IterationSeed[];
 }
 

@@ -156,7 +156,13 @@ const streamHandlers: Handlers = {
       const tokens = e.usage.totalTokens;
       const priced = e.costUsd !== undefined;
       return updateIteration(
-        { ...t, tokens: t.tokens + tokens, costUsd: t.costUsd + (e.costUsd ?? 0), unpricedTokens: t.unpricedTokens + (priced ? 0 : tokens) },
+        {
+          ...t,
+          tokens: t.tokens + tokens,
+          costUsd: t.costUsd + (e.costUsd ?? 0),
+          unpricedTokens: t.unpricedTokens + (priced || e.included ? 0 : tokens),
+          includedTokens: t.includedTokens + (!priced && e.included ? tokens : 0),
+        },
         e.iteration,
         (row) => ({ ...row, tokens: row.tokens + tokens }),
       );

@@ -161,6 +161,8 @@ export interface TaskView {
   /** Estimated from `llm.prices`; tokens of models without a price are counted apart. */
   costUsd: number;
   unpricedTokens: number;
+  /** Tokens of editor models without a price: the editor's plan pays for them (not unknown, not $0). */
+  includedTokens: number;
   tests?: TestCounts;
   /** The latest gate run of this task and the iteration it belongs to. */
   gates: GateView[];
@@ -248,6 +250,7 @@ export function emptyTask(id: string, title: string, status: TaskStatus, time: s
     tokens: 0,
     costUsd: 0,
     unpricedTokens: 0,
+    includedTokens: 0,
     gates: [],
     iterations: [],
     delegations: [],

@@ -17,6 +17,7 @@ function mergeCheckpoint(task: TaskView, seed: TaskSeed): TaskView {
     tokens: Math.max(task.tokens, cp.tokens),
     costUsd: Math.max(task.costUsd, cp.costUsd),
     unpricedTokens: Math.max(task.unpricedTokens, cp.unpricedTokens),
+    includedTokens: Math.max(task.includedTokens, cp.includedTokens ?? 0),
   });
   for (const record of cp.history) {
     const known = next.iterations.find((row) => row.n === record.n);

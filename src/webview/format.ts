@@ -21,6 +21,13 @@ export function usd(value: number): string {
   return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
 }
 
+/** A task's cost so far: dollars, "no price known", or "included (editor plan)" for editor models. */
+export function costText(task: { costUsd: number; unpricedTokens: number; includedTokens: number }, short = false): string {
+  if (task.costUsd === 0 && task.unpricedTokens === 0 && task.includedTokens > 0) return short ? 'included' : 'included (editor plan)';
+  if (task.costUsd === 0 && task.unpricedTokens > 0) return short ? 'no price' : 'no price known';
+  return `${usd(task.costUsd)}${task.unpricedTokens > 0 && !short ? ' + unpriced tokens' : ''}`;
+}
+
 export function tokens(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }

@@ -109,7 +109,7 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     await wb.closeNotifications();
   });
 
-  it('runs the task to done on the editor model; the panel shows its tokens with no price', async () => {
+  it('runs the task to done on the editor model; the panel shows its tokens as included in the editor plan', async () => {
     await wb.runCommand('Ralph: Start Autopilot');
     await until('the task under Done', async () => (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)), 90_000);
     assert.equal(fs.readFileSync(path.join(workspace, 'from-editor-model.txt'), 'utf8'), 'hi from an editor model\n');
@@ -119,7 +119,7 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     await box.waitFor({ timeout: 60_000 });
     await until('the model in the box', async () => /ralph-test\/scripted-large/.test(await box.innerText()));
     const boxText = await box.innerText();
-    assert.match(boxText, /no price known/);
+    assert.match(boxText, /included \(editor plan\)/);
     assert.doesNotMatch(boxText, /\$0\.00/);
     await panel.locator('vscode-button', { hasText: 'Select Model' }).waitFor({ timeout: 20_000 });
     screenshots.push(await wb.screenshot('select-model-panel-done', wb.editorArea()));

@@ -109,17 +109,20 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
 function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): CheckpointSeed {
   let costUsd = 0;
   let unpricedTokens = 0;
+  let includedTokens = 0;
   if (cp.receipt) {
     // the receipt priced cached input at its own rate: the same figure as the completion card
     for (const line of Object.values(cp.receipt.byModel)) {
       costUsd += line.estimatedUsd;
       if (line.unpricedCalls > 0 && line.unpricedCalls === line.calls) unpricedTokens += line.promptTokens + line.completionTokens;
+      if (line.includedCalls > 0 && line.includedCalls === line.calls) includedTokens += line.promptTokens + line.completionTokens;
     }
   } else {
     for (const [model, usage] of Object.entries(cp.modelUsage)) {
       const cost = estimateCostUsd(model, usage, prices, provider);
-      if (cost === undefined) unpricedTokens += usage.promptTokens + usage.completionTokens;
-      else costUsd += cost;
+      if (cost !== undefined) costUsd += cost;
+      else if (provider === 'vscode') includedTokens += usage.promptTokens + usage.completionTokens;
+      else unpricedTokens += usage.promptTokens + usage.completionTokens;
     }
   }
   return {
@@ -128,6 +131,7 @@ function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], pr
     tokens: cp.usage.totalTokens,
     costUsd,
     unpricedTokens,
+    ...(includedTokens > 0 ? { includedTokens } : {}),
     history: cp.history.map((r) => ({
       n: r.iteration,
       startedAt: r.startedAt,

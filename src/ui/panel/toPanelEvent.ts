@@ -46,7 +46,7 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
     }
     case 'model.response': {
       const costUsd = estimateCostUsd(event.model, event.usage, prices, provider);
-      return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? {} : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
+      return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? (provider === 'vscode' ? { included: true } : {}) : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
     }
     case 'task.finished':
       return { type: 'task.finished', taskId: event.taskId, status: event.status, iterations: event.iterations, reason: event.reason, ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}), runId: event.runId, seq: event.seq, time: event.time };

@@ -1,11 +1,11 @@
 import { runningAgents, type TaskView } from '../../shared/panelState';
 import { h, icon } from '../dom';
-import { usd } from '../format';
+import { costText } from '../format';
 import type { ViewContext } from './context';
 import { bar, signalChip } from './progressBox';
 
 function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement {
-  const cost = task.unpricedTokens > 0 && task.costUsd === 0 ? 'no price' : usd(task.costUsd);
+  const cost = costText(task, true);
   const select = () => ctx.client.setView({ selectedTaskId: task.id });
   const element = h(
     'li',

@@ -1,6 +1,6 @@
 import type { TaskView } from '../../shared/panelState';
 import { h, icon } from '../dom';
-import { duration, plural, signalKind, tokens, usd } from '../format';
+import { costText, duration, plural, signalKind, tokens } from '../format';
 import type { ViewContext } from './context';
 
 /** A progress bar with its value for assistive technology. */
@@ -35,7 +35,7 @@ export function progressBox(ctx: ViewContext): HTMLElement | null {
   const row = task.iterations[task.iterations.length - 1];
   const tests = task.tests;
   const escalated = row?.escalatedFrom;
-  const cost = task.unpricedTokens > 0 && task.costUsd === 0 ? 'no price known' : `${usd(task.costUsd)}${task.unpricedTokens > 0 ? ' + unpriced tokens' : ''}`;
+  const cost = costText(task);
   const item = (label: string, ...value: (HTMLElement | string)[]) => [h('dt', {}, label), h('dd', {}, ...value)];
   return h(
     'section',

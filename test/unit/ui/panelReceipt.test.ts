@@ -31,3 +31,24 @@ describe('the completion card\'s receipt (panel model)', () => {
     assert.equal(state.tasks[0].receipt, undefined);
   });
 });
+
+describe('the cost of editor models in the panel', () => {
+  it('counts an editor model\'s tokens as included in the editor plan, not unpriced, never $0', () => {
+    const model = new PanelModel(() => ({}), emptyPanelState(), () => 'vscode');
+    for (const event of sampleRun(1, true).events) model.ingest(event);
+    const task = model.state.tasks[0];
+    assert.ok(task.tokens > 0);
+    assert.equal(task.includedTokens, task.tokens);
+    assert.equal(task.unpricedTokens, 0);
+    assert.equal(task.costUsd, 0);
+  });
+
+  it('prices the same model on an OpenAI-compatible endpoint at its list price, nothing "included"', () => {
+    const model = new PanelModel(() => ({}), emptyPanelState(), () => 'openai');
+    for (const event of sampleRun(1, true).events) model.ingest(event);
+    const task = model.state.tasks[0];
+    assert.equal(task.includedTokens, 0);
+    assert.equal(task.unpricedTokens, 0);
+    assert.ok(task.costUsd > 0);
+  });
+});
