@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
 import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParallelWorkspace, startParallelScenario } from './parallelScenario';
-import { until, Workbench } from './workbench';
+import { openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 /** Outside /tmp, where the sandboxed gate can see it (see parallelScenario.ts). */
@@ -39,15 +39,7 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
       env: { [PARALLEL_KEY_ENV]: 'sk-e2e-parallel' },
       userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
     });
-    context = await host.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (/Refused to|Content Security Policy|Uncaught/i.test(message.text())) consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
-    wb = new Workbench(page);
-    await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
-    await wb.ready();
+    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
   });
 
   afterEach(async function () {

@@ -15,7 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
 import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, WARNING_TEXT } from './scenario';
-import { until, Workbench } from './workbench';
+import { openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 
@@ -40,15 +40,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
       env: { [KEY_ENV]: 'sk-e2e' },
       userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
     });
-    context = await host.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (/Refused to|Content Security Policy|Uncaught/i.test(message.text())) consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
-    wb = new Workbench(page);
-    await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
-    await wb.ready();
+    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
   });
 
   /** The panel (editor area), the tree (side bar) and the whole workbench. */

@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FrameLocator, Locator, Page } from 'playwright-core';
+import type { BrowserContext, FrameLocator, Locator, Page } from 'playwright-core';
+import type { CodeServerHost } from '../runner/codeServerHost';
 
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'test', 'e2e', 'screenshots');
 
@@ -146,4 +147,21 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * A browser page on the host's workbench with `workspace` open, ready: its console's CSP and
+ * uncaught errors are collected into `consoleErrors` (each spec asserts there are none).
+ */
+export async function openWorkbench(host: CodeServerHost, workspace: string, consoleErrors: string[]): Promise<{ context: BrowserContext; page: Page; wb: Workbench }> {
+  const context = await host.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Refused to|Content Security Policy|Uncaught/i.test(message.text())) consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
+  const wb = new Workbench(page);
+  await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
+  await wb.ready();
+  return { context, page, wb };
 }
