@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { ModelError } from '../core/errors';
 import { type EditorModelInfo, matchEditorModels, parseEditorModelSelector, EDITOR_MODEL_SELECTOR_HELP, editorModelSelector } from '../core/llm/editorModels';
-import { abortError, abortableSleep, backoffDelayMs, defaultSleep, type Sleep } from '../core/llm/retry';
+import { abortError, defaultSleep, type Sleep, withRetries } from '../core/llm/retry';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelClient, RetryNotice, TokenCounter, ToolSpec } from '../core/llm/types';
 import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmFailure, type LmShapes } from './lmMapping';
 
@@ -53,24 +53,23 @@ export class LmModelClient implements ModelClient, TokenCounter {
   }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
-    const sleep = this.options.sleep ?? defaultSleep;
-    for (let attempt = 1; ; attempt++) {
-      if (request.signal?.aborted) throw abortError(request.signal);
-      let failure: LmFailure | undefined;
-      try {
-        return await this.attempt(request);
-      } catch (error) {
-        if (request.signal?.aborted) throw abortError(request.signal);
-        if (error instanceof ModelError) throw error;
-        failure = error instanceof LmTimeoutError ? { fault: 'outage', retryable: true, reason: `no reply within ${this.options.timeoutMs} ms` } : classifyLmError(error, shapes);
-        if (!failure) throw error;
-        if (failure.fault === 'not_found') this.resolved.delete(request.model);
-        if (!failure.retryable || attempt > this.options.maxRetries) throw lmModelError(request.model, failure, attempt);
-      }
-      const delayMs = backoffDelayMs(attempt);
-      this.options.onRetry?.({ attempt, maxRetries: this.options.maxRetries, delayMs, reason: `${failure.fault}: ${failure.reason}` });
-      await abortableSleep(sleep, delayMs, request.signal);
-    }
+    return withRetries<ChatResponse, LmFailure>(
+      {
+        maxRetries: this.options.maxRetries,
+        sleep: this.options.sleep ?? defaultSleep,
+        signal: request.signal,
+        onRetry: [this.options.onRetry, request.onRetry],
+        classify: (error) => {
+          if (error instanceof ModelError) return undefined; // already final (a model that is not there)
+          const failure = error instanceof LmTimeoutError ? ({ fault: 'outage', retryable: true, reason: `no reply within ${this.options.timeoutMs} ms` } as const) : classifyLmError(error, shapes);
+          if (failure?.fault === 'not_found') this.resolved.delete(request.model);
+          return failure;
+        },
+        notice: (failure) => ({ reason: `${failure.fault}: ${failure.reason}` }),
+        fail: (failure, attempts) => lmModelError(request.model, failure, attempts),
+      },
+      () => this.attempt(request),
+    );
   }
 
   private async attempt(request: ChatRequest): Promise<ChatResponse> {

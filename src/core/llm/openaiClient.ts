@@ -11,7 +11,7 @@ import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/
 import { ModelError, type ModelFaultKind } from '../errors';
 import { faultLabel, faultOf, type ProviderErrorBody, retryableFault } from './faults';
 import { StreamAssembler, StreamTruncatedError, toWireMessages, toWireTools } from './openaiWire';
-import { abortError, abortableSleep, defaultSleep, retryDelayMs, type HeaderSource, type Sleep } from './retry';
+import { abortError, defaultSleep, type HeaderSource, type Sleep, withRetries } from './retry';
 import type { ChatRequest, ChatResponse, ModelClient, RetryNotice } from './types';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -88,24 +88,19 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
-    const { maxRetries } = this.options;
-    const sleep = this.options.sleep ?? defaultSleep;
-    for (let attempt = 1; ; attempt++) {
-      if (request.signal?.aborted) throw abortError(request.signal);
-      try {
-        return await this.attempt(request);
-      } catch (error) {
-        if (request.signal?.aborted) throw abortError(request.signal);
-        const failure = classify(error, this.timeoutMs);
-        if (!failure) throw error; // a bug on our side (or in onDelta), not the endpoint's
-        if (!failure.retryable || attempt > maxRetries) throw this.modelError(failure, attempt);
-        const delayMs = retryDelayMs(attempt, failure.headers);
-        const notice = { attempt, maxRetries, delayMs, reason: this.redact(failure.reason), fault: failure.fault };
-        this.options.onRetry?.(notice);
-        request.onRetry?.(notice);
-        await abortableSleep(sleep, delayMs, request.signal);
-      }
-    }
+    return withRetries(
+      {
+        maxRetries: this.options.maxRetries,
+        sleep: this.options.sleep ?? defaultSleep,
+        signal: request.signal,
+        onRetry: [this.options.onRetry, request.onRetry],
+        // undefined: a bug on our side (or in onDelta), not the endpoint's
+        classify: (error) => classify(error, this.timeoutMs),
+        notice: (failure) => ({ reason: this.redact(failure.reason), fault: failure.fault }),
+        fail: (failure, attempts) => this.modelError(failure, attempts),
+      },
+      () => this.attempt(request),
+    );
   }
 
   /** One streamed request, from sending to the last chunk. */

@@ -1,6 +1,7 @@
 /** Backoff, Retry-After parsing and abortable sleep for the model client's own retries. */
 
 import { StopRequestedError, RalphError } from '../errors';
+import type { RetryNotice } from './types';
 
 /** Longest the client ever waits between two attempts, whatever the server asks for. */
 export const MAX_RETRY_DELAY_MS = 60_000;
@@ -85,4 +86,48 @@ export function abortableSleep(sleep: Sleep, ms: number, signal: AbortSignal | u
     signal.addEventListener('abort', onAbort, { once: true });
   });
   return Promise.race([sleep(ms, signal), aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/** What went wrong in one attempt, as far as retrying it goes. */
+export interface AttemptFailure {
+  retryable: boolean;
+  /** The server's headers, for the delay it asked for (Retry-After). */
+  headers?: HeaderSource;
+}
+
+export interface RetryLoop<F extends AttemptFailure> {
+  maxRetries: number;
+  sleep: Sleep;
+  signal?: AbortSignal;
+  /** Told of every retry about to be made: the client's own listener and the request's (the receipt's). */
+  onRetry: readonly (((notice: RetryNotice) => void) | undefined)[];
+  /** The failure an error stands for; undefined: not the provider's (a bug, or an answer already final), rethrown as it is. */
+  classify(error: unknown): F | undefined;
+  /** The retry notice's reason (and fault) for a failure. */
+  notice(failure: F): Pick<RetryNotice, 'reason' | 'fault'>;
+  /** The error a failure ends with when it is not retried (any more). */
+  fail(failure: F, attempts: number): Error;
+}
+
+/**
+ * Runs `attempt` until it answers: a retryable failure is tried again up to `maxRetries` times,
+ * after the server's Retry-After or a backoff, each retry told first; an abort ends it at once.
+ * Shared by the model adapters so every provider retries, and reports retries, the same way.
+ */
+export async function withRetries<T, F extends AttemptFailure>(loop: RetryLoop<F>, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    if (loop.signal?.aborted) throw abortError(loop.signal);
+    try {
+      return await attempt();
+    } catch (error) {
+      if (loop.signal?.aborted) throw abortError(loop.signal);
+      const failure = loop.classify(error);
+      if (!failure) throw error;
+      if (!failure.retryable || n > loop.maxRetries) throw loop.fail(failure, n);
+      const delayMs = retryDelayMs(n, failure.headers);
+      const notice: RetryNotice = { attempt: n, maxRetries: loop.maxRetries, delayMs, ...loop.notice(failure) };
+      for (const listener of loop.onRetry) listener?.(notice);
+      await abortableSleep(loop.sleep, delayMs, loop.signal);
+    }
+  }
 }
