@@ -10,6 +10,7 @@ import type { CheckpointStore } from './checkpoint';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, scheduleFinished, type SchedulerState } from './scheduler';
 import type { TaskLoop } from './taskLoop';
+import { HOLD_ENDS } from './runQuestions';
 import type { TaskRunResult } from './types';
 
 export interface AutopilotDeps {
@@ -43,8 +44,6 @@ type Finished =
 const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
 /** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
 const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted']);
-/** Agent ends after which semi-auto mode waits for the person before it starts another task (seed 004). */
-const HOLD_ENDS: ReadonlySet<TaskStatus> = new Set(['blocked', 'needs_help', 'timeout']);
 
 /**
  * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`

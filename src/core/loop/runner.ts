@@ -14,7 +14,7 @@ import type { FallbackNotice } from '../llm/fallbackClient';
 import { fallbackMessage } from '../llm/fallbackMessage';
 import type { ModelClient, RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
-import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock, unattendedSafeguards } from '../ports';
+import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
 import type { RunSpendSummary } from '../safety/receipt';
 import { ControlFileGuard } from '../safety/controlFileGuard';
@@ -33,6 +33,7 @@ import { CheckpointStore } from './checkpoint';
 import { MergeQueue } from './mergeQueue';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
+import { HOLD_ENDS, RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
 import { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
@@ -78,9 +79,6 @@ export interface RunSummary {
   /** What the run spent, across its tasks (absent when it never got to build a loop). */
   spend?: RunSpendSummary;
 }
-
-/** Ends after which semi-auto mode waits for the person before the next task. */
-const HOLD_ENDS: ReadonlySet<TaskStatus> = new Set(['blocked', 'needs_help', 'timeout']);
 
 /** Statuses a task can be explicitly (re)started from. */
 const STARTABLE: ReadonlySet<TaskStatus> = new Set(['todo', 'in_progress', 'halted']);
@@ -166,7 +164,8 @@ export class RalphRunner {
       });
       this.guards.clear();
       this.sandboxWarned = false;
-      const { loop, meter } = await this.buildLoop(runId, emit, redactor);
+      const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
+      const { loop, meter } = await this.buildLoop(runId, emit, redactor, questions);
       const store = this.store();
       // the store's own writes (the extension's edits included) are not tampering
       storeWrites = store.onDidChange(() => {
@@ -176,12 +175,12 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      const hold = this.hold(emit);
+      const hold = questions.hold((taskId) => store.get(taskId));
       // maxParallel 1 goes through worktrees too while a task has one: its work must not be stranded there
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
-      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, target, first?.id, hold).run(this.abort.signal)));
+      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold).run(this.abort.signal)));
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
@@ -197,17 +196,12 @@ export class RalphRunner {
           reason = `task ${next.id} ended ${result.status}`;
           break;
         }
-        // a bad key or an exhausted quota would halt every later task the same way
-        if (result.fault === 'auth' || result.fault === 'quota') {
+        // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
+        // would halt them at once with nothing done: they stay as they are
+        const runStop = result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message;
+        if (runStop) {
           const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
-          reason = `${result.reason}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
-          break;
-        }
-        // a run-wide cap would halt every later task at once with nothing done: they stay as they are
-        const cap = meter.runCapReached();
-        if (cap) {
-          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
-          reason = `${cap.message}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
+          reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
           break;
         }
         next = selectNextTask(await store.list(), attempted);
@@ -268,7 +262,7 @@ export class RalphRunner {
    * gates, commits and notes act there while the state stays in the workspace, and its meter
    * shares the run's totals so the run budget holds across agents.
    */
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
+  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths } = this;
     const root = workRoot ?? deps.workspace;
     const git = new GitService(root, redactor);
@@ -280,7 +274,8 @@ export class RalphRunner {
       const probe = await (deps.sandboxProbe ?? probeSandbox)();
       if (!probe.available) throw new SandboxUnavailableError(probe.reason);
     }
-    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter(emit));
+    // the run's meter (its totals, caps and spend-rate alarm) is shared by every agent
+    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter(questions));
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
     const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
@@ -307,7 +302,7 @@ export class RalphRunner {
       git,
       model,
       meter,
-      safeguards: this.safeguards(workRoot !== undefined, emit),
+      safeguards: questions.safeguards(workRoot !== undefined),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit),
       gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
@@ -321,29 +316,6 @@ export class RalphRunner {
       awaitingMerge: workRoot !== undefined,
     });
     return { loop, guard, meter };
-  }
-
-  /**
-   * The run's meter; a spend-rate alarm pauses the autopilot (every agent at its next step),
-   * says which task, model and rate, and waits for Continue / Stop (seed 004's warnings).
-   */
-  private newMeter(emit: (body: RalphEventBody) => void): SpendMeter {
-    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
-    const prompt = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
-    meter.onRateAlarm(async (alarm) => {
-      const paused = this.pauseGate.pause();
-      if (paused) emit({ type: 'run.paused', taskId: alarm.taskId });
-      try {
-        emit({ type: 'warning', taskId: alarm.taskId, code: 'spend-rate', message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations });
-        const answer = await prompt.decide({ code: 'spend-rate', taskId: alarm.taskId, message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations });
-        const action = answer.action === 'stop' ? 'stop' : 'continue';
-        emit({ type: 'warning.answered', taskId: alarm.taskId, code: 'spend-rate', action });
-        return action;
-      } finally {
-        if (paused && this.pauseGate.resume()) emit({ type: 'run.resumed', taskId: alarm.taskId });
-      }
-    });
-    return meter;
   }
 
   /**
@@ -365,28 +337,8 @@ export class RalphRunner {
     return undefined;
   }
 
-  /**
-   * The safeguard prompt; with several agents, the error-threshold question pauses the whole
-   * autopilot (every other agent at its next step) until it is answered (seed 004).
-   */
-  private safeguards(parallel: boolean, emit: (body: RalphEventBody) => void): SafeguardPrompt {
-    const inner = this.deps.safeguards ?? unattendedSafeguards(this.deps.config.safeguards.onWarning);
-    if (!parallel) return inner;
-    return {
-      decide: async (warning) => {
-        const paused = warning.code === 'error-threshold' && this.pauseGate.pause();
-        if (paused) emit({ type: 'run.paused', taskId: warning.taskId });
-        try {
-          return await inner.decide(warning);
-        } finally {
-          if (paused && this.pauseGate.resume()) emit({ type: 'run.resumed', taskId: warning.taskId });
-        }
-      },
-    };
-  }
-
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
     const { deps } = this;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
@@ -395,33 +347,17 @@ export class RalphRunner {
     const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
     const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
-    const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, root)).loop;
+    const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
     return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold });
   }
 
-  /**
-   * Semi-auto mode (seed 004): a task that ends blocked, needs_help or timeout frees its slot,
-   * and the run waits for the person (Continue / Stop) before it starts another task; the
-   * autopilot mode goes straight on. Nobody to ask (CLI without a terminal): `safeguards.onWarning`.
-   */
-  private hold(emit: (body: RalphEventBody) => void): AutopilotDeps['hold'] {
-    const { config } = this.deps;
-    if (config.loop.mode !== 'semi-auto') return undefined;
-    const prompt = this.deps.safeguards ?? unattendedSafeguards(config.safeguards.onWarning);
-    return async (taskId, status, why) => {
-      const task = await this.store().get(taskId).catch(() => undefined);
-      const message = `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
-      const iteration = task?.iterations ?? 0;
-      const maxIterations = task?.maxIterations ?? config.loop.maxIterations;
-      emit({ type: 'warning', taskId, code: 'task-ended', message, iteration, maxIterations });
-      const answer = await prompt.decide({ code: 'task-ended', taskId, message, iteration, maxIterations });
-      const action = answer.action === 'stop' ? 'stop' : 'continue';
-      emit({ type: 'warning.answered', taskId, code: 'task-ended', action });
-      return action;
-    };
+  /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */
+  private newMeter(questions: RunQuestions): SpendMeter {
+    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
+    meter.onRateAlarm(questions.rateAlarm);
+    return meter;
   }
 }
-
 
 function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');

@@ -1,0 +1,81 @@
+import type { RalphConfig } from '../config/schema';
+import type { RalphEventBody } from '../events';
+import { type SafeguardCode, type SafeguardPrompt, unattendedSafeguards } from '../ports';
+import type { RateAlarmHandler } from '../safety/budget';
+import type { TaskStatus } from '../tasks/schema';
+import type { PauseGate } from './pauseGate';
+
+/** Ends after which semi-auto mode waits for the person before the next task starts. */
+export const HOLD_ENDS: ReadonlySet<TaskStatus> = new Set(['blocked', 'needs_help', 'timeout']);
+
+interface Question {
+  code: SafeguardCode;
+  taskId: string;
+  message: string;
+  iteration: number;
+  maxIterations: number;
+}
+
+/**
+ * What a run asks a person (seed 004's warnings): the safeguards, the spend-rate alarm and
+ * semi-auto's wait after a task ended. Nobody to ask (CLI without a terminal, CI): the
+ * unattended policy (`safeguards.onWarning`) answers. Questions that concern every agent pause
+ * the whole autopilot (every agent at its next step) until they are answered.
+ */
+export class RunQuestions {
+  private readonly prompt: SafeguardPrompt;
+
+  constructor(
+    private readonly config: RalphConfig,
+    prompt: SafeguardPrompt | undefined,
+    private readonly pause: PauseGate,
+    private readonly emit: (body: RalphEventBody) => void,
+  ) {
+    this.prompt = prompt ?? unattendedSafeguards(config.safeguards.onWarning);
+  }
+
+  /** The safeguard prompt of a task loop; with several agents, the error-threshold question pauses them all. */
+  safeguards(parallel: boolean): SafeguardPrompt {
+    if (!parallel) return this.prompt;
+    return {
+      decide: (warning) => (warning.code === 'error-threshold' ? this.paused(warning.taskId, () => this.prompt.decide(warning)) : this.prompt.decide(warning)),
+    };
+  }
+
+  /** The spend-rate alarm: the autopilot pauses, the warning names the task, the model and the rate. */
+  readonly rateAlarm: RateAlarmHandler = (alarm) =>
+    this.paused(alarm.taskId, () => this.ask({ code: 'spend-rate', taskId: alarm.taskId, message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations }));
+
+  /**
+   * Semi-auto mode: a task that ended blocked, needs_help or timeout freed its slot, and the run
+   * waits for the person (Continue / Stop) before it starts another; autopilot mode goes straight on.
+   */
+  hold(task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>): ((taskId: string, status: TaskStatus, why: string) => Promise<'continue' | 'stop'>) | undefined {
+    if (this.config.loop.mode !== 'semi-auto') return undefined;
+    return async (taskId: string, status: TaskStatus, why: string) => {
+      const known = await task(taskId).catch(() => undefined);
+      const message = `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
+      return this.ask({ code: 'task-ended', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations });
+    };
+  }
+
+  /** Says the question as a warning, asks it, and says the answer. */
+  private async ask(question: Question): Promise<'continue' | 'stop'> {
+    this.emit({ type: 'warning', ...question });
+    const answer = await this.prompt.decide(question);
+    const action = answer.action === 'stop' ? 'stop' : 'continue';
+    this.emit({ type: 'warning.answered', taskId: question.taskId, code: question.code, action });
+    return action;
+  }
+
+  /** Runs `fn` with the autopilot paused (unless it already was), resumed after. */
+  private async paused<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    const paused = this.pause.pause();
+    if (paused) this.emit({ type: 'run.paused', taskId });
+    try {
+      return await fn();
+    } finally {
+      if (paused && this.pause.resume()) this.emit({ type: 'run.resumed', taskId });
+    }
+  }
+}
