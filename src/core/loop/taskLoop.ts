@@ -256,7 +256,8 @@ export class TaskLoop {
 
   private async saveCheckpoint(cp: Checkpoint): Promise<void> {
     // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
-    const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceipt : cp.receipt;
+    // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
+    const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceiptView : cp.receipt;
     const file = await this.s.checkpoints.save({ ...cp, receipt });
     this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
   }

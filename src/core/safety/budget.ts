@@ -100,7 +100,8 @@ export class SpendMeter {
     this.taskId = taskId;
     this.task = emptyTotals();
     this.iteration = 0;
-    this.receipt = priorReceipt ? CostReceiptSchema.parse(structuredClone(priorReceipt)) : emptyReceipt();
+    // parsing builds new objects: the checkpoint's receipt is not shared
+    this.receipt = priorReceipt ? CostReceiptSchema.parse(priorReceipt) : emptyReceipt();
     for (const [model, usage] of Object.entries(prior)) this.add(this.task, model, usage, estimateCostUsd(model, usage, this.config.llm.prices, this.config.llm.provider) ?? 0);
   }
 
@@ -125,6 +126,14 @@ export class SpendMeter {
   /** This task's receipt, across resumes (a copy). */
   get taskReceipt(): CostReceipt {
     return structuredClone(this.receipt);
+  }
+
+  /**
+   * The same receipt without a copy, for a reader that copies it at once anyway (a checkpoint
+   * save parses it into its own objects): three saves an iteration need not clone it first.
+   */
+  get taskReceiptView(): Readonly<CostReceipt> {
+    return this.receipt;
   }
 
   /** The run's spending across its tasks (a copy). */
