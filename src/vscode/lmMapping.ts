@@ -6,7 +6,7 @@
  */
 import type * as vscode from 'vscode';
 import { ModelError, RalphError, type ModelFaultKind } from '../core/errors';
-import { WIRE_LIMITS } from '../core/llm/openaiWire';
+import { ReplyText, WIRE_LIMITS } from '../core/llm/openaiWire';
 import type { ChatMessage, ChatResponse, StreamDelta, ToolCall, ToolSpec } from '../core/llm/types';
 
 /** The LM API classes the mapping constructs or recognizes (the real `vscode` namespace fits). */
@@ -86,8 +86,7 @@ export function toLmTools(tools: readonly ToolSpec[]): vscode.LanguageModelChatT
  * the OpenAI wire apply, so an editor model cannot flood memory either.
  */
 export class LmResponseAssembler {
-  private content = '';
-  private contentCut = false;
+  private readonly text: ReplyText;
   private readonly calls: ToolCall[] = [];
   private readonly ids = new Set<string>();
   private dropped = 0;
@@ -97,7 +96,9 @@ export class LmResponseAssembler {
     private readonly model: string,
     private readonly lm: LmShapes,
     private readonly onDelta?: (delta: StreamDelta) => void,
-  ) {}
+  ) {
+    this.text = new ReplyText((message) => this.warn(message), onDelta);
+  }
 
   add(part: unknown): void {
     if (part instanceof this.lm.LanguageModelTextPart) return this.addText(part.value);
@@ -107,15 +108,7 @@ export class LmResponseAssembler {
   }
 
   private addText(value: unknown): void {
-    if (typeof value !== 'string' || value.length === 0 || this.contentCut) return;
-    const room = WIRE_LIMITS.maxContentChars - this.content.length;
-    const text = value.length > room ? value.slice(0, room) : value;
-    if (text.length < value.length) {
-      this.contentCut = true;
-      this.warn(`reply text cut at ${WIRE_LIMITS.maxContentChars} characters`);
-    }
-    this.content += text;
-    if (text) this.onDelta?.({ kind: 'text', text });
+    if (typeof value === 'string') this.text.add(value);
   }
 
   private addCall(part: vscode.LanguageModelToolCallPart): void {
@@ -154,7 +147,7 @@ export class LmResponseAssembler {
     if (this.dropped > 0) this.warn(`${this.dropped} tool calls beyond the limit of ${WIRE_LIMITS.maxToolCalls} per reply were dropped`);
     return {
       model: this.model,
-      content: this.content,
+      content: this.text.text,
       toolCalls: [...this.calls],
       finishReason: this.calls.length > 0 ? 'tool_calls' : 'stop',
       usage,
@@ -164,7 +157,7 @@ export class LmResponseAssembler {
 
   /** What the reply said so far, for counting its tokens. */
   get textForCounting(): string {
-    return this.content + this.calls.map((c) => `${c.name}${c.arguments}`).join('');
+    return this.text.text + this.calls.map((c) => `${c.name}${c.arguments}`).join('');
   }
 }
 

@@ -76,6 +76,32 @@ interface PendingCall {
 }
 
 /**
+ * A reply's text as it streams in, cut at `WIRE_LIMITS.maxContentChars` (said once), each piece
+ * kept passed on as a text delta. Shared by the provider adapters' assemblers.
+ */
+export class ReplyText {
+  text = '';
+  private cut = false;
+
+  constructor(
+    private readonly warn: (message: string) => void,
+    private readonly onDelta?: (delta: StreamDelta) => void,
+  ) {}
+
+  add(value: string): void {
+    if (value.length === 0 || this.cut) return;
+    const room = WIRE_LIMITS.maxContentChars - this.text.length;
+    const text = value.length > room ? value.slice(0, room) : value;
+    if (text.length < value.length) {
+      this.cut = true;
+      this.warn(`reply text cut at ${WIRE_LIMITS.maxContentChars} characters`);
+    }
+    this.text += text;
+    if (text) this.onDelta?.({ kind: 'text', text });
+  }
+}
+
+/**
  * Accumulates the chunks of one streamed completion. Text arrives in pieces; tool calls arrive
  * keyed by `index`, their id and name usually in the first piece and the arguments in fragments.
  * Everything the server sends is untrusted: wrong types, absurd indices and counts become a
@@ -83,8 +109,7 @@ interface PendingCall {
  */
 export class StreamAssembler {
   private model: string;
-  private content = '';
-  private contentCut = false;
+  private readonly text: ReplyText;
   private readonly calls = new Map<number, PendingCall>();
   private droppedCalls = 0;
   private finishReason: string | undefined;
@@ -96,6 +121,7 @@ export class StreamAssembler {
     private readonly onDelta?: (delta: StreamDelta) => void,
   ) {
     this.model = requestedModel;
+    this.text = new ReplyText((message) => this.warn(message), onDelta);
   }
 
   add(chunk: ChatCompletionChunk): void {
@@ -119,15 +145,7 @@ export class StreamAssembler {
 
   private addText(value: unknown): void {
     if (typeof value !== 'string') return this.warn(`reply text of type ${typeName(value)} ignored`);
-    if (value.length === 0 || this.contentCut) return;
-    const room = WIRE_LIMITS.maxContentChars - this.content.length;
-    const text = value.length > room ? value.slice(0, room) : value;
-    if (text.length < value.length) {
-      this.contentCut = true;
-      this.warn(`reply text cut at ${WIRE_LIMITS.maxContentChars} characters`);
-    }
-    this.content += text;
-    if (text) this.onDelta?.({ kind: 'text', text });
+    this.text.add(value);
   }
 
   private addToolCallPiece(piece: unknown): void {
@@ -274,7 +292,7 @@ export class StreamAssembler {
     if (this.droppedCalls > 0) this.warn(`${this.droppedCalls} tool calls beyond the limit of ${WIRE_LIMITS.maxToolCalls} per reply were dropped`);
     return {
       model: this.model,
-      content: this.content,
+      content: this.text.text,
       toolCalls,
       finishReason: this.finishReason,
       usage: this.usage ?? { ...ZERO_USAGE },
