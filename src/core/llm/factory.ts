@@ -58,17 +58,9 @@ export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRet
     new OpenAIModelClient({ apiKey: key, baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries, onRetry: retry, keySource });
   const primary = endpoint(llm.baseUrl, apiKey, hooks.keySource);
   if (llm.fallback.length === 0) return primary;
-  const fallbacks: FallbackTarget[] = llm.fallback.map((entry) => {
-    const client = sameEndpoint(entry, llm) ? primary : endpoint(entry.baseUrl ?? llm.baseUrl, fallbackKey(entry, llm, apiKey, hooks.fallbackKeys), entry.apiKeyEnv ? `the environment variable ${entry.apiKeyEnv}` : undefined);
+  return behindFallbacks(llm, primary, endpoint(llm.baseUrl, apiKey, hooks.keySource, 0), hooks, (entry) => {
+    const client = sameEndpoint(entry, llm) ? primary : endpoint(entry.baseUrl ?? llm.baseUrl, fallbackKey(entry, llm, apiKey, hooks.fallbackKeys), keySourceOf(entry));
     return { model: entry.model, client, label: entry.baseUrl ? `${entry.model} at ${hostOf(entry.baseUrl)}` : entry.model };
-  });
-  return new FallbackModelClient({
-    primary,
-    probe: endpoint(llm.baseUrl, apiKey, hooks.keySource, 0),
-    fallbacks,
-    cooldownMs: llm.fallbackCooldownSec * 1000,
-    clock: hooks.clock ?? systemClock,
-    onNotice: (notice) => hooks.onFallback?.(notice),
   });
 }
 
@@ -80,17 +72,20 @@ export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRet
  */
 export function withEditorFallback(llm: RalphConfig['llm'], editor: ModelClient, probe: ModelClient, hooks: ModelClientHooks = {}): ModelClient {
   if (llm.fallback.length === 0) return editor;
-  const fallbacks: FallbackTarget[] = llm.fallback.map((entry) => {
+  return behindFallbacks(llm, editor, probe, hooks, (entry) => {
     if (entry.baseUrl === undefined) return { model: entry.model, client: editor, label: entry.model };
-    const key = entry.apiKeyEnv ? hooks.fallbackKeys?.[entry.apiKeyEnv] : '';
-    if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
-    const client = new OpenAIModelClient({ apiKey: key, baseUrl: entry.baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries: llm.maxRetries, onRetry: hooks.onRetry, keySource: entry.apiKeyEnv ? `the environment variable ${entry.apiKeyEnv}` : undefined });
+    const key = entry.apiKeyEnv ? resolvedKey(entry, hooks.fallbackKeys) : '';
+    const client = new OpenAIModelClient({ apiKey: key, baseUrl: entry.baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries: llm.maxRetries, onRetry: hooks.onRetry, keySource: keySourceOf(entry) });
     return { model: entry.model, client, label: `${entry.model} at ${hostOf(entry.baseUrl)}` };
   });
+}
+
+/** `primary` behind the `llm.fallback` entries, each made a target by `target`. */
+function behindFallbacks(llm: RalphConfig['llm'], primary: ModelClient, probe: ModelClient, hooks: ModelClientHooks, target: (entry: FallbackConfig) => FallbackTarget): ModelClient {
   return new FallbackModelClient({
-    primary: editor,
+    primary,
     probe,
-    fallbacks,
+    fallbacks: llm.fallback.map(target),
     cooldownMs: llm.fallbackCooldownSec * 1000,
     clock: hooks.clock ?? systemClock,
     onNotice: (notice) => hooks.onFallback?.(notice),
@@ -104,12 +99,19 @@ function sameEndpoint(entry: FallbackConfig, llm: RalphConfig['llm']): boolean {
 /** A fallback on another endpoint never gets the primary's key unless it names the same variable. */
 function fallbackKey(entry: FallbackConfig, llm: RalphConfig['llm'], apiKey: string, keys: Record<string, string> = {}): string {
   if (entry.apiKeyEnv === llm.apiKeyEnv) return apiKey;
-  if (entry.apiKeyEnv) {
-    const key = keys[entry.apiKeyEnv];
-    if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
-    return key;
-  }
+  if (entry.apiKeyEnv) return resolvedKey(entry, keys);
   return entry.baseUrl && entry.baseUrl !== llm.baseUrl ? '' : apiKey;
+}
+
+/** The key of the variable an entry names, as resolveFallbackKeys found it. */
+function resolvedKey(entry: FallbackConfig, keys: Record<string, string> = {}): string {
+  const key = entry.apiKeyEnv ? keys[entry.apiKeyEnv] : undefined;
+  if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
+  return key;
+}
+
+function keySourceOf(entry: FallbackConfig): string | undefined {
+  return entry.apiKeyEnv ? `the environment variable ${entry.apiKeyEnv}` : undefined;
 }
 
 function hostOf(url: string): string {
