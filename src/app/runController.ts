@@ -147,6 +147,15 @@ export class RunController extends DisposableBase {
     }
   }
 
+  /** The keys `llm.fallback` entries name; a variable that is not set refuses the run with its config at hand. */
+  private async fallbackKeys(config: RalphConfig): Promise<Record<string, string>> {
+    try {
+      return await resolveFallbackKeys(config.llm, this.secrets);
+    } catch (error) {
+      throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
+    }
+  }
+
   /**
    * The model port of a run: the editor's models (`llm.provider` "vscode"), or the
    * OpenAI-compatible endpoint with its key. Without a key and a baseUrl, a workspace whose
@@ -160,12 +169,7 @@ export class RunController extends DisposableBase {
     if (config.llm.provider === 'vscode') {
       const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
       const probe = new LmModelClient({ maxRetries: 0, timeoutMs: config.llm.requestTimeoutMs });
-      let fallbackKeys: Record<string, string>;
-      try {
-        fallbackKeys = await resolveFallbackKeys(config.llm, this.secrets);
-      } catch (error) {
-        throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
-      }
+      const fallbackKeys = await this.fallbackKeys(config);
       const secretValues = Object.values(fallbackKeys);
       for (const key of secretValues) this.redactor?.add(key);
       const model = withEditorFallback(config.llm, client, probe, { onRetry, onFallback, fallbackKeys });
@@ -185,12 +189,7 @@ export class RunController extends DisposableBase {
       }
       throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
     }
-    let fallbackKeys: Record<string, string>;
-    try {
-      fallbackKeys = await resolveFallbackKeys(config.llm, this.secrets);
-    } catch (error) {
-      throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
-    }
+    const fallbackKeys = await this.fallbackKeys(config);
     const keySource = await describeKeySource(config.llm, this.secrets);
     const secretValues = [apiKey, ...Object.values(fallbackKeys)];
     for (const key of secretValues) this.redactor?.add(key);
