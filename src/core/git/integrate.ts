@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, runGit } from './gitExec';
-import type { WorktreeManager } from './worktrees';
+import { uncommittedFiles, type WorktreeManager } from './worktrees';
 
 /**
  * How a task's branch is brought onto the target's tip.
@@ -107,7 +107,7 @@ export class MergeWorkspace {
     const followers = (await this.checkoutsOf(target)).filter((p) => p !== this.path);
     const changed = (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
     for (const worktree of followers) {
-      const dirty = await dirtyFiles(worktree);
+      const dirty = await uncommittedFiles(worktree);
       const touched = changed.filter((f) => dirty.has(f));
       if (touched.length > 0) {
         return { kind: 'waiting', worktree, files: touched, reason: `uncommitted changes in ${worktree} to ${touched.join(', ')} would be overwritten by the merge; commit or stash them yourself (Ralph never does) and the merge continues` };
@@ -218,20 +218,6 @@ async function leftoverMarkers(dir: string): Promise<{ file: string; line: numbe
     if (match) found.push({ file: match[1], line: Number(match[2]) });
   }
   return found;
-}
-
-/** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree. */
-async function dirtyFiles(worktree: string): Promise<Set<string>> {
-  const out = await git(worktree, ['status', '--porcelain', '-z', '--untracked-files=all']);
-  const files = new Set<string>();
-  const fields = out.split('\0');
-  for (let i = 0; i < fields.length; i++) {
-    const entry = fields[i];
-    if (entry.length < 4) continue;
-    files.add(entry.slice(3));
-    if (entry[0] === 'R' || entry[0] === 'C') files.add(fields[++i]); // the rename's source follows
-  }
-  return files;
 }
 
 async function conflictHunks(dir: string, files: string[]): Promise<ConflictHunk[]> {

@@ -359,3 +359,17 @@ function checkedId(taskId: string): string {
   if (!TASK_ID.test(taskId) || taskId.length > 64) throw new RalphError(`"${taskId}" is not a valid task id for a worktree`, 'invalid-task-id');
   return taskId;
 }
+
+/** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree; a rename's source too. */
+export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
+  const out = await git(worktree, ['status', '--porcelain', '-z', '--untracked-files=all']);
+  const files = new Set<string>();
+  const fields = out.split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const entry = fields[i];
+    if (entry.length < 4) continue;
+    files.add(entry.slice(3));
+    if (entry[0] === 'R' || entry[0] === 'C') files.add(fields[++i]); // the rename's source follows
+  }
+  return files;
+}

@@ -1,7 +1,6 @@
 import * as path from 'node:path';
 import { RalphError } from '../errors';
-import { git } from '../git/gitExec';
-import { WorktreeManager } from '../git/worktrees';
+import { uncommittedFiles, WorktreeManager } from '../git/worktrees';
 
 /** A task's worktree as the recovery actions see it. */
 export interface KeptWorktree {
@@ -72,11 +71,7 @@ export class TaskWorktrees {
   }
 
   private async describe(taskId: string, wtPath: string, branch: string | undefined): Promise<KeptWorktree> {
-    const status = await git(wtPath, ['status', '--porcelain', '--untracked-files=all']).catch(() => '');
-    const uncommitted = status
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => line.slice(3).replace(/^"|"$/g, ''));
+    const uncommitted = [...(await uncommittedFiles(wtPath).catch(() => new Set<string>()))];
     return { taskId, path: wtPath, relative: path.relative(this.manager.root, wtPath) || wtPath, branch: branch ?? this.manager.branchFor(taskId), uncommitted };
   }
 }
