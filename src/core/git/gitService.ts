@@ -9,6 +9,7 @@ import { git } from './gitExec';
  * (an agent that rewrote it must not get its gates committed and believed by the next run).
  */
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
+const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
 
 /**
  * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
@@ -76,16 +77,24 @@ export class GitService {
   }
 
   /**
-   * Stages everything but the bookkeeping files and commits; undefined when nothing changed.
-   * One `git status` decides first: most iterations of a long run change nothing, and every
-   * git process costs a fork of this (large) process.
+   * Whether there is anything `commitAll` would commit: one `git status`, which only reads the
+   * working tree, so the loop runs it alongside its own bookkeeping writes (`.ralph/` state is
+   * not in it). Most iterations of a long run change nothing, and every git process costs a
+   * fork of this (large) process: the check is spawned directly with the same hardened `-c`
+   * options, as simple-git's own handling of a process costs the orchestrator more than git's run.
    */
-  async commitAll(message: string): Promise<CommitInfo | undefined> {
-    const pathspec = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
-    // this check runs every iteration: spawned directly with the same hardened `-c` options, as
-    // simple-git's own handling of a process costs the orchestrator more than git's run
-    const status = await git(this.root, [...HARDENED_GIT_ARGS, 'status', '--porcelain', '--branch', '--untracked-files=all', ...pathspec]);
-    if (status.split('\n').every((line) => line === '' || line.startsWith('## '))) return undefined;
+  async hasChangesToCommit(): Promise<boolean> {
+    const status = await git(this.root, [...HARDENED_GIT_ARGS, 'status', '--porcelain', '--branch', '--untracked-files=all', ...COMMIT_PATHSPEC]);
+    return !status.split('\n').every((line) => line === '' || line.startsWith('## '));
+  }
+
+  /**
+   * Stages everything but the bookkeeping files and commits; undefined when nothing changed.
+   * `changed`: what a `hasChangesToCommit` just taken said (spares a second `git status`).
+   */
+  async commitAll(message: string, changed?: boolean): Promise<CommitInfo | undefined> {
+    if (!(changed ?? (await this.hasChangesToCommit()))) return undefined;
+    const pathspec = COMMIT_PATHSPEC;
     await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
     const withheld = await this.withholdSecrets();
     const staged = (await this.git.diff(['--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, openSync, promises as fs, readFileSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, promises as fs, renameSync, rmSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
-import { READ_NOW, readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { isWrittenFile, readTextIfExists, tempNameFor, writeFileAtomic, type WrittenFile } from '../util/atomicWrite';
 import { formatZodIssues } from '../util/zodIssues';
 import { CostReceiptSchema } from '../safety/receipt';
 
@@ -142,12 +141,15 @@ export interface CheckpointLoadOptions {
   onCorrupt?: 'throw' | 'ignore';
 }
 
-/** How many checkpoint files' last bytes a store keeps (the tasks running at once, with room to spare). */
+/** How many checkpoint files' last writes a store remembers (the tasks running at once, with room to spare). */
 const KEPT_WRITES = 32;
 
+/** The checkpoint without its history and receipt: what `save` validates field by field every time. */
+const CheckpointHeadSchema = CheckpointSchema.omit({ history: true, receipt: true });
+
 export class CheckpointStore {
-  /** What this store last wrote to each checkpoint file (valid by construction) and whether it was taken between iterations. */
-  private readonly written = new Map<string, { data: Buffer; boundary: boolean }>();
+  /** What this store last wrote to each checkpoint file and whether it was taken between iterations. */
+  private readonly written = new Map<string, { file: WrittenFile; boundary: boolean }>();
 
   constructor(private readonly paths: RalphPaths) {}
 
@@ -179,39 +181,39 @@ export class CheckpointStore {
    * iteration pays for one backup rather than three.
    */
   async save(checkpoint: CheckpointInput): Promise<string> {
-    const trimmed = CheckpointSchema.parse({ ...checkpoint, history: checkpoint.history.slice(-MAX_HISTORY) });
     const file = this.paths.state(checkpoint.taskId);
-    const data = Buffer.from(`${JSON.stringify(trimmed, null, 2)}\n`, 'utf8');
+    const data = Buffer.from(serializeCheckpoint(checkpoint), 'utf8');
     await this.backUp(file);
     this.written.delete(file);
-    await writeFileAtomic(file, data);
-    this.written.set(file, { data, boundary: trimmed.phase === 'between' });
+    const written = await writeFileAtomic(file, data);
+    this.written.set(file, { file: written, boundary: checkpoint.phase === 'between' });
     // the tasks running now are the ones that matter: a long session's finished tasks are let go
     if (this.written.size > KEPT_WRITES) this.written.delete(this.written.keys().next().value as string);
     return file;
   }
 
   /**
-   * Keeps the checkpoint about to be replaced as `<file>.bak` when it is valid. When it is byte
-   * for byte what this store last wrote there, it needs no check: a boundary checkpoint's
-   * backup is then a second name for that file (a hard link: no parse, no copy and no second
-   * fsync — its bytes were synced when written), and a mid-iteration one is not backed up.
-   * Anything else (another process's file, the first save of this process) is checked and copied,
-   * as is a file a link cannot be made for.
+   * Keeps the checkpoint about to be replaced as `<file>.bak` when it is valid. When it is still
+   * the very file this store last wrote there (same inode, size and modification time: nobody
+   * renamed another file over it or rewrote it since), it needs no check: a boundary
+   * checkpoint's backup is then a second name for that file (a hard link: no read, no parse, no
+   * copy and no second fsync — its bytes were synced when written), and a mid-iteration one is
+   * not backed up. Anything else (another process's file, the first save of this process) is
+   * read, checked and copied, as is a file a link cannot be made for.
    */
   private async backUp(file: string): Promise<void> {
     const backup = backupOf(file);
     const own = this.written.get(file);
     if (own) {
-      // direct system calls on a small file, no trip through the thread pool
-      const link = `${backup}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      // direct system calls, no trip through the thread pool
+      const link = tempNameFor(backup);
       try {
         if (!own.boundary) {
-          if (own.data.equals(readRegular(file))) return;
+          if (isWrittenFile(statSync(file, { bigint: true, throwIfNoEntry: false }), own.file)) return;
         } else {
           linkSync(file, link);
-          // what is read is the very file the link keeps
-          if (own.data.equals(readRegular(link))) {
+          // what is compared is the very file the link keeps
+          if (isWrittenFile(statSync(link, { bigint: true }), own.file)) {
             renameSync(link, backup);
             return;
           }
@@ -235,17 +237,6 @@ export class CheckpointStore {
   }
 }
 
-/** A regular file's bytes, read in place; anything else (a FIFO put there) is refused without waiting. */
-function readRegular(file: string): Buffer {
-  const fd = openSync(file, READ_NOW);
-  try {
-    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file`);
-    return readFileSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function backupOf(file: string): string {
   return `${file}.bak`;
 }
@@ -259,4 +250,39 @@ function parseCheckpoint(text: string): { ok: true; value: Checkpoint } | { ok: 
   }
   const result = CheckpointSchema.safeParse(json);
   return result.success ? { ok: true, value: result.data } : { ok: false, why: formatZodIssues(result.error).slice(0, 3).join('; ') };
+}
+
+/**
+ * Each history record's checked, serialized form, made once: a record is a new object when it
+ * enters the history and is never changed there (it is frozen then, so that a change would
+ * fail loudly rather than leave this stale).
+ */
+const recordJson = new WeakMap<object, string>();
+
+/** How deep a record sits in the file (`history` is a top-level key): its lines' indent. */
+const RECORD_INDENT = '    ';
+
+function historyRecordJson(record: z.input<typeof IterationRecordSchema>): string {
+  let json = recordJson.get(record);
+  if (json === undefined) {
+    json = RECORD_INDENT + JSON.stringify(IterationRecordSchema.parse(record), null, 2).replace(/\n/g, `\n${RECORD_INDENT}`);
+    recordJson.set(Object.freeze(record), json);
+  }
+  return json;
+}
+
+/**
+ * The checkpoint as the file holds it (pretty JSON, the history kept to its last
+ * `MAX_HISTORY` records). Every field is checked against the schema: the head on every save,
+ * each history record once (an iteration writes three checkpoints a time, and the history is
+ * most of the file), the receipt not here — it is the budget meter's own typed object, and a
+ * load checks it with the rest.
+ */
+export function serializeCheckpoint(checkpoint: CheckpointInput): string {
+  const { history, receipt, ...rest } = checkpoint;
+  const head = CheckpointHeadSchema.parse(rest);
+  const top = JSON.stringify(receipt === undefined ? head : { ...head, receipt }, null, 2);
+  const records = history.slice(-MAX_HISTORY).map(historyRecordJson);
+  const list = records.length === 0 ? '[]' : `[\n${records.join(',\n')}\n  ]`;
+  return `${top.slice(0, -2)},\n  "history": ${list}\n}\n`;
 }

@@ -103,13 +103,16 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     pause: s.pause,
     onInterrupted,
   });
+  // the commit's `git status` runs while the write-ahead checkpoint is written: it only reads the
+  // working tree, and the checkpoint is not in it (a failed check is taken again by the commit)
+  const changed = !input.replay && s.config.loop.commitEachIteration ? s.git.hasChangesToCommit().catch(() => undefined) : undefined;
   if (input.replay) {
     s.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
   } else if (!run.stopped) {
     await input.beforeCommit?.({ iteration: n, model, startedAt: new Date(startedAt).toISOString(), run });
   }
 
-  const committed = (input.replay && (await committedAlready(s, task, n))) || (await commitIteration(s, task, n));
+  const committed = (input.replay && (await committedAlready(s, task, n))) || (await commitIteration(s, task, n, await changed));
   const commit = 'error' in committed ? undefined : committed.commit;
   const signalGiven = decisiveSignal(run.signals);
   const feedback: string[] = [];
@@ -232,16 +235,17 @@ function iterationMessage(task: Task, n: number): string {
 }
 
 /**
- * Commits the iteration's work. A failure is the iteration's failure (returned, not swallowed):
- * a stale `index.lock` no live git process holds is cleared once and the commit retried.
+ * Commits the iteration's work (`changed`: what the `git status` taken alongside the write-ahead
+ * checkpoint said). A failure is the iteration's failure (returned, not swallowed): a stale
+ * `index.lock` no live git process holds is cleared once and the commit retried.
  */
-async function commitIteration(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
+async function commitIteration(s: TaskLoopServices, task: Task, n: number, changed: boolean | undefined): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
   if (!s.config.loop.commitEachIteration) return { commit: undefined };
   const message = iterationMessage(task, n);
   let lockNote = '';
   for (let attempt = 0; ; attempt++) {
     try {
-      const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message));
+      const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message, attempt === 0 ? changed : undefined));
       if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
       if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
       return { commit };

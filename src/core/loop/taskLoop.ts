@@ -74,9 +74,11 @@ export class TaskLoop {
       s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
       cp = this.recordIteration(cp, step);
-      // one task-store write per iteration, once it has ended: the iterations run, the progress and the signal
+      // one task-store write per iteration, once it has ended: the iterations run, the progress and
+      // the signal; written alongside the checkpoint and the report (no order between the three)
       const ended = cp.history[cp.history.length - 1];
-      task = await s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
+      const stored = s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
+      stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
       await syncFixTasks(s, task, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
@@ -85,12 +87,12 @@ export class TaskLoop {
         const escalated = await afterIteration(s, task, cp, step.gates, stop);
         cp = escalated.cp;
         if (escalated.halt) {
-          await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
+          task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
           return this.finish(task, cp, 'halted', escalated.halt, maxIterations);
         }
       }
       const record = cp.history[cp.history.length - 1];
-      await this.endIteration(task, cp, step, maxIterations, agents, escalationsBefore);
+      task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
@@ -104,20 +106,26 @@ export class TaskLoop {
     }
   }
 
-  /** Saves the checkpoint, writes the iteration report and announces the end of the iteration. */
+  /**
+   * Saves the checkpoint, writes the iteration report, waits for the task store's write
+   * (`stored`) and announces the end of the iteration; returns the task as stored.
+   */
   private async endIteration(
     task: Task,
+    stored: Promise<Task>,
     cp: Checkpoint,
     step: IterationStepResult,
     maxIterations: number,
     agents: AgentRun[],
     escalationsBefore: number,
-  ): Promise<void> {
+  ): Promise<Task> {
     const { s } = this;
     const record = cp.history[cp.history.length - 1];
-    await this.saveCheckpoint(cp);
     const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
-    await this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined);
+    const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
+    // files that do not depend on each other: written side by side, their fsyncs waited for together
+    const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
+    if (report) s.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: s.paths.relative(report), final: false });
     s.emit({
       type: 'iteration.finished',
       taskId: task.id,
@@ -131,6 +139,7 @@ export class TaskLoop {
     });
     const totals = s.meter.runTotals;
     s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
+    return updated;
   }
 
   /**
@@ -196,12 +205,13 @@ export class TaskLoop {
     return { ...this.s, emit };
   }
 
-  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<void> {
+  /** The iteration report's file, or undefined (and a warning) when it could not be written. */
+  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
     try {
-      const file = await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan });
-      this.s.emit({ type: 'report.written', taskId: task.id, iteration: step.record.iteration, file: this.s.paths.relative(file), final: false });
+      return await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan });
     } catch (error) {
       this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
+      return undefined;
     }
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsync, openSync, promises as fs, readFileSync, renameSync, write, writeSync } from 'node:fs';
+import { type BigIntStats, closeSync, constants, fstatSync, fsync, openSync, promises as fs, readFileSync, renameSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { ConfigError } from '../errors';
@@ -16,9 +16,9 @@ const SMALL_WRITE = 256 * 1024;
  * page cache — and only its fsync, the one step that waits for the disk, runs off the event
  * loop: on a busy machine every trip through the thread pool costs far more than the call.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<WrittenFile> {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = tempNameFor(file);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let fd: number;
   try {
@@ -30,18 +30,53 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     fd = openSync(temp, 'w');
   }
   try {
+    let written: WrittenFile;
     try {
       if (bytes.length <= SMALL_WRITE) writeAllSync(fd, bytes);
       else await writeAll(fd, bytes);
       await fsyncAsync(fd);
+      written = identityOf(fstatSync(fd, { bigint: true }));
     } finally {
       closeSync(fd);
     }
     renameSync(temp, file);
+    return written;
   } catch (error) {
     await fs.rm(temp, { force: true });
     throw error;
   }
+}
+
+/**
+ * What identifies the version of a file this process wrote: its inode, size and modification
+ * time, which a rename keeps (the change time it does not: a rename or a link updates it). Any
+ * later replacement (a rename over it: another inode) or rewrite in place (another size or
+ * modification time) shows as a difference.
+ */
+export interface WrittenFile {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+}
+
+export function identityOf(stat: BigIntStats): WrittenFile {
+  return { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeNs: stat.mtimeNs };
+}
+
+/** Whether `file` (a path, or a stat of it) is still the version `written` describes. */
+export function isWrittenFile(stat: BigIntStats | undefined, written: WrittenFile): boolean {
+  return stat !== undefined && stat.dev === written.dev && stat.ino === written.ino && stat.size === written.size && stat.mtimeNs === written.mtimeNs;
+}
+
+/** This process's mark in its temporary names: the pid, plus random bytes taken once (two containers' processes may share a pid and a folder). */
+const PROCESS_MARK = `${process.pid}.${randomBytes(4).toString('hex')}`;
+let tempCounter = 0;
+
+/** A sibling temporary name no other write of this or another process uses (a counter, not random bytes per write: those cost a system call each). */
+export function tempNameFor(file: string): string {
+  tempCounter = (tempCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return path.join(path.dirname(file), `.${path.basename(file)}.${PROCESS_MARK}.${tempCounter.toString(36)}.tmp`);
 }
 
 function writeAllSync(fd: number, bytes: Uint8Array): void {
