@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { type CheckpointInput, CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { type CheckpointInput, CheckpointSchema, CheckpointStore, type IterationRecord, MAX_HISTORY, serializeCheckpoint } from '../../../src/core/loop/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -83,4 +83,70 @@ describe('checkpoint backups (.ralph/state/<task>.json.bak)', () => {
     await new CheckpointStore(paths).save(checkpoint(1, 'committing'));
     assert.equal((await backup()).phase, 'running');
   });
+
+  it('a rewrite in place by someone else (same file, other bytes) is noticed: it is checked, not linked as this store\'s own', async () => {
+    const store = new CheckpointStore(paths);
+    await store.save(checkpoint(1, 'between'));
+    await store.save(checkpoint(2, 'running'));
+    const file = paths.state('T-001');
+    // the same inode, written over: a person's editor saving in place
+    const handle = await fs.open(file, 'r+');
+    await handle.truncate(0);
+    await handle.write('not json', 0);
+    await handle.close();
+    await store.save(checkpoint(2, 'committing'));
+    assert.equal((await backup()).iteration, 1, 'the rewritten file is garbage: the backup stays the last good checkpoint');
+  });
 });
+
+describe('checkpoint file format', () => {
+  const record = IterationRecordFor;
+
+  it('writes what a load reads back: every field checked, defaults filled, unknown keys dropped, history kept to its last records', () => {
+    const history = Array.from({ length: MAX_HISTORY + 5 }, (_, i) => record(i + 1));
+    const input = { ...checkpoint(MAX_HISTORY + 5, 'between'), history, stray: 'not in the schema' } as CheckpointInput;
+    const text = serializeCheckpoint(input);
+    const parsed = JSON.parse(text) as Record<string, unknown> & { history: IterationRecord[] };
+    assert.equal(parsed.stray, undefined);
+    assert.equal(parsed.history.length, MAX_HISTORY);
+    assert.equal(parsed.history[0].iteration, 6);
+    assert.deepEqual(CheckpointSchema.parse(parsed), CheckpointSchema.parse({ ...input, history: history.slice(-MAX_HISTORY) }));
+    assert.ok(text.endsWith('\n}\n') && text.includes('\n  "history": [\n    {\n      "iteration": 6,'), 'pretty, two spaces a level');
+  });
+
+  it('an empty history, and a record saved once is frozen: it cannot change under the serialized copy kept of it', () => {
+    assert.deepEqual(JSON.parse(serializeCheckpoint(checkpoint(0, 'between'))).history, []);
+    const r = record(1);
+    serializeCheckpoint({ ...checkpoint(1, 'between'), history: [r] });
+    assert.ok(Object.isFrozen(r));
+    assert.throws(() => {
+      (r as { summary?: string }).summary = 'changed';
+    }, TypeError);
+  });
+
+  it('refuses a checkpoint whose fields are wrong instead of writing what no load could read', () => {
+    assert.throws(() => serializeCheckpoint({ ...checkpoint(1, 'between'), iteration: -1 }));
+    assert.throws(() => serializeCheckpoint({ ...checkpoint(1, 'between'), history: [{ ...record(1), outcome: 'bogus' as IterationRecord['outcome'] }] }));
+  });
+});
+
+function IterationRecordFor(iteration: number): IterationRecord {
+  return {
+    iteration,
+    startedAt: new Date(0).toISOString(),
+    durationMs: 5,
+    model: 'm',
+    outcome: 'continue',
+    signal: 'PROGRESS:10',
+    progress: 10,
+    filesChanged: [],
+    summary: `iteration ${iteration}`,
+    feedback: [],
+    gates: [],
+    failingTests: [],
+    failed: false,
+    highFinding: false,
+    tampering: [],
+    usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
+  };
+}
