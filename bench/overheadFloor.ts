@@ -11,6 +11,13 @@
  * end, and the task's record in the task store. Each write is the least an atomic write can
  * be: temp file, write, fsync (off the event loop: an editor's extension host must not wait on
  * the disk), close, rename.
+ *
+ * The floor takes them one after another. The loop overlaps what has no order between its
+ * parts (the commit's `git status` with the write-ahead checkpoint; the end checkpoint with the
+ * iteration report and the task store's record), so its cycle can come closer to the floor
+ * than the extra files it writes (the report, the store's lock, the checkpoint's backup link)
+ * would otherwise allow; what the ratio measures is the orchestrator's own cost per iteration
+ * as a person waits for it, against this fixed yardstick.
  */
 import { execFile } from 'node:child_process';
 import { closeSync, fsync, openSync, promises as fs, renameSync, writeSync } from 'node:fs';

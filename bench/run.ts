@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   console.log(`loop: ${loop.iterations} iterations`);
   console.log(`  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`);
   console.log(`  whole cycle per iteration (one iteration.started to the next, model time excluded): median ${loop.cycleMs.median.toFixed(2)} ms (first 100 ${loop.cycleMs.first100Median.toFixed(2)}, last 100 ${loop.cycleMs.last100Median.toFixed(2)}), p95 ${loop.cycleMs.p95.toFixed(2)} ms`);
-  console.log(`  floor (one git status + ${FLOOR_WRITES.length} fsync'd atomic state writes: ${FLOOR_WRITES.join(', ')}), sampled alongside each iteration: median ${loop.floorMs.median.toFixed(2)} ms, p95 ${loop.floorMs.p95.toFixed(2)} ms`);
+  console.log(`  floor (one git status + ${FLOOR_WRITES.length} fsync'd atomic state writes, one after another: ${FLOOR_WRITES.join(', ')}), sampled alongside each iteration: median ${loop.floorMs.median.toFixed(2)} ms, p95 ${loop.floorMs.p95.toFixed(2)} ms`);
   console.log(`  whole cycle / floor, iteration by iteration: median ${loop.ratioToFloor.median.toFixed(2)}×, p90 ${loop.ratioToFloor.p90.toFixed(2)}× (target ≤ 1.5×)`);
   console.log(`  heap growth ${loop.heapGrowthMb.toFixed(1)} MB, RSS growth ${loop.rssGrowthMb.toFixed(1)} MB over the run`);
   console.log(`parallel: ${parallel.tasks} independent tasks, ${parallel.latencyMs} ms per model call: maxParallel 1 ${(parallel.sequentialMs / 1000).toFixed(1)} s, ${parallel.agents} agents ${(parallel.parallelMs / 1000).toFixed(1)} s → ${parallel.speedup.toFixed(2)}× (target ≥ 3.5×)`);
