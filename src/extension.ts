@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { COMMAND_IDS, type CommandId } from './commands';
 import { errorMessage } from './core/errors';
 import { EventBus } from './core/events';
-import { loadConfig } from './core/config/load';
+import { loadConfig } from './core/config/service';
 import { GitService } from './core/git/gitService';
 import { CheckpointStore } from './core/loop/checkpoint';
 import { RalphPaths } from './core/paths';

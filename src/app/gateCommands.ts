@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import { EventEmitter, type EventBus } from '../core/events';
 import { runGates } from '../core/gates/runGates';
 import type { GateReport, GateRunner } from '../core/gates/types';

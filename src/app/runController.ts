@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';

@@ -4,7 +4,7 @@
  * it answers); the choice is written to `.ralph/config.json` (`llm.provider`, `llm.models`).
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import { type ModelChoice, writeModelChoice } from '../core/config/modelChoice';
 import type { RalphConfig } from '../core/config/schema';
 import { errorMessage } from '../core/errors';

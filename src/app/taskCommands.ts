@@ -5,7 +5,7 @@
  * person picks among the tasks the action applies to).
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import { RalphError, RollbackBlockedError } from '../core/errors';
 import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import type { GitService } from '../core/git/gitService';

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';

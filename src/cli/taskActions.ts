@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config/load';
+import { loadConfig } from '../core/config/service';
 import { errorMessage, LockError, RalphError, RollbackBlockedError } from '../core/errors';
 import { GitService } from '../core/git/gitService';
 import { CheckpointStore } from '../core/loop/checkpoint';
@@ -15,7 +15,7 @@ import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
-import type { CliIo } from './main';
+import type { CliIo } from './io';
 import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './taskActionArgs';
 
 /** Exit codes of `ralph task <action>` (USAGE says the same). */

@@ -1,4 +1,5 @@
-import { loadConfig, starterConfig, writeConfig } from './config/load';
+import { starterConfig, writeConfig } from './config/load';
+import { loadConfig } from './config/service';
 import { detectGates } from './gates/detect';
 import { GitService } from './git/gitService';
 import { RalphPaths } from './paths';

@@ -12,10 +12,9 @@ import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type Wa
 import { delegationHandlers } from './reduceDelegations';
 import { parallelHandlers } from './reduceParallel';
 import { syncHandlers } from './reduceSync';
+import type { Handler, Handlers } from './reducerTypes';
 import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
 
-export type Handler<K extends PanelInputType> = (state: PanelState, input: InputOf<K>) => PanelState;
-export type Handlers = { [K in PanelInputType]?: Handler<K> };
 
 const runHandlers: Handlers = {
   'run.started': (state, e) => ({

@@ -1,6 +1,6 @@
 /** Reducers for delegation envelopes and gate results. */
 import type { DelegationOutcome } from './panelEvents';
-import type { Handlers } from './panelReducer';
+import type { Handlers } from './reducerTypes';
 import { type DelegationView, type EvidenceLine, type GateView, LIMITS, type TaskView, type TestCounts } from './panelState';
 import { mergeCheckTarget } from './reduceParallel';
 import { clip, updateIteration, updateTask } from './taskUpdates';

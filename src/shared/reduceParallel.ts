@@ -3,7 +3,7 @@
  * (`worktree`, `panel.worktree`) and its place in the queue, which tells a running agent's
  * tile from a task whose work waits to be merged.
  */
-import type { Handlers } from './panelReducer';
+import type { Handlers } from './reducerTypes';
 import { LIMITS, type PanelState, type QueueEntryView } from './panelState';
 import { clip, patch, updateTask, upsertTask } from './taskUpdates';
 

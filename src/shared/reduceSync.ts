@@ -3,7 +3,7 @@
  * shows the right state after a window reload or a run from the CLI, and how the cards follow
  * the actions taken on a task (Retry, Unblock…) that change the store but emit no event.
  */
-import type { Handlers } from './panelReducer';
+import type { Handlers } from './reducerTypes';
 import type { TaskSeed } from './panelInput';
 import { emptyTask, type PanelState, type TaskView } from './panelState';
 import { patch, trimTasks, updateIteration } from './taskUpdates';

@@ -3,8 +3,6 @@ import type { RalphPaths } from '../paths';
 import { writeJsonAtomic } from '../util/atomicWrite';
 import { parseJsonWithLocation } from '../util/json';
 import { formatZodIssues } from '../util/zodIssues';
-// service.ts imports parseConfigText from here; both are only called at run time, so the cycle is harmless
-import { ConfigService } from './service';
 import { type RalphConfig, type RalphConfigInput, RalphConfigSchema } from './schema';
 
 /** Validates a config object; the error names the file, each bad key and what was expected. */
@@ -15,11 +13,6 @@ export function parseConfig(value: unknown, file = '.ralph/config.json'): RalphC
     throw new ConfigError(`${file} is invalid:\n  ${lines.join('\n  ')}`, file);
   }
   return result.data;
-}
-
-/** Reads `.ralph/config.json` through its ConfigService; a missing file means every default. */
-export async function loadConfig(paths: RalphPaths): Promise<RalphConfig> {
-  return ConfigService.for(paths).load();
 }
 
 /** The config in `text` (undefined: the file is missing → every default). */

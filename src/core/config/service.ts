@@ -73,3 +73,8 @@ export class ConfigService {
     };
   }
 }
+
+/** Reads `.ralph/config.json` through its ConfigService; a missing file means every default. */
+export async function loadConfig(paths: RalphPaths): Promise<RalphConfig> {
+  return ConfigService.for(paths).load();
+}

@@ -2,55 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { bwrapArgs, type SandboxSpec } from './sandbox';
+import type { CommandRequest, CommandResult, CommandRunner } from './commandPort';
+import { bwrapArgs } from './sandbox';
 
-/** One shell command to run to completion. */
-export interface CommandRequest {
-  /** Shell text, run with `bash -c` (or `/bin/sh -c`; `cmd.exe` on Windows). */
-  command: string;
-  cwd: string;
-  /** The whole process tree is killed when this elapses. */
-  timeoutMs: number;
-  /** Cap of `output`; the head and the tail are kept, the middle replaced by a marker. */
-  maxOutputChars: number;
-  signal?: AbortSignal;
-  /** Merged over the inherited environment and the non-interactive hints. */
-  env?: NodeJS.ProcessEnv;
-  /** `env` is the whole environment (plus the non-interactive hints): nothing is inherited. */
-  replaceEnv?: boolean;
-  /** Run inside bubblewrap with this confinement (see sandbox.ts); undefined: run directly. */
-  sandbox?: SandboxSpec;
-  /** Files that stay writable inside the sandbox's read-only parts (the task's progress notes). */
-  writablePaths?: string[];
-  /**
-   * A person approved this very command (a gated one, or any in semi-auto mode): inside the
-   * sandbox the repository's data (`.git`: index, objects, refs) is writable for it; the hooks and
-   * the repository's config stay read-only.
-   */
-  approved?: boolean;
-  /** `action`: a human-approved external command of caio (push, pull request); default `agent`. */
-  purpose?: 'agent' | 'gate' | 'action';
-  /** Every chunk of stdout/stderr as it arrives, uncapped (for live terminals and logs). */
-  onOutput?: (chunk: string) => void;
-}
-
-export interface CommandResult {
-  /** null when the process was killed by a signal or never started. */
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  aborted: boolean;
-  /** stdout and stderr interleaved in arrival order, capped. */
-  output: string;
-  truncated: boolean;
-  durationMs: number;
-}
-
-/** Port through which the core runs shell commands (run_command, quality gates). */
-export interface CommandRunner {
-  /** Resolves when the command ends, times out or is aborted; rejects only if it could not be started. */
-  run(req: CommandRequest): Promise<CommandResult>;
-}
+export type { CommandRequest, CommandResult, CommandRunner } from './commandPort';
 
 /**
  * Every command carries a unique value of this variable; the tree is found through it in

@@ -3,19 +3,10 @@ import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
-import type { CommandRequest, CommandResult, CommandRunner } from './processRunner';
+import type { CommandRequest, CommandResult, CommandRunner, SandboxSpec } from './commandPort';
 import { scrubEnvironment, type SecretRedactor } from './secrets';
 
-/** What the sandbox of one command confines it to. */
-export interface SandboxSpec {
-  /** The workspace (or the task's worktree): the only writable tree. */
-  root: string;
-  network: boolean;
-  /** Files inside read-only parts that stay writable (the task's progress notes). */
-  writablePaths: readonly string[];
-  /** A person approved the command: the repository's data is writable, its hooks and config not. */
-  gitWritable?: boolean;
-}
+export type { SandboxSpec };
 
 /** `commands.sandbox: required` and no working bubblewrap: nothing runs. */
 export class SandboxUnavailableError extends RalphError {
