@@ -1,6 +1,17 @@
 import { execFile } from 'node:child_process';
 import { RalphError } from '../errors';
 
+/**
+ * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
+ * repository's config (which an agent could have written) would otherwise make git run on the
+ * orchestrator's own commits and status checks. Commits also pass --no-verify; diffs --no-ext-diff.
+ * No automatic gc / maintenance after the orchestrator's commits: with parallel agents it would
+ * prune and repack under the other agents' worktrees while they work (the user's own git still does).
+ */
+export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
+
+const HARDENED_GIT_ARGS = HARDENED_GIT_CONFIG.flatMap((option) => ['-c', option]);
+
 export interface GitResult {
   code: number;
   stdout: string;
@@ -20,13 +31,14 @@ export class GitCommandError extends RalphError {
 /**
  * Runs git and returns its exit code and output without throwing: the worktree manager and the
  * merge queue branch on exit codes (a conflict is an answer, not an error). Messages in C locale
- * so that what is parsed does not depend on the user's language; never a prompt.
+ * so that what is parsed does not depend on the user's language; never a prompt; no hook, no
+ * fsmonitor, no pager (`HARDENED_GIT_CONFIG`).
  */
 export function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
   return new Promise((resolve) => {
     const child = execFile(
       'git',
-      [...args],
+      [...HARDENED_GIT_ARGS, ...args],
       { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...options.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' }, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 128) : 0;

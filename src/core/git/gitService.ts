@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { RalphError } from '../errors';
 import { readTextIfExists } from '../util/atomicWrite';
-import { git } from './gitExec';
+import { git, HARDENED_GIT_CONFIG } from './gitExec';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -11,16 +11,8 @@ import { git } from './gitExec';
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
 const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
 
-/**
- * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
- * repository's config (which an agent could have written) would otherwise make git run on the
- * orchestrator's own commits and status checks. Commits also pass --no-verify; diffs --no-ext-diff.
- * No automatic gc / maintenance after the orchestrator's commits: with parallel agents it would
- * prune and repack under the other agents' worktrees while they work (the user's own git still does).
- */
-export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
+export { HARDENED_GIT_CONFIG };
 
-const HARDENED_GIT_ARGS = HARDENED_GIT_CONFIG.flatMap((option) => ['-c', option]);
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 
@@ -84,7 +76,7 @@ export class GitService {
    * options, as simple-git's own handling of a process costs the orchestrator more than git's run.
    */
   async hasChangesToCommit(): Promise<boolean> {
-    const status = await git(this.root, [...HARDENED_GIT_ARGS, 'status', '--porcelain', '--branch', '--untracked-files=all', ...COMMIT_PATHSPEC]);
+    const status = await git(this.root, ['status', '--porcelain', '--branch', '--untracked-files=all', ...COMMIT_PATHSPEC]);
     return !status.split('\n').every((line) => line === '' || line.startsWith('## '));
   }
 

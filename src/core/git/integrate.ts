@@ -50,6 +50,13 @@ const MAX_HUNKS_CHARS = 6000;
  * advances the target only when it still points where the check started.
  */
 export class MergeWorkspace {
+  /** The merge worktree was made or found registered by this process (later checks need no `git worktree list`). */
+  private ensured = false;
+  /** What this process left the merge worktree at: a commit, and whether anything ran there since. */
+  private left: { commit: string; clean: boolean } | undefined;
+  /** The committer identity of the merge commits, looked up once a run. */
+  private identity: Promise<NodeJS.ProcessEnv> | undefined;
+
   constructor(private readonly worktrees: WorktreeManager) {}
 
   get path(): string {
@@ -69,9 +76,12 @@ export class MergeWorkspace {
     if ((await runGit(this.worktrees.root, ['merge-base', '--is-ancestor', branchTip, base])).code === 0) return { kind: 'empty', base };
 
     await this.checkout(base);
+    this.left = undefined; // a merge in progress from here until it is committed or undone
     const args = strategy === 'squash' ? ['merge', '--squash', '--no-commit', branch] : ['merge', '--no-ff', '--no-commit', branch];
     const merged = await runGit(this.path, args);
-    const unmerged = (await git(this.path, ['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
+    // one look at the index answers both: the unmerged paths (status U), and whether anything is staged at all
+    const staged = stagedChanges(await git(this.path, ['diff', '--cached', '--name-status', '--no-renames', '-z']));
+    const unmerged = staged.filter((c) => c.status === 'U').map((c) => c.file);
     if (unmerged.length > 0) {
       const hunks = await conflictHunks(this.path, unmerged);
       await this.checkout(base); // aborts the merge: MERGE_HEAD, index and files back to the tip
@@ -84,13 +94,16 @@ export class MergeWorkspace {
       await this.checkout(base);
       return { kind: 'conflict', base, files: [...new Set(markers.map((m) => m.file))], hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })) };
     }
-    if ((await runGit(this.path, ['diff', '--cached', '--quiet'])).code === 0) {
+    if (staged.length === 0) {
       await this.checkout(base);
       return { kind: 'empty', base };
     }
     const message = `ralph(${task.id}): ${task.title}\n\n${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
+    this.left = undefined;
     await git(this.path, ['commit', '--no-verify', '-q', '-F', '-'], { input: message, env: await this.identityEnv() });
     const result = (await git(this.path, ['rev-parse', 'HEAD'])).trim();
+    // everything the merge staged is in that commit: the tree is exactly the result
+    this.left = { commit: result, clean: true };
     return { kind: 'ready', base, result };
   }
 
@@ -105,9 +118,12 @@ export class MergeWorkspace {
     const tip = await this.worktrees.branchTip(target);
     if (tip !== base) return { kind: 'moved', tip };
     const followers = (await this.checkoutsOf(target)).filter((p) => p !== this.path);
-    const changed = (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
+    // the merge's files are only needed against a tree with uncommitted changes (most often there is none)
+    let changed: string[] | undefined;
     for (const worktree of followers) {
       const dirty = await uncommittedFiles(worktree);
+      if (dirty.size === 0) continue;
+      changed ??= (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
       const touched = changed.filter((f) => dirty.has(f));
       if (touched.length > 0) {
         return { kind: 'waiting', worktree, files: touched, reason: `uncommitted changes in ${worktree} to ${touched.join(', ')} would be overwritten by the merge; commit or stash them yourself (Ralph never does) and the merge continues` };
@@ -133,19 +149,27 @@ export class MergeWorkspace {
   /** Leaves the merge worktree at `base` with no merge in progress and no stray files. */
   async checkout(base: string): Promise<void> {
     await this.ensure(base);
+    // the merge this process committed here last, with nothing run in it since, is that state already:
+    // the usual case, where the last merge landed and became the tip the next one starts from
+    if (this.left?.commit === base && this.left.clean) return;
+    this.left = undefined;
     // HEAD is always detached here: a hard reset moves it and drops any merge in progress
     await git(this.path, ['reset', '-q', '--hard', base]);
     // untracked and ignored files too: the check must see exactly the merged tree, not build output of an earlier one
     await git(this.path, ['clean', '-q', '-ffdx']);
     await this.worktrees.linkShared(this.path);
+    this.left = { commit: base, clean: true };
+  }
+
+  /** Something ran in the merge worktree (the merged check): the next checkout cleans it. */
+  used(): void {
+    if (this.left) this.left = { ...this.left, clean: false };
   }
 
   /** The target commit that landed this branch tip, by its trailers; undefined when none did. */
   async findLanded(target: string, taskId: string, branchTip: string): Promise<string | undefined> {
-    // a landing commit can only come after the branch forked: search from there, not the whole history
-    const fork = await runGit(this.worktrees.root, ['merge-base', branchTip, `refs/heads/${target}`]);
-    const range = fork.code === 0 ? `${fork.stdout.trim()}..refs/heads/${target}` : `refs/heads/${target}`;
-    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', range]);
+    // a landing commit can only come after the branch forked: the target's commits the branch does not have, not the whole history
+    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', `${branchTip}..refs/heads/${target}`]);
     if (out.code !== 0) return undefined;
     for (const record of out.stdout.split('\x01')) {
       const [sha, body] = record.trim().split('\0');
@@ -159,12 +183,28 @@ export class MergeWorkspace {
   }
 
   private async ensureUnlocked(base: string): Promise<void> {
+    // made or found by this process already: still there while its `.git` file points at git's record of it
+    if (this.ensured && (await this.registeredHere())) return;
+    this.left = undefined; // found (another process's) or made anew: its state is not known here
     const listed = await git(this.worktrees.root, ['worktree', 'list', '--porcelain']);
-    if (listed.split('\n').includes(`worktree ${this.path}`) && (await fs.stat(path.join(this.path, '.git')).catch(() => undefined))) return;
+    if (listed.split('\n').includes(`worktree ${this.path}`) && (await fs.stat(path.join(this.path, '.git')).catch(() => undefined))) {
+      this.ensured = true;
+      return;
+    }
     await fs.rm(this.path, { recursive: true, force: true });
     await runGit(this.worktrees.root, ['worktree', 'prune']);
     await this.worktrees.ensureIgnored();
     await git(this.worktrees.root, ['worktree', 'add', '--detach', this.path, base]);
+    this.ensured = true;
+  }
+
+  /** Whether the merge worktree's `.git` file names a record of it that git still keeps (no git process: a stat). */
+  private async registeredHere(): Promise<boolean> {
+    const pointer = await fs.readFile(path.join(this.path, '.git'), 'utf8').catch(() => '');
+    const gitdir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
+    if (!gitdir) return false;
+    const record = path.resolve(this.path, gitdir);
+    return (await fs.stat(path.join(record, 'HEAD')).catch(() => undefined)) !== undefined;
   }
 
   private async unfollow(worktrees: string[], base: string, result: string): Promise<void> {
@@ -182,7 +222,8 @@ export class MergeWorkspace {
 
   /** Commits need an author; fresh containers and CI machines often have none configured. */
   private identityEnv(): Promise<NodeJS.ProcessEnv> {
-    return identityEnv(this.path);
+    this.identity ??= identityEnv(this.path);
+    return this.identity;
   }
 }
 
@@ -204,9 +245,17 @@ export async function mergeTargetInto(worktree: string, target: string, taskId: 
 }
 
 async function identityEnv(dir: string): Promise<NodeJS.ProcessEnv> {
-  const name = (await runGit(dir, ['config', 'user.name'])).stdout.trim();
-  const email = (await runGit(dir, ['config', 'user.email'])).stdout.trim();
-  return name && email ? {} : FALLBACK_IDENTITY;
+  const set = (await runGit(dir, ['config', '--get-regexp', '^user\\.(name|email)$'])).stdout.split('\n');
+  const has = (key: string) => set.some((line) => line.startsWith(`${key} `) && line.slice(key.length + 1).trim() !== '');
+  return has('user.name') && has('user.email') ? {} : FALLBACK_IDENTITY;
+}
+
+/** `git diff --name-status -z` (renames off): each path with its one-letter status. */
+function stagedChanges(out: string): { status: string; file: string }[] {
+  const fields = out.split('\0');
+  const changes: { status: string; file: string }[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]) changes.push({ status: fields[i][0], file: fields[i + 1] });
+  return changes;
 }
 
 /** Conflict markers staged in the merge worktree (`git diff --check` names them). */

@@ -3,12 +3,13 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
+import { WarmWorktrees } from '../git/warmWorktrees';
 import type { WorktreeManager } from '../git/worktrees';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
-import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, scheduleFinished, type SchedulerState } from './scheduler';
+import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, scheduleFinished, type SchedulerState } from './scheduler';
 import type { TaskLoop } from './taskLoop';
 import { HOLD_ENDS } from './runQuestions';
 import type { TaskRunResult } from './types';
@@ -68,8 +69,12 @@ export class Autopilot {
   private readonly results: TaskRunResult[] = [];
   /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
   private readonly cleanups: Promise<void>[] = [];
+  /** The next tasks' worktrees, made while the running agents wait for their models. */
+  private readonly warm: WarmWorktrees;
 
-  constructor(private readonly d: AutopilotDeps) {}
+  constructor(private readonly d: AutopilotDeps) {
+    this.warm = new WarmWorktrees(d.worktrees, d.target);
+  }
 
   async run(stop: AbortSignal): Promise<TaskRunResult[]> {
     await this.recover();
@@ -79,6 +84,7 @@ export class Autopilot {
       // never leave with an agent or a merge still at work (the run lock is released after this)
       await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
       await Promise.all(this.cleanups);
+      await this.warm.dispose(); // worktrees made ahead for tasks that did not start in this run
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
     return this.results;
@@ -125,7 +131,10 @@ export class Autopilot {
     // merge.deleteBranch false: the branches of merged tasks are the user's to keep
     const keepBranches = d.config.merge.deleteBranch ? keep : new Set([...keep, ...tasks.filter((t) => t.status === 'done').map((t) => t.id)]);
     const pruned = await d.worktrees.prune(keep, keepBranches);
-    const removed = [...pruned.removedWorktrees, ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
+    // worktrees a killed run had made ahead for tasks that never started
+    const neverStarted = tasks.filter((t) => t.status === 'todo' && t.iterations === 0).map((t) => t.id);
+    const unused = await this.warm.discardLeftovers(neverStarted).catch(() => []);
+    const removed = [...pruned.removedWorktrees, ...unused.map((p) => `${p} (made ahead, never used)`), ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
     if (removed.length > 0) d.emit({ type: 'warning', code: 'worktrees-pruned', message: `cleaned up after an interrupted run: ${removed.join(', ')}` });
     for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id))) {
       const cp = await d.checkpoints.load(task.id).catch(() => undefined);
@@ -147,18 +156,22 @@ export class Autopilot {
   }
 
   private startAgents(tasks: Task[], stop: AbortSignal): void {
-    const filled = fillSlots(this.schedule, tasks, this.d.config.loop.maxParallel);
+    const { maxParallel } = this.d.config.loop;
+    const filled = fillSlots(this.schedule, tasks, maxParallel);
     this.schedule = filled.state;
     for (const task of filled.start) {
       const run = this.runAgent(task, stop).then((result) => ({ kind: 'agent', taskId: task.id, result }) as Finished);
       this.agents.set(task.id, run);
     }
+    // every slot taken: the tasks next in line (new ones, which have no worktree yet) get theirs made meanwhile
+    const next = readyTasks(tasks, this.schedule).filter((t) => t.status === 'todo' && !this.schedule.returning.includes(t.id));
+    this.warm.prepare(next.slice(0, maxParallel).map((t) => t.id));
   }
 
   private async runAgent(task: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { d } = this;
     try {
-      const worktree = await d.worktrees.create(task.id, d.target);
+      const worktree = await this.warm.take(task.id);
       d.emit({ type: 'worktree', taskId: task.id, state: 'ready', path: worktree.path, branch: worktree.branch, created: worktree.created });
       const current = await d.store.get(task.id);
       return await (await d.loopFor(worktree.path)).run(current, stop);

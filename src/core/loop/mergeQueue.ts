@@ -210,6 +210,7 @@ export class MergeQueue {
     const required = deps.gateConfigs.filter((g) => g.required);
     let gates: MergeEntry['gates'] = [];
     if (required.length > 0) {
+      this.workspace.used();
       const report = await runGates({ gates: required, runner: deps.gates, cwd: this.workspace.path, signal, taskId: entry.taskId, emit: deps.emit });
       gates = report.outcomes.map(summarizeOutcome);
       if (signal?.aborted) throw new RalphError('stopped during the merged check', 'stopped');

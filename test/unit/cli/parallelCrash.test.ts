@@ -56,8 +56,16 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     const first = startCli(['run'], ws.dir);
     await threeHung;
     // a crash mid-`git add` in one of them leaves its index.lock behind too
-    const worktrees = (await fs.readdir(ws.path('.ralph', 'worktrees'))).filter((n) => !n.startsWith('_'));
+    // the fourth task's worktree is made ahead while the three wait for their models
+    const registered = () => ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ') && l.includes('/worktrees/T-'));
+    for (let waited = 0; registered().length < 4 && waited < 200; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const tasksNow = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
+    const made = (await fs.readdir(ws.path('.ralph', 'worktrees'))).filter((n) => !n.startsWith('_'));
+    const worktrees = made.filter((n) => tasksNow.find((t) => t.id === n)?.status === 'in_progress');
     assert.equal(worktrees.length, 3, 'three agents at once, each in its worktree');
+    const ahead = made.filter((n) => !worktrees.includes(n));
+    assert.equal(ahead.length, 1, 'the task next in line has its worktree made ahead');
+    assert.equal(tasksNow.find((t) => t.id === ahead[0])?.status, 'todo');
     const gitDir = path.resolve(ws.path('.ralph', 'worktrees', worktrees[0]), ws.git('-C', ws.path('.ralph', 'worktrees', worktrees[0]), 'rev-parse', '--git-dir'));
     first.child.kill('SIGKILL');
     assert.equal((await first.done).code, null);
@@ -67,7 +75,7 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     assert.equal(status.code, 0, status.stderr);
     for (const name of worktrees) assert.match(status.stdout, new RegExp(`worktree \\.ralph/worktrees/${name} \\(ralph/${name}\\) of ${name} — in_progress`));
     const statusJson = JSON.parse((await startCli(['status', '--json'], ws.dir).done).stdout) as { worktrees: { taskId: string }[] };
-    assert.deepEqual(statusJson.worktrees.map((w) => w.taskId).sort(), [...worktrees].sort());
+    assert.deepEqual(statusJson.worktrees.map((w) => w.taskId).sort(), [...made].sort());
 
     server.push(...Array.from({ length: 12 }, () => agent));
     const second = await startCli(['run'], ws.dir).done;
@@ -77,6 +85,8 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     assert.match(second.stdout, /^\[T-00\d\] ↻ iteration 1\/4 \(model-a\)$/m);
     assert.match(second.stdout, /^⇶ T-00\d merge merged: merged into main as [0-9a-f]{10}$/m);
     assert.match(second.stdout, /cleaned up after an interrupted run: .*index\.lock/, 'the stale lock was pruned before any agent started');
+    // a worktree made ahead for a task that never started is not used at a stale tip: removed, and made again when it starts
+    for (const name of ahead) assert.match(second.stdout, new RegExp(`cleaned up after an interrupted run: .*worktrees/${name} \\(made ahead, never used\\)`));
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
     assert.deepEqual(tasks.map((t) => t.status), ['done', 'done', 'done', 'done']);
     const landed = ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean);
