@@ -5,7 +5,7 @@
  * the overhead excludes), so that the ratio holds on a shared, noisy machine.
  *
  * The floor is one `git status` (the very command the loop runs to learn whether there is work
- * to commit, with the same hardened `-c` flags, spawned with plain `execFile`) and the fsync'd
+ * to commit, started the same way: `runGit`, with the same hardened `-c` flags) and the fsync'd
  * atomic writes of the state an iteration needs, at the real files' sizes: the checkpoint at
  * the iteration's start, the write-ahead checkpoint before its commit, the checkpoint at its
  * end, and the task's record in the task store. Each write is the least an atomic write can
@@ -19,12 +19,11 @@
  * would otherwise allow; what the ratio measures is the orchestrator's own cost per iteration
  * as a person waits for it, against this fixed yardstick.
  */
-import { execFile } from 'node:child_process';
 import { closeSync, fsync, openSync, promises as fs, renameSync, writeSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { HARDENED_GIT_CONFIG } from '../src/core/git/gitService';
+import { runGit } from '../src/core/git/gitExec';
 
 /** The state writes of one iteration, by the file each copies the size and content of. */
 export const FLOOR_WRITES = ['checkpoint (start)', 'checkpoint (write-ahead)', 'checkpoint (end)', 'task store'] as const;
@@ -60,9 +59,10 @@ export class FloorSampler {
   }
 }
 
-function gitStatus(cwd: string): Promise<void> {
-  const args = [...HARDENED_GIT_CONFIG.flatMap((c) => ['-c', c]), 'status', '--porcelain', '--branch', '--untracked-files=all', '--', '.', ':(exclude).ralph/tasks.json', ':(exclude).ralph/config.json'];
-  return new Promise((resolve, reject) => execFile('git', args, { cwd }, (error) => (error ? reject(error) : resolve())));
+async function gitStatus(cwd: string): Promise<void> {
+  // started the way the orchestrator starts every git process (runGit: the hardened options, the helper process)
+  const result = await runGit(cwd, ['status', '--porcelain', '--branch', '--untracked-files=all', '--', '.', ':(exclude).ralph/tasks.json', ':(exclude).ralph/config.json']);
+  if (result.code !== 0) throw new Error(`git status failed: ${result.stderr}`);
 }
 
 /** The least an fsync'd atomic write can be without blocking the event loop on the disk: only the fsync waits off the thread. */

@@ -3,6 +3,7 @@
  * tests — these machines are shared and noisy). Prints a table and writes bench/results.json.
  * RALPH_BENCH_ITERATIONS overrides the iteration count (default 1000).
  */
+import { execFile } from 'node:child_process';
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { benchLoop } from './loopOverhead';
@@ -32,12 +33,34 @@ function bundleFacts() {
   return { extensionBytes: extension, cliBytes: size('dist/cli.js'), webviewBytes: size('dist/webview/main.js'), webviewCodeInExtension };
 }
 
+const SECTIONS = {
+  loop: () => benchLoop(Number(process.env.RALPH_BENCH_ITERATIONS ?? 1000)),
+  parallel: () => benchParallel(),
+  promptCache: () => benchPromptCache(),
+  store: () => benchStore(),
+};
+type Section = keyof typeof SECTIONS;
+
+/**
+ * Each section in a process of its own: one section's heap must not weigh on the next one's
+ * figures (on Linux every git process is a fork of this one, whose cost grows with its memory:
+ * after the 1,000-iteration loop, the parallel section's merges paid for the loop's garbage).
+ * The figures that are ratios are still measured side by side within one section.
+ */
+function inOwnProcess<K extends Section>(section: K): Promise<Awaited<ReturnType<(typeof SECTIONS)[K]>>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--expose-gc', __filename, '--section', section], { maxBuffer: 64 * 2 ** 20, env: process.env }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`bench section ${section} failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null'));
+    });
+  });
+}
+
 async function main(): Promise<void> {
-  const iterations = Number(process.env.RALPH_BENCH_ITERATIONS ?? 1000);
-  const loop = await benchLoop(iterations);
-  const parallel = await benchParallel();
-  const promptCache = await benchPromptCache();
-  const store = await benchStore();
+  const loop = await inOwnProcess('loop');
+  const parallel = await inOwnProcess('parallel');
+  const promptCache = await inOwnProcess('promptCache');
+  const store = await inOwnProcess('store');
   const bundle = bundleFacts();
   const results = { date: new Date().toISOString(), node: process.version, loop, parallel, promptCache, store, bundle };
   console.log(`loop: ${loop.iterations} iterations`);
@@ -63,7 +86,9 @@ function kb(bytes: number | undefined): string {
   return bytes === undefined ? 'not built' : `${Math.round(bytes / 1024)} KB`;
 }
 
-main().catch((error) => {
+const at = process.argv.indexOf('--section');
+const section = at >= 0 ? (process.argv[at + 1] as Section) : undefined;
+(section ? SECTIONS[section]().then((result) => console.log(JSON.stringify(result))) : main()).catch((error) => {
   console.error(error);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import { RalphError } from '../errors';
+import { runGitProcess } from './gitHost';
 
 /**
  * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
@@ -32,20 +32,16 @@ export class GitCommandError extends RalphError {
  * Runs git and returns its exit code and output without throwing: the worktree manager and the
  * merge queue branch on exit codes (a conflict is an answer, not an error). Messages in C locale
  * so that what is parsed does not depend on the user's language; never a prompt; no hook, no
- * fsmonitor, no pager (`HARDENED_GIT_CONFIG`).
+ * fsmonitor, no pager (`HARDENED_GIT_CONFIG`). Started from a small helper process, not this one
+ * (see gitHost.ts).
  */
 export function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      'git',
-      [...HARDENED_GIT_ARGS, ...args],
-      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...options.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' }, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 128) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) || (error && code === 128 && !stderr ? error.message : '') });
-      },
-    );
-    if (options.input !== undefined) child.stdin?.end(options.input);
+  return runGitProcess({
+    args: [...HARDENED_GIT_ARGS, ...args],
+    cwd,
+    env: { ...process.env, ...options.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' },
+    input: options.input,
+    maxBuffer: 64 * 1024 * 1024,
   });
 }
 

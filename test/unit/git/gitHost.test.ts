@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { runGit } from '../../../src/core/git/gitExec';
+import { gitHostPid } from '../../../src/core/git/gitHost';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+describe('git started from the helper process (gitHost)', () => {
+  let ws: TempWorkspace;
+  beforeEach(async () => {
+    ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
+  });
+  afterEach(async () => ws.cleanup());
+
+  it('gives git\'s exit code, output and errors as a direct start would, input included', async function () {
+    if (process.platform === 'win32') this.skip(); // no helper there: git is started directly
+    const ok = await runGit(ws.dir, ['rev-parse', '--abbrev-ref', 'HEAD']);
+    assert.deepEqual(ok, { code: 0, stdout: 'main\n', stderr: '' });
+    assert.ok(gitHostPid(), 'a helper process started git');
+    assert.notEqual(gitHostPid(), process.pid);
+    const bad = await runGit(ws.dir, ['rev-parse', '--verify', '--quiet', 'refs/heads/nope']);
+    assert.equal(bad.code, 1);
+    const failed = await runGit(ws.dir, ['no-such-command']);
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.stderr, /no-such-command/);
+    const hashed = await runGit(ws.dir, ['hash-object', '--stdin'], { input: 'hello\n' });
+    assert.equal(hashed.stdout.trim(), 'ce013625030ba8dba906f756967f9e9ca394464a');
+    // several at once: each answer goes to its own call
+    const many = await Promise.all(Array.from({ length: 8 }, (_, i) => runGit(ws.dir, ['hash-object', '--stdin'], { input: `${i}\n` })));
+    const direct = Array.from({ length: 8 }, (_, i) => execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: `${i}\n`, encoding: 'utf8' }));
+    assert.deepEqual(many.map((m) => m.stdout), direct);
+  });
+
+  it('a helper that was killed is started again; a call in flight when it died fails rather than running twice', async function () {
+    if (process.platform === 'win32') this.skip();
+    await runGit(ws.dir, ['status']);
+    const first = gitHostPid()!;
+    // a git that waits for its input, so the helper dies while it runs
+    const inFlight = runGit(ws.dir, ['hash-object', '--stdin'], { input: undefined });
+    process.kill(first, 'SIGKILL');
+    const answer = await inFlight;
+    assert.equal(answer.code, 128);
+    assert.match(answer.stderr, /helper process ended before git did/);
+    const again = await runGit(ws.dir, ['rev-parse', 'HEAD']);
+    assert.equal(again.code, 0);
+    assert.notEqual(gitHostPid(), first, 'a new helper');
+  });
+});
