@@ -90,12 +90,16 @@ function ensureHost(): ChildProcess | undefined {
     if (pending.size === 0) child.channel?.unref();
     waiting.resolve({ code: message.code, stdout: message.stdout, stderr: message.stderr });
   });
-  // could not start (no such binary, no IPC): direct from now on; died: started again on the next call
+  let started = false;
+  child.on('spawn', () => (started = true));
+  // could not start (no such binary, no IPC): direct from now on, what it was handed included (none of it ran);
+  // died: started again on the next call
   child.on('error', () => {
+    if (started) return stopUsing(child);
     unavailable = true;
-    stopUsing(child);
+    stopUsing(child, 'run-directly');
   });
-  child.on('exit', () => stopUsing(child));
+  child.on('exit', () => stopUsing(child, started ? 'failed' : 'run-directly'));
   // never what keeps this process alive: referenced only while a git run is in flight
   child.unref();
   child.channel?.unref();
@@ -103,16 +107,20 @@ function ensureHost(): ChildProcess | undefined {
 }
 
 /**
- * The helper is gone or unusable. What it had in hand may have run, in part or whole (a commit,
- * a compare-and-swap of a ref): it is not run again, it failed — the callers' own recovery
- * (a merge queued again, an iteration's commit retried) takes it from there.
+ * The helper is gone or unusable. What a helper that ran had in hand may have run, in part or
+ * whole (a commit, a compare-and-swap of a ref): it is not run again, it failed — the callers'
+ * own recovery (a merge queued again, an iteration's commit retried) takes it from there. What
+ * a helper that never started was handed never ran: it is run directly.
  */
-function stopUsing(child: ChildProcess): void {
+function stopUsing(child: ChildProcess, left: 'failed' | 'run-directly' = 'failed'): void {
   if (host !== child) return;
   host = undefined;
-  const left = [...pending.values()];
+  const waiting = [...pending.values()];
   pending.clear();
-  for (const waiting of left) waiting.resolve({ code: 128, stdout: '', stderr: 'the git helper process ended before git did; git may or may not have run' });
+  for (const call of waiting) {
+    if (left === 'run-directly') void direct(call.run).then(call.resolve);
+    else call.resolve({ code: 128, stdout: '', stderr: 'the git helper process ended before git did; git may or may not have run' });
+  }
   try {
     child.kill();
   } catch {

@@ -44,4 +44,19 @@ describe('git started from the helper process (gitHost)', () => {
     assert.equal(again.code, 0);
     assert.notEqual(gitHostPid(), first, 'a new helper');
   });
+
+  it('where the helper cannot start, git runs directly: the calls handed to it included', async function () {
+    if (process.platform === 'win32') this.skip();
+    // in a process of its own: the helper's state is per process
+    const script = `
+      process.execPath = '/nonexistent/node-for-the-helper';
+      const { runGit } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitExec'))});
+      Promise.all([runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']), runGit(process.argv[1], ['hash-object', '--stdin'], { input: 'x\\n' })])
+        .then((r) => console.log(JSON.stringify(r)));
+    `;
+    const out = execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8' });
+    const [branch, hashed] = JSON.parse(out) as { code: number; stdout: string }[];
+    assert.deepEqual([branch.code, branch.stdout], [0, 'main\n']);
+    assert.equal(hashed.stdout.trim(), execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: 'x\n', encoding: 'utf8' }).trim());
+  });
 });
