@@ -24,8 +24,16 @@ export class GitCommandError extends RalphError {
     readonly args: readonly string[],
     readonly result: GitResult,
   ) {
-    super(`git ${args.join(' ')} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ')}`, 'git');
+    super(`git ${args.join(' ')} failed (exit ${result.code}): ${gitMessage(result)}`, 'git');
   }
+}
+
+/** What git said: its `fatal:` / `error:` line (which names the cause: a lock, a path) and its last lines. */
+function gitMessage(result: GitResult): string {
+  const lines = (result.stderr || result.stdout).split('\n').map((line) => line.trim()).filter(Boolean);
+  const last = lines.slice(-3);
+  const cause = lines.find((line) => /^(fatal|error):/.test(line));
+  return [...(cause && !last.includes(cause) ? [cause] : []), ...last].join(' ');
 }
 
 /**

@@ -1,8 +1,7 @@
 import * as path from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
 import { RalphError } from '../errors';
 import { readTextIfExists } from '../util/atomicWrite';
-import { git, HARDENED_GIT_CONFIG } from './gitExec';
+import { git, runGit } from './gitExec';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -11,7 +10,6 @@ import { git, HARDENED_GIT_CONFIG } from './gitExec';
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
 const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
 
-export { HARDENED_GIT_CONFIG };
 
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
@@ -28,9 +26,8 @@ export interface SecretGuard {
   contains(text: string): boolean;
 }
 
-/** The git operations the loop needs, on real git through simple-git. */
+/** The git operations the loop needs, on real git (`runGit`: hardened options, started from the helper process). */
 export class GitService {
-  private readonly git: SimpleGit;
   private identityChecked = false;
   private logCache: { head: string; count: number; entries: { sha: string; message: string }[] } | undefined;
 
@@ -38,42 +35,32 @@ export class GitService {
     readonly root: string,
     private readonly secrets?: SecretGuard,
   ) {
-    this.git = simpleGit({
-      baseDir: root,
-      binary: 'git',
-      maxConcurrentProcesses: 2,
-      config: HARDENED_GIT_CONFIG,
-      // simple-git refuses these keys unless told: here they switch the programs off
-      unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafePager: true },
-    });
+  }
+
+  /** git in this repository; throws a GitCommandError with git's own message on a non-zero exit. */
+  private run(args: readonly string[], input?: string): Promise<string> {
+    return git(this.root, args, input === undefined ? {} : { input });
   }
 
   async isRepo(): Promise<boolean> {
-    try {
-      return (await this.git.revparse(['--show-toplevel'])).trim().length > 0;
-    } catch {
-      return false;
-    }
+    const top = await runGit(this.root, ['rev-parse', '--show-toplevel']);
+    return top.code === 0 && top.stdout.trim().length > 0;
   }
 
   async init(): Promise<void> {
-    await this.git.init();
+    await this.run(['init', '-q']);
   }
 
   async headSha(): Promise<string | undefined> {
-    try {
-      return (await this.git.revparse(['HEAD'])).trim();
-    } catch {
-      return undefined; // no commits yet
-    }
+    const head = await runGit(this.root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+    return head.code === 0 ? head.stdout.trim() : undefined; // no commits yet
   }
 
   /**
    * Whether there is anything `commitAll` would commit: one `git status`, which only reads the
    * working tree, so the loop runs it alongside its own bookkeeping writes (`.ralph/` state is
-   * not in it). Most iterations of a long run change nothing, and every git process costs a
-   * fork of this (large) process: the check is spawned directly with the same hardened `-c`
-   * options, as simple-git's own handling of a process costs the orchestrator more than git's run.
+   * not in it). Most iterations of a long run change nothing: then this is the iteration's only
+   * git process.
    */
   async hasChangesToCommit(): Promise<boolean> {
     const status = await git(this.root, ['status', '--porcelain', '--branch', '--untracked-files=all', ...COMMIT_PATHSPEC]);
@@ -87,14 +74,14 @@ export class GitService {
   async commitAll(message: string, changed?: boolean): Promise<CommitInfo | undefined> {
     if (!(changed ?? (await this.hasChangesToCommit()))) return undefined;
     const pathspec = COMMIT_PATHSPEC;
-    await this.git.raw(['add', '-A', '--verbose', ...pathspec]); // --verbose: output spares simple-git's 50 ms wait
+    await this.run(['add', '-A', ...pathspec]);
     const withheld = await this.withholdSecrets();
-    const staged = (await this.git.diff(['--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
+    const staged = (await this.run(['diff', '--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
     if (staged.length === 0 && withheld.length > 0) throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
-    await this.git.commit(message, undefined, { '--no-verify': null });
-    const sha = (await this.git.revparse(['HEAD'])).trim();
+    await this.run(['commit', '--no-verify', '-q', '-F', '-'], message);
+    const sha = (await this.run(['rev-parse', 'HEAD'])).trim();
     return { sha, files: staged, ...(withheld.length > 0 ? { withheld } : {}) };
   }
 
@@ -104,7 +91,7 @@ export class GitService {
    */
   private async withholdSecrets(): Promise<string[]> {
     if (!this.secrets) return [];
-    const diff = await this.git.raw(['diff', '--cached', '--no-color', '--no-ext-diff', '--text', '-U0']);
+    const diff = await this.run(['diff', '--cached', '--no-color', '--no-ext-diff', '--text', '-U0']);
     if (!this.secrets.contains(diff)) return [];
     const files = new Set<string>();
     let current: string | undefined;
@@ -113,7 +100,7 @@ export class GitService {
       else if (current && line.startsWith('+') && this.secrets.contains(line)) files.add(current);
     }
     const withheld = [...files];
-    if (withheld.length > 0) await this.git.raw(['reset', '-q', '--', ...withheld]);
+    if (withheld.length > 0) await this.run(['reset', '-q', '--', ...withheld]);
     return withheld;
   }
 
@@ -122,7 +109,7 @@ export class GitService {
     const changes = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
     const head = await this.headSha();
     if (!head || !base || base === head) return changes;
-    const out = await this.git.raw(['diff', '--no-ext-diff', '--no-textconv', '--name-status', '--no-renames', `${base}..${head}`]);
+    const out = await this.run(['diff', '--no-ext-diff', '--no-textconv', '--name-status', '--no-renames', `${base}..${head}`]);
     for (const line of out.split('\n').filter(Boolean)) {
       const [status, file] = line.split('\t');
       if (!file || EXCLUDED_FROM_COMMITS.includes(file)) continue;
@@ -138,7 +125,7 @@ export class GitService {
     const head = await this.readHead();
     if (head && this.logCache?.head === head && this.logCache.count >= maxCount) return this.logCache.entries.slice(0, maxCount);
     if (!(await this.headSha())) return [];
-    const out = await this.git.raw(['log', `-n${maxCount}`, '--format=%H%x00%s']);
+    const out = await this.run(['log', `-n${maxCount}`, '--format=%H%x00%s']);
     const entries = out
       .split('\n')
       .filter(Boolean)
@@ -170,16 +157,12 @@ export class GitService {
     this.identityChecked = true;
     const name = await this.configValue('user.name');
     const email = await this.configValue('user.email');
-    if (!name) await this.git.addConfig('user.name', FALLBACK_IDENTITY.name, false, 'local');
-    if (!email) await this.git.addConfig('user.email', FALLBACK_IDENTITY.email, false, 'local');
+    if (!name) await this.run(['config', '--local', 'user.name', FALLBACK_IDENTITY.name]);
+    if (!email) await this.run(['config', '--local', 'user.email', FALLBACK_IDENTITY.email]);
   }
 
   private async configValue(key: string): Promise<string | undefined> {
-    try {
-      const value = (await this.git.raw(['config', '--get', key])).trim();
-      return value || undefined;
-    } catch {
-      return undefined;
-    }
+    const value = await runGit(this.root, ['config', '--get', key]);
+    return (value.code === 0 && value.stdout.trim()) || undefined;
   }
 }
