@@ -10,6 +10,7 @@ import { type EditorModelInfo, matchEditorModels, parseEditorModelSelector, EDIT
 import { abortError, defaultSleep, type Sleep, withRetries } from '../core/llm/retry';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelClient, RetryNotice, TokenCounter, ToolSpec } from '../core/llm/types';
 import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmFailure, type LmShapes } from './lmMapping';
+import { IdleWatchdog } from '../core/util/idleWatchdog';
 
 /** Shown by VS Code in its consent dialog the first time Ralph Loop asks to use a model. */
 export const LM_JUSTIFICATION =
@@ -78,38 +79,30 @@ export class LmModelClient implements ModelClient, TokenCounter {
     const cancel = new vscode.CancellationTokenSource();
     const onAbort = () => cancel.cancel();
     request.signal?.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    let watchdog: NodeJS.Timeout | undefined;
-    const rearm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
-        timedOut = true;
-        cancel.cancel();
-      }, this.options.timeoutMs);
-    };
+    const watchdog = new IdleWatchdog(this.options.timeoutMs, () => cancel.cancel());
     try {
       const options: vscode.LanguageModelChatRequestOptions = { justification: LM_JUSTIFICATION };
       if (request.tools?.length) options.tools = toLmTools(request.tools);
       if (request.temperature !== undefined) options.modelOptions = { temperature: request.temperature };
       // Not timed: the first request waits for the person to answer VS Code's consent dialog.
       const response = await model.sendRequest(messages, options, cancel.token);
-      rearm();
+      watchdog.rearm();
       const assembler = new LmResponseAssembler(request.model, shapes, request.onDelta);
       for await (const part of response.stream) {
-        rearm();
+        watchdog.rearm();
         if (cancel.token.isCancellationRequested) break;
         assembler.add(part);
       }
-      if (timedOut) throw new LmTimeoutError();
+      if (watchdog.fired) throw new LmTimeoutError();
       if (request.signal?.aborted) throw abortError(request.signal);
-      clearTimeout(watchdog);
+      watchdog.stop();
       const promptTokens = await this.countMessages(model, messages, request.tools ?? []);
       const completionTokens = await this.count(model, assembler.textForCounting);
       return assembler.finish({ promptTokens, completionTokens, totalTokens: promptTokens + completionTokens });
     } catch (error) {
-      throw timedOut ? new LmTimeoutError() : error;
+      throw watchdog.fired ? new LmTimeoutError() : error;
     } finally {
-      clearTimeout(watchdog);
+      watchdog.stop();
       request.signal?.removeEventListener('abort', onAbort);
       cancel.dispose();
     }

@@ -6,6 +6,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import type { RalphEvent } from '../../src/core/events';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
+import { waitFor as waitUntil } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_INTEGRATION_KEY';
@@ -16,15 +17,7 @@ async function activate(): Promise<RalphExtensionApi> {
   return extension.activate();
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000): Promise<T> => waitUntil(what, probe, timeoutMs);
 
 /** The tree as a person sees it: group label → task labels. */
 function treeShape(api: RalphExtensionApi): Record<string, string[]> {

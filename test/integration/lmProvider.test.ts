@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
 import type { RalphEvent } from '../../src/core/events';
+import { waitFor } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const FIXTURE_ID = 'ralph-test.ralph-lm-fixture';
@@ -40,15 +41,6 @@ interface FixtureApi {
   counts: { tokenCounts: number; cancelled: number };
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('editor models (llm.provider "vscode", vscode.lm)', () => {
   const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;

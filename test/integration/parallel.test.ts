@@ -15,21 +15,14 @@ import type { RalphExtensionApi } from '../../src/extension';
 import { runningAgents, stateDigest } from '../../src/shared/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../fixtures/scriptedServer';
+import { waitFor as waitUntil } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_PARALLEL_TEST_KEY';
 /** Bounds each wait (the machine is shared and slow); a miss names what was awaited. */
 const WAIT_MS = 120_000;
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> => waitUntil(what, probe, timeoutMs);
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const releaseFile = () => path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'out', `release-merge-check-${process.pid}`);

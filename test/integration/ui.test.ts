@@ -13,6 +13,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import { stateDigest } from '../../src/shared/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
+import { waitFor } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_UI_TEST_KEY';
@@ -22,15 +23,6 @@ async function activate(): Promise<RalphExtensionApi> {
   return vscode.extensions.getExtension<RalphExtensionApi>(EXTENSION_ID)!.activate();
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const tasksFile = () => path.join(workspace(), '.ralph', 'tasks.json');

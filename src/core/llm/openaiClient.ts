@@ -13,6 +13,7 @@ import { faultLabel, faultOf, type ProviderErrorBody, retryableFault } from './f
 import { StreamAssembler, StreamTruncatedError, toWireMessages, toWireTools } from './openaiWire';
 import { abortError, defaultSleep, type HeaderSource, type Sleep, withRetries } from './retry';
 import type { ChatRequest, ChatResponse, ModelClient, RetryNotice } from './types';
+import { IdleWatchdog } from '../util/idleWatchdog';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -110,31 +111,23 @@ export class OpenAIModelClient implements ModelClient {
     request.signal?.addEventListener('abort', forwardAbort, { once: true });
     // The SDK's own timeout stops at the response headers; this watchdog also covers a stream
     // that goes quiet half-way, which would otherwise hang the iteration forever.
-    let timedOut = false;
-    let watchdog: NodeJS.Timeout | undefined;
-    const rearm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, this.timeoutMs);
-    };
+    const watchdog = new IdleWatchdog(this.timeoutMs, () => controller.abort());
     try {
-      rearm();
+      watchdog.rearm();
       const stream = await this.sdk.chat.completions.create(this.body(request), { signal: controller.signal });
       const assembler = new StreamAssembler(request.model, request.onDelta);
       for await (const chunk of stream) {
-        rearm();
+        watchdog.rearm();
         assembler.add(chunk);
       }
       // The SDK ends an aborted stream silently, as if it had completed: check why it ended.
-      if (timedOut) throw new AttemptTimeoutError();
+      if (watchdog.fired) throw new AttemptTimeoutError();
       if (request.signal?.aborted) throw abortError(request.signal);
       return assembler.finish();
     } catch (error) {
-      throw timedOut ? new AttemptTimeoutError() : error;
+      throw watchdog.fired ? new AttemptTimeoutError() : error;
     } finally {
-      clearTimeout(watchdog);
+      watchdog.stop();
       request.signal?.removeEventListener('abort', forwardAbort);
     }
   }
