@@ -4,7 +4,7 @@
  * RALPH_BENCH_ITERATIONS overrides the iteration count (default 1000).
  */
 import { execFile } from 'node:child_process';
-import { promises as fs, statSync } from 'node:fs';
+import { promises as fs, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { benchLoop } from './loopOverhead';
 import { benchParallel } from './parallel';
@@ -25,7 +25,7 @@ function bundleFacts() {
   const extension = size('dist/extension.js');
   let webviewCodeInExtension = false;
   try {
-    const text = require('node:fs').readFileSync(path.join(root, 'dist/extension.js'), 'utf8') as string;
+    const text = readFileSync(path.join(root, 'dist/extension.js'), 'utf8');
     webviewCodeInExtension = /acquireVsCodeApi\(\)/.test(text);
   } catch {
     // not built

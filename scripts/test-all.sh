@@ -32,6 +32,9 @@ fi
 phase "typecheck"
 npm run --silent typecheck
 
+phase "lint"
+npm run --silent lint
+
 phase "build"
 npm run --silent build
 

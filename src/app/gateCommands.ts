@@ -43,7 +43,10 @@ export async function runQualityGates(s: GateCommandServices): Promise<GateRepor
           emit: (body) => {
             emitter.emit(body);
             if (body.type === 'gate.started') progress.report({ message: `${body.gate} (${done + 1}/${config.gates.length})` });
-            if (body.type === 'gate.finished') progress.report({ increment: 100 / config.gates.length, message: `${body.gate}: ${body.passed ? 'passed' : 'failed'}` }), done++;
+            if (body.type === 'gate.finished') {
+              progress.report({ increment: 100 / config.gates.length, message: `${body.gate}: ${body.passed ? 'passed' : 'failed'}` });
+              done++;
+            }
           },
         });
       } finally {

@@ -154,7 +154,7 @@ export class Compactor {
       });
     } catch (error) {
       this.gaveUp = true;
-      throw new Error(`compaction failed, the conversation goes on uncompacted: ${errorMessage(error)}`);
+      throw new Error(`compaction failed, the conversation goes on uncompacted: ${errorMessage(error)}`, { cause: error });
     }
     const compacted: ChatMessage[] = [
       ...split.head,

@@ -160,7 +160,7 @@ export class OpenAIModelClient implements ModelClient {
   private redact(text: string): string {
     const key = this.options.apiKey;
     const whole = key.length >= 4 ? text.split(key).join('[redacted]') : text;
-    return whole.replace(/\b(sk|rk|pk)-[A-Za-z0-9_*\-]{4,}/g, '[redacted]');
+    return whole.replace(/\b(sk|rk|pk)-[A-Za-z0-9_*-]{4,}/g, '[redacted]');
   }
 }
 

@@ -28,6 +28,7 @@ export function bashParser(): Promise<TsParser> {
 async function load(): Promise<TsParser> {
   // require, not import(): bundled, import() would pick the package's ESM build, whose
   // `import.meta.url` means nothing in the CommonJS bundles
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports -- see above
   const { Parser, Language } = require('web-tree-sitter') as typeof import('web-tree-sitter');
   const runtime = locate(RUNTIME_WASM, () => path.join(path.dirname(fromHere().resolve('web-tree-sitter')), RUNTIME_WASM));
   await Parser.init({ locateFile: (file: string) => (file === RUNTIME_WASM ? runtime : file) });

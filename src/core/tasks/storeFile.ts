@@ -63,11 +63,9 @@ export async function readWithSig(file: string): Promise<{ data: Buffer; sig: Fi
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  let regular = false;
   try {
     const stat = fstatSync(fd, { bigint: true });
-    regular = stat.isFile();
-    if (regular) {
+    if (stat.isFile()) {
       const before = sigOf(stat);
       const data = before.size <= SMALL_READ ? readFileSync(fd) : await readFileAsync(fd);
       const after = sigOf(fstatSync(fd, { bigint: true }));

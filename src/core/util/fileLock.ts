@@ -1,4 +1,5 @@
 import { mkdirSync, realpathSync, rmdirSync, type Stats, statSync, utimesSync } from 'node:fs';
+import type * as NodeFs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 import { ConfigError, RalphError } from '../errors';
@@ -52,7 +53,7 @@ const directFs = {
   realpath: (file: string, callback: Callback<string>) => direct(() => realpathSync(file), callback),
   // the exit handler's: a lock still held when the process exits is removed on the way out
   rmdirSync: (dir: string) => rmdirSync(dir),
-} as unknown as typeof import('node:fs');
+} as unknown as typeof NodeFs;
 
 /**
  * Runs `work` holding a cross-process lock on `file` (`<file>.lock`, a directory created

@@ -115,6 +115,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     for (const [label, p, argv] of cases) {
       const plain = await runTool(argv, p.dir);
       const coloured = await runTool(argv, p.dir, { color: true });
+      // eslint-disable-next-line no-control-regex -- looking for the colour escape itself
       assert.match(coloured.output, /\u001b\[\d+m/, `${label} printed no colours`);
       const a = parseGateOutput('tests', plain.output).tests;
       const b = parseGateOutput('tests', coloured.output).tests;

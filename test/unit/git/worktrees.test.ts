@@ -105,7 +105,7 @@ describe('WorktreeManager (real git)', () => {
     const { path: dir } = await linked.create('T-030', 'main');
     assert.equal((await fs.lstat(path.join(dir, 'node_modules'))).isSymbolicLink(), true);
     assert.equal(existsSync(path.join(dir, 'not-installed')), false, 'absent paths are skipped');
-    assert.equal(require(path.join(dir, 'node_modules', 'dep')), 42);
+    assert.equal((await import(path.join(dir, 'node_modules', 'dep', 'index.js'))).default, 42);
     await fs.writeFile(path.join(dir, 'work.txt'), 'x\n');
     assert.equal(ws.git('-C', dir, 'status', '--porcelain'), '?? work.txt', 'the link is not something to commit');
     await linked.remove('T-030', { deleteBranch: true });

@@ -57,7 +57,7 @@ describe('hostile model output (against the scripted server)', function () {
   });
 
   it('stops on request while a catastrophic regex runs', async () => {
-    let runner!: ReturnType<LoopHarness['runner']>;
+    let runner!: ReturnType<LoopHarness['runner']>; // eslint-disable-line prefer-const -- assigned inside the harness's callback
     h = await makeLoopHarness([
       { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: `${'a'.repeat(41)}!\n` } }] },
       () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { promises as fs } from 'node:fs';
 import { LockError } from '../../../src/core/errors';
 import { RunLock } from '../../../src/core/loop/runLock';
@@ -30,7 +31,7 @@ describe('RunLock', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout);
     await fs.mkdir(paths.dir, { recursive: true });
-    await fs.writeFile(paths.lock, JSON.stringify({ pid: deadPid, host: require('node:os').hostname(), runId: 'old', startedAt: '' }));
+    await fs.writeFile(paths.lock, JSON.stringify({ pid: deadPid, host: hostname(), runId: 'old', startedAt: '' }));
     const lock = await RunLock.acquire(paths, 'new');
     assert.equal(JSON.parse(await ws.read('.ralph/run.lock')).runId, 'new');
     await lock.release();

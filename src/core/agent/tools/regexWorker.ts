@@ -66,6 +66,7 @@ export function startRegexSearch(source: string, signal: AbortSignal, deadlineMs
     scan(texts, keep, clip) {
       if (closed) return Promise.resolve({ kind: 'error', message: 'search already stopped' });
       return new Promise<RegexSearchOutcome>((resolve) => {
+        // eslint-disable-next-line prefer-const -- finish() may run (on an aborted signal) before the timer is set
         let timer: NodeJS.Timeout | undefined;
         const finish = (outcome: RegexSearchOutcome, stop: boolean) => {
           clearTimeout(timer);

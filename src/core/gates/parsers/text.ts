@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 
 // CSI (colours, cursor moves), OSC (hyperlinks, titles) and the two-byte escapes.
+// eslint-disable-next-line no-control-regex -- matching terminal control characters is the point
 const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
 
 /** Strips terminal escapes. */
