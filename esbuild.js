@@ -1,5 +1,5 @@
-// Three bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, and the progress
-// panel's webview (browser, its own entry: dist/webview/main.js + main.css, with the codicons).
+// Four bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, the git helper process
+// they start (simple-git), and the progress panel's webview (browser, its own entry: dist/webview/main.js + main.css, with the codicons).
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
 const esbuild = require('esbuild');
 const fs = require('node:fs');
@@ -40,6 +40,8 @@ const webview = {
 const builds = [
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], metafile: true },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // the git helper process both of them start (src/core/git/gitHost.ts), beside them in dist/
+  { ...common, entryPoints: ['src/core/git/gitHostMain.ts'], outfile: 'dist/gitHostMain.js' },
   webview,
 ];
 

@@ -5,7 +5,8 @@
  * the overhead excludes), so that the ratio holds on a shared, noisy machine.
  *
  * The floor is one `git status` (the very command the loop runs to learn whether there is work
- * to commit, started the same way: `runGit`, with the same hardened `-c` flags) and the fsync'd
+ * to commit, run the same way: `gitStatus`, with the same hardened `-c` flags, through simple-git
+ * in the git helper process) and the fsync'd
  * atomic writes of the state an iteration needs, at the real files' sizes: the checkpoint at
  * the iteration's start, the write-ahead checkpoint before its commit, the checkpoint at its
  * end, and the task's record in the task store. Each write is the least an atomic write can
@@ -23,7 +24,7 @@ import { closeSync, fsync, openSync, promises as fs, renameSync, writeSync } fro
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { runGit } from '../src/core/git/gitExec';
+import { gitStatus } from '../src/core/git/gitExec';
 
 /** The state writes of one iteration, by the file each copies the size and content of. */
 export const FLOOR_WRITES = ['checkpoint (start)', 'checkpoint (write-ahead)', 'checkpoint (end)', 'task store'] as const;
@@ -44,7 +45,7 @@ export class FloorSampler {
     const checkpoint = await fs.readFile(this.checkpointFile).catch(() => Buffer.from('{}\n'));
     const store = await fs.readFile(this.storeFile).catch(() => Buffer.from('{}\n'));
     const started = performance.now();
-    await gitStatus(this.workspace);
+    await statusOf(this.workspace);
     await atomicWrite(path.join(this.scratch, 'state.json'), checkpoint);
     await atomicWrite(path.join(this.scratch, 'state.json'), checkpoint);
     await atomicWrite(path.join(this.scratch, 'state.json'), checkpoint);
@@ -59,10 +60,9 @@ export class FloorSampler {
   }
 }
 
-async function gitStatus(cwd: string): Promise<void> {
-  // started the way the orchestrator starts every git process (runGit: the hardened options, the helper process)
-  const result = await runGit(cwd, ['status', '--porcelain', '--branch', '--untracked-files=all', '--', '.', ':(exclude).ralph/tasks.json', ':(exclude).ralph/config.json']);
-  if (result.code !== 0) throw new Error(`git status failed: ${result.stderr}`);
+async function statusOf(cwd: string): Promise<void> {
+  // run the way the loop runs it (gitStatus: the hardened options, simple-git in the helper process)
+  await gitStatus(cwd, ['--untracked-files=all', '--', '.', ':(exclude).ralph/tasks.json', ':(exclude).ralph/config.json']);
 }
 
 /** The least an fsync'd atomic write can be without blocking the event loop on the disk: only the fsync waits off the thread. */

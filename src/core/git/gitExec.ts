@@ -1,5 +1,6 @@
 import { RalphError } from '../errors';
-import { runGitProcess } from './gitHost';
+import type { GitCall, GitLogEntry, GitReply, GitStatusFile } from './gitCalls';
+import { callGit } from './gitHost';
 
 /**
  * `-c` options on every git call of the orchestrator: hooks, fsmonitor and pager are programs the
@@ -9,8 +10,6 @@ import { runGitProcess } from './gitHost';
  * prune and repack under the other agents' worktrees while they work (the user's own git still does).
  */
 export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
-
-const HARDENED_GIT_ARGS = HARDENED_GIT_CONFIG.flatMap((option) => ['-c', option]);
 
 export interface GitResult {
   code: number;
@@ -36,21 +35,30 @@ function gitMessage(result: GitResult): string {
   return [...(cause && !last.includes(cause) ? [cause] : []), ...last].join(' ');
 }
 
+/** Variables a git hook or a parent git sets that would point every call at their repository instead of the folder it runs in. */
+const REPOSITORY_OVERRIDES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR'];
+
+/**
+ * The environment of every git call: C locale (what is parsed does not depend on the user's
+ * language), never a prompt, and the repository decided by the folder, not by variables inherited
+ * from a hook (`extra` may still set them on purpose).
+ */
+function gitEnv(extra: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of REPOSITORY_OVERRIDES) delete env[name];
+  return { ...env, ...extra, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' };
+}
+
 /**
  * Runs git and returns its exit code and output without throwing: the worktree manager and the
  * merge queue branch on exit codes (a conflict is an answer, not an error). Messages in C locale
  * so that what is parsed does not depend on the user's language; never a prompt; no hook, no
- * fsmonitor, no pager (`HARDENED_GIT_CONFIG`). Started from a small helper process, not this one
- * (see gitHost.ts).
+ * fsmonitor, no pager (`HARDENED_GIT_CONFIG`). Run through simple-git in a small helper process,
+ * not this one (see gitHost.ts).
  */
-export function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
-  return runGitProcess({
-    args: [...HARDENED_GIT_ARGS, ...args],
-    cwd,
-    env: { ...process.env, ...options.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' },
-    input: options.input,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+export async function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
+  const { code, stdout, stderr } = await callGit({ op: 'raw', cwd, env: gitEnv(options.env), config: HARDENED_GIT_CONFIG, args, input: options.input });
+  return { code, stdout, stderr };
 }
 
 /** Runs git and throws a `GitCommandError` on a non-zero exit; returns stdout. */
@@ -59,3 +67,25 @@ export async function git(cwd: string, args: readonly string[], options: { input
   if (result.code !== 0) throw new GitCommandError(args, result);
   return result.stdout;
 }
+
+/** A call simple-git parses; throws a `GitCommandError` on a non-zero exit. */
+async function parsed(op: Exclude<GitCall['op'], 'raw'>, cwd: string, args: readonly string[]): Promise<GitReply> {
+  const reply = await callGit({ op, cwd, env: gitEnv(undefined), config: HARDENED_GIT_CONFIG, args });
+  if (reply.code !== 0) throw new GitCommandError([op, ...args], reply);
+  return reply;
+}
+
+/**
+ * `git status` as simple-git parses it (porcelain, NUL-separated: any file name; a rename with its
+ * source in `from`), and the paths in conflict.
+ */
+export async function gitStatus(cwd: string, args: readonly string[] = []): Promise<{ files: GitStatusFile[]; conflicted: string[] }> {
+  const reply = await parsed('status', cwd, args);
+  return { files: reply.status ?? [], conflicted: reply.conflicted ?? [] };
+}
+
+/** `git log` with `args` (counts, ranges, paths): hash, parents, subject and body of each commit, newest first. */
+export async function gitLog(cwd: string, args: readonly string[]): Promise<GitLogEntry[]> {
+  return (await parsed('log', cwd, args)).log ?? [];
+}
+

@@ -1,46 +1,27 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { type GitCall, type GitReply, handleGitCall } from './gitCalls';
 
 /**
  * Where the orchestrator's git processes are started from. On Linux a new process is a fork of
  * the one that starts it, and a fork costs in proportion to that process's memory: from an
  * editor's extension host (hundreds of MB) each `git` blocks its event loop for 10–20 ms — the
- * merge queue runs a dozen per merge, the loop one per iteration. So git is started by a small
- * helper process (plain Node, a few tens of MB, forked once, started on first use, gone with
- * this process): the fork happens there, off this event loop. Where the helper cannot run, or
- * on Windows (no fork there), git is started directly, as before; a helper that died is started
- * again by the next call. `RALPH_GIT_HOST=off` starts git directly always.
+ * merge queue runs a dozen per merge, the loop one per iteration. So git runs in a small helper
+ * process (plain Node with simple-git, a few tens of MB, forked once, started on first use, gone
+ * with this process): the fork happens there, off this event loop, and so does simple-git's
+ * parsing of what git printed. Where the helper cannot run, or on Windows (no fork there), the
+ * same calls run in this process; a helper that died is started again by the next call.
+ * `RALPH_GIT_HOST=off` runs them in this process always.
  */
 
-export interface GitRun {
-  args: readonly string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  input?: string;
-  maxBuffer: number;
-}
-
-export interface GitExit {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-// Plain CommonJS run by the helper (`node -e`): no file to locate after bundling.
-const HOST_SOURCE = `
-const { execFile } = require('node:child_process');
-process.on('message', (m) => {
-  const child = execFile('git', m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (error, stdout, stderr) => {
-    const code = error ? (typeof error.code === 'number' ? error.code : 128) : 0;
-    process.send({ id: m.id, code, stdout: String(stdout), stderr: String(stderr) || (error && code === 128 && !stderr ? String(error.message) : '') });
-  });
-  if (m.input !== undefined) child.stdin && child.stdin.end(m.input);
-});
-process.on('disconnect', () => process.exit(0));
-`;
+// The helper's program, beside this module: dist/gitHostMain.js in the bundles, the compiled
+// gitHostMain.js in tests. Absent (an unusual packaging): git calls run in this process.
+const HOST_SCRIPT = path.join(__dirname, 'gitHostMain.js');
 
 interface Pending {
-  run: GitRun;
-  resolve(exit: GitExit): void;
+  call: GitCall;
+  resolve(reply: GitReply): void;
 }
 
 let host: ChildProcess | undefined;
@@ -49,20 +30,20 @@ let unavailable = process.platform === 'win32' || process.env.RALPH_GIT_HOST ===
 let nextId = 0;
 const pending = new Map<number, Pending>();
 
-/** Runs git to its end; never rejects (a git that could not start is exit 128 with the reason). */
-export function runGitProcess(run: GitRun): Promise<GitExit> {
+/** Runs one git call to its end in the helper; never rejects (a git that could not start is exit 128 with the reason). */
+export function callGit(call: GitCall): Promise<GitReply> {
   const helper = unavailable ? undefined : ensureHost();
-  if (!helper) return direct(run);
+  if (!helper) return handleGitCall(call);
   return new Promise((resolve) => {
     const id = ++nextId;
-    pending.set(id, { run, resolve });
+    pending.set(id, { call, resolve });
     if (pending.size === 1) helper.channel?.ref();
     try {
-      helper.send({ id, args: run.args, cwd: run.cwd, env: run.env, input: run.input, maxBuffer: run.maxBuffer });
+      helper.send({ id, ...call });
     } catch {
       pending.delete(id);
       stopUsing(helper);
-      resolve(direct(run));
+      resolve(handleGitCall(call));
     }
   });
 }
@@ -77,18 +58,19 @@ function ensureHost(): ChildProcess | undefined {
   let child: ChildProcess;
   try {
     // ELECTRON_RUN_AS_NODE: in an editor, process.execPath is the editor's own binary
-    child = spawn(process.execPath, ['-e', HOST_SOURCE], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, windowsHide: true });
+    if (!existsSync(HOST_SCRIPT)) throw new Error(`no ${HOST_SCRIPT}`);
+    child = spawn(process.execPath, [HOST_SCRIPT], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, windowsHide: true });
   } catch {
     unavailable = true;
     return undefined;
   }
   host = child;
-  child.on('message', (message: GitExit & { id: number }) => {
-    const waiting = pending.get(message.id);
+  child.on('message', ({ id, ...reply }: GitReply & { id: number }) => {
+    const waiting = pending.get(id);
     if (!waiting) return;
-    pending.delete(message.id);
+    pending.delete(id);
     if (pending.size === 0) child.channel?.unref();
-    waiting.resolve({ code: message.code, stdout: message.stdout, stderr: message.stderr });
+    waiting.resolve(reply);
   });
   let started = false;
   child.on('spawn', () => (started = true));
@@ -118,7 +100,7 @@ function stopUsing(child: ChildProcess, left: 'failed' | 'run-directly' = 'faile
   const waiting = [...pending.values()];
   pending.clear();
   for (const call of waiting) {
-    if (left === 'run-directly') void direct(call.run).then(call.resolve);
+    if (left === 'run-directly') void handleGitCall(call.call).then(call.resolve);
     else call.resolve({ code: 128, stdout: '', stderr: 'the git helper process ended before git did; git may or may not have run' });
   }
   try {
@@ -126,14 +108,4 @@ function stopUsing(child: ChildProcess, left: 'failed' | 'run-directly' = 'faile
   } catch {
     // already gone
   }
-}
-
-function direct(run: GitRun): Promise<GitExit> {
-  return new Promise((resolve) => {
-    const child = execFile('git', [...run.args], { cwd: run.cwd, env: run.env, maxBuffer: run.maxBuffer, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 128) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) || (error && code === 128 && !stderr ? error.message : '') });
-    });
-    if (run.input !== undefined) child.stdin?.end(run.input);
-  });
 }

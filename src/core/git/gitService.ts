@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists } from '../util/atomicWrite';
-import { git, runGit } from './gitExec';
+import { git, gitLog, gitStatus, runGit } from './gitExec';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -63,8 +63,7 @@ export class GitService {
    * git process.
    */
   async hasChangesToCommit(): Promise<boolean> {
-    const status = await git(this.root, ['status', '--porcelain', '--branch', '--untracked-files=all', ...COMMIT_PATHSPEC]);
-    return !status.split('\n').every((line) => line === '' || line.startsWith('## '));
+    return (await gitStatus(this.root, ['--untracked-files=all', ...COMMIT_PATHSPEC])).files.length > 0;
   }
 
   /**
@@ -125,14 +124,7 @@ export class GitService {
     const head = await this.readHead();
     if (head && this.logCache?.head === head && this.logCache.count >= maxCount) return this.logCache.entries.slice(0, maxCount);
     if (!(await this.headSha())) return [];
-    const out = await this.run(['log', `-n${maxCount}`, '--format=%H%x00%s']);
-    const entries = out
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => {
-        const [sha, message] = line.split('\0');
-        return { sha, message: message ?? '' };
-      });
+    const entries = (await gitLog(this.root, [`-n${maxCount}`])).map((e) => ({ sha: e.hash, message: e.subject }));
     if (head) this.logCache = { head, count: maxCount, entries };
     return entries;
   }

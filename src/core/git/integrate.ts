@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
-import { git, runGit } from './gitExec';
+import { git, gitStatus, runGit } from './gitExec';
 import { uncommittedFiles, type WorktreeManager } from './worktrees';
 
 /**
@@ -79,9 +79,10 @@ export class MergeWorkspace {
     this.left = undefined; // a merge in progress from here until it is committed or undone
     const args = strategy === 'squash' ? ['merge', '--squash', '--no-commit', branch] : ['merge', '--no-ff', '--no-commit', branch];
     const merged = await runGit(this.path, args);
-    // one look at the index answers both: the unmerged paths (status U), and whether anything is staged at all
-    const staged = stagedChanges(await git(this.path, ['diff', '--cached', '--name-status', '--no-renames', '-z']));
-    const unmerged = staged.filter((c) => c.status === 'U').map((c) => c.file);
+    // one look at the index answers both: the unmerged paths, and whether anything is staged at all
+    const index = await gitStatus(this.path, ['--untracked-files=no', '--no-renames']);
+    const unmerged = index.conflicted;
+    const staged = index.files.filter((f) => f.index !== ' ' && f.index !== '?');
     if (unmerged.length > 0) {
       const hunks = await conflictHunks(this.path, unmerged);
       await this.checkout(base); // aborts the merge: MERGE_HEAD, index and files back to the tip
@@ -233,8 +234,7 @@ export class MergeWorkspace {
  * the files, and the agent's next commit concludes the merge. Returns the conflicting files.
  */
 export async function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
-  const status = await git(worktree, ['status', '--porcelain']);
-  if (status.trim() !== '') {
+  if ((await gitStatus(worktree)).files.length > 0) {
     await git(worktree, ['add', '-A']);
     await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], { env: await identityEnv(worktree) });
   }
@@ -248,14 +248,6 @@ async function identityEnv(dir: string): Promise<NodeJS.ProcessEnv> {
   const set = (await runGit(dir, ['config', '--get-regexp', '^user\\.(name|email)$'])).stdout.split('\n');
   const has = (key: string) => set.some((line) => line.startsWith(`${key} `) && line.slice(key.length + 1).trim() !== '');
   return has('user.name') && has('user.email') ? {} : FALLBACK_IDENTITY;
-}
-
-/** `git diff --name-status -z` (renames off): each path with its one-letter status. */
-function stagedChanges(out: string): { status: string; file: string }[] {
-  const fields = out.split('\0');
-  const changes: { status: string; file: string }[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]) changes.push({ status: fields[i][0], file: fields[i + 1] });
-  return changes;
 }
 
 /** Conflict markers staged in the merge worktree (`git diff --check` names them). */

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { git, gitLog, gitStatus, runGit } from './gitExec';
 
 /** The trailer the loop adds to commits an agent makes with git_commit, so a rollback finds them. */
 export const TASK_TRAILER = 'Ralph-Task';
@@ -17,29 +17,6 @@ export interface CommitAuthor {
   subject: string;
   /** The task whose commit this is; undefined for a commit made outside Ralph. */
   taskId?: string;
-}
-
-export interface GitResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs git without throwing; a rollback inspects exit codes (a conflicting revert exits 1). */
-export function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
-  return new Promise((resolve) => {
-    execFile('git', [...args], { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** Like `git`, but a non-zero exit is an Error carrying git's own message. */
-export async function gitOk(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  const result = await git(cwd, args, env);
-  if (result.code !== 0) throw new Error(`git ${args[0]} failed: ${(result.stderr || result.stdout).trim()}`);
-  return result.stdout;
 }
 
 /** The agent's message with the task trailer appended (once). */
@@ -69,15 +46,7 @@ interface LogEntry {
 }
 
 async function logEntries(root: string, args: readonly string[]): Promise<LogEntry[]> {
-  const out = await gitOk(root, ['log', '--format=%H%x00%P%x00%s%x00%b%x1e', ...args]);
-  return out
-    .split('\x1e')
-    .map((record) => record.replace(/^\n/, ''))
-    .filter((record) => record.includes('\0'))
-    .map((record) => {
-      const [sha, parents, subject, body] = record.split('\0');
-      return { sha, parents: parents.split(' ').filter(Boolean), subject, body: body ?? '' };
-    });
+  return (await gitLog(root, args)).map((e) => ({ sha: e.hash, parents: e.parents, subject: e.subject, body: e.body }));
 }
 
 /**
@@ -87,7 +56,7 @@ async function logEntries(root: string, args: readonly string[]): Promise<LogEnt
  * themselves, and reverting both would undo the change twice.
  */
 export async function findTaskCommits(root: string, taskId: string): Promise<TaskCommit[]> {
-  const head = await git(root, ['rev-parse', '--verify', '-q', 'HEAD']);
+  const head = await runGit(root, ['rev-parse', '--verify', '-q', 'HEAD']);
   if (head.code !== 0) return [];
   const entries = await logEntries(root, ['--fixed-strings', `--grep=${taskSubjectPrefix(taskId)}`, `--grep=${TASK_TRAILER}: ${taskId}`, 'HEAD']);
   const reverted = new Set<string>();
@@ -112,7 +81,7 @@ export async function findTaskCommits(root: string, taskId: string): Promise<Tas
 export async function filesOfCommits(root: string, shas: readonly string[]): Promise<string[]> {
   const files = new Set<string>();
   for (const sha of shas) {
-    const out = await gitOk(root, ['diff-tree', '-r', '--root', '--no-commit-id', '--name-only', '--no-renames', '-z', sha]);
+    const out = await git(root, ['diff-tree', '-r', '--root', '--no-commit-id', '--name-only', '--no-renames', '-z', sha]);
     for (const file of out.split('\0').filter(Boolean)) files.add(file);
   }
   return [...files].sort();
@@ -128,19 +97,10 @@ export async function commitsTouching(root: string, since: string, file: string,
 
 /** Paths with uncommitted changes (staged, unstaged, untracked), from `git status -z`. */
 export async function dirtyPaths(root: string): Promise<{ path: string; staged: boolean }[]> {
-  const out = await gitOk(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-  const fields = out.split('\0');
   const dirty: { path: string; staged: boolean }[] = [];
-  for (let i = 0; i < fields.length; i++) {
-    const entry = fields[i];
-    if (entry.length < 4) continue;
-    const x = entry[0];
-    dirty.push({ path: entry.slice(3), staged: x !== ' ' && x !== '?' });
-    // a rename or copy names its source in the next field
-    if (x === 'R' || x === 'C') {
-      const source = fields[++i];
-      if (source) dirty.push({ path: source, staged: true });
-    }
+  for (const f of (await gitStatus(root, ['--untracked-files=all'])).files) {
+    dirty.push({ path: f.path, staged: f.index !== ' ' && f.index !== '?' });
+    if (f.from) dirty.push({ path: f.from, staged: true }); // a rename or copy's source
   }
   return dirty;
 }

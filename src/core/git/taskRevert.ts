@@ -2,13 +2,12 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RollbackBlockedError } from '../errors';
-import { type CommitAuthor, commitsTouching, dirtyPaths, filesOfCommits, git, gitOk, type TaskCommit } from './taskCommits';
+import { git, runGit } from './gitExec';
+import { type CommitAuthor, commitsTouching, dirtyPaths, filesOfCommits, type TaskCommit } from './taskCommits';
 
 /** The empty tree: the "parent" of a root commit. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const FALLBACK_IDENTITY = ['-c', 'user.name=Ralph Loop', '-c', 'user.email=ralph-loop@localhost'];
-/** The person's hooks (post-checkout, post-commit…) are not meant for a throwaway worktree. */
-const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'];
 
 /** A file a revert could not undo, and the later commits that changed it. */
 export interface RevertBlocker {
@@ -43,7 +42,7 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
   if (commits.length === 0) return { files: [] };
   await refuseDuringOperation(root);
   // git names files from the repository's top; the workspace may be a folder inside it
-  const prefix = (await gitOk(root, ['rev-parse', '--show-prefix'])).trim();
+  const prefix = (await git(root, ['rev-parse', '--show-prefix'])).trim();
   const excluded = scope.exclude && `${prefix}${scope.exclude}`;
   const included = (scope.include ?? []).map((file) => `${prefix}${file}`);
   const inScope = (file: string) => !excluded || !(file === excluded || file.startsWith(`${excluded}/`)) || included.includes(file);
@@ -59,12 +58,12 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
       files,
     );
   }
-  const head = (await gitOk(root, ['rev-parse', 'HEAD'])).trim();
+  const head = (await git(root, ['rev-parse', 'HEAD'])).trim();
   const temp = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-rollback-'));
   const tree = path.join(temp, 'tree');
   let newCommit: string | undefined;
   try {
-    await gitOk(root, [...NO_HOOKS, 'worktree', 'add', '--detach', '--quiet', tree, head]);
+    await git(root, ['worktree', 'add', '--detach', '--quiet', tree, head]);
     const conflicted = await applyReverse(root, tree, temp, [...commits].reverse(), scope);
     if (conflicted.length > 0) {
       const own = new Set(commits.map((c) => c.sha));
@@ -72,24 +71,24 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
       for (const file of conflicted) blockers.push({ file, commits: await commitsTouching(root, commits[0].sha, file, own) });
       throw new RollbackBlockedError(describeConflict(blockers), 'conflict', conflicted);
     }
-    const staged = await git(tree, ['diff', '--cached', '--quiet']);
+    const staged = await runGit(tree, ['diff', '--cached', '--quiet']);
     if (staged.code === 0) return { files: [] };
     const identity = (await hasIdentity(tree)) ? [] : FALLBACK_IDENTITY;
-    await gitOk(tree, [...NO_HOOKS, ...identity, 'commit', '--no-verify', '--quiet', '-m', message]);
-    newCommit = (await gitOk(tree, ['rev-parse', 'HEAD'])).trim();
+    await git(tree, [...identity, 'commit', '--no-verify', '--quiet', '-m', message]);
+    newCommit = (await git(tree, ['rev-parse', 'HEAD'])).trim();
   } finally {
-    await git(root, ['worktree', 'remove', '--force', tree]);
+    await runGit(root, ['worktree', 'remove', '--force', tree]);
     await fs.rm(temp, { recursive: true, force: true });
-    await git(root, ['worktree', 'prune']);
+    await runGit(root, ['worktree', 'prune']);
   }
-  if ((await gitOk(root, ['rev-parse', 'HEAD'])).trim() !== head) {
+  if ((await git(root, ['rev-parse', 'HEAD'])).trim() !== head) {
     throw new RollbackBlockedError('HEAD moved while the rollback was prepared; nothing was changed. Try again.', 'busy');
   }
-  const merged = await git(root, ['merge', '--ff-only', '--quiet', newCommit]);
+  const merged = await runGit(root, ['merge', '--ff-only', '--quiet', newCommit]);
   if (merged.code !== 0) {
     throw new RollbackBlockedError(`the rollback could not be applied to the working tree; nothing was changed: ${(merged.stderr || merged.stdout).trim()}`, 'busy');
   }
-  const files = (await gitOk(root, ['diff-tree', '-r', '--no-commit-id', '--name-only', '-z', newCommit])).split('\0').filter(Boolean);
+  const files = (await git(root, ['diff-tree', '-r', '--no-commit-id', '--name-only', '-z', newCommit])).split('\0').filter(Boolean);
   return { commit: newCommit, files };
 }
 
@@ -101,15 +100,15 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
 async function applyReverse(root: string, tree: string, temp: string, newestFirst: readonly TaskCommit[], scope: RevertScope): Promise<string[]> {
   const specs = scope.exclude ? [['.', `:(exclude)${scope.exclude}`], ...(scope.include ?? []).map((file) => [file])] : [['.']];
   for (const [index, commit] of newestFirst.entries()) {
-    const parent = (await git(root, ['rev-parse', '--verify', '-q', `${commit.sha}^`])).stdout.trim() || EMPTY_TREE;
+    const parent = (await runGit(root, ['rev-parse', '--verify', '-q', `${commit.sha}^`])).stdout.trim() || EMPTY_TREE;
     let patch = '';
-    for (const spec of specs) patch += await gitOk(root, ['diff', '--binary', '--full-index', '--no-renames', '--no-color', commit.sha, parent, '--', ...spec]);
+    for (const spec of specs) patch += await git(root, ['diff', '--binary', '--full-index', '--no-renames', '--no-color', commit.sha, parent, '--', ...spec]);
     if (!patch.trim()) continue;
     const file = path.join(temp, `revert-${index}.patch`);
     await fs.writeFile(file, patch);
-    const applied = await git(tree, ['apply', '--3way', '--index', '--whitespace=nowarn', file]);
+    const applied = await runGit(tree, ['apply', '--3way', '--index', '--whitespace=nowarn', file]);
     if (applied.code === 0) continue;
-    const unmerged = (await gitOk(tree, ['diff', '--name-only', '--diff-filter=U', '-z'])).split('\0').filter(Boolean);
+    const unmerged = (await git(tree, ['diff', '--name-only', '--diff-filter=U', '-z'])).split('\0').filter(Boolean);
     if (unmerged.length > 0) return unmerged;
     // a patch that cannot even be placed (the file is gone since): git names it in its errors
     const named = [
@@ -134,7 +133,7 @@ export function describeConflict(blockers: readonly RevertBlocker[]): string {
 
 async function refuseDuringOperation(root: string): Promise<void> {
   for (const marker of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'rebase-merge', 'rebase-apply']) {
-    const where = (await gitOk(root, ['rev-parse', '--git-path', marker])).trim();
+    const where = (await git(root, ['rev-parse', '--git-path', marker])).trim();
     if (existsSync(path.resolve(root, where))) {
       throw new RollbackBlockedError(`a git ${marker.replace(/_HEAD$|-.*$/, '').toLowerCase().replace('_', '-')} is in progress in this repository; finish or abort it first. Nothing was changed.`, 'busy');
     }
@@ -142,7 +141,7 @@ async function refuseDuringOperation(root: string): Promise<void> {
 }
 
 async function hasIdentity(cwd: string): Promise<boolean> {
-  const author = await git(cwd, ['var', 'GIT_AUTHOR_IDENT']);
-  const committer = await git(cwd, ['var', 'GIT_COMMITTER_IDENT']);
+  const author = await runGit(cwd, ['var', 'GIT_AUTHOR_IDENT']);
+  const committer = await runGit(cwd, ['var', 'GIT_COMMITTER_IDENT']);
   return author.code === 0 && committer.code === 0;
 }

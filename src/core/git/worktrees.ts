@@ -2,7 +2,7 @@ import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
-import { git, runGit } from './gitExec';
+import { git, gitStatus, runGit } from './gitExec';
 
 /** Where task worktrees live, relative to the workspace (DESIGN §3). */
 export const WORKTREES_DIR = '.ralph/worktrees';
@@ -362,14 +362,10 @@ function checkedId(taskId: string): string {
 
 /** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree; a rename's source too. */
 export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
-  const out = await git(worktree, ['status', '--porcelain', '-z', '--untracked-files=all']);
   const files = new Set<string>();
-  const fields = out.split('\0');
-  for (let i = 0; i < fields.length; i++) {
-    const entry = fields[i];
-    if (entry.length < 4) continue;
-    files.add(entry.slice(3));
-    if (entry[0] === 'R' || entry[0] === 'C') files.add(fields[++i]); // the rename's source follows
+  for (const f of (await gitStatus(worktree, ['--untracked-files=all'])).files) {
+    files.add(f.path);
+    if (f.from) files.add(f.from); // a rename's source
   }
   return files;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { runGit } from '../../../src/core/git/gitExec';
+import { GitCommandError, gitLog, gitStatus, runGit } from '../../../src/core/git/gitExec';
 import { gitHostPid } from '../../../src/core/git/gitHost';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -58,5 +58,68 @@ describe('git started from the helper process (gitHost)', () => {
     const [branch, hashed] = JSON.parse(out) as { code: number; stdout: string }[];
     assert.deepEqual([branch.code, branch.stdout], [0, 'main\n']);
     assert.equal(hashed.stdout.trim(), execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: 'x\n', encoding: 'utf8' }).trim());
+  });
+});
+
+describe('simple-git in the helper process (gitStatus, gitLog)', () => {
+  let ws: TempWorkspace;
+  beforeEach(async () => {
+    ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n', 'old name.txt': 'moved\n' } });
+  });
+  afterEach(async () => ws.cleanup());
+
+  it('reads any file name from status: spaces, quotes, non-ASCII, renames with their source', async () => {
+    await ws.write('é "quoted".txt', 'x\n');
+    await ws.write('README.md', '# changed\n');
+    ws.git('mv', 'old name.txt', 'new name.txt');
+    const { files, conflicted } = await gitStatus(ws.dir, ['--untracked-files=all']);
+    const byPath = new Map(files.map((f) => [f.path, f]));
+    assert.equal(byPath.get('é "quoted".txt')?.index, '?');
+    assert.equal(byPath.get('README.md')?.workingDir, 'M');
+    assert.equal(byPath.get('new name.txt')?.from, 'old name.txt');
+    assert.deepEqual(conflicted, []);
+  });
+
+  it('names the paths in conflict', async () => {
+    ws.git('checkout', '-q', '-b', 'side');
+    await ws.write('README.md', '# side\n');
+    ws.git('commit', '-qam', 'side');
+    ws.git('checkout', '-q', 'main');
+    await ws.write('README.md', '# main\n');
+    ws.git('commit', '-qam', 'main');
+    await runGit(ws.dir, ['merge', 'side']);
+    assert.deepEqual((await gitStatus(ws.dir)).conflicted, ['README.md']);
+  });
+
+  it('reads subjects, bodies and parents from log, a range and a path included', async () => {
+    await ws.write('a.txt', 'a\n');
+    ws.git('add', '.');
+    ws.git('commit', '-q', '-m', 'second: with a colon\n\nbody line\nRalph-Task: T-001');
+    const [head, first] = await gitLog(ws.dir, ['-n5']);
+    assert.equal(head.subject, 'second: with a colon');
+    assert.match(head.body, /^body line\nRalph-Task: T-001\n?$/);
+    assert.deepEqual(head.parents, [first.hash]);
+    assert.deepEqual(first.parents, []);
+    const touching = await gitLog(ws.dir, [`${first.hash}..HEAD`, '--', 'a.txt']);
+    assert.deepEqual(touching.map((e) => e.hash), [head.hash]);
+  });
+
+  it('a failing parsed call throws with git\'s own message', async () => {
+    await assert.rejects(gitLog(ws.dir, ['no-such-ref']), (error: Error) => error instanceof GitCommandError && /no-such-ref/.test(error.message));
+  });
+
+  it('runs in this process the same way where the helper is off (RALPH_GIT_HOST=off), a hook\'s GIT_DIR ignored', async function () {
+    await ws.write('new file.txt', 'n\n');
+    const script = `
+      const { gitStatus, runGit } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitExec'))});
+      const { gitHostPid } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitHost'))});
+      Promise.all([gitStatus(process.argv[1], ['--untracked-files=all']), runGit(process.argv[1], ['rev-parse', '--show-toplevel'])])
+        .then(([status, top]) => console.log(JSON.stringify({ files: status.files.map((f) => f.path), top: top.stdout.trim(), pid: gitHostPid() ?? null })));
+    `;
+    const env = { ...process.env, RALPH_GIT_HOST: 'off', GIT_DIR: '/nonexistent/.git' };
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8', env })) as { files: string[]; top: string; pid: number | null };
+    assert.deepEqual(out.files, ['new file.txt']);
+    assert.equal(out.top, execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: ws.dir, encoding: 'utf8' }).trim());
+    assert.equal(out.pid, null, 'no helper process');
   });
 });

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
+import { runGit } from '../../git/gitExec';
 import * as path from 'node:path';
 import type { WorkspaceScope } from '../../safety/workspaceScope';
 
@@ -39,23 +39,12 @@ async function gitFiles(root: string, rel: string): Promise<string[] | undefined
   }
 }
 
-function git(cwd: string, args: string[]): Promise<string> {
-  // Literal pathspecs: a folder named `src[1]` must not be read as a glob by git.
-  // fsmonitor is a program the repository config could name (see HARDENED_GIT_CONFIG)
-  const fullArgs = ['--literal-pathspecs', '-c', 'core.quotePath=false', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', ...args];
-  return new Promise((resolve, reject) => {
-    execFile('git', fullArgs, { cwd, maxBuffer: 256 * 1024 * 1024, env: gitEnv() }, (error, stdout) => {
-      if (error) reject(error);
-      else resolve(stdout);
-    });
-  });
-}
-
-/** The workspace decides which repository is used, not variables inherited from a git hook. */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE']) delete env[name];
-  return env;
+async function git(cwd: string, args: string[]): Promise<string> {
+  // Literal pathspecs: a folder named `src[1]` must not be read as a glob by git; names as they are (no quoting).
+  // Through runGit: the hardened options, the helper process, the repository decided by the folder.
+  const result = await runGit(cwd, ['--literal-pathspecs', '-c', 'core.quotePath=false', ...args]);
+  if (result.code !== 0) throw new Error(`git ${args[0]} failed: ${result.stderr.trim()}`);
+  return result.stdout;
 }
 
 function splitNul(text: string): string[] {
