@@ -105,6 +105,7 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   const cp = await checkpoints.load(taskId).catch(() => undefined);
   const done = status === 'done' && completeAwaitingMerge(cp ?? undefined);
   let pr: PullRequestInfo | undefined;
+  let autoMerge = false;
   const finalReport = await readFile(path.join(paths.reportsDir(taskId), 'final.md'), 'utf8').catch(() => undefined);
   if (await hasWork(workspace, remote, target)) {
     const text = pullRequestText({ task, status, reason, checkpoint: cp ?? undefined, finalReport, runUrl: actions.runUrl });
@@ -112,6 +113,7 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
     if (done) {
       try {
         await connection.forge.enableAutoMerge(pr, config.merge.strategy);
+        autoMerge = true;
       } catch (error) {
         warnings.push(`auto-merge could not be enabled on #${pr.number}: ${errorMessage(error)} (allow auto-merge in the repository's settings, or merge it by hand)`);
       }
@@ -122,7 +124,7 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   await writeOutputs(actions, { task: taskId, status, branch, 'head-sha': await headSha(workspace), 'pr-number': pr ? String(pr.number) : '', 'pr-url': pr?.url ?? '' });
   await writeSummary(actions, jobSummary(taskId, task.title, status, reason, pr, warnings, finalReport));
   for (const w of warnings) o.log(`ci: warning: ${w}`);
-  if (pr) o.log(`ci: pull request #${pr.number} ${done ? 'ready, auto-merge on' : 'left as a draft'}: ${pr.url}`);
+  if (pr) o.log(`ci: pull request #${pr.number} ${done ? (autoMerge ? 'ready, auto-merge on' : 'ready, auto-merge NOT on') : 'left as a draft'}: ${pr.url}`);
   return { status, reason, branch, ...(pr ? { pr } : {}), warnings };
 }
 

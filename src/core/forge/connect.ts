@@ -50,8 +50,6 @@ export async function connectForge(workspace: string, config: RalphConfig, token
     repo,
     token: token.value,
     apiUrl,
-    // the job's own endpoints win only when the API root is the job's too
-    ...(env.GITHUB_GRAPHQL_URL && !config.forge.apiUrl ? { graphqlUrl: env.GITHUB_GRAPHQL_URL } : {}),
     ...(env.GITHUB_SERVER_URL ? { serverUrl: env.GITHUB_SERVER_URL } : {}),
   });
   return { forge, token: token.value, tokenSource: token.source };

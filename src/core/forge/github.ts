@@ -17,8 +17,6 @@ export interface GitHubForgeOptions {
   token: string;
   /** REST root: https://api.github.com, https://HOST/api/v3, or a test server. */
   apiUrl: string;
-  /** GraphQL endpoint; default `<apiUrl>/graphql` (GitHub Enterprise Server: https://HOST/api/graphql). */
-  graphqlUrl?: string;
   /** Web root for links; default https://github.com. */
   serverUrl?: string;
 }
@@ -135,8 +133,8 @@ export class GitHubForge implements Forge {
   async enableAutoMerge(pr: PullRequestInfo, method: 'squash' | 'merge'): Promise<void> {
     await this.graphql(
       `enable auto-merge on pull request #${pr.number}`,
-      'mutation RalphEnableAutoMerge($id: ID!, $method: PullRequestMergeMethod!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $method }) { pullRequest { autoMergeRequest { enabledAt } } } }',
-      { id: pr.nodeId, method: method === 'squash' ? 'SQUASH' : 'MERGE' },
+      'mutation RalphEnableAutoMerge($id: ID!, $mergeMethod: PullRequestMergeMethod!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod }) { pullRequest { autoMergeRequest { enabledAt } } } }',
+      { id: pr.nodeId, mergeMethod: method === 'squash' ? 'SQUASH' : 'MERGE' },
     );
   }
 
@@ -185,8 +183,8 @@ export class GitHubForge implements Forge {
 
   private async graphql<T = unknown>(what: string, query: string, variables: Record<string, unknown>): Promise<T> {
     const o = await this.octokit();
-    const url = this.options.graphqlUrl ?? `${this.options.apiUrl.replace(/\/+$/, '')}/graphql`;
-    return this.call(what, () => o.graphql<T>(query, { ...variables, url }));
+    // POST <apiUrl>/graphql; a GitHub Enterprise Server root (…/api/v3) is mapped to …/api/graphql by the client
+    return this.call(what, () => o.graphql<T>(query, variables));
   }
 
   private async call<T>(what: string, request: () => Promise<T>): Promise<T> {
