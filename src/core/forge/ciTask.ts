@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { RalphConfig } from '../config/schema';
-import { errorMessage } from '../errors';
+import { errorMessage, RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
 import { CheckpointStore } from '../loop/checkpoint';
@@ -75,6 +75,7 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
     return { status: task.status, reason: start.why, branch, warnings: [] };
   }
   if (start.kind === 'resume') o.log(`ci: resuming ${taskId} (it was ${start.from})`);
+  await settleDependencies(connection.forge, store, taskId);
 
   const warnings: string[] = [];
   const job = () => ({ runId: actions.runId ?? null, runUrl: actions.runUrl ?? null, attempt: actions.runAttempt ?? null, target, updatedAt: new Date().toISOString() });
@@ -126,6 +127,22 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   for (const w of warnings) o.log(`ci: warning: ${w}`);
   if (pr) o.log(`ci: pull request #${pr.number} ${done ? (autoMerge ? 'ready, auto-merge on' : 'ready, auto-merge NOT on') : 'left as a draft'}: ${pr.url}`);
   return { status, reason, branch, ...(pr ? { pr } : {}), warnings };
+}
+
+/**
+ * The job's store is the target's committed one, where a dependency still reads `todo`: a
+ * dependency counts as done here once its pull request merged on the forge (what the dispatcher
+ * waited for), and a job dispatched before that refuses rather than start from a stale base.
+ */
+async function settleDependencies(forge: Forge, store: TaskStore, taskId: string): Promise<void> {
+  const task = await store.get(taskId);
+  for (const dep of task.dependsOn) {
+    const current = await store.get(dep);
+    if (current.status === 'done') continue;
+    const pr = await forge.pullRequestFor(`ralph/${dep}`);
+    if (!pr?.merged) throw new RalphError(`${taskId} depends on ${dep}, whose pull request has not merged${pr ? ` (#${pr.number} is ${pr.state})` : ''}: it would start from a base without ${dep}'s work`, 'dependencies-pending');
+    await store.update(dep, { status: 'done' });
+  }
 }
 
 /** Opens the task's pull request, or brings the open one up to date (body, draft state). */

@@ -176,7 +176,7 @@ export class RemoteFollower {
   /** The merge queue removed the pull request: back to its agent with the queue's failure, or needs_help after merge.maxReturns. */
   private async sendBack(task: Task, remote: TaskRemote, pr: PullRequestInfo, removal: { at: string; reason: string }): Promise<RemoteTaskView> {
     const returns = (remote.returns ?? 0) + 1;
-    const failures = await this.d.forge.mergeGroupFailures(pr).catch(() => []);
+    const failures = await this.d.forge.mergeGroupFailures(pr, remote.removedAt).catch(() => []);
     const why = [removal.reason, ...failures.map((f) => `${f.name} ${f.conclusion}${f.summary ? `: ${f.summary}` : ''}`)].join('; ').slice(0, FEEDBACK_CHARS);
     if (returns > this.d.config.merge.maxReturns) {
       const reason = `not merged after ${returns} attempts: the merge queue removed #${pr.number} (${why})`;

@@ -164,12 +164,13 @@ export class GitHubForge implements Forge {
     };
   }
 
-  async mergeGroupFailures(pr: PullRequestInfo): Promise<CheckFailure[]> {
+  async mergeGroupFailures(pr: PullRequestInfo, since?: string): Promise<CheckFailure[]> {
     const o = await this.octokit();
     const { data } = await this.call('list the merge queue\'s runs', () => o.request('GET /repos/{owner}/{repo}/actions/runs', { ...this.where, event: 'merge_group', per_page: 50 }));
     // the queue tests each entry on a branch of its own: gh-readonly-queue/<base>/pr-<number>-<sha>
     const prefix = `gh-readonly-queue/${pr.base}/pr-${pr.number}-`;
-    const run = data.workflow_runs.filter((r) => (r.head_branch ?? '').startsWith(prefix)).sort((a, b) => Number(b.id) - Number(a.id))[0];
+    // an earlier entry's failures are not this removal's
+    const run = data.workflow_runs.filter((r) => (r.head_branch ?? '').startsWith(prefix) && (!since || r.created_at > since)).sort((a, b) => Number(b.id) - Number(a.id))[0];
     return run ? this.failingChecks(run.head_sha) : [];
   }
 

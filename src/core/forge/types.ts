@@ -102,6 +102,6 @@ export interface Forge {
   /** Merge when ready: with a merge queue required on the base, the forge queues it once its checks pass. */
   enableAutoMerge(pr: PullRequestInfo, method: 'squash' | 'merge'): Promise<void>;
   queue(pr: PullRequestInfo): Promise<QueueInfo>;
-  /** The failing checks of the pull request's latest merge-queue entry (its merge group's commit). */
-  mergeGroupFailures(pr: PullRequestInfo): Promise<CheckFailure[]>;
+  /** The failing checks of the pull request's latest merge-queue entry (its merge group's commit) made after `since` (ISO). */
+  mergeGroupFailures(pr: PullRequestInfo, since?: string): Promise<CheckFailure[]>;
 }
