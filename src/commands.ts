@@ -23,6 +23,9 @@ export const COMMAND_IDS = [
   'ralph.showReport',
   'ralph.selectModel',
   'ralph.cleanUpWorktree',
+  'ralph.setUpGitHubActions',
+  'ralph.runOnGitHubActions',
+  'ralph.openRemote',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

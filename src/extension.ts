@@ -26,6 +26,7 @@ import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
 import { WarningActions } from './app/warningActions';
 import { createCommandHandlers } from './app/commandHandlers';
+import { ForgeCommands } from './app/forgeCommands';
 import { ChannelLogger } from './vscode/logger';
 import { RunController } from './app/runController';
 import { SecretStorageSource } from './vscode/secrets';
@@ -127,7 +128,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged });
+  const forge = new ForgeCommands({ paths, store, logger });
+  context.subscriptions.push(forge);
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, forge });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -148,6 +151,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   // `setContext` is a round trip to the window, which can take long while the workbench starts.
   void store.exists().then((initialized) => vscode.commands.executeCommand('setContext', 'ralph.initialized', initialized));
   void tree.refresh();
+  // tasks dispatched before a reload are followed again (silently: no sign-in prompt at start-up)
+  void forge.resume().catch((error) => logger.warn(`not following the GitHub Actions tasks: ${errorMessage(error)}`));
   const activationMs = performance.now() - started;
   logger.info(`Ralph Loop active in ${workspace} (activated in ${activationMs.toFixed(1)} ms)`);
   return {

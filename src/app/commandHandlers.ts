@@ -10,6 +10,7 @@ import { type GateCommandServices, runQualityGates, showReport } from './gateCom
 import { RunRefusedError, type RunController } from './runController';
 import { selectModel } from './selectModel';
 import type { SecretStorageSource } from '../vscode/secrets';
+import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 
 export interface CommandServices extends GateCommandServices, TaskCommandServices {
@@ -17,6 +18,7 @@ export interface CommandServices extends GateCommandServices, TaskCommandService
   runs: RunController;
   secrets: SecretStorageSource;
   panel: ProgressPanel;
+  forge: ForgeCommands;
 }
 
 /** One handler per command id: a missing handler is a compile error. */
@@ -64,6 +66,9 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.deleteTask': task.deleteTask,
     'ralph.rollbackTask': task.rollbackTask,
     'ralph.cleanUpWorktree': task.cleanUpWorktree,
+    'ralph.setUpGitHubActions': () => s.forge.setUp(),
+    'ralph.runOnGitHubActions': (arg?: unknown) => s.forge.run(arg),
+    'ralph.openRemote': (arg?: unknown) => s.forge.open(arg),
     'ralph.openPanel': async (arg?: unknown) => {
       await s.panel.show(taskIdOf(arg));
       return true;

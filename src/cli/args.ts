@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+import { FORGE_USAGE, type ForgeCommand, ForgeUsageError, parseForgeCommand } from './forgeArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
@@ -22,8 +23,12 @@ ${TASK_ACTIONS_USAGE}
                                      (push, git reset --hard, publish…, or every command in semi-auto)
                                      Without them, a terminal asks y/N; without a terminal they are refused.
         --force                      take over a run.lock that no live Ralph run holds
+        --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
+                                     ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
+                                     opens or updates its pull request and enables auto-merge when done
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
+${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
 Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
@@ -47,10 +52,11 @@ export type CliCommand =
       allowGateChanges?: true | string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean }
+  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
-  | TaskActionCommand;
+  | TaskActionCommand
+  | ForgeCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -68,6 +74,7 @@ const OPTIONS = {
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
   force: { type: 'boolean' },
+  ci: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -78,6 +85,13 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
     if (action) return action;
   } catch (error) {
     if (error instanceof TaskActionUsageError) throw new UsageError(error.message);
+    throw error;
+  }
+  try {
+    const forge = parseForgeCommand(argv, cwd);
+    if (forge) return forge;
+  } catch (error) {
+    if (error instanceof ForgeUsageError) throw new UsageError(error.message);
     throw error;
   }
   let parsed;
@@ -129,9 +143,10 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       }
       throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, retry, unblock, cancel, edit, increase-max, delete or rollback`);
     case 'run':
-      only(['task', 'json', 'yes', 'approve-commands', 'force']);
+      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
       noExtra(positionals, 1);
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false, force: values.force ?? false };
+      if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
+      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false, force: values.force ?? false, ...(values.ci ? { ci: true } : {}) };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);

@@ -19,6 +19,8 @@ import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './prompts';
+import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
+import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';
 
 export { cliApproval, cliSafeguards };
@@ -49,7 +51,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
     if (error instanceof ConfigError || error instanceof LockError || error instanceof UsageError) return EXIT.usage;
-    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable'].includes(error.code)) {
+    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable', 'forge-token', 'not-published', 'bad-base', 'dirty-checkout'].includes(error.code)) {
       return EXIT.usage;
     }
     return EXIT.failed;
@@ -97,8 +99,16 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return runTaskAction(command, io);
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
-    case 'run':
-      return run(await existingDir(command.workspace), command, io);
+    case 'run': {
+      const workspace = await existingDir(command.workspace);
+      if (isCiRun(command)) return runCiCommand(workspace, command, io, (hooks) => run(workspace, command, io, hooks));
+      return run(workspace, command, io);
+    }
+    case 'gate':
+    case 'ci.init':
+    case 'remote.run':
+    case 'remote.status':
+      return runForgeCommand(command, io);
     case 'schema': {
       const out = path.resolve(io.cwd, command.out);
       await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
@@ -109,10 +119,10 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
   }
 }
 
-async function run(workspace: string, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
+async function run(workspace: string, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {
   const { taskId, json } = command;
   const paths = new RalphPaths(workspace);
-  const config = await loadConfig(paths);
+  const config = hooks ? hooks.config(await loadConfig(paths)) : await loadConfig(paths);
   if (config.llm.provider === 'vscode') {
     throw new ConfigError(
       `llm.provider is "vscode" in ${paths.config}: the editor's models are only reachable inside VS Code (run the task from the Ralph Loop extension). The ralph CLI talks to OpenAI-compatible endpoints: to run here, set "llm.provider": "openai" with llm.baseUrl / llm.apiKeyEnv and OpenAI model names in llm.models.`,
@@ -129,10 +139,12 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     bus,
     commands: new NodeCommandRunner(),
     model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice), { fallbackKeys, keySource, onFallback: (notice) => runner.reportFallback(notice) }),
-    secretValues: Object.values(fallbackKeys),
+    secretValues: [...Object.values(fallbackKeys), ...(hooks?.secretValues ?? [])],
+    ...(hooks?.awaitMerge ? { awaitMerge: true } : {}),
     approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
     safeguards: cliSafeguards(config.safeguards.onWarning, io),
   });
+  hooks?.onBus(bus);
   bus.subscribe((event) => {
     if (json) {
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));

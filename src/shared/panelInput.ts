@@ -5,7 +5,7 @@
  * same inputs to the webview, which applies them with the same reducer.
  */
 import type { IterationOutcome, PanelEvent, TaskStatus } from './panelEvents';
-import type { RunPhase, WarningAction } from './panelState';
+import type { RemoteView, RunPhase, WarningAction } from './panelState';
 
 export type { PanelEvent };
 
@@ -47,6 +47,8 @@ export interface TaskSeed {
   blockedReason?: string;
   updatedAt: string;
   checkpoint?: CheckpointSeed;
+  /** Where the task stands on the forge while (and after) it runs as a CI job. */
+  remote?: RemoteView;
 }
 
 export type HostNote =

@@ -142,6 +142,13 @@ export interface QueueEntryView {
   gates?: MergeGateResult[];
 }
 
+/** A task that runs as a CI job: its forge state (queued, running, pr-open, in-queue, merged, failed) and the job's or pull request's address. */
+export interface RemoteView {
+  state: 'queued' | 'running' | 'pr-open' | 'in-queue' | 'merged' | 'failed';
+  url: string;
+  detail?: string;
+}
+
 export interface TaskView {
   id: string;
   title: string;
@@ -181,6 +188,8 @@ export interface TaskView {
   merge?: MergeState;
   /** Set when `gates` are the merge queue's re-check of the merged result on this branch (not an iteration's). */
   gatesMergeTarget?: string;
+  /** The task runs (or ran) as a CI job on the forge. */
+  remote?: RemoteView;
   updatedAt: string;
 }
 

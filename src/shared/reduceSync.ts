@@ -57,11 +57,16 @@ function applySeed(task: TaskView, seed: TaskSeed): TaskView {
     progress: seed.progress ?? task.progress,
     lastSignal: seed.lastSignal ?? task.lastSignal,
     blockedReason: seed.blockedReason,
+    remote: sameRemote(task.remote, seed.remote) ? task.remote : seed.remote,
   });
   // a Retry or Rollback resets the store's counters: the old series is over
   const reset = seed.iterations === 0 && seed.status === 'todo' && task.iteration > 0;
   if (reset) return { ...emptyTask(task.id, seed.title, seed.status, seed.updatedAt), maxIterations: seed.maxIterations };
   return mergeCheckpoint(patched, seed);
+}
+
+function sameRemote(a: TaskSeed['remote'], b: TaskSeed['remote']): boolean {
+  return a?.state === b?.state && a?.url === b?.url && a?.detail === b?.detail;
 }
 
 export const syncHandlers: Handlers = {
@@ -75,7 +80,8 @@ export const syncHandlers: Handlers = {
           tasks = tasks.slice();
           tasks[index] = next;
         }
-      } else if (e.adopt) {
+      } else if (e.adopt || seed.remote) {
+        // a task the forge runs shows even though it never ran here
         tasks = [...tasks, applySeed(emptyTask(seed.id, seed.title, seed.status, seed.updatedAt), seed)];
       }
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ForgeConfigSchema } from '../forge/config';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
 
 const Price = z.strictObject({
@@ -207,6 +208,7 @@ export const RalphConfigSchema = z
   agents: AgentsConfigSchema,
   merge: MergeConfigSchema,
   worktrees: WorktreesConfigSchema,
+  forge: ForgeConfigSchema,
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;

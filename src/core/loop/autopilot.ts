@@ -5,6 +5,7 @@ import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
 import type { WorktreeManager } from '../git/worktrees';
+import { remoteActive } from '../forge/remoteTask';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
@@ -136,7 +137,7 @@ export class Autopilot {
     const unused = await this.warm.discardLeftovers(neverStarted).catch(() => []);
     const removed = [...pruned.removedWorktrees, ...unused.map((p) => `${p} (made ahead, never used)`), ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
     if (removed.length > 0) d.emit({ type: 'warning', code: 'worktrees-pruned', message: `cleaned up after an interrupted run: ${removed.join(', ')}` });
-    for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id))) {
+    for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id) && !remoteActive(t.remote))) {
       const cp = await d.checkpoints.load(task.id).catch(() => undefined);
       if (cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete') {
         this.schedule = { ...this.schedule, merging: [...this.schedule.merging, task.id] };
@@ -146,7 +147,8 @@ export class Autopilot {
   }
 
   private async candidates(): Promise<Task[]> {
-    const tasks = (await this.d.store.list()).filter((t) => this.wanted(t.id));
+    // tasks the forge runs as CI jobs are not this machine's to start
+    const tasks = (await this.d.store.list()).filter((t) => this.wanted(t.id) && !remoteActive(t.remote));
     // `ralph run <id>` resumes a halted task too (the runner checked it is startable); the autopilot alone never does
     return this.d.only === undefined ? tasks : tasks.map((t) => (t.status === 'halted' ? { ...t, status: 'in_progress' as const } : t));
   }

@@ -24,6 +24,7 @@ import type { CommandRunner } from '../safety/processRunner';
 import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../safety/sandbox';
 import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
 import { WorkspaceScope } from '../safety/workspaceScope';
+import { remoteActive } from '../forge/remoteTask';
 import type { TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
@@ -60,6 +61,8 @@ export interface RunnerDeps {
   costIncluded?: (model: string) => boolean;
   /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
   sandboxProbe?: () => Promise<SandboxProbe>;
+  /** COMPLETE leaves the task in_progress: a forge's merge queue lands it (`ralph run --ci`), not this run. */
+  awaitMerge?: boolean;
 }
 
 export interface RunOptions {
@@ -245,6 +248,9 @@ export class RalphRunner {
     const tasks = await store.list();
     const task = tasks.find((t) => t.id === taskId);
     if (!task) throw new TaskNotFoundError(taskId);
+    if (remoteActive(task.remote) && !this.deps.awaitMerge) {
+      throw new RalphError(`task ${taskId} runs on the forge (${task.remote!.state}: ${task.remote!.url}); follow it with ralph remote status`, 'not-startable');
+    }
     if (!STARTABLE.has(task.status)) {
       throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
     }
@@ -313,7 +319,7 @@ export class RalphRunner {
       emit,
       pause: this.pauseGate,
       work: workRoot ? new RalphPaths(workRoot) : undefined,
-      awaitingMerge: workRoot !== undefined,
+      awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
     });
     return { loop, guard, meter };
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TaskRemoteSchema } from '../forge/remoteTask';
 
 export const TASK_STATUSES = [
   'todo',
@@ -57,6 +58,8 @@ export const TaskSchema = z.strictObject({
   progress: z.number().min(0).max(100).optional(),
   /** Last signal as text, e.g. `PROGRESS:50`. */
   lastSignal: z.string().optional(),
+  /** Set while (and after) the task runs as a CI job on the forge (`ralph remote run`). */
+  remote: TaskRemoteSchema.optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

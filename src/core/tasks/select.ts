@@ -1,3 +1,4 @@
+import { remoteActive } from '../forge/remoteTask';
 import type { Task } from './schema';
 
 /**
@@ -7,7 +8,8 @@ import type { Task } from './schema';
  */
 export function selectNextTask(tasks: readonly Task[], exclude: ReadonlySet<string> = new Set()): Task | undefined {
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  const candidates = tasks.filter((t) => !exclude.has(t.id));
+  // a task the forge runs (a CI job, its pull request in the merge queue) is not this machine's to start
+  const candidates = tasks.filter((t) => !exclude.has(t.id) && !remoteActive(t.remote));
   const interrupted = candidates.filter((t) => t.status === 'in_progress').sort(byPriority);
   if (interrupted.length > 0) return interrupted[0];
   return candidates.filter((t) => t.status === 'todo' && dependenciesDone(t, byId)).sort(byPriority)[0];

@@ -69,7 +69,7 @@ export class PanelFeeder {
       if (cp) found.set(task.id, cp);
     }
     const ran = tasks
-      .filter((t) => found.has(t.id) || t.iterations > 0)
+      .filter((t) => found.has(t.id) || t.iterations > 0 || t.remote !== undefined)
       .sort((a, b) => (found.get(a.id)?.updatedAt ?? a.updatedAt).localeCompare(found.get(b.id)?.updatedAt ?? b.updatedAt))
       .slice(-LIMITS.tasks);
     if (ran.length === 0) return;
@@ -102,6 +102,7 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     lastSignal: task.lastSignal,
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
+    ...(task.remote ? { remote: { state: task.remote.state, url: task.remote.url, ...(task.remote.detail ? { detail: task.remote.detail } : {}) } } : {}),
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
   };
 }
