@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+import { parsePersonCommand, type PersonCommand, PERSON_USAGE, PersonUsageError } from './personArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
@@ -12,9 +13,11 @@ Commands:
   task add <title> --prompt <text> --promise <text>
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
         [--allow-gate-changes all|GATE]...  let the task change what its gates check (reported)
+        [--review manual|auto]       manual: its finished work waits for your review before it lands
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${TASK_ACTIONS_USAGE}
+${PERSON_USAGE}
   run [--task ID] [--json] [--yes] [--approve-commands]
                                      run one task, or every ready task (autopilot)
         --yes                        approve every caio action (push, pull request, issue, notification)
@@ -45,12 +48,14 @@ export type CliCommand =
       type?: TaskType;
       complexity?: number;
       allowGateChanges?: true | string[];
+      review?: 'auto' | 'manual';
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
-  | TaskActionCommand;
+  | TaskActionCommand
+  | PersonCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -64,6 +69,7 @@ const OPTIONS = {
   type: { type: 'string' },
   complexity: { type: 'string' },
   'allow-gate-changes': { type: 'string', multiple: true },
+  review: { type: 'string' },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
@@ -74,10 +80,12 @@ const OPTIONS = {
 
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   try {
+    const person = parsePersonCommand(argv, cwd);
+    if (person) return person;
     const action = parseTaskAction(argv, cwd);
     if (action) return action;
   } catch (error) {
-    if (error instanceof TaskActionUsageError) throw new UsageError(error.message);
+    if (error instanceof TaskActionUsageError || error instanceof PersonUsageError) throw new UsageError(error.message);
     throw error;
   }
   let parsed;
@@ -100,7 +108,8 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       return { kind: 'init', workspace };
     case 'task':
       if (sub === 'add') {
-        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes']);
+        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review']);
+        if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual') throw new UsageError('--review must be manual or auto');
         const title = rest.join(' ').trim();
         if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
         if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
@@ -120,6 +129,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
           type: values.type as TaskType | undefined,
           complexity: intOption(values.complexity, '--complexity', 1, 14),
           allowGateChanges: gateAllowance(values['allow-gate-changes']),
+          ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
         };
       }
       if (sub === 'list') {

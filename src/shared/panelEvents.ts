@@ -6,7 +6,7 @@
  */
 
 /** A task's status (the task store's vocabulary). */
-export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled';
+export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled' | 'review';
 
 /** Why an iteration ended the way it did. */
 export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help' | 'error' | 'stopped';
@@ -15,7 +15,7 @@ export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help
 export type DelegationStatus = 'success' | 'partial' | 'failed' | 'escalated';
 
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
-export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed' | 'review';
 
 /** What kind of provider fault a model call ended with (the core's ModelFaultKind). */
 export type ModelFaultKind = 'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';

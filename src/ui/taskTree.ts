@@ -7,14 +7,15 @@ import { DisposableBase } from '../common/lifecycle';
 import type { LiveStatus, QueuedLive, QueuedState } from '../common/liveStatus';
 
 /** Group order in the tree: what needs attention or is moving first. */
-export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
+export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'review', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
 
 const STATUS_LABEL: Record<TaskStatus, string> = {
   todo: 'To do',
   in_progress: 'In progress',
   done: 'Done',
   blocked: 'Blocked',
-  needs_help: 'Needs help',
+  needs_help: 'Needs you',
+  review: 'Ready for review',
   failed: 'Failed',
   timeout: 'Timed out',
   halted: 'Halted',
@@ -27,6 +28,7 @@ const STATUS_ICON: Record<TaskStatus, [string, string | undefined]> = {
   done: ['pass-filled', 'testing.iconPassed'],
   blocked: ['circle-slash', 'charts.yellow'],
   needs_help: ['question', 'charts.orange'],
+  review: ['git-pull-request-draft', 'charts.purple'],
   failed: ['error', 'testing.iconFailed'],
   timeout: ['watch', 'charts.orange'],
   halted: ['debug-pause', 'charts.yellow'],

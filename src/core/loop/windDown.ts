@@ -36,6 +36,8 @@ export interface WindDownInput {
   progressFile: string;
   /** The iteration's tool context; the turn gets its own deadline instead of the (aborted) signal. */
   toolContext: ToolContext;
+  /** Milliseconds the task's time limit leaves; the turn's deadline never goes past them. */
+  leftMs?: number;
 }
 
 export interface WindDownResult {
@@ -48,9 +50,11 @@ export interface WindDownResult {
  * fails (the provider is down, the deadline passed) loses only the notes, never the commit.
  */
 export async function windDownTurn(s: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>, input: WindDownInput): Promise<WindDownResult | undefined> {
-  const seconds = s.config.loop.windDownSeconds;
-  if (seconds <= 0) return undefined;
-  const signal = AbortSignal.timeout(seconds * 1000);
+  // the turn ends by the task's time limit too: a model that never answers cannot stretch the task past it
+  const limitMs = Math.min(s.config.loop.windDownSeconds * 1000, input.leftMs ?? Number.POSITIVE_INFINITY);
+  if (limitMs < 1) return undefined;
+  const seconds = Math.round(limitMs / 100) / 10;
+  const signal = AbortSignal.timeout(limitMs);
   const registry = new ToolRegistry([onlyProgress(writeFileTool, input.progressFile), onlyProgress(editFileTool, input.progressFile)]);
   const wrote: string[] = [];
   let error: string | undefined;

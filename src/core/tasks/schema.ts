@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QuestionSchema } from './questions';
 
 export const TASK_STATUSES = [
   'todo',
@@ -10,6 +11,8 @@ export const TASK_STATUSES = [
   'timeout',
   'halted',
   'cancelled',
+  /** The merged check passed and a person decides (`merge.review: "manual"`): approve, request changes, reject. */
+  'review',
 ] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
@@ -27,6 +30,7 @@ export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
   'timeout',
   'halted',
   'cancelled',
+  'review',
 ]);
 
 const TaskIdSchema = z
@@ -57,6 +61,14 @@ export const TaskSchema = z.strictObject({
   progress: z.number().min(0).max(100).optional(),
   /** Last signal as text, e.g. `PROGRESS:50`. */
   lastSignal: z.string().optional(),
+  /** A command run as a required gate of this task only (DESIGN §7). */
+  check: z.string().min(1).optional(),
+  /** What the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context. */
+  questions: z.array(QuestionSchema).optional(),
+  /** `merge.review` for this task: "manual" holds its finished work for a person's review before it lands. */
+  review: z.enum(['auto', 'manual']).optional(),
+  /** The task's own time limit in minutes (`loop.taskTimeoutMinutes` when absent); Increase Limit raises it. */
+  timeoutMinutes: z.number().positive().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -88,5 +100,7 @@ export const NewTaskSchema = z.object({
   complexity: z.number().int().min(1).max(14).optional(),
   maxIterations: z.number().int().min(1).optional(),
   allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
+  check: z.string().trim().min(1).optional(),
+  review: z.enum(['auto', 'manual']).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

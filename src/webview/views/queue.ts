@@ -11,6 +11,7 @@ const STATE: Record<QueueEntryView['state'], [label: string, glyph: string, tone
   merged: ['merged', 'git-merge', 'passed'],
   conflict: ['conflict', 'git-compare', 'failed'],
   failed: ['failed', 'error', 'failed'],
+  review: ['ready for review', 'git-pull-request-draft', 'warning'],
 };
 
 function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined): HTMLElement {
