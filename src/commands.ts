@@ -23,6 +23,17 @@ export const COMMAND_IDS = [
   'ralph.showReport',
   'ralph.selectModel',
   'ralph.cleanUpWorktree',
+  'ralph.answerTask',
+  'ralph.showChanges',
+  'ralph.approveTask',
+  'ralph.requestChanges',
+  'ralph.rejectTask',
+  'ralph.showReviews',
+  'ralph.conveneCouncil',
+  'ralph.retryMerge',
+  'ralph.keepOnBranch',
+  'ralph.openWaitingFiles',
+  'ralph.addReviewComment',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -30,6 +30,8 @@ import { ChannelLogger } from './vscode/logger';
 import { RunController } from './app/runController';
 import { SecretStorageSource } from './vscode/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
+import { GitContentProvider, GIT_SCHEME } from './vscode/gitContentProvider';
+import { ReviewComments } from './ui/reviewComments';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
 export interface RalphExtensionApi {
@@ -127,7 +129,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged });
+  // Show Changes: git objects as documents, and line comments on them for Request Changes
+  const comments = new ReviewComments();
+  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {

@@ -64,7 +64,8 @@ interface Usage {
 /** The event bodies the panel shows. */
 export type PanelEventBody =
   | { type: 'run.started' }
-  | { type: 'run.finished'; reason: string }
+  /** `outcome`: done / needs you / failed, for the run-end summary. */
+  | { type: 'run.finished'; reason: string; outcome?: { done: string[]; questions: { taskId: string; question: string }[]; reviews: string[]; failed: { taskId: string; status: TaskStatus; reason: string }[] } }
   | { type: 'run.paused'; taskId?: string }
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }

@@ -1,6 +1,8 @@
+import type { RalphConfig } from '../config/schema';
+import type { RalphEventBody } from '../events';
 import type { WarmWorktrees } from '../git/warmWorktrees';
+import type { WorktreeManager } from '../git/worktrees';
 import type { Task, TaskStatus } from '../tasks/schema';
-import type { AutopilotDeps } from './autopilot';
 
 /** Statuses whose worktree a crashed run must keep: the task may still go on (or be retried) in it. */
 const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
@@ -10,7 +12,7 @@ const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
  * left — orphan worktrees and branches, stale locks, worktrees made ahead for tasks that never
  * started — is removed, and said once.
  */
-export async function pruneLeftovers(d: Pick<AutopilotDeps, 'config' | 'worktrees' | 'emit'>, warm: WarmWorktrees, tasks: readonly Task[]): Promise<void> {
+export async function pruneLeftovers(d: { config: Pick<RalphConfig, 'merge'>; worktrees: WorktreeManager; emit(body: RalphEventBody): void }, warm: WarmWorktrees, tasks: readonly Task[]): Promise<void> {
   const keep = new Set(tasks.filter((t) => !GONE.has(t.status)).map((t) => t.id));
   // merge.deleteBranch false: the branches of merged tasks are the user's to keep
   const keepBranches = d.config.merge.deleteBranch ? keep : new Set([...keep, ...tasks.filter((t) => t.status === 'done').map((t) => t.id)]);

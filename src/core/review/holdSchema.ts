@@ -23,3 +23,8 @@ export const ReviewHoldSchema = z.object({
   approvedAt: z.string().optional(),
 });
 export type ReviewHold = z.infer<typeof ReviewHoldSchema>;
+
+/** The ref that keeps a held result alive (no branch points at it until it lands). */
+export function reviewRef(taskId: string): string {
+  return `refs/ralph/review/${taskId}`;
+}

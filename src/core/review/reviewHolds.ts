@@ -2,12 +2,9 @@ import type { RalphConfig } from '../config/schema';
 import { runGit } from '../git/gitExec';
 import type { CheckpointStore } from '../loop/checkpoint';
 import type { TaskStore } from '../tasks/store';
-import type { ReviewHold } from './holdSchema';
+import { type ReviewHold, reviewRef } from './holdSchema';
 
-/** The ref that keeps a held result alive (no branch points at it until it lands). */
-export function reviewRef(taskId: string): string {
-  return `refs/ralph/review/${taskId}`;
-}
+export { reviewRef };
 
 /** `merge.review` for one task: its own setting wins over the configuration's. */
 export function reviewMode(config: Pick<RalphConfig, 'merge'>, task: { review?: 'auto' | 'manual' } | undefined): 'auto' | 'manual' {

@@ -1,4 +1,6 @@
 import { RalphError } from '../errors';
+import { runGit } from '../git/gitExec';
+import { reviewRef } from '../review/holdSchema';
 import type { GitService } from '../git/gitService';
 import type { Checkpoint, CheckpointStore } from '../loop/checkpoint';
 import type { EditFields } from './actionRules';
@@ -52,7 +54,10 @@ export class TaskActions {
     private readonly worktrees?: TaskWorktrees,
   ) {
     this.planners = [...planners, new RevertPlanner(git.root)];
+    this.root = git.root;
   }
+
+  private readonly root: string;
 
   /**
    * timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh
@@ -60,7 +65,9 @@ export class TaskActions {
    * branch first, so the task starts over from the target's current tip.
    */
   async retry(id: string, options: { fresh?: boolean } = {}): Promise<Task> {
-    const task = await this.expect(id, ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'], 'retried');
+    const task = await this.expect(id, ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done', 'review'], 'retried');
+    // a result held for review is not kept: the task starts over
+    if (task.status === 'review') await runGit(this.root, ['update-ref', '-d', reviewRef(id)]);
     if (options.fresh) {
       if (!this.worktrees) throw new RalphError('retrying from the current tip needs the worktree manager', 'no-worktrees');
       await this.worktrees.dropForFresh(id);
@@ -101,6 +108,12 @@ export class TaskActions {
   /** Raises the task's iteration limit; a timed-out task becomes resumable again. */
   async increaseMaxIterations(id: string, by: number, defaultMax: number): Promise<Task> {
     return (await this.increaseLimit(id, { by, limit: 'iterations' }, { maxIterations: defaultMax, timeoutMinutes: Number.POSITIVE_INFINITY })).task;
+  }
+
+  /** Which limit Increase Limit raises for this task by default: the one that ended it (iterations otherwise). */
+  async limitToRaise(id: string, defaults: { maxIterations: number; timeoutMinutes: number }): Promise<LimitKind> {
+    const task = await this.store.get(id);
+    return task.status === 'timeout' ? endedBy(task, await this.checkpoints.load(id), defaults) : 'iterations';
   }
 
   /**

@@ -47,7 +47,7 @@ describe('bounded waits and the questions only a person can answer', function ()
     assert.deepEqual(summary.results.map((r) => r.status), ['timeout']);
     const windDown = eventsOf(h.events, 'wind-down')[0];
     assert.ok(windDown, 'the agent still got its wind-down turn');
-    assert.match(windDown.error ?? '', /did not finish within 0\.6 s/, 'bounded by the slice of the limit kept for it');
+    assert.match(windDown.error ?? '', /did not finish within 2 s/, 'bounded by the slice of the limit kept for it (2 s at least)');
   });
 
   it('a write to a path known only at run time is not asked about where the sandbox confines it', async function () {
