@@ -30,7 +30,7 @@ ${PERSON_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
 Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
-            3 one ended blocked or needs_help · 2 usage or configuration error`;
+            3 one ended blocked, needs_help or review (it waits for you) · 2 usage or configuration error`;
 
 export type CliCommand =
   | { kind: 'help' }

@@ -43,15 +43,15 @@ export class GitContentProvider implements vscode.TextDocumentContentProvider {
 
 /**
  * The `[resource, original, modified]` triples of VS Code's multi-file diff (`vscode.changes`):
- * both sides as git objects; for a worktree, the modified side is the file on disk.
+ * both sides as git objects; for a worktree, the modified side is the file on disk. An added
+ * file has no original side and a deleted one no modified side (the editor shows them so).
  */
-export function changeTriples(root: string, changes: TaskChanges): [vscode.Uri, vscode.Uri, vscode.Uri][] {
+export function changeTriples(root: string, changes: TaskChanges): [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined][] {
   const base = changes.base ?? '';
   return changes.files.map((file) => {
-    const original = gitUri(file.path, { root, ref: file.status === 'added' ? '' : base, taskId: changes.taskId });
     const onDisk = changes.worktree ? vscode.Uri.file(path.join(changes.worktree, ...file.path.split('/'))) : undefined;
-    const modified = file.status === 'deleted' ? gitUri(file.path, { root, ref: '', taskId: changes.taskId }) : (onDisk ?? gitUri(file.path, { root, ref: changes.head ?? '', taskId: changes.taskId }));
-    const resource = onDisk ?? gitUri(file.path, { root, ref: changes.head ?? '', taskId: changes.taskId });
-    return [resource, original, modified];
+    const head = onDisk ?? gitUri(file.path, { root, ref: changes.head ?? '', taskId: changes.taskId });
+    const original = file.status === 'added' ? undefined : gitUri(file.path, { root, ref: base, taskId: changes.taskId });
+    return [file.status === 'deleted' ? (original ?? head) : head, original, file.status === 'deleted' ? undefined : head];
   });
 }

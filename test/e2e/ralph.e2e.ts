@@ -87,6 +87,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await wb.answerInput('(1/3)', TASK.title);
     await wb.answerInput('(2/3)', TASK.prompt);
     await wb.answerInput('(3/3)', TASK.promise);
+    await wb.pickQuickItem('Done'); // the settings menu (type, complexity, …): nothing to change
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
     const labels = await wb.treeLabels();
     assert.ok(labels.some((l) => /To do \(1\)/.test(l)), labels.join(' | '));

@@ -40,6 +40,13 @@ export class Workbench {
     await input.press('Enter');
   }
 
+  /** Picks the quick pick item whose label contains `label` (e.g. `Done` in Add Task's settings menu). */
+  async pickQuickItem(label: string): Promise<void> {
+    const row = this.page.locator('.quick-input-widget .monaco-list-row', { hasText: label }).first();
+    await row.waitFor({ timeout: 20_000 });
+    await row.click();
+  }
+
   async dismissQuickInput(): Promise<void> {
     if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
   }

@@ -114,7 +114,8 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
           ...task.gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary ?? ''}`))),
         )
       : undefined,
-    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0, focusKey: `card:${command}` }))),
+    // with an answer or review box, its button is the main action; the card's are the others
+    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0 || WAITS_FOR_PERSON.has(finish.status), focusKey: `card:${command}` }))),
   );
 }
 

@@ -148,3 +148,81 @@ describe('the person in the loop: questions, resumes and limits', function () {
     assert.deepEqual((await h.store.get(a)).dependsOn, []);
   });
 });
+
+describe('answers while a run goes on', function () {
+  this.timeout(120_000);
+  let h: LoopHarness;
+  afterEach(async () => h?.cleanup());
+
+  /** `ASK <question>` asks until answered, then writes `<file>`; `HOLD` waits for `release` before it completes. */
+  function agent(release: Promise<void>, onAsked: () => void): Step {
+    return async (request: RecordedRequest) => {
+      const messages = request.body?.messages ?? [];
+      const all = requestText(request);
+      if (messages.at(-1)?.role === 'tool') return complete as Exclude<Step, (r: RecordedRequest) => unknown>;
+      if (/ASK/.test(all)) {
+        const answer = /A \(.*\): (\S+)/.exec(all)?.[1];
+        if (!answer) {
+          onAsked();
+          return { content: '<ralph>NEEDS_HELP:Which file?</ralph>' };
+        }
+        return { toolCalls: [{ name: 'write_file', arguments: { path: answer, content: 'answered\n' } }] };
+      }
+      await release;
+      return { toolCalls: [{ name: 'write_file', arguments: { path: 'held.txt', content: 'held\n' } }] };
+    };
+  }
+
+  it('autopilot: the other agent goes on, and the answered task is picked up again in the same run', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((resolve) => (asked = resolve));
+    h = await makeLoopHarness(Array.from({ length: 12 }, () => agent(released, asked)));
+    await h.configure({ loop: { maxParallel: 2, maxIterations: 4 } });
+    await h.addTask({ id: 'A', title: 'Asks', prompt: 'ASK which file', promise: 'p', priority: 1 });
+    await h.addTask({ id: 'B', title: 'Holds', prompt: 'HOLD', promise: 'p', priority: 2 });
+    const run = h.runner().run();
+    await wasAsked;
+    await waitForStatus(h, 'A', 'needs_help');
+    await new TaskActions(h.store, new CheckpointStore(h.paths), { root: h.ws.dir }).answer('A', 'answer.txt');
+    // B is still at work: the run looks for the person's answers meanwhile and starts A again
+    await waitForStatus(h, 'A', 'done');
+    release();
+    const summary = await run;
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]).sort(), [['A', 'done'], ['A', 'needs_help'], ['B', 'done']].sort());
+    assert.equal(h.ws.git('show', 'main:answer.txt'), 'answered');
+    assert.deepEqual(summary.outcome?.done.sort(), ['A', 'B']);
+  });
+
+  it('semi-auto: the run waits for the answer (waiting_user); given at the prompt, the task resumes with it', async () => {
+    h = await makeLoopHarness(Array.from({ length: 12 }, () => agent(Promise.resolve(), () => undefined)));
+    await h.configure({ loop: { maxParallel: 1, maxIterations: 4, mode: 'semi-auto' }, commands: { allow: ['*'] } });
+    await h.addTask({ id: 'A', title: 'Asks', prompt: 'ASK which file', promise: 'p', priority: 1 });
+    await h.addTask({ id: 'B', title: 'Next', prompt: 'HOLD', promise: 'p', priority: 2 });
+    const asked: string[] = [];
+    await h.runner({
+      approval: { approve: async () => true },
+      safeguards: {
+        decide: async (warning) => {
+          if (warning.code !== 'task-ended') return { action: 'continue' };
+          asked.push(`${warning.taskId}: ${warning.question}`);
+          return { action: 'answer', text: 'semi.txt' };
+        },
+      },
+    }).run();
+    assert.deepEqual(asked, ['A: Which file?']);
+    assert.equal((await h.store.get('A')).status, 'done', 'resumed with the answer in the same run');
+    assert.equal(await h.ws.read('semi.txt'), 'answered\n');
+    assert.deepEqual(eventsOf(h.events, 'warning.answered').filter((w) => w.code === 'task-ended').map((w) => w.action), ['answered']);
+    assert.equal((await h.store.get('B')).status, 'done');
+  });
+});
+
+async function waitForStatus(h: LoopHarness, id: string, status: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await h.store.get(id)).status !== status) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${id} to be ${status} (it is ${(await h.store.get(id)).status})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
