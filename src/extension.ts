@@ -43,6 +43,8 @@ export interface RalphExtensionApi {
   /** The progress panel's host and the model it shows. */
   readonly panel: ProgressPanel | undefined;
   readonly panelModel: PanelModel | undefined;
+  /** The line comments on review diffs (the Comments API). */
+  readonly comments: ReviewComments | undefined;
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
@@ -68,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -163,6 +165,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     runs,
     panel: progressPanel,
     panelModel,
+    comments,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),

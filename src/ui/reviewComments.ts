@@ -40,6 +40,11 @@ export class ReviewComments extends DisposableBase {
     this.threads.add(thread);
   }
 
+  /** A thread on `line` (0-based) of a diff document, as the editor makes one when the person clicks a line's `+`. */
+  thread(uri: vscode.Uri, line: number): vscode.CommentThread {
+    return this.controller.createCommentThread(uri, new vscode.Range(line, 0, line, 0), []);
+  }
+
   /** The comments on the task's diff, by file and line (1-based). */
   of(taskId: string): LineComment[] {
     const out: LineComment[] = [];

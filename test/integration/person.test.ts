@@ -220,6 +220,74 @@ describe('the person in the loop (real extension host)', function () {
     await waitFor('nothing left to review', () => !/to review/.test(api.statusBar!.text));
   });
 
+  it('a merge that waits on the person\'s file: the tree shows the file, the panel the ways on; Keep on Its Branch holds it for review', async () => {
+    const writer: Step = (request: RecordedRequest) =>
+      request.body?.messages?.at(-1)?.role === 'tool' ? (complete as Exclude<Step, (r: RecordedRequest) => unknown>) : { toolCalls: [{ name: 'write_file', arguments: { path: 'local-notes.txt', content: 'from the agent\n' } }] };
+    await start(Array.from({ length: 6 }, () => writer), { loop: { maxIterations: 3, maxParallel: 2 }, merge: { waitForUserMinutes: 10 } });
+    const id = await addTask('Write the notes', 'Write local-notes.txt');
+    await fs.writeFile(path.join(workspace(), 'local-notes.txt'), 'my own notes\n');
+    const run = autopilot();
+    try {
+      await waitFor('the merge waiting on local-notes.txt', () => api.runs!.status.queue?.find((q) => q.taskId === id && q.state === 'waiting'));
+      const node = await waitFor('the waiting task in the tree', () => taskNodes(api).find((n) => n.task.id === id));
+      const item = api.tree!.getTreeItem(node);
+      assert.equal(item.contextValue, 'task.in_progress.waiting');
+      assert.equal(item.description, 'merge waits on your changes to local-notes.txt');
+      const children = api.tree!.getChildren(node);
+      assert.equal(children.length, 1);
+      assert.match(String(api.tree!.getTreeItem(children[0]).resourceUri?.path), /local-notes\.txt$/);
+      await waitFor('the ways on in the panel', () => api.panelModel!.state.queue.find((q) => q.taskId === id && q.state === 'waiting')?.files?.includes('local-notes.txt'));
+      assert.deepEqual(await vscode.commands.executeCommand('ralph.openWaitingFiles', id), ['local-notes.txt']);
+      assert.equal(await vscode.commands.executeCommand('ralph.retryMerge'), true);
+      assert.equal(await vscode.commands.executeCommand('ralph.keepOnBranch', id), true);
+    } finally {
+      await fs.writeFile(path.join(workspace(), 'local-notes.txt'), 'my own notes\n');
+    }
+    assert.deepEqual((await run)?.results.map((r) => [r.taskId, r.status]), [[id, 'review']], 'the run ended with the task waiting for the person');
+    assert.equal(await fs.readFile(path.join(workspace(), 'local-notes.txt'), 'utf8'), 'my own notes\n', 'never overwritten');
+    assert.match((await readTask(id)).blockedReason ?? '', /kept on its branch at your request/);
+    // once the file is out of the way, the approval lands it
+    await fs.rm(path.join(workspace(), 'local-notes.txt'));
+    assert.equal(((await vscode.commands.executeCommand('ralph.approveTask', id)) as { kind: string }).kind, 'landed');
+    assert.equal(await fs.readFile(path.join(workspace(), 'local-notes.txt'), 'utf8'), 'from the agent\n');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Request Changes sends the comments on the diff\'s lines with the feedback', async () => {
+    const writer: Step = (request: RecordedRequest) =>
+      request.body?.messages?.at(-1)?.role === 'tool' ? (complete as Exclude<Step, (r: RecordedRequest) => unknown>) : { toolCalls: [{ name: 'write_file', arguments: { path: 'commented.txt', content: 'one\ntwo\nthree\n' } }] };
+    await start(Array.from({ length: 6 }, () => writer), { loop: { maxIterations: 3, maxParallel: 2 }, merge: { review: 'manual' } });
+    const id = await addTask('Write commented', 'Write commented.txt');
+    assert.deepEqual((await autopilot())?.results.map((r) => r.status), ['review']);
+    const shown = (await vscode.commands.executeCommand('ralph.showChanges', id)) as { head: string };
+    const uri = vscode.Uri.from({ scheme: 'ralph-git', path: '/commented.txt', query: JSON.stringify({ root: workspace(), ref: shown.head, taskId: id }) });
+    const document = await vscode.workspace.openTextDocument(uri);
+    assert.equal(document.getText(), 'one\ntwo\nthree\n', 'the ralph-git: side reads the held result');
+    const thread = api.comments!.thread(uri, 1);
+    await vscode.commands.executeCommand('ralph.addReviewComment', { thread, text: 'say 2 instead' });
+    const sent = (await vscode.commands.executeCommand('ralph.requestChanges', id, 'see the comment')) as { questions: { answer: string }[] };
+    assert.equal(sent.questions.at(-1)?.answer, 'see the comment\nOn the diff:\n- commented.txt:2: say 2 instead');
+    assert.deepEqual(api.comments!.of(id), [], 'sent and cleared');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Convene Bug Council on a task: the plan is handed to its next iteration', async () => {
+    await start([{ content: '<ralph>BLOCKED:the tests keep failing</ralph>' }, { content: 'Root cause: the fixture is stale.' }, { content: '1. rebuild the fixture\n2. run the tests' }]);
+    const id = await addTask('Stuck one', 'Fix the tests');
+    assert.deepEqual((await autopilot())?.results.map((r) => r.status), ['blocked']);
+    const prompts = api.setPrompts({ input: async () => 'look at the fixture' });
+    let plan: string;
+    try {
+      plan = (await vscode.commands.executeCommand('ralph.conveneCouncil', id)) as string;
+    } finally {
+      prompts.dispose();
+    }
+    assert.match(plan, /rebuild the fixture/);
+    assert.match(text(chats(server!)[1]), /asked for by the person: look at the fixture/);
+    const checkpoint = JSON.parse(await fs.readFile(path.join(workspace(), '.ralph', 'state', `${id}.json`), 'utf8'));
+    assert.match(checkpoint.history.at(-1).feedback[0], /^Bug council plan .*convened by the person/);
+  });
+
   it('Edit Task sets type, complexity, priority, dependencies, max iterations, the check command and the review mode through its settings menu', async () => {
     await start([]);
     const base = await addTask('Base', 'p');
@@ -237,7 +305,7 @@ describe('the person in the loop (real extension host)', function () {
   });
 });
 
-async function readTask(id: string): Promise<{ status: string; type?: string; complexity?: number; priority?: number; dependsOn?: string[]; maxIterations?: number; check?: string; review?: string }> {
+async function readTask(id: string): Promise<{ status: string; blockedReason?: string; type?: string; complexity?: number; priority?: number; dependsOn?: string[]; maxIterations?: number; check?: string; review?: string }> {
   const file = JSON.parse(await fs.readFile(path.join(vscode.workspace.workspaceFolders![0].uri.fsPath, '.ralph', 'tasks.json'), 'utf8'));
   return file.tasks.find((t: { id: string }) => t.id === id);
 }
