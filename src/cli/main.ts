@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
 import { loadConfig } from '../core/config/service';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
@@ -22,7 +21,7 @@ import { cliApproval, cliSafeguards } from './prompts';
 import { runTaskAction } from './taskActions';
 import { runPersonCommand } from './personCommands';
 import { personLines, runOutcomeText } from './personStatus';
-import { askLine } from './terminal';
+import { askLine, askOnTerminal } from './terminal';
 import { openQuestion } from '../core/tasks/questions';
 
 export { cliApproval, cliSafeguards };
@@ -193,26 +192,6 @@ export function runSpendText(spend: RunSpendSummary): string {
   const lines = [`spent this run: ${describeLine(spend.total)} (against the budget: ${formatUsd(spend.costUsd)})`];
   for (const [taskId, line] of Object.entries(spend.byTask)) lines.push(`  ${taskId}: ${describeLine(line)}`);
   return lines.join('\n');
-}
-
-/** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
-function askOnTerminal(question: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-    let settled = false;
-    const done = (answer: boolean) => {
-      if (settled) return;
-      settled = true;
-      rl.close();
-      resolve(answer);
-    };
-    rl.on('SIGINT', () => {
-      done(false);
-      process.emit('SIGINT');
-    });
-    rl.on('close', () => done(false));
-    rl.question(question, (answer) => done(/^y(es)?$/i.test(answer.trim())));
-  });
 }
 
 /** 1 beats 3 beats 0: a failure is the more urgent news. */

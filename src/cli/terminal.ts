@@ -19,3 +19,8 @@ export function askLine(question: string): Promise<string | undefined> {
     rl.question(question, (answer) => done(answer));
   });
 }
+
+/** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
+export async function askOnTerminal(question: string): Promise<boolean> {
+  return /^y(es)?$/i.test((await askLine(question))?.trim() ?? '');
+}

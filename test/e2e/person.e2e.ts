@@ -13,7 +13,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { type RecordedRequest, type ScriptedServer, startScriptedServer, type Step } from '../fixtures/scriptedServer';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
-import { openWorkbench, until, type Workbench } from './workbench';
+import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 const KEY_ENV = 'RALPH_E2E_PERSON_KEY';
@@ -62,17 +62,13 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     host = await startCodeServer({
       installExtensions: [VSIX],
       env: { [KEY_ENV]: 'sk-e2e-person' },
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
+      userSettings: E2E_SETTINGS,
     });
     ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    const name = `failure-person-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
-    screenshots.push(await wb.screenshot(name).catch(() => `(no screenshot: ${name})`));
-    const text = await wb.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
-    console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
+    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('person-', this.currentTest.title));
   });
 
   after(async () => {
@@ -83,11 +79,7 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
   });
 
-  async function toggleTheme(to: 'light' | 'dark'): Promise<void> {
-    await wb.runCommand('Preferences: Toggle between Light/Dark Themes');
-    const dark = to === 'dark';
-    await until(`the ${to} theme`, async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
-  }
+  const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to);
 
   /** The answer box, the review row, the tree and the diff editor, in one theme. */
   async function shoot(theme: 'light' | 'dark'): Promise<void> {
