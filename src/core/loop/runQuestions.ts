@@ -69,7 +69,8 @@ export class RunQuestions {
 
   /** Says the question as a warning, asks it, and says the answer. */
   private async ask(question: Question, answerTask?: (taskId: string, text: string) => Promise<unknown>): Promise<'continue' | 'stop'> {
-    this.emit({ type: 'warning', ...question });
+    const { question: _asked, ...warning } = question;
+    this.emit({ type: 'warning', ...warning });
     const answer = await this.prompt.decide(question);
     if (answer.action === 'answer' && answerTask) await answerTask(question.taskId, answer.text).catch((error: unknown) => this.emit({ type: 'warning', taskId: question.taskId, code: 'answer-failed', message: `the answer could not be recorded: ${String(error)}` }));
     const action = answer.action === 'stop' ? 'stop' : answer.action === 'answer' ? 'answered' : 'continue';
