@@ -26,6 +26,18 @@ export const COMMAND_IDS = [
   'ralph.setUpGitHubActions',
   'ralph.runOnGitHubActions',
   'ralph.openRemote',
+
+  'ralph.answerTask',
+  'ralph.showChanges',
+  'ralph.approveTask',
+  'ralph.requestChanges',
+  'ralph.rejectTask',
+  'ralph.showReviews',
+  'ralph.conveneCouncil',
+  'ralph.retryMerge',
+  'ralph.keepOnBranch',
+  'ralph.openWaitingFiles',
+  'ralph.addReviewComment',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

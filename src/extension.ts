@@ -31,6 +31,8 @@ import { ChannelLogger } from './vscode/logger';
 import { RunController } from './app/runController';
 import { SecretStorageSource } from './vscode/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
+import { GitContentProvider, GIT_SCHEME } from './vscode/gitContentProvider';
+import { ReviewComments } from './ui/reviewComments';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
 export interface RalphExtensionApi {
@@ -42,6 +44,8 @@ export interface RalphExtensionApi {
   /** The progress panel's host and the model it shows. */
   readonly panel: ProgressPanel | undefined;
   readonly panelModel: PanelModel | undefined;
+  /** The line comments on review diffs (the Comments API). */
+  readonly comments: ReviewComments | undefined;
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
@@ -67,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -130,7 +134,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   };
   const forge = new ForgeCommands({ paths, store, logger });
   context.subscriptions.push(forge);
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, forge });
+  // Show Changes: git objects as documents, and line comments on them for Request Changes
+  const comments = new ReviewComments();
+  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -163,6 +170,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     runs,
     panel: progressPanel,
     panelModel,
+    comments,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),

@@ -4,6 +4,8 @@ import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';
+import { loadConfig } from '../core/config/service';
+import { askTaskSettings } from './taskFields';
 import type { ProgressPanel } from '../ui/panel/progressPanel';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
@@ -12,8 +14,10 @@ import { selectModel } from './selectModel';
 import type { SecretStorageSource } from '../vscode/secrets';
 import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
+import { createPersonCommands, type PersonCommandServices } from './personCommands';
+import { createReviewCommands, type ReviewCommandServices } from './reviewCommands';
 
-export interface CommandServices extends GateCommandServices, TaskCommandServices {
+export interface CommandServices extends GateCommandServices, TaskCommandServices, PersonCommandServices, ReviewCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
@@ -24,7 +28,20 @@ export interface CommandServices extends GateCommandServices, TaskCommandService
 /** One handler per command id: a missing handler is a compile error. */
 export function createCommandHandlers(s: CommandServices): Record<CommandId, CommandHandler> {
   const task = createTaskCommands(s);
+  const person = createPersonCommands(s);
+  const review = createReviewCommands(s);
   return {
+    'ralph.answerTask': person.answerTask,
+    'ralph.conveneCouncil': person.conveneCouncil,
+    'ralph.retryMerge': person.retryMerge,
+    'ralph.keepOnBranch': person.keepOnBranch,
+    'ralph.openWaitingFiles': person.openWaitingFiles,
+    'ralph.showChanges': review.showChanges,
+    'ralph.approveTask': review.approveTask,
+    'ralph.requestChanges': review.requestChanges,
+    'ralph.rejectTask': review.rejectTask,
+    'ralph.showReviews': review.showReviews,
+    'ralph.addReviewComment': (reply?: unknown) => s.comments.add(reply as vscode.CommentReply),
     'ralph.initWorkspace': async () => {
       const result = await initWorkspace(s.paths.workspace);
       await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
@@ -116,7 +133,7 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
     if (!parsed.success) throw new Error(`Invalid task: ${formatZodIssues(parsed.error).join('; ')}`);
     fields = parsed.data;
   } else {
-    fields = await askForTask();
+    fields = await askForTask(s);
   }
   if (!fields) return undefined;
   await s.store.ensure();
@@ -128,26 +145,27 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
   return task;
 }
 
-async function askForTask(): Promise<NewTask | undefined> {
+/** Title, request and promise, then the settings menu (type, complexity, priority, dependencies, limits, check, review). */
+async function askForTask(s: CommandServices): Promise<NewTask | undefined> {
   const required = (what: string) => (text: string) => (text.trim() ? undefined : `${what} is required`);
-  const title = await vscode.window.showInputBox({ title: 'Ralph: Add Task (1/3)', prompt: 'A short title', ignoreFocusOut: true, validateInput: required('A title') });
+  const title = await s.prompts.input({ title: 'Ralph: Add Task (1/3)', prompt: 'A short title', validateInput: required('A title') });
   if (title === undefined) return undefined;
-  const prompt = await vscode.window.showInputBox({
+  const prompt = await s.prompts.input({
     title: 'Ralph: Add Task (2/3)',
     prompt: 'The exact request for the agent (kept verbatim and re-pinned after compactions)',
-    ignoreFocusOut: true,
     validateInput: required('The request'),
   });
   if (prompt === undefined) return undefined;
-  const promise = await vscode.window.showInputBox({
+  const promise = await s.prompts.input({
     title: 'Ralph: Add Task (3/3)',
     prompt: 'The promise: what must be true for the task to count as done',
     placeHolder: 'e.g. npm test passes and the README documents the new flag',
-    ignoreFocusOut: true,
     validateInput: required('The promise'),
   });
   if (promise === undefined) return undefined;
-  return { title, prompt, promise };
+  const config = await loadConfig(s.paths).catch(() => undefined);
+  const { check, ...settings } = await askTaskSettings(s.prompts, {}, await s.store.list().catch(() => []), config);
+  return { title, prompt, promise, ...settings, ...(check ? { check } : {}) };
 }
 
 async function startRun(s: CommandServices, taskId: string | undefined) {

@@ -76,7 +76,19 @@ export class RunController extends DisposableBase {
     decide: async (warning) => {
       if (!WAITING_CODES.has(warning.code)) return { action: 'continue' };
       return new Promise<SafeguardAnswer>((resolve) => {
-        this.pendingReview = resolve;
+        // semi-auto waits in waiting_user while the task's question is open: answered anywhere (the
+        // panel's answer box, the tree, the CLI), the wait is over and the task resumes with the answer
+        const answered = warning.question === undefined ? undefined : this.store.onDidChange((tasks) => {
+          if (tasks.find((t) => t.id === warning.taskId)?.status !== 'needs_help' && this.pendingReview === settle) {
+            this.answerReview({ action: 'continue' });
+            void this.publish({ ...this.live, attention: undefined });
+          }
+        });
+        const settle = (answer: SafeguardAnswer) => {
+          answered?.dispose();
+          resolve(answer);
+        };
+        this.pendingReview = settle;
         // semi-auto's wait after a task ended lets the other agents work on: only new starts wait
         void this.publish({ ...this.live, ...(PAUSING_CODES.has(warning.code) ? { state: 'paused' as const } : {}), attention: warning.message });
       });
@@ -202,6 +214,29 @@ export class RunController extends DisposableBase {
     this.answerReview({ action: 'stop' });
     this.runner.stop();
     await this.publish({ ...this.live, state: 'stopping', attention: undefined });
+  }
+
+  /** Retry Now on merges that wait on the person's own files; false when no parallel run is going. */
+  retryWaitingMerges(): boolean {
+    return this.runner?.retryWaitingMerges() ?? false;
+  }
+
+  /** Keep on Its Branch: the waiting merge is held for review instead; false when no parallel run is going. */
+  keepOnBranch(taskId: string): boolean {
+    return this.runner?.keepOnBranch(taskId) ?? false;
+  }
+
+  /** The workspace's model outside a run (Convene Bug Council), keyed like a run's. */
+  async modelOutsideRun(): Promise<{ config: RalphConfig; model: ModelClient; dispose(): void }> {
+    let config: RalphConfig;
+    try {
+      config = await loadConfig(new RalphPaths(this.workspace));
+    } catch (error) {
+      if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
+      throw error;
+    }
+    const { model, dispose } = await this.modelFor(config, () => undefined, () => undefined);
+    return { config, model, dispose };
   }
 
   /** Finishes the current step, then waits; the core emits `run.paused`, which sets the state. */

@@ -7,7 +7,8 @@
 import * as vscode from 'vscode';
 import { loadConfig } from '../core/config/service';
 import { RalphError, RollbackBlockedError } from '../core/errors';
-import { ACTION_STATUSES, ACTION_VERB, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
+import { ACTION_STATUSES, ACTION_VERB, type EditFields, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
+import { askTaskSettings } from './taskFields';
 import type { GitService } from '../core/git/gitService';
 import { RunLock } from '../core/loop/runLock';
 import type { RalphPaths } from '../core/paths';
@@ -147,30 +148,37 @@ export function createTaskCommands(s: TaskCommandServices) {
       }
       const asked = await askEdits(s.prompts, task);
       if (!asked) return undefined;
+      Object.assign(asked, await askTaskSettings(s.prompts, task, await s.store.list(), await loadConfig(s.paths).catch(() => undefined)));
       if (Object.keys(asked).length === 0) return task;
       const updated = await s.actions.edit(task.id, asked);
       void say(`${task.id} updated (${Object.keys(asked).join(', ')}).`);
       return updated;
     },
+    /** Increase Limit: raises the limit that ended the task — its iterations, or its minutes after a time-out by the clock — and says which. */
     increaseMaxIterations: async (arg?: unknown, by?: unknown) => {
-      const task = await resolveTask(s, arg, 'increaseMax', 'Raise the iteration limit of which task?');
+      const task = await resolveTask(s, arg, 'increaseMax', 'Raise the limit of which task?');
       if (!task) return undefined;
       const config = await loadConfig(s.paths);
-      const current = task.maxIterations ?? config.loop.maxIterations;
+      const defaults = { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes };
+      const limit = await s.actions.limitToRaise(task.id, defaults);
       let amount = typeof by === 'number' ? by : undefined;
       if (amount === undefined) {
+        const minutes = limit === 'minutes';
         const text = await s.prompts.input({
-          title: `Ralph: Increase Max Iterations of ${task.id}`,
-          prompt: `${task.id} may run ${current} iterations (${task.iterations} used). Add how many?`,
-          value: '10',
-          validateInput: (value) => (/^\s*[1-9]\d{0,3}\s*$/.test(value) ? undefined : 'A whole number from 1 to 9999'),
+          title: `Ralph: Increase Limit of ${task.id}`,
+          prompt: minutes
+            ? `${task.id} timed out on its time limit (${task.timeoutMinutes ?? config.loop.taskTimeoutMinutes} min). Add how many minutes?`
+            : `${task.id} may run ${task.maxIterations ?? config.loop.maxIterations} iterations (${task.iterations} used). Add how many?`,
+          value: minutes ? String(config.loop.taskTimeoutMinutes) : '10',
+          validateInput: (value) => (minutes ? (/^\s*\d+(?:\.\d+)?\s*$/.test(value) && Number(value) > 0 ? undefined : 'A number of minutes above 0') : /^\s*[1-9]\d{0,3}\s*$/.test(value) ? undefined : 'A whole number from 1 to 9999'),
         });
         if (text === undefined) return undefined;
         amount = Number(text.trim());
       }
-      const updated = await s.actions.increaseMaxIterations(task.id, amount, config.loop.maxIterations);
-      void say(`${task.id} may now run ${updated.maxIterations} iterations${updated.status === 'halted' && task.status === 'timeout' ? '; run it to resume' : ''}.`);
-      return updated;
+      const raised = await s.actions.increaseLimit(task.id, { by: amount, limit }, defaults);
+      const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from})` : `may now run for ${raised.to} minutes (was ${raised.from})`;
+      void say(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it; it resumes at the next Start` : ''}.`);
+      return raised.task;
     },
     rollbackTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
@@ -205,14 +213,14 @@ export function createTaskCommands(s: TaskCommandServices) {
 }
 
 /** Title, request and promise, each pre-filled; only what changed is returned (undefined: cancelled). */
-async function askEdits(prompts: Prompts, task: Task): Promise<Partial<Pick<Task, 'title' | 'prompt' | 'promise'>> | undefined> {
+async function askEdits(prompts: Prompts, task: Task): Promise<EditFields | undefined> {
   const required = (what: string) => (text: string) => (text.trim() ? undefined : `${what} is required`);
   const fields = [
     ['title', 'The short title', 'A title'],
     ['prompt', 'The exact request for the agent (kept verbatim)', 'The request'],
     ['promise', 'The promise: what must be true for the task to count as done', 'The promise'],
   ] as const;
-  const changes: Partial<Pick<Task, 'title' | 'prompt' | 'promise'>> = {};
+  const changes: EditFields = {};
   for (const [index, [key, prompt, what]] of fields.entries()) {
     const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/3)`, prompt, value: task[key], validateInput: required(what) });
     if (value === undefined) return undefined;

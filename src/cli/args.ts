@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { FORGE_USAGE, type ForgeCommand, ForgeUsageError, parseForgeCommand } from './forgeArgs';
+import { parsePersonCommand, type PersonCommand, PERSON_USAGE, PersonUsageError } from './personArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
@@ -13,9 +14,11 @@ Commands:
   task add <title> --prompt <text> --promise <text>
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
         [--allow-gate-changes all|GATE]...  let the task change what its gates check (reported)
+        [--review manual|auto]       manual: its finished work waits for your review before it lands
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${TASK_ACTIONS_USAGE}
+${PERSON_USAGE}
   run [--task ID] [--json] [--yes] [--approve-commands]
                                      run one task, or every ready task (autopilot)
         --yes                        approve every caio action (push, pull request, issue, notification)
@@ -32,7 +35,7 @@ ${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
 Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
-            3 one ended blocked or needs_help · 2 usage or configuration error`;
+            3 one ended blocked, needs_help or review (it waits for you) · 2 usage or configuration error`;
 
 export type CliCommand =
   | { kind: 'help' }
@@ -50,13 +53,15 @@ export type CliCommand =
       type?: TaskType;
       complexity?: number;
       allowGateChanges?: true | string[];
+      review?: 'auto' | 'manual';
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
-  | ForgeCommand;
+  | ForgeCommand
+  | PersonCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -70,6 +75,7 @@ const OPTIONS = {
   type: { type: 'string' },
   complexity: { type: 'string' },
   'allow-gate-changes': { type: 'string', multiple: true },
+  review: { type: 'string' },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
@@ -81,10 +87,12 @@ const OPTIONS = {
 
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   try {
+    const person = parsePersonCommand(argv, cwd);
+    if (person) return person;
     const action = parseTaskAction(argv, cwd);
     if (action) return action;
   } catch (error) {
-    if (error instanceof TaskActionUsageError) throw new UsageError(error.message);
+    if (error instanceof TaskActionUsageError || error instanceof PersonUsageError) throw new UsageError(error.message);
     throw error;
   }
   try {
@@ -114,7 +122,8 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       return { kind: 'init', workspace };
     case 'task':
       if (sub === 'add') {
-        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes']);
+        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review']);
+        if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual') throw new UsageError('--review must be manual or auto');
         const title = rest.join(' ').trim();
         if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
         if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
@@ -134,6 +143,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
           type: values.type as TaskType | undefined,
           complexity: intOption(values.complexity, '--complexity', 1, 14),
           allowGateChanges: gateAllowance(values['allow-gate-changes']),
+          ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
         };
       }
       if (sub === 'list') {

@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
 import { loadConfig } from '../core/config/service';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
@@ -22,6 +21,10 @@ import { cliApproval, cliSafeguards } from './prompts';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';
+import { runPersonCommand } from './personCommands';
+import { personLines, runOutcomeText } from './personStatus';
+import { askLine, askOnTerminal } from './terminal';
+import { openQuestion } from '../core/tasks/questions';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -86,6 +89,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         type: command.type,
         complexity: command.complexity,
         allowGateChanges: command.allowGateChanges,
+        review: command.review,
       });
       io.out(task.id);
       return EXIT.ok;
@@ -97,6 +101,14 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     }
     case 'task.action':
       return runTaskAction(command, io);
+    case 'task.answer':
+    case 'task.council':
+    case 'review.list':
+    case 'review.diff':
+    case 'review.approve':
+    case 'review.changes':
+    case 'review.reject':
+      return runPersonCommand(command, io);
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run': {
@@ -176,8 +188,9 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     if (summary.spend) io.out(runSpendText(summary.spend));
     io.out(`run log: ${paths.relative(summary.logFile)}`);
     for (const result of summary.results.filter((r) => r.status === 'halted')) {
-      io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId}`);
+      io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId} (or ralph run: a Start resumes it)`);
     }
+    if (summary.outcome) io.out(runOutcomeText(summary.outcome, await new TaskStore(paths).list().catch(() => [])));
   }
   // human output already showed them as warnings; JSON consumers read stderr for the summary
   if (json) for (const block of summary.unrunnable) io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
@@ -193,30 +206,10 @@ export function runSpendText(spend: RunSpendSummary): string {
   return lines.join('\n');
 }
 
-/** One y/N question on the terminal; Ctrl-C answers no and stops the run as usual. */
-function askOnTerminal(question: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-    let settled = false;
-    const done = (answer: boolean) => {
-      if (settled) return;
-      settled = true;
-      rl.close();
-      resolve(answer);
-    };
-    rl.on('SIGINT', () => {
-      done(false);
-      process.emit('SIGINT');
-    });
-    rl.on('close', () => done(false));
-    rl.question(question, (answer) => done(/^y(es)?$/i.test(answer.trim())));
-  });
-}
-
 /** 1 beats 3 beats 0: a failure is the more urgent news. */
 export function exitCodeFor(statuses: readonly TaskStatus[]): number {
   if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
-  if (statuses.some((s) => s === 'blocked' || s === 'needs_help')) return EXIT.attention;
+  if (statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
   return EXIT.ok;
 }
 
@@ -243,13 +236,16 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   }
   const spent = sumLines(Object.values(receipts).map((r) => r.total));
   if (json) {
-    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent }, null, 2));
+    const questions = tasks.filter((t) => t.status === 'needs_help' || t.status === 'blocked').map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
+    const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
+    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent, questions, reviews }, null, 2));
     return EXIT.ok;
   }
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
   for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
   for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
+  for (const line of personLines(tasks)) io.out(line);
   if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return EXIT.ok;
 }
@@ -275,6 +271,7 @@ if (require.main === module) {
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
     confirm: process.stdin.isTTY ? askOnTerminal : undefined,
+    ask: process.stdin.isTTY ? askLine : undefined,
     onInterrupt(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);

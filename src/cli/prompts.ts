@@ -21,6 +21,8 @@ const NOUN = { action: 'caio action', command: 'gated command' } as const;
 export function cliApproval(granted: CliApprovals, io: CliIo): ApprovalPrompt {
   const confirm = io.confirm;
   return {
+    // no terminal and no --approve-commands: a gated command becomes the task's question
+    unattended: !confirm && !granted.commands,
     approve: async (request) => {
       const flag = FLAG[request.kind];
       if (request.kind === 'action' ? granted.actions : granted.commands) {
@@ -45,6 +47,12 @@ export function cliSafeguards(onWarning: 'continue' | 'stop', io: CliIo): Safegu
   if (!confirm) return unattendedSafeguards(onWarning);
   return {
     decide: async (warning) => {
+      if (warning.question !== undefined && io.ask) {
+        // semi-auto waits for the answer: given here, the task resumes with it
+        const text = ((await io.ask(`${warning.taskId} asks: ${warning.question}\nYour answer (empty: go on without it; "stop": start no more tasks): `)) ?? 'stop').trim();
+        if (text.toLowerCase() === 'stop') return { action: 'stop' };
+        return text ? { action: 'answer', text } : { action: 'continue' };
+      }
       if (warning.code === 'iteration-ratio') {
         const by = Math.max(1, Math.ceil(warning.maxIterations / 2));
         return (await confirm(`${warning.message}. Raise the limit by ${by} to ${warning.maxIterations + by}? [y/N] `)) ? { action: 'increase', by } : { action: 'continue' };

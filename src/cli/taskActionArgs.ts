@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { EditFields } from '../core/tasks/actionRules';
+import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
 
 /** `ralph task <action> <id>`: the recovery actions of the extension's task menu (--yes is accepted by all, for scripts). */
 export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback', 'cleanup'] as const;
@@ -14,7 +15,11 @@ export const TASK_ACTIONS_USAGE = `  task retry <id> [--fresh]          timed ou
   task unblock <id>                  blocked / needs_help → resumable (keeps its iterations and checkpoint)
   task cancel <id>                   stop the task from being picked again
   task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
-  task increase-max <id> [--by N]    raise its iteration limit (default 10); a timed-out task becomes resumable
+        [--type T] [--complexity N] [--depends-on ID]... [--review manual|auto]
+  task increase-max <id> [--by N] [--minutes]
+                                     raise the limit that ended it — its iterations (--by, default 10) or, after
+                                     a time-out by the clock, its minutes (--by, default the configured limit);
+                                     --minutes raises the time limit; a timed-out task becomes resumable
   task delete <id> [--yes]           remove the task and its checkpoint (commits and reports stay)
   task rollback <id> [--yes]         revert the task's own commits in a new commit (later work is kept),
                                      then the task is todo again; refused, changing nothing, on a conflict
@@ -34,8 +39,10 @@ export interface TaskActionCommand {
   yes: boolean;
   /** edit: the fields to change. */
   fields?: EditFields;
-  /** increase-max: by how many iterations. */
+  /** increase-max: by how many iterations (or minutes). */
   by?: number;
+  /** increase-max: raise the time limit (minutes) rather than whichever ended the task. */
+  minutes?: boolean;
   /** retry: drop the kept worktree and start from the current tip. */
   fresh?: boolean;
 }
@@ -53,14 +60,19 @@ const OPTIONS = {
   'max-iterations': { type: 'string' },
   by: { type: 'string' },
   fresh: { type: 'boolean' },
+  minutes: { type: 'boolean' },
+  type: { type: 'string' },
+  complexity: { type: 'string' },
+  'depends-on': { type: 'string', multiple: true },
+  review: { type: 'string' },
 } as const;
 
 const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
   retry: ['fresh'],
   unblock: [],
   cancel: [],
-  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations'],
-  'increase-max': ['by'],
+  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations', 'type', 'complexity', 'depends-on', 'review'],
+  'increase-max': ['by', 'minutes'],
   delete: [],
   rollback: [],
   cleanup: [],
@@ -92,11 +104,28 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     if (values.promise !== undefined) fields.promise = values.promise;
     if (values.priority !== undefined) fields.priority = number(values.priority, '--priority', false);
     if (values['max-iterations'] !== undefined) fields.maxIterations = number(values['max-iterations'], '--max-iterations', true);
-    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations');
+    if (values.type !== undefined) {
+      if (!(TASK_TYPES as readonly string[]).includes(values.type)) throw new TaskActionUsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
+      fields.type = values.type as TaskType;
+    }
+    if (values.complexity !== undefined) {
+      const complexity = number(values.complexity, '--complexity', true);
+      if (complexity > 14) throw new TaskActionUsageError(`--complexity must be a whole number from 1 to 14, got "${values.complexity}"`);
+      fields.complexity = complexity;
+    }
+    if (values['depends-on'] !== undefined) fields.dependsOn = values['depends-on'].flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+    if (values.review !== undefined) {
+      if (values.review !== 'auto' && values.review !== 'manual') throw new TaskActionUsageError('--review must be manual or auto');
+      fields.review = values.review;
+    }
+    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review');
     command_.fields = fields;
   }
   if (action === 'retry' && values.fresh) command_.fresh = true;
-  if (action === 'increase-max') command_.by = values.by === undefined ? 10 : number(values.by, '--by', true);
+  if (action === 'increase-max') {
+    if (values.by !== undefined) command_.by = number(values.by, '--by', !values.minutes);
+    if (values.minutes) command_.minutes = true;
+  }
   return command_;
 }
 

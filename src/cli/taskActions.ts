@@ -93,9 +93,10 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
     }
     case 'increase-max': {
       const config = await loadConfig(paths);
-      const updated = await actions.increaseMaxIterations(task.id, command.by ?? 10, config.loop.maxIterations);
-      const resumable = task.status === 'timeout' && updated.status === 'halted';
-      io.out(`${task.id} may now run ${updated.maxIterations} iterations (${updated.iterations} used)${resumable ? `; resume it with: ${run}` : ''}`);
+      const raised = await actions.increaseLimit(task.id, { by: command.by, ...(command.minutes ? { limit: 'minutes' as const } : {}) }, { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes });
+      const resumable = task.status === 'timeout' && raised.task.status === 'halted';
+      const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from}; ${raised.task.iterations} used)` : `may now run for ${raised.to} minutes (was ${raised.from})`;
+      io.out(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it` : ''}${resumable ? `; resume it with: ralph run (or ${run})` : ''}`);
       return ACTION_EXIT.ok;
     }
     case 'delete': {

@@ -53,7 +53,7 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
       if (event.state !== 'ready' || !(live.agents ?? []).some((a) => a.taskId === event.taskId)) return live;
       return withAgent(live, event.taskId, (a) => ({ ...a, worktree: event.path }));
     case 'merge': {
-      const queued = QUEUED.has(event.state) ? { taskId: event.taskId, state: event.state as QueuedState, ...(event.detail ? { detail: event.detail } : {}) } : undefined;
+      const queued = QUEUED.has(event.state) ? { taskId: event.taskId, state: event.state as QueuedState, ...(event.detail ? { detail: event.detail } : {}), ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}) } : undefined;
       const next = withQueued(live, queued, event.taskId);
       return queued ? withoutAgent(next, event.taskId) : next;
     }

@@ -20,6 +20,8 @@ export interface QueuedLive {
   taskId: string;
   state: QueuedState;
   detail?: string;
+  /** `waiting`: the person's files the merge would overwrite. */
+  files?: readonly string[];
 }
 
 /** What the status bar and tree show about the run in progress. */

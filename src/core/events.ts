@@ -2,11 +2,12 @@ import type { DelegationResult, DelegationStatus } from './agent/delegation/type
 import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
 import type { ReceiptSummary, RunSpendSummary } from './safety/receipt';
+import type { RunOutcome } from './loop/runSummary';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
 
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
-export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed' | 'review';
 
 /** What happened to a task's worktree. */
 export type WorktreeState = 'ready' | 'kept' | 'removed';
@@ -26,7 +27,7 @@ export type IterationOutcome =
  */
 export type RalphEventBody =
   | { type: 'run.started'; workspace: string; taskIds: string[] }
-  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary }
+  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary; outcome?: RunOutcome }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
   | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary }

@@ -38,10 +38,15 @@ export interface ApprovalRequest {
 /** Asks a human to approve an action; refuses when nobody can answer. */
 export interface ApprovalPrompt {
   approve(request: ApprovalRequest): Promise<boolean>;
+  /**
+   * Nobody is there to ask about the agent's gated commands (a CLI without a terminal and
+   * without `--approve-commands`): such a command becomes the task's question instead.
+   */
+  readonly unattended?: boolean;
 }
 
 /** The default when no human can be asked: nothing is approved. */
-export const refuseApprovals: ApprovalPrompt = { approve: async () => false };
+export const refuseApprovals: ApprovalPrompt = { approve: async () => false, unattended: true };
 
 /**
  * The safeguards that ask a person whether the loop should go on. `task-ended`: in semi-auto
@@ -56,9 +61,12 @@ export interface SafeguardWarning {
   message: string;
   iteration: number;
   maxIterations: number;
+  /** `task-ended` of a task that asked something (NEEDS_HELP): the question, which the person may answer right there. */
+  question?: string;
 }
 
-export type SafeguardAnswer = { action: 'continue' } | { action: 'stop' } | { action: 'increase'; by: number };
+/** `answer`: the person answered the task's question (semi-auto's wait): the task resumes with it. */
+export type SafeguardAnswer = { action: 'continue' } | { action: 'stop' } | { action: 'increase'; by: number } | { action: 'answer'; text: string };
 
 /**
  * Answers a safeguard warning: the extension asks in the UI (and waits), the CLI applies

@@ -6,7 +6,7 @@
  */
 
 /** A task's status (the task store's vocabulary). */
-export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled';
+export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled' | 'review';
 
 /** Why an iteration ended the way it did. */
 export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help' | 'error' | 'stopped';
@@ -15,7 +15,7 @@ export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help
 export type DelegationStatus = 'success' | 'partial' | 'failed' | 'escalated';
 
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
-export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed';
+export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed' | 'review';
 
 /** What kind of provider fault a model call ended with (the core's ModelFaultKind). */
 export type ModelFaultKind = 'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';
@@ -64,7 +64,8 @@ interface Usage {
 /** The event bodies the panel shows. */
 export type PanelEventBody =
   | { type: 'run.started' }
-  | { type: 'run.finished'; reason: string }
+  /** `outcome`: done / needs you / failed, for the run-end summary. */
+  | { type: 'run.finished'; reason: string; outcome?: { done: string[]; questions: { taskId: string; question: string }[]; reviews: string[]; failed: { taskId: string; status: TaskStatus; reason: string }[] } }
   | { type: 'run.paused'; taskId?: string }
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }

@@ -5,7 +5,7 @@
  * same inputs to the webview, which applies them with the same reducer.
  */
 import type { IterationOutcome, PanelEvent, TaskStatus } from './panelEvents';
-import type { RemoteView, RunPhase, WarningAction } from './panelState';
+import type { QuestionView, RemoteView, ReviewHoldView, RunPhase, WarningAction } from './panelState';
 
 export type { PanelEvent };
 
@@ -33,6 +33,8 @@ export interface CheckpointSeed {
   /** Tokens of editor models the editor's plan pays for. */
   includedTokens?: number;
   history: IterationSeed[];
+  /** The result it holds for review, if any. */
+  reviewHold?: ReviewHoldView;
 }
 
 /** A task as the store (and, when it has one, its checkpoint) describes it. */
@@ -46,6 +48,8 @@ export interface TaskSeed {
   lastSignal?: string;
   blockedReason?: string;
   updatedAt: string;
+  /** The task's questions and answers (the last few). */
+  questions?: QuestionView[];
   checkpoint?: CheckpointSeed;
   /** Where the task stands on the forge while (and after) it runs as a CI job. */
   remote?: RemoteView;

@@ -17,6 +17,7 @@ import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateI
 
 
 const runHandlers: Handlers = {
+  // a new run starts without the last one's summary
   'run.started': (state, e) => ({
     ...state,
     run: { phase: 'running', runId: e.runId, startedAt: e.time },
@@ -24,7 +25,7 @@ const runHandlers: Handlers = {
     // a new run starts with the entries the queue still holds (a crashed run's are queued again)
     queue: state.queue.filter((q) => q.state !== 'merged' && q.state !== 'conflict' && q.state !== 'failed'),
   }),
-  'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason } }),
+  'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason, ...(e.outcome ? { outcome: e.outcome } : {}) } }),
   'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
   // resuming answers whatever warning was waiting: the person chose to go on
   'run.resumed': (state) =>

@@ -20,6 +20,7 @@ export const LIMITS = {
   reportChars: 20_000,
   workspaceGates: 20,
   queue: 20,
+  questions: 10,
 } as const;
 
 /** The run as the panel shows it. `stopping` comes from the host (the user pressed Stop). */
@@ -32,6 +33,40 @@ export interface RunView {
   finishedAt?: string;
   /** Why the last run ended. */
   reason?: string;
+  /** How the last run ended for the person: done / needs you (questions, reviews) / failed. */
+  outcome?: RunOutcomeView;
+}
+
+/** The run-end summary (the core's RunOutcome). */
+export interface RunOutcomeView {
+  done: string[];
+  questions: { taskId: string; question: string }[];
+  reviews: string[];
+  failed: { taskId: string; status: TaskStatus; reason: string }[];
+}
+
+/** A question the task asked (NEEDS_HELP, a block, a gated command, a review's feedback) and its answer. */
+export interface QuestionView {
+  id: string;
+  kind: 'help' | 'command' | 'merge' | 'review';
+  question: string;
+  askedAt: string;
+  iteration?: number;
+  command?: string;
+  files?: string[];
+  answer?: string;
+  answeredAt?: string;
+  approved?: boolean;
+}
+
+/** The checked merge result a task holds for review: where it would land and what the merged check said. */
+export interface ReviewHoldView {
+  target: string;
+  reason: string;
+  gates: MergeGateResult[];
+  /** The person's files that kept it from landing, when that is why it waits. */
+  files?: string[];
+  heldAt: string;
 }
 
 export interface TestCounts {
@@ -190,6 +225,11 @@ export interface TaskView {
   gatesMergeTarget?: string;
   /** The task runs (or ran) as a CI job on the forge. */
   remote?: RemoteView;
+
+  /** What the task asked the person, and the answers (the last ones, oldest first). */
+  questions?: QuestionView[];
+  /** Status `review`: the held result (from the task's checkpoint). */
+  reviewHold?: ReviewHoldView;
   updatedAt: string;
 }
 

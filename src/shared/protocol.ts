@@ -42,6 +42,16 @@ export const PANEL_COMMANDS = [
   'runGates',
   'selectModel',
   'cleanUpWorktree',
+  'answerTask',
+  'showChanges',
+  'approveTask',
+  'requestChanges',
+  'rejectTask',
+  'showReviews',
+  'conveneCouncil',
+  'retryMerge',
+  'keepOnBranch',
+  'openWaitingFiles',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 
@@ -60,6 +70,10 @@ export type WebviewMessage =
   /** The user's answer to a warning. */
   | { type: 'warningAction'; warningId: string; action: WarningAction }
   /** Open a report under `.ralph/reports/` in the editor. */
-  | { type: 'openFile'; path: string };
+  | { type: 'openFile'; path: string }
+  /** The person's answer to the task's question (the answer box); `approved` answers a gated command. */
+  | { type: 'answer'; taskId: string; text: string; approved?: boolean }
+  /** Request Changes on a task waiting for review, with the feedback typed in the panel. */
+  | { type: 'requestChanges'; taskId: string; text: string };
 
 export type WebviewMessageType = WebviewMessage['type'];

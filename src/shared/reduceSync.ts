@@ -48,7 +48,12 @@ function mergeCheckpoint(task: TaskView, seed: TaskSeed): TaskView {
 }
 
 function applySeed(task: TaskView, seed: TaskSeed): TaskView {
+  const seen = seed.checkpoint ? seed.checkpoint.reviewHold : task.reviewHold;
+  const held = seed.status !== 'review' ? undefined : JSON.stringify(seen) === JSON.stringify(task.reviewHold) ? task.reviewHold : seen;
   const patched = patch(task, {
+    // a new array every sync: kept as it was when it says the same (no re-render for nothing)
+    questions: seed.questions === undefined || JSON.stringify(seed.questions) === JSON.stringify(task.questions) ? task.questions : seed.questions,
+    reviewHold: held,
     title: seed.title,
     status: seed.status,
     // the store has no limit of its own for most tasks (the config's applies): keep what the run said

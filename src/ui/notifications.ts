@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { EventBus, EventOf, RalphEvent } from '../core/events';
+import { runOutcomeLine } from '../core/loop/runSummary';
 import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../shared/panelState';
 import { DisposableBase } from '../common/lifecycle';
 import type { ChannelLogger } from '../vscode/logger';
@@ -18,9 +19,10 @@ type Show = (message: string, ...items: string[]) => Thenable<string | undefined
 /** Per task end: the notification's kind and its actions (label → command run on the task). */
 const FINISHED: Partial<Record<string, { show: 'info' | 'warning' | 'error'; actions: [string, string][] }>> = {
   done: { show: 'info', actions: [['Show Report', 'ralph.showReport'], ['Open Progress Panel', 'ralph.openPanel']] },
-  blocked: { show: 'warning', actions: [['Unblock', 'ralph.unblockTask'], ['Edit Task', 'ralph.editTask'], ['Open Progress Panel', 'ralph.openPanel']] },
-  needs_help: { show: 'warning', actions: [['Unblock', 'ralph.unblockTask'], ['Edit Task', 'ralph.editTask'], ['Open Progress Panel', 'ralph.openPanel']] },
-  timeout: { show: 'warning', actions: [['Retry', 'ralph.retryTask'], ['Increase Max Iterations', 'ralph.increaseMaxIterations'], ['Open Progress Panel', 'ralph.openPanel']] },
+  blocked: { show: 'warning', actions: [['Answer…', 'ralph.answerTask'], ['Unblock', 'ralph.unblockTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  needs_help: { show: 'warning', actions: [['Answer…', 'ralph.answerTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  review: { show: 'info', actions: [['Show Changes', 'ralph.showChanges'], ['Approve', 'ralph.approveTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  timeout: { show: 'warning', actions: [['Retry', 'ralph.retryTask'], ['Increase Limit', 'ralph.increaseMaxIterations'], ['Open Progress Panel', 'ralph.openPanel']] },
   failed: { show: 'error', actions: [['Retry', 'ralph.retryTask'], ['Open Progress Panel', 'ralph.openPanel'], ['Open Log', 'ralph.showLog']] },
   halted: { show: 'info', actions: [['Resume', 'ralph.runSelectedTask'], ['Open Progress Panel', 'ralph.openPanel']] },
 };
@@ -46,6 +48,22 @@ export class Notifications extends DisposableBase {
     if (event.type === 'warning') this.warning(event);
     else if (event.type === 'task.finished') this.finished(event);
     else if (event.type === 'error') this.error(event);
+    else if (event.type === 'run.finished') this.summary(event);
+  }
+
+  /** One summary when a run ends: done / needs you / failed, with a way to the first question and to the review list. */
+  private summary(event: EventOf<'run.finished'>): void {
+    const o = event.outcome;
+    if (!o || event.results.length === 0) return;
+    const first = o.questions[0];
+    const actions: [string, () => unknown][] = [];
+    if (first) actions.push(['Answer First Question', () => vscode.commands.executeCommand('ralph.answerTask', first.taskId)]);
+    if (o.reviews.length > 0) actions.push(['Show Review List', () => vscode.commands.executeCommand('ralph.showReviews')]);
+    actions.push(['Open Progress Panel', () => vscode.commands.executeCommand('ralph.openPanel', first?.taskId)]);
+    const needs = o.questions.length + o.reviews.length;
+    const show = o.failed.length > 0 ? vscode.window.showWarningMessage : needs > 0 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const text = `Ralph: run finished — ${runOutcomeLine(o)}${first ? `. ${first.taskId} asks: ${first.question}` : ''}`;
+    this.once('run.finished', show, text, actions.map(([label]) => label), (choice) => actions.find(([label]) => label === choice)?.[1]());
   }
 
   private warning(event: EventOf<'warning'>): void {
@@ -67,7 +85,7 @@ export class Notifications extends DisposableBase {
     const text =
       event.status === 'done'
         ? `Ralph: ${name} is done after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}.`
-        : `Ralph: ${name} ${event.status === 'needs_help' ? 'needs help' : event.status === 'timeout' ? 'timed out' : `is ${event.status}`} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
+        : `Ralph: ${name} ${event.status === 'needs_help' ? 'needs you' : event.status === 'review' ? 'is ready for your review' : event.status === 'timeout' ? 'timed out' : `is ${event.status}`} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
     const show = kind.show === 'info' ? vscode.window.showInformationMessage : kind.show === 'warning' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
     // halted on a bad key: setting the key comes first
     const actions: [string, string][] = event.fault === 'auth' ? [['Set API Key', 'ralph.setApiKey'], ...kind.actions] : kind.actions;

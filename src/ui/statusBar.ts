@@ -38,13 +38,17 @@ export class RalphStatusBar extends DisposableBase {
 
   private render(): void {
     const { live } = this;
-    const needHelp = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
+    const questions = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
+    const reviews = this.tasks.filter((t) => t.status === 'review').length;
+    // what waits for the person, in words: `1 question · 2 to review`
+    const wanted = [questions ? `${questions} question${questions === 1 ? '' : 's'}` : '', reviews ? `${reviews} to review` : ''].filter(Boolean).join(' · ');
+    const needYou = wanted ? ` · ${wanted}` : '';
     const agents = live.agents ?? [];
     const queued = (live.queue ?? []).length;
     const several = agents.length > 1;
     // one agent: its iteration and progress; several: how many, and how many tasks wait in the merge queue
     const position = several ? ` ${agents.length} agents` : live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
-    const progress = (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '');
+    const progress = (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '') + needYou;
     const task = several ? agentLines(agents) : live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
     let state: StatusBarState;
     let text: string;
@@ -65,10 +69,10 @@ export class RalphStatusBar extends DisposableBase {
       state = 'stopping';
       text = `$(loading~spin) Ralph${position} · stopping`;
       tooltip = 'Ralph Loop is stopping after the current step; the task will be `halted` with its state saved.';
-    } else if (needHelp > 0) {
+    } else if (wanted) {
       state = 'attention';
-      text = `$(warning) Ralph · ${needHelp} need${needHelp === 1 ? 's' : ''} attention`;
-      tooltip = `**${needHelp} task${needHelp === 1 ? ' is' : 's are'} blocked or need${needHelp === 1 ? 's' : ''} help.**\n\n[Open Progress Panel](command:ralph.openPanel)`;
+      text = `$(bell-dot) Ralph · ${wanted}`;
+      tooltip = `**Waiting for you:** ${wanted}.\n\n${questions ? '[$(reply) Answer](command:ralph.answerTask) · ' : ''}${reviews ? '[$(git-pull-request-draft) Show Review List](command:ralph.showReviews) · ' : ''}[Open Progress Panel](command:ralph.openPanel)`;
     } else {
       state = 'idle';
       const todo = this.tasks.filter((t) => t.status === 'todo').length;
@@ -78,11 +82,11 @@ export class RalphStatusBar extends DisposableBase {
     this.shown = state;
     this.item.text = text;
     const markdown = new vscode.MarkdownString(tooltip, true);
-    markdown.isTrusted = { enabledCommands: ['ralph.openPanel', 'ralph.pause', 'ralph.resume', 'ralph.stop', 'ralph.startAutopilot'] };
+    markdown.isTrusted = { enabledCommands: ['ralph.openPanel', 'ralph.pause', 'ralph.resume', 'ralph.stop', 'ralph.startAutopilot', 'ralph.answerTask', 'ralph.showReviews'] };
     this.item.tooltip = markdown;
     const where = several ? `,${position}` : position ? `, iteration${position}` : '';
     const percent = !several && live.progress !== undefined ? `, ${live.progress} percent` : '';
-    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${where}${percent}${queued > 0 ? `, ${queued} queued for merge` : ''}`, role: 'button' };
+    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${where}${percent}${queued > 0 ? `, ${queued} queued for merge` : ''}${wanted ? `, ${wanted}` : ''}`, role: 'button' };
     this.item.backgroundColor = state === 'attention' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 }

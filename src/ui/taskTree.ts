@@ -8,14 +8,15 @@ import type { LiveStatus, QueuedLive, QueuedState } from '../common/liveStatus';
 import type { RemoteState } from '../core/forge/remoteTask';
 
 /** Group order in the tree: what needs attention or is moving first. */
-export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
+export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'review', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
 
 const STATUS_LABEL: Record<TaskStatus, string> = {
   todo: 'To do',
   in_progress: 'In progress',
   done: 'Done',
   blocked: 'Blocked',
-  needs_help: 'Needs help',
+  needs_help: 'Needs you',
+  review: 'Ready for review',
   failed: 'Failed',
   timeout: 'Timed out',
   halted: 'Halted',
@@ -28,11 +29,25 @@ const STATUS_ICON: Record<TaskStatus, [string, string | undefined]> = {
   done: ['pass-filled', 'testing.iconPassed'],
   blocked: ['circle-slash', 'charts.yellow'],
   needs_help: ['question', 'charts.orange'],
+  review: ['git-pull-request-draft', 'charts.purple'],
   failed: ['error', 'testing.iconFailed'],
   timeout: ['watch', 'charts.orange'],
   halted: ['debug-pause', 'charts.yellow'],
   cancelled: ['close', 'disabledForeground'],
 };
+
+/** A file a waiting merge would overwrite: opened on click. */
+function waitingFileItem(tasksFile: string, node: WaitingFileNode): vscode.TreeItem {
+  const root = tasksFile.replace(/[\\/]\.ralph[\\/]tasks\.json$/, '');
+  const uri = vscode.Uri.joinPath(vscode.Uri.file(root), ...node.file.split('/'));
+  const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.None);
+  item.id = `waiting:${node.taskId}:${node.file}`;
+  item.description = 'in the way of the merge';
+  item.tooltip = `Your uncommitted changes to ${node.file} would be overwritten by the merge of ${node.taskId}: commit or stash them (then Retry Merge Now), or Keep on Its Branch.`;
+  item.contextValue = 'waitingFile';
+  item.command = { command: 'vscode.open', title: 'Open', arguments: [uri] };
+  return item;
+}
 
 /** How a task in the merge queue shows: its icon (in place of In progress's spinner) and words. */
 const QUEUE_LOOK: Record<QueuedState, [icon: string, words: string]> = {
@@ -71,7 +86,16 @@ export class TaskNode {
   constructor(readonly task: Task) {}
 }
 
-export type TaskTreeNode = StatusGroupNode | TaskNode;
+/** A file of the person's that a waiting merge would overwrite (a child of its task): a click opens it. */
+export class WaitingFileNode {
+  readonly kind = 'file';
+  constructor(
+    readonly taskId: string,
+    readonly file: string,
+  ) {}
+}
+
+export type TaskTreeNode = StatusGroupNode | TaskNode | WaitingFileNode;
 
 /**
  * Tasks of `.ralph/tasks.json` grouped by status. The model is refreshed from the store when the
@@ -152,11 +176,13 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   }
 
   getTreeItem(node: TaskTreeNode): vscode.TreeItem {
+    if (node instanceof WaitingFileNode) return waitingFileItem(this.store.file, node);
     return node instanceof StatusGroupNode ? this.groupItem(node) : this.taskItem(node.task);
   }
 
   getChildren(node?: TaskTreeNode): TaskTreeNode[] {
-    if (node instanceof TaskNode) return [];
+    if (node instanceof WaitingFileNode) return [];
+    if (node instanceof TaskNode) return (this.queued(node.task)?.files ?? []).map((file) => new WaitingFileNode(node.task.id, file));
     if (node instanceof StatusGroupNode) return node.tasks.map((t) => new TaskNode(t));
     return STATUS_ORDER.map((status) => new StatusGroupNode(status, this.tasks.filter((t) => t.status === status))).filter((g) => g.tasks.length > 0);
   }
@@ -192,12 +218,15 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   }
 
   private taskItem(task: Task): vscode.TreeItem {
-    const item = new vscode.TreeItem(task.title, vscode.TreeItemCollapsibleState.None);
+    const queued = this.queued(task);
+    const waiting = queued?.state === 'waiting';
+    // a merge waiting on the person's files shows them as children (a click opens one)
+    const item = new vscode.TreeItem(task.title, waiting && queued.files?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `task:${task.id}`;
     const worktree = this.worktrees.get(task.id);
-    // `.worktree`: the menus offer Clean Up Worktree (and Retry asks continue / fresh) only then
-    item.contextValue = `task.${task.status}${worktree && task.status !== 'in_progress' ? '.worktree' : ''}`;
-    const queued = this.queued(task);
+    // `.worktree`: the menus offer Clean Up Worktree (and Retry asks continue / fresh) only then;
+    // `.waiting`: a merge waits on the person's files (Retry Merge Now, Keep on Its Branch, Open Files)
+    item.contextValue = `task.${task.status}${waiting ? '.waiting' : worktree && task.status !== 'in_progress' ? '.worktree' : ''}`;
     const [icon, color] = queued ? [QUEUE_LOOK[queued.state][0], 'charts.purple'] : STATUS_ICON[task.status];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     item.description = this.describe(task);
@@ -207,7 +236,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     tooltip.appendMarkdown('\n\n');
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
-    if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
+    if (task.blockedReason) tooltip.appendMarkdown(task.status === 'needs_help' ? '\n\n**Question:** ' : task.status === 'review' ? '\n\n**Waits for your review:** ' : '\n\n**Reason:** ').appendText(task.blockedReason);
+    for (const q of (task.questions ?? []).filter((x) => x.answer !== undefined).slice(-3)) tooltip.appendMarkdown('\n\n**Answered:** ').appendText(`${q.kind === 'review' ? 'review feedback' : q.question} → ${q.answer}`);
     if (queued?.detail) tooltip.appendMarkdown('\n\n**Merge queue:** ').appendText(queued.detail);
     if (worktree) tooltip.appendMarkdown('\n\n**Worktree:** ').appendText(worktree);
     const block = this.blocks.get(task.id);
@@ -238,7 +268,10 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
   /** `iteration n/max · p%` (the id when the task has not run yet); `queued for merge`, `merging`… in the queue. */
   private describe(task: Task): string {
     const queued = this.queued(task);
+    if (queued?.state === 'waiting' && queued.files?.length) return `merge waits on your changes to ${queued.files.join(', ')}`;
     if (queued) return QUEUE_LOOK[queued.state][1];
+    if (task.status === 'needs_help' && task.blockedReason) return `asks: ${task.blockedReason}`;
+    if (task.status === 'review') return 'ready for review';
     const agent = task.status === 'in_progress' ? this.live.agents?.find((a) => a.taskId === task.id) : undefined;
     const live = agent ?? (this.live.taskId === task.id && task.status === 'in_progress' ? this.live : undefined);
     const iteration = live?.iteration ?? task.iterations;

@@ -95,6 +95,14 @@ export class PanelClient {
     this.api.postMessage({ type: 'openFile', path });
   }
 
+  answer(taskId: string, text: string, approved?: boolean): void {
+    this.api.postMessage({ type: 'answer', taskId, text, ...(approved === undefined ? {} : { approved }) });
+  }
+
+  requestChanges(taskId: string, text: string): void {
+    this.api.postMessage({ type: 'requestChanges', taskId, text });
+  }
+
   setView(view: Partial<ViewState>): void {
     this.view = { ...this.view, ...view };
     this.scheduleSave();

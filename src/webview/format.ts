@@ -43,7 +43,10 @@ export function signalKind(signal: string | undefined): string {
   return ['complete', 'progress', 'blocked', 'needs-help'].includes(kind) ? kind : 'none';
 }
 
+/** A status in words; the two that wait for the person say so. */
 export function statusLabel(status: string): string {
+  if (status === 'needs_help') return 'needs you';
+  if (status === 'review') return 'ready for review';
   return status.replace('_', ' ');
 }
 

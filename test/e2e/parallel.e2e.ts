@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
 import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParallelWorkspace, startParallelScenario } from './parallelScenario';
-import { openWorkbench, until, type Workbench } from './workbench';
+import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 /** Outside /tmp, where the sandboxed gate can see it (see parallelScenario.ts). */
@@ -37,17 +37,13 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     host = await startCodeServer({
       installExtensions: [VSIX],
       env: { [PARALLEL_KEY_ENV]: 'sk-e2e-parallel' },
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
+      userSettings: E2E_SETTINGS,
     });
     ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    const name = `failure-parallel-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
-    screenshots.push(await wb.screenshot(name).catch(() => `(no screenshot: ${name})`));
-    const text = await wb.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
-    console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
+    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('parallel-', this.currentTest.title));
   });
 
   after(async () => {
@@ -61,12 +57,7 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
   });
 
-  async function toggleTheme(to: 'light' | 'dark'): Promise<void> {
-    await wb.runCommand('Preferences: Toggle between Light/Dark Themes');
-    const dark = to === 'dark';
-    await until(`the ${to} theme`, async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
-    await until(`the panel in the ${to} theme`, async () => (await wb.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
-  }
+  const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to, { panel: true });
 
   /** The tiles and the queue (the top of the panel), and the tree. */
   async function shoot(moment: string, theme: 'light' | 'dark'): Promise<void> {

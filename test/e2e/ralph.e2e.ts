@@ -15,7 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { prepareWorkspace } from '../runner/workspace';
 import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, WARNING_TEXT } from './scenario';
-import { openWorkbench, until, type Workbench } from './workbench';
+import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 
@@ -38,7 +38,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     host = await startCodeServer({
       installExtensions: [VSIX],
       env: { [KEY_ENV]: 'sk-e2e' },
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
+      userSettings: E2E_SETTINGS,
     });
     ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
   });
@@ -50,19 +50,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     screenshots.push(await wb.screenshot(`workbench-${moment}-${theme}`));
   }
 
-  async function toggleTheme(to: 'light' | 'dark'): Promise<void> {
-    await wb.runCommand('Preferences: Toggle between Light/Dark Themes');
-    const dark = to === 'dark';
-    await until(`the ${to} theme`, async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
-    await until(`the panel in the ${to} theme`, async () => (await wb.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
-  }
+  const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to, { panel: true });
 
   afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    const name = `failure-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`;
-    screenshots.push(await wb.screenshot(name).catch(() => `(no screenshot: ${name})`));
-    const text = await wb.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
-    console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
+    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('', this.currentTest.title));
   });
 
   after(async () => {
@@ -87,6 +78,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await wb.answerInput('(1/3)', TASK.title);
     await wb.answerInput('(2/3)', TASK.prompt);
     await wb.answerInput('(3/3)', TASK.promise);
+    await wb.pickQuickItem('Done'); // the settings menu (type, complexity, …): nothing to change
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
     const labels = await wb.treeLabels();
     assert.ok(labels.some((l) => /To do \(1\)/.test(l)), labels.join(' | '));

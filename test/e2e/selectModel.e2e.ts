@@ -78,6 +78,7 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     await wb.answerInput('(1/3)', TASK.title);
     await wb.answerInput('(2/3)', TASK.prompt);
     await wb.answerInput('(3/3)', TASK.promise);
+    await wb.pickQuickItem('Done'); // the settings menu (type, complexity, …): nothing to change
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
   });
 

@@ -40,6 +40,30 @@ export class Workbench {
     await input.press('Enter');
   }
 
+  /** After a failed test: a screenshot of the whole workbench and the panel's text in the log. */
+  async captureFailure(prefix: string, title: string | undefined): Promise<string> {
+    const name = `failure-${prefix}${(title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
+    const file = await this.screenshot(name).catch(() => `(no screenshot: ${name})`);
+    const text = await this.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
+    console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
+    return file;
+  }
+
+  /** Switches the workbench (and the panel, when one is open) to the light or the dark theme. */
+  async toggleTheme(to: 'light' | 'dark', options: { panel?: boolean } = {}): Promise<void> {
+    await this.runCommand('Preferences: Toggle between Light/Dark Themes');
+    const dark = to === 'dark';
+    await until(`the ${to} theme`, async () => (await this.page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
+    if (options.panel) await until(`the panel in the ${to} theme`, async () => (await this.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
+  }
+
+  /** Picks the quick pick item whose label contains `label` (e.g. `Done` in Add Task's settings menu). */
+  async pickQuickItem(label: string): Promise<void> {
+    const row = this.page.locator('.quick-input-widget .monaco-list-row', { hasText: label }).first();
+    await row.waitFor({ timeout: 20_000 });
+    await row.click();
+  }
+
   async dismissQuickInput(): Promise<void> {
     if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
   }
@@ -132,6 +156,9 @@ export class Workbench {
     return this.page.locator('.part.sidebar').first();
   }
 }
+
+/** The user settings every end-to-end suite starts from: a light theme, no tips, no git extension. */
+export const E2E_SETTINGS = { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false };
 
 /** Polls until `probe` gives a value (not a timer: the condition decides, the timeout only bounds it). */
 export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {

@@ -17,7 +17,7 @@ import { waitFor } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_UI_TEST_KEY';
-const STATUSES = ['todo', 'in_progress', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'] as const;
+const STATUSES = ['todo', 'in_progress', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'] as const;
 
 async function activate(): Promise<RalphExtensionApi> {
   return vscode.extensions.getExtension<RalphExtensionApi>(EXTENSION_ID)!.activate();
@@ -74,7 +74,7 @@ describe('UI: commands, tree menus, status bar', () => {
   it('contributes every command of DESIGN §1 in the Ralph category', async () => {
     const manifest = JSON.parse(await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'));
     const titles = manifest.contributes.commands.map((c: { title: string }) => c.title);
-    const design = ['Initialize Workspace', 'Add Task', 'Start Autopilot', 'Run Selected Task', 'Pause', 'Resume', 'Stop', 'Retry Task', 'Edit Task', 'Increase Max Iterations', 'Rollback Task', 'Open Progress Panel', 'Show Report', 'Set API Key', 'Run Quality Gates'];
+    const design = ['Initialize Workspace', 'Add Task', 'Start Autopilot', 'Run Selected Task', 'Pause', 'Resume', 'Stop', 'Retry Task', 'Edit Task', 'Increase Limit', 'Rollback Task', 'Open Progress Panel', 'Show Report', 'Set API Key', 'Run Quality Gates'];
     for (const title of design) assert.ok(titles.includes(title), `missing command "${title}"`);
     const byId = Object.fromEntries(manifest.contributes.commands.map((c: { command: string; enablement?: string }) => [c.command, c.enablement]));
     assert.equal(byId['ralph.pause'], 'ralph.state == running');
@@ -88,17 +88,23 @@ describe('UI: commands, tree menus, status bar', () => {
     const menu: { command: string; when: string; group: string }[] = manifest.contributes.menus['view/item/context'].filter((m: { group: string }) => !m.group.startsWith('inline'));
     const expected: Record<string, string[]> = {
       'ralph.runSelectedTask': ['todo', 'in_progress', 'halted'],
-      'ralph.retryTask': ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'],
+      'ralph.retryTask': ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done', 'review'],
       'ralph.unblockTask': ['blocked', 'needs_help'],
-      'ralph.editTask': ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
+      'ralph.answerTask': ['blocked', 'needs_help'],
+      'ralph.approveTask': ['review'],
+      'ralph.requestChanges': ['review'],
+      'ralph.rejectTask': ['review'],
+      'ralph.conveneCouncil': ['todo', 'blocked', 'needs_help', 'failed', 'timeout', 'halted'],
+      'ralph.showChanges': [...STATUSES],
+      'ralph.editTask': ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'],
       'ralph.increaseMaxIterations': ['todo', 'in_progress', 'timeout', 'halted', 'failed'],
       'ralph.rollbackTask': ['done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
       'ralph.cancelTask': ['todo', 'blocked', 'needs_help', 'timeout', 'failed', 'halted'],
-      'ralph.deleteTask': ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
+      'ralph.deleteTask': ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'],
       'ralph.showReport': [...STATUSES],
       'ralph.openPanel': [...STATUSES],
     };
-    const nodes = await waitFor('all nine tasks in the tree', () => (taskNodes(api).length === STATUSES.length ? taskNodes(api) : undefined));
+    const nodes = await waitFor('all ten tasks in the tree', () => (taskNodes(api).length === STATUSES.length ? taskNodes(api) : undefined));
     for (const node of nodes) {
       const item = api.tree!.getTreeItem(node);
       assert.equal(item.contextValue, `task.${node.task.status}`);
@@ -127,7 +133,8 @@ describe('UI: commands, tree menus, status bar', () => {
     assert.deepEqual([edited.title, edited.promise], ['Renamed', 'all green']);
     // asked through the input boxes: the prompts port answers like a person would
     const answers = ['Renamed again', 'p', 'q'];
-    const answering = api.setPrompts({ input: async () => answers.shift() });
+    // the settings menu after the three boxes: Done at once
+    const answering = api.setPrompts({ input: async () => answers.shift(), choose: async () => 'done' as never });
     try {
       const viaBoxes = (await vscode.commands.executeCommand('ralph.editTask', 'A-3')) as { title: string };
       assert.equal(viaBoxes.title, 'Renamed again');
@@ -237,7 +244,7 @@ describe('UI: commands, tree menus, status bar', () => {
     await server.close();
 
     await writeTasks(api, [{ id: 'B-2', status: 'blocked', blockedReason: 'needs a key' }]);
-    await waitFor('attention for a blocked task', () => api.statusBar!.state === 'attention' && /1 needs attention/.test(api.statusBar!.text));
+    await waitFor('attention for a blocked task', () => api.statusBar!.state === 'attention' && /Ralph · 1 question$/.test(api.statusBar!.text));
   });
 });
 

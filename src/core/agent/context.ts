@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../llm/types';
 import type { IterationRecord } from '../loop/checkpoint';
+import { pinnedAnswers } from '../tasks/questions';
 import type { Task } from '../tasks/schema';
 
 export interface IterationContextInput {
@@ -54,7 +55,18 @@ If the work is not finished when you stop, give a PROGRESS signal; the loop will
  * changes between iterations (the iteration number, notes, feedback, commits) may go in here.
  */
 export function taskBrief(task: Task): string {
-  return [`# Task ${task.id}: ${task.title}`, `Task type: ${task.type}.`, `## Original request (exact)\n${task.prompt}`, `## Promise (completion criteria)\n${task.promise}`].join('\n\n');
+  const answers = pinnedAnswers(task.questions);
+  // answers change only when the person answers: they stay in the stable prefix, after the request they refine
+  return [`# Task ${task.id}: ${task.title}`, `Task type: ${task.type}.`, `## Original request (exact)\n${task.prompt}`, `## Promise (completion criteria)\n${task.promise}`, ...(answers ? [answers] : [])].join('\n\n');
+}
+
+/**
+ * What a compaction pins after its summary (and what sub-agents are handed): the exact request,
+ * followed by the person's answers and review feedback, which are part of what was asked.
+ */
+export function pinnedRequest(task: Task): string {
+  const answers = pinnedAnswers(task.questions);
+  return answers ? `${task.prompt}\n\n${answers}` : task.prompt;
 }
 
 /**

@@ -181,6 +181,15 @@ export const MergeConfigSchema = z
       .describe('squash: one commit per task on the target, exactly the tree the queue checked (linear, green at every commit); merge: a --no-ff merge commit that keeps the iteration commits as its second parent'),
     deleteBranch: z.boolean().default(true).describe('delete the task branch ralph/<taskId> once merged'),
     maxReturns: z.number().int().min(0).default(3).describe('times a task goes back to its agent after a merge conflict or a red merged check before it ends needs_help'),
+    review: z
+      .enum(['auto', 'manual'])
+      .default('auto')
+      .describe('auto: a task whose merged check passes lands at once; manual: it waits as "review" until a person approves it (Show Changes, Approve, Request Changes, Reject; ralph review …). A task\'s own "review" wins'),
+    waitForUserMinutes: z
+      .number()
+      .min(0)
+      .default(30)
+      .describe('how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it'),
   })
   .prefault({});
 

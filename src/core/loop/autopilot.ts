@@ -10,10 +10,14 @@ import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
-import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, scheduleFinished, type SchedulerState } from './scheduler';
+import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';
+import { PersonWaits } from './personWaits';
+import { pruneLeftovers } from './pruneLeftovers';
+import type { ReviewHolds } from '../review/reviewHolds';
 import type { TaskLoop } from './taskLoop';
 import { HOLD_ENDS } from './runQuestions';
 import type { TaskRunResult } from './types';
+import { handBack, mergeFeedback } from './returnToAgent';
 
 export interface AutopilotDeps {
   config: RalphConfig;
@@ -34,6 +38,8 @@ export interface AutopilotDeps {
    * no new agent starts until this answers (`stop`: none starts any more; running ones go on).
    */
   hold?(taskId: string, status: TaskStatus, reason: string): Promise<'continue' | 'stop'>;
+  /** Where results held for a person's review are kept (`merge.review` manual; a merge that waited too long on the person's files). */
+  holds?: ReviewHolds;
 }
 
 type Finished =
@@ -42,8 +48,6 @@ type Finished =
   | { kind: 'hold'; answer: 'continue' | 'stop' }
   | { kind: 'tick' };
 
-/** Statuses whose worktree a crashed run must keep: the task may still go on (or be retried) in it. */
-const GONE: ReadonlySet<TaskStatus> = new Set(['done', 'cancelled']);
 /** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
 const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted']);
 
@@ -72,9 +76,26 @@ export class Autopilot {
   private readonly cleanups: Promise<void>[] = [];
   /** The next tasks' worktrees, made while the running agents wait for their models. */
   private readonly warm: WarmWorktrees;
+  /** Tasks this run left waiting for the person, merges waiting on their files, and their actions. */
+  private readonly person: PersonWaits;
+  /** Waiting merges the person asked to keep on their branch (held for review) instead. */
+  private readonly keep = new Set<string>();
 
   constructor(private readonly d: AutopilotDeps) {
     this.warm = new WarmWorktrees(d.worktrees, d.target);
+    this.person = new PersonWaits({ store: d.store, waitForUserMs: d.config.merge.waitForUserMinutes * 60_000 });
+  }
+
+  /** Retry Now: merges that wait on the person's files are tried again at once. */
+  retryWaitingMerges(): void {
+    this.retryMergeAt = 0;
+    this.person.poke();
+  }
+
+  /** Keep on Its Branch: a merge that waits on the person's files stops waiting; its checked result is held for them. */
+  keepOnBranch(taskId: string): void {
+    this.keep.add(taskId);
+    this.person.poke();
   }
 
   async run(stop: AbortSignal): Promise<TaskRunResult[]> {
@@ -82,6 +103,7 @@ export class Autopilot {
     try {
       await this.loop(stop);
     } finally {
+      this.person.dispose();
       // never leave with an agent or a merge still at work (the run lock is released after this)
       await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
       await Promise.all(this.cleanups);
@@ -94,6 +116,7 @@ export class Autopilot {
   private async loop(stop: AbortSignal): Promise<void> {
     const { d } = this;
     for (;;) {
+      await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
         this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
@@ -109,6 +132,8 @@ export class Autopilot {
       if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
       else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
+      // the person may answer, approve or retry while the others work: look for it meanwhile
+      if (this.person.waiting && !stop.aborted) waits.push(this.person.nextLook(stop).then(() => ({ kind: 'tick' }) as Finished));
       const finished = await Promise.race(waits);
       if (finished.kind === 'agent') await this.agentFinished(finished.taskId, finished.result, stop);
       else if (finished.kind === 'hold') {
@@ -128,22 +153,60 @@ export class Autopilot {
   private async recover(): Promise<void> {
     const { d } = this;
     const tasks = await d.store.list();
-    const keep = new Set(tasks.filter((t) => !GONE.has(t.status)).map((t) => t.id));
-    // merge.deleteBranch false: the branches of merged tasks are the user's to keep
-    const keepBranches = d.config.merge.deleteBranch ? keep : new Set([...keep, ...tasks.filter((t) => t.status === 'done').map((t) => t.id)]);
-    const pruned = await d.worktrees.prune(keep, keepBranches);
-    // worktrees a killed run had made ahead for tasks that never started
-    const neverStarted = tasks.filter((t) => t.status === 'todo' && t.iterations === 0).map((t) => t.id);
-    const unused = await this.warm.discardLeftovers(neverStarted).catch(() => []);
-    const removed = [...pruned.removedWorktrees, ...unused.map((p) => `${p} (made ahead, never used)`), ...pruned.removedBranches, ...pruned.removedLocks, ...pruned.removedDirs];
-    if (removed.length > 0) d.emit({ type: 'warning', code: 'worktrees-pruned', message: `cleaned up after an interrupted run: ${removed.join(', ')}` });
+    await pruneLeftovers(d, this.warm, tasks);
     for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id) && !remoteActive(t.remote))) {
       const cp = await d.checkpoints.load(task.id).catch(() => undefined);
       if (cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete') {
         this.schedule = { ...this.schedule, merging: [...this.schedule.merging, task.id] };
-        d.queue.enqueue(task.id, task.title);
+        // approved while no run held the workspace: it lands as checked while the target has not moved
+        d.queue.enqueue(task.id, task.title, cp.review?.approvedAt ? { base: cp.review.base, result: cp.review.result, gates: cp.review.gates } : undefined);
       }
     }
+    // held for review by an earlier run: approved or sent back while this one runs, it goes on
+    for (const task of tasks.filter((t) => t.status === 'review' && this.wanted(t.id))) {
+      this.schedule = { ...this.schedule, reviewing: [...(this.schedule.reviewing ?? []), task.id] };
+      this.person.ended(task.id, 'review');
+    }
+  }
+
+  /**
+   * What the person did meanwhile: answered, unblocked, raised a limit or requested changes
+   * (the task is ready again: it starts in this run), approved a review (the queue lands it),
+   * or asked to keep a waiting merge on its branch.
+   */
+  private async personActions(): Promise<void> {
+    const { d } = this;
+    for (const taskId of [...this.keep]) {
+      this.keep.delete(taskId);
+      const held = d.queue.holdWaiting(taskId, `kept on its branch at your request: its checked result waits for you (approve it to land it, or merge ${d.worktrees.branchFor(taskId)} yourself)`);
+      if (held) await this.holdForPerson(held);
+    }
+    const acted = await this.person.acted();
+    if (acted.reopened.length === 0 && acted.approved.length === 0) return;
+    this.schedule = reopen(this.schedule, acted.reopened, acted.approved);
+    for (const taskId of acted.approved) {
+      const [task, hold] = await Promise.all([d.store.get(taskId), d.holds?.get(taskId)]);
+      try {
+        d.queue.enqueue(taskId, task.title, hold ? { base: hold.base, result: hold.result, gates: hold.gates } : undefined);
+        this.retryMergeAt = 0;
+      } catch (error) {
+        d.emit({ type: 'warning', taskId, code: 'review-approve', message: `approved, but it could not be queued: ${errorMessage(error)}` });
+        this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+      }
+    }
+  }
+
+  /** The queue holds a checked result for the person: the task waits as `review` until they approve it. */
+  private async holdForPerson(outcome: MergeOutcome): Promise<void> {
+    const { d } = this;
+    const { taskId } = outcome;
+    const reason = outcome.detail ?? 'waits for your review';
+    if (outcome.base && outcome.result) await d.holds?.hold(taskId, { target: d.target, base: outcome.base, result: outcome.result, gates: outcome.gates ?? [], reason, ...(outcome.files?.length ? { files: outcome.files } : {}) });
+    const task = await this.setStatus(taskId, 'review', reason);
+    d.emit({ type: 'task.finished', taskId, status: 'review', iterations: task.iterations, reason, ...(await this.receiptOf(taskId)) });
+    this.results.push({ taskId, status: 'review', reason, iterations: task.iterations });
+    this.schedule = mergeEnded(this.schedule, taskId, 'review');
+    this.person.ended(taskId, 'review');
   }
 
   private async candidates(): Promise<Task[]> {
@@ -207,6 +270,7 @@ export class Autopilot {
     }
     this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);
     this.results.push(result);
+    this.person.ended(taskId, result.status);
     if ((result.fault === 'auth' || result.fault === 'quota') && !this.providerHalt) {
       // a bad key or an exhausted quota would halt every task started after it the same way
       this.providerHalt = result.reason;
@@ -241,12 +305,21 @@ export class Autopilot {
     if (!outcome) return; // re-queued (the target kept moving, or a stop)
     const { taskId } = outcome;
     if (outcome.state === 'waiting') {
-      this.retryMergeAt = Date.now() + (d.waitRetryMs ?? 2000);
+      if (this.person.mergeWaits(taskId)) {
+        // never forever: past merge.waitForUserMinutes the checked result waits for the person instead
+        const files = outcome.files?.length ? outcome.files.join(', ') : 'files the merge touches';
+        const held = d.queue.holdWaiting(taskId, `waited ${d.config.merge.waitForUserMinutes} min (merge.waitForUserMinutes) for your uncommitted changes to ${files}; its checked result waits for you: commit or stash them, then approve it (or merge ${d.worktrees.branchFor(taskId)} yourself)`);
+        this.waitingSaid.delete(taskId);
+        if (held) return this.holdForPerson(held);
+      }
+      this.retryMergeAt = Date.now() + Math.min(d.waitRetryMs ?? 2000, this.person.msUntilGiveUp(taskId) ?? Number.POSITIVE_INFINITY);
       if (this.waitingSaid.get(taskId) !== outcome.detail) d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
       this.waitingSaid.set(taskId, outcome.detail ?? '');
       return;
     }
     this.waitingSaid.delete(taskId);
+    this.person.mergeGoesOn(taskId);
+    if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
       const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
       d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged', ...(await this.receiptOf(taskId)) });
@@ -293,27 +366,13 @@ export class Autopilot {
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;
     }
-    const lines =
-      outcome.state === 'conflict'
-        ? [
-            `Merge queue: your completed work conflicts with ${d.target}, which changed since you started (${outcome.detail ?? ''}). ${d.target} is now merged into your branch${conflicted.length > 0 ? `; resolve the conflict markers in ${conflicted.join(', ')} (keep both intents), commit, and signal COMPLETE again` : ' and conflict markers you committed earlier must go; fix them and signal COMPLETE again'}.`,
-            ...(outcome.hunks ?? []).map((h) => `Conflict in ${h.file}:\n${h.text}`),
-          ]
-        : [
-            `Merge queue: your work passed its gates alone, but the required gates fail once it is merged with the current ${d.target} (${outcome.detail ?? ''}). ${d.target} is now merged into your branch; make both work together and signal COMPLETE again.`,
-            ...(outcome.feedback ?? []),
-          ];
-    const cp = await d.checkpoints.load(taskId);
-    if (cp && cp.history.length > 0) {
-      const last = cp.history[cp.history.length - 1];
-      await d.checkpoints.save({ ...cp, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
-    }
+    await handBack(d.checkpoints, taskId, mergeFeedback(outcome, d.target, conflicted));
     this.schedule = mergeEnded(this.schedule, taskId, 'returned');
   }
 
   private async setStatus(taskId: string, to: TaskStatus, reason: string): Promise<Task> {
     const before = await this.d.store.get(taskId);
-    const blockedReason = to === 'needs_help' || to === 'blocked' ? reason : undefined;
+    const blockedReason = to === 'needs_help' || to === 'blocked' || to === 'review' ? reason : undefined;
     const task = await this.d.store.update(taskId, { status: to, blockedReason });
     if (before.status !== to) this.d.emit({ type: 'task.status', taskId, from: before.status, to, reason });
     return task;

@@ -1,6 +1,7 @@
 import { linkSync, promises as fs, renameSync, rmSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
+import { ReviewHoldSchema } from '../review/holdSchema';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
 import { isWrittenFile, readTextIfExists, tempNameFor, writeFileAtomic, type WrittenFile } from '../util/atomicWrite';
@@ -122,6 +123,8 @@ export const CheckpointSchema = z.object({
   optionalGateIterations: z.record(z.string(), z.number()).default({}),
   /** What the required gates checked at the task's base; every later gate run is judged against it. */
   integrity: IntegrityBaselineSchema.optional(),
+  /** The checked merge result held for the person's review (status `review`). */
+  review: ReviewHoldSchema.optional(),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { withTaskTrailer } from '../git/taskCommits';
-import { buildIterationMessages } from '../agent/context';
+import { buildIterationMessages, pinnedRequest } from '../agent/context';
 import { contentFilterFeedback, type IterationRunResult, runIteration } from '../agent/iteration';
 import { faultLabel } from '../llm/faults';
 import { BudgetExceededError } from '../safety/budget';
@@ -40,6 +40,8 @@ export interface IterationStepInput {
   maxIterations: number;
   model: string;
   remainingMs: number;
+  /** The task's whole time limit: a slice of it is kept for the wind-down turn, so that the turn too ends within it. */
+  limitMs?: number;
   stop: AbortSignal;
   /** The model run of this iteration, recorded before a commit the process did not live past: no new model call. */
   replay?: PendingCommit;
@@ -58,7 +60,9 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
   const work = s.work ?? s.paths;
-  const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs));
+  // wall time, not the (possibly simulated) clock: the deadline is a real one
+  const endsAt = Date.now() + input.remainingMs;
+  const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs - windDownReserveMs(s.config.loop.windDownSeconds, input.limitMs ?? input.remainingMs)));
   const signal = AbortSignal.any([stop, timeout]);
   const messages = buildIterationMessages({
     task,
@@ -84,7 +88,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     const cause: WindDownCause | undefined = error instanceof BudgetExceededError ? 'budget' : error !== undefined ? undefined : stop.aborted ? 'stop' : timeout.aborted ? 'timeout' : undefined;
     if (!cause || windDown) return;
     const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? 'the user pressed Stop' : `the task timeout (${s.config.loop.taskTimeoutMinutes} min) was reached`;
-    const turn = await windDownTurn(s, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext });
+    const turn = await windDownTurn(s, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext, leftMs: endsAt - Date.now() });
     if (turn) windDown = { ...turn, cause, reason };
   };
   const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
@@ -98,7 +102,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     iteration: n,
     signal,
     emit: s.emit,
-    request: task.prompt,
+    request: pinnedRequest(task),
     compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
     pause: s.pause,
     onInterrupted,
@@ -205,6 +209,14 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     timedOut: false,
     calls: run.steps,
   };
+}
+
+/**
+ * The part of the task's time limit kept for the wind-down turn: `loop.windDownSeconds`, at most a
+ * tenth of the limit. The iteration's own deadline comes that much earlier, so the turn ends by the limit.
+ */
+export function windDownReserveMs(windDownSeconds: number, limitMs: number): number {
+  return Math.max(0, Math.min(windDownSeconds * 1000, limitMs / 10));
 }
 
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */

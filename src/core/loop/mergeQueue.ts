@@ -23,6 +23,9 @@ export interface MergeEntry {
   /** What the task's agent must fix when the merged result is red (the gates' fix items). */
   feedback?: string[];
   commit?: string;
+  /** `review`: the checked result (on `base`, the target's tip then) that waits for a person. */
+  base?: string;
+  result?: string;
 }
 
 export interface MergeQueueState {
@@ -40,6 +43,8 @@ export type MergeAction =
   | { type: 'wait'; taskId: string; detail: string; files: string[] }
   /** The target moved under the check: back to the front of the queue. */
   | { type: 'requeue'; taskId: string; detail: string }
+  /** The checked result waits for a person: manual review, or the person's tree was in the way too long. */
+  | { type: 'review'; taskId: string; detail: string; base: string; result: string; gates?: MergeEntry['gates']; files?: string[] }
   | { type: 'error'; taskId: string; detail: string };
 
 export class MergeQueueError extends RalphError {
@@ -70,7 +75,7 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
   switch (action.type) {
     case 'enqueue': {
       if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
-      if (entry && entry.state !== 'conflict' && entry.state !== 'failed') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
+      if (entry && entry.state !== 'conflict' && entry.state !== 'failed' && entry.state !== 'review') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
       const seq = state.seq + 1;
       const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1 };
       return { seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
@@ -93,6 +98,8 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
       return replace({ ...expect('checking'), state: 'waiting', detail: action.detail, files: action.files });
     case 'requeue':
       return replace({ ...expect('merging', 'checking'), state: 'queued', seq: 0, detail: action.detail });
+    case 'review':
+      return replace({ ...expect('checking', 'waiting'), state: 'review', detail: action.detail, base: action.base, result: action.result, gates: action.gates ?? entry?.gates, files: action.files });
     case 'error':
       return replace({ ...expect('merging', 'checking'), state: 'failed', detail: action.detail });
   }
@@ -121,10 +128,19 @@ export interface MergeQueueDeps {
   target: string;
   strategy: MergeStrategy;
   emit?(body: RalphEventBody): void;
+  /** Asked once the merged check passed, before landing: hold this result for a person's review? (`merge.review`) */
+  holdForReview?(taskId: string): Promise<boolean>;
 }
 
 /** What processing one entry came to. */
-export type MergeOutcome = MergeEntry & { state: 'merged' | 'conflict' | 'failed' | 'waiting' };
+export type MergeOutcome = MergeEntry & { state: 'merged' | 'conflict' | 'failed' | 'waiting' | 'review' };
+
+/** A result the queue checked already: landed as it is while the target stays at `base` (an approved review, a waiting merge). */
+export interface CheckedResult {
+  base: string;
+  result: string;
+  gates: MergeEntry['gates'];
+}
 
 /** Times a merge is re-tried in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
@@ -149,9 +165,24 @@ export class MergeQueue {
     return this.state;
   }
 
-  enqueue(taskId: string, title: string): MergeEntry {
+  enqueue(taskId: string, title: string, checked?: CheckedResult): MergeEntry {
     this.apply({ type: 'enqueue', taskId, title });
+    if (checked) this.checked = { taskId, ...checked };
     return entryOf(this.state, taskId)!;
+  }
+
+  /**
+   * A merge that waits on the person's own files stops waiting: its checked result is held for
+   * them (status `review`: approve once the files are out of the way, or merge the branch by
+   * hand). Undefined when the task is not waiting.
+   */
+  holdWaiting(taskId: string, detail: string): MergeOutcome | undefined {
+    const entry = entryOf(this.state, taskId);
+    const checked = this.checked?.taskId === taskId ? this.checked : undefined;
+    if (entry?.state !== 'waiting' || !checked) return undefined;
+    this.checked = undefined;
+    this.apply({ type: 'review', taskId, detail, base: checked.base, result: checked.result, gates: checked.gates, files: entry.files });
+    return this.current(taskId);
   }
 
   /** Whether anything is waiting to be merged. */
@@ -221,6 +252,10 @@ export class MergeQueue {
         await this.workspace.checkout(prepared.base);
         return this.current(entry.taskId);
       }
+    }
+    if (await deps.holdForReview?.(entry.taskId)) {
+      this.apply({ type: 'review', taskId: entry.taskId, base: prepared.base, result: prepared.result, gates, detail: `the merged check passed on ${deps.target}; it waits for your review (merge.review: manual)` });
+      return this.current(entry.taskId);
     }
     return this.land(entry, prepared.base, prepared.result, gates);
   }

@@ -14,6 +14,7 @@ interface Question {
   message: string;
   iteration: number;
   maxIterations: number;
+  question?: string;
 }
 
 /**
@@ -50,22 +51,31 @@ export class RunQuestions {
    * Semi-auto mode: a task that ended blocked, needs_help or timeout freed its slot, and the run
    * waits for the person (Continue / Stop) before it starts another; autopilot mode goes straight on.
    */
-  hold(task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>): ((taskId: string, status: TaskStatus, why: string) => Promise<'continue' | 'stop'>) | undefined {
+  hold(
+    task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>,
+    answer?: (taskId: string, text: string) => Promise<unknown>,
+  ): ((taskId: string, status: TaskStatus, why: string) => Promise<'continue' | 'stop'>) | undefined {
     if (this.config.loop.mode !== 'semi-auto') return undefined;
     return async (taskId: string, status: TaskStatus, why: string) => {
       const known = await task(taskId).catch(() => undefined);
-      const message = `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
-      return this.ask({ code: 'task-ended', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations });
+      // waiting_user (seed 004): a question holds the run until the person answers it (the task then resumes), goes on, or stops
+      const asks = status === 'needs_help';
+      const message = asks
+        ? `${taskId} asks: ${why} — semi-auto mode waits for your answer (the task then resumes) before it starts the next task`
+        : `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
+      return this.ask({ code: 'task-ended', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations, ...(asks ? { question: why } : {}) }, answer);
     };
   }
 
   /** Says the question as a warning, asks it, and says the answer. */
-  private async ask(question: Question): Promise<'continue' | 'stop'> {
-    this.emit({ type: 'warning', ...question });
+  private async ask(question: Question, answerTask?: (taskId: string, text: string) => Promise<unknown>): Promise<'continue' | 'stop'> {
+    const { question: _asked, ...warning } = question;
+    this.emit({ type: 'warning', ...warning });
     const answer = await this.prompt.decide(question);
-    const action = answer.action === 'stop' ? 'stop' : 'continue';
+    if (answer.action === 'answer' && answerTask) await answerTask(question.taskId, answer.text).catch((error: unknown) => this.emit({ type: 'warning', taskId: question.taskId, code: 'answer-failed', message: `the answer could not be recorded: ${String(error)}` }));
+    const action = answer.action === 'stop' ? 'stop' : answer.action === 'answer' ? 'answered' : 'continue';
     this.emit({ type: 'warning.answered', taskId: question.taskId, code: question.code, action });
-    return action;
+    return action === 'stop' ? 'stop' : 'continue';
   }
 
   /** Runs `fn` with the autopilot paused (unless it already was), resumed after. */

@@ -7,7 +7,6 @@ import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
-import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
 import type { FallbackNotice } from '../llm/fallbackClient';
@@ -17,6 +16,7 @@ import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
 import { MeteredModelClient, SpendMeter } from '../safety/budget';
 import type { RunSpendSummary } from '../safety/receipt';
+import { CommandQuestions } from '../safety/commandQuestions';
 import { ControlFileGuard } from '../safety/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../safety/guardedRunners';
 import { PolicyCommandRunner } from '../safety/policyCommandRunner';
@@ -28,6 +28,7 @@ import { remoteActive } from '../forge/remoteTask';
 import type { TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
+import { TaskActions } from '../tasks/actions';
 import { ensureRalphDir } from '../workspace';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
@@ -36,6 +37,10 @@ import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
+import { personActed } from './personWaits';
+import { mergeTarget } from './mergeTarget';
+import { type RunOutcome, summarizeRun } from './runSummary';
+import { ReviewHolds } from '../review/reviewHolds';
 import { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
 
@@ -81,6 +86,8 @@ export interface RunSummary {
   unrunnable: DependencyBlock[];
   /** What the run spent, across its tasks (absent when it never got to build a loop). */
   spend?: RunSpendSummary;
+  /** Done / needs you (questions, reviews) / failed, as the person reads it at the end. */
+  outcome?: RunOutcome;
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -100,6 +107,8 @@ export class RalphRunner {
   /** Every control-file guard of the current run (one per task loop): the store's writes are acknowledged to all. */
   private readonly guards = new Set<ControlFileGuard>();
   private sandboxWarned = false;
+  /** The parallel autopilot of the current run, for the person's actions on its merge queue. */
+  private currentAutopilot: Autopilot | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -126,6 +135,18 @@ export class RalphRunner {
 
   resume(): void {
     if (this.pauseGate.resume()) this.emitActive?.({ type: 'run.resumed' });
+  }
+
+  /** Retry Now: merges waiting on the person's own files are tried again at once. False without a parallel run. */
+  retryWaitingMerges(): boolean {
+    this.currentAutopilot?.retryWaitingMerges();
+    return this.currentAutopilot !== undefined;
+  }
+
+  /** Keep on Its Branch: a merge waiting on the person's files is held for their review instead. */
+  keepOnBranch(taskId: string): boolean {
+    this.currentAutopilot?.keepOnBranch(taskId);
+    return this.currentAutopilot !== undefined;
   }
 
   /** The model client's retry notices, as `model.retry` events of the current run. */
@@ -158,6 +179,7 @@ export class RalphRunner {
     let reason = 'no ready tasks';
     let unrunnable: DependencyBlock[] = [];
     let spend: RunSpendSummary | undefined;
+    let outcome: RunOutcome | undefined;
     this.runMeter = undefined;
     try {
       await ensureRalphDir(this.paths);
@@ -178,10 +200,15 @@ export class RalphRunner {
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
       const attempted = new Set<string>();
-      const hold = questions.hold((taskId) => store.get(taskId));
-      // maxParallel 1 goes through worktrees too while a task has one: its work must not be stranded there
-      const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
-      const target = worktrees ? await this.mergeTarget(emit) : undefined;
+      const endedAs = new Map<string, TaskStatus>();
+      const hold = questions.hold(
+        (taskId) => store.get(taskId),
+        (taskId, text) => new TaskActions(store, new CheckpointStore(this.paths), { root: this.deps.workspace }).answer(taskId, text),
+      );
+      // maxParallel 1 goes through worktrees too while a task has one (its work must not be stranded
+      // there), and under manual review (nothing lands on the target before a person approves it)
+      const worktrees = this.deps.config.loop.maxParallel > 1 || (await reviewsWanted(this.deps.config, store)) || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
+      const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
       const parallel = target !== undefined;
       if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold).run(this.abort.signal)));
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
@@ -191,6 +218,7 @@ export class RalphRunner {
         attempted.add(next.id);
         const result = await loop.run(next, this.abort.signal);
         results.push(result);
+        endedAs.set(result.taskId, result.status);
         if (this.abort.signal.aborted) {
           reason = 'stopped by the user';
           break;
@@ -207,7 +235,13 @@ export class RalphRunner {
           reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
           break;
         }
-        next = selectNextTask(await store.list(), attempted);
+        const tasks = await store.list();
+        // a task the person answered, unblocked or gave more time meanwhile goes on in this run
+        for (const id of personActed(endedAs, tasks).reopened) {
+          attempted.delete(id);
+          endedAs.delete(id);
+        }
+        next = selectNextTask(tasks, attempted);
         reason = next ? reason : 'no more ready tasks';
         if (next && hold && HOLD_ENDS.has(result.status)) {
           const answer = await hold(result.taskId, result.status, result.reason);
@@ -229,15 +263,17 @@ export class RalphRunner {
       throw error;
     } finally {
       spend = (this.runMeter as SpendMeter | undefined)?.runSpend;
-      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}) });
+      outcome = await this.store().list().then((tasks) => summarizeRun(results, tasks), () => undefined);
+      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) });
       subscription.dispose();
       storeWrites?.dispose();
       await log.close();
       await lock?.release();
+      this.currentAutopilot = undefined;
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}) };
+    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) };
   }
 
   private store(): TaskStore {
@@ -299,6 +335,9 @@ export class RalphRunner {
       deps.sandboxProbe,
     );
     const guarded = new GuardedCommandRunner(commands, guard);
+    const commandQuestions = new CommandQuestions();
+    // the rules do not ask about what the sandbox makes harmless, when there is a sandbox
+    const confined = async () => deps.config.commands.sandbox !== 'off' && (await (deps.sandboxProbe ?? probeSandbox)()).available;
     const loop = new TaskLoop({
       runId,
       paths,
@@ -310,7 +349,8 @@ export class RalphRunner {
       meter,
       safeguards: questions.safeguards(workRoot !== undefined),
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit),
+      commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
+      commandQuestions,
       gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
       guard,
       scope: new WorkspaceScope(root),
@@ -324,25 +364,6 @@ export class RalphRunner {
     return { loop, guard, meter };
   }
 
-  /**
-   * The branch the queue merges into: `merge.targetBranch`, else the branch checked out now.
-   * Worktrees need a commit to start from: without one (a fresh repository) or without a
-   * branch (detached HEAD) the run goes one task at a time in the workspace, and says why.
-   */
-  private async mergeTarget(emit: (body: RalphEventBody) => void): Promise<string | undefined> {
-    const { workspace, config } = this.deps;
-    const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
-    const target = config.merge.targetBranch ?? (head.code === 0 ? head.stdout.trim() : undefined);
-    const why = !target
-      ? 'the workspace has no branch checked out (detached HEAD) and merge.targetBranch is not set'
-      : (await runGit(workspace, ['rev-parse', '--verify', '--quiet', `refs/heads/${target}^{commit}`])).code !== 0
-        ? `the target branch ${target} has no commit to start worktrees from`
-        : undefined;
-    if (!why) return target;
-    emit({ type: 'warning', code: 'parallel-unavailable', message: `running one task at a time in the workspace: ${why}` });
-    return undefined;
-  }
-
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
   private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
     const { deps } = this;
@@ -352,9 +373,12 @@ export class RalphRunner {
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
-    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
+    const checkpoints = new CheckpointStore(this.paths);
+    const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
+    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit, holdForReview: (taskId) => holds.wanted(taskId) });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
-    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold });
+    this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds });
+    return this.currentAutopilot;
   }
 
   /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */
@@ -363,6 +387,12 @@ export class RalphRunner {
     meter.onRateAlarm(questions.rateAlarm);
     return meter;
   }
+}
+
+/** Manual review anywhere (the configuration, or a task's own `review`): finished work goes through worktrees and the queue. */
+async function reviewsWanted(config: RalphConfig, store: TaskStore): Promise<boolean> {
+  if (config.merge.review === 'manual') return true;
+  return (await store.list()).some((t) => t.review === 'manual' && t.status !== 'done' && t.status !== 'cancelled');
 }
 
 function newRunId(clock: Clock): string {

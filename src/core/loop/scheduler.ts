@@ -1,6 +1,6 @@
 import { RalphError } from '../errors';
 import type { Task, TaskStatus } from '../tasks/schema';
-import { dependenciesDone } from '../tasks/select';
+import { dependenciesDone, READY } from '../tasks/select';
 
 /**
  * Where every task of a parallel run stands, from the autopilot's point of view. Pure data:
@@ -15,24 +15,26 @@ export interface SchedulerState {
   readonly merging: readonly string[];
   /** Sent back by the queue (conflict, red merged check): they get the next free slot first. */
   readonly returning: readonly string[];
-  /** Ended in this run (merged, blocked, failed…): not picked again by this run. */
+  /** Ended in this run (merged, blocked, failed…): not picked again by this run, unless a person acts on it (see `reopen`). */
   readonly ended: readonly string[];
+  /** Held for a person's review (`merge.review` manual, or a merge that waited too long for the person's tree). */
+  readonly reviewing?: readonly string[];
 }
 
-export const EMPTY_SCHEDULE: SchedulerState = { running: [], merging: [], returning: [], ended: [] };
+export const EMPTY_SCHEDULE: SchedulerState = { running: [], merging: [], returning: [], ended: [], reviewing: [] };
 
 /** How an agent's turn on a task ended. `complete` = COMPLETE with the required gates green in its worktree. */
 export type AgentEnd = 'complete' | Exclude<TaskStatus, 'todo' | 'done'>;
 
 /** Tasks that may start now, best first: returned from the queue, then interrupted ones (a crash), then ready `todo`s. */
 export function readyTasks(tasks: readonly Task[], state: SchedulerState): Task[] {
-  const busy = new Set([...state.running, ...state.merging, ...state.ended]);
+  const busy = new Set([...state.running, ...state.merging, ...state.ended, ...(state.reviewing ?? [])]);
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const returning = state.returning.map((id) => byId.get(id)).filter((t): t is Task => t !== undefined && !state.running.includes(t.id));
   const free = tasks.filter((t) => !busy.has(t.id) && !state.returning.includes(t.id));
   const interrupted = free.filter((t) => t.status === 'in_progress').sort(byPriority);
   // `done` is set only once a task's work is merged, so a dependent starts from a tip that has it
-  const todo = free.filter((t) => t.status === 'todo' && dependenciesDone(t, byId)).sort(byPriority);
+  const todo = free.filter((t) => READY.has(t.status) && dependenciesDone(t, byId)).sort(byPriority);
   return [...returning, ...interrupted, ...todo];
 }
 
@@ -56,16 +58,34 @@ export function agentEnded(state: SchedulerState, taskId: string, end: AgentEnd)
   return { ...state, running, ended: [...state.ended, taskId] };
 }
 
-/** The queue is through with a task: merged (done), sent back to its agent, or given up on (needs_help, failed). */
-export function mergeEnded(state: SchedulerState, taskId: string, result: 'merged' | 'returned' | 'gave-up'): SchedulerState {
+/** The queue is through with a task: merged (done), sent back to its agent, held for review, or given up on (needs_help, failed). */
+export function mergeEnded(state: SchedulerState, taskId: string, result: 'merged' | 'returned' | 'gave-up' | 'review'): SchedulerState {
   if (!state.merging.includes(taskId)) throw new RalphError(`task ${taskId} is not in the merge queue`, 'scheduler');
   const merging = state.merging.filter((id) => id !== taskId);
   if (result === 'returned') return { ...state, merging, returning: [...state.returning, taskId] };
+  if (result === 'review') return { ...state, merging, reviewing: [...(state.reviewing ?? []), taskId] };
   return { ...state, merging, ended: [...state.ended, taskId] };
+}
+
+/**
+ * A person acted on tasks this run had left (answered, unblocked, raised the limit, requested
+ * changes, approved): they leave `ended` / `reviewing`, so the run picks them up again — an
+ * approved one through the merge queue (`approved`), the others as ready tasks.
+ */
+export function reopen(state: SchedulerState, ids: readonly string[], approved: readonly string[] = []): SchedulerState {
+  if (ids.length === 0 && approved.length === 0) return state;
+  const gone = new Set([...ids, ...approved]);
+  return {
+    ...state,
+    ended: state.ended.filter((id) => !gone.has(id)),
+    reviewing: (state.reviewing ?? []).filter((id) => !gone.has(id)),
+    merging: [...state.merging, ...approved.filter((id) => !state.merging.includes(id))],
+  };
 }
 
 /** The run is over: no agent runs, nothing waits to merge, and no task could start. */
 export function scheduleFinished(state: SchedulerState, tasks: readonly Task[]): boolean {
+  // tasks held for review do not keep the run going: a person approves them later, with or without a run
   return state.running.length === 0 && state.merging.length === 0 && readyTasks(tasks, state).length === 0;
 }
 

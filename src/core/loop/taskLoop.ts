@@ -4,6 +4,7 @@ import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
 import { BudgetExceededError } from '../safety/budget';
 import { summarizeReceipt } from '../safety/receipt';
+import { type Question, withQuestion } from '../tasks/questions';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
@@ -12,7 +13,7 @@ import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
-import type { TaskLoopServices, TaskRunResult } from './types';
+import type { AskedQuestion, TaskLoopServices, TaskRunResult } from './types';
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
 const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
@@ -32,8 +33,8 @@ export class TaskLoop {
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { s } = this;
     const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
-    const timeoutMs = s.config.loop.taskTimeoutMinutes * 60_000;
-    const timeoutReason = `task timeout (${s.config.loop.taskTimeoutMinutes} min) reached`;
+    let timeoutMs = taskLimitMs(initial, s.config.loop.taskTimeoutMinutes);
+    const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
     const existing = await s.checkpoints.load(initial.id, {
       onCorrupt: 'throw',
       onWarning: (message) => s.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
@@ -46,19 +47,23 @@ export class TaskLoop {
     s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
     s.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-    cp = await this.ensureIntegrityBaseline(task, cp, stop);
+    s.commandQuestions?.begin(task);
+    const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
+    cp = based.cp;
     let maxIterations = baseMax;
+    if (based.timedOut) return this.finish(task, cp, 'timeout', `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`, maxIterations);
     for (;;) {
       await s.pause?.wait(stop);
-      if (nextIteration(cp) > maxIterations) {
-        // Increase Max Iterations may have raised the limit while the task ran
+      if (nextIteration(cp) > maxIterations || cp.elapsedMs >= timeoutMs) {
+        // Increase Limit may have raised either limit while the task ran
         task = await s.store.get(task.id);
         maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
+        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, s.config.loop.taskTimeoutMinutes));
       }
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
-      if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
+      if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
       const overBudget = this.budgetExceeded();
       if (overBudget) return this.finish(task, cp, 'halted', overBudget, maxIterations);
 
@@ -72,8 +77,10 @@ export class TaskLoop {
       const running = cp;
       const beforeCommit = async (pending: PendingCommit) => this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
       s.meter.beginIteration(n, maxIterations);
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
+      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit });
       cp = this.recordIteration(cp, step);
+      // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
+      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : s.commandQuestions?.take();
       // one task-store write per iteration, once it has ended: the iterations run, the progress and
       // the signal; written alongside the checkpoint and the report (no order between the three)
       const ended = cp.history[cp.history.length - 1];
@@ -82,7 +89,7 @@ export class TaskLoop {
       await syncFixTasks(s, task, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
-      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined;
+      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
       if (!finishing) {
         const escalated = await afterIteration(s, task, cp, step.gates, stop);
         cp = escalated.cp;
@@ -96,8 +103,9 @@ export class TaskLoop {
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
+      if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
-      if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
+      if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
       const guarded = await checkSafeguards(s, task, cp, maxIterations);
       cp = guarded.cp;
       task = guarded.task;
@@ -147,17 +155,25 @@ export class TaskLoop {
    * recorded then, once, and kept across resumes. A checkpoint from before this existed, taken
    * after work began, has no base to compare with: said once, then the gates are judged as before.
    */
-  private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal): Promise<Checkpoint> {
-    if (cp.integrity || stop.aborted) return cp;
+  private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
+    if (cp.integrity || stop.aborted) return { cp };
     if (cp.iteration > 0 || cp.phase === 'running') {
       this.s.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
-      return cp;
+      return { cp };
     }
-    const integrity = await takeIntegrityBaseline(this.s, task, stop);
-    if (!integrity) return cp;
-    const next = { ...cp, integrity, updatedAt: this.isoNow() };
+    // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
+    const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
+    const started = this.s.clock.now();
+    const integrity = await takeIntegrityBaseline(this.s, task, AbortSignal.any([stop, deadline]));
+    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.s.clock.now() - started), updatedAt: this.isoNow() };
+    if (!integrity) {
+      if (!deadline.aborted || stop.aborted) return { cp: spent };
+      await this.saveCheckpoint(spent);
+      return { cp: spent, timedOut: true };
+    }
+    const next = { ...spent, integrity };
     await this.saveCheckpoint(next);
-    return next;
+    return { cp: next };
   }
 
   private budgetExceeded(): string | undefined {
@@ -215,14 +231,17 @@ export class TaskLoop {
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind): Promise<TaskRunResult> {
+  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion): Promise<TaskRunResult> {
     const { s } = this;
     const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
     const deferred = status === 'done' && s.awaitingMerge === true;
-    const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason);
+    // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
+    const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
+    const questions = asks ? withQuestion((await s.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
+    const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     let reportFile: string | undefined;
     try {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
@@ -237,8 +256,8 @@ export class TaskLoop {
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
 
-  private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string): Promise<Task> {
-    const updated = await this.s.store.update(task.id, { status: to, blockedReason });
+  private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
+    const updated = await this.s.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
     if (task.status !== to) this.s.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
     return updated;
   }
@@ -275,6 +294,15 @@ export class TaskLoop {
   private isoNow(): string {
     return new Date(this.s.clock.now()).toISOString();
   }
+}
+
+/** The task's time limit in ms: its own `timeoutMinutes` (raised by Increase Limit), else the configured one. */
+export function taskLimitMs(task: Pick<Task, 'timeoutMinutes'>, configured: number): number {
+  return (task.timeoutMinutes ?? configured) * 60_000;
+}
+
+function minutes(ms: number): string {
+  return String(Math.round((ms / 60_000) * 100) / 100);
 }
 
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */

@@ -8,6 +8,7 @@ import type { ModelClient } from '../llm/types';
 import type { RalphPaths } from '../paths';
 import type { Clock, Logger, SafeguardPrompt } from '../ports';
 import type { SpendMeter } from '../safety/budget';
+import type { AskedQuestion, CommandQuestions } from '../safety/commandQuestions';
 import type { ControlFileGuard } from '../safety/controlFileGuard';
 import type { CommandRunner } from '../safety/processRunner';
 import type { WorkspaceScope } from '../safety/workspaceScope';
@@ -52,7 +53,11 @@ export interface TaskLoopServices {
   work?: RalphPaths;
   /** COMPLETE is not `done` yet: the task stays in_progress until the merge queue lands it. */
   awaitingMerge?: boolean;
+  /** Gated commands nobody could approve during the run: kept as the task's question (needs_help). */
+  commandQuestions?: CommandQuestions;
 }
+
+export type { AskedQuestion };
 
 export interface TaskRunResult {
   taskId: string;

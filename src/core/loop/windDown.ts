@@ -36,7 +36,12 @@ export interface WindDownInput {
   progressFile: string;
   /** The iteration's tool context; the turn gets its own deadline instead of the (aborted) signal. */
   toolContext: ToolContext;
+  /** Milliseconds the task's time limit leaves; the turn's deadline never goes past them. */
+  leftMs?: number;
 }
+
+/** The shortest deadline a wind-down turn gets, even when the task's time limit leaves less. */
+const MIN_TURN_MS = 2_000;
 
 export interface WindDownResult {
   wrote: string[];
@@ -48,9 +53,12 @@ export interface WindDownResult {
  * fails (the provider is down, the deadline passed) loses only the notes, never the commit.
  */
 export async function windDownTurn(s: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>, input: WindDownInput): Promise<WindDownResult | undefined> {
-  const seconds = s.config.loop.windDownSeconds;
-  if (seconds <= 0) return undefined;
-  const signal = AbortSignal.timeout(seconds * 1000);
+  // the turn ends by the task's time limit too (a model that never answers cannot stretch the task
+  // past it), give or take the few seconds a turn needs at all when the limit is tiny
+  if (s.config.loop.windDownSeconds <= 0) return undefined;
+  const limitMs = Math.min(s.config.loop.windDownSeconds * 1000, Math.max(input.leftMs ?? Number.POSITIVE_INFINITY, MIN_TURN_MS));
+  const seconds = Math.round(limitMs / 100) / 10;
+  const signal = AbortSignal.timeout(limitMs);
   const registry = new ToolRegistry([onlyProgress(writeFileTool, input.progressFile), onlyProgress(editFileTool, input.progressFile)]);
   const wrote: string[] = [];
   let error: string | undefined;

@@ -8,7 +8,8 @@ export interface PathContext {
   cwd: string | undefined;
 }
 
-export type PathVerdict = { action: 'deny' | 'ask'; reason: string } | undefined;
+/** `confinable`: asked only because the path is known at run time; the sandbox keeps such a write inside the workspace. */
+export type PathVerdict = { action: 'deny' | 'ask'; reason: string; confinable?: true } | undefined;
 
 /** Build folders a recursive delete may target without asking (anywhere in the workspace). */
 export const BUILD_FOLDERS = new Set([
@@ -47,10 +48,10 @@ export function insideRoot(abs: string, root: string): string[] | undefined {
 
 /** A file a command would create, replace or remove. */
 export function judgeWrite(value: string | undefined, shown: string, where: PathContext, what: string): PathVerdict {
-  if (value === undefined) return { action: 'ask', reason: `${what} to a path known only when it runs (${shown})` };
+  if (value === undefined) return { action: 'ask', reason: `${what} to a path known only when it runs (${shown})`, confinable: true };
   if (DEVICES_OK.test(value)) return undefined;
   const abs = resolvePath(value, where);
-  if (abs === undefined) return { action: 'ask', reason: `${what} to ${shown} after changing to a directory known only when it runs` };
+  if (abs === undefined) return { action: 'ask', reason: `${what} to ${shown} after changing to a directory known only when it runs`, confinable: true };
   if (DEVICES_OK.test(abs)) return undefined;
   const rel = insideRoot(abs, where.root);
   if (rel === undefined) {

@@ -3,7 +3,8 @@ import { errorMessage } from '../errors';
 import { analyseCommand } from './commandAnalysis';
 import { bashParser } from './shellParser';
 
-export type CommandDecision = { action: 'allow' | 'deny' | 'ask'; reason: string };
+/** `confinable` (asks only): every reason to ask is a write whose path is known only at run time, which the sandbox confines. */
+export type CommandDecision = { action: 'allow' | 'deny' | 'ask'; reason: string; confinable?: boolean };
 
 /** Where the command runs: the workspace root, and the directory it starts in (default: the root). */
 export interface CommandPlace {
@@ -48,8 +49,8 @@ export async function evaluateCommand(command: string, config: Pick<RalphConfig,
   const ask = configured(config.commands.requireApproval);
   if (ask) return { action: 'ask', reason: `commands.requireApproval (${ask})` };
   const allowedBy = (form: string) => config.commands.allow.find((p) => matches(p, text) || matches(p, form));
-  const gated = analysis.findings.find((f) => !allowedBy(f.command));
-  if (gated) return { action: 'ask', reason: gated.reason };
+  const gated = analysis.findings.filter((f) => !allowedBy(f.command));
+  if (gated.length > 0) return { action: 'ask', reason: gated[0].reason, ...(config.loop.mode !== 'semi-auto' && gated.every((f) => f.confinable) ? { confinable: true } : {}) };
   if (config.loop.mode === 'semi-auto') return { action: 'ask', reason: 'semi-auto mode asks before every command' };
   const allowed = analysis.findings.length > 0 ? allowedBy(analysis.findings[0].command) : configured(config.commands.allow);
   return { action: 'allow', reason: allowed ? `commands.allow (${allowed})` : 'no rule applies' };

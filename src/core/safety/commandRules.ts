@@ -1,7 +1,8 @@
 import { judgeRecursiveDelete, judgeWrite, type PathContext, type PathVerdict, resolvePath, insideRoot } from './commandPaths';
 import type { ShellWord } from './shellWords';
 
-export type Verdict = { action: 'deny' | 'ask'; reason: string };
+/** `confinable`: an ask the sandbox makes moot (a write to a path known only at run time). */
+export type Verdict = { action: 'deny' | 'ask'; reason: string; confinable?: true };
 
 /** One simple command after wrappers are taken off: `name` is the bare command word. */
 export interface SimpleCommand {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TaskStatus } from './schema';
+import { type TaskStatus, TaskTypeSchema } from './schema';
 
 /**
  * Which statuses each task action applies to: the tree's menus (package.json), the panel, the
@@ -7,15 +7,21 @@ import type { TaskStatus } from './schema';
  */
 export const ACTION_STATUSES = {
   run: ['todo', 'in_progress', 'halted'],
-  retry: ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'],
+  /** Answer the task's question (NEEDS_HELP, a gated command, a block): it resumes from its checkpoint. */
+  answer: ['needs_help', 'blocked'],
+  retry: ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done', 'review'],
   unblock: ['blocked', 'needs_help'],
   cancel: ['todo', 'blocked', 'needs_help', 'timeout', 'failed', 'halted'],
-  edit: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
+  edit: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'],
   increaseMax: ['todo', 'in_progress', 'timeout', 'halted', 'failed'],
   rollback: ['done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
-  remove: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled'],
+  remove: ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'],
   /** Clean Up Worktree (only where the task has a kept worktree). */
   cleanup: ['failed', 'timeout', 'halted', 'blocked', 'needs_help', 'cancelled'],
+  /** Manual review: Approve lands the held result; Request Changes sends it back to its agent; Reject drops it. */
+  review: ['review'],
+  /** Convene Bug Council: on a task that has iterations to look at and is not running. */
+  council: ['blocked', 'needs_help', 'failed', 'timeout', 'halted', 'todo'],
 } as const satisfies Record<string, readonly TaskStatus[]>;
 
 export type TaskActionName = keyof typeof ACTION_STATUSES;
@@ -31,6 +37,9 @@ export const ACTION_VERB: Record<TaskActionName, string> = {
   rollback: 'rolled back',
   remove: 'deleted',
   cleanup: 'cleaned up',
+  answer: 'answered',
+  review: 'reviewed',
+  council: 'given a bug council',
 };
 
 /** The fields an edit may change; at least one. */
@@ -42,6 +51,12 @@ export const EditFieldsSchema = z
     priority: z.number().optional(),
     maxIterations: z.number().int().min(1).optional(),
     allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
+    type: TaskTypeSchema.optional(),
+    complexity: z.number().int().min(1).max(14).optional(),
+    dependsOn: z.array(z.string().trim().min(1)).optional(),
+    /** A command run as a required gate of this task only; `null` removes it. */
+    check: z.string().trim().min(1).nullable().optional(),
+    review: z.enum(['auto', 'manual']).optional(),
   })
   .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
 export type EditFields = z.infer<typeof EditFieldsSchema>;

@@ -1,10 +1,33 @@
 import { RalphError } from '../errors';
+import { runGit } from '../git/gitExec';
+import { reviewRef } from '../review/holdSchema';
 import type { GitService } from '../git/gitService';
-import type { CheckpointStore } from '../loop/checkpoint';
+import type { Checkpoint, CheckpointStore } from '../loop/checkpoint';
+import type { EditFields } from './actionRules';
+import { openQuestion, withAnswer } from './questions';
+import { dependencyBlocks } from './select';
 import type { Task, TaskStatus } from './schema';
 import type { TaskStore } from './store';
 import { RevertPlanner, type RollbackApplied, type RollbackPlan, type RollbackPlanner } from './rollback';
 import type { KeptWorktree, TaskWorktrees } from './taskWorktrees';
+
+export type LimitKind = 'iterations' | 'minutes';
+
+/** What Increase Limit raised: the limit, from and to (iterations, or minutes). */
+export interface LimitRaised {
+  task: Task;
+  limit: LimitKind;
+  from: number;
+  to: number;
+}
+
+/** Which limit ended a timed-out task: minutes when its active time reached its time limit, else iterations. */
+export function endedBy(task: Task, checkpoint: Checkpoint | undefined, defaults: { maxIterations: number; timeoutMinutes: number }): LimitKind {
+  const minutes = task.timeoutMinutes ?? defaults.timeoutMinutes;
+  if (checkpoint && checkpoint.elapsedMs >= minutes * 60_000) return 'minutes';
+  if (/task timeout/.test(task.blockedReason ?? '')) return 'minutes';
+  return 'iterations';
+}
 
 export interface RollbackOutcome {
   task: Task;
@@ -31,7 +54,10 @@ export class TaskActions {
     private readonly worktrees?: TaskWorktrees,
   ) {
     this.planners = [...planners, new RevertPlanner(git.root)];
+    this.root = git.root;
   }
+
+  private readonly root: string;
 
   /**
    * timeout / failed / halted / cancelled / blocked / needs_help / done → todo with a fresh
@@ -39,7 +65,9 @@ export class TaskActions {
    * branch first, so the task starts over from the target's current tip.
    */
   async retry(id: string, options: { fresh?: boolean } = {}): Promise<Task> {
-    const task = await this.expect(id, ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done'], 'retried');
+    const task = await this.expect(id, ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done', 'review'], 'retried');
+    // a result held for review is not kept: the task starts over
+    if (task.status === 'review') await runGit(this.root, ['update-ref', '-d', reviewRef(id)]);
     if (options.fresh) {
       if (!this.worktrees) throw new RalphError('retrying from the current tip needs the worktree manager', 'no-worktrees');
       await this.worktrees.dropForFresh(id);
@@ -79,17 +107,75 @@ export class TaskActions {
 
   /** Raises the task's iteration limit; a timed-out task becomes resumable again. */
   async increaseMaxIterations(id: string, by: number, defaultMax: number): Promise<Task> {
-    if (!Number.isInteger(by) || by < 1) throw new RalphError('the increase must be a whole number of at least 1', 'invalid-increase');
-    const task = await this.store.get(id);
-    const maxIterations = Math.max(task.maxIterations ?? defaultMax, task.iterations) + by;
-    const resumable = task.status === 'timeout' && (await this.checkpoints.load(id)) !== undefined;
-    return this.store.update(task.id, { maxIterations, ...(resumable ? { status: 'halted' as const } : {}) });
+    return (await this.increaseLimit(id, { by, limit: 'iterations' }, { maxIterations: defaultMax, timeoutMinutes: Number.POSITIVE_INFINITY })).task;
   }
 
-  async edit(id: string, fields: Partial<Pick<Task, 'title' | 'prompt' | 'promise' | 'priority' | 'maxIterations' | 'allowGateChanges'>>): Promise<Task> {
+  /** Which limit Increase Limit raises for this task by default: the one that ended it (iterations otherwise). */
+  async limitToRaise(id: string, defaults: { maxIterations: number; timeoutMinutes: number }): Promise<LimitKind> {
+    const task = await this.store.get(id);
+    return task.status === 'timeout' ? endedBy(task, await this.checkpoints.load(id), defaults) : 'iterations';
+  }
+
+  /**
+   * Increase Limit: raises whichever limit ended the task — its iterations, or its minutes (a
+   * time-out by the clock) — or the one named; a timed-out task becomes resumable from its
+   * checkpoint. Says which limit it raised, from what to what.
+   */
+  async increaseLimit(id: string, request: { by?: number; limit?: LimitKind }, defaults: { maxIterations: number; timeoutMinutes: number }): Promise<LimitRaised> {
+    const task = await this.store.get(id);
+    const checkpoint = await this.checkpoints.load(id);
+    const limit = request.limit ?? (task.status === 'timeout' ? endedBy(task, checkpoint, defaults) : 'iterations');
+    const by = request.by ?? (limit === 'iterations' ? 10 : defaults.timeoutMinutes);
+    if (!(by > 0) || (limit === 'iterations' && !Number.isInteger(by))) throw new RalphError(limit === 'iterations' ? 'the increase must be a whole number of at least 1' : 'the increase must be a number of minutes above 0', 'invalid-increase');
+    const resumable = task.status === 'timeout' && checkpoint !== undefined ? { status: 'halted' as const, blockedReason: undefined } : {};
+    if (limit === 'iterations') {
+      const from = task.maxIterations ?? defaults.maxIterations;
+      const to = Math.max(from, task.iterations) + by;
+      return { task: await this.store.update(task.id, { maxIterations: to, ...resumable }), limit, from, to };
+    }
+    const from = task.timeoutMinutes ?? defaults.timeoutMinutes;
+    const used = (checkpoint?.elapsedMs ?? 0) / 60_000;
+    const to = Math.round((Math.max(from, used) + by) * 100) / 100;
+    return { task: await this.store.update(task.id, { timeoutMinutes: to, ...resumable }), limit, from, to };
+  }
+
+  /**
+   * Answers the task's open question (NEEDS_HELP, a block, a gated command nobody could
+   * approve): the answer joins its question history, is pinned in every later iteration's
+   * context, and the task is ready again — resumed from its checkpoint (in its worktree in a
+   * parallel run) by the next Start, or by the running autopilot.
+   */
+  async answer(id: string, text: string, options: { approved?: boolean } = {}): Promise<Task> {
+    const task = await this.expect(id, ['needs_help', 'blocked'], 'answered');
+    const answer = text.trim();
+    const open = openQuestion(task.questions);
+    if (!answer && options.approved === undefined) throw new RalphError('the answer is empty; say what the agent should know or do', 'invalid-answer');
+    if (options.approved !== undefined && open?.kind !== 'command') throw new RalphError(`task ${id} does not wait for a command's approval; answer its question in words`, 'invalid-answer');
+    const words = answer || (options.approved ? 'approved' : 'not approved');
+    const questions = withAnswer(task.questions, { text: words, at: new Date().toISOString(), approved: options.approved, question: task.blockedReason ?? 'the task stopped for help' });
+    const checkpoint = await this.checkpoints.load(id);
+    return this.store.update(task.id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined, questions });
+  }
+
+  async edit(id: string, fields: EditFields): Promise<Task> {
     const task = await this.store.get(id);
     if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before editing`, 'task-running');
-    return this.store.update(task.id, fields);
+    if (fields.dependsOn) await this.checkDependencies(task.id, fields.dependsOn);
+    const { check, ...rest } = fields;
+    // `check: null` removes the task's check command
+    return this.store.update(task.id, { ...rest, ...(check !== undefined ? { check: check ?? undefined } : {}) });
+  }
+
+  /** A dependency must be in the store, not the task itself, and close no cycle. */
+  private async checkDependencies(id: string, dependsOn: readonly string[]): Promise<void> {
+    const tasks = await this.store.list();
+    for (const dep of dependsOn) {
+      if (dep === id) throw new RalphError(`task ${id} cannot depend on itself`, 'invalid-task');
+      if (!tasks.some((t) => t.id === dep)) throw new RalphError(`task ${id} cannot depend on "${dep}", which is not in the store`, 'unknown-dependency');
+    }
+    const trial = tasks.map((t) => (t.id === id ? { ...t, status: 'todo' as const, dependsOn: [...dependsOn] } : t));
+    const block = dependencyBlocks(trial).get(id);
+    if (block?.kind === 'invalid') throw new RalphError(`task ${id} cannot depend on ${dependsOn.join(', ')}: ${block.message}`, 'invalid-task');
   }
 
   async remove(id: string): Promise<void> {

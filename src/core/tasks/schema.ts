@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { TaskRemoteSchema } from '../forge/remoteTask';
 
+import { QuestionSchema } from './questions';
+
 export const TASK_STATUSES = [
   'todo',
   'in_progress',
@@ -11,6 +13,8 @@ export const TASK_STATUSES = [
   'timeout',
   'halted',
   'cancelled',
+  /** The merged check passed and a person decides (`merge.review: "manual"`): approve, request changes, reject. */
+  'review',
 ] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
@@ -28,6 +32,7 @@ export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
   'timeout',
   'halted',
   'cancelled',
+  'review',
 ]);
 
 const TaskIdSchema = z
@@ -60,6 +65,15 @@ export const TaskSchema = z.strictObject({
   lastSignal: z.string().optional(),
   /** Set while (and after) the task runs as a CI job on the forge (`ralph remote run`). */
   remote: TaskRemoteSchema.optional(),
+
+  /** A command run as a required gate of this task only (DESIGN §7). */
+  check: z.string().min(1).optional(),
+  /** What the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context. */
+  questions: z.array(QuestionSchema).optional(),
+  /** `merge.review` for this task: "manual" holds its finished work for a person's review before it lands. */
+  review: z.enum(['auto', 'manual']).optional(),
+  /** The task's own time limit in minutes (`loop.taskTimeoutMinutes` when absent); Increase Limit raises it. */
+  timeoutMinutes: z.number().positive().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -91,5 +105,7 @@ export const NewTaskSchema = z.object({
   complexity: z.number().int().min(1).max(14).optional(),
   maxIterations: z.number().int().min(1).optional(),
   allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
+  check: z.string().trim().min(1).optional(),
+  review: z.enum(['auto', 'manual']).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

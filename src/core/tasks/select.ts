@@ -3,8 +3,9 @@ import type { Task } from './schema';
 
 /**
  * The next task the autopilot should work on: an interrupted task (`in_progress`, left by a
- * crash) first, so a restarted run resumes it; otherwise the `todo` task with every dependency
- * `done` and the lowest priority number (ties: oldest first).
+ * crash) first, so a restarted run resumes it; otherwise the ready task (`todo`, or `halted`:
+ * stopped, unblocked or answered, resumed from its checkpoint) with every dependency `done`
+ * and the lowest priority number (ties: oldest first).
  */
 export function selectNextTask(tasks: readonly Task[], exclude: ReadonlySet<string> = new Set()): Task | undefined {
   const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -12,8 +13,14 @@ export function selectNextTask(tasks: readonly Task[], exclude: ReadonlySet<stri
   const candidates = tasks.filter((t) => !exclude.has(t.id) && !remoteActive(t.remote));
   const interrupted = candidates.filter((t) => t.status === 'in_progress').sort(byPriority);
   if (interrupted.length > 0) return interrupted[0];
-  return candidates.filter((t) => t.status === 'todo' && dependenciesDone(t, byId)).sort(byPriority)[0];
+  return candidates.filter((t) => READY.has(t.status) && dependenciesDone(t, byId)).sort(byPriority)[0];
 }
+
+/**
+ * Statuses a run starts a task from by itself: `todo`, and `halted` — a task a person stopped,
+ * unblocked or answered keeps its work and is resumed, never silently skipped (Cancel gives up).
+ */
+export const READY: ReadonlySet<Task['status']> = new Set(['todo', 'halted']);
 
 export function dependenciesDone(task: Task, byId: ReadonlyMap<string, Task>): boolean {
   return task.dependsOn.every((id) => byId.get(id)?.status === 'done');

@@ -110,6 +110,8 @@ export class TaskStore {
         // absent rather than undefined: the task is exactly what a read of the file gives
         ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
         ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
+        ...(fields.check !== undefined ? { check: fields.check } : {}),
+        ...(fields.review !== undefined ? { review: fields.review } : {}),
         iterations: 0,
         createdAt: now,
         updatedAt: now,

@@ -15,6 +15,7 @@ import type { TaskStore } from '../../core/tasks/store';
 import { readTextIfExists } from '../../core/util/atomicWrite';
 import type { CheckpointSeed, TaskSeed } from '../../shared/panelInput';
 import { LIMITS } from '../../shared/panelState';
+import { clip } from '../../shared/taskUpdates';
 import type { PanelModel } from './panelModel';
 
 export interface PanelFeederDeps {
@@ -56,6 +57,18 @@ export class PanelFeeder {
   private syncTasks(tasks: readonly Task[], adopt: boolean, checkpoints?: Map<string, Checkpoint>): void {
     const seeds = tasks.map((task) => taskSeed(task, checkpoints?.get(task.id), this.deps.prices(), this.deps.provider?.()));
     this.deps.model.apply({ type: 'panel.sync', time: this.isoNow(), tasks: seeds, adopt });
+    // a task just held for review: its checked result (target, merged check) is in its checkpoint
+    if (!checkpoints) void this.syncReviews(tasks.filter((t) => t.status === 'review' && !this.deps.model.state.tasks.find((v) => v.id === t.id)?.reviewHold));
+  }
+
+  private async syncReviews(tasks: readonly Task[]): Promise<void> {
+    if (tasks.length === 0) return;
+    const found = new Map<string, Checkpoint>();
+    for (const task of tasks) {
+      const cp = await this.deps.checkpoints.load(task.id).catch(() => undefined);
+      if (cp?.review) found.set(task.id, cp);
+    }
+    if (found.size > 0) this.syncTasks(tasks.filter((t) => found.has(t.id)), false, found);
   }
 
   private async adopt(): Promise<void> {
@@ -103,6 +116,8 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
     ...(task.remote ? { remote: { state: task.remote.state, url: task.remote.url, ...(task.remote.detail ? { detail: task.remote.detail } : {}) } } : {}),
+
+    ...(task.questions?.length ? { questions: task.questions.slice(-LIMITS.questions).map((q) => ({ ...q, question: clip(q.question), ...(q.answer !== undefined ? { answer: clip(q.answer) } : {}) })) } : {}),
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
   };
 }
@@ -133,6 +148,7 @@ function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], pr
     costUsd,
     unpricedTokens,
     ...(includedTokens > 0 ? { includedTokens } : {}),
+    ...(cp.review ? { reviewHold: { target: cp.review.target, reason: clip(cp.review.reason), gates: cp.review.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })), heldAt: cp.review.heldAt, ...(cp.review.files ? { files: cp.review.files.slice(0, 20) } : {}) } } : {}),
     history: cp.history.map((r) => ({
       n: r.iteration,
       startedAt: r.startedAt,

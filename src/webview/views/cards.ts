@@ -6,6 +6,7 @@ import { duration, shortSha } from '../format';
 import type { ViewContext } from './context';
 import { collapsible } from './delegations';
 import { signalChip } from './progressBox';
+import { answerBox, reviewBox } from './person';
 
 type Action = [label: string, command: PanelCommand, icon: string];
 
@@ -22,6 +23,8 @@ const CANCEL: Action = ['Cancel', 'cancelTask', 'close'];
 const ROLLBACK: Action = ['Rollback', 'rollbackTask', 'discard'];
 const REPORT: Action = ['Show Report', 'showReport', 'book'];
 const CLEAN_UP: Action = ['Clean Up Worktree', 'cleanUpWorktree', 'trash'];
+/** Statuses whose card shows even when the end was not seen live: the person is wanted. */
+const WAITS_FOR_PERSON: ReadonlySet<TaskView['status']> = new Set(['needs_help', 'blocked', 'review']);
 /** Ends whose kept worktree the card offers to clean up. */
 const CLEANABLE: ReadonlySet<TaskView['status']> = new Set(['failed', 'timeout', 'halted', 'blocked', 'needs_help', 'cancelled']);
 
@@ -29,9 +32,11 @@ const KINDS: Partial<Record<TaskView['status'], CardKind>> = {
   done: { glyph: 'pass-filled', title: 'Task complete', tone: 'passed', actions: [REPORT, ROLLBACK] },
   timeout: { glyph: 'watch', title: 'Task timed out', tone: 'warning', actions: [RETRY, EDIT, ['Increase Limit', 'increaseMaxIterations', 'add'], ['Abandon', 'cancelTask', 'close']] },
   blocked: { glyph: 'circle-slash', title: 'Task blocked', tone: 'warning', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, CANCEL] },
-  needs_help: { glyph: 'question', title: 'Task needs help', tone: 'info', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, CANCEL] },
+  needs_help: { glyph: 'question', title: 'Task needs you', tone: 'info', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, ['Convene Bug Council', 'conveneCouncil', 'organization'], CANCEL] },
   failed: { glyph: 'error', title: 'Task failed', tone: 'failed', actions: [RETRY, EDIT, ROLLBACK, ['Open Log', 'showLog', 'output']] },
   halted: { glyph: 'debug-pause', title: 'Task halted', tone: 'warning', actions: [['Resume', 'runSelectedTask', 'debug-continue'], EDIT, ROLLBACK, CANCEL] },
+  // the review box carries its actions (Show Changes, Approve, Request Changes, Reject)
+  review: { glyph: 'git-pull-request-draft', title: 'Ready for review', tone: 'info', actions: [] },
   cancelled: { glyph: 'close', title: 'Task cancelled', tone: 'muted', actions: [RETRY, REPORT] },
 };
 
@@ -68,8 +73,11 @@ function receiptTable(receipt: ReceiptView): HTMLElement {
 /** The completion / timeout / blocked (… failed, halted, cancelled) card of a task that ended, with its actions. */
 export function finishCard(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
-  const finish = task?.finish;
-  if (!task || !finish || task.status !== finish.status) return null;
+  // a task that waits for the person shows its card (and its answer or review box) also when this
+  // window did not see it end (a reload, a run from the CLI): the store says why it waits
+  const waits = task && WAITS_FOR_PERSON.has(task.status) ? { status: task.status, reason: task.blockedReason ?? '', iterations: task.iteration, time: task.updatedAt } : undefined;
+  const finish = task?.finish && task.status === task.finish.status ? task.finish : waits;
+  if (!task || !finish) return null;
   const kind = KINDS[finish.status];
   if (!kind) return null;
   const facts: HTMLElement[] = [
@@ -86,15 +94,18 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
   const kept = task.worktree && CLEANABLE.has(finish.status) ? task.worktree : undefined;
   if (kept) facts.push(...fact('Worktree preserved', h('code', { 'data-testid': 'kept-worktree' }, kept)));
   const actions = kept ? [...kind.actions, CLEAN_UP] : kind.actions;
-  const blocked = finish.status === 'blocked' || finish.status === 'needs_help';
+  const blocked = finish.status === 'blocked' || finish.status === 'needs_help' || finish.status === 'review';
+  const heading = finish.status === 'blocked' ? 'Block reason' : finish.status === 'review' ? 'Why it waits' : 'Question';
   return h(
     'section',
     { class: `box card card-${kind.tone}`, 'aria-labelledby': 'card-heading', 'data-testid': 'finish-card', 'data-status': finish.status },
     h('h2', { id: 'card-heading', class: kind.tone }, icon(kind.glyph), ` ${kind.title}`),
     h('dl', { class: 'facts' }, ...facts),
     blocked
-      ? h('div', { class: 'reason-box' }, h('strong', {}, finish.status === 'blocked' ? 'Block reason' : 'Question'), h('p', {}, task.blockedReason ?? finish.reason))
+      ? h('div', { class: 'reason-box', 'data-testid': 'reason' }, h('strong', {}, heading), h('p', {}, task.blockedReason ?? finish.reason))
       : h('p', {}, h('strong', {}, 'Reason: '), finish.reason),
+    answerBox(ctx, task),
+    reviewBox(ctx, task),
     task.receipt ? receiptTable(task.receipt) : undefined,
     finish.status === 'done' && task.gates.length > 0
       ? h(
@@ -103,7 +114,8 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
           ...task.gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary ?? ''}`))),
         )
       : undefined,
-    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0, focusKey: `card:${command}` }))),
+    // with an answer or review box, its button is the main action; the card's are the others
+    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0 || WAITS_FOR_PERSON.has(finish.status), focusKey: `card:${command}` }))),
   );
 }
 

@@ -108,6 +108,7 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       server = await startScriptedServer({
         steps: [
           { toolCalls: [{ name: 'run_command', arguments: { command: 'git reset --hard && echo ran > reset.marker' } }] },
+          { content: 'Waiting on the reset. <ralph>PROGRESS:10</ralph>' },
           { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
         ],
       });
@@ -121,12 +122,18 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       await ws.cleanup();
     });
 
-    it('--yes alone does not run `git reset --hard`: refused without a terminal, and the flag to use is named', async () => {
+    it('--yes alone does not run `git reset --hard`: without a terminal it becomes the task\'s question, and how to answer it is named', async () => {
       const result = await runCli(['run', '--yes'], ws.dir);
       assert.equal(ws.exists('reset.marker'), false, 'the gated command never ran');
-      assert.match(result.stderr, /not approved: Run this command .*discarding work.*run with --approve-commands/);
+      assert.equal(result.code, 3, 'the task needs the person');
+      assert.match(result.stdout, /needs a person's approval \(discarding work in the repository\); nobody can answer now, so it is the task's question/);
       const toolMessage = String(server.requests.filter((r) => r.path.endsWith('/chat/completions'))[1]?.body?.messages?.at(-1)?.content);
-      assert.match(toolMessage, /needs approval .* not approved; it did not run/);
+      assert.match(toolMessage, /needs a person's approval .* it did not run\. It is recorded as your task's question/);
+      assert.match(result.stdout, /T-001 asks: May the agent run `git reset --hard && echo ran > reset\.marker`\?[\s\S]*ralph task answer T-001 --approve/);
+      const task = JSON.parse(await fs.readFile(ws.path('.ralph/tasks.json'), 'utf8')).tasks[0];
+      assert.equal(task.status, 'needs_help');
+      assert.equal(task.questions[0].kind, 'command');
+      assert.equal(task.questions[0].command, 'git reset --hard && echo ran > reset.marker');
     });
 
     it('--approve-commands runs it', async () => {

@@ -50,7 +50,10 @@ describe('ralph task <action>: recovery from the CLI', function () {
   it('parses every action, with its own options, and rejects options that do not apply', () => {
     assert.deepEqual(parseCli(['task', 'retry', 'T-001'], '/w'), { kind: 'task.action', workspace: '/w', action: 'retry', taskId: 'T-001', yes: false });
     assert.deepEqual((parseCli(['task', 'edit', 'T-1', '--title', 'New', '--max-iterations', '7'], '/w') as { fields: unknown }).fields, { title: 'New', maxIterations: 7 });
-    assert.equal((parseCli(['task', 'increase-max', 'T-1'], '/w') as { by: number }).by, 10);
+    assert.equal((parseCli(['task', 'increase-max', 'T-1'], '/w') as { by?: number }).by, undefined, 'the core raises whichever limit ended the task by its default');
+    assert.deepEqual(parseCli(['task', 'increase-max', 'T-1', '--minutes', '--by', '7.5'], '/w'), { kind: 'task.action', workspace: '/w', action: 'increase-max', taskId: 'T-1', yes: false, by: 7.5, minutes: true });
+    assert.deepEqual((parseCli(['task', 'edit', 'T-1', '--type', 'bugfix', '--complexity', '9', '--depends-on', 'T-2,T-3', '--review', 'manual'], '/w') as { fields: unknown }).fields, { type: 'bugfix', complexity: 9, dependsOn: ['T-2', 'T-3'], review: 'manual' });
+    assert.throws(() => parseCli(['task', 'edit', 'T-1', '--complexity', '15'], '/w'), /from 1 to 14/);
     assert.equal((parseCli(['--workspace', '/x', 'task', 'rollback', 'T-1', '-y'], '/w') as { yes: boolean; workspace: string }).workspace, '/x');
     assert.throws(() => parseCli(['task', 'retry'], '/w'), /needs a task id/);
     assert.throws(() => parseCli(['task', 'retry', 'T-1', '--by', '3'], '/w'), /--by does not apply to task retry/);
@@ -90,7 +93,7 @@ describe('ralph task <action>: recovery from the CLI', function () {
     await checkpoint(timedOut);
     ran = await runCli(['task', 'increase-max', timedOut, '--by', '3'], ws.dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stdout, /may now run 8 iterations \(5 used\); resume it with: ralph run --task/);
+    assert.match(ran.stdout, /may now run 8 iterations \(was 5; 5 used\) — its iteration limit ended it; resume it with: ralph run \(or ralph run --task T-003\)/);
     assert.deepEqual([(await store.get(timedOut)).status, (await store.get(timedOut)).maxIterations], ['halted', 8]);
 
     const running = await task('in_progress');

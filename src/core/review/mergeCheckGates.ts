@@ -1,0 +1,21 @@
+import type { RalphConfig } from '../config/schema';
+import type { RalphEventBody } from '../events';
+import { ProcessGateRunner } from '../gates/runGates';
+import type { GateRunner } from '../gates/types';
+import type { RalphPaths } from '../paths';
+import { ControlFileGuard } from '../safety/controlFileGuard';
+import { GuardedGateRunner } from '../safety/guardedRunners';
+import type { CommandRunner } from '../safety/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../safety/sandbox';
+import type { SecretRedactor } from '../safety/secrets';
+
+/**
+ * The required gates of a merged check run outside a run (an approval that must re-check on a
+ * moved tip): sandboxed, scrubbed and watched like the queue's own check, as child processes —
+ * or through `gates` (the editor's Tasks API runner) when given.
+ */
+export function mergeCheckGates(d: { paths: RalphPaths; config: RalphConfig; commands: CommandRunner; redactor: SecretRedactor; emit?: (body: RalphEventBody) => void; gates?: GateRunner }, mergeWorktree: string): GateRunner {
+  const guard = new ControlFileGuard(d.paths, d.emit ?? (() => {}), { ownStateOnly: true });
+  const isolated = new IsolatedCommandRunner(d.commands, isolationSettings(mergeWorktree, d.config), d.redactor);
+  return new GuardedGateRunner(d.gates ?? new ProcessGateRunner(isolated), guard);
+}
