@@ -1,5 +1,7 @@
 import { h, button, icon } from '../dom';
 import { statusLabel } from '../format';
+import type { RemoteView } from '../../shared/panelState';
+import { remoteLinkLabel, remoteLook, remoteWords } from '../../shared/remoteLook';
 import type { ViewContext } from './context';
 
 const PHASE_ICON: Record<string, string> = { idle: 'circle-large-outline', running: 'sync~spin', paused: 'debug-pause', stopping: 'loading~spin' };
@@ -45,17 +47,9 @@ function taskPicker(ctx: ViewContext): HTMLElement {
   return select;
 }
 
-const REMOTE_LOOK: Record<string, [icon: string, words: string]> = {
-  queued: ['cloud-upload', 'queued on GitHub Actions'],
-  running: ['sync~spin', 'running on GitHub Actions'],
-  'pr-open': ['git-pull-request', 'PR open'],
-  'in-queue': ['git-pull-request-go', 'in merge queue'],
-  merged: ['git-merge', 'merged'],
-  failed: ['error', 'failed on GitHub Actions'],
-};
-
 /** The forge's state of a task run as a CI job, linking to the job or the pull request. */
-export function remoteBadge(remote: { state: string; url: string; detail?: string }): HTMLElement {
-  const [glyph, words] = REMOTE_LOOK[remote.state] ?? ['cloud', remote.state];
-  return h('a', { class: `badge remote remote-${remote.state}`, href: remote.url, title: remote.detail ? `${words}: ${remote.detail}` : words, 'aria-label': `${words}, open on GitHub` }, icon(glyph), ` ${words}`);
+export function remoteBadge(remote: RemoteView): HTMLElement {
+  const { icon: glyph, words } = remoteLook(remote.state);
+  const text = remoteWords(remote);
+  return h('a', { class: `badge remote remote-${remote.state}`, href: remote.url, title: remote.detail ? `${words}: ${remote.detail}` : words, 'aria-label': `${text}, ${remoteLinkLabel(remote).toLowerCase()}`, 'data-testid': 'remote-badge' }, icon(glyph), ` ${text}`);
 }
