@@ -128,7 +128,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const forge = new ForgeCommands({ paths, store, logger });
+  const forge = new ForgeCommands({ paths, store, logger, prompts });
   context.subscriptions.push(forge);
   const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, forge });
   for (const id of COMMAND_IDS) {
