@@ -5,7 +5,7 @@ import { connectForge } from '../core/forge/connect';
 import { RemoteFollower } from '../core/forge/follower';
 import { remoteActive } from '../core/forge/remoteTask';
 import { tokenAuth } from '../core/forge/taskState';
-import { environmentToken, type ForgeToken, ForgeTokenError, type ForgeTokenSource } from '../core/forge/token';
+import { ForgeTokenError } from '../core/forge/token';
 import { DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
 import { runGit } from '../core/git/gitExec';
 import type { RalphPaths } from '../core/paths';
@@ -13,6 +13,7 @@ import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import type { Logger } from '../core/ports';
 import type { Prompts } from '../ui/prompts';
+import { editorToken, TOKEN_HINT } from './editorToken';
 import { taskIdOf } from './taskCommands';
 
 export interface ForgeCommandServices {
@@ -20,59 +21,6 @@ export interface ForgeCommandServices {
   store: TaskStore;
   logger: Logger;
   prompts: Prompts;
-}
-
-/** GitHub's scopes for dispatching workflows and opening pull requests. */
-const SCOPES = ['repo', 'workflow'];
-/** A silent look for VS Code's GitHub session never holds a command up longer than this. */
-const SILENT_SESSION_MS = 10_000;
-
-/** What the person can do instead of signing in to GitHub in VS Code. */
-const OTHER_WAYS = 'set GITHUB_TOKEN in the environment VS Code starts from (a token with the contents, pull requests and actions permissions of the repository), or log in with the GitHub CLI (gh auth login)';
-/** What the person can do when there is no token: said in the error. */
-export const TOKEN_HINT = `sign in to GitHub in VS Code (Ralph asks when you run Run Tasks on GitHub Actions), ${OTHER_WAYS}`;
-
-/**
- * The editor's token: VS Code's GitHub session (asked silently first, bounded), else what the CLI
- * would use (GITHUB_TOKEN, GH_TOKEN, gh). Without either, on the person's command Ralph asks
- * whether to sign in to GitHub (VS Code's sign-in); else, or when the sign-in does not complete,
- * a ForgeTokenError says what to do. Kept in memory.
- */
-export function editorToken(interactive: boolean, prompts: Prompts, env: NodeJS.ProcessEnv = process.env): ForgeTokenSource {
-  return async (): Promise<ForgeToken> => {
-    const silent = await silentSession();
-    if (silent) return sessionToken(silent);
-    try {
-      return await environmentToken(env)();
-    } catch (error) {
-      if (!(error instanceof ForgeTokenError)) throw error;
-    }
-    const signIn = 'Sign In to GitHub';
-    if (!interactive || !(await prompts.confirm('Ralph needs a GitHub token to run tasks on GitHub Actions.', `There is no GitHub session in VS Code and no GITHUB_TOKEN, GH_TOKEN or gh login. Sign in to GitHub now, or ${OTHER_WAYS}, then run the command again.`, signIn))) {
-      throw new ForgeTokenError(`no GitHub token: ${TOKEN_HINT}`);
-    }
-    try {
-      return sessionToken(await vscode.authentication.getSession('github', SCOPES, { createIfNone: true }));
-    } catch (error) {
-      throw new ForgeTokenError(`the GitHub sign-in did not complete (${errorMessage(error)}): ${TOKEN_HINT}`);
-    }
-  };
-}
-
-async function silentSession(): Promise<vscode.AuthenticationSession | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), SILENT_SESSION_MS)));
-  // no GitHub provider (a web editor offline, say) rejects: the same as no session
-  const session = Promise.resolve(vscode.authentication.getSession('github', SCOPES, { silent: true })).catch(() => undefined);
-  try {
-    return await Promise.race([session, bound]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function sessionToken(session: vscode.AuthenticationSession): ForgeToken {
-  return { value: session.accessToken, source: `VS Code's GitHub session (${session.account.label})` };
 }
 
 /** *Ralph: Set Up GitHub Actions*, *Ralph: Run Tasks on GitHub Actions*, *Ralph: Open on GitHub*. */
