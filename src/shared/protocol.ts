@@ -42,6 +42,7 @@ export const PANEL_COMMANDS = [
   'runGates',
   'selectModel',
   'cleanUpWorktree',
+  'openRemote',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 

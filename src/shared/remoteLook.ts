@@ -20,7 +20,7 @@ export const REMOTE_LOOK: Readonly<Record<RemoteStateName, RemoteLook>> = {
   queued: { icon: 'cloud-upload', color: 'charts.blue', words: 'queued on GitHub Actions' },
   running: { icon: 'sync~spin', color: 'charts.blue', words: 'running on GitHub Actions' },
   'pr-open': { icon: 'git-pull-request', color: 'charts.purple', words: 'PR open' },
-  'in-queue': { icon: 'git-pull-request-go', color: 'charts.purple', words: 'in merge queue' },
+  'in-queue': { icon: 'git-pull-request-done', color: 'charts.purple', words: 'in merge queue' },
   merged: { icon: 'git-merge', color: 'testing.iconPassed', words: 'merged' },
   failed: { icon: 'error', color: 'testing.iconFailed', words: 'failed on GitHub Actions' },
 };

@@ -4,12 +4,14 @@
  * runs though it never ran here, and the host's feeder seeding it from the real task store.
  */
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { EventBus } from '../../../src/core/events';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { REMOTE_STATES, type TaskRemote } from '../../../src/core/forge/remoteTask';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { reducePanel } from '../../../src/shared/panelReducer';
+import { parseWebviewMessage } from '../../../src/shared/protocolSchema';
 import { emptyPanelState } from '../../../src/shared/panelState';
 import type { TaskSeed } from '../../../src/shared/panelInput';
 import { currentRemote, REMOTE_LOOK, remoteLinkLabel, remoteLook, remoteWords } from '../../../src/shared/remoteLook';
@@ -33,6 +35,9 @@ describe('remote badge: one look for the tree and the panel', () => {
       assert.ok(look.words.length > 0, state);
     }
     assert.equal(remoteLook('running').icon, 'sync~spin');
+    // a name the codicon font lacks renders as nothing at all
+    const font = readFileSync(require.resolve('@vscode/codicons/dist/codicon.css'), 'utf8');
+    for (const state of REMOTE_STATES) assert.ok(font.includes(`.codicon-${remoteLook(state).icon.replace(/~spin$/, '')}:before`), `${state}: no codicon ${remoteLook(state).icon}`);
     assert.equal(remoteLook('merged').color, 'testing.iconPassed');
     assert.equal(remoteLook('failed').color, 'testing.iconFailed');
     // a state from a newer store shows as itself rather than breaking the view
@@ -70,6 +75,12 @@ describe('remote badge: one look for the tree and the panel', () => {
 });
 
 describe('progress panel: tasks the forge runs', () => {
+  it('the panel\'s remote link asks the host to open the task on GitHub (checked like every command it sends)', () => {
+    assert.deepEqual(parseWebviewMessage({ type: 'command', command: 'openRemote', taskId: 'W-1' }), { ok: true, message: { type: 'command', command: 'openRemote', taskId: 'W-1' } });
+    assert.equal(parseWebviewMessage({ type: 'command', command: 'openRemote', taskId: '../W-1' }).ok, false);
+    assert.equal(parseWebviewMessage({ type: 'command', command: 'openExternal', taskId: 'W-1' }).ok, false, 'no URL or other command from the webview');
+  });
+
   it('adopts a task the forge runs though it never ran here, and follows its badge to the merge', () => {
     let state = reducePanel(emptyPanelState(), sync([seed('T-001', 'todo'), seed('T-002', 'in_progress', { state: 'queued', url: JOB })]));
     assert.deepEqual(state.tasks.map((t) => t.id), ['T-002'], 'a plain todo task is not adopted by a live sync; the remote one is');
