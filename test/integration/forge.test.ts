@@ -11,10 +11,10 @@ import * as assert from 'node:assert/strict';
 import { promises as fs, mkdtempSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { editorToken } from '../../src/app/forgeCommands';
+import { editorToken } from '../../src/app/editorToken';
 import type { RalphExtensionApi } from '../../src/extension';
 import type { Prompts } from '../../src/ui/prompts';
-import { FORGE_TOKEN, type ForgeScene, startForgeScene } from './forgeScene';
+import { FORGE_TOKEN, type ForgeScene, startForgeScene } from '../fixtures/forgeScene';
 import { panelInSync, taskNode, tooltipText, treeItem } from './views';
 import { waitFor as waitUntil } from './wait';
 
@@ -108,10 +108,10 @@ describe('GitHub Actions from the editor: set-up, token, dispatch and follow (tr
     const decline: Partial<Prompts> = { confirm: async (message, detail, action) => (asked.push(`${message} | ${detail} | ${action}`), false) };
     await assert.rejects(editorToken(true, { ...decline } as Prompts)(), (error: Error) => {
       assert.equal(error.name, 'ForgeTokenError');
-      assert.match(error.message, /^no GitHub token: sign in to GitHub in VS Code \(Ralph asks when you run Run Tasks on GitHub Actions\), set GITHUB_TOKEN in the environment VS Code starts from \(a token with the contents, pull requests and actions permissions of the repository\), or log in with the GitHub CLI \(gh auth login\)$/);
+      assert.match(error.message, /^no GitHub token: sign in to GitHub in VS Code \(Ralph asks when you run Run Tasks on GitHub Actions\), set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from \(a token with the contents, pull requests and actions permissions of the repository; code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN\), or log in with the GitHub CLI \(gh auth login\)$/);
       return true;
     });
-    assert.deepEqual(asked, ['Ralph needs a GitHub token to run tasks on GitHub Actions. | There is no GitHub session in VS Code and no GITHUB_TOKEN, GH_TOKEN or gh login. Sign in to GitHub now, or set GITHUB_TOKEN in the environment VS Code starts from (a token with the contents, pull requests and actions permissions of the repository), or log in with the GitHub CLI (gh auth login), then run the command again. | Sign In to GitHub']);
+    assert.deepEqual(asked, ['Ralph needs a GitHub token to run tasks on GitHub Actions. | There is no GitHub session in VS Code and no GITHUB_TOKEN, GH_TOKEN or gh login. Sign in to GitHub now, or set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from (a token with the contents, pull requests and actions permissions of the repository; code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN), or log in with the GitHub CLI (gh auth login), then run the command again. | Sign In to GitHub']);
     // not the person's command (following after a reload): no question, the same error
     await assert.rejects(editorToken(false, decline as Prompts)(), /^ForgeTokenError: no GitHub token/);
     assert.equal(asked.length, 1);
@@ -170,7 +170,7 @@ describe('GitHub Actions from the editor: set-up, token, dispatch and follow (tr
 
     scene.github.enqueue('ralph/FG-1');
     await waitFor('FG-1 in the merge queue', () => description(api, 'FG-1') === 'in merge queue · position 1, awaiting checks');
-    assert.equal((treeItem(api, 'FG-1')!.iconPath as vscode.ThemeIcon).id, 'git-pull-request-go');
+    assert.equal((treeItem(api, 'FG-1')!.iconPath as vscode.ThemeIcon).id, 'git-pull-request-done');
     await waitFor('the panel with FG-1 in the queue', () => panelTask(api, 'FG-1')?.remote?.state === 'in-queue');
     await panelInSync(api, 'the webview with FG-1 in the merge queue');
 
