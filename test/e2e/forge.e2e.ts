@@ -1,11 +1,12 @@
 /**
  * End to end in Chromium, tasks on GitHub Actions: the packaged extension in code-server against
  * the scripted GitHub API and a bare origin. First without any GitHub token (this editor has no
- * GitHub session offline, and code-server keeps GITHUB_TOKEN to itself): Ralph's question, the person's No, and a sign-in that cannot
- * complete, each with what to do. Then with GH_TOKEN: Run Tasks on GitHub Actions from the
- * palette, the forge moving six tasks to every remote state at once, the tree's badges and the
- * panel's header badge (light and dark screenshots), their links opening the job or pull request,
- * and after a window reload the editor following the tasks again.
+ * GitHub session offline, and code-server keeps GITHUB_TOKEN to itself): Ralph's question, the
+ * person's No, and a sign-in that cannot complete, each with what to do. Then with GH_TOKEN: Run
+ * Tasks on GitHub Actions from the palette, the forge moving six tasks to every remote state at
+ * once, the tree's badges and the panel's header badge (light and dark screenshots), their links
+ * opening the job or pull request, after a window reload the editor following the tasks again,
+ * and started without a token, saying so.
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -229,6 +230,16 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     scene.github.setJob('W-4', 'completed', 'success');
     await until('W-4 with its PR open after the reload', async () => /In progress, PR open$/.test(await rowLabel('W-4')), 90_000);
     screenshots.push(await wb.screenshot('forge-tree-after-reload-dark', wb.sideBar()));
+  });
+
+  it('started again without a token, Ralph says it cannot follow the tasks on the forge and offers the sign-in', async () => {
+    await openEditor({ GITHUB_TOKEN: '', GH_TOKEN: '', GH_CONFIG_DIR: fs.mkdtempSync(path.join(path.dirname(workspace), 'gh-')) });
+    const warning = await wb.notification(/no GitHub token to follow them/);
+    const text = await warning.innerText();
+    assert.match(text, /Ralph: W-2, W-3, W-4, W-6 run on GitHub Actions, but there is no GitHub token to follow them: sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/);
+    assert.match(text, /Sign In and Follow/);
+    screenshots.push(await wb.screenshot('forge-not-following-light', page.locator('.notifications-center')));
+    await clearNotifications();
   });
 
   it('broke no Content Security Policy rule and threw no uncaught error', () => {
