@@ -132,7 +132,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const forge = new ForgeCommands({ paths, store, logger });
+  const forge = new ForgeCommands({ paths, store, logger, prompts });
   context.subscriptions.push(forge);
   // Show Changes: git objects as documents, and line comments on them for Request Changes
   const comments = new ReviewComments();

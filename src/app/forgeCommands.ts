@@ -5,42 +5,22 @@ import { connectForge } from '../core/forge/connect';
 import { RemoteFollower } from '../core/forge/follower';
 import { remoteActive } from '../core/forge/remoteTask';
 import { tokenAuth } from '../core/forge/taskState';
-import { environmentToken, type ForgeToken, type ForgeTokenSource } from '../core/forge/token';
+import { ForgeTokenError } from '../core/forge/token';
 import { DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
 import { runGit } from '../core/git/gitExec';
 import type { RalphPaths } from '../core/paths';
+import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import type { Logger } from '../core/ports';
+import type { Prompts } from '../ui/prompts';
+import { editorToken, TOKEN_HINT } from './editorToken';
 import { taskIdOf } from './taskCommands';
 
 export interface ForgeCommandServices {
   paths: RalphPaths;
   store: TaskStore;
   logger: Logger;
-}
-
-/** GitHub's scopes for dispatching workflows and opening pull requests. */
-const SCOPES = ['repo', 'workflow'];
-
-/**
- * The editor's token: VS Code's GitHub session (asked silently first; on the person's command
- * it may sign in), else what the CLI would use (GITHUB_TOKEN, GH_TOKEN, gh). Kept in memory.
- */
-export function editorToken(interactive: boolean): ForgeTokenSource {
-  return async (): Promise<ForgeToken> => {
-    const silent = await vscode.authentication.getSession('github', SCOPES, { silent: true }).then(
-      (s) => s,
-      () => undefined,
-    );
-    if (silent) return { value: silent.accessToken, source: `VS Code's GitHub session (${silent.account.label})` };
-    try {
-      return await environmentToken()();
-    } catch (error) {
-      if (!interactive) throw error;
-      const session = await vscode.authentication.getSession('github', SCOPES, { createIfNone: true });
-      return { value: session.accessToken, source: `VS Code's GitHub session (${session.account.label})` };
-    }
-  };
+  prompts: Prompts;
 }
 
 /** *Ralph: Set Up GitHub Actions*, *Ralph: Run Tasks on GitHub Actions*, *Ralph: Open on GitHub*. */
@@ -57,8 +37,9 @@ export class ForgeCommands implements vscode.Disposable {
     const kept = written.filter((w) => w.state === 'kept');
     if (kept.length > 0) {
       const names = kept.map((w) => vscode.workspace.asRelativePath(w.file)).join(', ');
-      const answer = await vscode.window.showWarningMessage(`Ralph: ${names} exist${kept.length === 1 ? 's' : ''} and differ${kept.length === 1 ? 's' : ''} from what Ralph would write.`, { modal: true }, 'Replace');
-      if (answer === 'Replace') written = await writeWorkflows(this.s.paths.workspace, config, options, true);
+      const one = kept.length === 1;
+      const replace = await this.s.prompts.confirm(`${names} exist${one ? 's' : ''} and differ${one ? 's' : ''} from what Ralph would write.`, `Replace ${one ? 'it' : 'them'} with Ralph's workflows? Your changes to ${one ? 'it' : 'them'} would be lost; Cancel keeps ${one ? 'it' : 'them'} as ${one ? 'it is' : 'they are'}.`, 'Replace');
+      if (replace) written = await writeWorkflows(this.s.paths.workspace, config, options, true);
     }
     const summary = written.map((w) => `${vscode.workspace.asRelativePath(w.file)} ${w.state}`).join(', ');
     this.s.logger.info(`GitHub Actions set-up: ${summary}`);
@@ -82,19 +63,42 @@ export class ForgeCommands implements vscode.Disposable {
     return ids;
   }
 
-  /** Follows the remote tasks of the store (after a reload, say) when the forge still holds some. */
+  /**
+   * Follows the remote tasks of the store (after a reload, say) when the forge still holds some,
+   * without asking for a sign-in at start-up; without a token it says so and offers the sign-in.
+   */
   async resume(): Promise<void> {
-    if ((await this.s.store.list()).some((t) => remoteActive(t.remote))) this.follow(await this.follower(false));
+    const held = (await this.s.store.list()).filter((t) => remoteActive(t.remote));
+    if (held.length === 0) return;
+    try {
+      this.follow(await this.follower(false));
+    } catch (error) {
+      if (!(error instanceof ForgeTokenError)) throw error;
+      this.s.logger.warn(`not following the GitHub Actions tasks: ${error.message}`);
+      const signIn = 'Sign In and Follow';
+      const many = held.length > 1;
+      const answer = await vscode.window.showWarningMessage(`Ralph: ${held.map((t) => t.id).join(', ')} ${many ? 'run' : 'runs'} on GitHub Actions, but there is no GitHub token to follow ${many ? 'them' : 'it'}: ${TOKEN_HINT}.`, signIn);
+      if (answer === signIn) await this.follower(true).then((f) => this.follow(f), (e: unknown) => void vscode.window.showErrorMessage(`Ralph: ${errorMessage(e)}`));
+    }
   }
 
+  /** Opens the task's job or pull request (the task given, else the one picked among those that ran on the forge). */
   async open(arg?: unknown): Promise<boolean> {
     const id = taskIdOf(arg);
-    const task = id ? await this.s.store.get(id) : undefined;
-    if (!task?.remote) {
-      void vscode.window.showInformationMessage('Ralph: that task has not run on GitHub Actions.');
+    const task = id ? await this.s.store.get(id) : await this.pickRemote();
+    if (!task) return false;
+    if (!task.remote) {
+      void vscode.window.showInformationMessage(`Ralph: ${task.id} has not run on GitHub Actions.`);
       return false;
     }
     return vscode.env.openExternal(vscode.Uri.parse(task.remote.url));
+  }
+
+  private async pickRemote(): Promise<Task | undefined> {
+    const ran = (await this.s.store.list()).filter((t) => t.remote);
+    if (ran.length > 0) return this.s.prompts.pickTask(ran, 'Open which task on GitHub?');
+    void vscode.window.showInformationMessage('Ralph: no task has run on GitHub Actions yet.');
+    return undefined;
   }
 
   dispose(): void {
@@ -110,15 +114,17 @@ export class ForgeCommands implements vscode.Disposable {
         if (this.disposed) break;
         await follower.step().catch((error) => this.s.logger.warn(`following the GitHub Actions tasks: ${errorMessage(error)}`));
       }
-    })().finally(() => {
-      this.following = undefined;
-    });
+    })()
+      .catch((error) => this.s.logger.warn(`stopped following the GitHub Actions tasks: ${errorMessage(error)}`))
+      .finally(() => {
+        this.following = undefined;
+      });
   }
 
   private async follower(interactive: boolean): Promise<RemoteFollower> {
-    const { paths, store, logger } = this.s;
+    const { paths, store, logger, prompts } = this.s;
     const config = await loadConfig(paths);
-    const { forge, token } = await connectForge(paths.workspace, config, editorToken(interactive));
+    const { forge, token } = await connectForge(paths.workspace, config, editorToken(interactive, prompts));
     const remoteUrl = (await runGit(paths.workspace, ['remote', 'get-url', config.forge.remote])).stdout.trim();
     return new RemoteFollower({ workspace: paths.workspace, paths, config, store, forge, auth: tokenAuth(remoteUrl, token), say: (line) => logger.info(line) });
   }

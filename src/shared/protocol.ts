@@ -52,6 +52,7 @@ export const PANEL_COMMANDS = [
   'retryMerge',
   'keepOnBranch',
   'openWaitingFiles',
+  'openRemote',
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 

@@ -5,7 +5,8 @@ import { type DependencyBlock, dependencyBlocks } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
 import { DisposableBase } from '../common/lifecycle';
 import type { LiveStatus, QueuedLive, QueuedState } from '../common/liveStatus';
-import type { RemoteState } from '../core/forge/remoteTask';
+import type { TaskRemote } from '../core/forge/remoteTask';
+import { currentRemote, remoteLinkLabel, remoteLook, remoteWords } from '../shared/remoteLook';
 
 /** Group order in the tree: what needs attention or is moving first. */
 export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'review', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
@@ -55,16 +56,6 @@ const QUEUE_LOOK: Record<QueuedState, [icon: string, words: string]> = {
   merging: ['git-merge', 'merging'],
   checking: ['git-merge', 'merge check running'],
   waiting: ['watch', 'merge waits'],
-};
-
-/** A task run as a CI job: its icon and words by its forge state (the badge), linking to the job or pull request. */
-const REMOTE_LOOK: Record<RemoteState, [icon: string, color: string | undefined, words: string]> = {
-  queued: ['cloud-upload', 'charts.blue', 'GitHub Actions: queued'],
-  running: ['sync~spin', 'charts.blue', 'GitHub Actions: running'],
-  'pr-open': ['git-pull-request', 'charts.purple', 'GitHub: PR open'],
-  'in-queue': ['git-pull-request-go', 'charts.purple', 'GitHub: in merge queue'],
-  merged: ['git-merge', 'testing.iconPassed', 'GitHub: merged'],
-  failed: ['error', 'testing.iconFailed', 'GitHub Actions: failed'],
 };
 
 /** A task's worktree as the tree shows it. */
@@ -229,7 +220,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     item.contextValue = `task.${task.status}${waiting ? '.waiting' : worktree && task.status !== 'in_progress' ? '.worktree' : ''}`;
     const [icon, color] = queued ? [QUEUE_LOOK[queued.state][0], 'charts.purple'] : STATUS_ICON[task.status];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    item.description = this.describe(task);
+    const remote = currentRemote(task.status, task.remote);
+    item.description = remote ? remoteWords(remote) : this.describe(task);
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**${task.id}** · ${STATUS_LABEL[task.status]}`);
     if (item.description && item.description !== task.id) tooltip.appendMarkdown(' · ').appendText(String(item.description));
@@ -242,22 +234,19 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (worktree) tooltip.appendMarkdown('\n\n**Worktree:** ').appendText(worktree);
     const block = this.blocks.get(task.id);
     if (block) tooltip.appendMarkdown(block.kind === 'invalid' ? '\n\n**Can never start:** ' : '\n\n**Waiting:** ').appendText(block.message);
-    if (task.remote) this.remoteLook(item, task, tooltip);
+    if (remote) this.remoteLook(item, task.id, remote, tooltip);
     item.tooltip = tooltip;
     item.accessibilityInformation = { label: `${task.title}, ${task.id}, ${STATUS_LABEL[task.status]}${item.description && item.description !== task.id ? `, ${item.description}` : ''}` };
     return item;
   }
 
-  /** The forge's badge: icon, words before the rest, a link in the tooltip, and a click that opens the job or pull request. */
-  private remoteLook(item: vscode.TreeItem, task: Task, tooltip: vscode.MarkdownString): void {
-    const remote = task.remote!;
-    const [icon, color, words] = REMOTE_LOOK[remote.state];
-    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    item.description = `${words}${remote.detail && remote.state === 'in-queue' ? ` · ${remote.detail}` : ''}`;
-    tooltip.appendMarkdown(`\n\n**${words}**`);
-    if (remote.detail) tooltip.appendMarkdown(' · ').appendText(remote.detail);
-    tooltip.appendMarkdown(`\n\n[${remote.pr ? `Open pull request #${remote.pr}` : 'Open the job'}](${encodeURI(remote.url)})`);
-    item.command = { command: 'ralph.openRemote', title: 'Open on GitHub', arguments: [task.id] };
+  /** The forge's badge (its words are the description): icon, the forge's detail and a link in the tooltip, and a click that opens the job or pull request. */
+  private remoteLook(item: vscode.TreeItem, taskId: string, remote: TaskRemote, tooltip: vscode.MarkdownString): void {
+    const look = remoteLook(remote.state);
+    item.iconPath = new vscode.ThemeIcon(look.icon, new vscode.ThemeColor(look.color));
+    if (remote.detail) tooltip.appendMarkdown('\n\n**GitHub:** ').appendText(remote.detail);
+    tooltip.appendMarkdown(`\n\n[${remoteLinkLabel(remote)}](${encodeURI(remote.url)})`);
+    item.command = { command: 'ralph.openRemote', title: 'Open on GitHub', arguments: [taskId] };
   }
 
   /** The task's place in the merge queue while the run holds it there. */

@@ -12,9 +12,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import { runningAgents, stateDigest } from '../../src/shared/panelState';
-import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
+import { runningAgents } from '../../src/shared/panelState';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../fixtures/scriptedServer';
+import { panelInSync as panelApplied, taskNode, tooltipText } from './views';
 import { waitFor as waitUntil } from './wait';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
@@ -52,23 +52,7 @@ async function writeTasks(api: RalphExtensionApi, tasks: { id: string; status: s
   await api.tree!.refresh();
 }
 
-function taskNode(api: RalphExtensionApi, id: string): TaskNode | undefined {
-  const tree = api.tree!;
-  return (tree.getChildren() as TaskTreeNode[]).flatMap((group) => tree.getChildren(group) as TaskNode[]).find((n) => n.task.id === id);
-}
-
-function tooltipText(api: RalphExtensionApi, id: string): string {
-  const node = taskNode(api, id);
-  const tooltip = node ? api.tree!.getTreeItem(node).tooltip : undefined;
-  return tooltip instanceof vscode.MarkdownString ? tooltip.value : String(tooltip ?? '');
-}
-
-async function panelInSync(api: RalphExtensionApi, what: string): Promise<void> {
-  await waitFor(what, () => {
-    const applied = api.panel!.lastApplied;
-    return applied !== undefined && applied.seq === api.panelModel!.seq && applied.digest === stateDigest(api.panelModel!.state);
-  });
-}
+const panelInSync = (api: RalphExtensionApi, what: string): Promise<void> => panelApplied(api, what, WAIT_MS);
 
 /**
  * The agents: a task's first request writes its file and reports PROGRESS:50; its second

@@ -103,6 +103,8 @@ describe('UI: commands, tree menus, status bar', () => {
       'ralph.deleteTask': ['todo', 'done', 'blocked', 'needs_help', 'failed', 'timeout', 'halted', 'cancelled', 'review'],
       'ralph.showReport': [...STATUSES],
       'ralph.openPanel': [...STATUSES],
+      // dispatch a ready task, or send a stopped one to the forge again (the follower's Retry)
+      'ralph.runOnGitHubActions': ['todo', 'failed', 'timeout', 'halted', 'blocked', 'needs_help'],
     };
     const nodes = await waitFor('all ten tasks in the tree', () => (taskNodes(api).length === STATUSES.length ? taskNodes(api) : undefined));
     for (const node of nodes) {

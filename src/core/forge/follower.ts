@@ -8,6 +8,7 @@ import { dependenciesDone } from '../tasks/select';
 import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { writeFileAtomic } from '../util/atomicWrite';
+import { minutesInput } from './jobLimits';
 import { REMOTE_ACTIVE, remoteActive, type RemoteState, type TaskRemote } from './remoteTask';
 import { fetchRef, type GitAuth, loadTaskState } from './taskState';
 import type { Forge, PullRequestInfo } from './types';
@@ -77,7 +78,8 @@ export class RemoteFollower {
     const marker = randomBytes(4).toString('hex');
     const ids = tasks.map((t) => t.id);
     const dispatchedAt = new Date(this.now()).toISOString();
-    const run = await forge.dispatch({ workflow: config.forge.workflow, ref: target, inputs: { tasks: JSON.stringify(ids), target, dispatch: marker, feedback: JSON.stringify(feedback) } });
+    const minutes = await minutesInput(this.d.workspace, `refs/remotes/${config.forge.remote}/${target}`, config);
+    const run = await forge.dispatch({ workflow: config.forge.workflow, ref: target, inputs: { tasks: JSON.stringify(ids), target, dispatch: marker, feedback: JSON.stringify(feedback), ...minutes } });
     for (const task of tasks) {
       const remote: TaskRemote = {
         state: 'queued',

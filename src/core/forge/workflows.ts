@@ -8,6 +8,14 @@ import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 export const RALPH_PACKAGE = 'ralph-loop';
 export const RALPH_VERSION = '0.1.0';
 
+/** The dispatch input that carries the job's time limit. */
+export const MINUTES_INPUT = 'minutes';
+
+/** A job's time limit: the task's own (loop.taskTimeoutMinutes) plus set-up (checkout, install, push), within GitHub's 6 hours. */
+export function jobTimeoutMinutes(config: RalphConfig): number {
+  return Math.min(360, Math.ceil(config.loop.taskTimeoutMinutes) + 20);
+}
+
 /** The required status check's name: what branch protection / the ruleset must require. */
 export const GATE_CHECK_NAME = 'ralph gate';
 export const CHECKS_WORKFLOW = 'ralph-checks.yml';
@@ -80,11 +88,11 @@ const HEADER = (what: string) => `# Written by \`ralph ci init\` (Ralph Loop ${R
 /**
  * The dispatch workflow: one job per task (a matrix over the dispatched ids), at most
  * `maxParallel` at once, one job per task at a time (a concurrency group per task), each bounded
- * by the task's time limit, with only the permissions it needs: push its branches
+ * by the task's time limit as the dispatch says (the default: as the configuration said when the
+ * workflow was written), with only the permissions it needs: push its branches
  * (`contents: write`) and open its pull request and enable auto-merge (`pull-requests: write`).
  */
 export function dispatchWorkflow(config: RalphConfig, facts: ProjectFacts, options: WorkflowOptions): string {
-  const timeout = Math.min(360, Math.ceil(config.loop.taskTimeoutMinutes) + 20);
   const workflow = {
     name: 'Ralph tasks',
     'run-name': 'Ralph ${{ inputs.tasks }} (${{ inputs.dispatch }})',
@@ -95,6 +103,8 @@ export function dispatchWorkflow(config: RalphConfig, facts: ProjectFacts, optio
           target: { description: 'the branch the tasks start from and merge into', required: true, type: 'string' },
           dispatch: { description: 'the dispatch\'s id (Ralph finds its run by it)', required: false, type: 'string', default: '' },
           feedback: { description: 'JSON object: task id → why the merge queue sent it back', required: false, type: 'string', default: '{}' },
+          // sent by Ralph from the target's .ralph/config.json, so a changed limit needs no new workflow
+          [MINUTES_INPUT]: { description: 'the job\'s time limit in minutes: the task\'s (loop.taskTimeoutMinutes) plus set-up', required: false, type: 'string', default: String(jobTimeoutMinutes(config)) },
         },
       },
     },
@@ -103,7 +113,7 @@ export function dispatchWorkflow(config: RalphConfig, facts: ProjectFacts, optio
       task: {
         name: 'ralph ${{ matrix.task }}',
         'runs-on': options.runsOn,
-        'timeout-minutes': timeout,
+        'timeout-minutes': `\${{ fromJSON(inputs.${MINUTES_INPUT}) }}`,
         permissions: { contents: 'write', 'pull-requests': 'write' },
         strategy: { 'fail-fast': false, 'max-parallel': options.maxParallel, matrix: { task: '${{ fromJSON(inputs.tasks) }}' } },
         concurrency: { group: 'ralph-task-${{ matrix.task }}', 'cancel-in-progress': false },

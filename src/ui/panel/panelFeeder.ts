@@ -16,6 +16,7 @@ import { readTextIfExists } from '../../core/util/atomicWrite';
 import type { CheckpointSeed, TaskSeed } from '../../shared/panelInput';
 import { LIMITS } from '../../shared/panelState';
 import { clip } from '../../shared/taskUpdates';
+import { currentRemote } from '../../shared/remoteLook';
 import type { PanelModel } from './panelModel';
 
 export interface PanelFeederDeps {
@@ -82,7 +83,7 @@ export class PanelFeeder {
       if (cp) found.set(task.id, cp);
     }
     const ran = tasks
-      .filter((t) => found.has(t.id) || t.iterations > 0 || t.remote !== undefined)
+      .filter((t) => found.has(t.id) || t.iterations > 0 || currentRemote(t.status, t.remote) !== undefined)
       .sort((a, b) => (found.get(a.id)?.updatedAt ?? a.updatedAt).localeCompare(found.get(b.id)?.updatedAt ?? b.updatedAt))
       .slice(-LIMITS.tasks);
     if (ran.length === 0) return;
@@ -115,11 +116,16 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     lastSignal: task.lastSignal,
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
-    ...(task.remote ? { remote: { state: task.remote.state, url: task.remote.url, ...(task.remote.detail ? { detail: task.remote.detail } : {}) } } : {}),
-
+    ...remoteSeed(task),
     ...(task.questions?.length ? { questions: task.questions.slice(-LIMITS.questions).map((q) => ({ ...q, question: clip(q.question), ...(q.answer !== undefined ? { answer: clip(q.answer) } : {}) })) } : {}),
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
   };
+}
+
+/** The forge's state of the task as the panel shows it; nothing once it is stale (see currentRemote). */
+function remoteSeed(task: Task): Pick<TaskSeed, 'remote'> {
+  const remote = currentRemote(task.status, task.remote);
+  return remote ? { remote: { state: remote.state, url: remote.url, ...(remote.detail ? { detail: remote.detail } : {}) } } : {};
 }
 
 function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): CheckpointSeed {

@@ -1,6 +1,10 @@
 import { h, button, icon } from '../dom';
 import { statusLabel } from '../format';
+import type { RemoteView } from '../../shared/panelState';
+import { remoteLinkLabel, remoteLook, remoteWords } from '../../shared/remoteLook';
+import type { PanelClient } from '../client';
 import type { ViewContext } from './context';
+import { remoteLink } from './remoteBox';
 
 const PHASE_ICON: Record<string, string> = { idle: 'circle-large-outline', running: 'sync~spin', paused: 'debug-pause', stopping: 'loading~spin' };
 
@@ -26,7 +30,7 @@ export function header(ctx: ViewContext): HTMLElement {
       h('h1', {}, task ? `${task.id} · ${task.title}` : 'Ralph Progress'),
       h('span', { class: `phase phase-${phase}`, role: 'status', 'aria-label': `Run ${phase}` }, icon(PHASE_ICON[phase] ?? 'circle-large-outline'), ` ${phase}`),
       task ? h('span', { class: `badge status-${task.status}` }, statusLabel(task.status)) : undefined,
-      task?.remote ? remoteBadge(task.remote) : undefined,
+      task?.remote ? remoteBadge(client, task.id, task.remote) : undefined,
     ),
     h('div', { class: 'controls', role: 'toolbar', 'aria-label': 'Run controls' }, picker, ...controls),
   );
@@ -45,17 +49,10 @@ function taskPicker(ctx: ViewContext): HTMLElement {
   return select;
 }
 
-const REMOTE_LOOK: Record<string, [icon: string, words: string]> = {
-  queued: ['cloud-upload', 'queued on GitHub Actions'],
-  running: ['sync~spin', 'running on GitHub Actions'],
-  'pr-open': ['git-pull-request', 'PR open'],
-  'in-queue': ['git-pull-request-go', 'in merge queue'],
-  merged: ['git-merge', 'merged'],
-  failed: ['error', 'failed on GitHub Actions'],
-};
-
 /** The forge's state of a task run as a CI job, linking to the job or the pull request. */
-export function remoteBadge(remote: { state: string; url: string; detail?: string }): HTMLElement {
-  const [glyph, words] = REMOTE_LOOK[remote.state] ?? ['cloud', remote.state];
-  return h('a', { class: `badge remote remote-${remote.state}`, href: remote.url, title: remote.detail ? `${words}: ${remote.detail}` : words, 'aria-label': `${words}, open on GitHub` }, icon(glyph), ` ${words}`);
+export function remoteBadge(client: PanelClient, taskId: string, remote: RemoteView): HTMLElement {
+  const { icon: glyph, words } = remoteLook(remote.state);
+  const text = remoteWords(remote);
+  const attributes = { class: `badge remote remote-${remote.state}`, title: remote.detail ? `${words}: ${remote.detail}` : words, 'aria-label': `${text}, ${remoteLinkLabel(remote).toLowerCase()}`, 'data-testid': 'remote-badge' };
+  return remoteLink(client, taskId, remote, attributes, icon(glyph), ` ${text}`);
 }

@@ -2,6 +2,7 @@ import type { TaskView } from '../../shared/panelState';
 import { h, icon } from '../dom';
 import { costText, duration, plural, signalKind, tokens } from '../format';
 import type { ViewContext } from './context';
+import { remoteBox } from './remoteBox';
 
 /** A progress bar with its value for assistive technology. */
 export function bar(percent: number | undefined, label: string, size: 'large' | 'small' = 'large'): HTMLElement {
@@ -32,6 +33,7 @@ export function liveDuration(baseMs: number, since: string | undefined): HTMLEle
 export function progressBox(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
   if (!task) return null;
+  if (task.remote && task.iterations.length === 0) return remoteBox(ctx.client, task.id, task.remote);
   const row = task.iterations[task.iterations.length - 1];
   const tests = task.tests;
   const escalated = row?.escalatedFrom;

@@ -94,7 +94,8 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
     assert.equal(job.strategy['max-parallel'], 8);
     assert.equal(job.strategy.matrix.task, '${{ fromJSON(inputs.tasks) }}');
     assert.equal(job.concurrency.group, 'ralph-task-${{ matrix.task }}');
-    assert.equal(job['timeout-minutes'], 65, 'the task timeout plus set-up');
+    assert.equal(job['timeout-minutes'], '${{ fromJSON(inputs.minutes) }}', 'the limit the dispatch sends');
+    assert.equal(dispatch.on.workflow_dispatch.inputs.minutes.default, '65', 'by default the task timeout plus set-up');
     assert.equal(job.steps[0].with['persist-credentials'], false, 'no token left in .git/config for the agent');
     const run = job.steps.at(-1);
     assert.equal(run.run, 'npx --yes ralph-loop@0.1.0 run --ci --task "$RALPH_TASK"', 'the pinned CLI');
