@@ -57,6 +57,10 @@ export const TaskSchema = z.strictObject({
   progress: z.number().min(0).max(100).optional(),
   /** Last signal as text, e.g. `PROGRESS:50`. */
   lastSignal: z.string().optional(),
+  /** A command run as a required gate of this task only (DESIGN §7). */
+  check: z.string().min(1).optional(),
+  /** Where the task came from (DESIGN §7): a document section (`docs/prd.md#login`) or an issue URL. */
+  source: z.string().min(1).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -88,5 +92,7 @@ export const NewTaskSchema = z.object({
   complexity: z.number().int().min(1).max(14).optional(),
   maxIterations: z.number().int().min(1).optional(),
   allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
+  check: z.string().trim().min(1).optional(),
+  source: z.string().trim().min(1).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;
