@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
+import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -22,6 +23,7 @@ ${TASK_ACTIONS_USAGE}
                                      (push, git reset --hard, publish…, or every command in semi-auto)
                                      Without them, a terminal asks y/N; without a terminal they are refused.
         --force                      take over a run.lock that no live Ralph run holds
+${PLAN_USAGE}
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
@@ -50,7 +52,8 @@ export type CliCommand =
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
-  | TaskActionCommand;
+  | TaskActionCommand
+  | PlanCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -74,10 +77,10 @@ const OPTIONS = {
 
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   try {
-    const action = parseTaskAction(argv, cwd);
+    const action = parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd);
     if (action) return action;
   } catch (error) {
-    if (error instanceof TaskActionUsageError) throw new UsageError(error.message);
+    if (error instanceof TaskActionUsageError || error instanceof PlanUsageError) throw new UsageError(error.message);
     throw error;
   }
   let parsed;

@@ -20,6 +20,7 @@ import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './prompts';
 import { runTaskAction } from './taskActions';
+import { runPlanCommand } from './planCommand';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -49,7 +50,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
     if (error instanceof ConfigError || error instanceof LockError || error instanceof UsageError) return EXIT.usage;
-    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable'].includes(error.code)) {
+    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable', 'plan-document', 'plan-section', 'plan-too-large'].includes(error.code)) {
       return EXIT.usage;
     }
     return EXIT.failed;
@@ -95,6 +96,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     }
     case 'task.action':
       return runTaskAction(command, io);
+    case 'plan':
+      return runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run':

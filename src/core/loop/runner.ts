@@ -359,7 +359,8 @@ export class RalphRunner {
   }
 }
 
-function newRunId(clock: Clock): string {
+/** `20261123T101500-a1b2c3`: the run's start, and a few random bytes. */
+export function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
