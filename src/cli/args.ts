@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
+import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -15,6 +16,7 @@ Commands:
         [--allow-gate-changes all|GATE]...  let the task change what its gates check (reported)
                                      add a task; prints its id
   task list [--json]                 list tasks
+${IMPORT_USAGE}
 ${TASK_ACTIONS_USAGE}
   run [--task ID] [--json] [--yes] [--approve-commands]
                                      run one task, or every ready task (autopilot)
@@ -53,7 +55,8 @@ export type CliCommand =
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
-  | PlanCommand;
+  | PlanCommand
+  | ImportCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -77,10 +80,10 @@ const OPTIONS = {
 
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   try {
-    const action = parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd);
+    const action = parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd);
     if (action) return action;
   } catch (error) {
-    if (error instanceof TaskActionUsageError || error instanceof PlanUsageError) throw new UsageError(error.message);
+    if (error instanceof TaskActionUsageError || error instanceof PlanUsageError || error instanceof ImportUsageError) throw new UsageError(error.message);
     throw error;
   }
   let parsed;
@@ -130,7 +133,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         noExtra(positionals, 2);
         return { kind: 'task.list', workspace, json: values.json ?? false };
       }
-      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, retry, unblock, cancel, edit, increase-max, delete or rollback`);
+      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`);
     case 'run':
       only(['task', 'json', 'yes', 'approve-commands', 'force']);
       noExtra(positionals, 1);

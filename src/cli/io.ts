@@ -7,4 +7,6 @@ export interface CliIo {
   onInterrupt(handler: () => void): () => void;
   /** Asks a yes/no question on the terminal; absent when stdin is not a terminal. */
   confirm?(question: string): Promise<boolean>;
+  /** Asks for a line of text on the terminal (undefined: cancelled); absent when stdin is not a terminal. */
+  ask?(question: string): Promise<string | undefined>;
 }

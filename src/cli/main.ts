@@ -21,6 +21,7 @@ import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './prompts';
 import { runTaskAction } from './taskActions';
 import { runPlanCommand } from './planCommand';
+import { runImportCommand } from './importCommand';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -96,6 +97,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     }
     case 'task.action':
       return runTaskAction(command, io);
+    case 'task.import':
+      return runImportCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'plan':
       return runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'status':
@@ -204,6 +207,23 @@ function askOnTerminal(question: string): Promise<boolean> {
   });
 }
 
+/** One line of text on the terminal; Ctrl-C or end of input answers undefined. */
+function askLineOnTerminal(question: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    let settled = false;
+    const done = (answer: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      rl.close();
+      resolve(answer);
+    };
+    rl.on('SIGINT', () => done(undefined));
+    rl.on('close', () => done(undefined));
+    rl.question(question, (answer) => done(answer));
+  });
+}
+
 /** 1 beats 3 beats 0: a failure is the more urgent news. */
 export function exitCodeFor(statuses: readonly TaskStatus[]): number {
   if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
@@ -266,6 +286,7 @@ if (require.main === module) {
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
     confirm: process.stdin.isTTY ? askOnTerminal : undefined,
+    ask: process.stdin.isTTY ? askLineOnTerminal : undefined,
     onInterrupt(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);

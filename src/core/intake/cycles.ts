@@ -34,3 +34,21 @@ export function findCycle(nodes: readonly DependencyNode[]): string[] | undefine
   }
   return undefined;
 }
+
+/** The nodes with every dependency before its dependents, otherwise in the given order (cycles must be ruled out first). */
+export function dependencyOrder<T extends DependencyNode>(nodes: readonly T[]): T[] {
+  const out: T[] = [];
+  const placed = new Set<string>();
+  const byKey = new Map(nodes.map((n) => [n.key, n]));
+  const place = (node: T): void => {
+    if (placed.has(node.key)) return;
+    placed.add(node.key);
+    for (const dependency of node.dependsOn) {
+      const before = byKey.get(dependency);
+      if (before) place(before);
+    }
+    out.push(node);
+  };
+  nodes.forEach(place);
+  return out;
+}

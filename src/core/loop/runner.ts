@@ -31,6 +31,7 @@ import { ensureRalphDir } from '../workspace';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
 import { MergeQueue } from './mergeQueue';
+import { mergeNotes } from '../intake/mergeNotes';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
@@ -346,7 +347,7 @@ export class RalphRunner {
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
-    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
+    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit, notes: mergeNotes(this.store(), deps.workspace) });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
     return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold });
   }

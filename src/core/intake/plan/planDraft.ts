@@ -1,7 +1,7 @@
 import { RalphError } from '../../errors';
 import type { NewTask, Task, TaskType } from '../../tasks/schema';
 import type { TaskStore } from '../../tasks/store';
-import { findCycle } from '../cycles';
+import { dependencyOrder, findCycle } from '../cycles';
 import type { PlanDraft, PlannedTask } from './planSchema';
 
 /**
@@ -150,22 +150,4 @@ export async function acceptPlan(store: TaskStore, draft: PlanDraft): Promise<Ta
   const inputs = ordered.map((task) => toNewTask(task, idOf.get(task.key) as string, task.dependsOn.map((d) => idOf.get(d) ?? d), 100 + draft.tasks.indexOf(task)));
   const added = await store.addMany(inputs);
   return draft.tasks.map((t) => added.find((a) => a.id === idOf.get(t.key)) as Task);
-}
-
-/** The tasks with every dependency before its dependents, otherwise in review order (no cycles: checked before). */
-function dependencyOrder(tasks: readonly PlannedTask[]): PlannedTask[] {
-  const out: PlannedTask[] = [];
-  const placed = new Set<string>();
-  const byKey = new Map(tasks.map((t) => [t.key, t]));
-  const place = (task: PlannedTask): void => {
-    if (placed.has(task.key)) return;
-    placed.add(task.key);
-    for (const dependency of task.dependsOn) {
-      const before = byKey.get(dependency);
-      if (before) place(before);
-    }
-    out.push(task);
-  };
-  tasks.forEach(place);
-  return out;
 }
