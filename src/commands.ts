@@ -23,6 +23,8 @@ export const COMMAND_IDS = [
   'ralph.showReport',
   'ralph.selectModel',
   'ralph.cleanUpWorktree',
+  'ralph.planFromDocument',
+  'ralph.importGithubIssues',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -24,6 +24,7 @@ import { ProgressPanel } from './ui/panel/progressPanel';
 import { type Prompts, PromptsSlot } from './ui/prompts';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
+import { PlanReviews } from './ui/planReview/planReview';
 import { WarningActions } from './app/warningActions';
 import { createCommandHandlers } from './app/commandHandlers';
 import { ChannelLogger } from './vscode/logger';
@@ -41,6 +42,8 @@ export interface RalphExtensionApi {
   /** The progress panel's host and the model it shows. */
   readonly panel: ProgressPanel | undefined;
   readonly panelModel: PanelModel | undefined;
+  /** The plan reviews opened by Plan Tasks from Document. */
+  readonly planReviews: PlanReviews | undefined;
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
@@ -66,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, planReviews: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -127,7 +130,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged });
+  const planReviews = new PlanReviews({
+    extensionUri: context.extensionUri,
+    paths,
+    store,
+    logger,
+    onAccepted: (tasks) => {
+      void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+      void vscode.window.showInformationMessage(`Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`, 'Start Autopilot').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
+      });
+    },
+  });
+  context.subscriptions.push(planReviews);
+  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, planReviews });
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -158,6 +174,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     runs,
     panel: progressPanel,
     panelModel,
+    planReviews,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),

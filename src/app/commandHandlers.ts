@@ -11,8 +11,9 @@ import { RunRefusedError, type RunController } from './runController';
 import { selectModel } from './selectModel';
 import type { SecretStorageSource } from '../vscode/secrets';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
+import { importGithubIssuesCommand, type IntakeCommandServices, planFromDocumentCommand } from './intakeCommands';
 
-export interface CommandServices extends GateCommandServices, TaskCommandServices {
+export interface CommandServices extends GateCommandServices, TaskCommandServices, IntakeCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
@@ -64,6 +65,8 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.deleteTask': task.deleteTask,
     'ralph.rollbackTask': task.rollbackTask,
     'ralph.cleanUpWorktree': task.cleanUpWorktree,
+    'ralph.planFromDocument': (arg?: unknown) => planFromDocumentCommand(s, arg),
+    'ralph.importGithubIssues': (arg?: unknown) => importGithubIssuesCommand(s, arg),
     'ralph.openPanel': async (arg?: unknown) => {
       await s.panel.show(taskIdOf(arg));
       return true;

@@ -8,7 +8,7 @@ import { type ScriptedServer, startScriptedServer, type Step } from '../../fixtu
 import { CLI_ENV, runCli, runOnTerminal } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { backlog, MILESTONES, OWNER, REPO, TOKEN } from './githubFixtures';
+import { backlog, MILESTONES, OWNER, REPO, TOKEN } from '../../fixtures/intake/githubBacklog';
 
 describe('ralph task import --github (CLI)', function () {
   this.timeout(90000);

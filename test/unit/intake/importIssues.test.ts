@@ -7,7 +7,7 @@ import { RalphPaths } from '../../../src/core/paths';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { type ScriptedGitHub, startScriptedGitHub } from '../../fixtures/scriptedGitHub';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { backlog, MILESTONES, OWNER, REPO, TOKEN, url } from './githubFixtures';
+import { backlog, MILESTONES, OWNER, REPO, TOKEN, url } from '../../fixtures/intake/githubBacklog';
 
 const repo = { owner: OWNER, repo: REPO };
 

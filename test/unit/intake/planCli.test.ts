@@ -7,7 +7,7 @@ import { type ScriptedServer, startScriptedServer } from '../../fixtures/scripte
 import { runCli, runOnTerminal } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { planReply, PRD, proposed, SHOP_PLAN } from './planFixtures';
+import { planReply, PRD, proposed, SHOP_PLAN } from '../../fixtures/intake/planDocs';
 
 describe('ralph plan (CLI)', function () {
   this.timeout(60000);

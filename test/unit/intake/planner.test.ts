@@ -12,7 +12,7 @@ import { TaskStore } from '../../../src/core/tasks/store';
 import { type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
 import { TEST_KEY } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { planReply, PRD, proposed, SHOP_PLAN } from './planFixtures';
+import { planReply, PRD, proposed, SHOP_PLAN } from '../../fixtures/intake/planDocs';
 
 describe('planning from a document (core, scripted model)', function () {
   this.timeout(30000);
