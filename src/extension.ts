@@ -25,6 +25,9 @@ import { type Prompts, PromptsSlot } from './ui/prompts';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
 import { PlanReviews } from './ui/planReview/planReview';
+import { registerRalphParticipant } from './chat/ralphParticipant';
+import { registerRalphTools } from './chat/ralphTools';
+import type { ChatRecorder } from './chat/chatRecorder';
 import { WarningActions } from './app/warningActions';
 import { createCommandHandlers } from './app/commandHandlers';
 import { ChannelLogger } from './vscode/logger';
@@ -44,6 +47,8 @@ export interface RalphExtensionApi {
   readonly panelModel: PanelModel | undefined;
   /** The plan reviews opened by Plan Tasks from Document. */
   readonly planReviews: PlanReviews | undefined;
+  /** What `@ralph` answered, request by request. */
+  readonly chat: ChatRecorder;
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
@@ -69,7 +74,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, planReviews: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+    const chat = registerRalphParticipant(context.extensionUri, undefined);
+    context.subscriptions.push(chat.disposable, ...registerRalphTools(undefined));
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, planReviews: undefined, chat: chat.recorder, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -143,7 +150,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     },
   });
   context.subscriptions.push(planReviews);
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, planReviews });
+  const services = { paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, planReviews };
+  const handlers = createCommandHandlers(services);
+  const chatServices = { paths, store, actions, runs, intake: services };
+  const chat = registerRalphParticipant(context.extensionUri, chatServices);
+  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -175,6 +186,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     panel: progressPanel,
     panelModel,
     planReviews,
+    chat: chat.recorder,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),

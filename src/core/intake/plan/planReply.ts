@@ -1,5 +1,6 @@
 import type { ChatResponse } from '../../llm/types';
 import { formatZodIssues } from '../../util/zodIssues';
+import { jsonIn } from '../jsonReply';
 import { findHeading, type Heading } from '../markdownOutline';
 import { PLAN_TOOL, type PlannedTask, type Proposal, ProposalSchema } from './planSchema';
 
@@ -32,20 +33,6 @@ export function readPlanReply(response: ChatResponse): PlanReply {
   if (!parsed.success) return { ok: false, problems: formatZodIssues(parsed.error), callId: call?.id };
   const problems = keyProblems(parsed.data);
   return problems.length > 0 ? { ok: false, problems, callId: call?.id } : { ok: true, proposal: parsed.data, callId: call?.id };
-}
-
-/** The first JSON object in a text: a fenced ```json block, else from the first `{` to the last `}`. */
-function jsonIn(text: string): unknown {
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)\n```/.exec(text)?.[1];
-  const candidates = [fenced, text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)].filter((c): c is string => Boolean(c && c.trim().startsWith('{')));
-  for (const candidate of candidates) {
-    try {
-      return JSON.parse(candidate);
-    } catch {
-      // the next candidate
-    }
-  }
-  return undefined;
 }
 
 /** Keys must be unique; a dependency must name a key of the plan or an existing task (checked later, with the store). */
