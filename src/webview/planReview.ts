@@ -21,8 +21,11 @@ const edit = (key: string, fields: ReviewEdit) => send({ type: 'edit', key, fiel
 
 window.addEventListener('message', (event: MessageEvent<PlanReviewHostMessage>) => {
   if (event.data?.type !== 'state') return;
+  const before = state?.status;
   state = event.data.state;
   render(state);
+  // the outcome (saved, discarded) is said at the top
+  if (before !== state.status && (state.status === 'accepted' || state.status === 'discarded')) window.scrollTo({ top: 0 });
 });
 send({ type: 'ready' });
 
@@ -73,7 +76,7 @@ function card(s: PlanReviewState, task: ReviewTask, index: number, editable: boo
   const field = (name: keyof ReviewEdit, value: string, multiline: boolean, label: string, placeholder = '') => {
     const focusKey = `${task.key}:${name}`;
     const input = multiline
-      ? (h('textarea', { rows: name === 'prompt' ? 5 : 3, 'aria-label': `${label} of ${task.title}`, 'data-focus-key': focusKey, placeholder, disabled: !editable }) as HTMLTextAreaElement)
+      ? (h('textarea', { rows: name === 'prompt' ? 3 : 2, 'aria-label': `${label} of ${task.title}`, 'data-focus-key': focusKey, placeholder, disabled: !editable }) as HTMLTextAreaElement)
       : (h('input', { type: 'text', 'aria-label': `${label} of ${task.title}`, 'data-focus-key': focusKey, placeholder, disabled: !editable }) as HTMLInputElement);
     input.value = value;
     input.addEventListener('change', () => {
@@ -95,7 +98,7 @@ function card(s: PlanReviewState, task: ReviewTask, index: number, editable: boo
   });
   return h(
     'section',
-    { class: 'box task', 'data-key': task.key },
+    { class: 'box task', 'data-key': task.key, 'data-type': task.type },
     h('div', { class: 'task-head' }, h('span', { class: 'num' }, String(index + 1)), field('title', task.title, false, 'Title'), h('label', { class: 'small' }, h('span', { class: 'label' }, 'Type'), type), h('label', { class: 'small' }, h('span', { class: 'label' }, 'Complexity'), complexity)),
     field('prompt', task.prompt, true, 'Request'),
     field('promise', task.promise, true, 'Promise'),

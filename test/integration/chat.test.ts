@@ -58,9 +58,11 @@ describe('@ralph in the chat, and its language-model tools', () => {
     originalConfig = await fs.readFile(path.join(workspace(), '.ralph', 'config.json'), 'utf8');
     await vscode.workspace.getConfiguration('chat').update('disableAIFeatures', false, vscode.ConfigurationTarget.Global);
     // the chat comes up after the setting changed: a harmless `@ralph /review` until it answers
-    // The first request of a fresh chat waits while the chat gets ready without Copilot (then it
-    // goes through); sending another meanwhile is refused ("You already have pending requests").
-    // So one harmless `@ralph /review`, given time to arrive, before the tests.
+    // code-server's chat without Copilot opens with no model chosen (its picker offers only a
+    // Copilot sign-in) and fails the first request, which then makes it list the editor's other
+    // models and pick one; a second request sent while the first is pending is refused ("You
+    // already have pending requests"). So a harmless `@ralph /review`, and another once the first
+    // has had time to fail, before the tests.
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const before = api.chat.history.length;

@@ -83,6 +83,7 @@ describe('intake: plans from documents, tasks from GitHub issues', () => {
       // a webview message that does not match the protocol is rejected, never acted on
       assert.equal(await review.receive({ type: 'edit', key: 'cart', fields: { complexity: 99 } }), false);
       assert.equal(await review.receive({ type: 'edit', key: 'cart', fields: { title: 'Cart that survives a reload', promise: 'reload keeps the cart' } }), true);
+      assert.equal(review.state.tasks.find((t) => t.key === 'cart')?.type, 'feature', 'an edit changes only the fields it names');
       await review.receive({ type: 'move', key: 'cart', to: 0 });
       await review.receive({ type: 'merge', into: 'login-form', other: 'docs' });
       // the person makes a cycle: Accept is refused, naming the tasks

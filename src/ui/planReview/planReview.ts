@@ -120,7 +120,8 @@ export class PlanReview extends DisposableBase {
     edit: ({ key, fields }) => {
       this.expectReviewing();
       if (fields.type !== undefined && !(TASK_TYPES as readonly string[]).includes(fields.type)) throw new Error(`"${fields.type}" is not a task type (${TASK_TYPES.join(', ')})`);
-      this.draft = editPlannedTask(this.draft, key, { ...fields, type: fields.type as TaskType | undefined });
+      const { type, ...rest } = fields;
+      this.draft = editPlannedTask(this.draft, key, { ...rest, ...(type !== undefined ? { type: type as TaskType } : {}) });
     },
     drop: ({ key }) => {
       this.expectReviewing();

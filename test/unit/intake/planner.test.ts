@@ -142,7 +142,9 @@ describe('planning from a document (core, scripted model)', function () {
     server.push(planReply([...SHOP_PLAN, proposed('styles', { title: 'Styles', dependsOn: ['cart', 'T-001'] }), proposed('docs', { title: 'Docs', type: 'docs', dependsOn: ['styles'] })]));
     let draft = (await planFromDocument(deps(), { document: 'docs/prd.md', section: 'sign-in' })).draft;
     assert.equal(draft.section, 'Sign-in');
-    draft = editPlannedTask(draft, 'login-form', { title: 'Sign-in form (edited)', promise: 'edited promise', check: '' });
+    draft = editPlannedTask(draft, 'login-form', { title: 'Sign-in form (edited)', promise: 'edited promise', check: '', type: undefined });
+    assert.equal(draft.tasks[0].type, 'feature', 'a field left out is not edited');
+    draft = editPlannedTask(draft, 'lockout', { type: 'security' });
     draft = dropPlannedTask(draft, 'docs');
     draft = mergePlannedTasks(draft, 'cart', 'styles');
     draft = movePlannedTask(draft, 'cart', 0);
@@ -161,6 +163,8 @@ describe('planning from a document (core, scripted model)', function () {
     assert.deepEqual(lockout.dependsOn, ['T-003']);
     assert.match(lockout.prompt, /This is part 2 of 2 of "Sign-in", split because lockout needs its own store and tests\. Do only this part\./);
     assert.equal(lockout.source, 'docs/prd.md#sign-in');
+    assert.equal(lockout.type, 'security');
+    assert.equal(login.type, 'feature');
     // saved in dependency order in one write; accepting the same plan again is refused
     assert.deepEqual((await store.list()).map((t) => t.id), ['T-001', 'T-002', 'T-003', 'T-004']);
     await assert.rejects(acceptPlan(store, draft), /already in \.ralph\/tasks\.json as T-002 \(same title and source\)/);

@@ -28,10 +28,12 @@ function at(draft: PlanDraft, key: string): number {
 export function editPlannedTask(draft: PlanDraft, key: string, edit: PlannedTaskEdit): PlanDraft {
   const index = at(draft, key);
   const current = draft.tasks[index];
-  const next: PlannedTask = { ...current, ...edit };
+  // a field left out (or undefined) is not edited
+  const given = Object.fromEntries(Object.entries(edit).filter(([, value]) => value !== undefined)) as PlannedTaskEdit;
+  const next: PlannedTask = { ...current, ...given };
   // an empty check means "no check command"
   if (edit.check !== undefined && edit.check.trim() === '') delete next.check;
-  if (edit.dependsOn) next.dependsOn = [...new Set(edit.dependsOn.filter((d) => d !== key))];
+  if (given.dependsOn) next.dependsOn = [...new Set(given.dependsOn.filter((d) => d !== key))];
   return { ...draft, tasks: draft.tasks.map((t, i) => (i === index ? next : t)) };
 }
 
