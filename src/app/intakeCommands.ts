@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { loadConfig } from '../core/config/service';
 import { ConfigError, errorMessage, RalphError } from '../core/errors';
 import type { EventBus } from '../core/events';
-import { parseRepo, repoOfRemote } from '../core/intake/closes';
+import { parseRepo, repoOfRemote } from '../core/git/issueRefs';
 import { formatImport, type ImportResult, importIssues } from '../core/intake/github/importIssues';
 import { OctokitIssueSource } from '../core/intake/github/octokitSource';
 import type { GitHubIssue } from '../core/intake/github/types';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseRepo } from '../core/intake/closes';
+import { parseRepo } from '../core/git/issueRefs';
 import { formatImport, importIssues } from '../core/intake/github/importIssues';
 import { OctokitIssueSource } from '../core/intake/github/octokitSource';
 import { RalphPaths } from '../core/paths';

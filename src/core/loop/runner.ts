@@ -31,7 +31,7 @@ import { ensureRalphDir } from '../workspace';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
 import { MergeQueue } from './mergeQueue';
-import { mergeNotes } from '../intake/mergeNotes';
+import { mergeNotes } from './mergeNotes';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { closingLine, issueOf, parseRepo, repoOfRemote } from '../../../src/core/intake/closes';
+import { closingLine, issueOf, parseRepo, repoOfRemote } from '../../../src/core/git/issueRefs';
 import { formatImport, importIssues } from '../../../src/core/intake/github/importIssues';
 import { readIssueBody } from '../../../src/core/intake/github/issueText';
 import { OctokitIssueSource } from '../../../src/core/intake/github/octokitSource';

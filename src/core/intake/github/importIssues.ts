@@ -1,6 +1,6 @@
 import type { Task } from '../../tasks/schema';
 import type { TaskStore } from '../../tasks/store';
-import type { RepoRef } from '../closes';
+import type { RepoRef } from '../../git/issueRefs';
 import { dependencyOrder } from '../cycles';
 import { type ImportAction, type ImportPlan, planImport } from './importPlan';
 import { readIssueBody } from './issueText';

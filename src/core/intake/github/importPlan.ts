@@ -1,6 +1,6 @@
 import type { NewTask, Task, TaskType } from '../../tasks/schema';
 import type { TaskPatch } from '../../tasks/store';
-import type { RepoRef } from '../closes';
+import type { RepoRef } from '../../git/issueRefs';
 import { findCycle } from '../cycles';
 import { type IssueReading, readIssueBody } from './issueText';
 import type { GitHubIssue } from './types';

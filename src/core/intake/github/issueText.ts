@@ -1,4 +1,4 @@
-import type { RepoRef } from '../closes';
+import type { RepoRef } from '../../git/issueRefs';
 import { headings, linesOf, listItems, withoutCode } from '../markdownOutline';
 
 /** What an issue's text says beyond its request: its testable criteria and what it waits for. */

@@ -1,5 +1,5 @@
 import { RalphError } from '../../errors';
-import type { RepoRef } from '../closes';
+import type { RepoRef } from '../../git/issueRefs';
 import type { GitHubIssue, IssueQuery, IssueSource } from './types';
 
 type OctokitModule = typeof import('@octokit/rest', { with: { 'resolution-mode': 'import' } });

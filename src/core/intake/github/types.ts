@@ -1,4 +1,4 @@
-import type { RepoRef } from '../closes';
+import type { RepoRef } from '../../git/issueRefs';
 
 /** An issue as the import reads it (from GitHub's REST shape: `html_url`, `labels[].name`, `milestone.title`…). */
 export interface GitHubIssue {

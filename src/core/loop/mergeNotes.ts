@@ -1,6 +1,6 @@
 import { runGit } from '../git/gitExec';
 import type { TaskStore } from '../tasks/store';
-import { closingLine, type RepoRef, repoOfRemote } from './closes';
+import { closingLine, type RepoRef, repoOfRemote } from '../git/issueRefs';
 
 /**
  * The lines the merge queue adds to a task's merge commit: `Closes #12` for a task imported from
