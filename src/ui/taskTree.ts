@@ -195,6 +195,7 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (item.description && item.description !== task.id) tooltip.appendMarkdown(' · ').appendText(String(item.description));
     tooltip.appendMarkdown('\n\n');
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
+    if (task.source) tooltip.appendMarkdown('\n\n**From:** ').appendText(task.source);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
     if (queued?.detail) tooltip.appendMarkdown('\n\n**Merge queue:** ').appendText(queued.detail);

@@ -119,6 +119,14 @@ describe('planning from a document (core, scripted model)', function () {
     assert.match(await fs.readFile(ws.path('.ralph', 'reports', 'plans', reports[0]), 'utf8'), /Outcome: \*\*FAILED\*\*/);
   });
 
+  it('a provider fault ends planning with the provider\'s reason and a report; nothing saved', async () => {
+    server.push({ fault: 'status', status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } });
+    await assert.rejects(planFromDocument(deps(), { document: 'docs/prd.md' }), (error: unknown) => error instanceof PlanFailedError && /planning docs\/prd\.md failed: .*Incorrect API key provided.*\(report: \.ralph\/reports\/plans\//.test(error.message));
+    assert.deepEqual(await store.list(), []);
+    const [report] = (await fs.readdir(ws.path('.ralph', 'reports', 'plans'))).filter((f) => f.endsWith('.md'));
+    assert.match(await fs.readFile(ws.path('.ralph', 'reports', 'plans', report), 'utf8'), /FAILED[\s\S]*\| planner \| 0 \|/);
+  });
+
   it('stops at the run budget like a run, and says which cap', async () => {
     server.push({ content: 'no plan here', usage: { prompt_tokens: 900, completion_tokens: 200 } });
     await assert.rejects(planFromDocument(deps({ budget: { maxTokens: 1000 } }), { document: 'docs/prd.md' }), /run token budget reached: 1100 of 1000 tokens used \(raise budget\.maxTokens/);
