@@ -102,11 +102,11 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     await problems.waitFor({ timeout: 20_000 });
     assert.match(await problems.innerText(), /dependency cycle "Sign-in form" → "Account lockout" → "Sign-in form"/);
     assert.equal(await review().locator('footer vscode-button[disabled]', { hasText: 'Accept' }).count(), 1, 'Accept is disabled while the cycle stands');
-    await review().locator('header').scrollIntoViewIfNeeded();
+    await review().locator('body').evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
     screenshots.push(await wb.screenshot('plan-review-cycle', wb.editorArea()));
     await review().locator('section.task[data-key="login-form"] input[type="checkbox"][aria-label="Sign-in form runs after Account lockout"]').uncheck();
     await problems.waitFor({ state: 'detached', timeout: 20_000 });
-    await review().locator('header').scrollIntoViewIfNeeded();
+    await review().locator('body').evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
     assert.equal(await review().locator('section.task[data-key="cart"] select').first().inputValue(), 'feature', 'the edit kept the other fields');
     screenshots.push(await wb.screenshot('plan-review', wb.editorArea()));
 
