@@ -17,6 +17,7 @@ import { PlanFailedError, planFromDocument, type PlanRequest } from '../core/int
 import { runGit } from '../core/git/gitExec';
 import type { RalphPaths } from '../core/paths';
 import type { TaskStore } from '../core/tasks/store';
+import { ensureRalphDir } from '../core/workspace';
 import type { PlanReview, PlanReviews } from '../ui/planReview/planReview';
 import type { Prompts } from '../ui/prompts';
 import { githubToken } from '../vscode/githubToken';
@@ -140,6 +141,7 @@ export async function importGithubIssuesCommand(s: IntakeCommandServices, arg?: 
     return preview;
   }
   if (!(await s.prompts.confirm(`Import from ${name}?`, formatImport(preview).replace(/ \(dry run: nothing written\)/, ''), 'Import'))) return undefined;
+  await ensureRalphDir(s.paths);
   const result = await vscode.window.withProgress({ ...progress, title: `Ralph: importing the issues of ${name}` }, () => importIssues(source, s.store, { ...request, askPromise }));
   s.logger.info(formatImport(result));
   await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);

@@ -82,6 +82,7 @@ async function startRun(s: ChatServices, taskId: string | undefined): Promise<vs
   if (taskId) {
     const task = tasks.find((t) => t.id === taskId);
     if (!task) throw new Error(`there is no task ${taskId}; ralph_status lists them`);
+    if (!['todo', 'in_progress', 'halted'].includes(task.status)) throw new Error(`${taskId} is ${task.status}; only a task that is to do, interrupted or halted can run`);
     const pending = pendingDependencies(task, tasks);
     if (pending.length > 0) throw new Error(`${taskId} waits for ${pending.join(', ')} to be done first`);
   } else if (readyTasks(tasks).length === 0) throw new Error('no task is ready to run');

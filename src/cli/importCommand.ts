@@ -5,6 +5,7 @@ import { formatImport, importIssues } from '../core/intake/github/importIssues';
 import { OctokitIssueSource } from '../core/intake/github/octokitSource';
 import { RalphPaths } from '../core/paths';
 import { TaskStore } from '../core/tasks/store';
+import { ensureRalphDir } from '../core/workspace';
 import type { CliIo } from './io';
 
 export const IMPORT_USAGE = `  task import --github owner/repo [--label L]... [--milestone M] [--dry-run] [--json]
@@ -59,7 +60,10 @@ export function parseImportCommand(argv: readonly string[], cwd: string): Import
 
 /** `ralph task import --github owner/repo`: the token from GITHUB_TOKEN, never printed or written. */
 export async function runImportCommand(command: ImportCommand, io: CliIo): Promise<number> {
-  const store = new TaskStore(new RalphPaths(path.resolve(command.workspace)));
+  const paths = new RalphPaths(path.resolve(command.workspace));
+  const store = new TaskStore(paths);
+  // .ralph/ with its .gitignore before anything is written there
+  if (!command.dryRun) await ensureRalphDir(paths);
   const source = new OctokitIssueSource({ token: process.env.GITHUB_TOKEN || undefined, baseUrl: process.env.GITHUB_API_URL || undefined });
   const ask = io.ask;
   const result = await importIssues(source, store, {

@@ -127,6 +127,15 @@ describe('planning from a document (core, scripted model)', function () {
     assert.match(await fs.readFile(ws.path('.ralph', 'reports', 'plans', report), 'utf8'), /FAILED[\s\S]*\| planner \| 0 \|/);
   });
 
+  it('retries a rate-limited call like a run: a model.retry event, the retry on the receipt; .ralph/ gets its .gitignore', async () => {
+    server.push({ fault: 'status', status: 429, retryAfter: 0, body: { error: { message: 'Rate limit reached', type: 'requests' } } }, planReply([proposed('a')]));
+    const outcome = await planFromDocument(deps({ llm: { maxRetries: 1 } }), { document: 'docs/prd.md' });
+    assert.equal(outcome.draft.tasks.length, 1);
+    assert.deepEqual(events.map((e) => e.type), ['plan.started', 'model.retry', 'plan.finished']);
+    assert.equal(outcome.spend.total.retries, 1);
+    assert.match(await fs.readFile(ws.path('.ralph', '.gitignore'), 'utf8'), /^reports\/$/m, 'the plan report and run log are not committed');
+  });
+
   it('stops at the run budget like a run, and says which cap', async () => {
     server.push({ content: 'no plan here', usage: { prompt_tokens: 900, completion_tokens: 200 } });
     await assert.rejects(planFromDocument(deps({ budget: { maxTokens: 1000 } }), { document: 'docs/prd.md' }), /run token budget reached: 1100 of 1000 tokens used \(raise budget\.maxTokens/);

@@ -4,7 +4,7 @@ import type { RalphConfig } from '../../config/schema';
 import { errorMessage, RalphError } from '../../errors';
 import { initialTier } from '../../escalation/ladder';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../../events';
-import type { ChatMessage, ModelClient } from '../../llm/types';
+import type { ChatMessage, ModelClient, RetryNotice } from '../../llm/types';
 import { newRunId } from '../../loop/runner';
 import { RunLog } from '../../loop/runLog';
 import { RalphPaths } from '../../paths';
@@ -14,6 +14,7 @@ import type { RunSpendSummary } from '../../safety/receipt';
 import { RedactingModelClient, redactorFor } from '../../safety/secrets';
 import { TaskStore } from '../../tasks/store';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomicWrite';
+import { ensureRalphDir } from '../../workspace';
 import { findHeading, type Heading, headings, linesOf } from '../markdownOutline';
 import { planProblems } from './planDraft';
 import { type PlanContext, planMessages, planTool, retryMessage } from './planPrompt';
@@ -86,7 +87,8 @@ export async function planFromDocument(deps: PlannerDeps, request: PlanRequest):
   const subscription = deps.bus.subscribe((event) => {
     if (event.runId === runId) log.append(event);
   });
-  const redactor = redactorFor(process.env, { keyVariables: [deps.config.llm.apiKeyEnv], passThrough: [] }, deps.secretValues ?? []);
+  const keyVariables = [deps.config.llm.apiKeyEnv, ...deps.config.llm.fallback.flatMap((f) => (f.apiKeyEnv ? [f.apiKeyEnv] : []))];
+  const redactor = redactorFor(process.env, { keyVariables, passThrough: [] }, deps.secretValues ?? []);
   const emitter = new EventEmitter(runId, deps.bus, clock.now);
   const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
   const meter = new SpendMeter(deps.config, undefined, { clock, ...(deps.costIncluded ? { included: deps.costIncluded } : {}) });
@@ -100,7 +102,9 @@ export async function planFromDocument(deps: PlannerDeps, request: PlanRequest):
   const report = { runId, document: context.document, section: context.section, model: modelName, rejected };
   emit({ type: 'plan.started', document: context.document, ...(context.section ? { section: context.section } : {}), model: modelName });
   try {
-    const { tasks, notes } = await propose(model, meter, deps, modelName, context, rejected);
+    await ensureRalphDir(paths);
+    const onRetry = (notice: RetryNotice) => emit({ type: 'model.retry', ...notice });
+    const { tasks, notes } = await propose(model, meter, { ...deps, onRetry }, modelName, context, rejected);
     const draft: PlanDraft = { version: 1, runId, document: context.document, ...(context.section ? { section: context.section } : {}), model: modelName, createdAt: new Date(clock.now()).toISOString(), tasks, ...(notes ? { notes } : {}) };
     const problems = planProblems(draft, context.existing);
     const outcome = problems.length > 0 ? 'refused' : 'proposed';
@@ -124,12 +128,12 @@ export async function planFromDocument(deps: PlannerDeps, request: PlanRequest):
  * Asks for the plan until a reply can be used, at most PLAN_ATTEMPTS times; each reply that
  * cannot be used is answered with what was wrong with it.
  */
-async function propose(model: ModelClient, meter: SpendMeter, deps: PlannerDeps, modelName: string, context: PlanContext & { planned?: Heading }, rejected: RejectedReply[]): Promise<{ tasks: PlannedTask[]; notes?: string }> {
+async function propose(model: ModelClient, meter: SpendMeter, deps: PlannerDeps & { onRetry: (notice: RetryNotice) => void }, modelName: string, context: PlanContext & { planned?: Heading }, rejected: RejectedReply[]): Promise<{ tasks: PlannedTask[]; notes?: string }> {
   const messages: ChatMessage[] = planMessages(context);
   const existingIds = new Set(context.existing.map((t) => t.id));
   for (let attempt = 1; attempt <= PLAN_ATTEMPTS; attempt++) {
     meter.beginIteration(attempt, PLAN_ATTEMPTS);
-    const response = await model.chat({ model: modelName, messages, tools: [planTool()], temperature: deps.config.llm.temperature, purpose: 'planner', signal: deps.signal });
+    const response = await model.chat({ model: modelName, messages, tools: [planTool()], temperature: deps.config.llm.temperature, purpose: 'planner', signal: deps.signal, onRetry: deps.onRetry });
     const reply = readPlanReply(response);
     let problems: string[];
     if (reply.ok) {
