@@ -1,5 +1,6 @@
 // Four bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, the git helper process
-// they start (simple-git), and the progress panel's webview (browser, its own entry: dist/webview/main.js + main.css, with the codicons).
+// they start (simple-git), and the webviews (browser: the progress panel's dist/webview/main.js +
+// main.css and the plan review's planReview.js + planReview.css, with the codicons).
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
 const esbuild = require('esbuild');
 const fs = require('node:fs');
@@ -32,7 +33,7 @@ const webview = {
   minify: production,
   logLevel: 'info',
   legalComments: 'none',
-  entryPoints: ['src/webview/main.ts', 'src/webview/main.css'],
+  entryPoints: ['src/webview/main.ts', 'src/webview/main.css', 'src/webview/planReview.ts', 'src/webview/planReview.css'],
   outdir: 'dist/webview',
   entryNames: '[name]',
 };

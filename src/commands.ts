@@ -38,6 +38,8 @@ export const COMMAND_IDS = [
   'ralph.keepOnBranch',
   'ralph.openWaitingFiles',
   'ralph.addReviewComment',
+  'ralph.planFromDocument',
+  'ralph.importGithubIssues',
 ] as const;
 
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -24,6 +24,10 @@ import { ProgressPanel } from './ui/panel/progressPanel';
 import { type Prompts, PromptsSlot } from './ui/prompts';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
+import { PlanReviews } from './ui/planReview/planReview';
+import { registerRalphParticipant } from './chat/ralphParticipant';
+import { registerRalphTools } from './chat/ralphTools';
+import type { ChatRecorder } from './chat/chatRecorder';
 import { WarningActions } from './app/warningActions';
 import { createCommandHandlers } from './app/commandHandlers';
 import { ForgeCommands } from './app/forgeCommands';
@@ -46,6 +50,10 @@ export interface RalphExtensionApi {
   readonly panelModel: PanelModel | undefined;
   /** The line comments on review diffs (the Comments API). */
   readonly comments: ReviewComments | undefined;
+  /** The plan reviews opened by Plan Tasks from Document. */
+  readonly planReviews: PlanReviews | undefined;
+  /** What `@ralph` answered, request by request. */
+  readonly chat: ChatRecorder;
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
@@ -71,7 +79,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
       );
     }
     const none = () => new vscode.Disposable(() => undefined);
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+    const chat = registerRalphParticipant(context.extensionUri, undefined);
+    context.subscriptions.push(chat.disposable, ...registerRalphTools(undefined));
+    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, planReviews: undefined, chat: chat.recorder, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
   }
 
   const workspace = folder.uri.fsPath;
@@ -137,7 +147,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   // Show Changes: git objects as documents, and line comments on them for Request Changes
   const comments = new ReviewComments();
   context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
-  const handlers = createCommandHandlers({ paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge });
+  const planReviews = new PlanReviews({
+    extensionUri: context.extensionUri,
+    paths,
+    store,
+    logger,
+    onAccepted: (tasks) => {
+      void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+      void vscode.window.showInformationMessage(`Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`, 'Start Autopilot').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
+      });
+    },
+  });
+  context.subscriptions.push(planReviews);
+  const services = { paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
+  const handlers = createCommandHandlers(services);
+  const chatServices = { paths, store, actions, runs, intake: services };
+  const chat = registerRalphParticipant(context.extensionUri, chatServices);
+  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
   for (const id of COMMAND_IDS) {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -171,6 +198,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     panel: progressPanel,
     panelModel,
     comments,
+    planReviews,
+    chat: chat.recorder,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),

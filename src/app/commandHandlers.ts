@@ -16,8 +16,9 @@ import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 import { createPersonCommands, type PersonCommandServices } from './personCommands';
 import { createReviewCommands, type ReviewCommandServices } from './reviewCommands';
+import { importGithubIssuesCommand, type IntakeCommandServices, planFromDocumentCommand } from './intakeCommands';
 
-export interface CommandServices extends GateCommandServices, TaskCommandServices, PersonCommandServices, ReviewCommandServices {
+export interface CommandServices extends GateCommandServices, TaskCommandServices, PersonCommandServices, ReviewCommandServices, IntakeCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
@@ -86,6 +87,8 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.setUpGitHubActions': () => s.forge.setUp(),
     'ralph.runOnGitHubActions': (arg?: unknown) => s.forge.run(arg),
     'ralph.openRemote': (arg?: unknown) => s.forge.open(arg),
+    'ralph.planFromDocument': (arg?: unknown) => planFromDocumentCommand(s, arg),
+    'ralph.importGithubIssues': (arg?: unknown) => importGithubIssuesCommand(s, arg),
     'ralph.openPanel': async (arg?: unknown) => {
       await s.panel.show(taskIdOf(arg));
       return true;
@@ -130,8 +133,9 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
   let fields: NewTask | undefined;
   if (input && typeof input === 'object' && !(input instanceof TaskNode)) {
     const parsed = NewTaskSchema.safeParse(input);
-    if (!parsed.success) throw new Error(`Invalid task: ${formatZodIssues(parsed.error).join('; ')}`);
-    fields = parsed.data;
+    if (parsed.success) fields = parsed.data;
+    else if (withoutPromise(input)) fields = await askPromise(s, input);
+    else throw new Error(`Invalid task: ${formatZodIssues(parsed.error).join('; ')}`);
   } else {
     fields = await askForTask(s);
   }
@@ -143,6 +147,27 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
     if (choice === 'Run Now') void vscode.commands.executeCommand('ralph.runSelectedTask', new TaskNode(task));
   });
   return task;
+}
+
+/** A drafted task (`@ralph /add`) whose conversation stated no completion criteria. */
+function withoutPromise(input: object): input is Omit<NewTask, 'promise'> & { promise?: unknown } {
+  const draft = input as { title?: unknown; prompt?: unknown; promise?: unknown };
+  return typeof draft.title === 'string' && typeof draft.prompt === 'string' && (draft.promise === undefined || draft.promise === null || draft.promise === '');
+}
+
+/** The promise of a drafted task, asked of the person (never guessed). */
+async function askPromise(s: CommandServices, draft: Omit<NewTask, 'promise'> & { promise?: unknown }): Promise<NewTask | undefined> {
+  const promise = await s.prompts.input({
+    title: `Ralph: Add Task "${draft.title}"`,
+    prompt: 'The promise: what must be true for the task to count as done',
+    placeHolder: 'e.g. npm test passes and the README documents the new flag',
+    ignoreFocusOut: true,
+    validateInput: (text) => (text.trim() ? undefined : 'The promise is required'),
+  });
+  if (!promise?.trim()) return undefined;
+  const parsed = NewTaskSchema.safeParse({ ...draft, promise });
+  if (!parsed.success) throw new Error(`Invalid task: ${formatZodIssues(parsed.error).join('; ')}`);
+  return parsed.data;
 }
 
 /** Title, request and promise, then the settings menu (type, complexity, priority, dependencies, limits, check, review). */

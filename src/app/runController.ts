@@ -159,6 +159,18 @@ export class RunController extends DisposableBase {
     }
   }
 
+  /**
+   * The model port with the settings of a run (provider, key, fallbacks, retries), for work that
+   * is not a task run (planning); `dispose` when done. Refused like a run: an untrusted workspace,
+   * no key.
+   */
+  async openModel(config: RalphConfig, onRetry: (notice: RetryNotice) => void = () => undefined): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
+    if (!vscode.workspace.isTrusted) {
+      throw new RunRefusedError('Ralph Loop sends your files to the configured model, so it only does so in a trusted workspace.', { title: 'Manage Workspace Trust', command: 'workbench.trust.manage' });
+    }
+    return this.modelFor(config, onRetry, () => undefined);
+  }
+
   /** The keys `llm.fallback` entries name; a variable that is not set refuses the run with its config at hand. */
   private async fallbackKeys(config: RalphConfig): Promise<Record<string, string>> {
     try {

@@ -3,6 +3,8 @@ import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { FORGE_USAGE, type ForgeCommand, ForgeUsageError, parseForgeCommand } from './forgeArgs';
 import { parsePersonCommand, type PersonCommand, PERSON_USAGE, PersonUsageError } from './personArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
+import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
+import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -17,6 +19,7 @@ Commands:
         [--review manual|auto]       manual: its finished work waits for your review before it lands
                                      add a task; prints its id
   task list [--json]                 list tasks
+${IMPORT_USAGE}
 ${TASK_ACTIONS_USAGE}
 ${PERSON_USAGE}
   run [--task ID] [--json] [--yes] [--approve-commands]
@@ -29,6 +32,7 @@ ${PERSON_USAGE}
         --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
                                      ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
                                      opens or updates its pull request and enables auto-merge when done
+${PLAN_USAGE}
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 ${FORGE_USAGE}
@@ -61,7 +65,9 @@ export type CliCommand =
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
   | ForgeCommand
-  | PersonCommand;
+  | PersonCommand
+  | PlanCommand
+  | ImportCommand;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -89,10 +95,11 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   try {
     const person = parsePersonCommand(argv, cwd);
     if (person) return person;
-    const action = parseTaskAction(argv, cwd);
+    const action = parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd);
     if (action) return action;
   } catch (error) {
-    if (error instanceof TaskActionUsageError || error instanceof PersonUsageError) throw new UsageError(error.message);
+    const usage = [TaskActionUsageError, PersonUsageError, PlanUsageError, ImportUsageError];
+    if (usage.some((kind) => error instanceof kind)) throw new UsageError((error as Error).message);
     throw error;
   }
   try {
@@ -151,7 +158,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         noExtra(positionals, 2);
         return { kind: 'task.list', workspace, json: values.json ?? false };
       }
-      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, retry, unblock, cancel, edit, increase-max, delete or rollback`);
+      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`);
     case 'run':
       only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
       noExtra(positionals, 1);

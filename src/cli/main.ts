@@ -25,6 +25,8 @@ import { runPersonCommand } from './personCommands';
 import { personLines, runOutcomeText } from './personStatus';
 import { askLine, askOnTerminal } from './terminal';
 import { openQuestion } from '../core/tasks/questions';
+import { runPlanCommand } from './planCommand';
+import { runImportCommand } from './importCommand';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -37,6 +39,13 @@ import type { CliIo } from './io';
 export type { CliIo };
 
 const VERSION = '0.1.0';
+
+/** Errors of how the command was used or of the workspace it was pointed at: exit 2. */
+const USAGE_ERROR_CODES: ReadonlySet<string> = new Set([
+  'task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable',
+  'forge-token', 'not-published', 'bad-base', 'dirty-checkout',
+  'plan-document', 'plan-section', 'plan-too-large',
+]);
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let command: CliCommand;
@@ -54,7 +63,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
     if (error instanceof ConfigError || error instanceof LockError || error instanceof UsageError) return EXIT.usage;
-    if (error instanceof RalphError && ['task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable', 'forge-token', 'not-published', 'bad-base', 'dirty-checkout'].includes(error.code)) {
+    if (error instanceof RalphError && USAGE_ERROR_CODES.has(error.code)) {
       return EXIT.usage;
     }
     return EXIT.failed;
@@ -109,6 +118,10 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'review.changes':
     case 'review.reject':
       return runPersonCommand(command, io);
+    case 'task.import':
+      return runImportCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
+    case 'plan':
+      return runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run': {

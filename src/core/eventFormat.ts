@@ -92,6 +92,10 @@ function formatLine(event: RalphEvent): string | undefined {
       return `✗ ${event.message}`;
     case 'run.finished':
       return `■ run finished: ${event.reason}`;
+    case 'plan.started':
+      return `▶ planning ${event.document}${event.section ? ` (section "${event.section}")` : ''} with ${event.model}`;
+    case 'plan.finished':
+      return `■ plan ${event.outcome}: ${event.reason}`;
     case 'merge':
       return `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`;
     default:

@@ -127,6 +127,14 @@ export type RalphEventBody =
       attempts?: number;
       gates?: { name: string; passed: boolean; summary: string }[];
     }
+  /** A planning run (`ralph plan`, Plan Tasks from Document) began: the model reads `document` (one `section` of it, when given). */
+  | { type: 'plan.started'; document: string; section?: string; model: string }
+  /**
+   * The planning run ended: tasks proposed for a person's review (`proposed`), a proposal that
+   * cannot be accepted as it is (`refused`: a dependency cycle…), or no usable plan (`failed`).
+   * Nothing is in the task store until the person accepts.
+   */
+  | { type: 'plan.finished'; document: string; outcome: 'proposed' | 'refused' | 'failed'; tasks: number; reason: string; report?: string; spend?: RunSpendSummary }
   /** A parallel task's worktree: ready for its agent (`created` false: picked up again), kept after the agent ended, or removed. */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean };
 

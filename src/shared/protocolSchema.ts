@@ -32,6 +32,10 @@ export type ParsedWebviewMessage = { ok: true; message: WebviewMessage } | { ok:
 export function parseWebviewMessage(raw: unknown): ParsedWebviewMessage {
   const result = WebviewMessageSchema.safeParse(raw);
   if (result.success) return { ok: true, message: result.data };
-  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
-  return { ok: false, error: issues };
+  return { ok: false, error: issueText(result.error) };
+}
+
+/** A rejected message's problems in one line (`path: message; …`). */
+export function issueText(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
 }

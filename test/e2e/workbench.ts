@@ -64,6 +64,15 @@ export class Workbench {
     await row.click();
   }
 
+  /** Picks the quick-pick row with `label` in the quick pick whose placeholder or title contains `prompt`. */
+  async answerPick(prompt: string, label: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    await widget.locator(`.quick-input-box input[placeholder*="${prompt}"], .quick-input-title:has-text("${prompt}")`).first().waitFor({ timeout: 20_000 });
+    await widget.locator('.quick-input-box input').fill(label);
+    await widget.locator('.monaco-list-row', { hasText: label }).first().waitFor({ timeout: 20_000 });
+    await widget.locator('.quick-input-box input').press('Enter');
+  }
+
   async dismissQuickInput(): Promise<void> {
     if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
   }

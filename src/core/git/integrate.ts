@@ -64,7 +64,7 @@ export class MergeWorkspace {
   }
 
   /** Merges `ralph/<taskId>` onto the current tip of `target` in the merge worktree, never touching the target. */
-  async prepare(task: { id: string; title: string }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
+  async prepare(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
     const tips = await this.worktrees.branchTips([branch, target]);
     const branchTip = tips.get(branch);
@@ -99,7 +99,8 @@ export class MergeWorkspace {
       await this.checkout(base);
       return { kind: 'empty', base };
     }
-    const message = `ralph(${task.id}): ${task.title}\n\n${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
+    const notes = task.notes?.length ? `${task.notes.join('\n')}\n\n` : '';
+    const message = `ralph(${task.id}): ${task.title}\n\n${notes}${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
     this.left = undefined;
     await git(this.path, ['commit', '--no-verify', '-q', '-F', '-'], { input: message, env: await this.identityEnv() });
     const result = (await git(this.path, ['rev-parse', 'HEAD'])).trim();

@@ -130,6 +130,8 @@ export interface MergeQueueDeps {
   emit?(body: RalphEventBody): void;
   /** Asked once the merged check passed, before landing: hold this result for a person's review? (`merge.review`) */
   holdForReview?(taskId: string): Promise<boolean>;
+  /** Lines for a task's merge commit message besides its title (`Closes #12` for a task from an issue). */
+  notes?(taskId: string): Promise<string[]>;
 }
 
 /** What processing one entry came to. */
@@ -224,7 +226,8 @@ export class MergeQueue {
       this.apply({ type: 'prepared', taskId: entry.taskId });
       return this.land(entry, checked.base, checked.result, checked.gates);
     }
-    const prepared = await this.workspace.prepare({ id: entry.taskId, title: entry.title }, deps.target, deps.strategy);
+    const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
+    const prepared = await this.workspace.prepare({ id: entry.taskId, title: entry.title, notes }, deps.target, deps.strategy);
     if (prepared.kind === 'already-merged') {
       this.apply({ type: 'landed', taskId: entry.taskId, commit: prepared.commit, detail: `already on ${deps.target} (${prepared.commit.slice(0, 10)})` });
       return this.current(entry.taskId);

@@ -33,6 +33,7 @@ import { ensureRalphDir } from '../workspace';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
 import { MergeQueue } from './mergeQueue';
+import { mergeNotes } from './mergeNotes';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
@@ -375,7 +376,16 @@ export class RalphRunner {
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
     const checkpoints = new CheckpointStore(this.paths);
     const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
-    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit, holdForReview: (taskId) => holds.wanted(taskId) });
+    const queue = new MergeQueue({
+      worktrees,
+      gates,
+      gateConfigs: deps.config.gates,
+      target,
+      strategy: deps.config.merge.strategy,
+      emit,
+      holdForReview: (taskId) => holds.wanted(taskId),
+      notes: mergeNotes(this.store(), deps.workspace),
+    });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
     this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds });
     return this.currentAutopilot;
@@ -395,7 +405,8 @@ async function reviewsWanted(config: RalphConfig, store: TaskStore): Promise<boo
   return (await store.list()).some((t) => t.review === 'manual' && t.status !== 'done' && t.status !== 'cancelled');
 }
 
-function newRunId(clock: Clock): string {
+/** `20261123T101500-a1b2c3`: the run's start, and a few random bytes. */
+export function newRunId(clock: Clock): string {
   const stamp = new Date(clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }

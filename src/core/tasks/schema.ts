@@ -65,7 +65,6 @@ export const TaskSchema = z.strictObject({
   lastSignal: z.string().optional(),
   /** Set while (and after) the task runs as a CI job on the forge (`ralph remote run`). */
   remote: TaskRemoteSchema.optional(),
-
   /** A command run as a required gate of this task only (DESIGN §7). */
   check: z.string().min(1).optional(),
   /** What the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context. */
@@ -74,6 +73,8 @@ export const TaskSchema = z.strictObject({
   review: z.enum(['auto', 'manual']).optional(),
   /** The task's own time limit in minutes (`loop.taskTimeoutMinutes` when absent); Increase Limit raises it. */
   timeoutMinutes: z.number().positive().optional(),
+  /** Where the task came from (DESIGN §7): a document section (`docs/prd.md#login`) or an issue URL. */
+  source: z.string().min(1).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -107,5 +108,6 @@ export const NewTaskSchema = z.object({
   allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
   check: z.string().trim().min(1).optional(),
   review: z.enum(['auto', 'manual']).optional(),
+  source: z.string().trim().min(1).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

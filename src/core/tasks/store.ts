@@ -85,39 +85,53 @@ export class TaskStore {
   }
 
   async add(input: NewTask): Promise<Task> {
-    const parsed = NewTaskSchema.safeParse(input);
-    if (!parsed.success) throw new RalphError(`invalid task: ${formatZodIssues(parsed.error).join('; ')}`, 'invalid-task');
-    const fields = parsed.data;
+    return (await this.addMany([input]))[0];
+  }
+
+  /**
+   * Adds tasks in one write, all or none (an accepted plan, an issue import): each may depend on
+   * a task already in the store or on one before it in `inputs`.
+   */
+  async addMany(inputs: readonly NewTask[]): Promise<Task[]> {
+    const parsed = inputs.map((input, index) => {
+      const result = NewTaskSchema.safeParse(input);
+      if (result.success) return result.data;
+      throw new RalphError(`invalid task${inputs.length > 1 ? ` ${index + 1} ("${String((input as { title?: unknown }).title ?? '')}")` : ''}: ${formatZodIssues(result.error).join('; ')}`, 'invalid-task');
+    });
     return this.mutate((file, byId) => {
-      const id = fields.id ?? nextTaskId(file.tasks);
-      if (byId.has(id)) throw new RalphError(`a task with id "${id}" already exists`, 'duplicate-task');
-      for (const dependency of fields.dependsOn ?? []) {
-        if (!byId.has(dependency)) {
-          throw new RalphError(`task depends on "${dependency}", which is not in the store`, 'unknown-dependency');
-        }
-      }
+      const known = new Set(byId.keys());
       const now = new Date(this.clock.now()).toISOString();
-      const task: Task = {
-        id,
-        title: fields.title,
-        prompt: fields.prompt,
-        promise: fields.promise,
-        status: 'todo',
-        priority: fields.priority ?? 100,
-        dependsOn: fields.dependsOn ?? [],
-        type: fields.type ?? 'feature',
-        complexity: fields.complexity ?? 3,
-        // absent rather than undefined: the task is exactly what a read of the file gives
-        ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
-        ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
-        ...(fields.check !== undefined ? { check: fields.check } : {}),
-        ...(fields.review !== undefined ? { review: fields.review } : {}),
-        iterations: 0,
-        createdAt: now,
-        updatedAt: now,
-      };
-      file.tasks.push(task);
-      return task;
+      return parsed.map((fields) => {
+        const id = fields.id ?? nextTaskId(file.tasks);
+        if (known.has(id)) throw new RalphError(`a task with id "${id}" already exists`, 'duplicate-task');
+        for (const dependency of fields.dependsOn ?? []) {
+          if (!known.has(dependency)) throw new RalphError(`task depends on "${dependency}", which is not in the store`, 'unknown-dependency');
+        }
+        const task: Task = {
+          id,
+          title: fields.title,
+          prompt: fields.prompt,
+          promise: fields.promise,
+          status: 'todo',
+          priority: fields.priority ?? 100,
+          dependsOn: fields.dependsOn ?? [],
+          type: fields.type ?? 'feature',
+          complexity: fields.complexity ?? 3,
+          // absent rather than undefined: the task is exactly what a read of the file gives
+          ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
+          ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
+          iterations: 0,
+          // in the schema's key order, so the bytes written are the bytes a read gives back
+          ...(fields.check !== undefined ? { check: fields.check } : {}),
+          ...(fields.review !== undefined ? { review: fields.review } : {}),
+          ...(fields.source !== undefined ? { source: fields.source } : {}),
+          createdAt: now,
+          updatedAt: now,
+        };
+        file.tasks.push(task);
+        known.add(id);
+        return task;
+      });
     });
   }
 

@@ -13,7 +13,17 @@ export function newNonce(): string {
  * this page's nonce, styles, fonts and images only from the extension's webview folder), the
  * codicon stylesheet under the id @vscode-elements expects, and the bundled script.
  */
-export function panelHtml(webview: vscode.Webview, asset: (name: string) => vscode.Uri, nonce: string): string {
+/** Which page of the webview folder: its script, its stylesheet, and what it is called. */
+export interface WebviewPage {
+  script: string;
+  style: string;
+  title: string;
+  label: string;
+}
+
+export const PROGRESS_PAGE: WebviewPage = { script: 'main.js', style: 'main.css', title: 'Ralph Progress', label: 'Ralph Loop progress' };
+
+export function panelHtml(webview: vscode.Webview, asset: (name: string) => vscode.Uri, nonce: string, page: WebviewPage = PROGRESS_PAGE): string {
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,
@@ -29,12 +39,12 @@ export function panelHtml(webview: vscode.Webview, asset: (name: string) => vsco
   <meta http-equiv="Content-Security-Policy" content="${csp}">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
   <link rel="stylesheet" href="${url('codicon.css')}" id="vscode-codicon-stylesheet">
-  <link rel="stylesheet" href="${url('main.css')}">
-  <title>Ralph Progress</title>
+  <link rel="stylesheet" href="${url(page.style)}">
+  <title>${page.title}</title>
 </head>
 <body>
-  <main id="app" aria-label="Ralph Loop progress"><p class="muted">Loading…</p></main>
-  <script nonce="${nonce}" src="${url('main.js')}"></script>
+  <main id="app" aria-label="${page.label}"><p class="muted">Loading…</p></main>
+  <script nonce="${nonce}" src="${url(page.script)}"></script>
 </body>
 </html>`;
 }
