@@ -72,8 +72,8 @@ export async function chatAnswer(s: ChatServices, prompt: string, stream: ChatOu
     const how = waiting.length === 1 ? `\`@ralph /answer ${waiting[0].task.id} <your answer>\`` : '`@ralph /answer <task id> <your answer>`';
     return void stream.markdown(`${waiting.length === 1 ? 'A task is' : `${waiting.length} tasks are`} waiting for an answer:\n\n${list()}\n\nAnswer with ${how}.`);
   }
-  const task = await answerQuestion(s.paths, s.store, s.actions, target.task.id, answer);
-  stream.markdown(`Answered **${task.id}**: the question and your answer are in its progress notes, which its next iteration reads. It is ${task.status === 'halted' ? 'halted and resumes from its checkpoint' : 'to do again'} at the next run.`);
+  const task = await answerQuestion(s.actions, target.task.id, answer);
+  stream.markdown(`Answered **${task.id}**: your answer is pinned in its next iteration's context. It ${task.status === 'halted' ? 'resumes from its checkpoint' : 'starts again'} at the next run (or now, in a run that is going).`);
   stream.button({ command: 'ralph.runSelectedTask', title: `Run ${task.id}`, arguments: [task.id] });
 }
 
@@ -82,7 +82,10 @@ export async function chatReview(s: ChatServices, stream: ChatOutput): Promise<v
   const tasks = await awaitingReview(s.store);
   if (tasks.length === 0) return void stream.markdown('No task awaits your review. With manual review (`"merge": { "review": "manual" }` in .ralph/config.json), finished work waits here before it lands.');
   stream.markdown(`${tasks.length} task${tasks.length === 1 ? '' : 's'} await${tasks.length === 1 ? 's' : ''} your review:\n\n${tasks.map((t) => `- **${t.id}** ${t.title}`).join('\n')}`);
-  for (const task of tasks.slice(0, 5)) stream.button({ command: 'ralph.showReport', title: `Report of ${task.id}`, arguments: [task.id] });
+  for (const task of tasks.slice(0, 5)) {
+    stream.button({ command: 'ralph.showChanges', title: `Show Changes of ${task.id}`, arguments: [task.id] });
+    stream.button({ command: 'ralph.approveTask', title: `Approve ${task.id}`, arguments: [task.id] });
+  }
 }
 
 /** `/plan [section]`: plans the referenced or open document; the review opens, nothing is saved here. */

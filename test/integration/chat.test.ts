@@ -110,18 +110,18 @@ describe('@ralph in the chat, and its language-model tools', () => {
     assert.match(review.markdown, /No task awaits your review/);
   });
 
-  it('/answer puts the answer in the task\'s notes and unblocks it', async () => {
-    await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [task('T-003', { title: 'Pick a database', status: 'needs_help', blockedReason: 'Postgres or SQLite?', iterations: 2 })] }, null, 2));
+  it('/answer answers the task\'s question: the answer joins its history, pinned in its next context, and the task is ready again', async () => {
+    const asked = { id: 'q1', kind: 'help' as const, question: 'Postgres or SQLite?', askedAt: new Date().toISOString() };
+    await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [task('T-003', { title: 'Pick a database', status: 'needs_help', blockedReason: 'Postgres or SQLite?', iterations: 2, questions: [asked] })] }, null, 2));
     const list = await ask('@ralph /answer');
     assert.match(list.markdown, /A task is waiting for an answer:\n\n- \*\*T-003\*\* Pick a database asks: Postgres or SQLite\?/);
     const answered = await ask('@ralph /answer T-003 SQLite, in data/app.db');
-    assert.match(answered.markdown, /Answered \*\*T-003\*\*/);
+    assert.match(answered.markdown, /Answered \*\*T-003\*\*: your answer is pinned in its next iteration's context/);
     assert.deepEqual(answered.buttons.map((b) => b.title), ['Run T-003']);
-    const notes = await fs.readFile(path.join(workspace(), '.ralph', 'progress', 'T-003.md'), 'utf8');
-    assert.match(notes, /\*\*Question:\*\* Postgres or SQLite\?\n\n\*\*Answer:\*\* SQLite, in data\/app\.db/);
     const [stored] = await storeTasks();
     assert.equal(stored.status, 'todo');
     assert.equal(stored.iterations, 2, 'its iterations are kept');
+    assert.equal(stored.questions?.at(-1)?.answer, 'SQLite, in data/app.db');
   });
 
   it('/add drafts a task with the chat\'s own model, never guesses a promise, and adds it only from its button', async () => {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
 import { answerQuestion, awaitingReview, waitingQuestions } from '../../../src/chat/personBridge';
+import { pinnedAnswers } from '../../../src/core/tasks/questions';
 import { readyTasks, statusMarkdown } from '../../../src/chat/statusText';
 import { draftFromText, readTaskDraft } from '../../../src/core/intake/taskDraft';
-import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskActions } from '../../../src/core/tasks/actions';
@@ -56,25 +55,24 @@ describe('what @ralph says and does (no editor needed)', function () {
     });
     afterEach(async () => ws.cleanup());
 
-    it('writes the question and answer into the notes the next iteration reads, and unblocks the task', async () => {
+    it('answers the open question through the task actions: the answer joins its history (pinned in its next context), the task is ready again', async () => {
       const added = await store.add({ title: 'DB', prompt: 'p', promise: 'q' });
-      await store.update(added.id, { status: 'needs_help', blockedReason: 'Postgres or SQLite?', iterations: 2 });
+      await store.update(added.id, { status: 'needs_help', blockedReason: 'Postgres or SQLite?', iterations: 2, questions: [{ id: 'q1', kind: 'help', question: 'Postgres or SQLite?', askedAt: new Date().toISOString() }] });
       assert.deepEqual((await waitingQuestions(store)).map((w) => [w.task.id, w.question]), [[added.id, 'Postgres or SQLite?']]);
-      const answered = await answerQuestion(paths, store, actions, added.id, '  SQLite  ');
+      const answered = await answerQuestion(actions, added.id, '  SQLite  ');
       assert.equal(answered.status, 'todo');
       assert.equal(answered.iterations, 2);
-      assert.match(await fs.readFile(paths.progress(added.id), 'utf8'), /^# Progress notes — T-001: DB[\s\S]*## Answer from the person \(.*\)\n\n\*\*Question:\*\* Postgres or SQLite\?\n\n\*\*Answer:\*\* SQLite\n$/);
-      await assert.rejects(answerQuestion(paths, store, actions, added.id, 'again'), /T-001 is todo; it asked nothing that waits for an answer/);
+      assert.equal(answered.questions?.at(-1)?.answer, 'SQLite');
+      assert.match(pinnedAnswers(answered.questions), /SQLite/);
+      await assert.rejects(answerQuestion(actions, added.id, 'again'), /T-001/);
+      assert.deepEqual(await waitingQuestions(store), []);
       assert.deepEqual(await awaitingReview(store), []);
     });
 
-    it('a parallel task keeps its notes in its worktree: the answer goes there', async () => {
+    it('lists a task held for review', async () => {
       const added = await store.add({ title: 'DB', prompt: 'p', promise: 'q' });
-      const worktree = await new WorktreeManager(ws.dir).create(added.id, 'main');
-      await store.update(added.id, { status: 'needs_help', blockedReason: 'Which port?' });
-      await answerQuestion(paths, store, actions, added.id, '8080');
-      assert.match(await fs.readFile(new RalphPaths(worktree.path).progress(added.id), 'utf8'), /\*\*Answer:\*\* 8080/);
-      assert.equal(ws.exists(`.ralph/progress/${added.id}.md`), false, 'not in the workspace, where the agent would never read it');
+      await store.update(added.id, { status: 'review' });
+      assert.deepEqual((await awaitingReview(store)).map((t) => t.id), [added.id]);
     });
   });
 });
