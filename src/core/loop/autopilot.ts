@@ -12,6 +12,7 @@ import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, scheduleFinished, type SchedulerState } from './scheduler';
 import type { TaskLoop } from './taskLoop';
 import { HOLD_ENDS } from './runQuestions';
+import { RunHalt, runHaltOf } from './runHalt';
 import type { TaskRunResult } from './types';
 
 export interface AutopilotDeps {
@@ -71,12 +72,19 @@ export class Autopilot {
   private readonly cleanups: Promise<void>[] = [];
   /** The next tasks' worktrees, made while the running agents wait for their models. */
   private readonly warm: WarmWorktrees;
+  private readonly halted = new RunHalt();
 
   constructor(private readonly d: AutopilotDeps) {
     this.warm = new WarmWorktrees(d.worktrees, d.target);
   }
 
-  async run(stop: AbortSignal): Promise<TaskRunResult[]> {
+  /** Why the run halted by itself (a git lock held where every task needs it); undefined otherwise. */
+  get haltReason(): string | undefined {
+    return this.halted.reason;
+  }
+
+  async run(userStop: AbortSignal): Promise<TaskRunResult[]> {
+    const stop = AbortSignal.any([userStop, this.halted.signal]);
     await this.recover();
     try {
       await this.loop(stop);
@@ -95,7 +103,10 @@ export class Autopilot {
     for (;;) {
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
-        this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
+        this.merging = d.queue.processNext(stop).then(
+          (outcome) => ({ kind: 'merge', outcome }) as Finished,
+          (error) => this.mergeThrew(error),
+        );
       }
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
@@ -205,6 +216,7 @@ export class Autopilot {
     }
     this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);
     this.results.push(result);
+    if (result.runHalt) this.halted.halt(result.runHalt, d.emit);
     if ((result.fault === 'auth' || result.fault === 'quota') && !this.providerHalt) {
       // a bad key or an exhausted quota would halt every task started after it the same way
       this.providerHalt = result.reason;
@@ -218,6 +230,14 @@ export class Autopilot {
       d.emit({ type: 'worktree', taskId, state: 'kept', ...where });
     }
     await this.maybeHold(taskId, result, stop);
+  }
+
+  /** A merge that cannot go on for a reason that stops every merge (a held git lock) halts the run; anything else ends it as before. */
+  private mergeThrew(error: unknown): Finished {
+    const halt = runHaltOf(error);
+    if (halt === undefined) throw error;
+    this.halted.halt(halt, this.d.emit);
+    return { kind: 'merge', outcome: undefined };
   }
 
   /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
@@ -286,8 +306,10 @@ export class Autopilot {
       conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
     } catch (error) {
       const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
-      await this.setStatus(taskId, 'failed', reason);
-      this.results.push({ taskId, status: 'failed', reason, iterations: (await d.store.get(taskId)).iterations });
+      // a lock held in its worktree stops the task, resumable; any other git failure fails it
+      const status: TaskStatus = runHaltOf(error) !== undefined ? 'halted' : 'failed';
+      await this.setStatus(taskId, status, reason);
+      this.results.push({ taskId, status, reason, iterations: (await d.store.get(taskId)).iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;
     }

@@ -78,6 +78,8 @@ export interface RunSummary {
   unrunnable: DependencyBlock[];
   /** What the run spent, across its tasks (absent when it never got to build a loop). */
   spend?: RunSpendSummary;
+  /** Why the run stopped by itself (a git lock held in the working tree every task shares); the tasks are resumable. */
+  halted?: string;
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -155,6 +157,7 @@ export class RalphRunner {
     let reason = 'no ready tasks';
     let unrunnable: DependencyBlock[] = [];
     let spend: RunSpendSummary | undefined;
+    let halted: string | undefined;
     this.runMeter = undefined;
     try {
       await ensureRalphDir(this.paths);
@@ -180,14 +183,17 @@ export class RalphRunner {
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
-      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold).run(this.abort.signal)));
+      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold) : undefined;
+      if (pilot) results.push(...(await pilot.run(this.abort.signal)));
+      halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
-      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);
         const result = await loop.run(next, this.abort.signal);
         results.push(result);
+        halted = result.runHalt;
         if (this.abort.signal.aborted) {
           reason = 'stopped by the user';
           break;
@@ -198,7 +204,7 @@ export class RalphRunner {
         }
         // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
         // would halt them at once with nothing done: they stay as they are
-        const runStop = result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message;
+        const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message);
         if (runStop) {
           const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
           reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
@@ -234,7 +240,7 @@ export class RalphRunner {
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}) };
+    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(halted ? { halted } : {}) };
   }
 
   private store(): TaskStore {

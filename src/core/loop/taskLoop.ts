@@ -1,4 +1,4 @@
-import { errorMessage, type ModelFaultKind } from '../errors';
+import { errorMessage, type ModelFaultKind, RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
@@ -56,7 +56,7 @@ export class TaskLoop {
         maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
       }
       const n = nextIteration(cp);
-      if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (stop.aborted) return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
       if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
       const overBudget = this.budgetExceeded();
@@ -70,9 +70,14 @@ export class TaskLoop {
       const agents: AgentRun[] = [];
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const running = cp;
-      const beforeCommit = async (pending: PendingCommit) => this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+      let written = replay;
+      const beforeCommit = async (pending: PendingCommit) => {
+        written = pending;
+        await this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+      };
       s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
+      if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
       cp = this.recordIteration(cp, step);
       // one task-store write per iteration, once it has ended: the iterations run, the progress and
       // the signal; written alongside the checkpoint and the report (no order between the three)
@@ -94,7 +99,7 @@ export class TaskLoop {
       const record = cp.history[cp.history.length - 1];
       task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
-      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
@@ -140,6 +145,18 @@ export class TaskLoop {
     const totals = s.meter.runTotals;
     s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
     return updated;
+  }
+
+  /**
+   * The iteration's commit met a git lock that stayed held: the iteration is not over. The
+   * checkpoint keeps its write-ahead record (phase `committing`), so the next run commits this
+   * same iteration's work under its own number, without a new model call, and judges it then.
+   */
+  private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
+    const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
+    this.s.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
+    const result = await this.finish(task, cp, 'halted', reason, maxIterations);
+    return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
   }
 
   /**
@@ -278,6 +295,12 @@ export class TaskLoop {
 }
 
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
+/** Why the task stopped: the user, or the run halting itself (the abort's reason says which). */
+function stoppedReason(stop: AbortSignal): string {
+  const reason: unknown = stop.reason;
+  return reason instanceof RalphError && reason.code === 'run-halted' ? `${reason.message}; state saved` : 'stopped by the user; state saved';
+}
+
 export function nextIteration(cp: Checkpoint): number {
   return cp.phase === 'between' ? cp.iteration + 1 : cp.iteration;
 }

@@ -62,4 +62,6 @@ export interface TaskRunResult {
   reportFile?: string;
   /** The provider fault that halted the task (auth, quota): every later task of the run would meet it too. */
   fault?: ModelFaultKind;
+  /** Why the whole run must stop after this task (a git lock held in the working tree every task shares). */
+  runHalt?: string;
 }
