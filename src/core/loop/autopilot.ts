@@ -1,6 +1,6 @@
 import { type ReceiptSummary, summarizeReceipt } from '../safety/receipt';
 import type { RalphConfig } from '../config/schema';
-import { errorMessage } from '../errors';
+import { ConfigError, errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
@@ -88,6 +88,10 @@ export class Autopilot {
     await this.recover();
     try {
       await this.loop(stop);
+    } catch (error) {
+      // bad input (a corrupt checkpoint) ends the run as it does with one agent: the other agents stop first
+      this.halted.halt(errorMessage(error), this.d.emit);
+      throw error;
     } finally {
       // never leave with an agent or a merge still at work (the run lock is released after this)
       await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
@@ -187,6 +191,8 @@ export class Autopilot {
       const current = await d.store.get(task.id);
       return await (await d.loopFor(worktree.path)).run(current, stop);
     } catch (error) {
+      // a corrupt checkpoint is the user's to repair: the task stays as it is and the run ends (exit 2), never `failed`
+      if (error instanceof ConfigError) throw error;
       const reason = `could not run in its worktree: ${errorMessage(error)}`;
       d.emit({ type: 'error', taskId: task.id, message: reason });
       await this.setStatus(task.id, 'failed', reason);
