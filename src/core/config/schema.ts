@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
 
 const Price = z.strictObject({
@@ -207,6 +208,7 @@ export const RalphConfigSchema = z
   agents: AgentsConfigSchema,
   merge: MergeConfigSchema,
   worktrees: WorktreesConfigSchema,
+  reports: ReportsConfigSchema,
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;

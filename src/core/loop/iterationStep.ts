@@ -217,7 +217,7 @@ async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoi
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
   const judge = cp.integrity ? integrityJudge(s, task, cp.integrity) : undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates') });
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates'), logMaxBytes: s.config.reports.logMaxKb * 1024 });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {

@@ -35,6 +35,7 @@ import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
+import { DiskBudget } from '../reports/diskBudget';
 import { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
 
@@ -99,6 +100,8 @@ export class RalphRunner {
   /** Every control-file guard of the current run (one per task loop): the store's writes are acknowledged to all. */
   private readonly guards = new Set<ControlFileGuard>();
   private sandboxWarned = false;
+  /** The run's budget for reports and run logs (made once the run lock is held). */
+  private disk: DiskBudget | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -167,6 +170,9 @@ export class RalphRunner {
       });
       this.guards.clear();
       this.sandboxWarned = false;
+      // within the budget before anything is written (the run lock is held: no other run prunes)
+      this.disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
+      await this.disk.prune();
       const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
       const { loop, meter } = await this.buildLoop(runId, emit, redactor, questions);
       const store = this.store();
@@ -320,6 +326,7 @@ export class RalphRunner {
       pause: this.pauseGate,
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined,
+      disk: this.disk,
     });
     return { loop, guard, meter };
   }

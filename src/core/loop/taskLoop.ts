@@ -8,11 +8,16 @@ import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
+import { boundPending, boundRecord } from './boundedRecord';
+import { boundOptionalText } from '../util/bounded';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
 import type { TaskLoopServices, TaskRunResult } from './types';
+
+/** The council's plan as the checkpoint keeps it. */
+const COUNCIL_PLAN_MAX = 16_000;
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
 const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
@@ -72,8 +77,8 @@ export class TaskLoop {
       const running = cp;
       let written = replay;
       const beforeCommit = async (pending: PendingCommit) => {
-        written = pending;
-        await this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+        written = boundPending(pending);
+        await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
       };
       s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, stop, replay, beforeCommit });
@@ -131,6 +136,7 @@ export class TaskLoop {
     // files that do not depend on each other: written side by side, their fsyncs waited for together
     const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
     if (report) s.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: s.paths.relative(report), final: false });
+    await s.disk?.afterIteration();
     s.emit({
       type: 'iteration.finished',
       taskId: task.id,
@@ -202,7 +208,7 @@ export class TaskLoop {
       elapsedMs: cp.elapsedMs + record.durationMs,
       commits: cp.commits + (record.commit ? 1 : 0),
       consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
-      history: [...cp.history, { ...record, failed: iterationFailed(record, cp.history.at(-1)) }].slice(-MAX_HISTORY),
+      history: [...cp.history, boundRecord({ ...record, failed: iterationFailed(record, cp.history.at(-1)) })].slice(-MAX_HISTORY),
       usage: addUsage(cp.usage, record.usage),
       modelUsage,
       optionalGateIterations,
@@ -250,6 +256,7 @@ export class TaskLoop {
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
+    await s.disk?.prune();
     if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}) });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
@@ -285,7 +292,8 @@ export class TaskLoop {
     // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
     // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
     const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceiptView : cp.receipt;
-    const file = await this.s.checkpoints.save({ ...cp, receipt });
+    // the council's plan is a model's text too: kept bounded like the records' texts
+    const file = await this.s.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
     this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
   }
 

@@ -15,6 +15,7 @@ import type { TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
 import type { PauseGate } from './pauseGate';
+import type { DiskBudget } from '../reports/diskBudget';
 
 /**
  * The types of the per-task loop and its steps. Each step names the services it uses
@@ -52,6 +53,8 @@ export interface TaskLoopServices {
   work?: RalphPaths;
   /** COMPLETE is not `done` yet: the task stays in_progress until the merge queue lands it. */
   awaitingMerge?: boolean;
+  /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
+  disk?: DiskBudget;
 }
 
 export interface TaskRunResult {
