@@ -1,7 +1,8 @@
 import * as path from 'node:path';
-import { insideRoot, type PathContext, resolvePath } from './commandPaths';
-import type { Verdict } from './commandRules';
+import { insideRoot, type PathContext, type PathVerdict, resolvePath } from './commandPaths';
 import type { ShellWord } from './shellWords';
+
+type Verdict = NonNullable<PathVerdict>;
 
 /**
  * Credentials a command must not read, outside the sandbox as much as inside it (macOS, Windows,
@@ -9,8 +10,8 @@ import type { ShellWord } from './shellWords';
  * environment of running processes. A folder named here is refused with everything in it;
  * a file, itself. Inside the workspace such a name is the project's own (its `.npmrc`).
  */
-const CREDENTIAL_DIRS = ['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.config/gh', '.config/gcloud', '.config/hub', '.docker', '.local/share/keyrings', 'Library/Keychains', '.terraform.d'];
-const CREDENTIAL_FILES = ['.netrc', '_netrc', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pypirc', '.git-credentials', '.config/git/credentials', '.cargo/credentials', '.cargo/credentials.toml', '.gem/credentials', '.vault-token', '.pgpass', '.my.cnf', '.boto', '.s3cfg'];
+export const CREDENTIAL_DIRS = ['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.config/gh', '.config/gcloud', '.config/hub', '.docker', '.local/share/keyrings', 'Library/Keychains', '.terraform.d'];
+export const CREDENTIAL_FILES = ['.netrc', '_netrc', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pypirc', '.git-credentials', '.config/git/credentials', '.cargo/credentials', '.cargo/credentials.toml', '.gem/credentials', '.vault-token', '.pgpass', '.my.cnf', '.boto', '.s3cfg'];
 const SYSTEM_SECRETS = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/ssh'];
 /** `/proc/<pid>/environ` (and a task's): every variable of a process, secrets the scrubbing removed from the command included. */
 const PROC_ENVIRON = /^\/proc\/[^/]+(?:\/task\/[^/]+)?\/environ$/;

@@ -1,4 +1,6 @@
-import type { Verdict } from './commandRules';
+import type { PathVerdict } from './commandPaths';
+
+type Verdict = NonNullable<PathVerdict>;
 
 /**
  * git subcommands the rules know. Anything else is asked about: a user's alias (`git co -- .`
