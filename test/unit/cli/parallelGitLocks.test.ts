@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
-import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step, type StepFunction } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -13,7 +13,7 @@ function fileOf(request: RecordedRequest): string {
 }
 
 /** Writes the task's file, then completes; tasks whose file is in `hang` wait for their model forever. */
-function agent(hang: ReadonlySet<string> = new Set()): Step {
+function agent(hang: ReadonlySet<string> = new Set()): StepFunction {
   return (request) => {
     const file = fileOf(request);
     const last = (request.body?.messages ?? []).at(-1);
@@ -99,5 +99,41 @@ describe('git locks in a parallel run (the merge queue and your working tree)', 
     assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
     assert.deepEqual((await tasks()).map((t) => t.status), ['done', 'done']);
     assert.deepEqual(landed(), [a, b].sort());
+  });
+  it("a held lock in a task's own worktree halts that task only, the others go on; resumed, it commits that iteration under its own number", async () => {
+    const [a, b] = [await add('a.txt'), await add('b.txt')];
+    let holder: ChildProcess | undefined;
+    // a's agent: writes its file while a git process takes its worktree's index lock and keeps it
+    const locking: Step = async (request) => {
+      const file = fileOf(request);
+      if (file !== 'a.txt' || holder || (request.body?.messages ?? []).at(-1)?.role === 'tool') return agent()(request);
+      const worktree = ws.path('.ralph', 'worktrees', a);
+      await fs.writeFile(ws.path('.git', 'worktrees', a, 'index.lock'), '');
+      holder = spawn('git', ['hash-object', '--stdin'], { cwd: worktree, env: TEST_GIT_ENV, stdio: ['pipe', 'ignore', 'ignore'] });
+      return agent()(request);
+    };
+    server.push(...Array.from({ length: 4 }, () => locking));
+    try {
+      const run = await runCli(['run'], ws.dir);
+      assert.equal(run.code, 1, run.stderr + run.stdout);
+      assert.match(run.stdout, new RegExp(`could not commit iteration 1: git cannot change the worktree of ${a}: \\.git/worktrees/${a}/index\\.lock was kept because git process \\d+ is working in this repository \\(waited 15 s\\)`));
+      assert.doesNotMatch(run.stderr, /the run halted/, 'a task worktree\'s lock halts that task only');
+      const [ta, tb] = await tasks();
+      assert.equal(ta.status, 'halted');
+      assert.equal(ta.iterations, 0, 'iteration 1 has not ended');
+      assert.equal(tb.status, 'done');
+      assert.deepEqual(landed(), [b]);
+    } finally {
+      holder?.kill('SIGKILL');
+    }
+    const calls = server.requests.length;
+    const resumed = await runCli(['run', '--task', a], ws.dir);
+    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    assert.match(resumed.stdout, /removed a stale \.git\/worktrees\/T-001\/index\.lock|cleaned up after an interrupted run: .*index\.lock/);
+    assert.equal(server.requests.length, calls, 'no model call for the iteration already run');
+    assert.deepEqual(landed(), [a, b].sort());
+    const [ta] = await tasks();
+    assert.equal(ta.status, 'done');
+    assert.equal(ta.iterations, 1);
   });
 });
