@@ -3,17 +3,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
-import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI, CLI_ENV, collect, type CliResult, runCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const STARTS = 30;
 
-function fileOf(request: RecordedRequest): string {
-  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-  return /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'unknown.txt';
-}
 
 /**
  * A preload for each `ralph run`: it loads the CLI's modules, then waits at a barrier (a file

@@ -2,15 +2,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
-import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step, type StepFunction } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type Step, type StepFunction } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { fileOf, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-function fileOf(request: RecordedRequest): string {
-  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-  return /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'unknown.txt';
-}
 
 /** Writes the task's file, then completes; tasks whose file is in `hang` wait for their model forever. */
 function agent(hang: ReadonlySet<string> = new Set()): StepFunction {
@@ -24,7 +20,7 @@ function agent(hang: ReadonlySet<string> = new Set()): StepFunction {
   };
 }
 
-describe('git locks in a parallel run (the merge queue and your working tree)', function () {
+describe('a parallel run that must stop: git locks (your working tree, the merge queue, a task worktree), a corrupt checkpoint', function () {
   this.timeout(180000);
   let ws: TempWorkspace;
   let server: ScriptedServer;
@@ -135,5 +131,24 @@ describe('git locks in a parallel run (the merge queue and your working tree)', 
     const [ta] = await tasks();
     assert.equal(ta.status, 'done');
     assert.equal(ta.iterations, 1);
+  });
+
+  it('a corrupt checkpoint with no good backup ends the run with exit 2 and the message on stderr; the task is kept as it was, as with one agent', async () => {
+    const added = await runCli(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt', '--promise', 'a.txt exists'], ws.dir);
+    const id = added.stdout.trim();
+    const file = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json')));
+    await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify({ ...file, tasks: file.tasks.map((t) => ({ ...t, status: 'in_progress', iterations: 2 })) }));
+    await ws.write(`.ralph/state/${id}.json`, '{"version":1, torn');
+    for (const agents of [3, 1]) {
+      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxIterations: 3, maxParallel: agents } }));
+      const run = await runCli(['run'], ws.dir);
+      assert.equal(run.code, 2, `${agents} agents: ${run.stdout}${run.stderr}`);
+      assert.match(run.stderr, new RegExp(`^ralph: \\.ralph/state/${id}\\.json is unreadable .*no good backup.*rm \\.ralph/state/${id}\\.json$`, 'm'));
+      const [task] = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
+      assert.equal(task.status, 'in_progress', 'kept, never failed');
+      assert.equal(task.iterations, 2);
+      assert.equal(server.requests.length, 0);
+      assert.equal(await ws.read(`.ralph/state/${id}.json`), '{"version":1, torn', 'the file is left for the user to repair');
+    }
   });
 });
