@@ -26,7 +26,7 @@ ${TASK_ACTIONS_USAGE}
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
 
 Every command takes --workspace DIR (default: the current directory).
-Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
+Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted (or the run halted)
             3 one ended blocked or needs_help · 2 usage or configuration error`;
 
 export type CliCommand =

@@ -6,7 +6,7 @@ import { faultLabel } from '../llm/faults';
 import { BudgetExceededError } from '../safety/budget';
 import { type WindDownCause, type WindDownResult, windDownTurn } from './windDown';
 import type { ToolContext } from '../agent/tools/types';
-import { errorMessage, type ModelFaultKind, RalphError } from '../errors';
+import { errorMessage, type ModelFaultKind } from '../errors';
 import type { ChatMessage } from '../llm/types';
 import { runGates } from '../gates/runGates';
 import { GitLockHeldError, underGitLockRule } from '../git/lockRule';
@@ -20,6 +20,7 @@ import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
 import { integrityJudge } from './integrityStep';
+import { runHaltReason } from './runHalt';
 import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
@@ -293,8 +294,8 @@ function tamperingFeedback(lines: readonly string[]): string {
 
 /** Who stopped the iteration: the user, or the run halting itself (the abort's reason says which). */
 function stopCause(stop: AbortSignal): string {
-  const reason: unknown = stop.reason;
-  return reason instanceof RalphError && reason.code === 'run-halted' ? `the run halted: ${reason.message}` : 'the user pressed Stop';
+  const halted = runHaltReason(stop);
+  return halted ? `the run halted: ${halted}` : 'the user pressed Stop';
 }
 
 function lastProgress(signals: readonly Signal[]): number | undefined {

@@ -33,3 +33,9 @@ export class RunHalt {
 export function runHaltOf(error: unknown): string | undefined {
   return error instanceof GitLockHeldError ? error.message : undefined;
 }
+
+/** The reason a run halted by itself, from the abort signal its agents got; undefined for the user's Stop. */
+export function runHaltReason(stop: AbortSignal): string | undefined {
+  const reason: unknown = stop.reason;
+  return reason instanceof RalphError && reason.code === 'run-halted' ? reason.message : undefined;
+}

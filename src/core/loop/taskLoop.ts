@@ -1,4 +1,4 @@
-import { errorMessage, type ModelFaultKind, RalphError } from '../errors';
+import { errorMessage, type ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
 import { type AgentRun, ReportWriter } from '../reports/reportWriter';
@@ -14,6 +14,7 @@ import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
+import { runHaltReason } from './runHalt';
 import type { TaskLoopServices, TaskRunResult } from './types';
 
 /** The council's plan as the checkpoint keeps it. */
@@ -305,8 +306,8 @@ export class TaskLoop {
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
 /** Why the task stopped: the user, or the run halting itself (the abort's reason says which). */
 function stoppedReason(stop: AbortSignal): string {
-  const reason: unknown = stop.reason;
-  return reason instanceof RalphError && reason.code === 'run-halted' ? `${reason.message}; state saved` : 'stopped by the user; state saved';
+  const halted = runHaltReason(stop);
+  return `${halted ?? 'stopped by the user'}; state saved`;
 }
 
 export function nextIteration(cp: Checkpoint): number {
