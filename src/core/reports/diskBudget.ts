@@ -7,6 +7,7 @@ import type { RalphPaths } from '../paths';
 const PRUNE_TO = 0.9;
 /** Iterations between two looks at the folders during a run (besides its start and each task's end). */
 const EVERY_ITERATIONS = 10;
+const MIN_LOOK_GAP_MS = 60_000;
 
 export interface PruneResult {
   /** Bytes in the folders before pruning. */
@@ -31,6 +32,7 @@ interface Entry {
  */
 export class DiskBudget {
   private iterations = 0;
+  private lastLook = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly paths: RalphPaths,
@@ -38,14 +40,17 @@ export class DiskBudget {
     /** Files never removed (the log of this run, which is open). */
     private readonly keep: readonly string[],
     private readonly emit: (body: RalphEventBody) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** Prunes every `EVERY_ITERATIONS` calls. */
+  /** Prunes every `EVERY_ITERATIONS` calls, at most once a minute (a walk of the folders is not free, fast iterations need none). */
   async afterIteration(): Promise<void> {
-    if (++this.iterations % EVERY_ITERATIONS === 0) await this.prune();
+    if (++this.iterations % EVERY_ITERATIONS !== 0 || this.now() - this.lastLook < MIN_LOOK_GAP_MS) return;
+    await this.prune();
   }
 
   async prune(): Promise<PruneResult> {
+    this.lastLook = this.now();
     const result = await pruneToBudget([path.join(this.paths.dir, 'reports'), path.join(this.paths.dir, 'runs')], this.budgetBytes, new Set(this.keep.map((f) => path.resolve(f))));
     if (result.removed.length > 0) {
       const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;

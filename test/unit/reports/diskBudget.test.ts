@@ -66,12 +66,19 @@ describe('bounded disk', () => {
     assert.equal(ws.exists('.ralph/reports'), true);
   });
 
-  it('DiskBudget says what it removed, and looks every 10 iterations', async () => {
+  it('DiskBudget says what it removed, and looks every 10 iterations, at most once a minute', async () => {
     const events: unknown[] = [];
     await fileAt(ws.path('.ralph/reports/T-001/iteration-1.md'), 2 * 1024 * 1024, 100);
-    const budget = new DiskBudget(new RalphPaths(ws.dir), 1024 * 1024, [], (e) => events.push(e));
+    let clock = 0;
+    const budget = new DiskBudget(new RalphPaths(ws.dir), 1024 * 1024, [], (e) => events.push(e), () => clock);
+    await budget.prune();
+    await fileAt(ws.path('.ralph/reports/T-001/iteration-1.md'), 2 * 1024 * 1024, 100);
+    clock = 30_000;
+    for (let i = 0; i < 10; i++) await budget.afterIteration();
+    assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), true, 'not within a minute of the last look');
+    clock = 61_000;
     for (let i = 0; i < 9; i++) await budget.afterIteration();
-    assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), true);
+    assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), true, 'only every 10th iteration');
     await budget.afterIteration();
     assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), false);
     assert.match((events[0] as { message: string }).message, /held 2\.0 MB, over their budget of 1\.0 MB \(reports\.maxTotalMb\): removed the 1 oldest file \(2\.0 MB\)/);
