@@ -38,7 +38,7 @@ ${PLAN_USAGE}
 ${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
-Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
+Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted (or the run halted)
             3 one ended blocked, needs_help or review (it waits for you) · 2 usage or configuration error`;
 
 export type CliCommand =

@@ -207,7 +207,8 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
   }
   // human output already showed them as warnings; JSON consumers read stderr for the summary
   if (json) for (const block of summary.unrunnable) io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
-  const code = exitCodeFor(summary.results.map((r) => r.status));
+  if (summary.halted) io.err(`ralph: the run halted: ${summary.halted}`);
+  const code = summary.halted ? EXIT.failed : exitCodeFor(summary.results.map((r) => r.status));
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
   return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ForgeConfigSchema } from '../forge/config';
+import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
 
 const Price = z.strictObject({
@@ -218,6 +219,7 @@ export const RalphConfigSchema = z
   merge: MergeConfigSchema,
   worktrees: WorktreesConfigSchema,
   forge: ForgeConfigSchema,
+  reports: ReportsConfigSchema,
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;

@@ -24,6 +24,8 @@ export interface RunGatesOptions {
   judge?(gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome>;
   /** Folder for the full output of each gate (`iteration-<n>-<gate>.log`); none is kept when unset. */
   logDir?: string;
+  /** Cap of each log (its head and tail are kept); default 1 MiB. */
+  logMaxBytes?: number;
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -33,7 +35,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     if (options.signal?.aborted) break;
     options.emit?.({ type: 'gate.started', taskId: options.taskId, iteration: options.iteration, gate: gate.name, kind: gate.kind, command: gate.command });
     let run: GateRunResult;
-    const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, gate.name) : undefined;
+    const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, gate.name, options.logMaxBytes) : undefined;
     try {
       run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
     } catch (error) {

@@ -27,12 +27,26 @@ export class GitCommandError extends RalphError {
   }
 }
 
-/** What git said: its `fatal:` / `error:` line (which names the cause: a lock, a path) and its last lines. */
-function gitMessage(result: GitResult): string {
-  const lines = (result.stderr || result.stdout).split('\n').map((line) => line.trim()).filter(Boolean);
-  const last = lines.slice(-3);
-  const cause = lines.find((line) => /^(fatal|error):/.test(line));
-  return [...(cause && !last.includes(cause) ? [cause] : []), ...last].join(' ');
+/**
+ * What git said, in whole sentences: its `fatal:` / `error:` line (which names the cause: a lock,
+ * a path) with the rest of its paragraph, then git's closing paragraph when it is short (e.g.
+ * "Aborting"). Git's long advice paragraphs are left out rather than cut mid-sentence — for a
+ * lock it is replaced by one line saying what the lock means.
+ */
+export function gitMessage(result: Pick<GitResult, 'stdout' | 'stderr'>): string {
+  const paragraphs = (result.stderr || result.stdout)
+    .split(/\n\s*\n/)
+    .map((p) => p.split('\n').map((line) => line.trim()).filter(Boolean))
+    .filter((p) => p.length > 0);
+  const at = paragraphs.findIndex((p) => p.some((line) => /^(fatal|error):/.test(line)));
+  if (at < 0) return (paragraphs.at(-1) ?? []).slice(-3).join(' ');
+  const cause = paragraphs[at].slice(paragraphs[at].findIndex((line) => /^(fatal|error):/.test(line)));
+  if (/^(fatal|error): Unable to create '[^']+\.lock': File exists\.?$/.test(cause[0])) {
+    return `${cause[0]} Another git process is working in this repository, or one that crashed left the lock behind.`;
+  }
+  const last = paragraphs.at(-1) ?? [];
+  const closing = at < paragraphs.length - 1 && last.length <= 2 ? last : [];
+  return [...cause.slice(0, 6), ...closing].join(' ');
 }
 
 /** Variables a git hook or a parent git sets that would point every call at their repository instead of the folder it runs in. */

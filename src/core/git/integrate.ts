@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
-import { git, gitStatus, runGit } from './gitExec';
+import { git, GitCommandError, gitStatus, runGit } from './gitExec';
+import { lockFileOf, underGitLockRule } from './lockRule';
 import { uncommittedFiles, type WorktreeManager } from './worktrees';
 
 /**
@@ -57,14 +58,22 @@ export class MergeWorkspace {
   /** The committer identity of the merge commits, looked up once a run. */
   private identity: Promise<NodeJS.ProcessEnv> | undefined;
 
-  constructor(private readonly worktrees: WorktreeManager) {}
+  constructor(
+    private readonly worktrees: WorktreeManager,
+    /** Told of each stale git lock the queue removed (for a warning). */
+    private readonly onLockCleared?: (cleared: { file: string; ageMs: number }) => void,
+  ) {}
 
   get path(): string {
     return this.worktrees.mergePath;
   }
 
   /** Merges `ralph/<taskId>` onto the current tip of `target` in the merge worktree, never touching the target. */
-  async prepare(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
+  prepare(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
+    return this.underLockRule('the merge worktree', () => this.prepareOnce(task, target, strategy));
+  }
+
+  private async prepareOnce(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
     const tips = await this.worktrees.branchTips([branch, target]);
     const branchTip = tips.get(branch);
@@ -116,7 +125,11 @@ export class MergeWorkspace {
    * refuses to overwrite any. When the user's uncommitted changes touch a file of the merge,
    * nothing moves and the answer says which files.
    */
-  async land(target: string, base: string, result: string): Promise<LandResult> {
+  land(target: string, base: string, result: string): Promise<LandResult> {
+    return this.underLockRule(`${target} and the working trees that have it checked out`, () => this.landOnce(target, base, result));
+  }
+
+  private async landOnce(target: string, base: string, result: string): Promise<LandResult> {
     const tip = await this.worktrees.branchTip(target);
     if (tip !== base) return { kind: 'moved', tip };
     const followers = (await this.checkoutsOf(target)).filter((p) => p !== this.path);
@@ -136,6 +149,8 @@ export class MergeWorkspace {
       const moved = await runGit(worktree, ['read-tree', '-m', '-u', base, result]);
       if (moved.code !== 0) {
         await this.unfollow(followed, base, result);
+        // a lock is not the user's changes in the way: the rule decides (cleared and tried again, or the run halts)
+        if (lockFileOf(moved.stderr)) throw new GitCommandError(['read-tree', '-m', '-u', base, result], moved);
         return { kind: 'waiting', worktree, files: [], reason: `${worktree} could not follow the merge: ${moved.stderr.trim().split('\n')[0]}` };
       }
       followed.push(worktree);
@@ -143,13 +158,18 @@ export class MergeWorkspace {
     const swapped = await runGit(this.worktrees.root, ['update-ref', '-m', `ralph: merge queue`, `refs/heads/${target}`, result, base]);
     if (swapped.code !== 0) {
       await this.unfollow(followed, base, result);
+      if (lockFileOf(swapped.stderr)) throw new GitCommandError(['update-ref', `refs/heads/${target}`], swapped);
       return { kind: 'moved', tip: await this.worktrees.branchTip(target) };
     }
     return { kind: 'landed', commit: result, followed };
   }
 
   /** Leaves the merge worktree at `base` with no merge in progress and no stray files. */
-  async checkout(base: string): Promise<void> {
+  checkout(base: string): Promise<void> {
+    return this.underLockRule('the merge worktree', () => this.checkoutOnce(base));
+  }
+
+  private async checkoutOnce(base: string): Promise<void> {
     await this.ensure(base);
     // the merge this process committed here last, with nothing run in it since, is that state already:
     // the usual case, where the last merge landed and became the tip the next one starts from
@@ -161,6 +181,12 @@ export class MergeWorkspace {
     await git(this.path, ['clean', '-q', '-ffdx']);
     await this.worktrees.linkShared(this.path);
     this.left = { commit: base, clean: true };
+  }
+
+  /** git's locks under the one rule: a stale one is cleared and the step done again, a held one stops it (`GitLockHeldError`). */
+  private underLockRule<T>(where: string, op: () => Promise<T>): Promise<T> {
+    const root = this.worktrees.root;
+    return underGitLockRule(root, op, { where, shown: (file) => path.relative(root, file) || file, onCleared: this.onLockCleared });
   }
 
   /** Something ran in the merge worktree (the merged check): the next checkout cleans it. */
@@ -234,7 +260,11 @@ export class MergeWorkspace {
  * agent works on the new tip. On a conflict the merge is left in progress — the markers are in
  * the files, and the agent's next commit concludes the merge. Returns the conflicting files.
  */
-export async function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
+export function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
+  return underGitLockRule(worktree, () => mergeTargetIntoOnce(worktree, target, taskId), { where: `the worktree of ${taskId}` });
+}
+
+async function mergeTargetIntoOnce(worktree: string, target: string, taskId: string): Promise<string[]> {
   if ((await gitStatus(worktree)).files.length > 0) {
     await git(worktree, ['add', '-A']);
     await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], { env: await identityEnv(worktree) });

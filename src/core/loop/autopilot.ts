@@ -1,6 +1,6 @@
 import { type ReceiptSummary, summarizeReceipt } from '../safety/receipt';
 import type { RalphConfig } from '../config/schema';
-import { errorMessage } from '../errors';
+import { ConfigError, errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
@@ -16,6 +16,7 @@ import { pruneLeftovers } from './pruneLeftovers';
 import type { ReviewHolds } from '../review/reviewHolds';
 import type { TaskLoop } from './taskLoop';
 import { HOLD_ENDS } from './runQuestions';
+import { RunHalt, runHaltOf } from './runHalt';
 import type { TaskRunResult } from './types';
 import { handBack, mergeFeedback } from './returnToAgent';
 
@@ -80,6 +81,7 @@ export class Autopilot {
   private readonly person: PersonWaits;
   /** Waiting merges the person asked to keep on their branch (held for review) instead. */
   private readonly keep = new Set<string>();
+  private readonly halted = new RunHalt();
 
   constructor(private readonly d: AutopilotDeps) {
     this.warm = new WarmWorktrees(d.worktrees, d.target);
@@ -98,10 +100,20 @@ export class Autopilot {
     this.person.poke();
   }
 
-  async run(stop: AbortSignal): Promise<TaskRunResult[]> {
+  /** Why the run halted by itself (a git lock held where every task needs it); undefined otherwise. */
+  get haltReason(): string | undefined {
+    return this.halted.reason;
+  }
+
+  async run(userStop: AbortSignal): Promise<TaskRunResult[]> {
+    const stop = AbortSignal.any([userStop, this.halted.signal]);
     await this.recover();
     try {
       await this.loop(stop);
+    } catch (error) {
+      // bad input (a corrupt checkpoint) ends the run as it does with one agent: the other agents stop first
+      this.halted.halt(errorMessage(error), this.d.emit);
+      throw error;
     } finally {
       this.person.dispose();
       // never leave with an agent or a merge still at work (the run lock is released after this)
@@ -119,7 +131,10 @@ export class Autopilot {
       await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
-        this.merging = d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished);
+        this.merging = d.queue.processNext(stop).then(
+          (outcome) => ({ kind: 'merge', outcome }) as Finished,
+          (error) => this.mergeThrew(error),
+        );
       }
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
@@ -241,6 +256,8 @@ export class Autopilot {
       const current = await d.store.get(task.id);
       return await (await d.loopFor(worktree.path)).run(current, stop);
     } catch (error) {
+      // a corrupt checkpoint is the user's to repair: the task stays as it is and the run ends (exit 2), never `failed`
+      if (error instanceof ConfigError) throw error;
       const reason = `could not run in its worktree: ${errorMessage(error)}`;
       d.emit({ type: 'error', taskId: task.id, message: reason });
       await this.setStatus(task.id, 'failed', reason);
@@ -271,6 +288,7 @@ export class Autopilot {
     this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);
     this.results.push(result);
     this.person.ended(taskId, result.status);
+    if (result.runHalt) this.halted.halt(result.runHalt, d.emit);
     if ((result.fault === 'auth' || result.fault === 'quota') && !this.providerHalt) {
       // a bad key or an exhausted quota would halt every task started after it the same way
       this.providerHalt = result.reason;
@@ -284,6 +302,14 @@ export class Autopilot {
       d.emit({ type: 'worktree', taskId, state: 'kept', ...where });
     }
     await this.maybeHold(taskId, result, stop);
+  }
+
+  /** A merge that cannot go on for a reason that stops every merge (a held git lock) halts the run; anything else ends it as before. */
+  private mergeThrew(error: unknown): Finished {
+    const halt = runHaltOf(error);
+    if (halt === undefined) throw error;
+    this.halted.halt(halt, this.d.emit);
+    return { kind: 'merge', outcome: undefined };
   }
 
   /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
@@ -361,8 +387,10 @@ export class Autopilot {
       conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
     } catch (error) {
       const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
-      await this.setStatus(taskId, 'failed', reason);
-      this.results.push({ taskId, status: 'failed', reason, iterations: (await d.store.get(taskId)).iterations });
+      // a lock held in its worktree stops the task, resumable; any other git failure fails it
+      const status: TaskStatus = runHaltOf(error) !== undefined ? 'halted' : 'failed';
+      await this.setStatus(taskId, status, reason);
+      this.results.push({ taskId, status, reason, iterations: (await d.store.get(taskId)).iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;
     }

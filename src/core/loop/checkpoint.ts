@@ -21,6 +21,8 @@ export const IterationRecordSchema = z.object({
   progress: z.number().optional(),
   commit: z.string().optional(),
   filesChanged: z.array(z.string()).default([]),
+  /** How many files the commit changed when `filesChanged` keeps only the first of them. */
+  filesChangedTotal: z.number().int().min(0).optional(),
   error: z.string().optional(),
   /** The agent's last words in the iteration, shortened; fed to the next iteration. */
   summary: z.string().optional(),

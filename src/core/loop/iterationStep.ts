@@ -9,7 +9,7 @@ import type { ToolContext } from '../agent/tools/types';
 import { errorMessage, type ModelFaultKind } from '../errors';
 import type { ChatMessage } from '../llm/types';
 import { runGates } from '../gates/runGates';
-import { clearStaleIndexLock } from '../git/indexLock';
+import { GitLockHeldError, underGitLockRule } from '../git/lockRule';
 import type { GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
@@ -20,6 +20,7 @@ import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
 import { integrityJudge } from './integrityStep';
+import { runHaltReason } from './runHalt';
 import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
@@ -31,6 +32,10 @@ export interface IterationStepResult {
   calls: number;
   /** The provider fault that ended the iteration when it halts the task (auth, quota). */
   fault?: ModelFaultKind;
+  /** The commit met a git lock that stayed held: the iteration is not over, its write-ahead record finishes it on resume. */
+  uncommitted?: boolean;
+  /** Why the whole run stops here (a lock in the working tree every task shares). */
+  runHalt?: string;
 }
 
 export interface IterationStepInput {
@@ -87,7 +92,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
     const cause: WindDownCause | undefined = error instanceof BudgetExceededError ? 'budget' : error !== undefined ? undefined : stop.aborted ? 'stop' : timeout.aborted ? 'timeout' : undefined;
     if (!cause || windDown) return;
-    const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? 'the user pressed Stop' : `the task timeout (${s.config.loop.taskTimeoutMinutes} min) was reached`;
+    const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? stopCause(stop) : `the task timeout (${s.config.loop.taskTimeoutMinutes} min) was reached`;
     const turn = await windDownTurn(s, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext, leftMs: endsAt - Date.now() });
     if (turn) windDown = { ...turn, cause, reason };
   };
@@ -175,7 +180,8 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     // never gates, never done on work that is not in git: the task halts with the cause
     const reason = committed.error;
     const decision: CompletionDecision = { kind: 'finish', status: 'halted', reason, notes: [] };
-    return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps };
+    const uncommitted = committed.lockHeld ? { uncommitted: true, ...(committed.sharedTree ? { runHalt: reason } : {}) } : {};
+    return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps, ...uncommitted };
   }
 
   const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
@@ -224,7 +230,7 @@ async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoi
   if (s.config.gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
   const judge = cp.integrity ? integrityJudge(s, task, cp.integrity) : undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates') });
+  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates'), logMaxBytes: s.config.reports.logMaxKb * 1024 });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {
@@ -248,34 +254,46 @@ function iterationMessage(task: Task, n: number): string {
 
 /**
  * Commits the iteration's work (`changed`: what the `git status` taken alongside the write-ahead
- * checkpoint said). A failure is the iteration's failure (returned, not swallowed): a stale
- * `index.lock` no live git process holds is cleared once and the commit retried.
+ * checkpoint said). A failure is the iteration's failure (returned, not swallowed). git's locks
+ * follow the one rule (`underGitLockRule`): a stale `index.lock` no live git process holds is
+ * cleared and the commit tried again; one that stays held stops the commit with the way out.
  */
-async function commitIteration(s: TaskLoopServices, task: Task, n: number, changed: boolean | undefined): Promise<{ commit: CommitInfo | undefined } | { error: string }> {
+async function commitIteration(s: TaskLoopServices, task: Task, n: number, changed: boolean | undefined): Promise<{ commit: CommitInfo | undefined } | CommitFailure> {
   if (!s.config.loop.commitEachIteration) return { commit: undefined };
   const message = iterationMessage(task, n);
-  let lockNote = '';
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const commit = await s.guard.orchestratorCommit(() => s.git.commitAll(message, attempt === 0 ? changed : undefined));
-      if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
-      if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
-      return { commit };
-    } catch (error) {
-      const cause = errorMessage(error).trim();
-      if (attempt === 0 && /index\.lock/.test(cause)) {
-        const lock = await clearStaleIndexLock((s.work ?? s.paths).workspace).catch(() => undefined);
-        if (lock?.state === 'removed') {
-          s.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${s.paths.relative(lock.file)} (${Math.round(lock.ageMs / 1000)} s old, no git process works in this repository) and committed again` });
-          continue;
-        }
-        if (lock?.state === 'kept') lockNote = `; ${s.paths.relative(lock.file)} was kept because ${lock.why}; once no git process runs here, delete it (rm ${s.paths.relative(lock.file)}) and resume with: ralph run --task ${task.id}`;
-      }
-      const text = `could not commit iteration ${n}: ${cause}${lockNote}; the iteration's changes are uncommitted in the working tree`;
-      s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
-      return { error: text };
-    }
+  const root = (s.work ?? s.paths).workspace;
+  let hint = changed;
+  try {
+    const commit = await underGitLockRule(
+      root,
+      () => {
+        const known = hint;
+        hint = undefined; // a retry looks again
+        return s.guard.orchestratorCommit(() => s.git.commitAll(message, known));
+      },
+      {
+        where: s.work ? `the worktree of ${task.id}` : 'your working tree',
+        shown: (file) => s.paths.relative(file),
+        onCleared: ({ file, ageMs }) => s.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${s.paths.relative(file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository) and committed again` }),
+      },
+    );
+    if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+    if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
+    return { commit };
+  } catch (error) {
+    const held = error instanceof GitLockHeldError;
+    const text = `could not commit iteration ${n}: ${errorMessage(error).trim()}${held ? ` (resume with: ralph run --task ${task.id}; iteration ${n} is committed then, without a new model call)` : ''}; the iteration's changes are uncommitted in the working tree`;
+    s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
+    return { error: text, lockHeld: held, sharedTree: s.work === undefined };
   }
+}
+
+interface CommitFailure {
+  error: string;
+  /** A git lock that stayed held: the iteration is finished by the next run from its write-ahead record. */
+  lockHeld: boolean;
+  /** The commit was in the user's working tree, which every task shares: the run cannot go on. */
+  sharedTree: boolean;
 }
 
 function tamperingLines(found: readonly TamperFinding[]): string[] {
@@ -284,6 +302,12 @@ function tamperingLines(found: readonly TamperFinding[]): string[] {
 
 function tamperingFeedback(lines: readonly string[]): string {
   return `Tampering: the orchestrator's control files were changed and have been restored (${lines.join('; ')}). The task list, the config, the checkpoints and git's configuration and hooks are not yours to change: do the task in the workspace's own files.`;
+}
+
+/** Who stopped the iteration: the user, or the run halting itself (the abort's reason says which). */
+function stopCause(stop: AbortSignal): string {
+  const halted = runHaltReason(stop);
+  return halted ? `the run halted: ${halted}` : 'the user pressed Stop';
 }
 
 function lastProgress(signals: readonly Signal[]): number | undefined {

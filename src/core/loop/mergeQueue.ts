@@ -1,9 +1,11 @@
+import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import type { MergeState, RalphEventBody } from '../events';
 import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateRunner } from '../gates/types';
 import { type ConflictHunk, type MergeStrategy, MergeWorkspace } from '../git/integrate';
+import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
 
 export type { MergeState };
@@ -160,7 +162,9 @@ export class MergeQueue {
   private checked: { taskId: string; base: string; result: string; gates: MergeEntry['gates'] } | undefined;
 
   constructor(private readonly deps: MergeQueueDeps) {
-    this.workspace = new MergeWorkspace(deps.worktrees);
+    this.workspace = new MergeWorkspace(deps.worktrees, ({ file, ageMs }) =>
+      deps.emit?.({ type: 'warning', code: 'git-lock-cleared', message: `removed a stale ${path.relative(deps.worktrees.root, file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository); the merge goes on` }),
+    );
   }
 
   get snapshot(): MergeQueueState {
@@ -207,6 +211,11 @@ export class MergeQueue {
         }
       } catch (error) {
         await this.workspace.checkout(this.deps.target).catch(() => undefined);
+        if (error instanceof GitLockHeldError) {
+          // a lock nobody released is not a verdict on the task either: queued again, and the run halts
+          this.apply({ type: 'requeue', taskId: entry.taskId, detail: `not merged: ${error.message}` });
+          throw error;
+        }
         if (signal?.aborted) {
           // a stop is not a verdict on the task: it stays queued for the next run
           this.apply({ type: 'requeue', taskId: entry.taskId, detail: 'stopped during the merge; queued again' });

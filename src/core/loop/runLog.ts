@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import * as path from 'node:path';
 import type { RalphEvent } from '../events';
+import { boundDeep, LOGGED_LINE_MAX } from '../util/bounded';
 
 /** Events too chatty for the run log (they are still delivered to live listeners). */
 const NOT_LOGGED = new Set<RalphEvent['type']>(['model.delta']);
@@ -20,7 +21,10 @@ export class RunLog {
 
   append(event: RalphEvent): void {
     if (this.closed || NOT_LOGGED.has(event.type)) return;
-    this.stream.write(`${JSON.stringify(event)}\n`);
+    let line = JSON.stringify(event);
+    // a commit of 100,000 files, a 200 kB reason: the live event carries it all, the log a bounded part
+    if (line.length > LOGGED_LINE_MAX) line = JSON.stringify(boundDeep(event));
+    this.stream.write(`${line}\n`);
   }
 
   close(): Promise<void> {

@@ -42,6 +42,7 @@ import { personActed } from './personWaits';
 import { mergeTarget } from './mergeTarget';
 import { type RunOutcome, summarizeRun } from './runSummary';
 import { ReviewHolds } from '../review/reviewHolds';
+import { DiskBudget } from '../reports/diskBudget';
 import { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
 
@@ -89,6 +90,8 @@ export interface RunSummary {
   spend?: RunSpendSummary;
   /** Done / needs you (questions, reviews) / failed, as the person reads it at the end. */
   outcome?: RunOutcome;
+  /** Why the run stopped by itself (a git lock held in the working tree every task shares); the tasks are resumable. */
+  halted?: string;
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -110,6 +113,8 @@ export class RalphRunner {
   private sandboxWarned = false;
   /** The parallel autopilot of the current run, for the person's actions on its merge queue. */
   private currentAutopilot: Autopilot | undefined;
+  /** The run's budget for reports and run logs (made once the run lock is held). */
+  private disk: DiskBudget | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -181,6 +186,7 @@ export class RalphRunner {
     let unrunnable: DependencyBlock[] = [];
     let spend: RunSpendSummary | undefined;
     let outcome: RunOutcome | undefined;
+    let halted: string | undefined;
     this.runMeter = undefined;
     try {
       await ensureRalphDir(this.paths);
@@ -190,6 +196,9 @@ export class RalphRunner {
       });
       this.guards.clear();
       this.sandboxWarned = false;
+      // within the budget before anything is written (the run lock is held: no other run prunes)
+      this.disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
+      await this.disk.prune();
       const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
       const { loop, meter } = await this.buildLoop(runId, emit, redactor, questions);
       const store = this.store();
@@ -211,15 +220,18 @@ export class RalphRunner {
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await reviewsWanted(this.deps.config, store)) || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
       const parallel = target !== undefined;
-      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold).run(this.abort.signal)));
+      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold) : undefined;
+      if (pilot) results.push(...(await pilot.run(this.abort.signal)));
+      halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
-      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
+      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
       while (next) {
         attempted.add(next.id);
         const result = await loop.run(next, this.abort.signal);
         results.push(result);
         endedAs.set(result.taskId, result.status);
+        halted = result.runHalt;
         if (this.abort.signal.aborted) {
           reason = 'stopped by the user';
           break;
@@ -230,7 +242,7 @@ export class RalphRunner {
         }
         // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
         // would halt them at once with nothing done: they stay as they are
-        const runStop = result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message;
+        const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message);
         if (runStop) {
           const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
           reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
@@ -274,7 +286,7 @@ export class RalphRunner {
       this.emitActive = undefined;
       this.active = false;
     }
-    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) };
+    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}), ...(halted ? { halted } : {}) };
   }
 
   private store(): TaskStore {
@@ -361,6 +373,7 @@ export class RalphRunner {
       pause: this.pauseGate,
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
+      disk: this.disk,
     });
     return { loop, guard, meter };
   }

@@ -9,11 +9,17 @@ import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
+import { boundPending, boundRecord } from './boundedRecord';
+import { boundOptionalText } from '../util/bounded';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
+import { runHaltReason } from './runHalt';
 import type { AskedQuestion, TaskLoopServices, TaskRunResult } from './types';
+
+/** The council's plan as the checkpoint keeps it. */
+const COUNCIL_PLAN_MAX = 16_000;
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
 const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
@@ -61,7 +67,7 @@ export class TaskLoop {
         timeoutMs = Math.max(timeoutMs, taskLimitMs(task, s.config.loop.taskTimeoutMinutes));
       }
       const n = nextIteration(cp);
-      if (stop.aborted) return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (stop.aborted) return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
       if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
       if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
       const overBudget = this.budgetExceeded();
@@ -75,9 +81,14 @@ export class TaskLoop {
       const agents: AgentRun[] = [];
       const escalationsBefore = cp.escalation?.history.length ?? 0;
       const running = cp;
-      const beforeCommit = async (pending: PendingCommit) => this.saveCheckpoint({ ...running, phase: 'committing', pending, updatedAt: this.isoNow() });
+      let written = replay;
+      const beforeCommit = async (pending: PendingCommit) => {
+        written = boundPending(pending);
+        await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
+      };
       s.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit });
+      if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
       cp = this.recordIteration(cp, step);
       // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
       const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : s.commandQuestions?.take();
@@ -101,7 +112,7 @@ export class TaskLoop {
       const record = cp.history[cp.history.length - 1];
       task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
-      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
+      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
       if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
       if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
@@ -134,6 +145,7 @@ export class TaskLoop {
     // files that do not depend on each other: written side by side, their fsyncs waited for together
     const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
     if (report) s.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: s.paths.relative(report), final: false });
+    await s.disk?.afterIteration();
     s.emit({
       type: 'iteration.finished',
       taskId: task.id,
@@ -148,6 +160,18 @@ export class TaskLoop {
     const totals = s.meter.runTotals;
     s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
     return updated;
+  }
+
+  /**
+   * The iteration's commit met a git lock that stayed held: the iteration is not over. The
+   * checkpoint keeps its write-ahead record (phase `committing`), so the next run commits this
+   * same iteration's work under its own number, without a new model call, and judges it then.
+   */
+  private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
+    const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
+    this.s.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
+    const result = await this.finish(task, cp, 'halted', reason, maxIterations);
+    return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
   }
 
   /**
@@ -201,7 +225,7 @@ export class TaskLoop {
       elapsedMs: cp.elapsedMs + record.durationMs,
       commits: cp.commits + (record.commit ? 1 : 0),
       consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
-      history: [...cp.history, { ...record, failed: iterationFailed(record, cp.history.at(-1)) }].slice(-MAX_HISTORY),
+      history: [...cp.history, boundRecord({ ...record, failed: iterationFailed(record, cp.history.at(-1)) })].slice(-MAX_HISTORY),
       usage: addUsage(cp.usage, record.usage),
       modelUsage,
       optionalGateIterations,
@@ -252,6 +276,7 @@ export class TaskLoop {
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
+    await s.disk?.prune();
     if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}) });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
   }
@@ -287,7 +312,8 @@ export class TaskLoop {
     // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
     // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
     const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceiptView : cp.receipt;
-    const file = await this.s.checkpoints.save({ ...cp, receipt });
+    // the council's plan is a model's text too: kept bounded like the records' texts
+    const file = await this.s.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
     this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
   }
 
@@ -306,6 +332,12 @@ function minutes(ms: number): string {
 }
 
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
+/** Why the task stopped: the user, or the run halting itself (the abort's reason says which). */
+function stoppedReason(stop: AbortSignal): string {
+  const halted = runHaltReason(stop);
+  return `${halted ?? 'stopped by the user'}; state saved`;
+}
+
 export function nextIteration(cp: Checkpoint): number {
   return cp.phase === 'between' ? cp.iteration + 1 : cp.iteration;
 }

@@ -16,6 +16,7 @@ import type { TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
 import type { PauseGate } from './pauseGate';
+import type { DiskBudget } from '../reports/diskBudget';
 
 /**
  * The types of the per-task loop and its steps. Each step names the services it uses
@@ -55,6 +56,8 @@ export interface TaskLoopServices {
   awaitingMerge?: boolean;
   /** Gated commands nobody could approve during the run: kept as the task's question (needs_help). */
   commandQuestions?: CommandQuestions;
+  /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
+  disk?: DiskBudget;
 }
 
 export type { AskedQuestion };
@@ -67,4 +70,6 @@ export interface TaskRunResult {
   reportFile?: string;
   /** The provider fault that halted the task (auth, quota): every later task of the run would meet it too. */
   fault?: ModelFaultKind;
+  /** Why the whole run must stop after this task (a git lock held in the working tree every task shares). */
+  runHalt?: string;
 }

@@ -7,6 +7,7 @@ import { estimateCostUsd, formatUsd } from '../llm/pricing';
 import type { RalphPaths } from '../paths';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { writeFileAtomic } from '../util/atomicWrite';
+import { boundText, STORED_FILES_MAX, summarizedFiles } from '../util/bounded';
 import { duration, fence, list, table } from './markdown';
 
 /** What a sub-agent did in an iteration, as the iteration report lists it. */
@@ -83,7 +84,7 @@ export function renderIteration(input: IterationReportInput): string {
       `Duration: ${duration(record.durationMs)}`,
       `Model: ${record.model}`,
       `Signal: ${record.signal ?? '(no signal)'}`,
-      `Commit: ${record.commit ? `${record.commit.slice(0, 8)} (${record.filesChanged.length} file${record.filesChanged.length === 1 ? '' : 's'})` : 'none'}`,
+      `Commit: ${record.commit ? `${record.commit.slice(0, 8)} (${plural(record.filesChangedTotal ?? record.filesChanged.length, 'file')})` : 'none'}`,
       `Tokens: ${record.usage.promptTokens} in, ${record.usage.completionTokens} out`,
     ]),
   );
@@ -123,7 +124,7 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   out.push(`# Final report — ${task.id}: ${task.title}`);
   out.push(
     list([
-      `Status: **${input.status.toUpperCase()}** — ${input.reason}`,
+      `Status: **${input.status.toUpperCase()}** — ${boundText(input.reason)}`,
       `Iterations: ${cp.iteration}/${input.maxIterations}`,
       `Active time: ${duration(cp.elapsedMs)}`,
       `Commits: ${cp.commits}${cp.baseCommit ? ` (since ${cp.baseCommit.slice(0, 8)})` : ''}`,
@@ -157,7 +158,7 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
   const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
   if (tampered.length) out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
   const product = (files: string[]) => files.filter((f) => !f.startsWith('.ralph/'));
-  out.push(`## Files\n**Created**\n${list(product(input.files.added).map((f) => `\`${f}\``))}\n\n**Modified**\n${list(product(input.files.modified).map((f) => `\`${f}\``))}\n\n**Deleted**\n${list(product(input.files.deleted).map((f) => `\`${f}\``))}`);
+  out.push(`## Files\n**Created**\n${fileList(product(input.files.added))}\n\n**Modified**\n${fileList(product(input.files.modified))}\n\n**Deleted**\n${fileList(product(input.files.deleted))}`);
   out.push('## Iterations');
   out.push(
     table(
@@ -183,6 +184,15 @@ function gateChanges(cp: Checkpoint): string[] {
   if (weakened.length) out.push(`**Gates weakened when the task ended**\n\n${list(weakened)}`);
   if (!allowed.length && !weakened.length) out.push('_The gates check what they checked at the base._');
   return [out.join('\n\n')];
+}
+
+/** A bounded list of file names: past 200, the rest is one line with their count. */
+function fileList(files: readonly string[]): string {
+  return list(summarizedFiles(files).map((f, i) => (i < STORED_FILES_MAX ? `\`${f}\`` : f)));
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function firstLine(text: string): string {

@@ -1,9 +1,10 @@
 import type { Parser } from 'web-tree-sitter';
 import { judgeRecursiveDelete, judgeWrite, type PathContext, resolvePath } from './commandPaths';
 import { judgeSimple, positionals, type Verdict } from './commandRules';
+import { judgeCredentialWord, judgeEnvironmentDump } from './credentialRules';
 import { containsDownloader, descendants, DOWNLOADERS, stdinSources } from './commandSources';
 import type { SyntaxNode } from './shellParser';
-import { commandBase, literal, type ShellWord, shellWord } from './shellWords';
+import { afterOptions, commandBase, literal, type ShellWord, shellWord, xargsReplace } from './shellWords';
 
 /** Something in a command line the rules refuse or ask about; `command` is the simple command it is in. */
 export interface Finding extends Verdict {
@@ -67,6 +68,11 @@ function walk(st: State, node: SyntaxNode, depth: number): void {
       break;
     case 'function_definition':
       judgeFunction(st, node);
+      break;
+    case 'variable_assignment':
+    case 'declaration_command':
+    case 'herestring_redirect':
+      judgeReads(st, node);
       break;
   }
   for (const child of node.namedChildren) if (child) walk(st, child, depth);
@@ -209,6 +215,10 @@ function judgeEnv(st: State, args: ShellWord[], node: SyntaxNode, depth: number)
     if (v.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) continue;
     break;
   }
+  if (i >= args.length) {
+    st.findings.push({ action: 'deny', reason: 'env: printing the environment (a secret in a variable not named like one would go to the model)', command: 'env' });
+    return;
+  }
   const saved = st.where;
   st.where = where;
   try {
@@ -254,19 +264,6 @@ function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: numbe
   if (sources.downloads) return add([{ action: 'deny', reason: 'piping a download into a shell' }]);
   for (const text of sources.texts) analyseText(st, text, depth + 1, shown);
   if (sources.unknown.length > 0) add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
-}
-
-/** xargs' replace string (`-I R`, `-IR`, `--replace[=R]`, `-i[R]`), which stands for input. */
-function xargsReplace(args: ShellWord[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const v = args[i].value;
-    if (v === undefined || !v.startsWith('-')) return undefined;
-    if (v === '-I') return args[i + 1]?.value;
-    if (v.startsWith('-I')) return v.slice(2);
-    if (v.startsWith('--replace')) return v.split('=')[1] ?? '{}';
-    if (v.startsWith('-i')) return v.slice(2) || '{}';
-  }
-  return undefined;
 }
 
 /** A script run by path: refused when the same line downloaded it. */
@@ -324,6 +321,10 @@ function judgeFind(st: State, args: ShellWord[], node: SyntaxNode, depth: number
 function judgeRedirect(st: State, node: SyntaxNode): void {
   const operator = node.children.find((c) => c && !c.isNamed)?.type ?? '';
   const destination = node.childForFieldName('destination');
+  if (destination && (operator === '<' || operator === '<>')) {
+    const read = judgeCredentialWord(shellWord(destination), st.where);
+    if (read) st.findings.push({ ...read, command: node.text });
+  }
   if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
   if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
   const value = literal(destination);
@@ -336,6 +337,25 @@ function judgeRedirect(st: State, node: SyntaxNode): void {
   }
 }
 
+/**
+ * Words outside a command's arguments that can name a file to read: an assignment's value
+ * (`K=~/.ssh/id_rsa; cat $K`), a here-string; and `export` / `declare -p` alone, which print
+ * the environment.
+ */
+function judgeReads(st: State, node: SyntaxNode): void {
+  if (node.type === 'declaration_command') {
+    const keyword = node.children[0]?.type ?? 'declare';
+    const words = node.namedChildren.filter((c): c is SyntaxNode => c !== null).map(shellWord);
+    const dump = judgeEnvironmentDump(keyword, words);
+    if (dump) st.findings.push({ ...dump, command: excerpt(node.text) });
+    return;
+  }
+  const value = node.type === 'variable_assignment' ? node.childForFieldName('value') : node.namedChildren[0];
+  if (!value) return;
+  const read = judgeCredentialWord(shellWord(value), st.where);
+  if (read) st.findings.push({ ...read, command: excerpt(node.text) });
+}
+
 function judgeFunction(st: State, node: SyntaxNode): void {
   const name = node.childForFieldName('name')?.text;
   const body = node.childForFieldName('body');
@@ -343,21 +363,6 @@ function judgeFunction(st: State, node: SyntaxNode): void {
   const selfCalls = descendants(body, 'command').filter((c) => literal(c.childForFieldName('name') ?? c) === name);
   if (selfCalls.some((c) => c.parent?.type === 'pipeline')) st.findings.push({ action: 'deny', reason: 'a fork bomb (a function that pipes into itself)', command: excerpt(node.text) });
   else if (selfCalls.length > 0) st.findings.push({ action: 'ask', reason: `function ${name} calls itself`, command: excerpt(node.text) });
-}
-
-/** Skips a wrapper's options (those in `withValue` take the next word) and returns the command it runs. */
-function afterOptions(args: ShellWord[], withValue: ReadonlySet<string>): ShellWord[] {
-  let i = 0;
-  for (; i < args.length; i++) {
-    const v = args[i].value;
-    if (v === undefined || !v.startsWith('-') || v === '-') break;
-    if (v === '--') {
-      i++;
-      break;
-    }
-    if (withValue.has(v)) i++;
-  }
-  return args.slice(i);
 }
 
 function changeDirectory(dir: ShellWord | undefined, where: PathContext): string | undefined {

@@ -1,4 +1,6 @@
 import { judgeRecursiveDelete, judgeWrite, type PathContext, type PathVerdict, resolvePath, insideRoot } from './commandPaths';
+import { judgeCredentialTool, judgeCredentialWord, judgeEnvironmentDump } from './credentialRules';
+import { judgeGitHistory } from './gitHistoryRules';
 import type { ShellWord } from './shellWords';
 
 /** `confinable`: an ask the sandbox makes moot (a write to a path known only at run time). */
@@ -73,8 +75,16 @@ export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
     });
   }
   out.push(...judgePublish(name, args));
+  // credentials, with or without the sandbox: a path to one anywhere in the words, a dump of the environment, a tool that hands them out
+  const code = CODE_RUNNERS.has(name);
+  for (const a of args) add(judgeCredentialWord(a, where, { code }));
+  add(judgeEnvironmentDump(name, args));
+  add(judgeCredentialTool(name, args));
   return out;
 }
+
+/** Commands whose arguments are program text: paths inside their words are looked into. */
+const CODE_RUNNERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript', 'awk', 'gawk', 'mawk', 'jq', 'osascript', 'pwsh', 'powershell']);
 
 function judgeRm(args: ShellWord[], where: PathContext): Verdict[] {
   const recursive = optionWords(args).some((a) => a.value === '--recursive' || (a.value !== undefined && /^-[a-zA-Z]*[rR]/.test(a.value) && !a.value.startsWith('--')));
@@ -120,6 +130,8 @@ function judgeGit(args: ShellWord[], where: PathContext): Verdict[] {
   const rest = args.slice(i + 1);
   const values = rest.map((a) => a.value);
   const hasShort = (letter: string) => values.some((v) => v !== undefined && /^-[a-zA-Z]+$/.test(v) && v.includes(letter));
+  const history = judgeGitHistory(sub.value, values);
+  if (history) out.push(history);
   switch (sub.value) {
     case 'push': {
       const force = values.some((v) => v === undefined || /^--(?:force|force-with-lease|force-if-includes|mirror|delete|prune)(?:=|$)/.test(v) || v.startsWith('+') || (v.startsWith(':') && v.length > 1)) || hasShort('f') || hasShort('d');

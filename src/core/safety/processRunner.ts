@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { CommandRequest, CommandResult, CommandRunner } from './commandPort';
-import { bwrapArgs } from './sandbox';
+import { sandboxLaunch } from './sandbox';
 
 export type { CommandRequest, CommandResult, CommandRunner } from './commandPort';
 
@@ -150,8 +150,8 @@ export class NodeCommandRunner implements CommandRunner {
       return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     if (req.sandbox) {
-      const args = bwrapArgs(req.sandbox, req.cwd, env, this.shell, req.command);
-      return spawn(this.bwrap, args, { cwd: req.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const launch = sandboxLaunch(req.sandbox, req.cwd, env, this.shell, req.command, { bwrap: this.bwrap });
+      return spawn(launch.file, launch.args, { cwd: req.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     return spawn(this.shell, ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   }

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
+import * as os from 'node:os';
 import path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
 import type { CommandRequest, CommandResult, CommandRunner, SandboxSpec } from './commandPort';
 import { scrubEnvironment, type SecretRedactor } from './secrets';
+import { probeSeatbelt, SANDBOX_EXEC, seatbeltProfile, seatbeltTemp } from './seatbelt';
 
 export type { SandboxSpec };
 
@@ -12,7 +14,7 @@ export type { SandboxSpec };
 export class SandboxUnavailableError extends RalphError {
   constructor(reason: string) {
     super(
-      `commands.sandbox is "required" but the sandbox is not available (${reason}); no command was run. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user namespaces enabled, or set commands.sandbox to "auto" or "off".`,
+      `commands.sandbox is "required" but the sandbox is not available (${reason}); no command was run. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user namespaces enabled (macOS uses its own sandbox-exec; Windows has none), or set commands.sandbox to "auto" or "off".`,
       'sandbox-unavailable',
     );
   }
@@ -30,10 +32,20 @@ export interface SandboxProbe {
 
 const probes = new Map<string, Promise<SandboxProbe>>();
 
-/** Whether bubblewrap works here (once per process): present, and allowed to create namespaces. */
-export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
-  if (process.platform !== 'linux') {
-    return Promise.resolve({ available: false, reason: `no sandbox on ${process.platform}; commands run with the user's own rights` });
+/**
+ * Whether the sandbox works here (once per process): on Linux bubblewrap, present and allowed to
+ * create namespaces; on macOS sandbox-exec (Seatbelt) with a generated profile; none on Windows.
+ */
+export function probeSandbox(bwrap = 'bwrap', platform: NodeJS.Platform = process.platform): Promise<SandboxProbe> {
+  if (platform === 'darwin') {
+    const known = probes.get(SANDBOX_EXEC);
+    if (known) return known;
+    const probe = probeSeatbelt();
+    probes.set(SANDBOX_EXEC, probe);
+    return probe;
+  }
+  if (platform !== 'linux') {
+    return Promise.resolve({ available: false, reason: `no sandbox on ${platform}; commands run with the user's own rights` });
   }
   const known = probes.get(bwrap);
   if (known) return known;
@@ -56,6 +68,20 @@ export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
  * programs or read other configuration (hooks, config, info/attributes…) mounted read-only on top.
  */
 export function approvedGitBinds(root: string): string[] {
+  const dirs = repositoryDirs(root);
+  const args: string[] = [];
+  for (const dir of dirs) args.push('--bind', dir, dir);
+  for (const dir of dirs) {
+    for (const name of ['hooks', 'config', 'config.worktree', 'info']) {
+      const target = path.join(dir, name);
+      if (existsSync(target)) args.push('--ro-bind', target, target);
+    }
+  }
+  return args;
+}
+
+/** The git dirs of `root`: its `.git` folder, or a worktree's own git dir and the common one it points to. */
+export function repositoryDirs(root: string): string[] {
   const dotGit = path.join(root, '.git');
   let gitDir: string | undefined;
   try {
@@ -75,15 +101,29 @@ export function approvedGitBinds(root: string): string[] {
   } catch {
     // not a linked worktree: the git dir is the common dir
   }
-  const args: string[] = [];
-  for (const dir of dirs) args.push('--bind', dir, dir);
-  for (const dir of dirs) {
-    for (const name of ['hooks', 'config', 'config.worktree', 'info']) {
-      const target = path.join(dir, name);
-      if (existsSync(target)) args.push('--ro-bind', target, target);
-    }
+  return dirs;
+}
+
+/** How a sandboxed command is started: the program, its arguments and its environment. */
+export interface SandboxLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The start of `shell -c command` in the sandbox of this platform: bubblewrap on Linux (its own
+ * private /tmp holds HOME), sandbox-exec with a generated Seatbelt profile on macOS (HOME and
+ * TMPDIR in a temp folder of the workspace's own, writable).
+ */
+export function sandboxLaunch(spec: SandboxSpec, cwd: string, env: Record<string, string>, shell: string, command: string, options: { platform?: NodeJS.Platform; bwrap?: string } = {}): SandboxLaunch {
+  if ((options.platform ?? process.platform) === 'darwin') {
+    const temp = seatbeltTemp(spec.root);
+    const profile = seatbeltProfile(spec, { home: os.homedir(), temp }, spec.gitWritable ? repositoryDirs(spec.root) : []);
+    const inside = { ...env, HOME: path.join(temp, 'home'), TMPDIR: temp, XDG_CACHE_HOME: path.join(temp, '.cache'), npm_config_cache: path.join(temp, '.npm') };
+    return { file: SANDBOX_EXEC, args: ['-p', profile, shell, '-c', command], env: inside };
   }
-  return args;
+  return { file: options.bwrap ?? 'bwrap', args: bwrapArgs(spec, cwd, env, shell, command), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } };
 }
 
 /** The bwrap argument list that runs `shell -c command` inside the sandbox. */

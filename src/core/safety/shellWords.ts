@@ -77,3 +77,31 @@ export function commandBase(name: string): string {
   const slash = name.lastIndexOf('/');
   return slash >= 0 ? name.slice(slash + 1) : name;
 }
+
+/** xargs' replace string (`-I R`, `-IR`, `--replace[=R]`, `-i[R]`), which stands for input. */
+export function xargsReplace(args: ShellWord[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-')) return undefined;
+    if (v === '-I') return args[i + 1]?.value;
+    if (v.startsWith('-I')) return v.slice(2);
+    if (v.startsWith('--replace')) return v.split('=')[1] ?? '{}';
+    if (v.startsWith('-i')) return v.slice(2) || '{}';
+  }
+  return undefined;
+}
+
+/** Skips a wrapper's options (those in `withValue` take the next word) and returns the command it runs. */
+export function afterOptions(args: ShellWord[], withValue: ReadonlySet<string>): ShellWord[] {
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined || !v.startsWith('-') || v === '-') break;
+    if (v === '--') {
+      i++;
+      break;
+    }
+    if (withValue.has(v)) i++;
+  }
+  return args.slice(i);
+}

@@ -1,3 +1,4 @@
+import { boundText } from '../util/bounded';
 import { ConfigError, RalphError, TaskNotFoundError } from '../errors';
 import type { RalphPaths } from '../paths';
 import type { Clock } from '../ports';
@@ -142,7 +143,7 @@ export class TaskStore {
       const index = file.tasks.indexOf(current);
       const updated = TaskFileSchema.shape.tasks.element.parse({
         ...file.tasks[index],
-        ...withoutUndefined(patch),
+        ...withoutUndefined(boundModelText(patch)),
         id,
         updatedAt: new Date(this.clock.now()).toISOString(),
       });
@@ -277,4 +278,12 @@ function safeStatSig(file: string): FileSig | undefined {
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A reason or signal a model wrote (a 200 kB BLOCKED reason) is kept bounded in the store. */
+function boundModelText(patch: TaskPatch): TaskPatch {
+  const bounded: TaskPatch = { ...patch };
+  if (typeof patch.blockedReason === 'string') bounded.blockedReason = boundText(patch.blockedReason);
+  if (typeof patch.lastSignal === 'string') bounded.lastSignal = boundText(patch.lastSignal);
+  return bounded;
 }

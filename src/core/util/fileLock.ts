@@ -55,6 +55,41 @@ const directFs = {
   rmdirSync: (dir: string) => rmdirSync(dir),
 } as unknown as typeof NodeFs;
 
+/** Waits between tries while another process holds the lock: 10 ms growing to 250 ms, ≈ 100 s in all. */
+const RETRIES = { retries: 400, factor: 1.3, minTimeout: 10, maxTimeout: 250 };
+
+/**
+ * Takes the lock, trying again only while another process holds it (ELOCKED). Any other
+ * failure — a read-only file system (an agent's `ralph task add` inside the sandbox), no
+ * permission, a full disk — cannot pass by waiting: it is reported at once.
+ */
+async function lockWhileHeldElsewhere(file: string, options: lockfile.LockOptions): Promise<() => Promise<void>> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await lockfile.lock(file, options);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ELOCKED') throw cannotLock(file, error as NodeJS.ErrnoException);
+      if (attempt >= RETRIES.retries) {
+        throw new RalphError(`${file} is locked by another process (lock ${file}.lock); try again, or remove the lock if no Ralph process is running`, 'store-locked');
+      }
+      const wait = Math.min(RETRIES.maxTimeout, RETRIES.minTimeout * RETRIES.factor ** attempt) * (1 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+function cannotLock(file: string, error: NodeJS.ErrnoException): Error {
+  const why: Record<string, string> = {
+    EROFS: 'the file system is read-only here (inside Ralph\'s sandbox .ralph/ is read-only: the task list is the orchestrator\'s to change)',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    ENOSPC: 'the disk is full',
+  };
+  const text = error.code && why[error.code];
+  return text ? new RalphError(`cannot change ${file}: ${text} (${error.code} on ${file}.lock)`, 'store-unwritable') : error;
+}
+
 /**
  * Runs `work` holding a cross-process lock on `file` (`<file>.lock`, a directory created
  * atomically by mkdir). Waits for another holder; a lock whose holder died is taken over once
@@ -65,21 +100,12 @@ export async function withFileLock<T>(file: string, work: () => Promise<T>): Pro
   const options: lockfile.LockOptions = {
     realpath: false,
     stale: STALE_MS,
-    retries: { retries: 400, factor: 1.3, minTimeout: 10, maxTimeout: 250, randomize: true },
+    retries: 0, // retried below, and only while another process holds the lock
     onCompromised: () => undefined, // the write below is atomic; a late holder can only lose its own change
     fs: directFs,
   };
   ensureDir(path.dirname(file));
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(file, options);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOCKED') {
-      throw new RalphError(`${file} is locked by another process (lock ${file}.lock); try again, or remove the lock if no Ralph process is running`, 'store-locked');
-    }
-    throw error;
-  }
+  const release = await lockWhileHeldElsewhere(file, options);
   try {
     return await work();
   } finally {

@@ -2,16 +2,11 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
-import { type RecordedRequest, startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { startCli } from '../helpers/cliHarness';
+import { fileOf, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-/** The file a task's prompt names (`WRITE <file>`). */
-function fileOf(request: RecordedRequest): string {
-  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-  return /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'unknown.txt';
-}
 
 /** One step serving every task: write the task's file, then complete. */
 const agent: Step = (request) => {

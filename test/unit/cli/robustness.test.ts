@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
-import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
+import { startScriptedServer, type ScriptedServer, type StaticStep, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { isAlive } from '../helpers/processes';
 import { runCli, startCli } from '../helpers/cliHarness';
@@ -12,7 +12,7 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 
 const cli = (args: string[], cwd: string) => runCli(args, cwd);
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt has hi' } }] };
-const write = (content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
+const write = (content: string): StaticStep => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
@@ -57,20 +57,44 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     assert.equal(ws.exists('.git/index.lock'), false);
   });
 
-  it('a commit that fails halts the task with the cause (exit 1), never done on uncommitted work', async () => {
+  it('a commit that meets a held index.lock halts the task and the run with the way out (exit 1); the next run commits that iteration under its own number', async function () {
+    this.timeout(180000);
     const id = await addTask();
-    // a young lock: it may belong to a git starting up, so it is kept and named
-    await fs.writeFile(ws.path('.git/index.lock'), '');
-    server.push(write('hi'), complete);
-    const result = await cli(['run'], ws.dir);
-    assert.equal(result.code, 1, result.stderr + result.stdout);
-    assert.match(result.stdout, /could not commit iteration 1/);
-    assert.match(result.stdout, /index\.lock was kept/);
+    await addTask(); // a second task the halted run must not start
+    // iteration 1 commits; while iteration 2's agent works, a git process takes the working tree's lock and keeps it
+    let holder: ReturnType<typeof spawn> | undefined;
+    const takeLock: Step = async () => {
+      await fs.writeFile(ws.path('.git/index.lock'), '');
+      holder = spawn('git', ['hash-object', '--stdin'], { cwd: ws.dir, stdio: ['pipe', 'ignore', 'ignore'] });
+      return write('hi again');
+    };
+    server.push(write('hi'), { content: 'first part done' }, takeLock, complete);
+    try {
+      const result = await cli(['run'], ws.dir);
+      assert.equal(result.code, 1, result.stderr + result.stdout);
+      assert.match(result.stdout, new RegExp(`could not commit iteration 2: git cannot change your working tree: \\.git/index\\.lock was kept because git process ${holder?.pid} is working in this repository \\(waited 15 s\\); once no git process works in this repository, delete it \\(rm \\.git/index\\.lock\\) and run again \\(resume with: ralph run --task ${id}; iteration 2 is committed then, without a new model call\\)`));
+      assert.doesNotMatch(result.stdout + result.stderr, /are terminated then try again/);
+      assert.match(result.stderr, /the run halted: could not commit iteration 2/);
+      const [task, other] = await tasks();
+      assert.equal(task.status, 'halted');
+      assert.equal(task.iterations, 1, 'iteration 2 has not ended');
+      assert.equal(other.status, 'todo', 'the run stopped: no other task met the same lock');
+      assert.deepEqual(subjects().filter((s) => s.startsWith('ralph(')), [`ralph(${id}): iteration 1`]);
+      assert.equal(await ws.read('hello.txt'), 'hi again', 'the work stays in the working tree');
+      assert.equal(ws.exists('.git/index.lock'), true, 'a held lock is never removed');
+    } finally {
+      holder?.kill('SIGKILL');
+    }
+    // the git process is gone: the next run clears the lock and commits iteration 2's work as iteration 2
+    const calls = server.requests.length;
+    const resumed = await cli(['run', '--task', id], ws.dir);
+    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    assert.match(resumed.stdout, /removed a stale \.git\/index\.lock/);
+    assert.equal(server.requests.length, calls, 'no model call for the iteration already run');
+    assert.deepEqual(subjects().filter((s) => s.startsWith('ralph(')), [`ralph(${id}): iteration 2`, `ralph(${id}): iteration 1`]);
     const [task] = await tasks();
-    assert.equal(task.status, 'halted');
-    assert.ok(!subjects().includes(`ralph(${id}): iteration 1`));
-    assert.equal(await ws.read('hello.txt'), 'hi', 'the work stays in the working tree');
-    assert.equal(ws.exists('.git/index.lock'), true);
+    assert.equal(task.status, 'done');
+    assert.equal(task.iterations, 2);
   });
 
   it('SIGKILL after the iteration commit, before its checkpoint: resume finishes it without a new model call', async () => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
+import type { RecordedRequest } from '../../fixtures/scriptedServer';
 import { TEST_KEY, TEST_KEY_ENV } from './loopHarness';
 import { TEST_GIT_ENV } from './tempWorkspace';
 
@@ -39,4 +40,10 @@ export function runOnTerminal(args: string[], cwd: string, answer: string, env: 
   const child = spawn('script', ['-qec', command, '/dev/null'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin?.write(`${answer}\n`);
   return collect(child);
+}
+
+/** The file a task's prompt names (`WRITE <file>`): how one scripted step serves several tasks. */
+export function fileOf(request: RecordedRequest): string {
+  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
+  return /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'unknown.txt';
 }
