@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundText } from '../util/bounded';
 
 /**
  * What a task asked of a person, and the answer (DESIGN §7, Task `questions`): the NEEDS_HELP
@@ -38,20 +39,22 @@ export function openQuestion(questions: readonly Question[] | undefined): Questi
 export function withQuestion(questions: readonly Question[] | undefined, asked: Omit<Question, 'id'>): Question[] {
   const list = [...(questions ?? [])];
   const open = openQuestion(list);
-  if (open && open.question === asked.question && open.kind === asked.kind) return list;
-  return [...list, { ...asked, id: `q${list.length + 1}` }];
+  // a model wrote the question: what the task store keeps of it is bounded
+  const question = boundText(asked.question);
+  if (open && open.question === question && open.kind === asked.kind) return list;
+  return [...list, { ...asked, question, id: `q${list.length + 1}` }];
 }
 
 /** Answers the open question (or records `answer` as a new entry of `kind` when none is open). */
 export function withAnswer(questions: readonly Question[] | undefined, answer: { text: string; at: string; approved?: boolean; kind?: QuestionKind; question?: string }): Question[] {
   const list = [...(questions ?? [])];
   const open = openQuestion(list);
-  const answered = { answer: answer.text, answeredAt: answer.at, ...(answer.approved !== undefined ? { approved: answer.approved } : {}) };
+  const answered = { answer: boundText(answer.text), answeredAt: answer.at, ...(answer.approved !== undefined ? { approved: answer.approved } : {}) };
   if (open && (answer.kind === undefined || answer.kind === open.kind)) {
     list[list.length - 1] = { ...open, ...answered };
     return list;
   }
-  return [...list, { id: `q${list.length + 1}`, kind: answer.kind ?? 'help', question: answer.question ?? '(no question asked)', askedAt: answer.at, ...answered }];
+  return [...list, { id: `q${list.length + 1}`, kind: answer.kind ?? 'help', question: boundText(answer.question ?? '(no question asked)'), askedAt: answer.at, ...answered }];
 }
 
 /** Commands the person approved for this task (answered `command` questions). */
