@@ -126,7 +126,7 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       const result = await runCli(['run', '--yes'], ws.dir);
       assert.equal(ws.exists('reset.marker'), false, 'the gated command never ran');
       assert.equal(result.code, 3, 'the task needs the person');
-      assert.match(result.stdout, /needs a person's approval \(discarding work in the repository\); nobody can answer now, so it is the task's question/);
+      assert.match(result.stdout, /needs a person's approval \((git reset: )?discarding work in the repository\); nobody can answer now, so it is the task's question/);
       const toolMessage = String(server.requests.filter((r) => r.path.endsWith('/chat/completions'))[1]?.body?.messages?.at(-1)?.content);
       assert.match(toolMessage, /needs a person's approval .* it did not run\. It is recorded as your task's question/);
       assert.match(result.stdout, /T-001 asks: May the agent run `git reset --hard && echo ran > reset\.marker`\?[\s\S]*ralph task answer T-001 --approve/);

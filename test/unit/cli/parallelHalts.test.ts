@@ -89,9 +89,7 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     const again = await runCli(['run'], ws.dir);
     assert.equal(again.code, 0, again.stderr + again.stdout);
     assert.match(again.stdout, /removed a stale \.git\/index\.lock/);
-    assert.deepEqual(landed(), [a]);
-    const resumed = await runCli(['run', '--task', b], ws.dir);
-    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    // the queued task lands, and the halted one is resumed by the same run (a stopped task is picked up again)
     assert.deepEqual((await tasks()).map((t) => t.status), ['done', 'done']);
     assert.deepEqual(landed(), [a, b].sort());
   });

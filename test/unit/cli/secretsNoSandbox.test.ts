@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { openQuestion } from '../../../src/core/tasks/questions';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { requestText } from '../helpers/loopHarness';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
@@ -49,13 +50,15 @@ describe('secrets and history with commands.sandbox "off" (what runs on macOS an
     });
     for (const [i, command] of tries.entries()) {
       if (i < 4) assert.match(results[i], /refused by the built-in policy: .*(reading credentials|printing the environment)/, command);
-      else assert.match(results[i], /needs approval/, command);
+      else assert.match(results[i], /needs a person's approval .*nobody can answe/, command);
     }
     for (const request of server.requests) assert.doesNotMatch(requestText(request), new RegExp(MARKER), 'the key never reaches the model');
     assert.equal(await ws.read('work.txt'), 'work\n', 'the work was neither stashed nor checked out');
     assert.equal(ws.git('stash', 'list'), '');
     assert.match(ws.git('log', '-1', '--format=%s'), /ralph\(T-001\): iteration 1/, 'no amended commit');
     const [task] = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
+    // the agent did without the commands it was refused: done, and no question left open on it
     assert.equal(task.status, 'done');
+    assert.equal(openQuestion(task.questions), undefined, JSON.stringify(task.questions));
   });
 });
