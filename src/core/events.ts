@@ -98,6 +98,23 @@ export type RalphEventBody =
       severity?: string;
       /** Gate integrity against the task's base: how the gate was weakened, or the changes the task was allowed to make. */
       integrity?: { violations: string[]; allowed: string[] };
+      /** Failing tests that already failed at the task's base (or on the merge target's tip): not held against the task. */
+      preExisting?: string[];
+      /** Tests that failed and then passed when the gate ran again (`gates[].rerunFailures`). */
+      flaky?: string[];
+      /** The gate was red at the base too, but its output names no failing tests: why nothing was forgiven. */
+      baselineNote?: string;
+    }
+  /** The fail-to-pass proof of a COMPLETE: the task's tests run against its base code (`tests`: those that fail there, with the first line of the failure). */
+  | {
+      type: 'proof';
+      taskId: string;
+      iteration: number;
+      status: 'proven' | 'not-proven';
+      reason: string;
+      files: string[];
+      tests: { name: string; baseFailure?: string }[];
+      passingOnBase: string[];
     }
   | { type: 'integrity.baseline'; taskId: string; gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[] }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }

@@ -1,6 +1,7 @@
 import { linkSync, promises as fs, renameSync, rmSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
+import { ProofRecordSchema } from '../gates/proof';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
 import { isWrittenFile, readTextIfExists, tempNameFor, writeFileAtomic, type WrittenFile } from '../util/atomicWrite';
@@ -36,7 +37,11 @@ export const IterationRecordSchema = z.object({
         passed: z.boolean(),
         summary: z.string(),
         /** How the gate was weakened against the task's base, or the changes the task was allowed to make. */
-        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()) }).optional(),
+        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()), gone: z.array(z.string()).optional() }).optional(),
+        /** Failing tests that already failed at the task's base (not held against it). */
+        preExisting: z.array(z.string()).optional(),
+        /** Tests that failed, then passed when the gate ran again. */
+        flaky: z.array(z.string()).optional(),
       }),
     )
     .default([]),
@@ -48,6 +53,8 @@ export const IterationRecordSchema = z.object({
   highFinding: z.boolean().default(false),
   /** Control files (`.ralph/`, git config/hooks) an agent's command or a gate changed; each was restored. */
   tampering: z.array(z.string()).default([]),
+  /** The fail-to-pass proof made after this iteration's COMPLETE. */
+  proof: ProofRecordSchema.optional(),
   usage: UsageSchema,
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -122,6 +129,8 @@ export const CheckpointSchema = z.object({
   optionalGateIterations: z.record(z.string(), z.number()).default({}),
   /** What the required gates checked at the task's base; every later gate run is judged against it. */
   integrity: IntegrityBaselineSchema.optional(),
+  /** The last fail-to-pass proof of the task (reports, the completion card, the merge queue's record). */
+  proof: ProofRecordSchema.optional(),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });

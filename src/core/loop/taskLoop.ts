@@ -189,6 +189,7 @@ export class TaskLoop {
       usage: addUsage(cp.usage, record.usage),
       modelUsage,
       optionalGateIterations,
+      proof: record.proof ?? cp.proof,
       updatedAt: this.isoNow(),
     };
   }

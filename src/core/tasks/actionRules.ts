@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TaskStatus } from './schema';
+import { ProofSchema, type TaskStatus } from './schema';
 
 /**
  * Which statuses each task action applies to: the tree's menus (package.json), the panel, the
@@ -42,6 +42,10 @@ export const EditFieldsSchema = z
     priority: z.number().optional(),
     maxIterations: z.number().int().min(1).optional(),
     allowGateChanges: z.union([z.boolean(), z.array(z.string().trim().min(1))]).optional(),
+    /** An empty string removes the check. */
+    check: z.string().trim().optional(),
+    proof: ProofSchema.optional(),
+    proofTests: z.array(z.string().trim().min(1)).optional(),
   })
   .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
 export type EditFields = z.infer<typeof EditFieldsSchema>;

@@ -86,10 +86,11 @@ export class TaskActions {
     return this.store.update(task.id, { maxIterations, ...(resumable ? { status: 'halted' as const } : {}) });
   }
 
-  async edit(id: string, fields: Partial<Pick<Task, 'title' | 'prompt' | 'promise' | 'priority' | 'maxIterations' | 'allowGateChanges'>>): Promise<Task> {
+  async edit(id: string, fields: Partial<Pick<Task, 'title' | 'prompt' | 'promise' | 'priority' | 'maxIterations' | 'allowGateChanges' | 'check' | 'proof' | 'proofTests'>>): Promise<Task> {
     const task = await this.store.get(id);
     if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before editing`, 'task-running');
-    return this.store.update(task.id, fields);
+    // an empty check removes it (an explicit undefined clears the field)
+    return this.store.update(task.id, fields.check === '' ? { ...fields, check: undefined } : fields);
   }
 
   async remove(id: string): Promise<void> {

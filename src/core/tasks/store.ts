@@ -110,6 +110,9 @@ export class TaskStore {
         // absent rather than undefined: the task is exactly what a read of the file gives
         ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
         ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
+        ...(fields.check !== undefined ? { check: fields.check } : {}),
+        ...(fields.proof !== undefined ? { proof: fields.proof } : {}),
+        ...(fields.proofTests !== undefined ? { proofTests: fields.proofTests } : {}),
         iterations: 0,
         createdAt: now,
         updatedAt: now,
