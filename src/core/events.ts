@@ -29,7 +29,8 @@ export type RalphEventBody =
   | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary }
+  /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary; proof?: string }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';
@@ -142,6 +143,8 @@ export type RalphEventBody =
       target?: string;
       attempts?: number;
       gates?: { name: string; passed: boolean; summary: string }[];
+      /** The task's fail-to-pass proof, one line, when it needed one. */
+      proof?: string;
     }
   /** A parallel task's worktree: ready for its agent (`created` false: picked up again), kept after the agent ended, or removed. */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean };

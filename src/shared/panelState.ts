@@ -267,6 +267,8 @@ export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>>
   // semi-auto mode: a task ended blocked / needs help / timed out; go on with the next task, or stop
   'task-ended': ['continue', 'stop'],
   'spend-rate': ['continue', 'stop'],
+  // a task halted on a critical security finding: start the next task, or none
+  'security-critical': ['continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

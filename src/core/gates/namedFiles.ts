@@ -57,9 +57,10 @@ function candidates(commandLine: string): string[] {
         break;
       }
       if (word.startsWith('-')) continue;
-      if (INTERPRETERS.has(name) && !CONVENTIONAL_TEST_FILE.test(word)) {
-        out.push(word); // the script the interpreter runs
-        break;
+      if (INTERPRETERS.has(name)) {
+        if (!CONVENTIONAL_TEST_FILE.test(word)) out.push(word); // the script the interpreter runs
+        name = ''; // its own arguments follow
+        continue;
       }
       if (CONFIG_FILE.test(word) || SCRIPT_DIR.test(word)) out.push(word);
     }

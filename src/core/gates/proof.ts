@@ -83,3 +83,10 @@ export function proofFeedback(proof: ProofRecord, testFilesHelp: string): string
     ...passing,
   ].join('\n');
 }
+
+/** The proof in one line (the merge queue's record, the tree, `ralph status`). */
+export function proofLine(proof: ProofRecord): string {
+  if (proof.status !== 'proven') return `not proven: ${proof.reason}`;
+  const tests = proof.tests.slice(0, 3).map((t) => `${t.name}${t.baseFailure ? ` (on the base: ${t.baseFailure})` : ''}`);
+  return `fail-to-pass proven: ${tests.join('; ')}${proof.tests.length > 3 ? `; ${proof.tests.length - 3} more` : ''}`;
+}

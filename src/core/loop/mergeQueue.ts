@@ -1,10 +1,10 @@
 import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import type { MergeState, RalphEventBody } from '../events';
-import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateRunner } from '../gates/types';
 import { type ConflictHunk, type MergeStrategy, MergeWorkspace } from '../git/integrate';
 import type { WorktreeManager } from '../git/worktrees';
+import { mergedCheck, TipVerdicts } from './mergedCheck';
 
 export type { MergeState };
 
@@ -23,6 +23,8 @@ export interface MergeEntry {
   /** What the task's agent must fix when the merged result is red (the gates' fix items). */
   feedback?: string[];
   commit?: string;
+  /** The task's fail-to-pass proof, one line (the tests that fail on its base code), when it needed one. */
+  proof?: string;
 }
 
 export interface MergeQueueState {
@@ -31,7 +33,7 @@ export interface MergeQueueState {
 }
 
 export type MergeAction =
-  | { type: 'enqueue'; taskId: string; title: string }
+  | { type: 'enqueue'; taskId: string; title: string; proof?: string }
   | { type: 'begin'; taskId: string }
   | { type: 'prepared'; taskId: string }
   | { type: 'landed'; taskId: string; commit?: string; detail: string; gates?: MergeEntry['gates'] }
@@ -72,7 +74,7 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
       if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
       if (entry && entry.state !== 'conflict' && entry.state !== 'failed') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
       const seq = state.seq + 1;
-      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1 };
+      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1, ...(action.proof ? { proof: action.proof } : {}) };
       return { seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
     }
     case 'begin': {
@@ -121,6 +123,8 @@ export interface MergeQueueDeps {
   target: string;
   strategy: MergeStrategy;
   emit?(body: RalphEventBody): void;
+  /** The gates of one task only (its `check`), checked on its merged result besides the configured ones. */
+  taskGates?(taskId: string): Promise<readonly GateConfig[]>;
 }
 
 /** What processing one entry came to. */
@@ -140,6 +144,7 @@ export class MergeQueue {
   private readonly workspace: MergeWorkspace;
   /** A checked result that waits for the user's tree: landed without a new check while the target stays put. */
   private checked: { taskId: string; base: string; result: string; gates: MergeEntry['gates'] } | undefined;
+  private readonly tips = new TipVerdicts();
 
   constructor(private readonly deps: MergeQueueDeps) {
     this.workspace = new MergeWorkspace(deps.worktrees);
@@ -149,8 +154,8 @@ export class MergeQueue {
     return this.state;
   }
 
-  enqueue(taskId: string, title: string): MergeEntry {
-    this.apply({ type: 'enqueue', taskId, title });
+  enqueue(taskId: string, title: string, proof?: string): MergeEntry {
+    this.apply({ type: 'enqueue', taskId, title, proof });
     return entryOf(this.state, taskId)!;
   }
 
@@ -207,11 +212,12 @@ export class MergeQueue {
       return this.current(entry.taskId);
     }
     this.apply({ type: 'prepared', taskId: entry.taskId });
-    const required = deps.gateConfigs.filter((g) => g.required);
+    const required = [...deps.gateConfigs.filter((g) => g.required), ...((await deps.taskGates?.(entry.taskId)) ?? [])];
     let gates: MergeEntry['gates'] = [];
     if (required.length > 0) {
       this.workspace.used();
-      const report = await runGates({ gates: required, runner: deps.gates, cwd: this.workspace.path, signal, taskId: entry.taskId, emit: deps.emit });
+      // judged against the target's tip: a failure already red there does not hold the merge back
+      const report = await mergedCheck({ gates: required, runner: deps.gates, workspace: this.workspace, target: deps.target, base: prepared.base, result: prepared.result, taskId: entry.taskId, tips: this.tips, signal, emit: deps.emit });
       gates = report.outcomes.map(summarizeOutcome);
       if (signal?.aborted) throw new RalphError('stopped during the merged check', 'stopped');
       if (!report.requiredPassed) {
@@ -260,6 +266,7 @@ export class MergeQueue {
         target: this.deps.target,
         attempts: e.attempts,
         ...(e.gates ? { gates: e.gates } : {}),
+        ...(e.proof ? { proof: e.proof } : {}),
       });
     }
   }

@@ -6,6 +6,7 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
+import { checkGate } from '../gates/taskCheck';
 import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
@@ -180,7 +181,8 @@ export class RalphRunner {
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await this.mergeTarget(emit) : undefined;
       const parallel = target !== undefined;
-      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold).run(this.abort.signal)));
+      const critical = questions.criticalHold((taskId) => store.get(taskId));
+      if (parallel) results.push(...(await this.autopilot(runId, emit, redactor, questions, target, first?.id, hold, critical).run(this.abort.signal)));
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
@@ -206,6 +208,13 @@ export class RalphRunner {
         }
         next = selectNextTask(await store.list(), attempted);
         reason = next ? reason : 'no more ready tasks';
+        if (next && result.critical) {
+          const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
+          if (this.abort.signal.aborted || answer === 'stop') {
+            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
+            break;
+          }
+        }
         if (next && hold && HOLD_ENDS.has(result.status)) {
           const answer = await hold(result.taskId, result.status, result.reason);
           if (this.abort.signal.aborted || answer === 'stop') {
@@ -338,7 +347,7 @@ export class RalphRunner {
   }
 
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold'], criticalHold: AutopilotDeps['criticalHold']): Autopilot {
     const { deps } = this;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
@@ -346,9 +355,11 @@ export class RalphRunner {
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
-    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit });
+    // a task's own check is part of its merged check too
+    const taskGates = async (taskId: string) => [checkGate(await this.store().get(taskId), deps.config.gates)].filter((g) => g !== undefined);
+    const queue = new MergeQueue({ worktrees, gates, gateConfigs: deps.config.gates, target, strategy: deps.config.merge.strategy, emit, taskGates });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
-    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold });
+    return new Autopilot({ config: deps.config, store: this.store(), checkpoints: new CheckpointStore(this.paths), worktrees, queue, target, loopFor, emit, only, hold, criticalHold });
   }
 
   /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */

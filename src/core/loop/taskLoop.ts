@@ -1,7 +1,9 @@
 import { errorMessage, type ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
-import { type AgentRun, ReportWriter } from '../reports/reportWriter';
+import { proofLine } from '../gates/proof';
+import { finishLabel, iterationLabel } from '../reports/decision';
+import { type AgentRun, type IterationReportInput, ReportWriter } from '../reports/reportWriter';
 import { BudgetExceededError } from '../safety/budget';
 import { summarizeReceipt } from '../safety/receipt';
 import type { Task, TaskStatus } from '../tasks/schema';
@@ -12,6 +14,7 @@ import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
+import { handleSecurityFindings, observationsOf } from './securityFindings';
 import type { TaskLoopServices, TaskRunResult } from './types';
 
 /** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
@@ -24,6 +27,8 @@ const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
  */
 export class TaskLoop {
   private readonly reports: ReportWriter;
+  /** The iteration report last written in this run, to correct its decision when the task ends right after. */
+  private lastReport: IterationReportInput | undefined;
 
   constructor(private readonly s: TaskLoopServices) {
     this.reports = new ReportWriter(s.paths, s.config);
@@ -80,6 +85,7 @@ export class TaskLoop {
       const stored = s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
       stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
       await syncFixTasks(s, task, step.gates);
+      await handleSecurityFindings(s, task, n, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
       const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined;
@@ -95,7 +101,7 @@ export class TaskLoop {
       task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', 'stopped by the user; state saved', maxIterations);
-      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
+      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault, step.gates?.critical === true && step.decision.status === 'halted');
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason, maxIterations);
       const guarded = await checkSafeguards(s, task, cp, maxIterations);
@@ -208,15 +214,19 @@ export class TaskLoop {
 
   /** The iteration report's file, or undefined (and a warning) when it could not be written. */
   private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
+    const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
+    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.s.awaitingMerge === true) };
+    // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
+    this.lastReport = input;
     try {
-      return await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan });
+      return await this.reports.writeIteration(input);
     } catch (error) {
       this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
       return undefined;
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind): Promise<TaskRunResult> {
+  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, critical = false): Promise<TaskRunResult> {
     const { s } = this;
     const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
@@ -224,18 +234,32 @@ export class TaskLoop {
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
     const deferred = status === 'done' && s.awaitingMerge === true;
     const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason);
+    await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      const escalations = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
-      if (cp.councilPlan) escalations.push(`bug council plan:\n\n${cp.councilPlan}`);
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations });
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(s, task.id) });
       s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}) });
-    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
+    const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
+    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
+  }
+
+  /**
+   * The report of the iteration after which the task ended says what happened after it: when the
+   * end came from outside the iteration (max iterations, the timeout, the budget, a stuck loop, a
+   * safeguard), the report written at the iteration's end is written again with that decision.
+   */
+  private async correctLastReport(cp: Checkpoint, status: TaskStatus, reason: string, deferred: boolean): Promise<void> {
+    const last = this.lastReport;
+    if (!last || last.record.iteration !== cp.iteration) return;
+    const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
+    if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
+    this.lastReport = undefined;
+    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.s.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string): Promise<Task> {
@@ -276,6 +300,12 @@ export class TaskLoop {
   private isoNow(): string {
     return new Date(this.s.clock.now()).toISOString();
   }
+}
+
+function escalationLines(cp: Checkpoint): string[] {
+  const lines = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
+  if (cp.councilPlan) lines.push(`bug council plan:\n\n${cp.councilPlan}`);
+  return lines;
 }
 
 /** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */

@@ -62,4 +62,6 @@ export interface TaskRunResult {
   reportFile?: string;
   /** The provider fault that halted the task (auth, quota): every later task of the run would meet it too. */
   fault?: ModelFaultKind;
+  /** Halted on a critical security finding: the run asks a person before it starts another task. */
+  critical?: boolean;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { GitService } from '../../../src/core/git/gitService';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { TaskActions } from '../../../src/core/tasks/actions';
@@ -90,12 +91,15 @@ describe('gate integrity: a gate cannot be passed by weakening it', function () 
   });
 
   it('rejects an edited test-runner config (a mocha grep in .mocharc.json) and the dropped count', async () => {
-    const mocha = `node ${JSON.stringify(require.resolve('mocha/bin/mocha.js'))}`;
+    // mocha through a node_modules link at the workspace's top (as a project has it): the gate names no
+    // path outside the workspace, so it runs the same from a clone under /tmp, whose /tmp the sandbox hides
+    const mocha = 'node node_modules/mocha/bin/mocha.js';
     const spec = GREETER_TEST.replace(/^const test = require\('node:test'\);\n/, '').replace(/\btest\(/g, 'it(');
     const rc = (extra: object) => `${JSON.stringify({ spec: ['test/*.spec.js'], ...extra })}\n`;
     const cheat = [write('.mocharc.json', rc({ grep: 'greets' }))];
     h = await greeterHarness(cheatThenInsist(...cheat), {
-      files: { 'greeter.test.js': '', 'test/greeter.spec.js': spec.replace("'./greeter'", "'../greeter'"), '.mocharc.json': rc({}) },
+      files: { 'greeter.test.js': '', 'test/greeter.spec.js': spec.replace("'./greeter'", "'../greeter'"), '.mocharc.json': rc({}), '.gitignore': 'node_modules\n' },
+      links: { node_modules: path.dirname(path.dirname(path.dirname(require.resolve('mocha/bin/mocha.js')))) },
       gates: [{ name: 'unit', command: mocha, kind: 'tests', required: true }],
     });
     const { status, feedback } = await runCheat(cheat);

@@ -57,9 +57,9 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     assert.match(report1, /\| tests \| tests \| yes \| ✗ FAIL \| 0\/2 tests passing, 2 failing \|/);
     assert.match(report1, /`greets Ada by name`/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
-    assert.match(final, /Status: \*\*DONE\*\*/);
+    assert.match(final, /Status: \*\*COMPLETE\*\* \(done\) — fixed greet/);
     assert.match(final, /\| model-a \| 3 \|/, 'three model calls on model-a');
-    assert.match(final, /\*\*Modified\*\*\n- `greet\.js`/);
+    assert.match(final, /\*\*Modified: 1\*\*\n- `greet\.js`/);
     assert.match(summary.results[0].reportFile ?? '', /final\.md$/);
   });
 
