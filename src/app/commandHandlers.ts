@@ -125,24 +125,31 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
 
 async function askForTask(): Promise<NewTask | undefined> {
   const required = (what: string) => (text: string) => (text.trim() ? undefined : `${what} is required`);
-  const title = await vscode.window.showInputBox({ title: 'Ralph: Add Task (1/3)', prompt: 'A short title', ignoreFocusOut: true, validateInput: required('A title') });
+  const title = await vscode.window.showInputBox({ title: 'Ralph: Add Task (1/4)', prompt: 'A short title', ignoreFocusOut: true, validateInput: required('A title') });
   if (title === undefined) return undefined;
   const prompt = await vscode.window.showInputBox({
-    title: 'Ralph: Add Task (2/3)',
+    title: 'Ralph: Add Task (2/4)',
     prompt: 'The exact request for the agent (kept verbatim and re-pinned after compactions)',
     ignoreFocusOut: true,
     validateInput: required('The request'),
   });
   if (prompt === undefined) return undefined;
   const promise = await vscode.window.showInputBox({
-    title: 'Ralph: Add Task (3/3)',
+    title: 'Ralph: Add Task (3/4)',
     prompt: 'The promise: what must be true for the task to count as done',
     placeHolder: 'e.g. npm test passes and the README documents the new flag',
     ignoreFocusOut: true,
     validateInput: required('The promise'),
   });
   if (promise === undefined) return undefined;
-  return { title, prompt, promise };
+  const check = await vscode.window.showInputBox({
+    title: 'Ralph: Add Task (4/4)',
+    prompt: 'Optional: a check command, run as a required gate of this task only (its executable promise); leave empty for none',
+    placeHolder: 'e.g. npm test -- test/login.test.js',
+    ignoreFocusOut: true,
+  });
+  if (check === undefined) return undefined;
+  return { title, prompt, promise, ...(check.trim() ? { check: check.trim() } : {}) };
 }
 
 async function startRun(s: CommandServices, taskId: string | undefined) {

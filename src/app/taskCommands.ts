@@ -204,19 +204,23 @@ export function createTaskCommands(s: TaskCommandServices) {
   };
 }
 
-/** Title, request and promise, each pre-filled; only what changed is returned (undefined: cancelled). */
-async function askEdits(prompts: Prompts, task: Task): Promise<Partial<Pick<Task, 'title' | 'prompt' | 'promise'>> | undefined> {
+/** Title, request, promise and check, each pre-filled; only what changed is returned (undefined: cancelled). */
+async function askEdits(prompts: Prompts, task: Task): Promise<Partial<Pick<Task, 'title' | 'prompt' | 'promise' | 'check'>> | undefined> {
   const required = (what: string) => (text: string) => (text.trim() ? undefined : `${what} is required`);
   const fields = [
     ['title', 'The short title', 'A title'],
     ['prompt', 'The exact request for the agent (kept verbatim)', 'The request'],
     ['promise', 'The promise: what must be true for the task to count as done', 'The promise'],
   ] as const;
-  const changes: Partial<Pick<Task, 'title' | 'prompt' | 'promise'>> = {};
+  const changes: Partial<Pick<Task, 'title' | 'prompt' | 'promise' | 'check'>> = {};
   for (const [index, [key, prompt, what]] of fields.entries()) {
-    const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/3)`, prompt, value: task[key], validateInput: required(what) });
+    const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/4)`, prompt, value: task[key], validateInput: required(what) });
     if (value === undefined) return undefined;
     if (value.trim() !== task[key]) changes[key] = value.trim();
   }
+  // the executable promise: empty removes it
+  const check = await prompts.input({ title: `Ralph: Edit ${task.id} (4/4)`, prompt: 'Optional: a check command, run as a required gate of this task only; empty for none', value: task.check ?? '' });
+  if (check === undefined) return undefined;
+  if (check.trim() !== (task.check ?? '')) changes.check = check.trim();
   return changes;
 }

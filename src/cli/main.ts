@@ -8,6 +8,7 @@ import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
 import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
 import { CheckpointStore } from '../core/loop/checkpoint';
+import { taskVerdicts, verdictLines } from './statusVerdicts';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
 import { NodeCommandRunner } from '../core/safety/processRunner';
@@ -84,6 +85,9 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         type: command.type,
         complexity: command.complexity,
         allowGateChanges: command.allowGateChanges,
+        check: command.check,
+        proof: command.proof,
+        proofTests: command.proofTests,
       });
       io.out(task.id);
       return EXIT.ok;
@@ -230,14 +234,16 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
     if (receipt) receipts[task.id] = summarizeReceipt(receipt);
   }
   const spent = sumLines(Object.values(receipts).map((r) => r.total));
+  const verdicts = await taskVerdicts(tasks, checkpoints);
   if (json) {
-    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent }, null, 2));
+    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent, verdicts }, null, 2));
     return EXIT.ok;
   }
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
   for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
   for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
+  for (const line of verdictLines(verdicts)) io.out(line);
   if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return EXIT.ok;
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { EditFields } from '../core/tasks/actionRules';
+import { gateAllowance, verdictOptions } from './verdictArgs';
 
 /** `ralph task <action> <id>`: the recovery actions of the extension's task menu (--yes is accepted by all, for scripts). */
 export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback', 'cleanup'] as const;
@@ -14,6 +15,8 @@ export const TASK_ACTIONS_USAGE = `  task retry <id> [--fresh]          timed ou
   task unblock <id>                  blocked / needs_help → resumable (keeps its iterations and checkpoint)
   task cancel <id>                   stop the task from being picked again
   task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
+        [--check "CMD" (\"\" removes it)] [--proof fail-to-pass|none] [--proof-test GLOB]...
+        [--allow-gate-changes all|GATE]...  e.g. to let a task remove the tests a person agreed to
   task increase-max <id> [--by N]    raise its iteration limit (default 10); a timed-out task becomes resumable
   task delete <id> [--yes]           remove the task and its checkpoint (commits and reports stay)
   task rollback <id> [--yes]         revert the task's own commits in a new commit (later work is kept),
@@ -53,13 +56,17 @@ const OPTIONS = {
   'max-iterations': { type: 'string' },
   by: { type: 'string' },
   fresh: { type: 'boolean' },
+  check: { type: 'string' },
+  proof: { type: 'string' },
+  'proof-test': { type: 'string', multiple: true },
+  'allow-gate-changes': { type: 'string', multiple: true },
 } as const;
 
 const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
   retry: ['fresh'],
   unblock: [],
   cancel: [],
-  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations'],
+  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations', 'check', 'proof', 'proof-test', 'allow-gate-changes'],
   'increase-max': ['by'],
   delete: [],
   rollback: [],
@@ -92,7 +99,11 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     if (values.promise !== undefined) fields.promise = values.promise;
     if (values.priority !== undefined) fields.priority = number(values.priority, '--priority', false);
     if (values['max-iterations'] !== undefined) fields.maxIterations = number(values['max-iterations'], '--max-iterations', true);
-    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations');
+    const usage = (message: string) => new TaskActionUsageError(message);
+    Object.assign(fields, verdictOptions(values, usage));
+    const allow = gateAllowance(values['allow-gate-changes'], usage);
+    if (allow !== undefined) fields.allowGateChanges = allow;
+    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --check, --proof, --proof-test, --allow-gate-changes');
     command_.fields = fields;
   }
   if (action === 'retry' && values.fresh) command_.fresh = true;

@@ -47,6 +47,10 @@ export interface TaskSeed {
   blockedReason?: string;
   updatedAt: string;
   checkpoint?: CheckpointSeed;
+  /** The task's `check` command. */
+  check?: string;
+  /** Its last fail-to-pass proof, one line. */
+  proof?: string;
 }
 
 export type HostNote =

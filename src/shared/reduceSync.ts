@@ -57,6 +57,8 @@ function applySeed(task: TaskView, seed: TaskSeed): TaskView {
     progress: seed.progress ?? task.progress,
     lastSignal: seed.lastSignal ?? task.lastSignal,
     blockedReason: seed.blockedReason,
+    check: seed.check,
+    proof: seed.proof ?? task.proof,
   });
   // a Retry or Rollback resets the store's counters: the old series is over
   const reset = seed.iterations === 0 && seed.status === 'todo' && task.iteration > 0;

@@ -195,6 +195,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (item.description && item.description !== task.id) tooltip.appendMarkdown(' · ').appendText(String(item.description));
     tooltip.appendMarkdown('\n\n');
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
+    if (task.check) tooltip.appendMarkdown('\n\n**Check** (a required gate of this task): ').appendText(task.check);
+    if (task.proof) tooltip.appendMarkdown('\n\n**Proof:** ').appendText(task.proof);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown('\n\n**Reason:** ').appendText(task.blockedReason);
     if (queued?.detail) tooltip.appendMarkdown('\n\n**Merge queue:** ').appendText(queued.detail);

@@ -84,9 +84,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
 
   it('adds a task through the command palette', async () => {
     await wb.runCommand('Ralph: Add Task');
-    await wb.answerInput('(1/3)', TASK.title);
-    await wb.answerInput('(2/3)', TASK.prompt);
-    await wb.answerInput('(3/3)', TASK.promise);
+    await wb.answerInput('(1/4)', TASK.title);
+    await wb.answerInput('(2/4)', TASK.prompt);
+    await wb.answerInput('(3/4)', TASK.promise);
+    await wb.answerInput('(4/4)', TASK.check ?? '');
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
     const labels = await wb.treeLabels();
     assert.ok(labels.some((l) => /To do \(1\)/.test(l)), labels.join(' | '));

@@ -75,9 +75,10 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     await wb.tasksView().locator('.welcome-view-content a.monaco-button', { hasText: 'Initialize Workspace' }).click({ timeout: 30_000 });
     await wb.tasksView().getByText('The task store is empty').waitFor({ timeout: 30_000 });
     await wb.runCommand('Ralph: Add Task');
-    await wb.answerInput('(1/3)', TASK.title);
-    await wb.answerInput('(2/3)', TASK.prompt);
-    await wb.answerInput('(3/3)', TASK.promise);
+    await wb.answerInput('(1/4)', TASK.title);
+    await wb.answerInput('(2/4)', TASK.prompt);
+    await wb.answerInput('(3/4)', TASK.promise);
+    await wb.answerInput('(4/4)', TASK.check ?? '');
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
   });
 

@@ -16,6 +16,7 @@ import { readTextIfExists } from '../../core/util/atomicWrite';
 import type { CheckpointSeed, TaskSeed } from '../../shared/panelInput';
 import { LIMITS } from '../../shared/panelState';
 import type { PanelModel } from './panelModel';
+import { proofLine } from '../../core/gates/proof';
 
 export interface PanelFeederDeps {
   model: PanelModel;
@@ -103,6 +104,8 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
+    ...(task.check ? { check: task.check } : {}),
+    ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}),
   };
 }
 
