@@ -82,7 +82,9 @@ function preExistingItem(item: FixItem, where: BaseWhere): FixItem {
 
 /**
  * Whether the task's own words (title, request, promise, check) name a failing test: its full
- * name, its title (the last part of `suite › test`, `file > test`, `path::test`), or its file.
+ * name, its title (the last part of `suite › test`, `file > test`, `path::test`) word for word
+ * or every word of it in any form (`unquotes quoted values` ~ "must unquote quoted values"),
+ * or its file.
  */
 export function namedByTask(failure: { name: string; file?: string }, taskText: string): boolean {
   const text = taskText.toLowerCase();
@@ -91,5 +93,19 @@ export function namedByTask(failure: { name: string; file?: string }, taskText: 
   const title = name.split(/ › | > |::/).at(-1)!.replace(/\[[^\]]*\]$/, '');
   const file = failure.file?.toLowerCase() ?? (/[\w-]+\.[a-z]+(?=::| >)/.exec(name)?.[0] ?? '');
   const base = file.split('/').at(-1) ?? '';
-  return text.includes(name) || (title.length >= 4 && text.includes(title)) || (file !== '' && text.includes(file)) || (base.includes('.') && text.includes(base));
+  if (text.includes(name) || (title.length >= 4 && text.includes(title)) || (file !== '' && text.includes(file)) || (base.includes('.') && text.includes(base))) return true;
+  // every significant word of the title, in any form (test_parse_header, "parses headers")
+  const words = stems(title);
+  if (words.length < 2) return false;
+  const said = new Set(stems(text));
+  return words.every((w) => said.has(w));
 }
+
+function stems(text: string): string[] {
+  return text
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 4 && !STOP_WORDS.has(w))
+    .map((w) => w.replace(/(?:ing|ed|s)$/, '').replace(/e$/, ''));
+}
+
+const STOP_WORDS = new Set(['test', 'tests', 'should', 'when', 'with', 'that', 'this', 'from', 'into', 'does', 'have', 'works']);

@@ -31,7 +31,8 @@ export function findRenames(gone: readonly RenameCandidate[], added: readonly Re
   for (const g of gone) {
     for (const f of files.filter((c) => c.before !== undefined && c.after !== undefined && (!g.file || g.file === c.file))) {
       const old = locateTest(g.name, f.before!);
-      if (!old || locateTest(g.name, f.after!)) continue; // still in the file under its name: not renamed here
+      if (!old) continue;
+      // the new name may differ only by its suite (a renamed describe): an unchanged body counts then
       const match = added.find((a) => !used.has(a.name) && (!a.file || a.file === f.file) && sameButRenamed(old, locateTest(a.name, f.after!)));
       if (!match) continue;
       used.add(match.name);
@@ -124,7 +125,7 @@ const KEYWORDS = new Set(
   'async await break case catch class const continue def default delete do elif else except export extends false finally fn for from func function if import in instanceof is let match mod mut new None not null of or and pass pub raise return self static struct super switch this throw true True False try typeof undefined use var void while with yield impl let go defer type interface package range chan'.split(' '),
 );
 
-/** The same tokens in order, identifiers renamed one-to-one, the title aside. */
+/** The same tokens in order, identifiers renamed one-to-one (or none), the title aside; the caller knows the names differ. */
 export function sameButRenamed(a: LocatedTest | undefined, b: LocatedTest | undefined): boolean {
   if (!a || !b) return false;
   const ta = tokens(a.body, a.title);
@@ -132,7 +133,6 @@ export function sameButRenamed(a: LocatedTest | undefined, b: LocatedTest | unde
   if (ta.length !== tb.length || ta.length === 0) return false;
   const forward = new Map<string, string>();
   const back = new Map<string, string>();
-  let renamed = a.title !== b.title;
   for (let i = 0; i < ta.length; i++) {
     const [x, y] = [ta[i], tb[i]];
     const ident = /^[A-Za-z_$]/.test(x) && /^[A-Za-z_$]/.test(y) && !KEYWORDS.has(x) && !KEYWORDS.has(y);
@@ -143,9 +143,8 @@ export function sameButRenamed(a: LocatedTest | undefined, b: LocatedTest | unde
     if ((forward.get(x) ?? y) !== y || (back.get(y) ?? x) !== x) return false;
     forward.set(x, y);
     back.set(y, x);
-    renamed ||= x !== y;
   }
-  return renamed;
+  return true;
 }
 
 function tokens(body: string, title: string): string[] {
