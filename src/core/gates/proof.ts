@@ -36,6 +36,8 @@ export interface ProofRun {
   scratch: GateOutcome;
   /** How the gate ended at the task's base (its failures there prove nothing). */
   base: BaseVerdict | undefined;
+  /** The tests the gate named at the base: a name not among them is a test the task added. */
+  baseNames?: readonly string[];
 }
 
 const MAX_LISTED = 20;
@@ -60,7 +62,9 @@ export function judgeProof(files: readonly string[], runs: readonly ProofRun[]):
       const first = run.scratch.outputTail?.split('\n').find((l) => /error|cannot|not found|undefined|not a function/i.test(l)) ?? run.scratch.summary;
       tests.push({ name: `${run.gate}: the test run`, baseFailure: first.trim().slice(0, 300) });
     }
-    const resultNames = run.result?.parsed.tests?.names?.filter((t) => t.file && changed.has(t.file)).map((t) => t.name) ?? [];
+    // the task's tests: in the files it changed (where the runner says), or not there at the base
+    const before = run.baseNames ? new Set(run.baseNames) : undefined;
+    const resultNames = run.result?.parsed.tests?.names?.filter((t) => (t.file ? changed.has(t.file) : before !== undefined && !before.has(t.name))).map((t) => t.name) ?? [];
     const passed = new Set(scratch?.names?.filter((t) => t.status === 'pass').map((t) => t.name) ?? []);
     passingOnBase.push(...resultNames.filter((name) => passed.has(name)));
   }
@@ -68,7 +72,7 @@ export function judgeProof(files: readonly string[], runs: readonly ProofRun[]):
     return { status: 'not-proven', files: [], tests: [], passingOnBase: [], reason: 'no test file was added or changed: a fix must come with a test that fails without it' };
   }
   if (tests.length > 0) {
-    return { status: 'proven', files: [...files], tests: tests.slice(0, MAX_LISTED), passingOnBase: passingOnBase.slice(0, MAX_LISTED), reason: `${tests.length} test${tests.length === 1 ? '' : 's'} of the task fail${tests.length === 1 ? 's' : ''} on the base code and pass on the result` };
+    return { status: 'proven', files: [...files], tests: tests.slice(0, MAX_LISTED), passingOnBase: passingOnBase.slice(0, MAX_LISTED), reason: `${tests.length} test${tests.length === 1 ? '' : 's'} of the task fail${tests.length === 1 ? 's' : ''} on the base code and pass${tests.length === 1 ? 'es' : ''} on the result` };
   }
   const named = passingOnBase.length > 0 ? `: ${passingOnBase.slice(0, MAX_LISTED).map((n) => `\`${n}\``).join(', ')} pass${passingOnBase.length === 1 ? 'es' : ''} without your change` : '';
   return { status: 'not-proven', files: [...files], tests: [], passingOnBase: passingOnBase.slice(0, MAX_LISTED), reason: `the tests in ${files.map((f) => `\`${f}\``).join(', ')} pass on the base code too${named}: they do not prove the fix` };

@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { definitionParts, readDefinition } from '../gates/definitions';
@@ -8,6 +7,7 @@ import { runGit } from '../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
 import { taskWords } from '../tasks/taskWords';
 import type { TestName } from '../gates/parsers/types';
+import { relativeName, relativeTests, rootsOf } from '../gates/relativeTests';
 import { runGates } from '../gates/runGates';
 import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
@@ -27,7 +27,7 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
 export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
   const workspace = (s.work ?? s.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
-  const roots = [...new Set([workspace, await fs.realpath(workspace).catch(() => workspace)])];
+  const roots = rootsOf(workspace);
   const gates: GateBaseline[] = [];
   for (const gate of gatesFor(task, s.config.gates).filter((g) => g.required)) {
     const parts = await definitionParts(gate, workspace);
@@ -67,9 +67,7 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
 /** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */
 export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline, baseCommit?: string): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
   const workspace = (s.work ?? s.paths).workspace;
-  const real = fs.realpath(workspace).catch(() => workspace);
   return async (gate, outcome) => {
-    const roots = [...new Set([workspace, await real])];
     const base = baseline.gates.find((g) => g.gate === gate.name);
     if (!gate.required || !base) return outcome;
     if (base.command !== gate.command) {
@@ -80,7 +78,7 @@ export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task
     const sources: Record<string, string | undefined> = {};
     for (const file of Object.keys(base.failingSources)) sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
     const completed = !outcome.timedOut && outcome.exitCode === 0;
-    const tests = outcome.parsed.tests && { ...outcome.parsed.tests, failures: outcome.parsed.tests.failures.map((f) => relativeName(f, workspace, roots)) };
+    const tests = relativeTests(outcome.parsed.tests, workspace);
     const { gone, added } = goneAndAdded(base, tests);
     const renames = gone.length > 0 && added.length > 0 && baseCommit ? await renamedTests(workspace, baseCommit, gone, added) : [];
     const judgement = judgeIntegrity(base, tests, definition, sources, { completed }, renames);
@@ -88,18 +86,6 @@ export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task
     const forgiven = forgivePreExisting(outcome, base.verdict, TASK_BASE, gate.baseline !== false, taskWords(task));
     return applyIntegrity(forgiven, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
   };
-}
-
-/** Test locations as workspace-relative paths (the runner prints absolute ones); outside it, dropped. */
-function relativeName<T extends Pick<TestName, 'file'>>(t: T, workspace: string, roots: readonly string[]): T {
-  if (!t.file) return t;
-  const file = path.resolve(workspace, t.file.startsWith('file://') ? new URL(t.file).pathname : t.file);
-  const { file: _dropped, ...rest } = t;
-  for (const root of roots) {
-    const rel = path.relative(root, file).replace(/\\/g, '/');
-    if (!rel.startsWith('..') && !path.isAbsolute(rel)) return { ...rest, file: rel } as T;
-  }
-  return rest as T;
 }
 
 /** Files a rename is looked for in: where the runner says the tests are, else the files changed since the base. */

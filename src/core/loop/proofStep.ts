@@ -4,7 +4,8 @@ import { errorMessage } from '../errors';
 import { judgeProof, proofFeedback, proofKind, type ProofRecord, type ProofRun } from '../gates/proof';
 import { runGates } from '../gates/runGates';
 import { testFileMatcher } from '../gates/testFiles';
-import type { GateReport } from '../gates/types';
+import { relativeTests } from '../gates/relativeTests';
+import type { GateOutcome, GateReport } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
@@ -53,7 +54,13 @@ export async function proveFailToPass(s: ProofServices, task: Task, cp: Checkpoi
     await worktrees.linkShared(scratch);
     const report = await runGates({ gates: testsGates, runner: s.gates, cwd: scratch, signal: stop, logDir: path.join(s.paths.reportsDir(task.id), 'gates', 'proof'), iteration: cp.iteration });
     const verdicts = new Map(cp.integrity?.gates.map((g) => [g.gate, g.verdict]) ?? []);
-    const runs: ProofRun[] = report.outcomes.map((o) => ({ gate: o.name, scratch: o, result: gates?.outcomes.find((r) => r.name === o.name), base: verdicts.get(o.name) }));
+    const baseNames = new Map(cp.integrity?.gates.map((g) => [g.gate, g.tests?.names?.map((t) => t.name)]) ?? []);
+    // locations relative to each run's own root, to compare them with the changed files
+    const relative = (o: GateOutcome, root: string): GateOutcome => ({ ...o, parsed: { ...o.parsed, tests: relativeTests(o.parsed.tests, root) } });
+    const runs: ProofRun[] = report.outcomes.map((o) => {
+      const result = gates?.outcomes.find((r) => r.name === o.name);
+      return { gate: o.name, scratch: relative(o, scratch), result: result && relative(result, work), base: verdicts.get(o.name), baseNames: baseNames.get(o.name) };
+    });
     return judgeProof(files, runs);
   } catch (error) {
     return notProven(files, `the proof could not run: ${errorMessage(error)}`);
