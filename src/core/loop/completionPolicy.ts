@@ -38,7 +38,7 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
   if (gates?.high && !gates.critical) gateFeedback.unshift(HIGH_FIRST);
   if (gates?.critical) {
     const finding = gates.outcomes.flatMap((o) => o.fixItems).find((f) => /^critical/.test(f.text));
-    return { kind: 'finish', status: 'halted', reason: `critical security finding: ${finding?.text.replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`, notes: gateFeedback };
+    return { kind: 'finish', status: 'halted', reason: `critical security finding: ${finding?.text.split('\n', 1)[0].replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`, notes: gateFeedback };
   }
   if (signal?.kind === 'BLOCKED') return { kind: 'finish', status: 'blocked', reason: signal.reason, notes: [] };
   if (signal?.kind === 'NEEDS_HELP') return { kind: 'finish', status: 'needs_help', reason: signal.question, notes: [] };
