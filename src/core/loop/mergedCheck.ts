@@ -1,9 +1,8 @@
 import type { GateConfig } from '../config/schema';
 import type { RalphEventBody } from '../events';
 import { baseVerdictOf, type BaseVerdict, forgivePreExisting } from '../gates/baseVerdict';
-import { summarizeGates } from '../gates/evaluate';
 import { runGates } from '../gates/runGates';
-import type { GateReport, GateRunner } from '../gates/types';
+import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
 import type { MergeWorkspace } from '../git/integrate';
 
 /**
@@ -36,29 +35,29 @@ export interface MergedCheckInput {
   emit?(body: RalphEventBody): void;
 }
 
-/** Runs the required gates on the merged result; a red gate is compared with the same gate on the target's tip. */
+/**
+ * Runs the required gates on the merged result; a red one is compared, before it is announced,
+ * with the same gate on the target's tip (run in the merge worktree, then back to the result).
+ */
 export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> {
-  const report = await runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit });
-  const red = report.outcomes.filter((o) => o.required && !o.passed && !o.integrity?.violations.length);
-  const judged = input.gates.filter((g) => g.baseline !== false && red.some((o) => o.name === g.name));
-  if (judged.length === 0 || input.signal?.aborted) return report;
   const verdicts = input.tips.verdictsAt(input.base);
-  const missing = judged.filter((g) => !verdicts.has(g.name));
-  if (missing.length > 0) {
-    // the tip in the same worktree, then back to the merged result (landing only moves refs)
-    await input.workspace.checkout(input.base);
-    try {
-      input.workspace.used();
-      const atTip = await runGates({ gates: missing, runner: input.runner, cwd: input.workspace.path, signal: input.signal });
-      for (const o of atTip.outcomes) verdicts.set(o.name, baseVerdictOf(o));
-    } finally {
-      await input.workspace.checkout(input.result);
-    }
-  }
   const where = { at: `on ${input.target} before this merge` };
-  const outcomes = report.outcomes.map((o) => {
-    const gate = judged.find((g) => g.name === o.name);
-    return gate ? forgivePreExisting(o, verdicts.get(o.name), where) : o;
-  });
-  return summarizeGates(outcomes);
+  const judge = async (gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome> => {
+    if (outcome.passed || !gate.required || gate.baseline === false || input.signal?.aborted) return outcome;
+    let verdict = verdicts.get(gate.name);
+    if (!verdict) {
+      // landing only moves refs: the worktree may visit the tip and come back to the result
+      await input.workspace.checkout(input.base);
+      try {
+        input.workspace.used();
+        const atTip = await runGates({ gates: [gate], runner: input.runner, cwd: input.workspace.path, signal: input.signal });
+        if (atTip.outcomes[0]) verdicts.set(gate.name, (verdict = baseVerdictOf(atTip.outcomes[0])));
+      } finally {
+        await input.workspace.checkout(input.result);
+        input.workspace.used();
+      }
+    }
+    return forgivePreExisting(outcome, verdict, where);
+  };
+  return runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit, judge });
 }
