@@ -3,7 +3,8 @@ import { completeNames } from './names';
 import { errorMessage } from '../text';
 
 const RESULT = /^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored/;
-const FAILED_LINE = /^test (\S+) \.\.\. FAILED\s*$/;
+/** `test x ... FAILED`, or `x --- FAILED` with `-q`. */
+const FAILED_LINE = /^(?:test (\S+) \.\.\. FAILED|(\S+) --- FAILED)\s*$/;
 const TEST_LINE = /^test (\S+) \.\.\. (ok|FAILED|ignored)\b/;
 const PANIC_AT = /panicked at ([^\s:]+):\d+:\d+/;
 const OUTPUT_HEADER = /^---- (\S+) std(?:out|err) ----\s*$/;
@@ -39,8 +40,9 @@ export function parseCargoTest(lines: readonly string[]): TestCounts | undefined
   }
   for (const line of lines) {
     const m = FAILED_LINE.exec(line);
-    const file = m ? files.get(m[1]) : undefined;
-    if (m && !counts.failures.some((f) => f.name === m[1])) counts.failures.push({ name: m[1], message: messages.get(m[1]), ...(file ? { file } : {}) });
+    const name = m?.[1] ?? m?.[2];
+    const file = name ? files.get(name) : undefined;
+    if (name && !counts.failures.some((f) => f.name === name)) counts.failures.push({ name, message: messages.get(name), ...(file ? { file } : {}) });
   }
   const names: TestName[] = [];
   for (const line of lines) {
