@@ -131,6 +131,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
 
     const gate = panel.locator('[data-testid="gate"]').first();
     assert.match(await gate.innerText(), /unit[\s\S]*3\/4 passing/);
+    // red at the task's base too, but check.js names no failing test: nothing forgiven, and the card says why
+    assert.match(await gate.locator('[data-testid="gate-baseline-note"]').innerText(), /unit failed at the task's base too, but its output does not name every failing test/);
+    // the task's own check (test -f hello.txt) is a gate of its own, green once hello.txt exists
+    assert.match(await panel.locator('[data-testid="gate"]', { hasText: 'check' }).innerText(), /check[\s\S]*passed/);
   });
 
   it('shows the same state when the panel is closed and reopened mid-run', async () => {
@@ -185,6 +189,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     const text = await card.innerText();
     assert.match(text, /Task complete/i);
     assert.match(text, /unit/);
+    assert.equal(await card.locator('[data-testid="card-check"]').innerText(), 'test -f hello.txt');
     // the cost receipt: the estimate, the cached input the scripted provider reported, by role
     assert.match(text, /Cost \(est\.\)\s+\$\d/);
     assert.match(text, /Tokens\s+\d+ in \(\d+ cached\) \/ \d+ out, 7 calls/);

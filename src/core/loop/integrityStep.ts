@@ -7,7 +7,7 @@ import { runGit } from '../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
 import { taskWords } from '../tasks/taskWords';
 import type { TestName } from '../gates/parsers/types';
-import { relativeName, relativeTests, rootsOf } from '../gates/relativeTests';
+import { relativeName, relativeTests, rootsOf } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
 import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';

@@ -20,7 +20,7 @@ import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
-import { goneTestsQuestion } from './goneTests';
+import { goneTestsQuestion } from './goneTestQuestion';
 import { integrityJudge } from './integrityStep';
 import { proofStep } from './proofStep';
 import type { TaskLoopServices } from './types';

@@ -4,7 +4,7 @@ import { errorMessage } from '../errors';
 import { judgeProof, proofFeedback, proofKind, type ProofRecord, type ProofRun } from '../gates/proof';
 import { runGates } from '../gates/runGates';
 import { testFileMatcher } from '../gates/testFiles';
-import { relativeTests } from '../gates/relativeTests';
+import { relativeTests } from '../gates/testLocations';
 import type { GateOutcome, GateReport } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, type Toolchain } from '../gates/toolchain';
+import { useToolchain } from '../gates/toolchain';
 import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
 import { completeStep, projectHarness, requestAfter, writeStep } from '../helpers/verdictProjects';
 
@@ -61,12 +61,8 @@ const THREE_ASSERTIONS = `    assert.strictEqual(parse('text/plain; charset="utf
 
 describe('gate integrity on real runners: a deleted failing assertion is caught under mocha and jest', function () {
   this.timeout(180000);
-  let tools: Toolchain;
+  const toolchain = useToolchain();
   let h: LoopHarness;
-  before(async function () {
-    this.timeout(INSTALL_TIMEOUT_MS);
-    tools = await ensureToolchain();
-  });
   afterEach(async () => h?.cleanup());
 
   for (const runner of ['mocha', 'jest'] as const) {
@@ -83,7 +79,7 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     const task = { title: 'Unquote parameter values', prompt: 'parse() must unquote quoted parameter values (RFC 9110 quoted-string).', promise: 'npm test passes' };
 
     it(`${runner}: the three assertions deleted from the failing test → not done, told what was lost`, async () => {
-      h = await projectHarness([writeStep(testFile, body('')), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')], { files: project(), links: { node_modules: tools.nodeModules }, config: { gates } });
+      h = await projectHarness([writeStep(testFile, body('')), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates } });
       await h.addTask(task);
       const summary = await h.runner().run();
       assert.equal(summary.results[0].status, 'timeout');
@@ -94,7 +90,7 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     });
 
     it(`${runner}: nothing fixed, COMPLETE claimed → not done: the failing test is the one the task asks for, not a pre-existing one`, async () => {
-      h = await projectHarness([completeStep('nothing to do', 'npm test: the failure was there before')], { files: project(), links: { node_modules: tools.nodeModules }, config: { gates, loop: { maxIterations: 1 } } });
+      h = await projectHarness([completeStep('nothing to do', 'npm test: the failure was there before')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates, loop: { maxIterations: 1 } } });
       await h.addTask(task);
       assert.equal((await h.runner().run()).results[0].status, 'timeout');
       const [finished] = eventsOf(h.events, 'gate.finished');
@@ -103,7 +99,7 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     });
 
     it(`${runner}: the honest fix → done in one iteration`, async () => {
-      h = await projectHarness([writeStep('lib/mediaType.js', PARSE_FIXED_JS), completeStep('unquoted', 'npm test passes')], { files: project(), links: { node_modules: tools.nodeModules }, config: { gates } });
+      h = await projectHarness([writeStep('lib/mediaType.js', PARSE_FIXED_JS), completeStep('unquoted', 'npm test passes')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates } });
       await h.addTask(task);
       const summary = await h.runner().run();
       assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
@@ -117,7 +113,7 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     const renamedTests = before.replace(/\bparse\b/g, 'parseMediaType').replace("'reads parameters'", "'reads the parameters'");
     h = await projectHarness([writeStep('lib/mediaType.js', renamedLib), writeStep('test/mediaType.test.js', renamedTests), completeStep('renamed parse to parseMediaType', 'npm test passes')], {
       files: { 'package.json': `${JSON.stringify({ name: 'm', private: true, scripts: { test: 'mocha' } })}\n`, 'lib/mediaType.js': PARSE_FIXED_JS, 'test/mediaType.test.js': before },
-      links: { node_modules: tools.nodeModules },
+      links: { node_modules: toolchain().nodeModules },
       config: { gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] },
     });
     const id = await h.addTask({ title: 'Rename parse to parseMediaType', prompt: 'Rename parse() to parseMediaType() everywhere, its tests included.', promise: 'npm test passes', type: 'refactor' });

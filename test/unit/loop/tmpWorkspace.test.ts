@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { probeSandbox } from '../../../src/core/safety/sandbox';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, skipBecause, type Toolchain } from '../gates/toolchain';
+import { skipBecause, useToolchain } from '../gates/toolchain';
 import { chatRequests, eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import { projectHarness } from '../helpers/verdictProjects';
 
@@ -46,17 +46,13 @@ function agent(): Step {
 
 describe('a workspace under /tmp in a parallel run: linked dependencies and gate logs inside the sandbox', function () {
   this.timeout(240000);
-  let tools: Toolchain;
+  const toolchain = useToolchain();
   let h: LoopHarness;
-  before(async function () {
-    this.timeout(INSTALL_TIMEOUT_MS);
-    tools = await ensureToolchain();
-  });
   afterEach(async () => h?.cleanup());
 
   it('three agents in worktrees with linked node_modules (mocha) all end done; the one told to read its gate log can', async function () {
     if (!(await probeSandbox()).available) return skipBecause(this, 'bubblewrap does not work here: no private /tmp to test');
-    h = await projectHarness(Array.from({ length: 30 }, agent), { files: MOCHA_PROJECT, links: { node_modules: tools.nodeModules }, config: { loop: { maxParallel: 3, maxIterations: 3 }, gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] } });
+    h = await projectHarness(Array.from({ length: 30 }, agent), { files: MOCHA_PROJECT, links: { node_modules: toolchain().nodeModules }, config: { loop: { maxParallel: 3, maxIterations: 3 }, gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] } });
     assert.ok(h.ws.dir.startsWith(`${path.resolve(os.tmpdir())}/`) && os.tmpdir() === '/tmp', `the workspace is under /tmp: ${h.ws.dir}`);
     for (const name of ['fast', 'slow', 'third']) await h.addTask({ title: `unit ${name}`, prompt: `UNIT ${name}`, promise: 'npm test passes' });
     const summary = await h.runner().run();

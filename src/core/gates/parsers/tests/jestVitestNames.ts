@@ -1,4 +1,5 @@
 import type { TestName } from '../types';
+import { indentedTree } from './names';
 
 const JEST_HEADER = /^\s*(PASS|FAIL)\s+(\S.*?)(?:\s+\(\d+(?:\.\d+)?\s*m?s\))?\s*$/;
 const JEST_TEST = /^(\s+)(✓|✕|√|×|○ skipped|✎ todo) (.+?)(?: \(\d+(?:\.\d+)? m?s\))?\s*$/;
@@ -16,31 +17,22 @@ export function jestHeaderFile(line: string): string | undefined {
  */
 export function jestNames(lines: readonly string[]): TestName[] {
   const names: TestName[] = [];
-  let file: string | undefined;
-  let open: { indent: number; name: string }[] = [];
-  let inTree = false;
-  for (const line of lines) {
-    const header = jestHeaderFile(line);
-    if (header !== undefined) {
-      file = header;
-      open = [];
-      inTree = true;
-      continue;
-    }
+  for (let i = 0; i < lines.length; i++) {
+    const file = jestHeaderFile(lines[i]);
+    if (file === undefined) continue;
     // the tree ends at the first blank line (failure blocks and console output follow it)
-    if (!inTree || !line.trim()) {
-      inTree = false;
-      continue;
-    }
-    const indent = /^ */.exec(line)![0].length;
-    while (open.length && open[open.length - 1].indent >= indent) open.pop();
-    const t = JEST_TEST.exec(line);
-    if (!t) {
-      open.push({ indent, name: line.trim() });
-      continue;
-    }
-    const status: TestName['status'] = t[2] === '✓' || t[2] === '√' ? 'pass' : t[2] === '✕' || t[2] === '×' ? 'fail' : 'skip';
-    names.push({ name: [...open.map((o) => o.name), t[3]].join(' › '), status, ...(file ? { file } : {}) });
+    let end = i + 1;
+    while (end < lines.length && lines[end].trim() && jestHeaderFile(lines[end]) === undefined) end++;
+    const tree = indentedTree(
+      lines.slice(i + 1, end),
+      (line) => {
+        const t = JEST_TEST.exec(line);
+        return t ? { title: t[3], status: t[2] === '✓' || t[2] === '√' ? 'pass' : t[2] === '✕' || t[2] === '×' ? 'fail' : 'skip' } : undefined;
+      },
+      ' › ',
+    );
+    names.push(...tree.map((t) => ({ ...t, file })));
+    i = end - 1;
   }
   return names;
 }

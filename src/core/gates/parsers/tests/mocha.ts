@@ -1,6 +1,6 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
-import { completeNames, stackFile } from './names';
+import { completeNames, indentedTree, stackFile } from './names';
 
 const PASSING = /^\s*(\d+) passing\b/;
 const PENDING = /^\s*(\d+) pending\s*$/;
@@ -50,21 +50,14 @@ const SPEC_TEST = /^(\s+)(?:[✔✓√]|(\d+)\)|-) (.+?)(?: \(\d+ms\))?\s*$/;
  * (console output of the tests) are not part of it.
  */
 function specTree(lines: readonly string[]): TestName[] {
-  const names: TestName[] = [];
-  const open: { indent: number; name: string }[] = [];
-  for (const line of lines) {
-    if (!/^ {2,}\S/.test(line)) continue;
-    const indent = /^ */.exec(line)![0].length;
-    while (open.length && open[open.length - 1].indent >= indent) open.pop();
-    const t = SPEC_TEST.exec(line);
-    if (!t) {
-      open.push({ indent, name: line.trim() });
-      continue;
-    }
-    const status: TestName['status'] = t[2] ? 'fail' : line.trimStart().startsWith('-') ? 'skip' : 'pass';
-    names.push({ name: [...open.map((o) => o.name), t[3]].join(' '), status });
-  }
-  return names;
+  return indentedTree(
+    lines.filter((line) => /^ {2,}\S/.test(line)),
+    (line) => {
+      const t = SPEC_TEST.exec(line);
+      return t ? { title: t[3], status: t[2] ? 'fail' : line.trimStart().startsWith('-') ? 'skip' : 'pass' } : undefined;
+    },
+    ' ',
+  );
 }
 
 /**

@@ -27,3 +27,25 @@ export function stackFile(body: readonly string[]): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The tests of an indented reporter tree (mocha's spec, jest's verbose): a line `test(line)`
+ * does not recognise is a suite holding the deeper lines after it; a test's name is its
+ * suites' and its own title joined by `separator`.
+ */
+export function indentedTree(lines: readonly string[], test: (line: string) => Omit<TestName, 'name'> & { title: string } | undefined, separator: string): TestName[] {
+  const names: TestName[] = [];
+  const open: { indent: number; name: string }[] = [];
+  for (const line of lines) {
+    const indent = /^ */.exec(line)![0].length;
+    while (open.length && open[open.length - 1].indent >= indent) open.pop();
+    const t = test(line);
+    if (!t) {
+      open.push({ indent, name: line.trim() });
+      continue;
+    }
+    const { title, ...rest } = t;
+    names.push({ name: [...open.map((o) => o.name), title].join(separator), ...rest });
+  }
+  return names;
+}
