@@ -126,11 +126,12 @@ describe('UI: commands, tree menus, status bar', () => {
     const edited = (await vscode.commands.executeCommand('ralph.editTask', 'A-3', { title: 'Renamed', promise: 'all green' })) as { title: string; promise: string };
     assert.deepEqual([edited.title, edited.promise], ['Renamed', 'all green']);
     // asked through the input boxes: the prompts port answers like a person would
-    const answers = ['Renamed again', 'p', 'q'];
+    // the fourth box is the task's check (its executable promise): empty removes it
+    const answers = ['Renamed again', 'p', 'q', 'node check.js'];
     const answering = api.setPrompts({ input: async () => answers.shift() });
     try {
-      const viaBoxes = (await vscode.commands.executeCommand('ralph.editTask', 'A-3')) as { title: string };
-      assert.equal(viaBoxes.title, 'Renamed again');
+      const viaBoxes = (await vscode.commands.executeCommand('ralph.editTask', 'A-3')) as { title: string; check?: string };
+      assert.deepEqual([viaBoxes.title, viaBoxes.check], ['Renamed again', 'node check.js']);
     } finally {
       answering.dispose();
     }

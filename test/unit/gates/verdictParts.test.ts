@@ -7,7 +7,9 @@ import { withFlaky } from '../../../src/core/gates/rerun';
 import { testFileMatcher } from '../../../src/core/gates/testFiles';
 import type { GateOutcome } from '../../../src/core/gates/types';
 import { parseConfig } from '../../../src/core/config/load';
+import { parseGateOutput } from '../../../src/core/gates/parsers';
 import { usdText } from '../../../src/core/util/money';
+import { panelUsd } from '../../../src/shared/money';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** A tests gate's outcome with these failing tests (`?` for each unnamed one) out of `total`. */
@@ -153,6 +155,14 @@ describe('verdicts against the base: the pure parts', () => {
     });
   });
 
+  it('reads go test -v names (go is not installed here: its documented -v output) and none without -v', () => {
+    const verbose = ['=== RUN   TestAdds', '--- PASS: TestAdds (0.00s)', '=== RUN   TestSubtracts', '    calc_test.go:9: subtraction is off', '--- FAIL: TestSubtracts (0.00s)', '=== RUN   TestDivides', '    calc_test.go:12: later', '--- SKIP: TestDivides (0.00s)', 'FAIL', 'FAIL\texample.com/calc\t0.002s', ''].join('\n');
+    const tests = parseGateOutput('tests', verbose).tests;
+    assert.deepEqual(tests?.names?.map((t) => `${t.name}: ${t.status}`), ['TestAdds: pass', 'TestSubtracts: fail', 'TestDivides: skip']);
+    const quiet = parseGateOutput('tests', ['--- FAIL: TestSubtracts (0.00s)', '    calc_test.go:9: subtraction is off', 'FAIL', 'FAIL\texample.com/calc\t0.002s'].join('\n')).tests;
+    assert.equal(quiet?.names, undefined, 'without -v go names only its failures: no inventory');
+  });
+
   it('keeps three significant digits of money below a dollar', () => {
     assert.equal(usdText(0.0692), '$0.0692');
     assert.equal(usdText(0.0042), '$0.00420');
@@ -160,5 +170,6 @@ describe('verdicts against the base: the pure parts', () => {
     assert.equal(usdText(0.99951), '$1.00');
     assert.equal(usdText(12.345), '$12.35');
     assert.equal(usdText(0), '$0.00');
+    for (const value of [0.0692, 0.0042, 0.5, 0.99951, 12.345, 0]) assert.equal(panelUsd(value), usdText(value), 'the panel reads money as the reports do');
   });
 });
