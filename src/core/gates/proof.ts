@@ -20,6 +20,8 @@ export const ProofRecordSchema = z.object({
   passingOnBase: z.array(z.string()).default([]),
   /** One sentence: what the proof found. */
   reason: z.string(),
+  /** The proof cannot be made here whatever the agent does (no tests gate, no base commit): a person must decide. */
+  unprovable: z.boolean().optional(),
 });
 export type ProofRecord = z.infer<typeof ProofRecordSchema>;
 

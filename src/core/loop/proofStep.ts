@@ -27,8 +27,8 @@ export async function proveFailToPass(s: ProofServices, task: Task, cp: Checkpoi
   const work = (s.work ?? s.paths).workspace;
   const base = cp.baseCommit;
   const testsGates = s.config.gates.filter((g) => g.required && g.kind === 'tests');
-  if (!base) return notProven([], 'the task has no base commit to compare with (the repository had no commit when it started)');
-  if (testsGates.length === 0) return notProven([], 'no required gate of kind "tests" is configured to run the task\'s tests; add one, or set "proof": "none" on the task (or on its type in proof.types)');
+  if (!base) return { ...notProven([], 'the task has no base commit to compare with (the repository had no commit when it started)'), unprovable: true };
+  if (testsGates.length === 0) return { ...notProven([], 'no required gate of kind "tests" is configured to run the task\'s tests'), unprovable: true };
   const isTest = await testFileMatcher(work, { task: task.proofTests, config: s.config.proof.testFiles });
   const diff = await runGit(work, ['diff', '--name-status', '--no-renames', base, 'HEAD', '--']);
   if (diff.code !== 0) return notProven([], `could not list the task's changes since ${base.slice(0, 10)}: ${diff.stderr.trim()}`);
@@ -79,12 +79,17 @@ export async function proofStep(s: ProofServices, task: Task, cp: Checkpoint, it
   const proof = await proveFailToPass(s, task, cp, gates, stop);
   if (stop.aborted) return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };
   s.emit({ type: 'proof', taskId: task.id, iteration, ...proof });
-  return { decision: withProof(decision, proof), proof };
+  return { decision: withProof(decision, proof, task), proof };
 }
 
 /** A COMPLETE the gates accepted, with the proof applied: not proven → another iteration, told why. */
-export function withProof(decision: Extract<CompletionDecision, { kind: 'finish' }>, proof: ProofRecord): CompletionDecision {
+export function withProof(decision: Extract<CompletionDecision, { kind: 'finish' }>, proof: ProofRecord, task: Task): CompletionDecision {
   if (proof.status === 'proven') return { ...decision, notes: [...decision.notes, `fail-to-pass proof: ${proof.reason} (${proof.tests.map((t) => `\`${t.name}\``).join(', ')})`] };
+  if (proof.unprovable) {
+    // no iteration of the agent can change this: a person adds a tests gate or lets the task go without a proof
+    const question = `${task.id} needs a fail-to-pass proof (${task.type === 'bugfix' ? 'a bugfix' : `proof "fail-to-pass"`}), but ${proof.reason}. Add a required gate of kind "tests" to .ralph/config.json, or let this task go without a proof: \`ralph task edit ${task.id} --proof none\` (then \`ralph task unblock ${task.id}\`).`;
+    return { kind: 'finish', status: 'needs_help', reason: question, notes: [] };
+  }
   return { kind: 'continue', reason: `COMPLETE not accepted: no fail-to-pass proof — ${proof.reason}`, feedback: [proofFeedback(proof, HOW_TEST_FILES_ARE_TOLD)], optionalGatesRetried: [] };
 }
 

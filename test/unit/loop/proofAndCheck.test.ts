@@ -58,6 +58,15 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
     assert.deepEqual(eventsOf(h.events, 'proof')[0].files, ['checks/slug.check.js']);
   });
 
+  it('a bugfix with no tests gate to prove it with asks a person (needs_help) instead of looping', async () => {
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], { files: SLUG_PROJECT, config: { loop: { maxIterations: 5 } } });
+    const id = await h.addTask(BUGFIX);
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'needs_help');
+    assert.equal((await h.store.get(id)).iterations, 1);
+    assert.match(summary.results[0].reason, new RegExp(`${id} needs a fail-to-pass proof \\(a bugfix\\), but no required gate of kind "tests" is configured to run the task's tests\\. .*\`ralph task edit ${id} --proof none\``));
+  });
+
   it('a task check fails, is fed back, then passes: done; the check names a source file the fix may change', async () => {
     const check = `node -e "process.exit(require('./src/slug').slug('a  b') === 'a-b' ? 0 : 1)"`;
     h = await projectHarness([completeStep('claimed early'), writeStep('src/slug.js', SLUG_FIXED_JS), completeStep('fixed')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } });
