@@ -280,7 +280,7 @@ export class Autopilot {
   }
 
   private reportDeps(): FinalAfterMergeDeps {
-    return { workspace: this.d.worktrees.root, config: this.d.config, store: this.d.store, checkpoints: this.d.checkpoints, emit: this.d.emit };
+    return { workspace: this.d.worktrees.root, target: this.d.target, config: this.d.config, store: this.d.store, checkpoints: this.d.checkpoints, emit: this.d.emit };
   }
 
   /** The task's receipt and proof for its `task.finished` (the agent's loop saved them with the checkpoint). */

@@ -12,6 +12,8 @@ import { observationsOf } from './securityFindings';
 
 export interface FinalAfterMergeDeps {
   workspace: string;
+  /** The branch the queue merges into. */
+  target: string;
   config: RalphConfig;
   store: TaskStore;
   checkpoints: CheckpointStore;
@@ -29,7 +31,7 @@ export async function rewriteFinalAfterMerge(d: FinalAfterMergeDeps, outcome: Me
   try {
     const [task, cp] = await Promise.all([d.store.get(outcome.taskId), d.checkpoints.load(outcome.taskId)]);
     if (!cp) return;
-    const head = outcome.state === 'merged' ? (outcome.commit ?? `refs/heads/${d.config.merge.targetBranch ?? ''}`) : `refs/heads/ralph/${outcome.taskId}`;
+    const head = outcome.state === 'merged' ? (outcome.commit ?? `refs/heads/${d.target}`) : `refs/heads/ralph/${outcome.taskId}`;
     const files = await changedFiles(d.workspace, cp.baseCommit, head);
     const file = await new ReportWriter(paths, d.config).writeFinal({
       task,
