@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { runCli } from '../helpers/cliHarness';
-import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
+import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
+import { eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import { completeStep, projectHarness, requestAfter, SLUG_FIXED_JS, SLUG_PROJECT, SLUG_TASK, SLUG_TEST, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
 
 const BUGFIX = { ...SLUG_TASK, type: 'bugfix' as const, title: 'Runs of spaces make double dashes' };
@@ -100,5 +101,37 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
     const bad = await runCli(['task', 'add', 'x', '--prompt', 'p', '--promise', 'q', '--proof', 'maybe'], h.ws.dir);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--proof must be one of fail-to-pass, none/);
+  });
+});
+
+/** The same verdicts in the default configuration: three agents in worktrees, the merge queue. */
+describe('pre-existing failures and the fail-to-pass proof in a parallel run (worktrees, merge queue)', function () {
+  this.timeout(180000);
+  let h: LoopHarness;
+  afterEach(async () => h?.cleanup());
+
+  it('a bugfix proven in its worktree and a feature both land, the old red test forgiven in the worktrees and on main', async () => {
+    // each task's agent by its prompt: WRITE <file> <<content>> steps, then COMPLETE
+    const agent: Step = (request: RecordedRequest) => {
+      const text = requestText(request);
+      const writes = [...text.matchAll(/WRITE (\S+) <<<(.*?)>>>/gs)].map((m) => ({ path: m[1], content: m[2].replace(/\\n/g, '\n') }));
+      const done = (request.body?.messages ?? []).filter((m) => m.role === 'tool').length;
+      return done < writes.length ? { toolCalls: [{ name: 'write_file', arguments: writes[done] }] } : { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'npm test' } }] };
+    };
+    h = await projectHarness(Array.from({ length: 12 }, () => agent), { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxParallel: 3, maxIterations: 2 } } });
+    const esc = (s: string) => s.replace(/\n/g, '\\n');
+    await h.addTask({ ...BUGFIX, id: 'FIX', prompt: `${BUGFIX.prompt} WRITE src/slug.js <<<${esc(SLUG_FIXED_JS)}>>> WRITE test/slug.test.js <<<${esc(REAL_TEST)}>>>` });
+    await h.addTask({ id: 'DOC', title: 'Document slugs', prompt: 'WRITE docs/slug.md <<<slug(text) makes a URL part>>>', promise: 'docs/slug.md explains slug' });
+    const summary = await h.runner().run();
+    assert.deepEqual(summary.results.map((r) => `${r.taskId}:${r.status}`).sort(), ['DOC:done', 'FIX:done'], JSON.stringify(summary.results));
+    const [proof] = eventsOf(h.events, 'proof');
+    assert.equal(proof.taskId, 'FIX');
+    assert.equal(proof.status, 'proven', proof.reason);
+    const merges = eventsOf(h.events, 'merge').filter((m) => m.state === 'merged');
+    assert.equal(merges.length, 2);
+    assert.match(merges.find((m) => m.taskId === 'FIX')?.proof ?? '', /^fail-to-pass proven: collapses runs of spaces/);
+    const mergedChecks = eventsOf(h.events, 'gate.finished').filter((g) => g.iteration === undefined);
+    assert.ok(mergedChecks.every((g) => g.passed && g.preExisting?.includes('release date is in the future')), JSON.stringify(mergedChecks));
+    assert.equal(h.ws.git('worktree', 'list').split('\n').length, 1, 'no task worktree and no proof scratch is left');
   });
 });
