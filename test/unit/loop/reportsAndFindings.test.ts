@@ -92,6 +92,27 @@ describe('reports that tell the truth, and security findings by severity (seed 0
   });
 });
 
+describe('a critical finding in a parallel run (worktrees)', function () {
+  this.timeout(120000);
+  let h: LoopHarness;
+  afterEach(async () => h?.cleanup());
+
+  it('no new agent starts until a person answers; Stop: the waiting task stays todo', async () => {
+    const complete: Step = () => ({ toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'x' } }] });
+    h = await makeLoopHarness(Array.from({ length: 6 }, () => complete));
+    await h.ws.write('scan.sarif', sarif([{ level: 'error', text: 'secret in the bundle', id: 'S' }]).replace('"level":"error"', '"level":"error","properties":{"security-severity":"9.1"}'));
+    h.ws.git('add', '-A');
+    h.ws.git('commit', '-qm', 'scan');
+    await h.configure({ loop: { maxParallel: 2 }, gates: [SECURITY_GATE] });
+    for (const id of ['P-1', 'P-2', 'P-3']) await h.addTask({ id, title: id });
+    const asked: SafeguardWarning[] = [];
+    const summary = await h.runner({ safeguards: { decide: async (w) => (asked.push(w), { action: 'stop' }) } }).run();
+    assert.deepEqual(summary.results.map((r) => `${r.taskId}:${r.status}`).sort(), ['P-1:halted', 'P-2:halted']);
+    assert.equal(asked.filter((w) => w.code === 'security-critical').length, 1);
+    assert.equal((await h.store.get('P-3')).status, 'todo', 'the task next in line never started');
+  });
+});
+
 /** The merge queue's give-up is written into final.md: it never says COMPLETE for work that did not land. */
 describe('final.md after the merge queue decides (parallel run, real worktrees)', function () {
   this.timeout(120000);
