@@ -26,7 +26,7 @@ import type { SecretStorageSource } from '../vscode/secrets';
 export { ATTENTION_CODES };
 
 /** Warnings the person must answer before the loop goes on: errors and the spend-rate alarm pause the autopilot; semi-auto's task-ended holds new starts only. */
-const WAITING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate', 'task-ended']);
+const WAITING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate', 'task-ended', 'security-critical']);
 /** Of those, the ones that pause the whole autopilot (Continue = Resume, Stop). */
 const PAUSING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate']);
 

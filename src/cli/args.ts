@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
-import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+import { type ProofKind, TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { FORGE_USAGE, type ForgeCommand, ForgeUsageError, parseForgeCommand } from './forgeArgs';
 import { parsePersonCommand, type PersonCommand, PERSON_USAGE, PersonUsageError } from './personArgs';
+import { gateAllowance, verdictOptions } from './verdictArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
 import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
@@ -17,6 +18,9 @@ Commands:
         [--max-iterations N] [--priority N] [--depends-on ID]... [--type T] [--complexity N]
         [--allow-gate-changes all|GATE]...  let the task change what its gates check (reported)
         [--review manual|auto]       manual: its finished work waits for your review before it lands
+        [--check "CMD"]              an executable promise: a command run as a required gate of this task only
+        [--proof fail-to-pass|none] [--proof-test GLOB]...
+                                     the fail-to-pass proof (default: bugfix only) and the task's own test files
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${IMPORT_USAGE}
@@ -58,6 +62,9 @@ export type CliCommand =
       complexity?: number;
       allowGateChanges?: true | string[];
       review?: 'auto' | 'manual';
+      check?: string;
+      proof?: ProofKind;
+      proofTests?: string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
@@ -82,6 +89,9 @@ const OPTIONS = {
   complexity: { type: 'string' },
   'allow-gate-changes': { type: 'string', multiple: true },
   review: { type: 'string' },
+  check: { type: 'string' },
+  proof: { type: 'string' },
+  'proof-test': { type: 'string', multiple: true },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
@@ -129,12 +139,13 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       return { kind: 'init', workspace };
     case 'task':
       if (sub === 'add') {
-        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review']);
+        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review', 'check', 'proof', 'proof-test']);
         if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual') throw new UsageError('--review must be manual or auto');
         const title = rest.join(' ').trim();
         if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
         if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
         if (!values.promise) throw new UsageError('task add needs --promise <text> (the completion criteria)');
+        if (values.check !== undefined && !values.check.trim()) throw new UsageError('--check needs a command: the task\'s executable promise, run as a required gate of this task only');
         if (values.type !== undefined && !(TASK_TYPES as readonly string[]).includes(values.type)) {
           throw new UsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
         }
@@ -149,8 +160,9 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
           dependsOn: values['depends-on'] ?? [],
           type: values.type as TaskType | undefined,
           complexity: intOption(values.complexity, '--complexity', 1, 14),
-          allowGateChanges: gateAllowance(values['allow-gate-changes']),
+          allowGateChanges: gateAllowance(values['allow-gate-changes'], usage),
           ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
+          ...verdictOptions(values, usage),
         };
       }
       if (sub === 'list') {
@@ -177,6 +189,8 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
   }
 }
 
+const usage = (message: string) => new UsageError(message);
+
 function rejectOptions(values: Record<string, unknown>, allowed: string[]): void {
   const extra = Object.keys(values).filter((key) => values[key] !== undefined && !allowed.includes(key));
   if (extra.length > 0) throw new UsageError(`option ${extra.map((k) => `--${k}`).join(', ')} does not apply to this command`);
@@ -200,12 +214,4 @@ function intOption(value: string | undefined, name: string, min: number, max = N
     throw new UsageError(`${name} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got "${value}"`);
   }
   return number;
-}
-
-/** `--allow-gate-changes all` allows every gate; gate names allow those. */
-function gateAllowance(values: string[] | undefined): true | string[] | undefined {
-  if (!values || values.length === 0) return undefined;
-  const names = values.map((v) => v.trim());
-  if (names.some((n) => n === '')) throw new UsageError('--allow-gate-changes needs "all" or a gate name');
-  return names.includes('all') ? true : names;
 }

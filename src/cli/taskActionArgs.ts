@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { EditFields } from '../core/tasks/actionRules';
 import { TASK_TYPES, type TaskType } from '../core/tasks/schema';
+import { gateAllowance, verdictOptions } from './verdictArgs';
 
 /** `ralph task <action> <id>`: the recovery actions of the extension's task menu (--yes is accepted by all, for scripts). */
 export const TASK_ACTIONS = ['retry', 'unblock', 'cancel', 'edit', 'increase-max', 'delete', 'rollback', 'cleanup'] as const;
@@ -16,6 +17,8 @@ export const TASK_ACTIONS_USAGE = `  task retry <id> [--fresh]          timed ou
   task cancel <id>                   stop the task from being picked again
   task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
         [--type T] [--complexity N] [--depends-on ID]... [--review manual|auto]
+        [--check "CMD" ("" removes it)] [--proof fail-to-pass|none] [--proof-test GLOB]...
+        [--allow-gate-changes all|GATE]...  e.g. to let a task remove the tests a person agreed to
   task increase-max <id> [--by N] [--minutes]
                                      raise the limit that ended it — its iterations (--by, default 10) or, after
                                      a time-out by the clock, its minutes (--by, default the configured limit);
@@ -65,13 +68,17 @@ const OPTIONS = {
   complexity: { type: 'string' },
   'depends-on': { type: 'string', multiple: true },
   review: { type: 'string' },
+  check: { type: 'string' },
+  proof: { type: 'string' },
+  'proof-test': { type: 'string', multiple: true },
+  'allow-gate-changes': { type: 'string', multiple: true },
 } as const;
 
 const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
   retry: ['fresh'],
   unblock: [],
   cancel: [],
-  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations', 'type', 'complexity', 'depends-on', 'review'],
+  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations', 'type', 'complexity', 'depends-on', 'review', 'check', 'proof', 'proof-test', 'allow-gate-changes'],
   'increase-max': ['by', 'minutes'],
   delete: [],
   rollback: [],
@@ -118,7 +125,13 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
       if (values.review !== 'auto' && values.review !== 'manual') throw new TaskActionUsageError('--review must be manual or auto');
       fields.review = values.review;
     }
-    if (Object.keys(fields).length === 0) throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review');
+    const usage = (message: string) => new TaskActionUsageError(message);
+    Object.assign(fields, verdictOptions(values, usage));
+    const allow = gateAllowance(values['allow-gate-changes'], usage);
+    if (allow !== undefined) fields.allowGateChanges = allow;
+    if (Object.keys(fields).length === 0) {
+      throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review, --check, --proof, --proof-test, --allow-gate-changes');
+    }
     command_.fields = fields;
   }
   if (action === 'retry' && values.fresh) command_.fresh = true;

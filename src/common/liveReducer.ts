@@ -7,7 +7,7 @@ import type { RalphEvent } from '../core/events';
 import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 
 /** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
-export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'task-ended', 'spend-rate']);
+export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'task-ended', 'spend-rate', 'security-critical']);
 
 const QUEUED: ReadonlySet<string> = new Set<QueuedState>(['queued', 'merging', 'checking', 'waiting']);
 

@@ -30,7 +30,8 @@ export type RalphEventBody =
   | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary; outcome?: RunOutcome }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary }
+  /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary; proof?: string }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';
@@ -99,6 +100,23 @@ export type RalphEventBody =
       severity?: string;
       /** Gate integrity against the task's base: how the gate was weakened, or the changes the task was allowed to make. */
       integrity?: { violations: string[]; allowed: string[] };
+      /** Failing tests that already failed at the task's base (or on the merge target's tip): not held against the task. */
+      preExisting?: string[];
+      /** Tests that failed and then passed when the gate ran again (`gates[].rerunFailures`). */
+      flaky?: string[];
+      /** The gate was red at the base too, but its output names no failing tests: why nothing was forgiven. */
+      baselineNote?: string;
+    }
+  /** The fail-to-pass proof of a COMPLETE: the task's tests run against its base code (`tests`: those that fail there, with the first line of the failure). */
+  | {
+      type: 'proof';
+      taskId: string;
+      iteration: number;
+      status: 'proven' | 'not-proven';
+      reason: string;
+      files: string[];
+      tests: { name: string; baseFailure?: string }[];
+      passingOnBase: string[];
     }
   | { type: 'integrity.baseline'; taskId: string; gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[] }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
@@ -126,6 +144,8 @@ export type RalphEventBody =
       target?: string;
       attempts?: number;
       gates?: { name: string; passed: boolean; summary: string }[];
+      /** The task's fail-to-pass proof, one line, when it needed one. */
+      proof?: string;
     }
   /** A planning run (`ralph plan`, Plan Tasks from Document) began: the model reads `document` (one `section` of it, when given). */
   | { type: 'plan.started'; document: string; section?: string; model: string }

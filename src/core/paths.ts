@@ -29,6 +29,10 @@ export class RalphPaths {
   reportsDir(taskId: string): string {
     return path.join(this.dir, 'reports', taskId);
   }
+  /** Low-severity findings, logged and never blocking (seed 003: "Low → log to observations"). */
+  get observations(): string {
+    return path.join(this.dir, 'observations.md');
+  }
   runLog(runId: string): string {
     return path.join(this.dir, 'runs', `${runId}.ndjson`);
   }

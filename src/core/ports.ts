@@ -53,7 +53,7 @@ export const refuseApprovals: ApprovalPrompt = { approve: async () => false, una
  * mode a task ended blocked, needs_help or timeout, and the run waits before it starts another.
  * `spend-rate`: the spend-rate alarm (budget.maxCostPerHourUsd or a spike) pauses the autopilot.
  */
-export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended' | 'spend-rate';
+export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended' | 'spend-rate' | 'security-critical';
 
 export interface SafeguardWarning {
   code: SafeguardCode;
@@ -83,7 +83,8 @@ export interface SafeguardPrompt {
  */
 export function unattendedSafeguards(onWarning: 'continue' | 'stop'): SafeguardPrompt {
   // nobody can allow more spending either: a spend-rate alarm stops the run
-  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' || warning.code === 'spend-rate' ? 'stop' : onWarning }) };
+  // nor decide after a critical security finding whether the next task may start
+  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' || warning.code === 'spend-rate' || warning.code === 'security-critical' ? 'stop' : onWarning }) };
 }
 
 export interface Disposable {

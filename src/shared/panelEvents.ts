@@ -71,7 +71,8 @@ export type PanelEventBody =
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
   /** `receipt`: the task's cost receipt, formatted by the host. */
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; receipt?: ReceiptView }
+  /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
+  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; receipt?: ReceiptView; proof?: string }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | { type: 'iteration.finished'; taskId: string; iteration: number; outcome: IterationOutcome; signal?: string; durationMs: number; commit?: string; error?: string }
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
@@ -116,6 +117,12 @@ export type PanelEventBody =
       tests?: { passed: number; failed: number; total: number; failing: string[] };
       severity?: string;
       integrity?: { violations: string[]; allowed: string[] };
+      /** Failing tests already failing at the task's base (or on the merge target's tip): named, not held against the task. */
+      preExisting?: string[];
+      /** Tests that failed, then passed when the gate ran again. */
+      flaky?: string[];
+      /** Why a red gate's failures could not be compared with the base (the runner names none). */
+      baselineNote?: string;
     }
   | { type: 'report.written'; taskId: string; file: string; final: boolean }
   | { type: 'escalation'; taskId: string; from: string; to: string; reason: string }
@@ -124,7 +131,7 @@ export type PanelEventBody =
   | { type: 'warning'; taskId?: string; code: string; message: string }
   | { type: 'error'; taskId?: string; message: string }
   /** The merge queue moved a task; `target`: the branch it merges into; `gates`: the merged check's results. */
-  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[] }
+  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[]; proof?: string }
   /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };
 

@@ -53,6 +53,10 @@ export interface TaskSeed {
   checkpoint?: CheckpointSeed;
   /** Where the task stands on the forge while (and after) it runs as a CI job. */
   remote?: RemoteView;
+  /** The task's `check` command. */
+  check?: string;
+  /** Its last fail-to-pass proof, one line. */
+  proof?: string;
 }
 
 export type HostNote =

@@ -88,6 +88,7 @@ const taskHandlers: Handlers = {
       status: e.status,
       finish: { status: e.status, reason: e.reason, iterations: e.iterations, time: e.time },
       receipt: e.receipt ?? t.receipt,
+      proof: e.proof ?? t.proof,
       blockedReason: e.status === 'blocked' || e.status === 'needs_help' || e.status === 'halted' ? e.reason : undefined,
       updatedAt: e.time,
     })),

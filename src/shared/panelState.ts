@@ -89,6 +89,12 @@ export interface GateView {
   severity?: string;
   /** Gate integrity against the task's base: how the gate was weakened, or the changes the task was allowed to make. */
   integrity?: { violations: string[]; allowed: string[] };
+  /** Failing tests that already failed at the task's base (or on the merge target's tip): named, not held against the task. */
+  preExisting?: string[];
+  /** Tests that failed, then passed when the gate ran again. */
+  flaky?: string[];
+  /** Why the failures of a gate that was red at the base too could not be compared with it. */
+  baselineNote?: string;
   /** Set on hand-run gates: the gate run they belong to. */
   runId?: string;
 }
@@ -175,6 +181,8 @@ export interface QueueEntryView {
   commit?: string;
   /** The required gates of the merged check. */
   gates?: MergeGateResult[];
+  /** The task's fail-to-pass proof, one line, when it needed one. */
+  proof?: string;
 }
 
 /** A task that runs as a CI job: its forge state (queued, running, pr-open, in-queue, merged, failed) and the job's or pull request's address. */
@@ -216,6 +224,10 @@ export interface TaskView {
   finish?: FinishView;
   /** The task's cost receipt when it ended (by model and role; unknown and provider-reported costs kept apart). */
   receipt?: ReceiptView;
+  /** The task's executable promise: a command run as a required gate of this task only. */
+  check?: string;
+  /** The task's fail-to-pass proof in one line (the tests that fail on its base code), when it needed one. */
+  proof?: string;
   report?: ReportView;
   /** The task's worktree (relative to the workspace) while it has one: running, or kept after a failure. */
   worktree?: string;
@@ -316,6 +328,8 @@ export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>>
   // semi-auto mode: a task ended blocked / needs help / timed out; go on with the next task, or stop
   'task-ended': ['continue', 'stop'],
   'spend-rate': ['continue', 'stop'],
+  // a task halted on a critical security finding: start the next task, or none
+  'security-critical': ['continue', 'stop'],
 };
 
 export function warningActions(code: string): readonly WarningAction[] {

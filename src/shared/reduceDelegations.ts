@@ -109,6 +109,9 @@ export const delegationHandlers: Handlers = {
       ...(e.integrity && (e.integrity.violations.length || e.integrity.allowed.length)
         ? { integrity: { violations: e.integrity.violations.slice(0, 20).map((v) => clip(v, 500)), allowed: e.integrity.allowed.slice(0, 20).map((v) => clip(v, 500)) } }
         : {}),
+      ...(e.preExisting?.length ? { preExisting: e.preExisting.slice(0, 20).map((n) => clip(n, 300)) } : {}),
+      ...(e.flaky?.length ? { flaky: e.flaky.slice(0, 20).map((n) => clip(n, 300)) } : {}),
+      ...(e.baselineNote ? { baselineNote: clip(e.baselineNote, 600) } : {}),
     });
     if (e.taskId === undefined) {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];

@@ -33,6 +33,7 @@ export const parallelHandlers: Handlers = {
       ...(e.detail !== undefined ? { detail: clip(e.detail, 1000) } : {}),
       ...(e.files?.length ? { files: e.files.slice(0, 20) } : {}),
       ...(e.commit ? { commit: e.commit } : {}),
+      ...(e.proof ? { proof: clip(e.proof, 500) } : previous?.proof ? { proof: previous.proof } : {}),
       ...(e.gates ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) } : !fresh && previous?.gates ? { gates: previous.gates } : {}),
     };
     let queue: QueueEntryView[];

@@ -63,6 +63,8 @@ function applySeed(task: TaskView, seed: TaskSeed): TaskView {
     lastSignal: seed.lastSignal ?? task.lastSignal,
     blockedReason: seed.blockedReason,
     remote: sameRemote(task.remote, seed.remote) ? task.remote : seed.remote,
+    check: seed.check,
+    proof: seed.proof ?? task.proof,
   });
   // a Retry or Rollback resets the store's counters: the old series is over
   const reset = seed.iterations === 0 && seed.status === 'todo' && task.iteration > 0;

@@ -228,6 +228,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     tooltip.appendMarkdown('\n\n');
     tooltip.appendMarkdown(`**Promise:** `).appendText(task.promise);
     if (task.source) tooltip.appendMarkdown('\n\n**From:** ').appendText(task.source);
+    if (task.check) tooltip.appendMarkdown('\n\n**Check** (a required gate of this task): ').appendText(task.check);
+    if (task.proof) tooltip.appendMarkdown('\n\n**Proof:** ').appendText(task.proof);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
     if (task.blockedReason) tooltip.appendMarkdown(task.status === 'needs_help' ? '\n\n**Question:** ' : task.status === 'review' ? '\n\n**Waits for your review:** ' : '\n\n**Reason:** ').appendText(task.blockedReason);
     for (const q of (task.questions ?? []).filter((x) => x.answer !== undefined).slice(-3)) tooltip.appendMarkdown('\n\n**Answered:** ').appendText(`${q.kind === 'review' ? 'review feedback' : q.question} → ${q.answer}`);

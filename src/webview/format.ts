@@ -1,4 +1,5 @@
 /** How numbers, times and signals read in the panel. */
+import { panelUsd } from '../shared/money';
 
 export function duration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '—';
@@ -18,7 +19,7 @@ export function clock(iso: string | undefined): string {
 }
 
 export function usd(value: number): string {
-  return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+  return panelUsd(value);
 }
 
 /** A task's cost so far: dollars, "no price known", or "included (editor plan)" for editor models. */

@@ -14,8 +14,6 @@ import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParalle
 import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
 
 const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
-/** Outside /tmp, where the sandboxed gate can see it (see parallelScenario.ts). */
-const RELEASE = path.join(repoRoot, 'out', `release-merge-check-e2e-${process.pid}`);
 
 describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(240_000);
@@ -25,6 +23,8 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
   let page: Page;
   let wb: Workbench;
   let workspace: string;
+  /** In the workspace (`.ralph/runs`, ignored by git), where the sandboxed gate sees it (see parallelScenario.ts). */
+  let RELEASE = '';
   const consoleErrors: string[] = [];
   const screenshots: string[] = [];
 
@@ -32,6 +32,8 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     scenario = await startParallelScenario();
     workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    RELEASE = path.join(workspace, '.ralph', 'runs', `release-merge-check-e2e-${process.pid}`);
+    fs.mkdirSync(path.dirname(RELEASE), { recursive: true });
     fs.rmSync(RELEASE, { force: true });
     prepareParallelWorkspace(workspace, scenario.server.url, RELEASE);
     host = await startCodeServer({
@@ -48,11 +50,11 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
 
   after(async () => {
     scenario?.releaseAll();
-    fs.writeFileSync(RELEASE, 'go\n');
+    if (RELEASE) fs.writeFileSync(RELEASE, 'go\n');
     await context?.close().catch(() => undefined);
     await host?.dispose();
     await scenario?.server.close();
-    fs.rmSync(RELEASE, { force: true });
+    if (RELEASE) fs.rmSync(RELEASE, { force: true });
     if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
     if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
   });

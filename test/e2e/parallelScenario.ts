@@ -3,8 +3,10 @@
  * server. Each agent's first call writes its file and reports PROGRESS:50; its second waits
  * until all three got there (three at once) and until the test releases that task. The required
  * gate passes at once in a task's worktree; in the merge queue's worktree (the merged check) it
- * waits for the release file, so the queue can be looked at mid-check. The file lies outside
- * /tmp: the sandbox gives commands a private /tmp, and the test workspace is under /tmp.
+ * waits for the release file, so the queue can be looked at mid-check. The file lies in the
+ * workspace (`.ralph/runs`): the sandbox gives commands a private /tmp but shows the merge
+ * worktree's main workspace read-only, even under /tmp (a file beside the repository would be
+ * hidden when the repository itself is cloned under /tmp).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

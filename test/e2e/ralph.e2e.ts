@@ -78,7 +78,12 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await wb.answerInput('(1/3)', TASK.title);
     await wb.answerInput('(2/3)', TASK.prompt);
     await wb.answerInput('(3/3)', TASK.promise);
-    await wb.pickQuickItem('Done'); // the settings menu (type, complexity, …): nothing to change
+    // the settings menu: the task's check (its executable promise), then Done
+    if (TASK.check) {
+      await wb.pickQuickItem('Check command');
+      await wb.answerInput('Check command', TASK.check);
+    }
+    await wb.pickQuickItem('Done');
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
     const labels = await wb.treeLabels();
     assert.ok(labels.some((l) => /To do \(1\)/.test(l)), labels.join(' | '));
@@ -122,6 +127,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
 
     const gate = panel.locator('[data-testid="gate"]').first();
     assert.match(await gate.innerText(), /unit[\s\S]*3\/4 passing/);
+    // red at the task's base too, but check.js names no failing test: nothing forgiven, and the card says why
+    assert.match(await gate.locator('[data-testid="gate-baseline-note"]').innerText(), /unit failed at the task's base too, but its output does not name every failing test/);
+    // the task's own check (test -f hello.txt) is a gate of its own, green once hello.txt exists
+    assert.match(await panel.locator('[data-testid="gate"]', { hasText: 'check' }).innerText(), /check[\s\S]*passed/);
   });
 
   it('shows the same state when the panel is closed and reopened mid-run', async () => {
@@ -176,6 +185,7 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     const text = await card.innerText();
     assert.match(text, /Task complete/i);
     assert.match(text, /unit/);
+    assert.equal(await card.locator('[data-testid="card-check"]').innerText(), 'test -f hello.txt');
     // the cost receipt: the estimate, the cached input the scripted provider reported, by role
     assert.match(text, /Cost \(est\.\)\s+\$\d/);
     assert.match(text, /Tokens\s+\d+ in \(\d+ cached\) \/ \d+ out, 7 calls/);

@@ -15,6 +15,8 @@ export const TASK = {
   title: 'Say hello',
   prompt: 'Create hello.txt with a greeting, then done.txt once check.js passes.',
   promise: 'node check.js passes',
+  /** The task's executable promise: a required gate of this task only (shown on the card and in the tooltip). */
+  check: 'test -f hello.txt',
 };
 
 /** The safeguard warning the core raises after iteration 1: `iterationWarnRatio` 0.2 of 5 iterations. */

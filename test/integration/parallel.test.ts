@@ -25,14 +25,16 @@ const WAIT_MS = 120_000;
 const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> => waitUntil(what, probe, timeoutMs);
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
-const releaseFile = () => path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'out', `release-merge-check-${process.pid}`);
+const releaseFile = () => path.join(workspace(), '.ralph', 'runs', `release-merge-check-${process.pid}`);
 const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
 
 /**
  * The required gate: passes at once in a task's worktree; in the merge queue's worktree (the
  * merged check) it waits until the release file exists, so the test can look at the queue while
- * a task is being checked. Bounded: it fails after two minutes rather than hang. The file lies
- * outside /tmp: the sandbox gives commands a private /tmp (the test workspace is under /tmp).
+ * a task is being checked. Bounded: it fails after two minutes rather than hang. The file lies in
+ * the workspace (`.ralph/runs`, ignored by git): the sandbox gives commands a private /tmp, but
+ * shows a worktree's main workspace read-only even when it is under /tmp (as this one is) — a
+ * file beside the extension would be hidden when the clone itself lives under /tmp.
  */
 const gateJs = (release: string) => `const fs = require('fs'); const path = require('path');
 if (path.basename(process.cwd()) !== '_merge') { console.log('1 passed, 0 failed'); process.exit(0); }
@@ -163,6 +165,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await panelInSync(api, 'the webview to show the queue entry');
 
       console.log('    · PA-1 in the merged check');
+      await fs.mkdir(path.dirname(releaseFile()), { recursive: true });
       await fs.writeFile(releaseFile(), 'go\n');
       await waitFor('PA-1 merged', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'merged');
       const merged = api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')!;
@@ -171,6 +174,7 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       releases['PA-2']();
     } finally {
       for (const r of Object.values(releases)) r();
+      await fs.mkdir(path.dirname(releaseFile()), { recursive: true });
       await fs.writeFile(releaseFile(), 'go\n');
     }
     const summary = await run;

@@ -101,7 +101,7 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     subscription.dispose();
     assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'halted']]);
     assert.deepEqual(seen, ['warning', 'paused=true', 'answered:spend-rate:stop']);
-    assert.match(message, new RegExp(`^spend rate .*/h: \\$1\\.00 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$0\\.50/h — most of it by task ${task.id} on scripted-model$`));
+    assert.match(message, new RegExp(`^spend rate .*/h: \\$1\\.00 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$0\\.500/h — most of it by task ${task.id} on scripted-model$`));
     const calls = server.requests.filter((r) => r.path.endsWith('/chat/completions'));
     assert.equal(calls.length, 2, 'after the alarm only the bounded wind-down turn for the progress notes');
     assert.equal(calls[1].body?.max_completion_tokens, 1500, 'the wind-down turn is capped');

@@ -134,12 +134,13 @@ describe('UI: commands, tree menus, status bar', () => {
     const edited = (await vscode.commands.executeCommand('ralph.editTask', 'A-3', { title: 'Renamed', promise: 'all green' })) as { title: string; promise: string };
     assert.deepEqual([edited.title, edited.promise], ['Renamed', 'all green']);
     // asked through the input boxes: the prompts port answers like a person would
-    const answers = ['Renamed again', 'p', 'q'];
-    // the settings menu after the three boxes: Done at once
-    const answering = api.setPrompts({ input: async () => answers.shift(), choose: async () => 'done' as never });
+    // the three boxes, then the settings menu: the check (its executable promise), then Done
+    const answers = ['Renamed again', 'p', 'q', 'node check.js'];
+    const choices = ['check', 'done'];
+    const answering = api.setPrompts({ input: async () => answers.shift(), choose: async () => choices.shift() as never });
     try {
-      const viaBoxes = (await vscode.commands.executeCommand('ralph.editTask', 'A-3')) as { title: string };
-      assert.equal(viaBoxes.title, 'Renamed again');
+      const viaBoxes = (await vscode.commands.executeCommand('ralph.editTask', 'A-3')) as { title: string; check?: string };
+      assert.deepEqual([viaBoxes.title, viaBoxes.check], ['Renamed again', 'node check.js']);
     } finally {
       answering.dispose();
     }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ForgeConfigSchema } from '../forge/config';
 import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
+import { ProofSchema, TASK_TYPES } from '../tasks/schema';
 
 const Price = z.strictObject({
   input: z.number().min(0).describe('USD per 1M input tokens'),
@@ -78,6 +79,17 @@ export const GateSchema = z.strictObject({
   threshold: z.number().optional(),
   maxIterations: z.number().int().positive().optional(),
   timeoutMs: z.number().int().positive().optional(),
+  baseline: z
+    .boolean()
+    .optional()
+    .describe('default true: failing tests that already failed at the task\'s base (and on the merge target\'s tip) are named as pre-existing and not held against the task; false = all green only'),
+  rerunFailures: z
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .optional()
+    .describe('default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky'),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 
@@ -204,6 +216,21 @@ export const WorktreesConfigSchema = z
   })
   .prefault({});
 
+/** The fail-to-pass proof (Task `proof`): which task types get it, and which files are tests. */
+export const ProofConfigSchema = z
+  .strictObject({
+    types: z
+      .partialRecord(z.enum(TASK_TYPES), ProofSchema)
+      .default({})
+      .describe('the proof each task type gets unless the task says otherwise: "fail-to-pass" (the tests the task added or changed must fail on its base code and pass on the result) or "none"; bugfix defaults to "fail-to-pass", every other type to "none"'),
+    testFiles: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('globs of test files, beyond the conventions (test/, *.test.*, test_*.py, *_test.go…) and the runner configs (jest testMatch, mocha spec, pytest python_files/testpaths)'),
+  })
+  .prefault({});
+export type ProofConfig = z.infer<typeof ProofConfigSchema>;
+
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
 export const RalphConfigSchema = z
   .strictObject({
@@ -220,6 +247,7 @@ export const RalphConfigSchema = z
   worktrees: WorktreesConfigSchema,
   forge: ForgeConfigSchema,
   reports: ReportsConfigSchema,
+  proof: ProofConfigSchema,
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;

@@ -55,26 +55,28 @@ export function startEscalation(task: Pick<Task, 'type' | 'complexity'>, ladderL
  * Counts one iteration's result. First failure → the same model again, with what failed;
  * the next ones → the same model, told to take a different approach; `threshold` consecutive
  * failures → the next tier up. At the top, `councilAfter` consecutive failures convene the
- * council. `force` (a persistent high security finding, a stuck loop) escalates at once.
+ * council. `force` (a persistent high security finding, a stuck loop) escalates to the top at
+ * once; `raise` (a new high security finding) one tier up at once.
  */
 export function recordIterationResult(
   state: EscalationState,
   settings: EscalationSettings,
-  result: { failed: boolean; iteration: number; reason?: string; force?: string },
+  result: { failed: boolean; iteration: number; reason?: string; force?: string; raise?: string },
 ): EscalationStep {
   const top = settings.ladder.length - 1;
-  if (!result.failed && !result.force) return { state: { ...state, failuresAtTier: 0, failuresAtTop: 0 }, convene: false };
+  if (!result.failed && !result.force && !result.raise) return { state: { ...state, failuresAtTier: 0, failuresAtTop: 0 }, convene: false };
 
   const failuresAtTier = state.failuresAtTier + 1;
   const atTop = state.tier >= top;
-  const shouldRaise = !atTop && (result.force !== undefined || failuresAtTier >= settings.threshold);
+  // `raise` (a new high security finding) goes one tier up at once, without convening the council at the top
+  const shouldRaise = !atTop && (result.force !== undefined || result.raise !== undefined || failuresAtTier >= settings.threshold);
   if (shouldRaise) {
     const to = result.force ? top : state.tier + 1;
     const escalated: EscalationRecord = {
       iteration: result.iteration,
       from: settings.ladder[state.tier],
       to: settings.ladder[to],
-      reason: result.force ?? `${failuresAtTier} consecutive failed iterations${result.reason ? ` (${result.reason})` : ''}`,
+      reason: result.force ?? result.raise ?? `${failuresAtTier} consecutive failed iterations${result.reason ? ` (${result.reason})` : ''}`,
     };
     return {
       state: { ...state, tier: to, failuresAtTier: 0, failuresAtTop: 0, history: [...state.history, escalated] },

@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
+import { definitionFilesNamed } from './namedFiles';
 import { readTextIfExists } from '../util/atomicWrite';
 
 /**
  * What defines what a gate checks, besides its command: the package.json scripts it runs,
- * the test-runner, type-checker, linter and coverage configs of its kind, and every repo file
- * its command (or those scripts) names. A task may legitimately change other parts of these
+ * the test-runner, type-checker, linter and coverage configs of its kind, and the scripts and
+ * configs its command (or those scripts) names — not the code it checks (`namedFiles.ts`). A task may legitimately change other parts of these
  * files (a new dependency in package.json or pyproject.toml), so for the shared manifests
  * only the part that configures the gate is taken.
  */
@@ -93,7 +94,7 @@ export async function definitionParts(gate: GateConfig, workspace: string): Prom
   for (const [file, sections] of SECTIONS[gate.kind] ?? []) add({ key: `${file} [${sections}]`, file, part: `sections:${sections}` });
   if (gate.kind === 'tests' || gate.kind === 'coverage') add({ key: 'Cargo.toml (without dependencies)', file: CARGO[0], part: `sections:${CARGO[1]}` });
   const texts = [gate.command, ...scripts.map((name) => pkg?.scripts?.[name] ?? '')];
-  for (const file of await namedFiles(texts, workspace)) add({ key: file, file });
+  for (const file of await definitionFilesNamed(texts, workspace)) add({ key: file, file });
   return [...parts.values()];
 }
 
@@ -169,19 +170,6 @@ function scriptsRun(command: string, scripts: Record<string, string>): string[] 
     }
   }
   return [...seen];
-}
-
-/** Repo files a command line names (`bash scripts/check.sh`, `--config jest.ci.js`) that exist. */
-async function namedFiles(texts: readonly string[], workspace: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const token of texts.flatMap((t) => t.split(/[\s;&|()<>'"=`]+/))) {
-    if (!token || token.startsWith('-') || path.isAbsolute(token) || !/[./]/.test(token) || /^\.+$/.test(token)) continue;
-    const rel = path.normalize(token).replace(/\\/g, '/');
-    if (rel.startsWith('../') || rel.startsWith('.git/') || rel.startsWith('node_modules/') || found.includes(rel)) continue;
-    const stat = await fs.stat(path.join(workspace, rel)).catch(() => undefined);
-    if (stat?.isFile()) found.push(rel);
-  }
-  return found;
 }
 
 async function rootFiles(workspace: string, pattern: RegExp): Promise<string[]> {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { BaseVerdictSchema } from './baseVerdict';
 import type { DefinitionPart, DefinitionState } from './definitions';
-import type { TestCounts } from './parsers/types';
+import type { TestCounts, TestName } from './parsers/types';
+import type { Rename } from './renames';
 import type { FixItem, GateOutcome } from './types';
 
 /**
@@ -30,6 +32,8 @@ export const GateBaselineSchema = z.object({
   definition: z.record(z.string(), z.object({ file: z.string(), part: z.string().optional(), hash: z.string().nullable(), preview: z.string().optional() })),
   /** Workspace-relative file → its text at the base, for each file holding a test that failed there. */
   failingSources: z.record(z.string(), z.string()).default({}),
+  /** How the gate ended at the base (green or not, its failing tests by name); absent for gates not run there. */
+  verdict: BaseVerdictSchema.optional(),
 });
 export type GateBaseline = z.infer<typeof GateBaselineSchema>;
 
@@ -43,6 +47,10 @@ export type IntegrityBaseline = z.infer<typeof IntegrityBaselineSchema>;
 export interface IntegrityJudgement {
   /** How the gate was weakened, one sentence each, naming the test or file. */
   violations: string[];
+  /** Tests that passed at the base and are gone now (not renamed): a person may allow it. */
+  gone?: string[];
+  /** Renamed tests accepted (same file, same body but for renamed identifiers), one sentence each. */
+  renamed?: string[];
 }
 
 /** The task's permission to change gates: all of them (`true`) or the named ones. */
@@ -91,8 +99,10 @@ export function judgeIntegrity(
   definition: Record<string, DefinitionState>,
   sources: Record<string, string | undefined>,
   run: { completed: boolean } = { completed: true },
+  renames: readonly Rename[] = [],
 ): IntegrityJudgement {
   const violations: string[] = [];
+  const tests: IntegrityJudgement = { violations: [] };
   for (const [key, before] of Object.entries(base.definition)) {
     const after = definition[key] ?? { hash: null };
     if (after.hash === before.hash) continue;
@@ -104,42 +114,74 @@ export function judgeIntegrity(
     }
   }
   // a run that timed out, was stopped or failed without counts already fails, with its own output as the reason
-  if (base.tests && (now || run.completed)) violations.push(...testViolations(base, base.tests, now, sources));
-  return { violations };
+  if (base.tests && (now || run.completed)) Object.assign(tests, testViolations(base, base.tests, now, sources, renames));
+  return { ...tests, violations: [...violations, ...tests.violations] };
 }
 
-function testViolations(base: GateBaseline, before: NonNullable<GateBaseline['tests']>, now: TestCounts | undefined, sources: Record<string, string | undefined>): string[] {
-  if (!now) return [`the gate's output gave no test count; at the task's base it ran ${ran(before)} test${ran(before) === 1 ? '' : 's'} — restore the test run`];
+/** Tests that ran at the base and are not in this run, and tests of this run the base did not have (by name). */
+export function goneAndAdded(base: GateBaseline, now: TestCounts | undefined): { gone: TestName[]; added: TestName[] } {
+  if (!base.tests?.names || !now?.names) return { gone: [], added: [] };
+  const before = new Set(base.tests.names.map((t) => t.name));
+  const current = new Set(now.names.map((t) => t.name));
+  return { gone: base.tests.names.filter((t) => t.status !== 'skip' && !current.has(t.name)), added: now.names.filter((t) => !before.has(t.name)) };
+}
+
+function testViolations(base: GateBaseline, before: NonNullable<GateBaseline['tests']>, now: TestCounts | undefined, sources: Record<string, string | undefined>, renames: readonly Rename[]): IntegrityJudgement {
+  if (!now) return { violations: [`the gate's output gave no test count; at the task's base it ran ${ran(before)} test${ran(before) === 1 ? '' : 's'} — restore the test run`] };
   const out: string[] = [];
+  const result: IntegrityJudgement = { violations: out };
   if (before.names && now.names) {
     const current = new Map(now.names.map((t) => [t.name, t]));
-    const gone = before.names.filter((t) => t.status !== 'skip' && !current.has(t.name));
+    const renamedFrom = new Map(renames.map((r) => [r.from, r]));
+    // a test that failed at the base is never taken for renamed: it must still be there, and pass
+    const accepted = before.names.filter((t) => t.status === 'pass' && !current.has(t.name) && renamedFrom.has(t.name));
+    const gone = before.names.filter((t) => t.status !== 'skip' && !current.has(t.name) && !accepted.includes(t));
+    const goneWhilePassing = gone.filter((t) => t.status === 'pass').map((t) => t.name);
+    if (goneWhilePassing.length) result.gone = goneWhilePassing;
+    if (accepted.length) result.renamed = accepted.map((t) => { const r = renamedFrom.get(t.name)!; return `test \`${r.from}\` renamed to \`${r.to}\` in \`${r.file}\` (the same body but for renamed identifiers): accepted`; });
     const skipped = before.names.filter((t) => t.status !== 'skip' && current.get(t.name)?.status === 'skip');
-    if (gone.length) out.push(`test${gone.length === 1 ? '' : 's'} ${listed(gone.map((t) => t.name))} ran at the task's base and ${gone.length === 1 ? 'is' : 'are'} gone now (deleted, renamed or filtered out) — restore ${gone.length === 1 ? 'it' : 'them'}`);
+    const them = gone.length === 1 ? 'it' : 'them';
+    // a rename the orchestrator recognises keeps the test in its file with the same body; anything else is asked about once more
+    const ask = goneWhilePassing.length > 0 ? ` (a renamed test is accepted when it stays in its file with the same body but for renamed identifiers; if removing ${them} is really part of the task, keeping this change once more hands the question to a person)` : '';
+    if (gone.length) out.push(`test${gone.length === 1 ? '' : 's'} ${listed(gone.map((t) => t.name))} ran at the task's base and ${gone.length === 1 ? 'is' : 'are'} gone now (deleted, renamed or filtered out) — restore ${them}${ask}`);
     if (skipped.length) out.push(`test${skipped.length === 1 ? '' : 's'} ${listed(skipped.map((t) => t.name))} ${skipped.length === 1 ? 'is' : 'are'} skipped now but ran at the task's base — un-skip ${skipped.length === 1 ? 'it' : 'them'}`);
-    out.push(...emptiedFailures(base, before.names, current, sources));
   } else if (now.skipped > before.skipped) {
     out.push(`${now.skipped - before.skipped} more test${now.skipped - before.skipped === 1 ? ' is' : 's are'} skipped than at the task's base (${before.skipped} → ${now.skipped}) — un-skip them`);
   }
+  out.push(...emptiedFailures(base, now, sources));
   if (ran(now) < ran(before)) out.push(`${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`);
-  return out;
+  return result;
+}
+
+/** The tests that failed at the base, with the file each is in (from the inventory or the failures). */
+function failedAtBase(base: GateBaseline): Map<string, string> {
+  const failed = new Map<string, string>();
+  for (const t of base.tests?.names ?? []) if (t.status === 'fail' && t.file) failed.set(t.name, t.file);
+  for (const f of base.verdict?.failing ?? []) if (f.file && !failed.has(f.name)) failed.set(f.name, f.file);
+  return failed;
 }
 
 /**
  * A test that failed at the base and passes now, while its file lost lines it had then: the
- * test was rewritten to pass (emptied, its assertion changed) rather than the code fixed.
- * Tests added beside it are fine; only lines of the base that are gone count.
+ * test was rewritten to pass (emptied, its assertions deleted) rather than the code fixed.
+ * Tests added beside it are fine; only lines of the base that are gone count. Where the runner
+ * names every test, "passes now" is read from the inventory; where it names only its failures
+ * (mocha's, jest's and pytest's default output), a test that failed at the base and is no longer
+ * among the failures of a run that counted its tests is taken as passing (deleted counts too).
  */
-function emptiedFailures(base: GateBaseline, names: NonNullable<GateBaseline['tests']>['names'] & object, current: Map<string, { status: string }>, sources: Record<string, string | undefined>): string[] {
+function emptiedFailures(base: GateBaseline, now: TestCounts, sources: Record<string, string | undefined>): string[] {
   const out: string[] = [];
-  for (const t of names) {
-    if (t.status !== 'fail' || !t.file || current.get(t.name)?.status !== 'pass') continue;
-    const before = base.failingSources[t.file];
+  const inventory = now.names ? new Map(now.names.map((t) => [t.name, t.status])) : undefined;
+  const failingNow = new Set(now.failures.map((f) => f.name));
+  for (const [name, file] of failedAtBase(base)) {
+    const passes = inventory ? inventory.get(name) === 'pass' : !failingNow.has(name) && now.failed <= now.failures.length;
+    if (!passes) continue;
+    const before = base.failingSources[file];
     if (before === undefined) continue;
-    const removed = removedLines(before, sources[t.file] ?? '');
+    const removed = removedLines(before, sources[file] ?? '');
     if (removed.length === 0) continue;
     const shown = removed.slice(0, 3).map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``).join(', ');
-    out.push(`test \`${t.name}\` failed at the task's base and passes now, but \`${t.file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`);
+    out.push(`test \`${name}\` failed at the task's base and passes now, but \`${file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`);
   }
   return out;
 }
@@ -168,16 +210,17 @@ export function removedLines(before: string, after: string): string[] {
  * are recorded as `allowed`, for the reports.
  */
 export function applyIntegrity(outcome: GateOutcome, judgement: IntegrityJudgement, allowed: boolean): GateOutcome {
-  if (judgement.violations.length === 0) return outcome;
+  const renamed = judgement.renamed ?? [];
+  if (judgement.violations.length === 0) return renamed.length ? { ...outcome, integrity: { violations: [], allowed: renamed } } : outcome;
   // what changed, without the request to undo it
-  if (allowed) return { ...outcome, integrity: { violations: [], allowed: judgement.violations.map((v) => v.replace(/ — [^—]*$/, '')) } };
+  if (allowed) return { ...outcome, integrity: { violations: [], allowed: [...renamed, ...judgement.violations.map((v) => v.replace(/ — [^—]*$/, ''))] } };
   const items: FixItem[] = judgement.violations.map((text) => ({ gate: outcome.name, kind: outcome.kind, level: 'error', text: `gate weakened: ${text}` }));
   return {
     ...outcome,
     passed: false,
     summary: `${outcome.summary}; weakened against the task's base (${judgement.violations.length} change${judgement.violations.length === 1 ? '' : 's'})`,
     fixItems: [...items, ...outcome.fixItems],
-    integrity: { violations: judgement.violations, allowed: [] },
+    integrity: { violations: judgement.violations, allowed: renamed, ...(judgement.gone?.length ? { gone: judgement.gone } : {}) },
   };
 }
 

@@ -6,6 +6,7 @@ import type { CommandRunner } from '../safety/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
+import { rerunnable, withFlaky } from './rerun';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 
 /** Gates without their own timeout get this long. */
@@ -34,21 +35,9 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
   for (const gate of options.gates) {
     if (options.signal?.aborted) break;
     options.emit?.({ type: 'gate.started', taskId: options.taskId, iteration: options.iteration, gate: gate.name, kind: gate.kind, command: gate.command });
-    let run: GateRunResult;
-    const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, gate.name, options.logMaxBytes) : undefined;
-    try {
-      run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
-    } catch (error) {
-      run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
-    }
-    const logPath = await log?.close(run.output);
-    const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
-    if (logPath) {
-      evaluated.logPath = logPath;
-      // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.
-      const where = gateLogPointer(gate.name, options.cwd, logPath);
-      evaluated.fixItems = evaluated.fixItems.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n(${where})` } : f));
-    }
+    const runs = [await runGateOnce(gate, options, 0)];
+    for (let k = 1; k <= (gate.rerunFailures ?? 0) && rerunnable(runs[runs.length - 1]) && !options.signal?.aborted; k++) runs.push(await runGateOnce(gate, options, k));
+    const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1) : runs[0];
     const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
     options.emit?.({
@@ -60,13 +49,36 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       required: gate.required,
       passed: outcome.passed,
       summary: outcome.summary,
-      durationMs: outcome.durationMs,
+      durationMs: runs.reduce((sum, r) => sum + r.durationMs, 0),
       tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.slice(0, 20).map((f) => f.name.slice(0, 300)) } : undefined,
       severity: outcome.worstSeverity,
       integrity: outcome.integrity,
+      ...(outcome.preExisting?.length ? { preExisting: outcome.preExisting.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
+      ...(outcome.flaky?.length ? { flaky: outcome.flaky.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
+      ...(outcome.baselineNote ? { baselineNote: outcome.baselineNote } : {}),
     });
   }
   return summarizeGates(outcomes);
+}
+
+/** One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the first). */
+async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number): Promise<GateOutcome> {
+  let run: GateRunResult;
+  const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes) : undefined;
+  try {
+    run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
+  } catch (error) {
+    run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
+  }
+  const logPath = await log?.close(run.output);
+  const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+  if (logPath) {
+    evaluated.logPath = logPath;
+    // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.
+    const where = gateLogPointer(gate.name, options.cwd, logPath);
+    evaluated.fixItems = evaluated.fixItems.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n(${where})` } : f));
+  }
+  return evaluated;
 }
 
 /**

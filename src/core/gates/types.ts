@@ -61,9 +61,20 @@ export interface GateOutcome {
    * Set when the gate was judged against the task's base and something changed: `violations`
    * failed it; `allowed` are the changes the task was allowed to make (the reports list them).
    */
-  integrity?: { violations: string[]; allowed: string[] };
+  integrity?: { violations: string[]; allowed: string[]; gone?: string[] };
   /** The gate's full output on disk (`.ralph/reports/<taskId>/gates/iteration-<n>-<gate>.log`). */
   logPath?: string;
+  /** Times the gate ran again after failing on tests (`gates[].rerunFailures`); the last run decided. */
+  reruns?: number;
+  /** Tests that failed in an earlier run of this gate and passed when it ran again. */
+  flaky?: string[];
+  /**
+   * Failing tests that already failed, the same way, at the task's base (or on the merge
+   * target's tip): not held against the task. Set whether or not they were all forgiven.
+   */
+  preExisting?: string[];
+  /** Why failures could not be compared with the base (the output names no failing tests), when the gate was red there too. */
+  baselineNote?: string;
 }
 
 /** All gates of one iteration. */

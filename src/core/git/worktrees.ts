@@ -189,7 +189,8 @@ export class WorktreeManager {
 
   private async listUnlocked(): Promise<TaskWorktree[]> {
     return (await this.registered())
-      .filter((w) => path.dirname(w.path) === this.dir && path.basename(w.path) !== MERGE_WORKTREE)
+      // `_merge` (the queue's) and `_proof-<id>` (a fail-to-pass proof's scratch): `_` starts no task id
+      .filter((w) => path.dirname(w.path) === this.dir && !path.basename(w.path).startsWith('_'))
       .map((w) => ({ taskId: path.basename(w.path), path: w.path, branch: w.branch, head: w.head, locked: w.locked }));
   }
 

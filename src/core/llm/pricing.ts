@@ -1,4 +1,5 @@
 import type { RalphConfig } from '../config/schema';
+import { usdText } from '../util/money';
 
 export interface ModelTokens {
   promptTokens: number;
@@ -57,7 +58,7 @@ export function estimateCostUsd(model: string, tokens: ModelTokens, prices: Ralp
   return (uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
 }
 
+/** Dollars with at least three significant digits below $1 (`$0.0692`, `$0.00420`), cents from $1 up; `—` unknown. */
 export function formatUsd(value: number | undefined): string {
-  if (value === undefined) return '—';
-  return value < 0.01 && value > 0 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+  return value === undefined ? '—' : usdText(value);
 }

@@ -1,6 +1,7 @@
 import { type ReceiptSummary, summarizeReceipt } from '../safety/receipt';
 import type { RalphConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
+import { proofLine } from '../gates/proof';
 import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
@@ -9,6 +10,7 @@ import { remoteActive } from '../forge/remoteTask';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from './checkpoint';
+import { type FinalAfterMergeDeps, rewriteFinalAfterMerge } from './finalAfterMerge';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';
 import { PersonWaits } from './personWaits';
@@ -41,6 +43,8 @@ export interface AutopilotDeps {
   hold?(taskId: string, status: TaskStatus, reason: string): Promise<'continue' | 'stop'>;
   /** Where results held for a person's review are kept (`merge.review` manual; a merge that waited too long on the person's files). */
   holds?: ReviewHolds;
+  /** A task halted on a critical security finding: in any mode, no new agent starts until this answers. */
+  criticalHold?(taskId: string, reason: string): Promise<'continue' | 'stop'>;
 }
 
 type Finished =
@@ -174,7 +178,10 @@ export class Autopilot {
       if (cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete') {
         this.schedule = { ...this.schedule, merging: [...this.schedule.merging, task.id] };
         // approved while no run held the workspace: it lands as checked while the target has not moved
-        d.queue.enqueue(task.id, task.title, cp.review?.approvedAt ? { base: cp.review.base, result: cp.review.result, gates: cp.review.gates } : undefined);
+        d.queue.enqueue(task.id, task.title, {
+          checked: cp.review?.approvedAt ? { base: cp.review.base, result: cp.review.result, gates: cp.review.gates } : undefined,
+          proof: cp.proof ? proofLine(cp.proof) : undefined,
+        });
       }
     }
     // held for review by an earlier run: approved or sent back while this one runs, it goes on
@@ -202,7 +209,7 @@ export class Autopilot {
     for (const taskId of acted.approved) {
       const [task, hold] = await Promise.all([d.store.get(taskId), d.holds?.get(taskId)]);
       try {
-        d.queue.enqueue(taskId, task.title, hold ? { base: hold.base, result: hold.result, gates: hold.gates } : undefined);
+        d.queue.enqueue(taskId, task.title, { checked: hold ? { base: hold.base, result: hold.result, gates: hold.gates } : undefined });
         this.retryMergeAt = 0;
       } catch (error) {
         d.emit({ type: 'warning', taskId, code: 'review-approve', message: `approved, but it could not be queued: ${errorMessage(error)}` });
@@ -273,7 +280,8 @@ export class Autopilot {
       this.schedule = agentEnded(this.schedule, taskId, 'complete');
       const task = await d.store.get(taskId);
       try {
-        d.queue.enqueue(taskId, task.title);
+        const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
+        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined });
       } catch (error) {
         // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
         const reason = `could not queue for merge: ${errorMessage(error)}`;
@@ -315,12 +323,13 @@ export class Autopilot {
   /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
   private async maybeHold(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
     const { d } = this;
-    if (!d.hold || this.holding || this.noMoreStarts || stop.aborted || !HOLD_ENDS.has(result.status)) return;
+    const ask = result.critical && d.criticalHold ? (id: string, _s: TaskStatus, why: string) => d.criticalHold!(id, why) : HOLD_ENDS.has(result.status) ? d.hold : undefined;
+    if (!ask || this.holding || this.noMoreStarts || stop.aborted) return;
     const waiting = fillSlots(this.schedule, await this.candidates(), Number.MAX_SAFE_INTEGER).start;
     if (waiting.length === 0) return;
     // a stop ends the wait whether or not the question was answered
     const stopped = new Promise<'stop'>((resolve) => stop.addEventListener('abort', () => resolve('stop'), { once: true }));
-    this.holding = Promise.race([d.hold(taskId, result.status, result.reason), stopped]).then(
+    this.holding = Promise.race([ask(taskId, result.status, result.reason), stopped]).then(
       (answer) => ({ kind: 'hold', answer }) as Finished,
       () => ({ kind: 'hold', answer: 'stop' }) as Finished,
     );
@@ -348,6 +357,7 @@ export class Autopilot {
     if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
       const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
+      await rewriteFinalAfterMerge(this.reportDeps(), outcome, 'done', outcome.detail ?? 'merged');
       d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged', ...(await this.receiptOf(taskId)) });
       this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
@@ -364,6 +374,7 @@ export class Autopilot {
       const status: TaskStatus = returnable ? 'needs_help' : 'failed';
       const reason = returnable ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}` : (outcome.detail ?? 'merge failed');
       const task = await this.setStatus(taskId, status, reason);
+      await rewriteFinalAfterMerge(this.reportDeps(), outcome, status, reason);
       d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason, ...(await this.receiptOf(taskId)) });
       this.results.push({ taskId, status, reason, iterations: task.iterations });
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
@@ -372,10 +383,14 @@ export class Autopilot {
     await this.sendBack(outcome);
   }
 
-  /** The task's receipt for its `task.finished` (the agent's loop saved it with the checkpoint). */
-  private async receiptOf(taskId: string): Promise<{ receipt?: ReceiptSummary }> {
-    const receipt = (await this.d.checkpoints.load(taskId).catch(() => undefined))?.receipt;
-    return receipt ? { receipt: summarizeReceipt(receipt) } : {};
+  private reportDeps(): FinalAfterMergeDeps {
+    return { workspace: this.d.worktrees.root, target: this.d.target, config: this.d.config, store: this.d.store, checkpoints: this.d.checkpoints, emit: this.d.emit };
+  }
+
+  /** The task's receipt and proof for its `task.finished` (the agent's loop saved them with the checkpoint). */
+  private async receiptOf(taskId: string): Promise<{ receipt?: ReceiptSummary; proof?: string }> {
+    const cp = await this.d.checkpoints.load(taskId).catch(() => undefined);
+    return { ...(cp?.receipt ? { receipt: summarizeReceipt(cp.receipt) } : {}), ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}) };
   }
 
   /** Back to the agent on the new tip, with what went wrong in its next iteration's context. */

@@ -2,6 +2,7 @@ import { linkSync, promises as fs, renameSync, rmSync, statSync } from 'node:fs'
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
 import { ReviewHoldSchema } from '../review/holdSchema';
+import { ProofRecordSchema } from '../gates/proof';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
 import { isWrittenFile, readTextIfExists, tempNameFor, writeFileAtomic, type WrittenFile } from '../util/atomicWrite';
@@ -39,7 +40,11 @@ export const IterationRecordSchema = z.object({
         passed: z.boolean(),
         summary: z.string(),
         /** How the gate was weakened against the task's base, or the changes the task was allowed to make. */
-        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()) }).optional(),
+        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()), gone: z.array(z.string()).optional() }).optional(),
+        /** Failing tests that already failed at the task's base (not held against it). */
+        preExisting: z.array(z.string()).optional(),
+        /** Tests that failed, then passed when the gate ran again. */
+        flaky: z.array(z.string()).optional(),
       }),
     )
     .default([]),
@@ -51,6 +56,8 @@ export const IterationRecordSchema = z.object({
   highFinding: z.boolean().default(false),
   /** Control files (`.ralph/`, git config/hooks) an agent's command or a gate changed; each was restored. */
   tampering: z.array(z.string()).default([]),
+  /** The fail-to-pass proof made after this iteration's COMPLETE. */
+  proof: ProofRecordSchema.optional(),
   usage: UsageSchema,
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -127,6 +134,8 @@ export const CheckpointSchema = z.object({
   integrity: IntegrityBaselineSchema.optional(),
   /** The checked merge result held for the person's review (status `review`). */
   review: ReviewHoldSchema.optional(),
+  /** The last fail-to-pass proof of the task (reports, the completion card, the merge queue's record). */
+  proof: ProofRecordSchema.optional(),
   history: z.array(IterationRecordSchema),
   updatedAt: z.string(),
 });

@@ -35,9 +35,10 @@ export type CompletionDecision =
 export function decideCompletion(input: CompletionInput): CompletionDecision {
   const { signal, gates } = input;
   const gateFeedback = gates ? fixItemLines(gates) : [];
+  if (gates?.high && !gates.critical) gateFeedback.unshift(HIGH_FIRST);
   if (gates?.critical) {
     const finding = gates.outcomes.flatMap((o) => o.fixItems).find((f) => /^critical/.test(f.text));
-    return { kind: 'finish', status: 'halted', reason: `critical security finding: ${finding?.text.replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`, notes: gateFeedback };
+    return { kind: 'finish', status: 'halted', reason: `critical security finding: ${finding?.text.split('\n', 1)[0].replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`, notes: gateFeedback };
   }
   if (signal?.kind === 'BLOCKED') return { kind: 'finish', status: 'blocked', reason: signal.reason, notes: [] };
   if (signal?.kind === 'NEEDS_HELP') return { kind: 'finish', status: 'needs_help', reason: signal.question, notes: [] };
@@ -81,6 +82,9 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
     ...gateFeedback,
   ]);
 }
+
+/** Seed 003: a high security finding is fixed before anything else. */
+const HIGH_FIRST = 'A high-severity security finding is open: fix it first, before any other item below (the model was escalated for it).';
 
 function continueWith(reason: string, feedback: string[]): Extract<CompletionDecision, { kind: 'continue' }> {
   return { kind: 'continue', reason, feedback, optionalGatesRetried: [] };

@@ -56,10 +56,11 @@ export async function afterIteration(s: EscalationServices, task: Task, cp: Chec
     if (after.stuck) return { cp, halt: `stuck even after the bug council: ${after.reason}` };
   }
   const stuck = cp.stuckCouncilAt === undefined ? detectStuck(fingerprints(history)) : { stuck: false as const, reason: undefined };
-  const persistentHigh = record.highFinding && previous?.highFinding === true;
-  const force = stuck.stuck ? `stuck: ${stuck.reason}` : persistentHigh ? 'a high security finding persists' : undefined;
+  // seed 003: a high finding is fixed first and escalates the model at once; one that persists goes to the top
+  const force = stuck.stuck ? `stuck: ${stuck.reason}` : record.highFinding && previous?.highFinding ? 'a high security finding persists' : undefined;
+  const raise = record.highFinding && !force ? 'a high security finding: fixed first, on a stronger model' : undefined;
   const escalation = cp.escalation ?? startEscalation(task, settings.ladder.length);
-  const step = recordIterationResult(escalation, settings, { failed: record.failed, iteration: record.iteration, reason: failureReason(record, gates), force });
+  const step = recordIterationResult(escalation, settings, { failed: record.failed, iteration: record.iteration, reason: failureReason(record, gates), force, raise });
 
   const feedback = [...record.feedback];
   if (step.guidance) feedback.unshift(step.guidance);

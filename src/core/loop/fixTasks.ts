@@ -43,6 +43,8 @@ export async function syncFixTasks(s: Pick<TaskLoopServices, 'config' | 'store' 
           prompt,
           promise: `\`${gate?.command ?? outcome.name}\` passes (the "${outcome.name}" gate).`,
           type: 'bugfix',
+          // its proof is the gate: the tests that fail are already there, a fix makes them pass without a new one
+          proof: 'none',
           priority: task.priority,
           complexity: task.complexity,
         });

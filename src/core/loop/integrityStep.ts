@@ -1,10 +1,15 @@
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { definitionParts, readDefinition } from '../gates/definitions';
-import { applyIntegrity, baselineOf, baselineParts, gateChangesAllowed, type GateBaseline, type IntegrityBaseline, judgeIntegrity } from '../gates/integrity';
+import { applyIntegrity, baselineOf, baselineParts, gateChangesAllowed, type GateBaseline, goneAndAdded, type IntegrityBaseline, judgeIntegrity } from '../gates/integrity';
+import { findRenames, type Rename } from '../gates/renames';
+import { runGit } from '../git/gitExec';
+import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
+import { taskWords } from '../tasks/taskWords';
 import type { TestName } from '../gates/parsers/types';
+import { relativeName, relativeTests, rootsOf } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
+import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
@@ -22,24 +27,28 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
 export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
   const workspace = (s.work ?? s.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
-  const roots = [...new Set([workspace, await fs.realpath(workspace).catch(() => workspace)])];
+  const roots = rootsOf(workspace);
   const gates: GateBaseline[] = [];
-  for (const gate of s.config.gates.filter((g) => g.required)) {
+  for (const gate of gatesFor(task, s.config.gates).filter((g) => g.required)) {
     const parts = await definitionParts(gate, workspace);
     const states = await readDefinition(parts, workspace);
     let tests;
+    let verdict: BaseVerdict | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
       const report = await runGates({ gates: [gate], runner: s.gates, cwd: workspace, signal: stop });
       if (stop.aborted || report.outcomes.length === 0) return undefined;
       tests = report.outcomes[0].parsed.tests;
+      const v = baseVerdictOf(report.outcomes[0]);
+      verdict = { ...v, failing: v.failing.map((f) => relativeName(f, workspace, roots)) };
     }
     const names = tests?.names?.map((t) => relativeName(t, workspace, roots));
+    const failingFiles = [...(names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!), ...(verdict?.failing ?? []).flatMap((f) => (f.file ? [f.file] : []))];
     const failingSources: Record<string, string> = {};
-    for (const file of new Set((names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!))) {
+    for (const file of new Set(failingFiles)) {
       const text = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
       if (text !== undefined) failingSources[file] = text;
     }
-    gates.push(baselineOf(gate, tests && { ...tests, ...(names ? { names } : {}) }, parts, states, failingSources));
+    gates.push({ ...baselineOf(gate, tests && { ...tests, ...(names ? { names } : {}) }, parts, states, failingSources), ...(verdict ? { verdict } : {}) });
   }
   if (gates.length > 0) {
     s.emit({
@@ -55,8 +64,8 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
   return { takenAt: new Date(s.clock.now()).toISOString(), gates };
 }
 
-/** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`). */
-export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
+/** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */
+export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline, baseCommit?: string): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
   const workspace = (s.work ?? s.paths).workspace;
   return async (gate, outcome) => {
     const base = baseline.gates.find((g) => g.gate === gate.name);
@@ -69,19 +78,31 @@ export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task
     const sources: Record<string, string | undefined> = {};
     for (const file of Object.keys(base.failingSources)) sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
     const completed = !outcome.timedOut && outcome.exitCode === 0;
-    const judgement = judgeIntegrity(base, outcome.parsed.tests, definition, sources, { completed });
-    return applyIntegrity(outcome, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
+    const tests = relativeTests(outcome.parsed.tests, workspace);
+    const { gone, added } = goneAndAdded(base, tests);
+    const renames = gone.length > 0 && added.length > 0 && baseCommit ? await renamedTests(workspace, baseCommit, gone, added) : [];
+    const judgement = judgeIntegrity(base, tests, definition, sources, { completed }, renames);
+    // the failures already there at the base are not the task's; a weakened gate fails whatever they are
+    const forgiven = forgivePreExisting(outcome, base.verdict, TASK_BASE, gate.baseline !== false, taskWords(task));
+    return applyIntegrity(forgiven, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
   };
 }
 
-/** Test locations as workspace-relative paths (the runner prints absolute ones); outside it, dropped. */
-function relativeName(t: TestName, workspace: string, roots: readonly string[]): TestName {
-  if (!t.file) return t;
-  const file = path.resolve(workspace, t.file.startsWith('file://') ? new URL(t.file).pathname : t.file);
-  const { file: _dropped, ...rest } = t;
-  for (const root of roots) {
-    const rel = path.relative(root, file).replace(/\\/g, '/');
-    if (!rel.startsWith('..') && !path.isAbsolute(rel)) return { ...rest, file: rel };
+/** Files a rename is looked for in: where the runner says the tests are, else the files changed since the base. */
+const MAX_RENAME_FILES = 40;
+
+async function renamedTests(workspace: string, baseCommit: string, gone: readonly TestName[], added: readonly TestName[]): Promise<Rename[]> {
+  let files = [...new Set([...gone, ...added].flatMap((t) => (t.file ? [t.file] : [])))];
+  if (gone.some((t) => !t.file) || added.some((t) => !t.file)) {
+    const diff = await runGit(workspace, ['diff', '--name-only', '--no-renames', baseCommit, '--']);
+    if (diff.code === 0) files = [...new Set([...files, ...diff.stdout.split('\n').filter(Boolean)])];
   }
-  return rest;
+  const changes = [];
+  for (const file of files.slice(0, MAX_RENAME_FILES)) {
+    const shown = await runGit(workspace, ['show', `${baseCommit}:${file}`]);
+    const before = shown.code === 0 ? shown.stdout : undefined;
+    const after = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
+    if (before !== undefined && after !== undefined && before !== after && before.length <= 200_000) changes.push({ file, before, after });
+  }
+  return findRenames(gone, added, changes);
 }

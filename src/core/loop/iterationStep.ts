@@ -10,7 +10,8 @@ import { errorMessage, type ModelFaultKind } from '../errors';
 import type { ChatMessage } from '../llm/types';
 import { runGates } from '../gates/runGates';
 import { GitLockHeldError, underGitLockRule } from '../git/lockRule';
-import type { GateReport } from '../gates/types';
+import { gatesFor } from '../gates/taskCheck';
+import type { GateOutcome, GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
 import type { TamperFinding } from '../safety/controlFileGuard';
@@ -19,8 +20,10 @@ import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
 import { decideCompletion, type CompletionDecision } from './completionPolicy';
+import { goneTestsQuestion } from './goneTestQuestion';
 import { integrityJudge } from './integrityStep';
 import { runHaltReason } from './runHalt';
+import { proofStep } from './proofStep';
 import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
@@ -185,17 +188,22 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   }
 
   const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
-  const decision = decideCompletion({
+  const decided = decideCompletion({
     signal: signalGiven,
     errored: run.error !== undefined,
     gates,
     optionalIterationsLeft: (name) => optionalIterationsLeft(s, cp, name),
   });
-  const gateSummaries = (gates?.outcomes ?? []).map((o) => ({ name: o.name, kind: o.kind, required: o.required, passed: o.passed, summary: o.summary, ...(o.integrity ? { integrity: o.integrity } : {}) }));
+  // a passing test left out again after the agent was told: a person decides, the loop does not burn its iterations
+  const judged: CompletionDecision = (decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided;
+  const { decision, proof } = await proofStep(s, task, cp, n, judged, gates, signal);
+  const gateSummaries = (gates?.outcomes ?? []).map(gateSummary);
   const gateFacts = {
     gates: gateSummaries,
-    failingTests: (gates?.outcomes ?? []).flatMap((o) => o.parsed.tests?.failures.map((f) => f.name) ?? []),
+    // failures already there at the base are the same every iteration: they are no sign of a stuck loop
+    failingTests: (gates?.outcomes ?? []).flatMap((o) => o.parsed.tests?.failures.map((f) => f.name).filter((name) => !o.preExisting?.includes(name)) ?? []),
     highFinding: gates?.high ?? false,
+    ...(proof ? { proof } : {}),
   };
   if (decision.kind === 'finish') {
     const outcome = decision.status === 'done' ? 'complete' : decision.status === 'halted' ? 'error' : decision.status;
@@ -225,12 +233,27 @@ export function windDownReserveMs(windDownSeconds: number, limitMs: number): num
   return Math.max(0, Math.min(windDownSeconds * 1000, limitMs / 10));
 }
 
+/** A gate's outcome as the iteration record keeps it. */
+function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
+  return {
+    name: o.name,
+    kind: o.kind,
+    required: o.required,
+    passed: o.passed,
+    summary: o.summary,
+    ...(o.integrity ? { integrity: o.integrity } : {}),
+    ...(o.preExisting?.length ? { preExisting: o.preExisting.slice(0, 50) } : {}),
+    ...(o.flaky?.length ? { flaky: o.flaky.slice(0, 50) } : {}),
+  };
+}
+
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
 async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
-  if (s.config.gates.length === 0) return undefined;
+  const gates = gatesFor(task, s.config.gates);
+  if (gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  const judge = cp.integrity ? integrityJudge(s, task, cp.integrity) : undefined;
-  return runGates({ gates: s.config.gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates'), logMaxBytes: s.config.reports.logMaxKb * 1024 });
+  const judge = cp.integrity ? integrityJudge(s, task, cp.integrity, cp.baseCommit) : undefined;
+  return runGates({ gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates'), logMaxBytes: s.config.reports.logMaxKb * 1024 });
 }
 
 function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {

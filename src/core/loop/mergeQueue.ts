@@ -2,11 +2,11 @@ import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import type { MergeState, RalphEventBody } from '../events';
-import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateRunner } from '../gates/types';
 import { type ConflictHunk, type MergeStrategy, MergeWorkspace } from '../git/integrate';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
+import { mergedCheck, TipVerdicts } from './mergedCheck';
 
 export type { MergeState };
 
@@ -28,6 +28,8 @@ export interface MergeEntry {
   /** `review`: the checked result (on `base`, the target's tip then) that waits for a person. */
   base?: string;
   result?: string;
+  /** The task's fail-to-pass proof, one line (the tests that fail on its base code), when it needed one. */
+  proof?: string;
 }
 
 export interface MergeQueueState {
@@ -36,7 +38,7 @@ export interface MergeQueueState {
 }
 
 export type MergeAction =
-  | { type: 'enqueue'; taskId: string; title: string }
+  | { type: 'enqueue'; taskId: string; title: string; proof?: string }
   | { type: 'begin'; taskId: string }
   | { type: 'prepared'; taskId: string }
   | { type: 'landed'; taskId: string; commit?: string; detail: string; gates?: MergeEntry['gates'] }
@@ -79,7 +81,7 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
       if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
       if (entry && entry.state !== 'conflict' && entry.state !== 'failed' && entry.state !== 'review') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
       const seq = state.seq + 1;
-      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1 };
+      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1, ...(action.proof ? { proof: action.proof } : {}) };
       return { seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
     }
     case 'begin': {
@@ -134,6 +136,8 @@ export interface MergeQueueDeps {
   holdForReview?(taskId: string): Promise<boolean>;
   /** Lines for a task's merge commit message besides its title (`Closes #12` for a task from an issue). */
   notes?(taskId: string): Promise<string[]>;
+  /** The gates of one task only (its `check`), checked on its merged result besides the configured ones. */
+  taskGates?(taskId: string): Promise<readonly GateConfig[]>;
 }
 
 /** What processing one entry came to. */
@@ -160,6 +164,7 @@ export class MergeQueue {
   private readonly workspace: MergeWorkspace;
   /** A checked result that waits for the user's tree: landed without a new check while the target stays put. */
   private checked: { taskId: string; base: string; result: string; gates: MergeEntry['gates'] } | undefined;
+  private readonly tips = new TipVerdicts();
 
   constructor(private readonly deps: MergeQueueDeps) {
     this.workspace = new MergeWorkspace(deps.worktrees, ({ file, ageMs }) =>
@@ -171,9 +176,9 @@ export class MergeQueue {
     return this.state;
   }
 
-  enqueue(taskId: string, title: string, checked?: CheckedResult): MergeEntry {
-    this.apply({ type: 'enqueue', taskId, title });
-    if (checked) this.checked = { taskId, ...checked };
+  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string } = {}): MergeEntry {
+    this.apply({ type: 'enqueue', taskId, title, proof: options.proof });
+    if (options.checked) this.checked = { taskId, ...options.checked };
     return entryOf(this.state, taskId)!;
   }
 
@@ -250,11 +255,12 @@ export class MergeQueue {
       return this.current(entry.taskId);
     }
     this.apply({ type: 'prepared', taskId: entry.taskId });
-    const required = deps.gateConfigs.filter((g) => g.required);
+    const required = [...deps.gateConfigs.filter((g) => g.required), ...((await deps.taskGates?.(entry.taskId)) ?? [])];
     let gates: MergeEntry['gates'] = [];
     if (required.length > 0) {
       this.workspace.used();
-      const report = await runGates({ gates: required, runner: deps.gates, cwd: this.workspace.path, signal, taskId: entry.taskId, emit: deps.emit });
+      // judged against the target's tip: a failure already red there does not hold the merge back
+      const report = await mergedCheck({ gates: required, runner: deps.gates, workspace: this.workspace, target: deps.target, base: prepared.base, result: prepared.result, taskId: entry.taskId, tips: this.tips, signal, emit: deps.emit });
       gates = report.outcomes.map(summarizeOutcome);
       if (signal?.aborted) throw new RalphError('stopped during the merged check', 'stopped');
       if (!report.requiredPassed) {
@@ -307,6 +313,7 @@ export class MergeQueue {
         target: this.deps.target,
         attempts: e.attempts,
         ...(e.gates ? { gates: e.gates } : {}),
+        ...(e.proof ? { proof: e.proof } : {}),
       });
     }
   }

@@ -67,6 +67,19 @@ export class RunQuestions {
     };
   }
 
+  /**
+   * A task halted on a critical security finding (seed 003: halt, notify at once): in either mode
+   * the run asks a person before it starts another task (`stop`: none starts; agents at work go
+   * on). Unattended, nobody can say the next task is safe to start: the run stops.
+   */
+  criticalHold(task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>): (taskId: string, why: string) => Promise<'continue' | 'stop'> {
+    return async (taskId: string, why: string) => {
+      const known = await task(taskId).catch(() => undefined);
+      const message = `${taskId} halted on a ${why}; a person decides before the next task starts (Continue starts it, Stop starts none)`;
+      return this.ask({ code: 'security-critical', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations });
+    };
+  }
+
   /** Says the question as a warning, asks it, and says the answer. */
   private async ask(question: Question, answerTask?: (taskId: string, text: string) => Promise<unknown>): Promise<'continue' | 'stop'> {
     const { question: _asked, ...warning } = question;

@@ -6,6 +6,7 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
+import { checkGate } from '../gates/taskCheck';
 import type { GateRunner } from '../gates/types';
 import { GitService } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
@@ -220,7 +221,8 @@ export class RalphRunner {
       const worktrees = this.deps.config.loop.maxParallel > 1 || (await reviewsWanted(this.deps.config, store)) || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
       const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
       const parallel = target !== undefined;
-      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold) : undefined;
+      const critical = questions.criticalHold((taskId) => store.get(taskId));
+      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold, critical) : undefined;
       if (pilot) results.push(...(await pilot.run(this.abort.signal)));
       halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
@@ -256,6 +258,13 @@ export class RalphRunner {
         }
         next = selectNextTask(tasks, attempted);
         reason = next ? reason : 'no more ready tasks';
+        if (next && result.critical) {
+          const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
+          if (this.abort.signal.aborted || answer === 'stop') {
+            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
+            break;
+          }
+        }
         if (next && hold && HOLD_ENDS.has(result.status)) {
           const answer = await hold(result.taskId, result.status, result.reason);
           if (this.abort.signal.aborted || answer === 'stop') {
@@ -379,7 +388,7 @@ export class RalphRunner {
   }
 
   /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold']): Autopilot {
+  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold'], criticalHold: AutopilotDeps['criticalHold']): Autopilot {
     const { deps } = this;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
@@ -389,6 +398,8 @@ export class RalphRunner {
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
     const checkpoints = new CheckpointStore(this.paths);
     const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
+    // a task's own check is part of its merged check too
+    const taskGates = async (taskId: string) => [checkGate(await this.store().get(taskId), deps.config.gates)].filter((g) => g !== undefined);
     const queue = new MergeQueue({
       worktrees,
       gates,
@@ -398,9 +409,10 @@ export class RalphRunner {
       emit,
       holdForReview: (taskId) => holds.wanted(taskId),
       notes: mergeNotes(this.store(), deps.workspace),
+      taskGates,
     });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
-    this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds });
+    this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds, criticalHold });
     return this.currentAutopilot;
   }
 

@@ -1,7 +1,9 @@
 import { errorMessage, type ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
 import { addUsage, ZERO_USAGE } from '../llm/types';
-import { type AgentRun, ReportWriter } from '../reports/reportWriter';
+import { proofLine } from '../gates/proof';
+import { finishLabel, iterationLabel } from '../reports/decision';
+import { type AgentRun, type IterationReportInput, ReportWriter } from '../reports/reportWriter';
 import { BudgetExceededError } from '../safety/budget';
 import { summarizeReceipt } from '../safety/receipt';
 import { type Question, withQuestion } from '../tasks/questions';
@@ -16,6 +18,7 @@ import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
 import { checkSafeguards } from './safeguards';
 import { runHaltReason } from './runHalt';
+import { handleSecurityFindings, observationsOf } from './securityFindings';
 import type { AskedQuestion, TaskLoopServices, TaskRunResult } from './types';
 
 /** The council's plan as the checkpoint keeps it. */
@@ -31,6 +34,8 @@ const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
  */
 export class TaskLoop {
   private readonly reports: ReportWriter;
+  /** The iteration report last written in this run, to correct its decision when the task ends right after. */
+  private lastReport: IterationReportInput | undefined;
 
   constructor(private readonly s: TaskLoopServices) {
     this.reports = new ReportWriter(s.paths, s.config);
@@ -98,6 +103,7 @@ export class TaskLoop {
       const stored = s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
       stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
       await syncFixTasks(s, task, step.gates);
+      await handleSecurityFindings(s, task, n, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
       const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
@@ -113,7 +119,7 @@ export class TaskLoop {
       task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
-      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault);
+      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault, undefined, step.gates?.critical === true && step.decision.status === 'halted');
       if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
@@ -229,6 +235,7 @@ export class TaskLoop {
       usage: addUsage(cp.usage, record.usage),
       modelUsage,
       optionalGateIterations,
+      proof: record.proof ?? cp.proof,
       updatedAt: this.isoNow(),
     };
   }
@@ -247,15 +254,19 @@ export class TaskLoop {
 
   /** The iteration report's file, or undefined (and a warning) when it could not be written. */
   private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
+    const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
+    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.s.awaitingMerge === true) };
+    // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
+    this.lastReport = input;
     try {
-      return await this.reports.writeIteration({ task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan });
+      return await this.reports.writeIteration(input);
     } catch (error) {
       this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
       return undefined;
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion): Promise<TaskRunResult> {
+  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
     const { s } = this;
     const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
@@ -266,19 +277,33 @@ export class TaskLoop {
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
     const questions = asks ? withQuestion((await s.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
     const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
+    await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {
       const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      const escalations = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
-      if (cp.councilPlan) escalations.push(`bug council plan:\n\n${cp.councilPlan}`);
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations });
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(s, task.id) });
       s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
     } catch (error) {
       s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
     await s.disk?.prune();
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}) });
-    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}) };
+    const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
+    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
+    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
+  }
+
+  /**
+   * The report of the iteration after which the task ended says what happened after it: when the
+   * end came from outside the iteration (max iterations, the timeout, the budget, a stuck loop, a
+   * safeguard), the report written at the iteration's end is written again with that decision.
+   */
+  private async correctLastReport(cp: Checkpoint, status: TaskStatus, reason: string, deferred: boolean): Promise<void> {
+    const last = this.lastReport;
+    if (!last || last.record.iteration !== cp.iteration) return;
+    const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
+    if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
+    this.lastReport = undefined;
+    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.s.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
@@ -331,13 +356,19 @@ function minutes(ms: number): string {
   return String(Math.round((ms / 60_000) * 100) / 100);
 }
 
-/** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
+function escalationLines(cp: Checkpoint): string[] {
+  const lines = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
+  if (cp.councilPlan) lines.push(`bug council plan:\n\n${cp.councilPlan}`);
+  return lines;
+}
+
 /** Why the task stopped: the user, or the run halting itself (the abort's reason says which). */
 function stoppedReason(stop: AbortSignal): string {
   const halted = runHaltReason(stop);
   return `${halted ?? 'stopped by the user'}; state saved`;
 }
 
+/** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
 export function nextIteration(cp: Checkpoint): number {
   return cp.phase === 'between' ? cp.iteration + 1 : cp.iteration;
 }

@@ -72,4 +72,6 @@ export interface TaskRunResult {
   fault?: ModelFaultKind;
   /** Why the whole run must stop after this task (a git lock held in the working tree every task shares). */
   runHalt?: string;
+  /** Halted on a critical security finding: the run asks a person before it starts another task. */
+  critical?: boolean;
 }

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RalphConfig } from '../config/schema';
+import { checkGate } from '../gates/taskCheck';
+import { mergeNotes } from '../loop/mergeNotes';
 import { LockError, RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { GateRunner } from '../gates/types';
@@ -128,8 +130,19 @@ export class ReviewDesk {
   /** Lands an approved hold with the run lock held: the merge queue, for this one task. */
   private async land(task: Task, hold: ReviewHold): Promise<ApproveOutcome> {
     const worktrees = new WorktreeManager(this.d.paths.workspace, this.d.config.worktrees.link);
-    const queue = new MergeQueue({ worktrees, gates: this.d.gates(worktrees.mergePath), gateConfigs: this.d.config.gates, target: hold.target, strategy: this.d.config.merge.strategy, emit: this.d.emit });
-    queue.enqueue(task.id, task.title, { base: hold.base, result: hold.result, gates: hold.gates });
+    const { config, store } = this.d;
+    const queue = new MergeQueue({
+      worktrees,
+      gates: this.d.gates(worktrees.mergePath),
+      gateConfigs: config.gates,
+      target: hold.target,
+      strategy: config.merge.strategy,
+      emit: this.d.emit,
+      // as in a run's queue: the task's own check in its merged check, and `Closes #N` in its commit
+      taskGates: async (taskId) => [checkGate(await store.get(taskId), config.gates)].filter((g) => g !== undefined),
+      notes: mergeNotes(store, this.d.paths.workspace),
+    });
+    queue.enqueue(task.id, task.title, { checked: { base: hold.base, result: hold.result, gates: hold.gates } });
     let outcome: MergeOutcome | undefined;
     try {
       for (let tries = 0; tries < 3 && !outcome; tries++) outcome = await queue.processNext();

@@ -13,6 +13,8 @@ export interface SandboxSpec {
   writablePaths: readonly string[];
   /** A person approved the command: the repository's data is writable, its hooks and config not. */
   gitWritable?: boolean;
+  /** Paths under the private /tmp mounted read-only (a workspace under /tmp, its links' targets; see privateTmp.ts). */
+  readablePaths?: readonly string[];
 }
 
 /** One shell command to run to completion. */

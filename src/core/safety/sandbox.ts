@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
 import type { CommandRequest, CommandResult, CommandRunner, SandboxSpec } from './commandPort';
+import { hiddenPathMessage, hiddenTmpPath, mainWorkspaceOf, privateTmpBinds } from './privateTmp';
 import { scrubEnvironment, type SecretRedactor } from './secrets';
 import { probeSeatbelt, SANDBOX_EXEC, seatbeltProfile, seatbeltTemp } from './seatbelt';
 
@@ -130,6 +131,10 @@ export function sandboxLaunch(spec: SandboxSpec, cwd: string, env: Record<string
 export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, string>, shell: string, command: string): string[] {
   const root = path.resolve(spec.root);
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME];
+  // what a workspace under /tmp reaches outside its tree, read-only like the rest of the system
+  for (const readable of spec.readablePaths ?? []) {
+    if (existsSync(readable)) args.push('--ro-bind', readable, readable);
+  }
   args.push('--bind', root, root);
   // `.git` (a directory, or the file of a worktree) and Ralph's bookkeeping stay read-only.
   for (const name of ['.git', '.ralph']) {
@@ -192,16 +197,24 @@ export class IsolatedCommandRunner implements CommandRunner {
     this.redactor.add(...scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough: [] }).values);
     const mode = settings.commands.sandbox;
     let sandbox: SandboxSpec | undefined;
+    let hiddenNote: string | undefined;
     // caio's approved actions (push, pull request) need the network and write refs in .git.
     if (mode !== 'off' && !action) {
       const probe = await this.probe();
       if (probe.available) {
+        const root = worktreeRoot(settings.root, req.cwd) ?? settings.root;
+        const readablePaths = privateTmpBinds(root);
+        const hidden = hiddenTmpPath(req.command, root, readablePaths);
+        // a gate that names a path the sandbox hides would fail with "not found" and no reason: say why instead
+        if (hidden && req.purpose === 'gate') return refusedHidden(hiddenPathMessage(hidden, 'gate'));
         sandbox = {
-          root: worktreeRoot(settings.root, req.cwd) ?? settings.root,
+          root,
           network: settings.commands.network,
           writablePaths: await ensureFiles(req.writablePaths ?? []),
           gitWritable: req.approved === true,
+          readablePaths,
         };
+        if (hidden) hiddenNote = hiddenPathMessage(hidden, 'agent');
       } else if (mode === 'required') {
         throw new SandboxUnavailableError(probe.reason);
       } else if (!this.warned) {
@@ -218,8 +231,14 @@ export class IsolatedCommandRunner implements CommandRunner {
       sandbox,
       onOutput: onOutput ? (chunk) => onOutput(this.redactor.redact(chunk)) : undefined,
     });
-    return { ...result, output: this.redactor.redact(result.output) };
+    const output = hiddenNote && result.exitCode !== 0 ? `${result.output}\n[ralph] ${hiddenNote}` : result.output;
+    return { ...result, output: this.redactor.redact(output) };
   }
+}
+
+/** A command not run because it could not work in the sandbox; the output says why. */
+function refusedHidden(message: string): CommandResult {
+  return { exitCode: 126, signal: null, timedOut: false, aborted: false, output: `[ralph] ${message}\n`, truncated: false, durationMs: 0 };
 }
 
 /** Bind mounts need an existing target: create the (empty) notes file when it is missing. */
@@ -243,7 +262,8 @@ async function ensureFiles(files: readonly string[]): Promise<string[]> {
  * workspace root the whole of `.ralph/` is read-only.
  */
 function worktreeRoot(root: string, cwd: string): string | undefined {
-  const worktrees = path.join(root, '.ralph', 'worktrees');
+  // the workspace's own worktrees: a task's, the merge queue's, a proof's scratch (also from a task worktree)
+  const worktrees = path.join(mainWorkspaceOf(root), '.ralph', 'worktrees');
   const rel = path.relative(worktrees, path.resolve(cwd));
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   return path.join(worktrees, rel.split(path.sep)[0]);

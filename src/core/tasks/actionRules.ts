@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type TaskStatus, TaskTypeSchema } from './schema';
+import { ProofSchema, type TaskStatus, TaskTypeSchema } from './schema';
 
 /**
  * Which statuses each task action applies to: the tree's menus (package.json), the panel, the
@@ -54,9 +54,11 @@ export const EditFieldsSchema = z
     type: TaskTypeSchema.optional(),
     complexity: z.number().int().min(1).max(14).optional(),
     dependsOn: z.array(z.string().trim().min(1)).optional(),
-    /** A command run as a required gate of this task only; `null` removes it. */
-    check: z.string().trim().min(1).nullable().optional(),
+    /** A command run as a required gate of this task only; `null` or an empty string removes it. */
+    check: z.string().trim().nullable().optional(),
     review: z.enum(['auto', 'manual']).optional(),
+    proof: ProofSchema.optional(),
+    proofTests: z.array(z.string().trim().min(1)).optional(),
   })
   .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
 export type EditFields = z.infer<typeof EditFieldsSchema>;

@@ -162,8 +162,8 @@ export class TaskActions {
     if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before editing`, 'task-running');
     if (fields.dependsOn) await this.checkDependencies(task.id, fields.dependsOn);
     const { check, ...rest } = fields;
-    // `check: null` removes the task's check command
-    return this.store.update(task.id, { ...rest, ...(check !== undefined ? { check: check ?? undefined } : {}) });
+    // `check: null` (the editor) or an empty string (the CLI) removes the task's check command
+    return this.store.update(task.id, { ...rest, ...(check !== undefined ? { check: check || undefined } : {}) });
   }
 
   /** A dependency must be in the store, not the task itself, and close no cycle. */

@@ -23,6 +23,11 @@ export const TASK_TYPES = ['feature', 'bugfix', 'refactor', 'security', 'archite
 export const TaskTypeSchema = z.enum(TASK_TYPES);
 export type TaskType = z.infer<typeof TaskTypeSchema>;
 
+/** How a task's completion must be proven beyond its gates (DESIGN §7). */
+export const PROOF_KINDS = ['fail-to-pass', 'none'] as const;
+export const ProofSchema = z.enum(PROOF_KINDS);
+export type ProofKind = z.infer<typeof ProofSchema>;
+
 /** Statuses after which the loop no longer works on a task by itself. */
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
   'done',
@@ -57,6 +62,12 @@ export const TaskSchema = z.strictObject({
   maxIterations: z.number().int().min(1).optional(),
   /** The task may change what its gates check (`true`: every gate; or the named gates); the reports say what changed. */
   allowGateChanges: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
+  /** An executable promise: a command run as a required gate of this task only (green at the end, whatever the base). */
+  check: z.string().trim().min(1).optional(),
+  /** `fail-to-pass`: COMPLETE counts only when the tests the task added or changed fail on its base code and pass on the result. Default: by type (`proof.types`; bugfix → fail-to-pass). */
+  proof: ProofSchema.optional(),
+  /** Globs of the task's test files for the proof, when the conventions and runner configs do not tell them apart. */
+  proofTests: z.array(z.string().trim().min(1)).optional(),
   iterations: z.number().int().min(0).default(0),
   blockedReason: z.string().optional(),
   /** Last PROGRESS percent the agent reported (0–100). */
@@ -65,8 +76,6 @@ export const TaskSchema = z.strictObject({
   lastSignal: z.string().optional(),
   /** Set while (and after) the task runs as a CI job on the forge (`ralph remote run`). */
   remote: TaskRemoteSchema.optional(),
-  /** A command run as a required gate of this task only (DESIGN §7). */
-  check: z.string().min(1).optional(),
   /** What the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context. */
   questions: z.array(QuestionSchema).optional(),
   /** `merge.review` for this task: "manual" holds its finished work for a person's review before it lands. */
@@ -109,5 +118,7 @@ export const NewTaskSchema = z.object({
   check: z.string().trim().min(1).optional(),
   review: z.enum(['auto', 'manual']).optional(),
   source: z.string().trim().min(1).optional(),
+  proof: ProofSchema.optional(),
+  proofTests: z.array(z.string().trim().min(1)).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

@@ -118,12 +118,13 @@ export class TaskStore {
           dependsOn: fields.dependsOn ?? [],
           type: fields.type ?? 'feature',
           complexity: fields.complexity ?? 3,
-          // absent rather than undefined: the task is exactly what a read of the file gives
+          // absent rather than undefined, in the schema's key order: the bytes written are the bytes a read gives back
           ...(fields.maxIterations !== undefined ? { maxIterations: fields.maxIterations } : {}),
           ...(fields.allowGateChanges !== undefined ? { allowGateChanges: fields.allowGateChanges } : {}),
-          iterations: 0,
-          // in the schema's key order, so the bytes written are the bytes a read gives back
           ...(fields.check !== undefined ? { check: fields.check } : {}),
+          ...(fields.proof !== undefined ? { proof: fields.proof } : {}),
+          ...(fields.proofTests !== undefined ? { proofTests: fields.proofTests } : {}),
+          iterations: 0,
           ...(fields.review !== undefined ? { review: fields.review } : {}),
           ...(fields.source !== undefined ? { source: fields.source } : {}),
           createdAt: now,

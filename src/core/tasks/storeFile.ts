@@ -143,5 +143,6 @@ export function sameTask(a: Task, b: Task): boolean {
 export function freezeTask(task: Task): Task {
   Object.freeze(task.dependsOn);
   if (Array.isArray(task.allowGateChanges)) Object.freeze(task.allowGateChanges);
+  if (task.proofTests) Object.freeze(task.proofTests);
   return Object.freeze(task);
 }

@@ -18,6 +18,7 @@ import { LIMITS } from '../../shared/panelState';
 import { clip } from '../../shared/taskUpdates';
 import { currentRemote } from '../../shared/remoteLook';
 import type { PanelModel } from './panelModel';
+import { proofLine } from '../../core/gates/proof';
 
 export interface PanelFeederDeps {
   model: PanelModel;
@@ -119,6 +120,8 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     ...remoteSeed(task),
     ...(task.questions?.length ? { questions: task.questions.slice(-LIMITS.questions).map((q) => ({ ...q, question: clip(q.question), ...(q.answer !== undefined ? { answer: clip(q.answer) } : {}) })) } : {}),
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
+    ...(task.check ? { check: task.check } : {}),
+    ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}),
   };
 }
 

@@ -49,7 +49,7 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
       return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? (provider === 'vscode' ? { included: true } : {}) : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
     }
     case 'task.finished':
-      return { type: 'task.finished', taskId: event.taskId, status: event.status, iterations: event.iterations, reason: event.reason, ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}), runId: event.runId, seq: event.seq, time: event.time };
+      return { type: 'task.finished', taskId: event.taskId, status: event.status, iterations: event.iterations, reason: event.reason, ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}), ...(event.proof ? { proof: event.proof } : {}), runId: event.runId, seq: event.seq, time: event.time };
     case 'worktree':
       return { type: 'worktree', taskId: event.taskId, state: event.state, path: relativeWorktreePath(event.path), branch: event.branch, runId: event.runId, seq: event.seq, time: event.time };
     case 'git.commit':

@@ -89,6 +89,8 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
     facts.push(...fact('Last progress', task.progress === undefined ? '—' : `${task.progress}%`), ...fact('Last signal', signalChip(task.lastSignal)));
   }
   if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
+  if (task.check) facts.push(...fact('Check', h('code', { 'data-testid': 'card-check' }, task.check)));
+  if (task.proof) facts.push(...fact('Proof', h('span', { 'data-testid': 'card-proof' }, task.proof)));
   if (task.lastCommit) facts.push(...fact('Commit', `${shortSha(task.lastCommit.sha)} "${task.lastCommit.message}"`));
   if (task.receipt) facts.push(...costFacts(task.receipt));
   const kept = task.worktree && CLEANABLE.has(finish.status) ? task.worktree : undefined;

@@ -6,7 +6,9 @@ import type { ViewContext } from './context';
 function gateRow(gate: GateView): HTMLElement {
   const state = gate.passed === undefined ? 'running' : gate.passed ? 'passed' : 'failed';
   const glyph = gate.passed === undefined ? 'loading~spin' : gate.passed ? 'pass-filled' : 'error';
+  const pre = new Set(gate.preExisting ?? []);
   const failing = gate.tests?.failing ?? [];
+  const flaky = gate.flaky ?? [];
   const weakened = gate.integrity?.violations ?? [];
   const allowed = gate.integrity?.allowed ?? [];
   return h(
@@ -21,7 +23,19 @@ function gateRow(gate: GateView): HTMLElement {
       gate.tests ? h('span', { class: 'counts' }, ` ${gate.tests.passed}/${gate.tests.total} passing${gate.tests.failed ? `, ${gate.tests.failed} failing` : ''}`) : '',
     ),
     gate.summary ? h('div', { class: 'gate-summary' }, gate.summary) : undefined,
-    failing.length > 0 ? h('ul', { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` }, ...failing.map((f) => h('li', {}, icon('close', 'failed'), ` ${f}`))) : undefined,
+    failing.length > 0
+      ? h(
+          'ul',
+          { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` },
+          ...failing.map((f) =>
+            pre.has(f)
+              ? h('li', { class: 'muted', 'data-testid': 'gate-pre-existing' }, icon('history'), ` ${f} — pre-existing: already failing at the task's base, not held against it`)
+              : h('li', {}, icon('close', 'failed'), ` ${f}`),
+          ),
+        )
+      : undefined,
+    flaky.length > 0 ? h('ul', { class: 'integrity muted', 'aria-label': `Flaky tests of ${gate.name}`, 'data-testid': 'gate-flaky' }, ...flaky.map((f) => h('li', {}, icon('sync'), ` Flaky: ${f} failed, then passed on a re-run`))) : undefined,
+    gate.baselineNote ? h('p', { class: 'gate-summary warning', 'data-testid': 'gate-baseline-note' }, icon('info'), ` ${gate.baselineNote}`) : undefined,
     weakened.length > 0
       ? h('ul', { class: 'integrity failed', 'aria-label': `How ${gate.name} was weakened`, 'data-testid': 'gate-weakened' }, ...weakened.map((v) => h('li', {}, icon('warning', 'failed'), ` Weakened: ${v}`)))
       : undefined,

@@ -31,6 +31,7 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
       h('span', { class: 'muted queue-time' }, clock(e.time)),
     ),
     e.detail ? h('div', { class: 'queue-detail' }, e.detail) : undefined,
+    e.proof ? h('div', { class: 'queue-detail muted', 'data-testid': 'queue-proof' }, icon('beaker'), ` ${e.proof}`) : undefined,
     e.gates && e.gates.length > 0
       ? h(
           'ul',

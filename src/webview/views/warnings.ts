@@ -11,6 +11,7 @@ const TITLES: Record<string, [string, string]> = {
   'model-return': ['check', 'Back on the primary model'],
   'model-probe-failed': ['warning', 'Primary model still failing — staying on the fallback'],
   'spend-rate': ['flame', 'Spend rate alarm — autopilot paused'],
+  'security-critical': ['shield', 'Critical security finding — the next task waits for you'],
 };
 
 const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };

@@ -32,11 +32,11 @@ describe('spend in the ralph CLI: the run summary and status --json', function (
     const run = await cli(['run'], ws.dir);
     assert.equal(run.code, 0, run.stderr);
     // estimate: (400×1 + 600×0.1 + 100×4 + 100×1 + 900×0.1 + 50×4) / 1e6 = $0.00125
-    const line = '2 calls, 2000 in (1500 cached) / 150 out tokens, est. $0.0013; $0.0020 (provider-reported, 1 of 2 calls)';
+    const line = '2 calls, 2000 in (1500 cached) / 150 out tokens, est. $0.00125; $0.00200 (provider-reported, 1 of 2 calls)';
     assert.ok(run.stdout.includes(`● T-001 DONE after 2 iterations: `), run.stdout);
     assert.ok(run.stdout.includes(`  $ ${line}`), run.stdout);
     // against the budget: the provider's $0.002 for the first call, the estimate $0.00039 for the second
-    assert.ok(run.stdout.includes(`spent this run: ${line} (against the budget: $0.0024)\n  T-001: ${line}`), run.stdout);
+    assert.ok(run.stdout.includes(`spent this run: ${line} (against the budget: $0.00239)\n  T-001: ${line}`), run.stdout);
 
     const status = JSON.parse((await cli(['status', '--json'], ws.dir)).stdout);
     assert.equal(status.receipts['T-001'].total.calls, 2);

@@ -12,7 +12,8 @@ describe('cost arithmetic', () => {
     assert.equal(estimateCostUsd('gpt-4.1-mini', { promptTokens: 500_000, completionTokens: 250_000 }, {}), 0.6);
     assert.deepEqual(priceOf('openai/gpt-4.1', {}), { input: 2, output: 8, cachedInput: 0.5 });
     assert.equal(estimateCostUsd('llama3', { promptTokens: 1, completionTokens: 1 }, {}), undefined);
-    assert.equal(formatUsd(0.0042), '$0.0042');
+    assert.equal(formatUsd(0.0042), '$0.00420', 'below a dollar: three significant digits');
+    assert.equal(formatUsd(0.0692), '$0.0692', 'a provider-reported $0.0692 is not $0.07');
     assert.equal(formatUsd(1.5), '$1.50');
     assert.equal(formatUsd(undefined), '—');
   });
@@ -44,7 +45,7 @@ describe('cost arithmetic', () => {
     assert.equal(r.byRole.council.estimatedUsd, 0.0005);
     assert.equal(formatLineCost(r.byRole.scout), 'included (editor plan)');
     assert.equal(formatLineCost(r.byRole.compaction), 'unknown (no price in llm.prices)');
-    assert.equal(formatLineCost(r.total), '$0.0005 + unknown for 1 of 3 calls (no price) + included for 1 call');
+    assert.equal(formatLineCost(r.total), '$0.000500 + unknown for 1 of 3 calls (no price) + included for 1 call');
     assert.equal(meter.taskTotals.costUsd, 0.2505);
     for (let n = 2; n <= 55; n++) {
       meter.beginIteration(n, 60);

@@ -55,7 +55,8 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     h.ws.git('add', '-A');
     h.ws.git('commit', '-qm', 'failing test');
     await h.configure({ llm: { models: ['a', 'b'] }, loop: { maxIterations: 4 }, escalation: { threshold: 5, councilAfter: 5 }, gates: [{ name: 'tests', command: 'node --test', kind: 'tests' }] });
-    await h.addTask({ complexity: 1 });
+    // the task names the failing test: it is its to fix (a failure it did not name would be pre-existing)
+    await h.addTask({ complexity: 1, prompt: 'Make the test "always fails" pass.' });
     await h.runner().run();
     const escalations = eventsOf(h.events, 'escalation');
     assert.equal(escalations.length, 1);

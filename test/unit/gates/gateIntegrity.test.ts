@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { GitService } from '../../../src/core/git/gitService';
 import { CheckpointStore } from '../../../src/core/loop/checkpoint';
 import { TaskActions } from '../../../src/core/tasks/actions';
@@ -59,13 +60,17 @@ describe('gate integrity: a gate cannot be passed by weakening it', function () 
     assert.match(feedback, /gate weakened: test `adds two numbers` failed at the task's base and passes now, but `greeter\.test\.js` lost lines it had there \(`test\('adds two numbers', \(\) => \{`, `assert\.equal\(add\(2, 3\), 5\);`/);
   });
 
-  it('rejects the failing test deleted (its file replaced by a placeholder)', async () => {
+  it('rejects the failing test deleted (its file replaced by a placeholder), and asks a person once the agent keeps it', async () => {
     const cheat = [write('greeter.test.js', "const test = require('node:test');\ntest('placeholder', () => {});\n")];
-    h = await greeterHarness(cheatThenInsist(...cheat));
-    const { status, feedback } = await runCheat(cheat);
-    assert.equal(status, 'timeout');
+    h = await greeterHarness(cheatThenInsist(...cheat), { maxIterations: 5 });
+    const { status, feedback, id } = await runCheat(cheat);
+    assert.equal(status, 'needs_help', 'told once, kept the change: a person decides instead of looping to the limit');
     assert.match(feedback, /gate weakened: tests `greets by name`, `adds two numbers` ran at the task's base and are gone now/);
     assert.match(feedback, /gate weakened: 1 test ran, fewer than the 2 at the task's base/);
+    const task = await h.store.get(id);
+    assert.equal(task.iterations, 2);
+    assert.match(task.blockedReason ?? '', /Test `greets by name` of the gate "tests" passed at the task's base and is gone now; the agent was told to restore it and kept the change/);
+    assert.match(task.blockedReason ?? '', new RegExp(`ralph task edit ${id} --allow-gate-changes tests`));
   });
 
   it('rejects the failing test skipped with .skip', async () => {
@@ -86,12 +91,15 @@ describe('gate integrity: a gate cannot be passed by weakening it', function () 
   });
 
   it('rejects an edited test-runner config (a mocha grep in .mocharc.json) and the dropped count', async () => {
-    const mocha = `node ${JSON.stringify(require.resolve('mocha/bin/mocha.js'))}`;
+    // mocha through a node_modules link at the workspace's top (as a project has it): the gate names no
+    // path outside the workspace, so it runs the same from a clone under /tmp, whose /tmp the sandbox hides
+    const mocha = 'node node_modules/mocha/bin/mocha.js';
     const spec = GREETER_TEST.replace(/^const test = require\('node:test'\);\n/, '').replace(/\btest\(/g, 'it(');
     const rc = (extra: object) => `${JSON.stringify({ spec: ['test/*.spec.js'], ...extra })}\n`;
     const cheat = [write('.mocharc.json', rc({ grep: 'greets' }))];
     h = await greeterHarness(cheatThenInsist(...cheat), {
-      files: { 'greeter.test.js': '', 'test/greeter.spec.js': spec.replace("'./greeter'", "'../greeter'"), '.mocharc.json': rc({}) },
+      files: { 'greeter.test.js': '', 'test/greeter.spec.js': spec.replace("'./greeter'", "'../greeter'"), '.mocharc.json': rc({}), '.gitignore': 'node_modules\n' },
+      links: { node_modules: path.dirname(path.dirname(path.dirname(require.resolve('mocha/bin/mocha.js')))) },
       gates: [{ name: 'unit', command: mocha, kind: 'tests', required: true }],
     });
     const { status, feedback } = await runCheat(cheat);

@@ -11,6 +11,8 @@ test('greets Ada by name', () => assert.equal(greet('Ada'), 'Hello, Ada!'));
 test('greets with an exclamation mark', () => assert.match(greet('x'), /!$/));
 `;
 
+const FIX_GREET = { title: 'Fix greet', prompt: 'greet(name) must return "Hello, <name>!"; make greet.test.js pass.', promise: 'node --test passes' };
+
 /** A workspace whose greet.js fails its two tests, and a model that claims COMPLETE, then fixes it, then claims again. */
 async function greetWithABug(): Promise<LoopHarness> {
   const harness = await makeLoopHarness([
@@ -33,7 +35,8 @@ describe('quality gates in the loop (real commands, scripted model)', function (
   it('does not accept COMPLETE while a real test fails, names the failing test next iteration, and accepts it once fixed', async () => {
     h = await greetWithABug();
     await h.configure({ gates: [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }] });
-    const id = await h.addTask();
+    // the failing tests are the task's: it names their file (failures it does not name would be pre-existing)
+    const id = await h.addTask(FIX_GREET);
 
     const summary = await h.runner().run();
     assert.deepEqual(summary.results.map((r) => r.status), ['done']);
@@ -54,9 +57,9 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     assert.match(report1, /\| tests \| tests \| yes \| ✗ FAIL \| 0\/2 tests passing, 2 failing \|/);
     assert.match(report1, /`greets Ada by name`/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
-    assert.match(final, /Status: \*\*DONE\*\*/);
+    assert.match(final, /Status: \*\*COMPLETE\*\* \(done\) — fixed greet/);
     assert.match(final, /\| model-a \| 3 \|/, 'three model calls on model-a');
-    assert.match(final, /\*\*Modified\*\*\n- `greet\.js`/);
+    assert.match(final, /\*\*Modified: 1\*\*\n- `greet\.js`/);
     assert.match(summary.results[0].reportFile ?? '', /final\.md$/);
   });
 
@@ -113,7 +116,7 @@ describe('quality gates in the loop (real commands, scripted model)', function (
   it('with loop.fixTasks, keeps a failing required gate as a linked fix task, cancelled once the task passes it', async () => {
     h = await greetWithABug();
     await h.configure({ loop: { fixTasks: true }, gates: [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }] });
-    const id = await h.addTask();
+    const id = await h.addTask(FIX_GREET);
     let afterFirst: { status: string; prompt: string } | undefined;
     h.bus.subscribe((event) => {
       if (event.type === 'iteration.finished' && event.iteration === 1) {

@@ -42,7 +42,7 @@ def test_divides():
       const run = await runTool(['python3', '-m', 'pytest', '-p', 'no:cacheprovider', ...args], p.dir);
       assert.equal(run.exitCode, 1, run.output);
       const tests = parseGateOutput('tests', run.output).tests;
-      assert.deepEqual(tests, { passed: 2, failed: 1, skipped: 1, total: 4, failures: [{ name: 'test_calc.py::test_subtracts', message: 'AssertionError: subtraction is off' }] }, args.join(' '));
+      assert.deepEqual(tests, { passed: 2, failed: 1, skipped: 1, total: 4, failures: [{ name: 'test_calc.py::test_subtracts', message: 'AssertionError: subtraction is off', file: 'test_calc.py' }] }, args.join(' '));
     }
   });
 

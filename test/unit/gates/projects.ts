@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { ensureToolchain, INSTALL_TIMEOUT_MS, type Toolchain } from './toolchain';
+import { type Toolchain, useToolchain } from './toolchain';
 
 /**
  * Tiny projects the real tools run on. Every test suite has the same shape, so every runner
@@ -81,19 +81,11 @@ export async function makeProject(tools: Toolchain, files: Record<string, string
  * before the suite, and every project made with `project()` is removed after it.
  */
 export function useToolProjects(): { tools(): Toolchain; project(files: Record<string, string>): Promise<TempWorkspace> } {
-  let tools: Toolchain | undefined;
+  const ready = useToolchain();
   const projects: TempWorkspace[] = [];
-  before(async function () {
-    this.timeout(INSTALL_TIMEOUT_MS);
-    tools = await ensureToolchain();
-  });
   after(async () => {
     for (const p of projects.splice(0)) await p.cleanup();
   });
-  const ready = (): Toolchain => {
-    if (!tools) throw new Error('the toolchain is not installed yet');
-    return tools;
-  };
   return {
     tools: ready,
     async project(files) {

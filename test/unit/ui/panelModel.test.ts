@@ -247,4 +247,21 @@ describe('progress panel batching', () => {
     s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 3, gate: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', durationMs: 10 });
     assert.equal(replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0].integrity, undefined);
   });
+
+  it('names pre-existing and flaky tests on the gate card, and the check and proof on the completion card', () => {
+    const s = new EventScript();
+    s.add({ type: 'task.started', taskId: 'T-001', title: 'Collapse spaces', iteration: 1, maxIterations: 5, resumed: false });
+    s.add({ type: 'gate.started', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', command: 'npm test' });
+    s.add({
+      type: 'gate.finished', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', required: true, passed: true,
+      summary: "3/4 tests passing, 1 failing — 1 already failing at the task's base, not held against the task", durationMs: 10,
+      tests: { passed: 3, failed: 1, total: 4, failing: ['release date is in the future'] }, preExisting: ['release date is in the future'], flaky: ['talks to the slow service'],
+    });
+    s.add({ type: 'task.finished', taskId: 'T-001', status: 'done', iterations: 1, reason: 'slugs collapse spaces', proof: 'fail-to-pass proven: collapses runs of spaces (on the base: expected a-b)' });
+    const state = wire(replay(s.events));
+    const task = state.tasks.find((t) => t.id === 'T-001')!;
+    assert.deepEqual(task.gates[0].preExisting, ['release date is in the future']);
+    assert.deepEqual(task.gates[0].flaky, ['talks to the slow service']);
+    assert.match(task.proof ?? '', /^fail-to-pass proven: collapses runs of spaces/);
+  });
 });

@@ -22,7 +22,7 @@ describe('the completion card\'s receipt (panel model)', () => {
     assert.equal(view.total.calls, 3);
     assert.equal(view.total.tokens, '3500 in (2300 cached) / 170 out');
     assert.match(view.total.cost, /^\$0\.00\d+ \+ unknown for 1 of 3 calls \(no price\)$/, 'the unpriced call stays unknown, never $0');
-    assert.match(view.total.providerCost, /^\$0\.0065 \(provider-reported, 2 of 3 calls\)$/);
+    assert.match(view.total.providerCost, /^\$0\.00650 \(provider-reported, 2 of 3 calls\)$/);
     assert.match(view.total.failures ?? '', /^1 retry: usage unknown/);
     assert.deepEqual(view.byRole.map((r) => [r.role, r.calls]), [['orchestrator', 2], ['devo', 1]]);
     assert.equal(view.byRole[1].cost, 'unknown (no price in llm.prices)');

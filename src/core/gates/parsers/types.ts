@@ -18,12 +18,13 @@ export interface TestCounts {
   failed: number;
   skipped: number;
   total: number;
-  /** `message` is the first lines of the error, without the stack. */
-  failures: { name: string; message?: string }[];
+  /** `message` is the first lines of the error, without the stack; `file` where the failing test is, when the output says. */
+  failures: { name: string; message?: string; file?: string }[];
   /**
-   * Every test the runner reported by name, when its output lists them (node:test's TAP);
-   * absent when the runner prints only counts. Suites are not tests. `file` is where the
-   * runner says the test is defined, when it says.
+   * Every test the runner reported by name, when its output lists every test it counted
+   * (node:test, mocha's spec reporter, cargo; jest `--verbose`, vitest `--reporter=verbose`,
+   * pytest `-v`, go `-v`); absent when the runner prints only counts or names only some.
+   * Suites are not tests. `file` is where the runner says the test is defined, when it says.
    */
   names?: TestName[];
 }

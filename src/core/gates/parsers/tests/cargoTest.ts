@@ -1,8 +1,12 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
+import { completeNames } from './names';
 import { errorMessage } from '../text';
 
 const RESULT = /^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored/;
-const FAILED_LINE = /^test (\S+) \.\.\. FAILED\s*$/;
+/** `test x ... FAILED`, or `x --- FAILED` with `-q`. */
+const FAILED_LINE = /^(?:test (\S+) \.\.\. FAILED|(\S+) --- FAILED)\s*$/;
+const TEST_LINE = /^test (\S+) \.\.\. (ok|FAILED|ignored)\b/;
+const PANIC_AT = /panicked at ([^\s:]+):\d+:\d+/;
 const OUTPUT_HEADER = /^---- (\S+) std(?:out|err) ----\s*$/;
 
 /**
@@ -23,6 +27,7 @@ export function parseCargoTest(lines: readonly string[]): TestCounts | undefined
   if (!found) return undefined;
   counts.total = counts.passed + counts.failed + counts.skipped;
   const messages = new Map<string, string | undefined>();
+  const files = new Map<string, string>();
   for (let i = 0; i < lines.length; i++) {
     const h = OUTPUT_HEADER.exec(lines[i]);
     if (!h) continue;
@@ -30,10 +35,20 @@ export function parseCargoTest(lines: readonly string[]): TestCounts | undefined
     for (let j = i + 1; j < lines.length && !OUTPUT_HEADER.test(lines[j]) && !/^(failures:|stack backtrace:|note: )/.test(lines[j]); j++) body.push(lines[j]);
     // The "thread 'x' panicked at file:line:" line says where; the next lines say what.
     messages.set(h[1], errorMessage(body));
+    const at = body.map((l) => PANIC_AT.exec(l)?.[1]).find(Boolean);
+    if (at) files.set(h[1], at);
   }
   for (const line of lines) {
     const m = FAILED_LINE.exec(line);
-    if (m && !counts.failures.some((f) => f.name === m[1])) counts.failures.push({ name: m[1], message: messages.get(m[1]) });
+    const name = m?.[1] ?? m?.[2];
+    const file = name ? files.get(name) : undefined;
+    if (name && !counts.failures.some((f) => f.name === name)) counts.failures.push({ name, message: messages.get(name), ...(file ? { file } : {}) });
   }
-  return counts;
+  const names: TestName[] = [];
+  for (const line of lines) {
+    const t = TEST_LINE.exec(line);
+    // doc tests (`src/lib.rs - f (line 3)`) have spaces in their names: they stay out of the inventory, which is then incomplete
+    if (t) names.push({ name: t[1], status: t[2] === 'ok' ? 'pass' : t[2] === 'ignored' ? 'skip' : 'fail' });
+  }
+  return completeNames(counts, names);
 }

@@ -1,4 +1,5 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
+import { completeNames } from './names';
 import { errorMessage } from '../text';
 
 const RESULT = /^(\s*)--- (PASS|FAIL|SKIP): (\S+)(?: \([\d.]+s\))?\s*$/;
@@ -12,11 +13,13 @@ const PACKAGE = /^(ok|FAIL|\?)\s+(\S+)\s+(.*)$/;
  */
 export function parseGoTest(lines: readonly string[]): TestCounts | undefined {
   const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  const names: TestName[] = [];
   let found = false;
   for (let i = 0; i < lines.length; i++) {
     const r = RESULT.exec(lines[i]);
     if (r) {
       found = true;
+      names.push({ name: r[3], status: r[2] === 'PASS' ? 'pass' : r[2] === 'SKIP' ? 'skip' : 'fail' });
       if (r[2] === 'PASS') counts.passed++;
       else if (r[2] === 'SKIP') counts.skipped++;
       else {
@@ -32,11 +35,13 @@ export function parseGoTest(lines: readonly string[]): TestCounts | undefined {
     if (p[1] === 'FAIL' && broken) {
       counts.failed++;
       counts.failures.push({ name: p[2], message: buildErrors(lines, p[2], i) ?? `${broken[1]} failed` });
+      names.push({ name: p[2], status: 'fail' });
     }
   }
   if (!found) return undefined;
   counts.total = counts.passed + counts.failed + counts.skipped;
-  return counts;
+  // without -v go prints no line for a passing test: the names would be only the failures
+  return lines.some((l) => l.startsWith('=== RUN')) ? completeNames(counts, names) : counts;
 }
 
 /** The test's log lines: indented under `--- FAIL` without -v, before it (after `=== RUN`) with -v. */

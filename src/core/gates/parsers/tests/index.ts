@@ -22,6 +22,8 @@ const FAMILIES: readonly ((lines: readonly string[]) => TestCounts | undefined)[
 /** Test counts from every runner found in the output, summed (a monorepo runs several). */
 export function parseTests(lines: readonly string[]): TestCounts | undefined {
   let sum: TestCounts | undefined;
+  // one runner that names no tests leaves the sum without an inventory: a partial one would make its tests look deleted
+  let named = true;
   for (const family of FAMILIES) {
     const counts = family(lines);
     if (!counts) continue;
@@ -31,7 +33,9 @@ export function parseTests(lines: readonly string[]): TestCounts | undefined {
     sum.skipped += counts.skipped;
     sum.total += counts.total;
     sum.failures.push(...counts.failures);
+    named &&= counts.names !== undefined;
     if (counts.names) sum.names = [...(sum.names ?? []), ...counts.names];
   }
+  if (sum && !named) delete sum.names;
   return sum;
 }

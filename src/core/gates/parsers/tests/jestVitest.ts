@@ -1,12 +1,13 @@
 import type { TestCounts } from '../types';
 import { errorMessage } from '../text';
+import { jestHeaderFile, jestNames, vitestNames } from './jestVitestNames';
+import { completeNames } from './names';
 
 const JEST_TESTS = /^\s*Tests:\s+(.*\d+ total.*)$/;
 const VITEST_TESTS = /^\s*Tests\s+(.*?)\s*\((\d+)\)\s*$/;
 const COUNT = /(\d+) (failed|passed|skipped|todo|pending)/g;
 const JEST_BULLET = /^\s*● (.+?)\s*$/;
 const JEST_CROSS = /^\s*[✕×] (.+?)(?: \(\d+(?:\.\d+)? m?s\))?\s*$/;
-const JEST_FILE = /^\s*FAIL\s+(\S.*?)\s*$/;
 /** Vitest names the test (`file > suite > test`) or the file (`file [ file ]`); jest names only the file. */
 const VITEST_FAIL = /^\s*FAIL\s+(\S.*? > .*?|\S+ \[ .* \])\s*$/;
 /** A file that failed to load: ` FAIL  c.test.mjs [ c.test.mjs ]`. */
@@ -31,30 +32,31 @@ export function parseJest(lines: readonly string[]): TestCounts | undefined {
   if (!found) return undefined;
 
   let file = '';
+  let shown = '';
   const crosses: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     // Jest repeats the failures there when many files ran; they are already read.
     if (/^\s*Summary of all failing tests/.test(lines[i])) break;
-    const fileMatch = JEST_FILE.exec(lines[i]);
-    if (fileMatch) file = fileMatch[1];
+    const header = /^\s*FAIL\s/.test(lines[i]) ? jestHeaderFile(lines[i]) : undefined;
+    if (header !== undefined) [shown, file] = [lines[i].trim().replace(/^FAIL\s+/, '').replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, ''), header];
     const cross = JEST_CROSS.exec(lines[i]);
     if (cross) crosses.push(cross[1]);
     const bullet = JEST_BULLET.exec(lines[i]);
     if (!bullet || bullet[1] === 'Console') continue;
-    const body = blockAfter(lines, i + 1, (l) => JEST_BULLET.test(l) || JEST_FILE.test(l) || /^\s*(PASS|Test Suites:)\s/.test(l));
+    const body = blockAfter(lines, i + 1, (l) => JEST_BULLET.test(l) || /^\s*(PASS|FAIL|Test Suites:)\s/.test(l));
     const code = body.filter((l) => !/^\s*>?\s*\d+ \|/.test(l) && !/^\s*\|/.test(l));
     if (bullet[1] === 'Test suite failed to run') {
       // Jest's advice text comes first; the error itself (`SyntaxError: …`) is what to fix.
       const error = code.findIndex((l) => /^\s*(?:\w*Error\b|Cannot find module\b)/.test(l));
       const message = errorMessage(error >= 0 ? code.slice(error) : code);
-      counts.failures.push({ name: file || bullet[1], message });
+      counts.failures.push({ name: shown || bullet[1], message, ...(file ? { file } : {}) });
       counts.failed++;
       counts.total++;
-    } else counts.failures.push({ name: bullet[1], message: errorMessage(code) });
+    } else counts.failures.push({ name: bullet[1], message: errorMessage(code), ...(file ? { file } : {}) });
   }
   // Without the bullet blocks (a reporter that only lists), the verbose ✕ lines still name them.
   if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));
-  return counts;
+  return completeNames(counts, jestNames(lines));
 }
 
 /**
@@ -81,14 +83,15 @@ export function parseVitest(lines: readonly string[]): TestCounts | undefined {
     if (!fail) continue;
     const body = blockAfter(lines, i + 1, (l) => VITEST_FAIL.test(l) || VITEST_RULE.test(l) || /^\s*❯/.test(l));
     const suite = VITEST_SUITE.exec(fail[1]);
-    counts.failures.push({ name: suite ? suite[1] : fail[1], message: errorMessage(body) });
+    const name = suite ? suite[1] : fail[1];
+    counts.failures.push({ name, message: errorMessage(body), file: name.split(' > ')[0] });
     if (suite) {
       counts.failed++;
       counts.total++;
     }
   }
   if (counts.failures.length === 0) counts.failures.push(...crosses.map((name) => ({ name })));
-  return counts;
+  return completeNames(counts, vitestNames(lines));
 }
 
 function addCounts(counts: TestCounts, text: string): void {

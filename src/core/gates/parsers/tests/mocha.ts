@@ -1,5 +1,6 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
+import { completeNames, indentedTree, stackFile } from './names';
 
 const PASSING = /^\s*(\d+) passing\b/;
 const PENDING = /^\s*(\d+) pending\s*$/;
@@ -9,15 +10,20 @@ const HEADER = /^\s*(\d+)\) (.*)$/;
 /**
  * Mocha's spec reporter (also what `c8 mocha` and `npm test --workspaces` print): one
  * `N passing / N pending / N failing` summary per run, then the numbered failures
- * (`1) suite` … `title:` and the error). Several runs are summed.
+ * (`1) suite` … `title:` and the error). Several runs are summed. The tree above each summary
+ * names every test (`suite nested title`, as mocha names failures); a failure's file is the
+ * first frame of its stack outside node_modules.
  */
 export function parseMocha(lines: readonly string[]): TestCounts | undefined {
   let found = false;
   const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  const names: TestName[] = [];
+  let treeFrom = 0;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     let m = PASSING.exec(line);
     if (m) {
+      names.push(...specTree(lines.slice(treeFrom, i)));
       found = true;
       counts.passed += Number(m[1]);
       continue;
@@ -28,11 +34,30 @@ export function parseMocha(lines: readonly string[]): TestCounts | undefined {
       const failing = Number(m[1]);
       counts.failed += failing;
       i = readFailures(lines, i + 1, failing, counts.failures) - 1;
+      treeFrom = i + 1;
     }
   }
   if (!found) return undefined;
   counts.total = counts.passed + counts.failed + counts.skipped;
-  return counts;
+  return completeNames(counts, names);
+}
+
+const SPEC_TEST = /^(\s+)(?:[✔✓√]|(\d+)\)|-) (.+?)(?: \(\d+ms\))?\s*$/;
+
+/**
+ * The spec reporter's tree: a suite is an indented line without a mark, its tests are indented
+ * two more and marked `✔` (passed), `N)` (failed) or `-` (pending). Lines at the margin
+ * (console output of the tests) are not part of it.
+ */
+function specTree(lines: readonly string[]): TestName[] {
+  return indentedTree(
+    lines.filter((line) => /^ {2,}\S/.test(line)),
+    (line) => {
+      const t = SPEC_TEST.exec(line);
+      return t ? { title: t[3], status: t[2] ? 'fail' : line.trimStart().startsWith('-') ? 'skip' : 'pass' } : undefined;
+    },
+    ' ',
+  );
 }
 
 /**
@@ -54,7 +79,8 @@ function readFailures(lines: readonly string[], from: number, expected: number, 
     const body: string[] = [];
     i++;
     while (i < lines.length && !isHeader(lines[i], n + 1) && !PASSING.test(lines[i])) body.push(lines[i++]);
-    out.push({ name, message: errorMessage(body) });
+    const file = stackFile(body);
+    out.push({ name, message: errorMessage(body), ...(file ? { file } : {}) });
   }
   return i;
 }

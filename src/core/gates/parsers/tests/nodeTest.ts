@@ -1,5 +1,6 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
+import { completeNames } from './names';
 
 /** `# pass 3` (TAP, node's default when not a terminal) or `ℹ pass 3` (its spec reporter). */
 const SUMMARY = /^(?:#|ℹ)\s+(tests|pass|fail|cancelled|skipped|todo)\s+(\d+)\s*$/;
@@ -29,9 +30,7 @@ export function parseNodeTest(lines: readonly string[]): TestCounts | undefined 
   // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
   counts.failures = [...tapFailures(lines), ...specFailures(lines)];
   const tap = tapNames(lines);
-  const names = tap.length > 0 ? tap : specNames(lines);
-  if (names.length > 0) counts.names = names;
-  return counts;
+  return completeNames(counts, tap.length > 0 ? tap : specNames(lines));
 }
 
 const TAP_RESULT = /^(\s*)(ok|not ok) \d+ - (.+?)\s*(#\s*(?:TODO|SKIP)\b.*)?$/;
@@ -69,7 +68,8 @@ function tapFailures(lines: readonly string[]): TestCounts['failures'] {
     const yaml = yamlBlock(lines, i + 1, m[1].length);
     // A suite is "not ok" because a test in it failed; that test is reported on its own.
     if (/^\s*type: 'suite'/m.test(yaml.join('\n')) || yaml.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
-    failures.push({ name: m[2], message: yamlError(yaml) });
+    const file = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
+    failures.push({ name: m[2], message: yamlError(yaml), ...(file ? { file } : {}) });
   }
   return failures;
 }

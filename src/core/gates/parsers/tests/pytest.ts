@@ -1,4 +1,5 @@
-import type { TestCounts } from '../types';
+import type { TestCounts, TestName } from '../types';
+import { completeNames } from './names';
 
 /** `==== 1 failed, 3 passed, 1 skipped in 0.12s ====` (the `=` rule is absent with `-q`). */
 const SUMMARY = /^=*\s*((?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)(?:, )?)+) in [\d.]+s\b.*?=*\s*$/;
@@ -30,7 +31,27 @@ export function parsePytest(lines: readonly string[]): TestCounts | undefined {
   counts.total = counts.passed + counts.failed + counts.skipped;
   for (const line of lines) {
     const m = SHORT.exec(line);
-    if (m) counts.failures.push({ name: m[2], message: m[3]?.trim() || (m[1] === 'ERROR' ? 'error' : undefined) });
+    if (m) counts.failures.push({ name: m[2], message: m[3]?.trim() || (m[1] === 'ERROR' ? 'error' : undefined), file: m[2].split('::')[0] });
   }
-  return counts;
+  return completeNames(counts, pytestNames(lines));
+}
+
+/** `path::Class::test[param] PASSED  [ 50%]` (`-v`), or `[gw0] [ 50%] PASSED path::test` under pytest-xdist. */
+const VERBOSE = /^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b/;
+const XDIST = /^\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::\S+)/;
+
+/** Every test by node id with `-v`; the default (dots) names none. */
+function pytestNames(lines: readonly string[]): TestName[] {
+  const names = new Map<string, TestName>();
+  for (const line of lines) {
+    const v = VERBOSE.exec(line);
+    const x = v ? undefined : XDIST.exec(line);
+    const [id, word] = v ? [v[1], v[2]] : x ? [x[2], x[1]] : [];
+    if (!id || !word) continue;
+    const status: TestName['status'] = word === 'PASSED' || word === 'XPASS' ? 'pass' : word === 'SKIPPED' || word === 'XFAIL' ? 'skip' : 'fail';
+    // an error in teardown reports a test a second time: the worse outcome stands
+    if (names.get(id)?.status === 'fail') continue;
+    names.set(id, { name: id, status, file: id.split('::')[0] });
+  }
+  return [...names.values()];
 }

@@ -1,0 +1,63 @@
+import type { GateConfig } from '../config/schema';
+import type { RalphEventBody } from '../events';
+import { baseVerdictOf, type BaseVerdict, forgivePreExisting } from '../gates/baseVerdict';
+import { runGates } from '../gates/runGates';
+import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
+import type { MergeWorkspace } from '../git/integrate';
+
+/**
+ * The merge queue's merged check judged against the target's tip, as a task's gates are
+ * against its base: a test already failing on the target before the merge does not hold the
+ * merge back; a new failure does — so the target never gets redder. The tip's verdicts are run
+ * only when the merged result is red, and kept for that tip (the next merge onto the same tip
+ * reuses them).
+ */
+export class TipVerdicts {
+  private cache: { tip: string; verdicts: Map<string, BaseVerdict> } | undefined;
+
+  verdictsAt(tip: string): Map<string, BaseVerdict> {
+    if (this.cache?.tip !== tip) this.cache = { tip, verdicts: new Map() };
+    return this.cache.verdicts;
+  }
+}
+
+export interface MergedCheckInput {
+  gates: readonly GateConfig[];
+  runner: GateRunner;
+  workspace: MergeWorkspace;
+  target: string;
+  /** The target's tip the merge was made on, and the merged commit the merge worktree holds. */
+  base: string;
+  result: string;
+  taskId: string;
+  tips: TipVerdicts;
+  signal?: AbortSignal;
+  emit?(body: RalphEventBody): void;
+}
+
+/**
+ * Runs the required gates on the merged result; a red one is compared, before it is announced,
+ * with the same gate on the target's tip (run in the merge worktree, then back to the result).
+ */
+export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> {
+  const verdicts = input.tips.verdictsAt(input.base);
+  const where = { at: `on ${input.target} before this merge` };
+  const judge = async (gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome> => {
+    if (outcome.passed || !gate.required || gate.baseline === false || input.signal?.aborted) return outcome;
+    let verdict = verdicts.get(gate.name);
+    if (!verdict) {
+      // landing only moves refs: the worktree may visit the tip and come back to the result
+      await input.workspace.checkout(input.base);
+      try {
+        input.workspace.used();
+        const atTip = await runGates({ gates: [gate], runner: input.runner, cwd: input.workspace.path, signal: input.signal });
+        if (atTip.outcomes[0]) verdicts.set(gate.name, (verdict = baseVerdictOf(atTip.outcomes[0])));
+      } finally {
+        await input.workspace.checkout(input.result);
+        input.workspace.used();
+      }
+    }
+    return forgivePreExisting(outcome, verdict, where);
+  };
+  return runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit, judge });
+}
