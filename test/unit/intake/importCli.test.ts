@@ -81,6 +81,10 @@ describe('ralph task import --github (CLI)', function () {
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxParallel: 2, maxIterations: 3 } }));
       ws.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
       assert.equal((await runCli(['task', 'import', '--github', 'acme/shop', '--milestone', 'v1'], ws.dir, env)).code, 0);
+      // #2 is labelled `bug`, so it is imported as a bugfix that needs a fail-to-pass proof; this
+      // workspace has no tests gate to give one, so the person lets it go without (as the run would ask)
+      assert.equal((await store.get('GH-2')).type, 'bugfix');
+      assert.equal((await runCli(['task', 'edit', 'GH-2', '--proof', 'none'], ws.dir, env)).code, 0);
       const run = await runCli(['run'], ws.dir, env);
       assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
       assert.deepEqual((await store.list()).map((t) => [t.id, t.status]), [['GH-1', 'done'], ['GH-2', 'done']]);
