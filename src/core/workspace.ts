@@ -3,8 +3,12 @@ import { ConfigError } from './errors';
 import type { RalphPaths } from './paths';
 import { readTextIfExists, writeFileAtomic } from './util/atomicWrite';
 
-/** Machine-local files under `.ralph/` that must never be committed. */
-export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'run.lock', '*.lock', '*.tmp', ''].join('\n');
+/**
+ * Machine-local files under `.ralph/` that must never be committed. `observations.md` is the run's own
+ * log of low findings, written in the workspace while parallel tasks run in worktrees: committed, it
+ * would ride along with whichever task committed next and leave the user's tree dirty in parallel runs.
+ */
+export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'observations.md', 'run.lock', '*.lock', '*.tmp', ''].join('\n');
 
 /** Creates `.ralph/` and its `.gitignore` when missing; leaves existing files alone. */
 export async function ensureRalphDir(paths: RalphPaths): Promise<void> {

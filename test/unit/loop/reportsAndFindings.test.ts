@@ -54,6 +54,7 @@ describe('reports that tell the truth, and security findings by severity (seed 0
     assert.match(fix.prompt, /Regular expression vulnerable to ReDoS in src\/app\.js \(REDOS-1\)/);
     const observations = await h.ws.read('.ralph/observations.md');
     assert.match(observations, new RegExp(`- \\d{4}-\\d\\d-\\d\\d, iteration 1: ${id} \\(gate scan\\): low security finding — Math\\.random used for an id in src/app\\.js \\(WEAK-RAND\\)`));
+    assert.doesNotMatch(h.ws.git('status', '--porcelain', '--untracked-files=all'), /observations\.md/, 'the log is machine-local (.ralph/.gitignore): no task commits it, it leaves no tree dirty');
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /## Observations \(low-severity findings\)\nLogged in `\.ralph\/observations\.md`; they never block a task\.\n\n- .*Math\.random used for an id/);
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
