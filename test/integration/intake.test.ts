@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import type { PlanReviewState } from '../../src/shared/planReviewProtocol';
+import type { PlanReviewState } from '../../src/protocol/planReviewProtocol';
 import type { Task } from '../../src/core/tasks/schema';
 import { backlog, MILESTONES, OWNER, REPO, TOKEN } from '../fixtures/intake/githubBacklog';
 import { planReply, PRD, proposed, SHOP_PLAN } from '../fixtures/intake/planDocs';

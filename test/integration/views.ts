@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import { stateDigest } from '../../src/shared/panelState';
+import { stateDigest } from '../../src/protocol/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { waitFor } from './wait';
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { CommandHandler, CommandId } from '../commands';
+import type { CommandHandler, CommandId } from './commandIds';
 import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
@@ -11,7 +11,7 @@ import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
 import { selectModel } from './selectModel';
-import type { SecretStorageSource } from '../vscode/secrets';
+import type { SecretStorageSource } from '../adapters/secrets';
 import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 import { createPersonCommands, type PersonCommandServices } from './personCommands';

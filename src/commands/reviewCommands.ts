@@ -15,7 +15,7 @@ import { ReviewDesk } from '../core/review/reviewDesk';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import { SecretRedactor } from '../core/safety/secrets';
 import type { ReviewComments } from '../ui/reviewComments';
-import { changeTriples } from '../vscode/gitContentProvider';
+import { changeTriples } from '../adapters/gitContentProvider';
 import { resolveTask, type TaskCommandServices } from './taskCommands';
 
 export interface ReviewCommandServices extends TaskCommandServices {

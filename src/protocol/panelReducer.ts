@@ -9,7 +9,7 @@
  */
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
 import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
-import { delegationHandlers } from './reduceDelegations';
+import { delegationHandlers } from './reduceDelegationsAndGates';
 import { parallelHandlers } from './reduceParallel';
 import { syncHandlers } from './reduceSync';
 import type { Handler, Handlers } from './reducerTypes';

@@ -8,18 +8,18 @@ import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKey
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import type { FallbackNotice } from '../core/llm/fallbackClient';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
-import { LmModelClient, listEditorModels } from '../vscode/lmModelClient';
+import { LmModelClient, listEditorModels } from '../adapters/lmModelClient';
 import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import type { SecretRedactor } from '../core/safety/secrets';
-import { DisposableBase } from '../common/lifecycle';
-import type { LiveStatus } from '../common/liveStatus';
-import { ATTENTION_CODES, reduceLive } from '../common/liveReducer';
-import { modalApproval } from '../vscode/approvalPrompt';
-import type { ChannelLogger } from '../vscode/logger';
-import type { SecretStorageSource } from '../vscode/secrets';
+import { DisposableBase } from '../ui/disposableBase';
+import type { LiveStatus } from '../ui/liveStatus';
+import { ATTENTION_CODES, reduceLive } from '../ui/liveReducer';
+import { modalApproval } from '../adapters/approvalPrompt';
+import type { ChannelLogger } from '../adapters/logger';
+import type { SecretStorageSource } from '../adapters/secrets';
 
 /** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
 

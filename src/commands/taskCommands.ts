@@ -17,7 +17,7 @@ import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
-import type { Prompts } from '../ui/prompts';
+import type { Prompts } from '../ui/dialogs';
 import { TaskNode } from '../ui/taskTree';
 import type { RunController } from './runController';
 

@@ -11,7 +11,7 @@ import { EventEmitter } from '../core/events';
 import type { EventBus } from '../core/events';
 import type { CheckpointStore } from '../core/loop/checkpoint';
 import { openQuestion } from '../core/tasks/questions';
-import type { LiveStatus } from '../common/liveStatus';
+import type { LiveStatus } from '../ui/liveStatus';
 import { resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 
 export interface PersonCommandServices extends TaskCommandServices {
