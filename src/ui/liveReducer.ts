@@ -4,10 +4,9 @@
  * each event, the status bar and the tree render what comes out.
  */
 import type { RalphEvent } from '../core/events';
+import { warningRule } from '../core/warningPolicy';
 import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 
-/** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
-export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'task-ended', 'spend-rate', 'security-critical']);
 
 const QUEUED: ReadonlySet<string> = new Set<QueuedState>(['queued', 'merging', 'checking', 'waiting']);
 
@@ -64,7 +63,8 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'run.resumed':
       return live.state === 'paused' ? { ...live, state: 'running', attention: undefined } : live;
     case 'warning':
-      return ATTENTION_CODES.has(event.code) ? { ...live, attention: event.message } : live;
+      // a safeguard's warning asks for an answer (Continue / Stop, Increase max, Review errors) until answered
+      return warningRule(event.code) ? { ...live, attention: event.message } : live;
     default:
       return live;
   }
