@@ -4,6 +4,7 @@ import { faultLabel } from './llm/faults';
 import { formatSignal } from './signals/types';
 import { describeLine } from './safety/receiptFormat';
 import type { Task } from './tasks/schema';
+import { undecided } from './util/exhaustive';
 
 /** What the loop does about each kind of model fault, as said in a terminal. */
 const FAULT_ACTIONS: Record<EventOf<'model.fault'>['action'], string> = {
@@ -98,8 +99,19 @@ function formatLine(event: RalphEvent): string | undefined {
       return `■ plan ${event.outcome}: ${event.reason}`;
     case 'merge':
       return `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`;
-    default:
+    // no line of their own in a terminal: too fine-grained, or said by the lines around them
+    case 'task.status':
+    case 'model.delta':
+    case 'model.response':
+    case 'model.fallback':
+    case 'checkpoint':
+    case 'proof':
+    case 'budget':
+    case 'warning.answered':
+    case 'worktree':
       return undefined;
+    default:
+      return undecided(event, undefined);
   }
 }
 

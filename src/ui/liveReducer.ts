@@ -4,6 +4,7 @@
  * each event, the status bar and the tree render what comes out.
  */
 import type { RalphEvent } from '../core/events';
+import { undecided } from '../core/util/exhaustive';
 import { warningRule } from '../core/warningPolicy';
 import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 
@@ -65,7 +66,38 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'warning':
       // a safeguard's warning asks for an answer (Continue / Stop, Increase max, Review errors) until answered
       return warningRule(event.code) ? { ...live, attention: event.message } : live;
-    default:
+    // the rest changes nothing the status bar or the tree shows
+    case 'run.finished':
+    case 'task.status':
+    case 'iteration.finished':
+    case 'model.delta':
+    case 'model.response':
+    case 'model.retry':
+    case 'model.fault':
+    case 'model.fallback':
+    case 'wind-down':
+    case 'tool.call':
+    case 'tool.result':
+    case 'delegation.started':
+    case 'delegation.result':
+    case 'compaction':
+    case 'git.commit':
+    case 'checkpoint':
+    case 'gate.started':
+    case 'gate.finished':
+    case 'proof':
+    case 'integrity.baseline':
+    case 'report.written':
+    case 'escalation':
+    case 'council.started':
+    case 'council.finished':
+    case 'budget':
+    case 'warning.answered':
+    case 'error':
+    case 'plan.started':
+    case 'plan.finished':
       return live;
+    default:
+      return undecided(event, live);
   }
 }

@@ -13,6 +13,7 @@ import { formatSignal } from '../../core/signals/types';
 import type { TaskStatus as CoreTaskStatus } from '../../core/tasks/schema';
 import type { DelegationStatus as CoreDelegationStatus } from '../../core/agent/delegation/types';
 import type * as shared from '../../protocol/panelEvents';
+import { undecided } from '../../core/util/exhaustive';
 import { receiptView } from './receiptView';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -82,8 +83,17 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
     case 'error':
     case 'merge':
       return event;
-    default:
-      // checkpoints, gate baselines, budgets, answered warnings: not shown by the panel
+    // not shown by the panel (planning runs have their own review panel)
+    case 'checkpoint':
+    case 'integrity.baseline':
+    case 'budget':
+    case 'warning.answered':
+    case 'model.fallback':
+    case 'proof':
+    case 'plan.started':
+    case 'plan.finished':
       return undefined;
+    default:
+      return undecided(event, undefined);
   }
 }
