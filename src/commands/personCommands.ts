@@ -12,7 +12,7 @@ import type { EventBus } from '../core/events';
 import type { CheckpointStore } from '../core/loop/checkpoint';
 import { openQuestion } from '../core/tasks/questions';
 import type { LiveStatus } from '../ui/liveStatus';
-import { resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
+import { resolveTask, say, type TaskCommandServices, taskIdOf } from './taskCommands';
 
 export interface PersonCommandServices extends TaskCommandServices {
   bus: EventBus;
@@ -21,68 +21,71 @@ export interface PersonCommandServices extends TaskCommandServices {
   live(): LiveStatus;
 }
 
+/**
+ * Answer…: the answer joins the task's question history, is pinned in its next iteration's
+ * context, and the task is ready again (a running autopilot picks it up; else the next Start).
+ * `text` and `options.approved` come from the panel's answer box; without them it asks.
+ */
+async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknown, options?: unknown) {
+  const task = await resolveTask(s, arg, 'answer', 'Answer which task?');
+  if (!task) return undefined;
+  const question = openQuestion(task.questions);
+  let approved = typeof options === 'object' && options !== null && typeof (options as { approved?: unknown }).approved === 'boolean' ? (options as { approved: boolean }).approved : undefined;
+  let answer = typeof text === 'string' ? text : undefined;
+  if (answer === undefined && approved === undefined) {
+    if (question?.kind === 'command') {
+      const choice = await s.prompts.choose(`${task.id} wants to run \`${question.command}\``, [
+        { id: 'approve', label: '$(check) Approve', detail: 'Exactly this command may run for this task; the task resumes.' },
+        { id: 'refuse', label: '$(close) Refuse', detail: 'The agent is told to find another way; the task resumes.' },
+      ]);
+      if (!choice) return undefined;
+      approved = choice === 'approve';
+    }
+    answer = await s.prompts.input({
+      title: `Ralph: Answer ${task.id}`,
+      prompt: `${question?.question ?? task.blockedReason ?? 'The task needs you.'}${approved === undefined ? '' : ' (optional: anything to tell the agent)'}`,
+      placeHolder: 'Your answer — pinned in the agent\'s next iteration',
+      validateInput: (value) => (value.trim() || approved !== undefined ? undefined : 'Type an answer (or press Escape)'),
+    });
+    if (answer === undefined) return undefined;
+  }
+  const updated = await s.actions.answer(task.id, answer ?? '', approved === undefined ? {} : { approved });
+  if (s.runs.running) void say(`${task.id} is answered; the run in progress picks it up.`);
+  else
+    void say(`${task.id} is answered; it resumes from its checkpoint with your answer pinned.`, 'Run It Now', 'Start Autopilot').then((choice) => {
+      if (choice === 'Run It Now') void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
+      if (choice === 'Start Autopilot') void vscode.commands.executeCommand('ralph.startAutopilot');
+    });
+  return updated;
+}
+
+/** Convene Bug Council: the analysts read the task's history; the plan is its next iteration's first feedback. */
+async function conveneCouncil(s: PersonCommandServices, arg?: unknown) {
+  const task = await resolveTask(s, arg, 'council', 'Convene the bug council on which task?');
+  if (!task) return undefined;
+  const note = await s.prompts.input({ title: `Ralph: Bug council on ${task.id}`, prompt: 'Anything the analysts should look at? (optional)', placeHolder: 'e.g. the config loading in src/config.ts' });
+  if (note === undefined) return undefined;
+  const { config, model, dispose } = await s.runs.modelOutsideRun();
+  const emitter = new EventEmitter(`council-${Date.now().toString(36)}`, s.bus);
+  try {
+    const plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: the bug council looks at ${task.id}` }, () =>
+      conveneCouncilOnDemand({ config, model, store: s.store, checkpoints: s.checkpoints, emit: (body) => void emitter.emit(body) }, task.id, note),
+    );
+    void say(`the bug council's plan is handed to ${task.id}'s next iteration.`, 'Open Progress Panel').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('ralph.openPanel', task.id);
+    });
+    return plan;
+  } finally {
+    dispose();
+  }
+}
+
 export function createPersonCommands(s: PersonCommandServices) {
-  const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
   const waiting = (taskId: string) => s.live().queue?.find((q) => q.taskId === taskId && q.state === 'waiting');
   return {
-    /**
-     * Answer…: the answer joins the task's question history, is pinned in its next iteration's
-     * context, and the task is ready again (a running autopilot picks it up; else the next Start).
-     * `text` and `options.approved` come from the panel's answer box; without them it asks.
-     */
-    answerTask: async (arg?: unknown, text?: unknown, options?: unknown) => {
-      const task = await resolveTask(s, arg, 'answer', 'Answer which task?');
-      if (!task) return undefined;
-      const question = openQuestion(task.questions);
-      let approved = typeof options === 'object' && options !== null && typeof (options as { approved?: unknown }).approved === 'boolean' ? (options as { approved: boolean }).approved : undefined;
-      let answer = typeof text === 'string' ? text : undefined;
-      if (answer === undefined && approved === undefined) {
-        if (question?.kind === 'command') {
-          const choice = await s.prompts.choose(`${task.id} wants to run \`${question.command}\``, [
-            { id: 'approve', label: '$(check) Approve', detail: 'Exactly this command may run for this task; the task resumes.' },
-            { id: 'refuse', label: '$(close) Refuse', detail: 'The agent is told to find another way; the task resumes.' },
-          ]);
-          if (!choice) return undefined;
-          approved = choice === 'approve';
-        }
-        answer = await s.prompts.input({
-          title: `Ralph: Answer ${task.id}`,
-          prompt: `${question?.question ?? task.blockedReason ?? 'The task needs you.'}${approved === undefined ? '' : ' (optional: anything to tell the agent)'}`,
-          placeHolder: 'Your answer — pinned in the agent\'s next iteration',
-          validateInput: (value) => (value.trim() || approved !== undefined ? undefined : 'Type an answer (or press Escape)'),
-        });
-        if (answer === undefined) return undefined;
-      }
-      const updated = await s.actions.answer(task.id, answer ?? '', approved === undefined ? {} : { approved });
-      if (s.runs.running) void say(`${task.id} is answered; the run in progress picks it up.`);
-      else
-        void say(`${task.id} is answered; it resumes from its checkpoint with your answer pinned.`, 'Run It Now', 'Start Autopilot').then((choice) => {
-          if (choice === 'Run It Now') void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
-          if (choice === 'Start Autopilot') void vscode.commands.executeCommand('ralph.startAutopilot');
-        });
-      return updated;
-    },
+    answerTask: (arg?: unknown, text?: unknown, options?: unknown) => answerTask(s, arg, text, options),
 
-    /** Convene Bug Council: the analysts read the task's history; the plan is its next iteration's first feedback. */
-    conveneCouncil: async (arg?: unknown) => {
-      const task = await resolveTask(s, arg, 'council', 'Convene the bug council on which task?');
-      if (!task) return undefined;
-      const note = await s.prompts.input({ title: `Ralph: Bug council on ${task.id}`, prompt: 'Anything the analysts should look at? (optional)', placeHolder: 'e.g. the config loading in src/config.ts' });
-      if (note === undefined) return undefined;
-      const { config, model, dispose } = await s.runs.modelOutsideRun();
-      const emitter = new EventEmitter(`council-${Date.now().toString(36)}`, s.bus);
-      try {
-        const plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: the bug council looks at ${task.id}` }, () =>
-          conveneCouncilOnDemand({ config, model, store: s.store, checkpoints: s.checkpoints, emit: (body) => void emitter.emit(body) }, task.id, note),
-        );
-        void say(`the bug council's plan is handed to ${task.id}'s next iteration.`, 'Open Progress Panel').then((choice) => {
-          if (choice) void vscode.commands.executeCommand('ralph.openPanel', task.id);
-        });
-        return plan;
-      } finally {
-        dispose();
-      }
-    },
+    conveneCouncil: (arg?: unknown) => conveneCouncil(s, arg),
 
     /** Retry Now: merges that wait on the person's own files are tried again at once. */
     retryMerge: async () => {

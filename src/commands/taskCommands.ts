@@ -41,6 +41,9 @@ function retryModeOf(arg: unknown): 'continue' | 'fresh' | undefined {
 
 export { ACTION_STATUSES, type TaskActionName };
 
+/** An information message from Ralph, with its action buttons. */
+export const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
+
 /** The task id a command argument names: a tree node, a task, or an id. */
 export function taskIdOf(arg: unknown): string | undefined {
   if (arg instanceof TaskNode) return arg.task.id;
@@ -66,58 +69,135 @@ export async function resolveTask(s: Pick<TaskCommandServices, 'store' | 'prompt
   return s.prompts.pickTask(tasks, placeHolder);
 }
 
+async function retryTask(s: TaskCommandServices, arg?: unknown, how?: unknown) {
+  const task = await resolveTask(s, arg, 'retry', 'Retry which task?');
+  if (!task) return undefined;
+  const kept = await s.actions.worktreeOf(task.id);
+  let mode = retryModeOf(how) ?? (kept ? undefined : 'continue');
+  if (!mode && kept) {
+    const dirty = kept.uncommitted.length > 0 ? ` and ${kept.uncommitted.length} uncommitted change${kept.uncommitted.length === 1 ? '' : 's'}` : '';
+    mode = await s.prompts.choose(`Retry ${task.id}: it has a worktree (${kept.relative})`, [
+      { id: 'continue', label: '$(debug-continue) Continue in its worktree', detail: `Keeps ${kept.relative} on ${kept.branch} with its commits${dirty}; a fresh iteration counter.` },
+      { id: 'fresh', label: '$(refresh) Start fresh from the current tip', detail: `Drops ${kept.relative} and the branch ${kept.branch}${dirty}; the task starts over from the target branch as it is now.` },
+    ]);
+    if (!mode) return undefined;
+  }
+  const updated = await s.actions.retry(task.id, { fresh: mode === 'fresh' });
+  if (mode === 'fresh' && kept) s.worktreeChanged(task.id);
+  const where = kept ? (mode === 'fresh' ? ' It starts over from the current tip.' : ` It continues in ${kept.relative}.`) : '';
+  void say(`${task.id} is back to do with a fresh iteration counter.${where}`, 'Run Now').then((choice) => {
+    if (choice) void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
+  });
+  return updated;
+}
+
+async function cleanUpWorktree(s: TaskCommandServices, arg?: unknown, confirmDiscard?: unknown) {
+  const task = await resolveTask(s, arg, 'cleanup', 'Clean up the worktree of which task?');
+  if (!task) return undefined;
+  const kept = await s.actions.worktreeOf(task.id);
+  if (!kept) {
+    void say(`${task.id} has no worktree to clean up.`);
+    return undefined;
+  }
+  let discard = false;
+  if (kept.uncommitted.length > 0) {
+    const files = kept.uncommitted.slice(0, 12).join('\n') + (kept.uncommitted.length > 12 ? `\n… and ${kept.uncommitted.length - 12} more` : '');
+    discard =
+      confirmDiscard === true ||
+      (await s.prompts.confirm(
+        `The worktree of ${task.id} has uncommitted changes`,
+        `${kept.relative} holds changes that were never committed; removing it loses them:\n${files}\n\nThe branch ${kept.branch} and its commits stay.`,
+        'Discard Changes and Remove',
+      ));
+    if (!discard) {
+      void say(`the worktree of ${task.id} was not removed: it has uncommitted changes in ${kept.relative}.`);
+      return undefined;
+    }
+  }
+  const removed = await s.actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
+  s.worktreeChanged(task.id);
+  void say(`removed the worktree ${removed.relative}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status.replace('_', ' ')}.`);
+  return removed;
+}
+
+async function editTask(s: TaskCommandServices, arg?: unknown, fields?: unknown) {
+  const task = await resolveTask(s, arg, 'edit', 'Edit which task?');
+  if (!task) return undefined;
+  if (fields !== undefined) {
+    const parsed = EditFieldsSchema.safeParse(fields);
+    if (!parsed.success) throw new RalphError(`Invalid task fields: ${formatZodIssues(parsed.error).join('; ')}`, 'invalid-task');
+    return s.actions.edit(task.id, parsed.data);
+  }
+  const asked = await askEdits(s.prompts, task);
+  if (!asked) return undefined;
+  Object.assign(asked, await askTaskSettings(s.prompts, task, await s.store.list(), await loadConfig(s.paths).catch(() => undefined)));
+  if (Object.keys(asked).length === 0) return task;
+  const updated = await s.actions.edit(task.id, asked);
+  void say(`${task.id} updated (${Object.keys(asked).join(', ')}).`);
+  return updated;
+}
+
+/** Increase Limit: raises the limit that ended the task — its iterations, or its minutes after a time-out by the clock — and says which. */
+async function increaseMaxIterations(s: TaskCommandServices, arg?: unknown, by?: unknown) {
+  const task = await resolveTask(s, arg, 'increaseMax', 'Raise the limit of which task?');
+  if (!task) return undefined;
+  const config = await loadConfig(s.paths);
+  const defaults = { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes };
+  const limit = await s.actions.limitToRaise(task.id, defaults);
+  let amount = typeof by === 'number' ? by : undefined;
+  if (amount === undefined) {
+    const minutes = limit === 'minutes';
+    const text = await s.prompts.input({
+      title: `Ralph: Increase Limit of ${task.id}`,
+      prompt: minutes
+        ? `${task.id} timed out on its time limit (${task.timeoutMinutes ?? config.loop.taskTimeoutMinutes} min). Add how many minutes?`
+        : `${task.id} may run ${task.maxIterations ?? config.loop.maxIterations} iterations (${task.iterations} used). Add how many?`,
+      value: minutes ? String(config.loop.taskTimeoutMinutes) : '10',
+      validateInput: (value) => (minutes ? (/^\s*\d+(?:\.\d+)?\s*$/.test(value) && Number(value) > 0 ? undefined : 'A number of minutes above 0') : /^\s*[1-9]\d{0,3}\s*$/.test(value) ? undefined : 'A whole number from 1 to 9999'),
+    });
+    if (text === undefined) return undefined;
+    amount = Number(text.trim());
+  }
+  const raised = await s.actions.increaseLimit(task.id, { by: amount, limit }, defaults);
+  const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from})` : `may now run for ${raised.to} minutes (was ${raised.from})`;
+  void say(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it; it resumes at the next Start` : ''}.`);
+  return raised.task;
+}
+
+async function rollbackTask(s: TaskCommandServices, arg?: unknown) {
+  const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
+  if (!task) return undefined;
+  if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).', 'task-running');
+  const plan = await s.actions.planRollback(task.id);
+  const confirmed = await s.prompts.confirm(
+    `Roll back ${task.id} "${task.title}"?`,
+    rollbackConfirmation(plan),
+    'Roll Back',
+  );
+  if (!confirmed) return undefined;
+  // the run lock keeps a run (here or in a terminal) from committing while the revert is applied
+  const lock = await RunLock.acquire(s.paths, `rollback-${task.id}-${Date.now().toString(36)}`);
+  try {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
+      () => s.actions.rollback(task.id, plan),
+    );
+    void say(result.message);
+    return result;
+  } catch (error) {
+    if (!(error instanceof RollbackBlockedError)) throw error;
+    // the files and who changed them need more room than a notification line
+    void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
+    return undefined;
+  } finally {
+    await lock.release();
+  }
+}
+
 export function createTaskCommands(s: TaskCommandServices) {
-  const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
   return {
-    retryTask: async (arg?: unknown, how?: unknown) => {
-      const task = await resolveTask(s, arg, 'retry', 'Retry which task?');
-      if (!task) return undefined;
-      const kept = await s.actions.worktreeOf(task.id);
-      let mode = retryModeOf(how) ?? (kept ? undefined : 'continue');
-      if (!mode && kept) {
-        const dirty = kept.uncommitted.length > 0 ? ` and ${kept.uncommitted.length} uncommitted change${kept.uncommitted.length === 1 ? '' : 's'}` : '';
-        mode = await s.prompts.choose(`Retry ${task.id}: it has a worktree (${kept.relative})`, [
-          { id: 'continue', label: '$(debug-continue) Continue in its worktree', detail: `Keeps ${kept.relative} on ${kept.branch} with its commits${dirty}; a fresh iteration counter.` },
-          { id: 'fresh', label: '$(refresh) Start fresh from the current tip', detail: `Drops ${kept.relative} and the branch ${kept.branch}${dirty}; the task starts over from the target branch as it is now.` },
-        ]);
-        if (!mode) return undefined;
-      }
-      const updated = await s.actions.retry(task.id, { fresh: mode === 'fresh' });
-      if (mode === 'fresh' && kept) s.worktreeChanged(task.id);
-      const where = kept ? (mode === 'fresh' ? ' It starts over from the current tip.' : ` It continues in ${kept.relative}.`) : '';
-      void say(`${task.id} is back to do with a fresh iteration counter.${where}`, 'Run Now').then((choice) => {
-        if (choice) void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
-      });
-      return updated;
-    },
-    cleanUpWorktree: async (arg?: unknown, confirmDiscard?: unknown) => {
-      const task = await resolveTask(s, arg, 'cleanup', 'Clean up the worktree of which task?');
-      if (!task) return undefined;
-      const kept = await s.actions.worktreeOf(task.id);
-      if (!kept) {
-        void say(`${task.id} has no worktree to clean up.`);
-        return undefined;
-      }
-      let discard = false;
-      if (kept.uncommitted.length > 0) {
-        const files = kept.uncommitted.slice(0, 12).join('\n') + (kept.uncommitted.length > 12 ? `\n… and ${kept.uncommitted.length - 12} more` : '');
-        discard =
-          confirmDiscard === true ||
-          (await s.prompts.confirm(
-            `The worktree of ${task.id} has uncommitted changes`,
-            `${kept.relative} holds changes that were never committed; removing it loses them:\n${files}\n\nThe branch ${kept.branch} and its commits stay.`,
-            'Discard Changes and Remove',
-          ));
-        if (!discard) {
-          void say(`the worktree of ${task.id} was not removed: it has uncommitted changes in ${kept.relative}.`);
-          return undefined;
-        }
-      }
-      const removed = await s.actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
-      s.worktreeChanged(task.id);
-      void say(`removed the worktree ${removed.relative}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status.replace('_', ' ')}.`);
-      return removed;
-    },
+    retryTask: (arg?: unknown, how?: unknown) => retryTask(s, arg, how),
+    cleanUpWorktree: (arg?: unknown, confirmDiscard?: unknown) => cleanUpWorktree(s, arg, confirmDiscard),
     unblockTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'unblock', 'Unblock which task?');
       if (!task) return undefined;
@@ -138,77 +218,9 @@ export function createTaskCommands(s: TaskCommandServices) {
       await s.actions.remove(task.id);
       return true;
     },
-    editTask: async (arg?: unknown, fields?: unknown) => {
-      const task = await resolveTask(s, arg, 'edit', 'Edit which task?');
-      if (!task) return undefined;
-      if (fields !== undefined) {
-        const parsed = EditFieldsSchema.safeParse(fields);
-        if (!parsed.success) throw new RalphError(`Invalid task fields: ${formatZodIssues(parsed.error).join('; ')}`, 'invalid-task');
-        return s.actions.edit(task.id, parsed.data);
-      }
-      const asked = await askEdits(s.prompts, task);
-      if (!asked) return undefined;
-      Object.assign(asked, await askTaskSettings(s.prompts, task, await s.store.list(), await loadConfig(s.paths).catch(() => undefined)));
-      if (Object.keys(asked).length === 0) return task;
-      const updated = await s.actions.edit(task.id, asked);
-      void say(`${task.id} updated (${Object.keys(asked).join(', ')}).`);
-      return updated;
-    },
-    /** Increase Limit: raises the limit that ended the task — its iterations, or its minutes after a time-out by the clock — and says which. */
-    increaseMaxIterations: async (arg?: unknown, by?: unknown) => {
-      const task = await resolveTask(s, arg, 'increaseMax', 'Raise the limit of which task?');
-      if (!task) return undefined;
-      const config = await loadConfig(s.paths);
-      const defaults = { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes };
-      const limit = await s.actions.limitToRaise(task.id, defaults);
-      let amount = typeof by === 'number' ? by : undefined;
-      if (amount === undefined) {
-        const minutes = limit === 'minutes';
-        const text = await s.prompts.input({
-          title: `Ralph: Increase Limit of ${task.id}`,
-          prompt: minutes
-            ? `${task.id} timed out on its time limit (${task.timeoutMinutes ?? config.loop.taskTimeoutMinutes} min). Add how many minutes?`
-            : `${task.id} may run ${task.maxIterations ?? config.loop.maxIterations} iterations (${task.iterations} used). Add how many?`,
-          value: minutes ? String(config.loop.taskTimeoutMinutes) : '10',
-          validateInput: (value) => (minutes ? (/^\s*\d+(?:\.\d+)?\s*$/.test(value) && Number(value) > 0 ? undefined : 'A number of minutes above 0') : /^\s*[1-9]\d{0,3}\s*$/.test(value) ? undefined : 'A whole number from 1 to 9999'),
-        });
-        if (text === undefined) return undefined;
-        amount = Number(text.trim());
-      }
-      const raised = await s.actions.increaseLimit(task.id, { by: amount, limit }, defaults);
-      const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from})` : `may now run for ${raised.to} minutes (was ${raised.from})`;
-      void say(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it; it resumes at the next Start` : ''}.`);
-      return raised.task;
-    },
-    rollbackTask: async (arg?: unknown) => {
-      const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
-      if (!task) return undefined;
-      if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).', 'task-running');
-      const plan = await s.actions.planRollback(task.id);
-      const confirmed = await s.prompts.confirm(
-        `Roll back ${task.id} "${task.title}"?`,
-        rollbackConfirmation(plan),
-        'Roll Back',
-      );
-      if (!confirmed) return undefined;
-      // the run lock keeps a run (here or in a terminal) from committing while the revert is applied
-      const lock = await RunLock.acquire(s.paths, `rollback-${task.id}-${Date.now().toString(36)}`);
-      try {
-        const result = await vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `Ralph: rolling back ${task.id}` },
-          () => s.actions.rollback(task.id, plan),
-        );
-        void say(result.message);
-        return result;
-      } catch (error) {
-        if (!(error instanceof RollbackBlockedError)) throw error;
-        // the files and who changed them need more room than a notification line
-        void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
-        return undefined;
-      } finally {
-        await lock.release();
-      }
-    },
+    editTask: (arg?: unknown, fields?: unknown) => editTask(s, arg, fields),
+    increaseMaxIterations: (arg?: unknown, by?: unknown) => increaseMaxIterations(s, arg, by),
+    rollbackTask: (arg?: unknown) => rollbackTask(s, arg),
   };
 }
 
