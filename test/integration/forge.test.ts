@@ -16,7 +16,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import type { Prompts } from '../../src/ui/dialogs';
 import { FORGE_TOKEN, type ForgeScene, startForgeScene } from '../fixtures/forgeScene';
 import { panelInSync, taskNode, tooltipText, treeItem } from './views';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const WAIT_MS = 60_000;

@@ -15,7 +15,7 @@ import { backlog, MILESTONES, OWNER, REPO, TOKEN } from '../fixtures/intake/gith
 import { planReply, PRD, proposed, SHOP_PLAN } from '../fixtures/intake/planDocs';
 import { type ScriptedGitHub, startScriptedGitHub } from '../fixtures/scriptedGitHub';
 import { type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_INTEGRATION_KEY';

@@ -15,7 +15,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import { runningAgents } from '../../src/protocol/panelState';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../fixtures/scriptedServer';
 import { panelInSync as panelApplied, taskNode, tooltipText } from './views';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_PARALLEL_TEST_KEY';
