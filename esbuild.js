@@ -23,7 +23,7 @@ const common = {
   mainFields: ['module', 'main'],
 };
 
-/** The webview: browser code only; it may import src/shared but never 'vscode' or Node built-ins. */
+/** The webview: browser code only; it may import src/protocol but never 'vscode' or Node built-ins. */
 const webview = {
   bundle: true,
   platform: 'browser',

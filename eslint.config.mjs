@@ -25,6 +25,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core imports nothing from vscode (DESIGN §2)' }] }] },
   },
   {
+    // the host's rooms (docs/ARCHITECTURE.md): the CLI, the panel's protocol and the webview never reach the editor
+    files: ['src/cli/**/*.ts', 'src/protocol/**/*.ts', 'src/webview/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'the CLI, src/protocol and src/webview import nothing from vscode (docs/ARCHITECTURE.md)' }] }] },
+  },
+  {
+    // adapters sit under the commands and views that use them
+    files: ['src/adapters/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/commands/*', '**/ui/*', '**/chat/*', '**/cli/*'], message: 'src/adapters imports only the core and vscode (docs/ARCHITECTURE.md)' }] }] },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-expressions': 'off', 'no-regex-spaces': 'off' },
   },

@@ -35,6 +35,9 @@ npm run --silent typecheck
 phase "lint"
 npm run --silent lint
 
+phase "size (files ≤ 400 lines, functions ≤ 80)"
+npm run --silent check:size
+
 phase "build"
 npm run --silent build
 

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
-import { COMMAND_IDS, type CommandId } from './commands';
+import { type CommandHandler, COMMAND_IDS, type CommandId } from './commands/commandIds';
 import { errorMessage } from './core/errors';
 import { EventBus } from './core/events';
 import { loadConfig } from './core/config/service';
+import type { RalphConfig } from './core/config/schema';
 import { GitService } from './core/git/gitService';
 import { CheckpointStore } from './core/loop/checkpoint';
 import { RalphPaths } from './core/paths';
@@ -14,28 +15,28 @@ import { WorktreeRollbackPlanner } from './core/tasks/worktreeRollback';
 import { TaskWorktrees } from './core/tasks/taskWorktrees';
 import { WorktreeManager } from './core/git/worktrees';
 import { TaskStore } from './core/tasks/store';
-import { PANEL_VIEW_TYPE } from './shared/protocol';
+import { PANEL_VIEW_TYPE } from './protocol/protocol';
 import { Notifications } from './ui/notifications';
 import { PanelFeeder } from './ui/panel/panelFeeder';
 import { createPanelMessageHandlers } from './ui/panel/panelMessages';
 import { PanelModel } from './ui/panel/panelModel';
 import { PanelPersistence } from './ui/panel/panelPersistence';
 import { ProgressPanel } from './ui/panel/progressPanel';
-import { type Prompts, PromptsSlot } from './ui/prompts';
+import { type Prompts, PromptsSlot } from './ui/dialogs';
 import { RalphStatusBar } from './ui/statusBar';
 import { TaskTreeProvider } from './ui/taskTree';
 import { PlanReviews } from './ui/planReview/planReview';
 import { registerRalphParticipant } from './chat/ralphParticipant';
 import { registerRalphTools } from './chat/ralphTools';
 import type { ChatRecorder } from './chat/chatRecorder';
-import { WarningActions } from './app/warningActions';
-import { createCommandHandlers } from './app/commandHandlers';
-import { ForgeCommands } from './app/forgeCommands';
-import { ChannelLogger } from './vscode/logger';
-import { RunController } from './app/runController';
-import { SecretStorageSource } from './vscode/secrets';
-import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './vscode/tasksGateRunner';
-import { GitContentProvider, GIT_SCHEME } from './vscode/gitContentProvider';
+import { WarningActions } from './commands/warningActions';
+import { createCommandHandlers } from './commands/commandHandlers';
+import { ForgeCommands } from './commands/forgeCommands';
+import { ChannelLogger } from './adapters/logger';
+import { RunController } from './commands/runController';
+import { SecretStorageSource } from './adapters/secrets';
+import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './adapters/tasksGateRunner';
+import { GitContentProvider, GIT_SCHEME } from './adapters/gitContentProvider';
 import { ReviewComments } from './ui/reviewComments';
 
 /** What `activate` returns: a handle for the integration tests (and other extensions). */
@@ -71,36 +72,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   context.subscriptions.push(bus.subscribe((event) => logger.logEvent(event)));
 
   const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder || folder.uri.scheme !== 'file') {
-    // Without a local folder there is nothing to run against; commands still answer clearly.
-    for (const id of COMMAND_IDS) {
-      context.subscriptions.push(
-        vscode.commands.registerCommand(id, () => vscode.window.showWarningMessage('Ralph Loop needs an open folder on this machine.')),
-      );
-    }
-    const none = () => new vscode.Disposable(() => undefined);
-    const chat = registerRalphParticipant(context.extensionUri, undefined);
-    context.subscriptions.push(chat.disposable, ...registerRalphTools(undefined));
-    return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, planReviews: undefined, chat: chat.recorder, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
-  }
+  if (!folder || folder.uri.scheme !== 'file') return activateWithoutFolder(context, bus, started);
 
   const workspace = folder.uri.fsPath;
   const paths = new RalphPaths(workspace);
   const store = new TaskStore(paths);
   const secrets = new SecretStorageSource(context.secrets);
-  // Gates run through the Tasks API, with the same secret scrubbing and sandbox as the CLI's.
   const redactor = new SecretRedactor();
-  const commandRunner = new IsolatedCommandRunner(
-    new NodeCommandRunner(),
-    async () => isolationSettings(workspace, await loadConfig(paths)),
-    redactor,
-    (message) => logger.warn(message),
-  );
-  const gateRunner = new TasksApiGateRunner(folder, commandRunner);
+  const gateRunner = createGateRunner(context, folder, paths, redactor, logger);
   const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store, redactor);
-  context.subscriptions.push(
-    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
-  );
   const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => new WorktreeManager(workspace).list());
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
@@ -109,31 +89,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const checkpoints = new CheckpointStore(paths);
   const prices = () => runs.lastConfig?.llm.prices ?? {};
   const provider = () => runs.lastConfig?.llm.provider ?? 'openai';
-  const panelModel = new PanelModel(prices, PanelPersistence.load(context.workspaceState), provider);
-  const feeder = new PanelFeeder({ model: panelModel, bus, store, checkpoints, paths, prices, provider });
-  context.subscriptions.push(feeder, new PanelPersistence(context.workspaceState, panelModel));
-  const warnings: WarningActions = new WarningActions({ model: panelModel, runs, logger, showPanel: (): Promise<void> => progressPanel.show() });
-  const progressPanel: ProgressPanel = new ProgressPanel(context.extensionUri, panelModel, createPanelMessageHandlers({ workspace, warnings }), logger, () => feeder.loadFromDisk());
-  context.subscriptions.push(
-    progressPanel,
-    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, { deserializeWebviewPanel: (webviewPanel) => progressPanel.revive(webviewPanel) }),
-    new Notifications({ bus, logger, warnings, titleOf: (id) => panelModel.state.tasks.find((t) => t.id === id)?.title }),
-  );
-  const view = vscode.window.createTreeView('ralph.tasks', { treeDataProvider: tree, showCollapseAll: true });
-  context.subscriptions.push(view);
-  context.subscriptions.push(
-    runs.onDidChange((live) => {
-      tree.setLiveStatus(live);
-      statusBar.update(live);
-      if (live.state === 'stopping') panelModel.apply({ type: 'panel.runPhase', phase: 'stopping' });
-    }),
-    tree.onDidChangeTreeData(() => {
-      statusBar.update(runs.status, tree.snapshot);
-      view.message = tree.message;
-      const waiting = tree.snapshot.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
-      view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
-    }),
-  );
+  const { panelModel, progressPanel } = createPanel(context, { workspace, paths, bus, store, checkpoints, runs, logger, prices, provider });
+  showTaskTree(context, tree, statusBar, runs, panelModel);
 
   const prompts = new PromptsSlot();
   const git = new GitService(workspace);
@@ -147,39 +104,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   // Show Changes: git objects as documents, and line comments on them for Request Changes
   const comments = new ReviewComments();
   context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
-  const planReviews = new PlanReviews({
-    extensionUri: context.extensionUri,
-    paths,
-    store,
-    logger,
-    onAccepted: (tasks) => {
-      void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
-      void vscode.window.showInformationMessage(`Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`, 'Start Autopilot').then((choice) => {
-        if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
-      });
-    },
-  });
-  context.subscriptions.push(planReviews);
+  const planReviews = createPlanReviews(context, paths, store, logger);
   const services = { paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
   const handlers = createCommandHandlers(services);
   const chatServices = { paths, store, actions, runs, intake: services };
   const chat = registerRalphParticipant(context.extensionUri, chatServices);
   context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
-  for (const id of COMMAND_IDS) {
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await handlers[id](...args);
-        } catch (error) {
-          logger.error(`${id}: ${errorMessage(error)}`);
-          void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Log').then((choice) => {
-            if (choice) logger.channel.show(true);
-          });
-          return undefined;
-        }
-      }),
-    );
-  }
+  registerCommands(context, handlers, logger);
 
   // The welcome view's context key and the first read of the store finish after activation:
   // `setContext` is a round trip to the window, which can take long while the workbench starts.
@@ -204,6 +135,115 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     activationMs,
     setPrompts: (answers) => prompts.use(answers),
   };
+}
+
+/** Without a local folder there is nothing to run against; commands still answer clearly. */
+function activateWithoutFolder(context: vscode.ExtensionContext, bus: EventBus, started: number): RalphExtensionApi {
+  for (const id of COMMAND_IDS) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, () => vscode.window.showWarningMessage('Ralph Loop needs an open folder on this machine.')));
+  }
+  const none = () => new vscode.Disposable(() => undefined);
+  const chat = registerRalphParticipant(context.extensionUri, undefined);
+  context.subscriptions.push(chat.disposable, ...registerRalphTools(undefined));
+  return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, planReviews: undefined, chat: chat.recorder, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+}
+
+/** Gates run through the Tasks API (and show in its terminal), with the same secret scrubbing and sandbox as the CLI's. */
+function createGateRunner(context: vscode.ExtensionContext, folder: vscode.WorkspaceFolder, paths: RalphPaths, redactor: SecretRedactor, logger: ChannelLogger): TasksApiGateRunner {
+  const commandRunner = new IsolatedCommandRunner(
+    new NodeCommandRunner(),
+    async () => isolationSettings(paths.workspace, await loadConfig(paths)),
+    redactor,
+    (message) => logger.warn(message),
+  );
+  context.subscriptions.push(
+    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
+  );
+  return new TasksApiGateRunner(folder, commandRunner);
+}
+
+interface PanelParts {
+  workspace: string;
+  paths: RalphPaths;
+  bus: EventBus;
+  store: TaskStore;
+  checkpoints: CheckpointStore;
+  runs: RunController;
+  logger: ChannelLogger;
+  prices: () => RalphConfig['llm']['prices'];
+  provider: () => RalphConfig['llm']['provider'];
+}
+
+/** The progress panel: a model that follows the bus from activation (so opening it shows the run so far), its host, and the notifications that share its warning answers. */
+function createPanel(context: vscode.ExtensionContext, p: PanelParts): { panelModel: PanelModel; progressPanel: ProgressPanel } {
+  const { bus, logger } = p;
+  const panelModel = new PanelModel(p.prices, PanelPersistence.load(context.workspaceState), p.provider);
+  const feeder = new PanelFeeder({ model: panelModel, bus, store: p.store, checkpoints: p.checkpoints, paths: p.paths, prices: p.prices, provider: p.provider });
+  context.subscriptions.push(feeder, new PanelPersistence(context.workspaceState, panelModel));
+  const warnings: WarningActions = new WarningActions({ model: panelModel, runs: p.runs, logger, showPanel: (): Promise<void> => progressPanel.show() });
+  const progressPanel: ProgressPanel = new ProgressPanel(context.extensionUri, panelModel, createPanelMessageHandlers({ workspace: p.workspace, warnings }), logger, () => feeder.loadFromDisk());
+  context.subscriptions.push(
+    progressPanel,
+    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, { deserializeWebviewPanel: (webviewPanel) => progressPanel.revive(webviewPanel) }),
+    new Notifications({ bus, logger, warnings, titleOf: (id) => panelModel.state.tasks.find((t) => t.id === id)?.title }),
+  );
+  return { panelModel, progressPanel };
+}
+
+/** The task tree's view, and the live status the tree, the status bar and the panel follow. */
+function showTaskTree(context: vscode.ExtensionContext, tree: TaskTreeProvider, statusBar: RalphStatusBar, runs: RunController, panelModel: PanelModel): void {
+  const view = vscode.window.createTreeView('ralph.tasks', { treeDataProvider: tree, showCollapseAll: true });
+  context.subscriptions.push(view);
+  context.subscriptions.push(
+    runs.onDidChange((live) => {
+      tree.setLiveStatus(live);
+      statusBar.update(live);
+      if (live.state === 'stopping') panelModel.apply({ type: 'panel.runPhase', phase: 'stopping' });
+    }),
+    tree.onDidChangeTreeData(() => {
+      statusBar.update(runs.status, tree.snapshot);
+      view.message = tree.message;
+      const waiting = tree.snapshot.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
+      view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
+    }),
+  );
+}
+
+/** Plan reviews (Plan Tasks from Document): accepted tasks join the store, with a way to start them. */
+function createPlanReviews(context: vscode.ExtensionContext, paths: RalphPaths, store: TaskStore, logger: ChannelLogger): PlanReviews {
+  const planReviews = new PlanReviews({
+    extensionUri: context.extensionUri,
+    paths,
+    store,
+    logger,
+    onAccepted: (tasks) => {
+      void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+      void vscode.window.showInformationMessage(`Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`, 'Start Autopilot').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
+      });
+    },
+  });
+  context.subscriptions.push(planReviews);
+  return planReviews;
+}
+
+/** Every command, its failure logged and shown with a way to the log. */
+function registerCommands(context: vscode.ExtensionContext, handlers: Record<CommandId, CommandHandler>, logger: ChannelLogger): void {
+  for (const id of COMMAND_IDS) {
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await handlers[id](...args);
+        } catch (error) {
+          logger.error(`${id}: ${errorMessage(error)}`);
+          void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Log').then((choice) => {
+            if (choice) logger.channel.show(true);
+          });
+          return undefined;
+        }
+      }),
+    );
+  }
 }
 
 export function deactivate(): void {

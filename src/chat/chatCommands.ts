@@ -5,9 +5,9 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { IntakeCommandServices } from '../app/intakeCommands';
-import { planFromDocumentCommand } from '../app/intakeCommands';
-import type { RunController } from '../app/runController';
+import type { IntakeCommandServices } from '../commands/intakeCommands';
+import { planFromDocumentCommand } from '../commands/intakeCommands';
+import type { RunController } from '../commands/runController';
 import { errorMessage } from '../core/errors';
 import { findHeading, headings } from '../core/intake/markdownOutline';
 import type { RalphPaths } from '../core/paths';

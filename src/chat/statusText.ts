@@ -1,5 +1,5 @@
 /** Where Ralph stands, in Markdown for `@ralph /status` and the `ralph_status` tool (no editor API: testable in Node). */
-import type { LiveStatus } from '../common/liveStatus';
+import type { LiveStatus } from '../ui/liveStatus';
 import { TASK_STATUSES, type Task } from '../core/tasks/schema';
 import { dependenciesDone } from '../core/tasks/select';
 

@@ -101,24 +101,20 @@ const OPTIONS = {
   version: { type: 'boolean' },
 } as const;
 
-export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+/** The verbs with parsers of their own (the person's, the task actions, plan, import, the forge's); undefined for the rest. */
+function parseOwnVerb(argv: readonly string[], cwd: string): CliCommand | undefined {
   try {
-    const person = parsePersonCommand(argv, cwd);
-    if (person) return person;
-    const action = parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd);
-    if (action) return action;
+    return parsePersonCommand(argv, cwd) ?? parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd) ?? parseForgeCommand(argv, cwd);
   } catch (error) {
-    const usage = [TaskActionUsageError, PersonUsageError, PlanUsageError, ImportUsageError];
+    const usage = [TaskActionUsageError, PersonUsageError, PlanUsageError, ImportUsageError, ForgeUsageError];
     if (usage.some((kind) => error instanceof kind)) throw new UsageError((error as Error).message);
     throw error;
   }
-  try {
-    const forge = parseForgeCommand(argv, cwd);
-    if (forge) return forge;
-  } catch (error) {
-    if (error instanceof ForgeUsageError) throw new UsageError(error.message);
-    throw error;
-  }
+}
+
+export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  const own = parseOwnVerb(argv, cwd);
+  if (own) return own;
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });

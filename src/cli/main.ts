@@ -18,7 +18,7 @@ import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
-import { cliApproval, cliSafeguards } from './prompts';
+import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';

@@ -1,5 +1,5 @@
 import type { DelegationResult } from './agent/delegation/types';
-import type { EventOf, RalphEvent } from './events';
+import type { EventOf, RalphEvent, RalphEventType } from './events';
 import { faultLabel } from './llm/faults';
 import { formatSignal } from './signals/types';
 import { describeLine } from './safety/receiptFormat';
@@ -31,76 +31,63 @@ export function formatEvent(event: RalphEvent, options: { taskPrefix?: boolean }
   return `[${taskId}] ${line.trimStart()}`;
 }
 
+/**
+ * One line per event type, or undefined for the events with no line of their own in a terminal
+ * (too fine-grained, or said by the lines around them). A typed table: a new event is a compile
+ * error here until the terminal decides on it.
+ */
+const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefined } = {
+  'run.started': (event) => `▶ run ${event.runId} in ${event.workspace}`,
+  'task.started': (event) => `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`,
+  'iteration.started': (event) => `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`,
+  'tool.call': (event) => `    ${agentTag(event.agent)}→ ${event.tool} ${shorten(event.args, 100)}`,
+  'tool.result': (event) => `    ${agentTag(event.agent)}${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`,
+  'delegation.started': (event) => `    ⇢ delegate to ${event.target} (${event.model}): ${shorten(event.objective, 100)}`,
+  'delegation.result': (event) => `    ⇠ ${event.target}: ${event.status.toUpperCase()} — ${evidenceCounts(event.result)}${event.result.escalation ? ` — escalated: ${shorten(event.result.escalation, 100)}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
+  compaction: (event) => `    ⇊ compacted the ${event.scope === 'orchestrator' ? 'orchestrator' : `${event.scope} sub-agent`}'s context: ${event.tokensBefore} → ${event.tokensAfter} tokens (original request pinned)`,
+  signal: (event) => `    ⚑ ${formatSignal(event.signal)}`,
+  'git.commit': (event) => `    ⎇ ${event.sha.slice(0, 8)} ${event.message} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`,
+  'iteration.finished': (event) => `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
+  'model.retry': (event) => `    … model call failed (${event.fault === 'rate_limit' ? 'rate limited: ' : ''}${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`,
+  'model.fault': (event) => `    ${agentTag(event.agent)}⚡ ${faultLabel(event.fault)} (${event.model}) — ${FAULT_ACTIONS[event.action]}: ${shorten(event.message, 300)}`,
+  'wind-down': (event) => `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`,
+  'task.finished': (event) => `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`,
+  'gate.started': (event) => `  ◇ gate ${event.gate}: ${event.command}`,
+  'gate.finished': (event) =>
+    [
+      `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`,
+      ...(event.integrity?.violations ?? []).map((v) => `    ⚠ weakened: ${v}`),
+      ...(event.integrity?.allowed ?? []).map((v) => `    ⓘ allowed gate change: ${v}`),
+    ].join('\n'),
+  'integrity.baseline': (event) => `  ⛉ gate baseline: ${event.gates.map((g) => `${g.gate}${g.tests ? ` (${g.tests.total - g.tests.skipped} tests run)` : ''}`).join(', ') || 'no required gates'}`,
+  'report.written': (event) => `  ▤ report ${event.file}`,
+  escalation: (event) => `  ⇧ escalated ${event.from} → ${event.to}: ${event.reason}`,
+  'council.started': (event) => `  ⚖ bug council convened (${event.models.join(', ')}): ${event.reason}`,
+  'council.finished': (event) => `  ⚖ council plan: ${event.plan.split('\n')[0].slice(0, 160)}`,
+  'run.paused': () => '⏸ paused (the current step finished; resume to go on)',
+  'run.resumed': () => '▶ resumed',
+  // a model.fallback event comes with this warning: one line for both
+  warning: (event) => `${FALLBACK_WARNINGS.has(event.code) ? '⇄' : '⚠'} ${event.message}`,
+  error: (event) => `✗ ${event.message}`,
+  'run.finished': (event) => `■ run finished: ${event.reason}`,
+  'plan.started': (event) => `▶ planning ${event.document}${event.section ? ` (section "${event.section}")` : ''} with ${event.model}`,
+  'plan.finished': (event) => `■ plan ${event.outcome}: ${event.reason}`,
+  merge: (event) => `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`,
+  // no line of their own in a terminal: too fine-grained, or said by the lines around them
+  'task.status': undefined,
+  'model.delta': undefined,
+  'model.response': undefined,
+  'model.fallback': undefined,
+  checkpoint: undefined,
+  proof: undefined,
+  budget: undefined,
+  'warning.answered': undefined,
+  worktree: undefined,
+};
+
 function formatLine(event: RalphEvent): string | undefined {
-  switch (event.type) {
-    case 'run.started':
-      return `▶ run ${event.runId} in ${event.workspace}`;
-    case 'task.started':
-      return `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`;
-    case 'iteration.started':
-      return `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`;
-    case 'tool.call':
-      return `    ${agentTag(event.agent)}→ ${event.tool} ${shorten(event.args, 100)}`;
-    case 'tool.result':
-      return `    ${agentTag(event.agent)}${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`;
-    case 'delegation.started':
-      return `    ⇢ delegate to ${event.target} (${event.model}): ${shorten(event.objective, 100)}`;
-    case 'delegation.result':
-      return `    ⇠ ${event.target}: ${event.status.toUpperCase()} — ${evidenceCounts(event.result)}${event.result.escalation ? ` — escalated: ${shorten(event.result.escalation, 100)}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`;
-    case 'compaction':
-      return `    ⇊ compacted the ${event.scope === 'orchestrator' ? 'orchestrator' : `${event.scope} sub-agent`}'s context: ${event.tokensBefore} → ${event.tokensAfter} tokens (original request pinned)`;
-    case 'signal':
-      return `    ⚑ ${formatSignal(event.signal)}`;
-    case 'git.commit':
-      return `    ⎇ ${event.sha.slice(0, 8)} ${event.message} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`;
-    case 'iteration.finished':
-      return `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`;
-    case 'model.retry':
-      return `    … model call failed (${event.fault === 'rate_limit' ? 'rate limited: ' : ''}${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`;
-    case 'model.fault':
-      return `    ${agentTag(event.agent)}⚡ ${faultLabel(event.fault)} (${event.model}) — ${FAULT_ACTIONS[event.action]}: ${shorten(event.message, 300)}`;
-    case 'wind-down':
-      return `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`;
-    case 'task.finished':
-      return `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`;
-    case 'gate.started':
-      return `  ◇ gate ${event.gate}: ${event.command}`;
-    case 'gate.finished':
-      return [
-        `  ${event.passed ? '◆' : '✗'} gate ${event.gate}${event.required ? '' : ' (optional)'}: ${event.passed ? 'passed' : 'FAILED'} — ${event.summary}`,
-        ...(event.integrity?.violations ?? []).map((v) => `    ⚠ weakened: ${v}`),
-        ...(event.integrity?.allowed ?? []).map((v) => `    ⓘ allowed gate change: ${v}`),
-      ].join('\n');
-    case 'integrity.baseline':
-      return `  ⛉ gate baseline: ${event.gates.map((g) => `${g.gate}${g.tests ? ` (${g.tests.total - g.tests.skipped} tests run)` : ''}`).join(', ') || 'no required gates'}`;
-    case 'report.written':
-      return `  ▤ report ${event.file}`;
-    case 'escalation':
-      return `  ⇧ escalated ${event.from} → ${event.to}: ${event.reason}`;
-    case 'council.started':
-      return `  ⚖ bug council convened (${event.models.join(', ')}): ${event.reason}`;
-    case 'council.finished':
-      return `  ⚖ council plan: ${event.plan.split('\n')[0].slice(0, 160)}`;
-    case 'run.paused':
-      return '⏸ paused (the current step finished; resume to go on)';
-    case 'run.resumed':
-      return '▶ resumed';
-    case 'warning':
-      // a model.fallback event comes with this warning: one line for both
-      return `${FALLBACK_WARNINGS.has(event.code) ? '⇄' : '⚠'} ${event.message}`;
-    case 'error':
-      return `✗ ${event.message}`;
-    case 'run.finished':
-      return `■ run finished: ${event.reason}`;
-    case 'plan.started':
-      return `▶ planning ${event.document}${event.section ? ` (section "${event.section}")` : ''} with ${event.model}`;
-    case 'plan.finished':
-      return `■ plan ${event.outcome}: ${event.reason}`;
-    case 'merge':
-      return `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`;
-    default:
-      return undefined;
-  }
+  const line = LINES[event.type] as ((event: RalphEvent) => string) | undefined;
+  return line?.(event);
 }
 
 export function formatTaskTable(tasks: readonly Task[]): string {

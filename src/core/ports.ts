@@ -1,4 +1,5 @@
 /** Ports through which the core reaches the outside; the extension and the CLI supply adapters. */
+import { type SafeguardCode, WARNING_POLICY } from './warningPolicy';
 
 export interface Clock {
   now(): number;
@@ -48,12 +49,8 @@ export interface ApprovalPrompt {
 /** The default when no human can be asked: nothing is approved. */
 export const refuseApprovals: ApprovalPrompt = { approve: async () => false, unattended: true };
 
-/**
- * The safeguards that ask a person whether the loop should go on. `task-ended`: in semi-auto
- * mode a task ended blocked, needs_help or timeout, and the run waits before it starts another.
- * `spend-rate`: the spend-rate alarm (budget.maxCostPerHourUsd or a spike) pauses the autopilot.
- */
-export type SafeguardCode = 'no-commits' | 'iteration-ratio' | 'error-threshold' | 'task-ended' | 'spend-rate' | 'security-critical';
+/** The safeguards that ask a person whether the loop should go on: their policy is `warningPolicy.ts`. */
+export type { SafeguardCode };
 
 export interface SafeguardWarning {
   code: SafeguardCode;
@@ -82,9 +79,7 @@ export interface SafeguardPrompt {
  * stops the run: no one is there to accept the rate.
  */
 export function unattendedSafeguards(onWarning: 'continue' | 'stop'): SafeguardPrompt {
-  // nobody can allow more spending either: a spend-rate alarm stops the run
-  // nor decide after a critical security finding whether the next task may start
-  return { decide: async (warning) => ({ action: warning.code === 'error-threshold' || warning.code === 'spend-rate' || warning.code === 'security-critical' ? 'stop' : onWarning }) };
+  return { decide: async (warning) => ({ action: WARNING_POLICY[warning.code].unattended === 'stop' ? 'stop' : onWarning }) };
 }
 
 export interface Disposable {

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
 import type { EventBus, EventOf, RalphEvent } from '../core/events';
 import { runOutcomeLine } from '../core/loop/runSummary';
-import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../shared/panelState';
-import { DisposableBase } from '../common/lifecycle';
-import type { ChannelLogger } from '../vscode/logger';
+import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../protocol/panelState';
+import { DisposableBase } from './disposableBase';
+import type { ChannelLogger } from '../adapters/logger';
 import type { WarningResponder } from './warningResponder';
 
 export interface NotificationServices {

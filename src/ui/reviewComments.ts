@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { DisposableBase } from '../common/lifecycle';
+import { DisposableBase } from './disposableBase';
 import type { LineComment } from '../core/review/reviewDesk';
-import { GIT_SCHEME, parseGitUri } from '../vscode/gitContentProvider';
+import { GIT_SCHEME, parseGitUri } from '../adapters/gitContentProvider';
 
 /** A comment the person wrote on a line of the review diff. */
 class ReviewComment implements vscode.Comment {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Task } from '../core/tasks/schema';
-import { DisposableBase } from '../common/lifecycle';
-import type { AgentLive, LiveStatus } from '../common/liveStatus';
+import { DisposableBase } from './disposableBase';
+import type { AgentLive, LiveStatus } from './liveStatus';
 
 /** What the item shows; `attention` wins over the others when something waits for an answer. */
 export type StatusBarState = 'idle' | 'running' | 'paused' | 'stopping' | 'attention';

@@ -3,10 +3,10 @@ import { errorMessage } from '../core/errors';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import { type DependencyBlock, dependencyBlocks } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
-import { DisposableBase } from '../common/lifecycle';
-import type { LiveStatus, QueuedLive, QueuedState } from '../common/liveStatus';
+import { DisposableBase } from './disposableBase';
+import type { LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 import type { TaskRemote } from '../core/forge/remoteTask';
-import { currentRemote, remoteLinkLabel, remoteLook, remoteWords } from '../shared/remoteLook';
+import { currentRemote, remoteLinkLabel, remoteLook, remoteWords } from '../protocol/remoteLook';
 
 /** Group order in the tree: what needs attention or is moving first. */
 export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'review', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];

@@ -1,4 +1,4 @@
-import type { WarningAction } from '../shared/panelState';
+import type { WarningAction } from '../protocol/panelState';
 
 /** Carries out the answer to a warning (Continue, Stop, Increase max…); the application supplies it. */
 export interface WarningResponder {

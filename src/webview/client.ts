@@ -3,10 +3,10 @@
  * same reducer as the host), notices gaps and asks for a snapshot, acknowledges what it
  * applied (sequence number and digest), and saves itself so a hidden panel reappears at once.
  */
-import { reducePanel } from '../shared/panelReducer';
-import type { PanelState, WarningAction } from '../shared/panelState';
-import { stateDigest } from '../shared/panelState';
-import type { HostMessage, PanelCommand, WebviewMessage } from '../shared/protocol';
+import { reducePanel } from '../protocol/panelReducer';
+import type { PanelState, WarningAction } from '../protocol/panelState';
+import { stateDigest } from '../protocol/panelState';
+import type { HostMessage, PanelCommand, WebviewMessage } from '../protocol/protocol';
 
 export interface VsCodeApi {
   postMessage(message: WebviewMessage): void;

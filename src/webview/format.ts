@@ -1,5 +1,5 @@
 /** How numbers, times and signals read in the panel. */
-import { panelUsd } from '../shared/money';
+import { panelUsd } from '../protocol/money';
 
 export function duration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '—';

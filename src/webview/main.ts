@@ -4,7 +4,7 @@
  * esbuild into dist/webview/main.js; styled by VS Code's theme variables (main.css).
  */
 import './elements';
-import type { HostMessage } from '../shared/protocol';
+import type { HostMessage } from '../protocol/protocol';
 import { PanelClient, type VsCodeApi } from './client';
 import { Renderer } from './render';
 

@@ -4,7 +4,7 @@
  * `change` (leaving a field), so a re-render never eats what is being typed.
  */
 import './elements';
-import type { PlanReviewHostMessage, PlanReviewMessage, PlanReviewState, ReviewEdit, ReviewTask } from '../shared/planReviewProtocol';
+import type { PlanReviewHostMessage, PlanReviewMessage, PlanReviewState, ReviewEdit, ReviewTask } from '../protocol/planReviewProtocol';
 import { button, h, icon } from './dom';
 
 interface Api {

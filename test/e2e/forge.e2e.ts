@@ -14,11 +14,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { FORGE_TOKEN, type ForgeScene, startForgeScene } from '../fixtures/forgeScene';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
-import { prepareWorkspace } from '../runner/workspace';
-import { openWorkbench, until, type Workbench } from './workbench';
+import { type CodeServerHost } from '../runner/codeServerHost';
+import { until, type Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 const TASKS = [
   { id: 'W-1', title: 'Add the login form', file: 'login.txt' },
   { id: 'W-2', title: 'Signup endpoint', file: 'signup.txt' },
@@ -27,7 +26,6 @@ const TASKS = [
   { id: 'W-5', title: 'Audit log', file: 'audit.txt' },
   { id: 'W-6', title: 'Session timeout', file: 'session.txt', dependsOn: ['W-1'] },
 ] as const;
-const SETTINGS = { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false };
 
 describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(240_000);
@@ -46,8 +44,7 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
   async function openEditor(env: Record<string, string>): Promise<void> {
     await context?.close().catch(() => undefined);
     await host?.dispose();
-    host = await startCodeServer({ installExtensions: [VSIX], env, userSettings: SETTINGS });
-    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
+    ({ host, context, page, wb } = await openE2eEditor(workspace, consoleErrors, { env }));
     context.on('page', () => popups++);
     await wb.openRalphView();
     await wb.treeRow(TASKS[0].title).waitFor({ timeout: 60_000 });
@@ -80,25 +77,12 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
   const rowLabel = async (id: string) => (await row(id).getAttribute('aria-label')) ?? '';
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    workspace = e2eWorkspace();
     scene = await startForgeScene(workspace);
     prepareForgeWorkspace(workspace, scene);
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    const name = `failure-forge-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
-    screenshots.push(await wb.screenshot(name).catch(() => `(no screenshot: ${name})`));
-  });
-
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    await scene?.close();
-    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
-  });
+  e2eTeardown('forge-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), { afterClose: () => scene?.close() });
 
   it('without a GitHub token Ralph asks to sign in; declined, it says what to do and dispatches nothing', async () => {
     const ghConfig = fs.mkdtempSync(path.join(path.dirname(workspace), 'gh-'));

@@ -10,12 +10,11 @@ import * as path from 'node:path';
 import type { BrowserContext, FrameLocator, Page } from 'playwright-core';
 import { planReply, PRD, proposed, SHOP_PLAN } from '../fixtures/intake/planDocs';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
+import { startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
 import { packLmFixture } from '../runner/lmFixture';
-import { prepareWorkspace } from '../runner/workspace';
 import { until, Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, VSIX } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 const KEY_ENV = 'RALPH_E2E_KEY';
 
 describe('intake in the browser: the plan review and @ralph /status', function () {
@@ -31,9 +30,8 @@ describe('intake in the browser: the plan review and @ralph /status', function (
   const tasks = () => (JSON.parse(fs.readFileSync(path.join(workspace, '.ralph', 'tasks.json'), 'utf8')) as { tasks: { id: string; title: string; status: string }[] }).tasks;
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     server = await startScriptedServer({ steps: [planReply([...SHOP_PLAN, proposed('docs', { title: 'Document sign-in', type: 'docs', dependsOn: ['login-form'] })], 'Payments are out of scope, as the PRD says.')] });
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    workspace = e2eWorkspace();
     fs.mkdirSync(path.join(workspace, 'docs'), { recursive: true });
     fs.writeFileSync(path.join(workspace, 'docs', 'prd.md'), PRD);
     fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
@@ -61,18 +59,7 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     await wb.ready();
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    screenshots.push(await wb.screenshot(`failure-intake-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => '(no screenshot)'));
-  });
-
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    await server?.close();
-    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
-  });
+  e2eTeardown('intake-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), { afterClose: () => server?.close() });
 
   /** The plan review's page (webview iframe → its active frame). */
   const review = (): FrameLocator => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');

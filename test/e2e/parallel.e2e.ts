@@ -8,12 +8,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
-import { prepareWorkspace } from '../runner/workspace';
+import { type CodeServerHost } from '../runner/codeServerHost';
 import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParallelWorkspace, startParallelScenario } from './parallelScenario';
-import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
+import { until, type Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 
 describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(240_000);
@@ -29,34 +28,23 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
   const screenshots: string[] = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     scenario = await startParallelScenario();
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    workspace = e2eWorkspace();
     RELEASE = path.join(workspace, '.ralph', 'runs', `release-merge-check-e2e-${process.pid}`);
     fs.mkdirSync(path.dirname(RELEASE), { recursive: true });
     fs.rmSync(RELEASE, { force: true });
     prepareParallelWorkspace(workspace, scenario.server.url, RELEASE);
-    host = await startCodeServer({
-      installExtensions: [VSIX],
-      env: { [PARALLEL_KEY_ENV]: 'sk-e2e-parallel' },
-      userSettings: E2E_SETTINGS,
-    });
-    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
+    ({ host, context, page, wb } = await openE2eEditor(workspace, consoleErrors, { env: { [PARALLEL_KEY_ENV]: 'sk-e2e-parallel' } }));
   });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('parallel-', this.currentTest.title));
-  });
-
-  after(async () => {
-    scenario?.releaseAll();
-    if (RELEASE) fs.writeFileSync(RELEASE, 'go\n');
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    await scenario?.server.close();
-    if (RELEASE) fs.rmSync(RELEASE, { force: true });
-    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
+  e2eTeardown('parallel-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), {
+    beforeClose: () => {
+      scenario?.releaseAll();
+      if (RELEASE) fs.writeFileSync(RELEASE, 'go\n');
+    },
+    afterClose: async () => {
+      await scenario?.server.close();
+      if (RELEASE) fs.rmSync(RELEASE, { force: true });
+    },
   });
 
   const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to, { panel: true });

@@ -11,11 +11,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { type RecordedRequest, type ScriptedServer, startScriptedServer, type Step } from '../fixtures/scriptedServer';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
-import { prepareWorkspace } from '../runner/workspace';
-import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
+import { type CodeServerHost } from '../runner/codeServerHost';
+import { until, type Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 const KEY_ENV = 'RALPH_E2E_PERSON_KEY';
 const QUESTION = 'Should the greeting be formal or casual?';
 
@@ -47,9 +46,8 @@ describe('The person in the loop in the browser (code-server + Chromium, package
   const screenshots: string[] = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     server = await startScriptedServer({ steps: Array.from({ length: 20 }, agent) });
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    workspace = e2eWorkspace();
     fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
     const config = { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 }, loop: { maxIterations: 4, maxParallel: 2 }, merge: { review: 'manual' } };
     fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
@@ -59,25 +57,9 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     fs.writeFileSync(path.join(workspace, '.ralph', '.gitignore'), 'state/\nruns/\nreports/\nworktrees/\nrun.lock\n*.lock\n*.tmp\n');
     execFileSync('git', ['add', '-A'], { cwd: workspace });
     execFileSync('git', ['commit', '-q', '--no-verify', '-m', 'e2e: tasks and config'], { cwd: workspace });
-    host = await startCodeServer({
-      installExtensions: [VSIX],
-      env: { [KEY_ENV]: 'sk-e2e-person' },
-      userSettings: E2E_SETTINGS,
-    });
-    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
+    ({ host, context, page, wb } = await openE2eEditor(workspace, consoleErrors, { env: { [KEY_ENV]: 'sk-e2e-person' } }));
   });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('person-', this.currentTest.title));
-  });
-
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    await server?.close();
-    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
-  });
+  e2eTeardown('person-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), { afterClose: () => server?.close() });
 
   const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to);
 

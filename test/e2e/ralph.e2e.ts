@@ -12,12 +12,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
-import { prepareWorkspace } from '../runner/workspace';
+import { type CodeServerHost } from '../runner/codeServerHost';
 import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, WARNING_TEXT } from './scenario';
-import { E2E_SETTINGS, openWorkbench, until, type Workbench } from './workbench';
+import { until, type Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 
 describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(180_000);
@@ -31,16 +30,14 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
   const screenshots: string[] = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     scenario = await startScenario();
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
+    workspace = e2eWorkspace();
     prepareScenarioWorkspace(workspace, scenario.server.url);
-    host = await startCodeServer({
-      installExtensions: [VSIX],
-      env: { [KEY_ENV]: 'sk-e2e' },
-      userSettings: E2E_SETTINGS,
-    });
-    ({ context, page, wb } = await openWorkbench(host, workspace, consoleErrors));
+    ({ host, context, page, wb } = await openE2eEditor(workspace, consoleErrors, { env: { [KEY_ENV]: 'sk-e2e' } }));
+  });
+  e2eTeardown('', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), {
+    beforeClose: () => scenario?.releaseSecondIteration(),
+    afterClose: () => scenario?.server.close(),
   });
 
   /** The panel (editor area), the tree (side bar) and the whole workbench. */
@@ -51,19 +48,6 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
   }
 
   const toggleTheme = (to: 'light' | 'dark') => wb.toggleTheme(to, { panel: true });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) screenshots.push(await wb.captureFailure('', this.currentTest.title));
-  });
-
-  after(async () => {
-    scenario?.releaseSecondIteration();
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    await scenario?.server.close();
-    if (workspace && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
-  });
 
   it('opens the Ralph view and initializes the workspace from its welcome button', async () => {
     await wb.openRalphView();

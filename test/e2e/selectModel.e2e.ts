@@ -10,12 +10,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { repoRoot, startCodeServer, type CodeServerHost } from '../runner/codeServerHost';
+import { type CodeServerHost } from '../runner/codeServerHost';
 import { packLmFixture } from '../runner/lmFixture';
-import { prepareWorkspace } from '../runner/workspace';
-import { until, Workbench } from './workbench';
+import { until, type Workbench } from './workbench';
+import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const VSIX = path.join(repoRoot, 'ralph-loop.vsix');
 const TASK = { title: 'Greet from the editor model', prompt: 'Create from-editor-model.txt saying hi', promise: 'from-editor-model.txt exists' };
 
 describe('Ralph: Select Model in the browser (an editor model, no API key)', function () {
@@ -29,7 +28,6 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
   const screenshots: string[] = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run npm run package first`);
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-lm-'));
     const script = path.join(scratch, 'script.json');
     fs.writeFileSync(
@@ -40,35 +38,17 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
       ]),
     );
     const fixtureVsix = packLmFixture();
-    workspace = prepareWorkspace(path.join(repoRoot, 'test', 'fixtures', 'workspace'));
-    host = await startCodeServer({
-      installExtensions: [VSIX, fixtureVsix],
-      // no OPENAI_API_KEY and no baseUrl: the person has only the editor's models
-      env: { RALPH_LM_FIXTURE_SCRIPT: script, OPENAI_API_KEY: '' },
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false },
-    });
+    workspace = e2eWorkspace();
+    // no OPENAI_API_KEY and no baseUrl: the person has only the editor's models
+    ({ host, context, page, wb } = await openE2eEditor(workspace, [], { env: { RALPH_LM_FIXTURE_SCRIPT: script, OPENAI_API_KEY: '' }, extensions: [fixtureVsix] }));
     fs.rmSync(path.dirname(fixtureVsix), { recursive: true, force: true });
-    context = await host.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    wb = new Workbench(page);
-    await page.goto(host.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded', timeout: 120_000 });
-    await wb.ready();
+  });
+  e2eTeardown('select-model-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), {
+    afterClose: () => {
+      if (scratch && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(scratch, { recursive: true, force: true });
+    },
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    screenshots.push(await wb.screenshot(`failure-select-model-${(this.currentTest.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => '(no screenshot)'));
-  });
-
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    await host?.dispose();
-    if (process.env.RALPH_KEEP_TEMP !== '1') {
-      if (workspace) fs.rmSync(path.dirname(workspace), { recursive: true, force: true });
-      if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
-    }
-    if (screenshots.length) console.log(`screenshots:\n  ${screenshots.join('\n  ')}`);
-  });
 
   it('initializes the workspace and adds a task', async () => {
     await wb.openRalphView();

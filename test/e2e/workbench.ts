@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, FrameLocator, Locator, Page } from 'playwright-core';
 import type { CodeServerHost } from '../runner/codeServerHost';
+import { waitFor } from '../helpers/waitFor';
 
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'test', 'e2e', 'screenshots');
 
@@ -169,20 +170,9 @@ export class Workbench {
 /** The user settings every end-to-end suite starts from: a light theme, no tips, no git extension. */
 export const E2E_SETTINGS = { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false };
 
-/** Polls until `probe` gives a value (not a timer: the condition decides, the timeout only bounds it). */
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+/** Polls until `probe` gives a value (not a timer: the condition decides, the timeout only bounds it); a probe that throws while the page loads is tried again. */
+export function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  return waitFor(what, probe, { timeoutMs, intervalMs: 200, tolerateErrors: true });
 }
 
 /**

@@ -15,7 +15,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import type { Task } from '../../src/core/tasks/schema';
 import { planReply, PRD, SHOP_PLAN } from '../fixtures/intake/planDocs';
 import { type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const FIXTURE_ID = 'ralph-test.ralph-lm-fixture';

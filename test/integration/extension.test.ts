@@ -6,7 +6,7 @@ import type { RalphExtensionApi } from '../../src/extension';
 import type { RalphEvent } from '../../src/core/events';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_INTEGRATION_KEY';

@@ -11,12 +11,12 @@ import * as assert from 'node:assert/strict';
 import { promises as fs, mkdtempSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { editorToken } from '../../src/app/editorToken';
+import { editorToken } from '../../src/commands/editorToken';
 import type { RalphExtensionApi } from '../../src/extension';
-import type { Prompts } from '../../src/ui/prompts';
+import type { Prompts } from '../../src/ui/dialogs';
 import { FORGE_TOKEN, type ForgeScene, startForgeScene } from '../fixtures/forgeScene';
 import { panelInSync, taskNode, tooltipText, treeItem } from './views';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const WAIT_MS = 60_000;

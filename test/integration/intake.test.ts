@@ -9,13 +9,13 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import type { PlanReviewState } from '../../src/shared/planReviewProtocol';
+import type { PlanReviewState } from '../../src/protocol/planReviewProtocol';
 import type { Task } from '../../src/core/tasks/schema';
 import { backlog, MILESTONES, OWNER, REPO, TOKEN } from '../fixtures/intake/githubBacklog';
 import { planReply, PRD, proposed, SHOP_PLAN } from '../fixtures/intake/planDocs';
 import { type ScriptedGitHub, startScriptedGitHub } from '../fixtures/scriptedGitHub';
 import { type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_INTEGRATION_KEY';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
 import type { RalphEvent } from '../../src/core/events';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const FIXTURE_ID = 'ralph-test.ralph-lm-fixture';

@@ -12,10 +12,10 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import { runningAgents } from '../../src/shared/panelState';
+import { runningAgents } from '../../src/protocol/panelState';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../fixtures/scriptedServer';
 import { panelInSync as panelApplied, taskNode, tooltipText } from './views';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_PARALLEL_TEST_KEY';

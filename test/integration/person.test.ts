@@ -15,7 +15,7 @@ import type { RalphEvent } from '../../src/core/events';
 import type { RalphExtensionApi } from '../../src/extension';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { type RecordedRequest, type ScriptedServer, startScriptedServer, type Step } from '../fixtures/scriptedServer';
-import { waitFor as waitUntil } from './wait';
+import { waitFor as waitUntil } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_PERSON_TEST_KEY';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
 import { startScriptedServer, type ScriptedServer, type Step } from '../fixtures/scriptedServer';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_RUNLOCK_TEST_KEY';

@@ -10,10 +10,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RalphEventBody } from '../../src/core/events';
 import type { RalphExtensionApi } from '../../src/extension';
-import { stateDigest } from '../../src/shared/panelState';
+import { stateDigest } from '../../src/protocol/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_UI_TEST_KEY';

@@ -5,9 +5,9 @@
  */
 import * as vscode from 'vscode';
 import type { RalphExtensionApi } from '../../src/extension';
-import { stateDigest } from '../../src/shared/panelState';
+import { stateDigest } from '../../src/protocol/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
-import { waitFor } from './wait';
+import { waitFor } from '../helpers/waitFor';
 
 export function taskNode(api: RalphExtensionApi, id: string): TaskNode | undefined {
   const tree = api.tree!;

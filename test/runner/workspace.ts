@@ -1,8 +1,8 @@
 /** The workspace the integration tests open: a fresh, git-initialised copy of a fixture. */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { commitAll, initTestRepo } from '../helpers/gitWorkspace';
 
 /**
  * Fresh temp copy of the fixture folder (a one-README folder if it is missing), made a git
@@ -17,25 +17,7 @@ export function prepareWorkspace(fixture: string): string {
     fs.mkdirSync(ws, { recursive: true });
     fs.writeFileSync(path.join(ws, 'README.md'), '# Fixture workspace\n');
   }
-  const git = (...args: string[]): void => {
-    execFileSync('git', args, {
-      cwd: ws,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Ralph Test',
-        GIT_AUTHOR_EMAIL: 'ralph-test@example.invalid',
-        GIT_COMMITTER_NAME: 'Ralph Test',
-        GIT_COMMITTER_EMAIL: 'ralph-test@example.invalid',
-      },
-    });
-  };
-  git('init', '-q', '-b', 'main');
-  // Local identity so features that commit inside the workspace work on a bare CI machine.
-  git('config', 'user.name', 'Ralph Test');
-  git('config', 'user.email', 'ralph-test@example.invalid');
-  git('config', 'commit.gpgsign', 'false');
-  git('add', '-A');
-  git('commit', '-q', '--no-verify', '-m', 'fixture');
+  initTestRepo(ws);
+  commitAll(ws, 'fixture');
   return ws;
 }

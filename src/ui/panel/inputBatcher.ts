@@ -3,7 +3,7 @@
  * of one per event, adjacent streamed text joined, and — when the webview falls far behind —
  * a fresh snapshot instead of an ever-growing queue. No `vscode` import.
  */
-import type { PanelInput } from '../../shared/panelInput';
+import type { PanelInput } from '../../protocol/panelInput';
 
 export interface BatchSink {
   inputs(batch: { fromSeq: number; toSeq: number; inputs: PanelInput[] }): void;

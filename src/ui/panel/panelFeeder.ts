@@ -13,10 +13,10 @@ import type { RalphPaths } from '../../core/paths';
 import type { Task } from '../../core/tasks/schema';
 import type { TaskStore } from '../../core/tasks/store';
 import { readTextIfExists } from '../../core/util/atomicWrite';
-import type { CheckpointSeed, TaskSeed } from '../../shared/panelInput';
-import { LIMITS } from '../../shared/panelState';
-import { clip } from '../../shared/taskUpdates';
-import { currentRemote } from '../../shared/remoteLook';
+import type { CheckpointSeed, TaskSeed } from '../../protocol/panelInput';
+import { LIMITS } from '../../protocol/panelState';
+import { clip } from '../../protocol/taskUpdates';
+import { currentRemote } from '../../protocol/remoteLook';
 import type { PanelModel } from './panelModel';
 import { proofLine } from '../../core/gates/proof';
 

@@ -6,9 +6,9 @@
  */
 import type { RalphConfig } from '../../core/config/schema';
 import type { RalphEvent } from '../../core/events';
-import type { PanelInput } from '../../shared/panelInput';
-import { reducePanel } from '../../shared/panelReducer';
-import { emptyPanelState, type PanelState } from '../../shared/panelState';
+import type { PanelInput } from '../../protocol/panelInput';
+import { reducePanel } from '../../protocol/panelReducer';
+import { emptyPanelState, type PanelState } from '../../protocol/panelState';
 import { toPanelEvent } from './toPanelEvent';
 
 export interface PanelChange {

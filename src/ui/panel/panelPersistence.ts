@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import { emptyPanelState, type PanelState } from '../../shared/panelState';
+import { emptyPanelState, type PanelState } from '../../protocol/panelState';
 import type { PanelModel } from './panelModel';
 
 const KEY = 'ralph.panelState.v1';

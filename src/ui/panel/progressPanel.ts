@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/ports';
-import { type HostMessage, PANEL_VIEW_TYPE, type WebviewMessage, type WebviewMessageType } from '../../shared/protocol';
-import { parseWebviewMessage } from '../../shared/protocolSchema';
-import { DisposableBase } from '../../common/lifecycle';
+import { type HostMessage, PANEL_VIEW_TYPE, type WebviewMessage, type WebviewMessageType } from '../../protocol/protocol';
+import { parseWebviewMessage } from '../../protocol/protocolSchema';
+import { DisposableBase } from '../disposableBase';
 import { InputBatcher } from './inputBatcher';
 import { newNonce, panelHtml, WEBVIEW_DIST } from './panelHtml';
 import type { PanelModel } from './panelModel';

@@ -1,6 +1,6 @@
 import type { ReceiptLine, ReceiptSummary } from '../../core/safety/receipt';
 import { formatFailures, formatLineCost, formatProviderCost } from '../../core/safety/receiptFormat';
-import type { ReceiptLineView, ReceiptView } from '../../shared/panelEvents';
+import type { ReceiptLineView, ReceiptView } from '../../protocol/panelEvents';
 
 /** A core receipt line as the panel shows it: every figure formatted here, on the host. */
 export function receiptLineView(line: ReceiptLine): ReceiptLineView {

@@ -1,5 +1,5 @@
 /**
- * Core events → the panel protocol's events (`src/shared/panelEvents.ts`). The webview never sees
+ * Core events → the panel protocol's events (`src/protocol/panelEvents.ts`). The webview never sees
  * a core type: signals arrive formatted, model calls priced, worktree paths relative to the
  * workspace, and events the panel does not show (checkpoints, baselines…) are left out here.
  * Each case is checked by the compiler against both unions, which keeps the protocol single.
@@ -12,7 +12,8 @@ import { estimateCostUsd } from '../../core/llm/pricing';
 import { formatSignal } from '../../core/signals/types';
 import type { TaskStatus as CoreTaskStatus } from '../../core/tasks/schema';
 import type { DelegationStatus as CoreDelegationStatus } from '../../core/agent/delegation/types';
-import type * as shared from '../../shared/panelEvents';
+import type * as shared from '../../protocol/panelEvents';
+import { undecided } from '../../core/util/exhaustive';
 import { receiptView } from './receiptView';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -82,8 +83,17 @@ export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm'][
     case 'error':
     case 'merge':
       return event;
-    default:
-      // checkpoints, gate baselines, budgets, answered warnings: not shown by the panel
+    // not shown by the panel (planning runs have their own review panel)
+    case 'checkpoint':
+    case 'integrity.baseline':
+    case 'budget':
+    case 'warning.answered':
+    case 'model.fallback':
+    case 'proof':
+    case 'plan.started':
+    case 'plan.finished':
       return undefined;
+    default:
+      return undecided(event, undefined);
   }
 }

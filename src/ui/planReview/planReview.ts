@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DisposableBase } from '../../common/lifecycle';
+import { DisposableBase } from '../disposableBase';
 import { errorMessage } from '../../core/errors';
 import { headings, findHeading } from '../../core/intake/markdownOutline';
 import { acceptPlan, dropPlannedTask, editPlannedTask, mergePlannedTasks, movePlannedTask, PlanRefusedError, planProblems } from '../../core/intake/plan/planDraft';
@@ -11,8 +11,8 @@ import type { RalphPaths } from '../../core/paths';
 import type { Logger } from '../../core/ports';
 import { type Task, TASK_TYPES, type TaskType } from '../../core/tasks/schema';
 import type { TaskStore } from '../../core/tasks/store';
-import { PLAN_REVIEW_VIEW_TYPE, type PlanReviewMessage, type PlanReviewMessageType, type PlanReviewState } from '../../shared/planReviewProtocol';
-import { parsePlanReviewMessage } from '../../shared/planReviewSchema';
+import { PLAN_REVIEW_VIEW_TYPE, type PlanReviewMessage, type PlanReviewMessageType, type PlanReviewState } from '../../protocol/planReviewProtocol';
+import { parsePlanReviewMessage } from '../../protocol/planReviewSchema';
 import { newNonce, panelHtml, WEBVIEW_DIST, type WebviewPage } from '../panel/panelHtml';
 
 const PAGE: WebviewPage = { script: 'planReview.js', style: 'planReview.css', title: 'Ralph Plan Review', label: 'Ralph plan review' };

@@ -1,4 +1,4 @@
-import { runningAgents, type TaskView } from '../../shared/panelState';
+import { runningAgents, type TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { costText } from '../format';
 import type { ViewContext } from './context';

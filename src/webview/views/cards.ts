@@ -1,6 +1,6 @@
-import type { ReceiptView } from '../../shared/panelEvents';
-import type { TaskView } from '../../shared/panelState';
-import type { PanelCommand } from '../../shared/protocol';
+import type { ReceiptView } from '../../protocol/panelEvents';
+import type { TaskView } from '../../protocol/panelState';
+import type { PanelCommand } from '../../protocol/protocol';
 import { button, h, icon } from '../dom';
 import { duration, shortSha } from '../format';
 import type { ViewContext } from './context';

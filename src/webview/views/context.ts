@@ -1,4 +1,4 @@
-import type { PanelState, TaskView } from '../../shared/panelState';
+import type { PanelState, TaskView } from '../../protocol/panelState';
 import type { PanelClient } from '../client';
 
 /** What every view renders from. */

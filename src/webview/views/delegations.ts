@@ -1,4 +1,4 @@
-import type { DelegationView } from '../../shared/panelState';
+import type { DelegationView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { duration, tokens } from '../format';
 import type { ViewContext } from './context';

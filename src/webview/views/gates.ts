@@ -1,4 +1,4 @@
-import type { GateView } from '../../shared/panelState';
+import type { GateView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { duration } from '../format';
 import type { ViewContext } from './context';

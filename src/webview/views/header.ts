@@ -1,7 +1,7 @@
 import { h, button, icon } from '../dom';
 import { statusLabel } from '../format';
-import type { RemoteView } from '../../shared/panelState';
-import { remoteLinkLabel, remoteLook, remoteWords } from '../../shared/remoteLook';
+import type { RemoteView } from '../../protocol/panelState';
+import { remoteLinkLabel, remoteLook, remoteWords } from '../../protocol/remoteLook';
 import type { PanelClient } from '../client';
 import type { ViewContext } from './context';
 import { remoteLink } from './remoteBox';

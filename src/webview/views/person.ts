@@ -3,7 +3,7 @@
  * a gated command nobody could approve) with the questions answered before, and the review box
  * of a task whose checked work waits for them (Show Changes, Approve, Request Changes, Reject).
  */
-import type { QuestionView, TaskView } from '../../shared/panelState';
+import type { QuestionView, TaskView } from '../../protocol/panelState';
 import { button, h, icon } from '../dom';
 import { clock } from '../format';
 import type { ViewContext } from './context';

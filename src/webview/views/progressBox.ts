@@ -1,4 +1,4 @@
-import type { TaskView } from '../../shared/panelState';
+import type { TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { costText, duration, plural, signalKind, tokens } from '../format';
 import type { ViewContext } from './context';

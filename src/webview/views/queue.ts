@@ -1,4 +1,4 @@
-import type { QueueEntryView } from '../../shared/panelState';
+import type { QueueEntryView } from '../../protocol/panelState';
 import { button, h, icon } from '../dom';
 import { clock, shortSha } from '../format';
 import type { ViewContext } from './context';

@@ -1,5 +1,5 @@
-import type { RemoteView } from '../../shared/panelState';
-import { remoteLinkLabel, remoteLook, remoteWords } from '../../shared/remoteLook';
+import type { RemoteView } from '../../protocol/panelState';
+import { remoteLinkLabel, remoteLook, remoteWords } from '../../protocol/remoteLook';
 import type { PanelClient } from '../client';
 import { h, icon } from '../dom';
 

@@ -1,4 +1,4 @@
-import type { StreamEntry } from '../../shared/panelState';
+import type { StreamEntry } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { duration } from '../format';
 import type { ViewContext } from './context';

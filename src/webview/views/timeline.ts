@@ -1,4 +1,4 @@
-import type { IterationView, TaskView } from '../../shared/panelState';
+import type { IterationView, TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { clock, duration, shortSha } from '../format';
 import type { ViewContext } from './context';

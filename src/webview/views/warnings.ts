@@ -1,4 +1,4 @@
-import { WARNING_ACTION_LABEL, type WarningView, warningActions } from '../../shared/panelState';
+import { WARNING_ACTION_LABEL, type WarningView, warningActions } from '../../protocol/panelState';
 import { button, h, icon } from '../dom';
 import { clock } from '../format';
 import type { ViewContext } from './context';

@@ -9,14 +9,12 @@ import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { isAlive } from '../helpers/processes';
 import { runCli, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+import { waitFor } from '../../helpers/waitFor';
 
 const cli = (args: string[], cwd: string) => runCli(args, cwd);
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt has hi' } }] };
 const write = (content: string): StaticStep => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
 
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
-}
 
 describe('the ralph CLI under crashes, races and bad input', function () {
   this.timeout(120000);
@@ -108,7 +106,7 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     server.push(write('hi'), complete);
     const first = startCli(['run'], ws.dir);
-    await until(async () => ((await fs.readFile(marker, 'utf8').catch(() => '')).trim() !== ''));
+    await waitFor('the marker file written', async () => (await fs.readFile(marker, 'utf8').catch(() => '')).trim() !== '', 60_000);
     first.child.kill('SIGKILL');
     assert.equal((await first.done).code, null);
     const gatePid = Number((await fs.readFile(marker, 'utf8')).trim());

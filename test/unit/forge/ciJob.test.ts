@@ -2,19 +2,12 @@ import assert from 'node:assert/strict';
 import type { Step } from '../../fixtures/scriptedServer';
 import { FORGE_TOKEN, type ForgeProject, makeForgeProject, runJob, startJob } from '../helpers/forgeProject';
 import { requestText } from '../helpers/loopHarness';
+import { waitFor } from '../../helpers/waitFor';
 
 const polite: Step = { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name = 'world') => `Hello, ${name}`;\nexports.polite = (name) => `Good day, ${name}`;\n" } }] };
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'added polite()', promiseEvidence: 'node --test passes' } }] };
 const progress = (note: string): Step => ({ toolCalls: [{ name: 'report_progress', arguments: { percent: 50, note } }], finishReason: 'tool_calls' });
 
-/** Waits (bounded) until `check` holds; no timed assertions. */
-async function until(what: string, check: () => boolean, limitMs = 30000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', function () {
   this.timeout(120000);
@@ -73,11 +66,11 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     project.model.push(polite, { content: 'halfway <ralph>PROGRESS:50</ralph>' }, { fault: 'hang' });
     const first = await startJob(project, id, { runId: 1 });
     // pushed after iteration 1 ended (by then the checkpoint may already say iteration 2 runs)
-    await until('the state after iteration 1 on ralph-state', () => {
+    await waitFor('the state after iteration 1 on ralph-state', () => {
       const cp = project.originShow(`ralph-state/${id}`, `state/${id}.json`);
       return cp !== undefined && JSON.parse(cp).history.length >= 1;
     });
-    await until('iteration 2 to call the model', () => project.model.requests.length >= 3);
+    await waitFor('iteration 2 to call the model', () => project.model.requests.length >= 3);
     first.child.kill('SIGKILL');
     const killed = await first.done;
     assert.equal(killed.code, null, 'the job was killed');

@@ -13,17 +13,11 @@ import { startCli } from '../helpers/cliHarness';
 import { FORGE_TOKEN, type ForgeProject, makeForgeProject, runJob, withoutActions } from '../helpers/forgeProject';
 import { requestText, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
 import { TEST_GIT_ENV } from '../helpers/tempWorkspace';
+import { waitFor } from '../../helpers/waitFor';
 
 const writeFile = (file: string, content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] });
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'tests pass' } }] };
 
-async function until(what: string, check: () => boolean | Promise<boolean>, limitMs = 60000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The merge the forge's queue makes: the pull request's head squashed onto the target of the bare origin. */
 function squashOnOrigin(project: ForgeProject, pr: FakePull): string {
@@ -68,11 +62,11 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
     project.publish('two tasks');
     const cli = startCli(['remote', 'run'], project.ws.dir, { ...withoutActions(TEST_GIT_ENV), [TEST_KEY_ENV]: TEST_KEY, GITHUB_TOKEN: FORGE_TOKEN });
     // the queue takes the first pull request; the test plays the merge queue landing it
-    await until('T-001 in the merge queue', () => project.github.pullOf(`ralph/${first}`)?.inQueue === true);
+    await waitFor('T-001 in the merge queue', () => project.github.pullOf(`ralph/${first}`)?.inQueue === true, 60_000);
     assert.equal(dispatches.length, 1, 'the dependent waits');
     assert.deepEqual(JSON.parse(dispatches[0].run.inputs.tasks), [first]);
     await project.github.merge(`ralph/${first}`);
-    await until('T-002 in the merge queue', () => project.github.pullOf(`ralph/${second}`)?.inQueue === true);
+    await waitFor('T-002 in the merge queue', () => project.github.pullOf(`ralph/${second}`)?.inQueue === true, 60_000);
     assert.equal(dispatches.length, 2);
     assert.deepEqual(JSON.parse(dispatches[1].run.inputs.tasks), [second]);
     assert.ok(project.originShow(dispatches[1].mainAtDispatch, 'polite.js'), 'the dependent started from a tip that has its dependency');

@@ -9,7 +9,7 @@ import type { GateOutcome } from '../../../src/core/gates/types';
 import { parseConfig } from '../../../src/core/config/load';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import { usdText } from '../../../src/core/util/money';
-import { panelUsd } from '../../../src/shared/money';
+import { panelUsd } from '../../../src/protocol/money';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** A tests gate's outcome with these failing tests (`?` for each unnamed one) out of `total`. */

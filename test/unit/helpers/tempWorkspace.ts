@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { commitAll, gitIn, initTestRepo, TEST_GIT_ENV } from '../../helpers/gitWorkspace';
 
 export interface TempWorkspaceOptions {
   /** `git init` with a local user, no signing, branch `main`. */
@@ -29,23 +29,13 @@ export interface TempWorkspace {
   cleanup(): Promise<void>;
 }
 
-/** Environment for test git calls: no user or system config leaks in, no prompts. */
-export const TEST_GIT_ENV: NodeJS.ProcessEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Ralph Test',
-  GIT_AUTHOR_EMAIL: 'ralph-test@example.invalid',
-  GIT_COMMITTER_NAME: 'Ralph Test',
-  GIT_COMMITTER_EMAIL: 'ralph-test@example.invalid',
-};
+export { TEST_GIT_ENV };
 
 export async function makeTempWorkspace(options: TempWorkspaceOptions = {}): Promise<TempWorkspace> {
   const dir = realpathSync(await fs.mkdtemp(path.join(os.tmpdir(), options.prefix ?? 'ralph-test-')));
   const extraDirs: string[] = [];
 
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, { cwd: dir, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const git = gitIn(dir);
 
   const workspace: TempWorkspace = {
     dir,
@@ -69,17 +59,8 @@ export async function makeTempWorkspace(options: TempWorkspaceOptions = {}): Pro
     },
   };
 
-  if (options.git || options.commit) {
-    git('init', '-q');
-    git('symbolic-ref', 'HEAD', 'refs/heads/main');
-    git('config', 'user.name', 'Ralph Test');
-    git('config', 'user.email', 'ralph-test@example.invalid');
-    git('config', 'commit.gpgsign', 'false');
-  }
+  if (options.git || options.commit) initTestRepo(dir);
   for (const [rel, content] of Object.entries(options.files ?? {})) await workspace.write(rel, content);
-  if (options.commit) {
-    git('add', '-A');
-    git('commit', '-q', '--allow-empty', '-m', 'initial');
-  }
+  if (options.commit) commitAll(dir, 'initial');
   return workspace;
 }

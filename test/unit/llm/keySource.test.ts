@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/core/config/load';
 import { describeKeySource, envSecrets, resolveFallbackKeys } from '../../../src/core/llm/factory';
-import { SecretStorageSource } from '../../../src/vscode/secrets';
+import { SecretStorageSource } from '../../../src/adapters/secrets';
 
 /** VS Code's SecretStorage, as far as the adapter uses it (it only imports the type). */
 function storage(initial?: string) {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
+import { waitFor } from '../../helpers/waitFor';
 
 const write: Step = { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] };
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }] };
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 describe('Pause cancels the model request in flight (scripted server)', function () {
   this.timeout(30000);
@@ -21,9 +19,9 @@ describe('Pause cancels the model request in flight (scripted server)', function
     h.server.push({ fault: 'hang' }, write, complete);
     const runner = h.runner();
     const run = runner.run();
-    await until(() => chatRequests(h.server).length === 1);
+    await waitFor('the model request in flight', () => chatRequests(h.server).length === 1);
     runner.pause();
-    await until(() => eventsOf(h.events, 'warning').some((w) => w.code === 'request-paused'));
+    await waitFor('the request-paused warning', () => eventsOf(h.events, 'warning').some((w) => w.code === 'request-paused'));
     assert.equal(chatRequests(h.server).length, 1, 'nothing is asked while paused');
     runner.resume();
     const summary = await run;

@@ -10,6 +10,7 @@ import { TaskActions } from '../../../src/core/tasks/actions';
 import { ANSWERS_HEADER } from '../../../src/core/tasks/questions';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
+import { waitFor } from '../../helpers/waitFor';
 
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt written' } }] };
 const writeHello: Step = { content: 'Writing. <ralph>PROGRESS:50</ralph>', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] };
@@ -184,10 +185,10 @@ describe('answers while a run goes on', function () {
     await h.addTask({ id: 'B', title: 'Holds', prompt: 'HOLD', promise: 'p', priority: 2 });
     const run = h.runner().run();
     await wasAsked;
-    await waitForStatus(h, 'A', 'needs_help');
+    await waitFor('A to need help', async () => (await h.store.get('A')).status === 'needs_help', 60_000);
     await new TaskActions(h.store, new CheckpointStore(h.paths), { root: h.ws.dir }).answer('A', 'answer.txt');
     // B is still at work: the run looks for the person's answers meanwhile and starts A again
-    await waitForStatus(h, 'A', 'done');
+    await waitFor('A to be done', async () => (await h.store.get('A')).status === 'done', 60_000);
     release();
     const summary = await run;
     assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]).sort(), [['A', 'done'], ['A', 'needs_help'], ['B', 'done']].sort());
@@ -219,10 +220,3 @@ describe('answers while a run goes on', function () {
   });
 });
 
-async function waitForStatus(h: LoopHarness, id: string, status: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while ((await h.store.get(id)).status !== status) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${id} to be ${status} (it is ${(await h.store.get(id)).status})`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

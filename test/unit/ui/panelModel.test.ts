@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import type { RalphEvent } from '../../../src/core/events';
-import type { PanelInput } from '../../../src/shared/panelInput';
-import { reducePanel } from '../../../src/shared/panelReducer';
-import { emptyPanelState, LIMITS, type PanelState, stateDigest } from '../../../src/shared/panelState';
+import type { PanelInput } from '../../../src/protocol/panelInput';
+import { reducePanel } from '../../../src/protocol/panelReducer';
+import { emptyPanelState, LIMITS, type PanelState, stateDigest } from '../../../src/protocol/panelState';
 import { InputBatcher } from '../../../src/ui/panel/inputBatcher';
 import { PanelModel } from '../../../src/ui/panel/panelModel';
 import { EventScript, iteration, sampleRun } from '../../fixtures/panelEvents';

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import type { RalphEvent } from '../../../src/core/events';
 import { emptyLine, type ReceiptSummary } from '../../../src/core/safety/receipt';
-import { reducePanel } from '../../../src/shared/panelReducer';
-import { emptyPanelState } from '../../../src/shared/panelState';
+import { reducePanel } from '../../../src/protocol/panelReducer';
+import { emptyPanelState } from '../../../src/protocol/panelState';
 import { sampleRun } from '../../fixtures/panelEvents';
 import { PanelModel } from '../../../src/ui/panel/panelModel';
 

@@ -5,14 +5,14 @@
  * the run outcome's words.
  */
 import * as assert from 'node:assert/strict';
-import { reduceLive } from '../../../src/common/liveReducer';
+import { reduceLive } from '../../../src/ui/liveReducer';
 import type { RalphEvent } from '../../../src/core/events';
 import { runOutcomeLine, summarizeRun } from '../../../src/core/loop/runSummary';
 import type { Task } from '../../../src/core/tasks/schema';
-import type { TaskSeed } from '../../../src/shared/panelInput';
-import { reducePanel } from '../../../src/shared/panelReducer';
-import { emptyPanelState } from '../../../src/shared/panelState';
-import { parseWebviewMessage } from '../../../src/shared/protocolSchema';
+import type { TaskSeed } from '../../../src/protocol/panelInput';
+import { reducePanel } from '../../../src/protocol/panelReducer';
+import { emptyPanelState } from '../../../src/protocol/panelState';
+import { parseWebviewMessage } from '../../../src/protocol/protocolSchema';
 
 const stamp = (seq: number) => ({ runId: 'r', seq, time: `2026-01-01T10:00:0${seq}Z` });
 

@@ -12,7 +12,7 @@ import type { RalphPaths } from '../core/paths';
 import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import type { Logger } from '../core/ports';
-import type { Prompts } from '../ui/prompts';
+import type { Prompts } from '../ui/dialogs';
 import { editorToken, TOKEN_HINT } from './editorToken';
 import { taskIdOf } from './taskCommands';
 

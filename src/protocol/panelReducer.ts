@@ -4,19 +4,20 @@
  * changes nothing returns the same state). The host and the webview run the same code, which
  * is what lets a snapshot plus the inputs after it rebuild exactly the host's state.
  *
- * One handler per input type. Event types without a handler (new ones other parts of the
- * product add) are ignored rather than breaking the panel.
+ * One handler per input type, checked at compile time: a new input type is an error until the
+ * panel has a handler for it. At run time an unknown type (from a newer host) is ignored
+ * rather than breaking the panel.
  */
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
 import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
-import { delegationHandlers } from './reduceDelegations';
+import { delegationHandlers } from './reduceDelegationsAndGates';
 import { parallelHandlers } from './reduceParallel';
 import { syncHandlers } from './reduceSync';
 import type { Handler, Handlers } from './reducerTypes';
 import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
 
 
-const runHandlers: Handlers = {
+const runHandlers = {
   // a new run starts without the last one's summary
   'run.started': (state, e) => ({
     ...state,
@@ -55,9 +56,9 @@ const runHandlers: Handlers = {
     const errors = [...state.errors, { time: e.time, message: clip(e.message), taskId: e.taskId }].slice(-LIMITS.errors);
     return updateTask({ ...state, errors }, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'error', text: clip(e.message) }));
   },
-};
+} satisfies Handlers;
 
-const taskHandlers: Handlers = {
+const taskHandlers = {
   'task.started': (state, e) => {
     const existing = state.tasks.find((t) => t.id === e.taskId);
     // a fresh start (after Retry or Rollback) begins a new series; a resume continues the old one
@@ -140,7 +141,7 @@ const taskHandlers: Handlers = {
     updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: t.report?.file === e.file ? t.report.text : undefined } })),
   'panel.report': (state, e) =>
     updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: clip(e.text, LIMITS.reportChars) } })),
-};
+} satisfies Handlers;
 
 /** The panel's words for what the loop did about a model fault. */
 const FAULT_NOTE: Record<'halt' | 'compact-retry' | 'feedback' | 'error', string> = {
@@ -150,7 +151,7 @@ const FAULT_NOTE: Record<'halt' | 'compact-retry' | 'feedback' | 'error', string
   error: 'model fault — iteration failed',
 };
 
-const streamHandlers: Handlers = {
+const streamHandlers = {
   'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', ...agentOf(e), text: e.text })),
   'model.response': (state, e) =>
     updateTask(state, e.taskId, (t) => {
@@ -209,16 +210,21 @@ const streamHandlers: Handlers = {
         text: `compacted the ${e.scope === 'orchestrator' ? 'orchestrator' : `${e.scope} sub-agent`}'s context: ${e.tokensBefore} → ${e.tokensAfter} tokens (original request pinned)`,
       }),
     ),
-};
+} satisfies Handlers;
 
 /** Only a sub-agent's entries carry `agent` (no undefined keys in the model). */
 function agentOf(e: { agent?: string }): { agent?: string } {
   return e.agent ? { agent: e.agent } : {};
 }
 
-const HANDLERS: Handlers = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers, ...parallelHandlers };
+const HANDLERS = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers, ...parallelHandlers } satisfies Handlers;
+
+/** Compile-time: every input of the protocol has its handler (a new event is an error here until the panel decides on it). */
+type Unhandled = Exclude<PanelInputType, keyof typeof HANDLERS>;
+const EVERY_INPUT_HANDLED: [Unhandled] extends [never] ? true : Unhandled = true;
+void EVERY_INPUT_HANDLED;
 
 export function reducePanel(state: PanelState, input: PanelInput): PanelState {
-  const handler = HANDLERS[input.type] as Handler<PanelInputType> | undefined;
+  const handler = (HANDLERS as Handlers)[input.type] as Handler<PanelInputType> | undefined;
   return handler ? handler(state, input as InputOf<PanelInputType>) : state;
 }

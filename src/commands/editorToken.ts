@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
 import { environmentToken, type ForgeToken, ForgeTokenError, type ForgeTokenSource } from '../core/forge/token';
-import type { Prompts } from '../ui/prompts';
+import type { Prompts } from '../ui/dialogs';
 
 /** GitHub's scopes for dispatching workflows and opening pull requests. */
 const SCOPES = ['repo', 'workflow'];

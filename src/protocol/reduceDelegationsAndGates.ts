@@ -46,7 +46,7 @@ function gateCounts(gates: GateView[]): { passed: number; failed: number; total:
   return { passed: gates.filter((g) => g.passed === true).length, failed: gates.filter((g) => g.passed === false).length, total: gates.length };
 }
 
-export const delegationHandlers: Handlers = {
+export const delegationHandlers = {
   'delegation.started': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const id = `${e.runId}:${e.delegationId}`;
@@ -124,4 +124,4 @@ export const delegationHandlers: Handlers = {
       return e.iteration === undefined ? withGates : updateIteration(withGates, e.iteration, (row) => ({ ...row, gates: gateCounts(gates) }));
     });
   },
-};
+} satisfies Handlers;

@@ -1,5 +1,6 @@
 import type { ApprovalPrompt, SafeguardPrompt } from '../core/ports';
 import { unattendedSafeguards } from '../core/ports';
+import { warningRule } from '../core/warningPolicy';
 import type { CliIo } from './io';
 
 /** Which kinds of approval the flags of `ralph run` grant without asking. */
@@ -53,7 +54,7 @@ export function cliSafeguards(onWarning: 'continue' | 'stop', io: CliIo): Safegu
         if (text.toLowerCase() === 'stop') return { action: 'stop' };
         return text ? { action: 'answer', text } : { action: 'continue' };
       }
-      if (warning.code === 'iteration-ratio') {
+      if (warningRule(warning.code)?.answers.includes('increaseMax')) {
         const by = Math.max(1, Math.ceil(warning.maxIterations / 2));
         return (await confirm(`${warning.message}. Raise the limit by ${by} to ${warning.maxIterations + by}? [y/N] `)) ? { action: 'increase', by } : { action: 'continue' };
       }

@@ -15,8 +15,8 @@ import { ReviewDesk } from '../core/review/reviewDesk';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import { SecretRedactor } from '../core/safety/secrets';
 import type { ReviewComments } from '../ui/reviewComments';
-import { changeTriples } from '../vscode/gitContentProvider';
-import { resolveTask, type TaskCommandServices } from './taskCommands';
+import { changeTriples } from '../adapters/gitContentProvider';
+import { resolveTask, say, type TaskCommandServices } from './taskCommands';
 
 export interface ReviewCommandServices extends TaskCommandServices {
   bus: EventBus;
@@ -27,35 +27,59 @@ export interface ReviewCommandServices extends TaskCommandServices {
   redactor?: SecretRedactor;
 }
 
+/** The review desk, on the configuration as it is now. */
+async function desk(s: ReviewCommandServices): Promise<ReviewDesk> {
+  const config = await loadConfig(s.paths);
+  const emitter = new EventEmitter(`review-${Date.now().toString(36)}`, s.bus);
+  const emit = (body: Parameters<EventEmitter['emit']>[0]) => void emitter.emit(body);
+  const redactor = s.redactor ?? new SecretRedactor();
+  return new ReviewDesk({ paths: s.paths, config, store: s.store, checkpoints: s.checkpoints, emit, gates: (merge) => mergeCheckGates({ paths: s.paths, config, commands: new NodeCommandRunner(), redactor, emit, gates: s.gateRunner }, merge) });
+}
+
+/** Show Changes: what would land (review), what landed (done), or what its worktree holds now — any task. */
+async function showChanges(s: ReviewCommandServices, arg?: unknown) {
+  const picked = await resolveTask(s, arg, 'edit', 'Show the changes of which task?');
+  if (!picked) return undefined;
+  const changes = await (await desk(s)).changes(picked.id);
+  if (changes.files.length === 0) {
+    void say(changes.note ?? `${picked.id} has no changes to show.`);
+    return changes;
+  }
+  if (changes.note) void say(changes.note);
+  await vscode.commands.executeCommand('vscode.changes', changes.title, changeTriples(s.paths.workspace, changes));
+  return changes;
+}
+
+/** Request Changes: the feedback (and the comments on the diff's lines) pinned in its agent's next context. */
+async function requestChanges(s: ReviewCommandServices, arg?: unknown, text?: unknown) {
+  const task = await resolveTask(s, arg, 'review', 'Request changes on which task?');
+  if (!task) return undefined;
+  const comments = s.comments.of(task.id);
+  const feedback =
+    typeof text === 'string'
+      ? text
+      : await s.prompts.input({
+          title: `Ralph: Request Changes on ${task.id}`,
+          prompt: `What should ${task.id} change? ${comments.length > 0 ? `(${comments.length} comment${comments.length === 1 ? '' : 's'} on the diff go with it)` : '(comment lines in Show Changes to point at them)'}`,
+          placeHolder: 'e.g. keep the old flag working; add a test for the empty input',
+          validateInput: (value) => (value.trim() || comments.length > 0 ? undefined : 'Say what to change (or press Escape)'),
+        });
+  if (feedback === undefined) return undefined;
+  const updated = await (await desk(s)).requestChanges(task.id, feedback, comments);
+  s.comments.clear(task.id);
+  void say(`${task.id} goes back to its agent with your feedback${comments.length ? ` and ${comments.length} line comment${comments.length === 1 ? '' : 's'}` : ''} pinned; ${s.runs.running ? 'the run in progress picks it up' : 'the next Start resumes it'}.`);
+  return updated;
+}
+
 export function createReviewCommands(s: ReviewCommandServices) {
-  const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
-  const desk = async () => {
-    const config = await loadConfig(s.paths);
-    const emitter = new EventEmitter(`review-${Date.now().toString(36)}`, s.bus);
-    const emit = (body: Parameters<EventEmitter['emit']>[0]) => void emitter.emit(body);
-    const redactor = s.redactor ?? new SecretRedactor();
-    return new ReviewDesk({ paths: s.paths, config, store: s.store, checkpoints: s.checkpoints, emit, gates: (merge) => mergeCheckGates({ paths: s.paths, config, commands: new NodeCommandRunner(), redactor, emit, gates: s.gateRunner }, merge) });
-  };
   return {
-    /** Show Changes: what would land (review), what landed (done), or what its worktree holds now — any task. */
-    showChanges: async (arg?: unknown) => {
-      const picked = await resolveTask(s, arg, 'edit', 'Show the changes of which task?');
-      if (!picked) return undefined;
-      const changes = await (await desk()).changes(picked.id);
-      if (changes.files.length === 0) {
-        void say(changes.note ?? `${picked.id} has no changes to show.`);
-        return changes;
-      }
-      if (changes.note) void say(changes.note);
-      await vscode.commands.executeCommand('vscode.changes', changes.title, changeTriples(s.paths.workspace, changes));
-      return changes;
-    },
+    showChanges: (arg?: unknown) => showChanges(s, arg),
 
     /** Approve: lands it (re-checked if the target moved); during a run, that run's queue lands it. */
     approveTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'review', 'Approve which task?');
       if (!task) return undefined;
-      const reviews = await desk();
+      const reviews = await desk(s);
       const outcome = s.runs.running
         ? await reviews.approve(task.id, { runInProgress: true })
         : await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: landing ${task.id}` }, () => reviews.approve(task.id));
@@ -66,26 +90,7 @@ export function createReviewCommands(s: ReviewCommandServices) {
       return outcome;
     },
 
-    /** Request Changes: the feedback (and the comments on the diff's lines) pinned in its agent's next context. */
-    requestChanges: async (arg?: unknown, text?: unknown) => {
-      const task = await resolveTask(s, arg, 'review', 'Request changes on which task?');
-      if (!task) return undefined;
-      const comments = s.comments.of(task.id);
-      const feedback =
-        typeof text === 'string'
-          ? text
-          : await s.prompts.input({
-              title: `Ralph: Request Changes on ${task.id}`,
-              prompt: `What should ${task.id} change? ${comments.length > 0 ? `(${comments.length} comment${comments.length === 1 ? '' : 's'} on the diff go with it)` : '(comment lines in Show Changes to point at them)'}`,
-              placeHolder: 'e.g. keep the old flag working; add a test for the empty input',
-              validateInput: (value) => (value.trim() || comments.length > 0 ? undefined : 'Say what to change (or press Escape)'),
-            });
-      if (feedback === undefined) return undefined;
-      const updated = await (await desk()).requestChanges(task.id, feedback, comments);
-      s.comments.clear(task.id);
-      void say(`${task.id} goes back to its agent with your feedback${comments.length ? ` and ${comments.length} line comment${comments.length === 1 ? '' : 's'}` : ''} pinned; ${s.runs.running ? 'the run in progress picks it up' : 'the next Start resumes it'}.`);
-      return updated;
-    },
+    requestChanges: (arg?: unknown, text?: unknown) => requestChanges(s, arg, text),
 
     /** Reject: its branch and worktree are dropped (like Rollback of an unmerged task); the task is cancelled. */
     rejectTask: async (arg?: unknown, confirmed?: unknown) => {
@@ -93,7 +98,7 @@ export function createReviewCommands(s: ReviewCommandServices) {
       if (!task) return undefined;
       const yes = confirmed === true || (await s.prompts.confirm(`Reject ${task.id} "${task.title}"?`, `Its checked result, its branch ralph/${task.id} and its worktree are dropped; nothing of it lands. The task is cancelled (Retry starts it over).`, 'Reject'));
       if (!yes) return undefined;
-      const updated = await (await desk()).reject(task.id);
+      const updated = await (await desk(s)).reject(task.id);
       s.comments.clear(task.id);
       s.worktreeChanged(task.id);
       void say(`${task.id} is rejected: its branch and worktree are gone.`);
@@ -102,7 +107,7 @@ export function createReviewCommands(s: ReviewCommandServices) {
 
     /** The review list: every task waiting for review; the chosen one's changes open. */
     showReviews: async () => {
-      const items = await (await desk()).list();
+      const items = await (await desk(s)).list();
       if (items.length === 0) {
         void say('nothing waits for review.');
         return undefined;

@@ -6,7 +6,7 @@
  */
 import type { RalphConfig } from '../core/config/schema';
 import { TASK_TYPES, type Task, type TaskType } from '../core/tasks/schema';
-import type { Prompts } from '../ui/prompts';
+import type { Prompts } from '../ui/dialogs';
 
 /** The fields the menu sets; `check: null` removes the task's check command. */
 export interface TaskSettings {

@@ -4,10 +4,10 @@
  * each event, the status bar and the tree render what comes out.
  */
 import type { RalphEvent } from '../core/events';
+import { undecided } from '../core/util/exhaustive';
+import { warningRule } from '../core/warningPolicy';
 import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 
-/** Warning codes that wait for a person's answer (Continue / Stop, Increase max, Review errors). */
-export const ATTENTION_CODES: ReadonlySet<string> = new Set(['no-commits', 'iteration-ratio', 'error-threshold', 'task-ended', 'spend-rate', 'security-critical']);
 
 const QUEUED: ReadonlySet<string> = new Set<QueuedState>(['queued', 'merging', 'checking', 'waiting']);
 
@@ -64,8 +64,40 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'run.resumed':
       return live.state === 'paused' ? { ...live, state: 'running', attention: undefined } : live;
     case 'warning':
-      return ATTENTION_CODES.has(event.code) ? { ...live, attention: event.message } : live;
-    default:
+      // a safeguard's warning asks for an answer (Continue / Stop, Increase max, Review errors) until answered
+      return warningRule(event.code) ? { ...live, attention: event.message } : live;
+    // the rest changes nothing the status bar or the tree shows
+    case 'run.finished':
+    case 'task.status':
+    case 'iteration.finished':
+    case 'model.delta':
+    case 'model.response':
+    case 'model.retry':
+    case 'model.fault':
+    case 'model.fallback':
+    case 'wind-down':
+    case 'tool.call':
+    case 'tool.result':
+    case 'delegation.started':
+    case 'delegation.result':
+    case 'compaction':
+    case 'git.commit':
+    case 'checkpoint':
+    case 'gate.started':
+    case 'gate.finished':
+    case 'proof':
+    case 'integrity.baseline':
+    case 'report.written':
+    case 'escalation':
+    case 'council.started':
+    case 'council.finished':
+    case 'budget':
+    case 'warning.answered':
+    case 'error':
+    case 'plan.started':
+    case 'plan.finished':
       return live;
+    default:
+      return undecided(event, live);
   }
 }

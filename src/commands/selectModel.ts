@@ -13,7 +13,7 @@ import { listEndpointModels } from '../core/llm/endpointModels';
 import { resolveApiKey } from '../core/llm/factory';
 import type { RalphPaths } from '../core/paths';
 import type { SecretSource } from '../core/ports';
-import { listEditorModels } from '../vscode/lmModelClient';
+import { listEditorModels } from '../adapters/lmModelClient';
 
 export interface SelectModelServices {
   paths: RalphPaths;

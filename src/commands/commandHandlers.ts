@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { CommandHandler, CommandId } from '../commands';
+import type { CommandHandler, CommandId } from './commandIds';
 import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
@@ -11,7 +11,7 @@ import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
 import { selectModel } from './selectModel';
-import type { SecretStorageSource } from '../vscode/secrets';
+import type { SecretStorageSource } from '../adapters/secrets';
 import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
 import { createPersonCommands, type PersonCommandServices } from './personCommands';
@@ -26,12 +26,26 @@ export interface CommandServices extends GateCommandServices, TaskCommandService
   forge: ForgeCommands;
 }
 
-/** One handler per command id: a missing handler is a compile error. */
+/** One handler per command id, gathered from the tables by feature: a missing handler is a compile error. */
 export function createCommandHandlers(s: CommandServices): Record<CommandId, CommandHandler> {
+  return { ...taskHandlers(s), ...runHandlers(s), ...workspaceHandlers(s), ...forgeAndIntakeHandlers(s) };
+}
+
+/** What acts on one task: its lifecycle, the person's answers and reviews. */
+function taskHandlers(s: CommandServices) {
   const task = createTaskCommands(s);
   const person = createPersonCommands(s);
   const review = createReviewCommands(s);
   return {
+    'ralph.addTask': async (input?: unknown) => addTask(s, input),
+    'ralph.retryTask': task.retryTask,
+    'ralph.editTask': task.editTask,
+    'ralph.increaseMaxIterations': task.increaseMaxIterations,
+    'ralph.unblockTask': task.unblockTask,
+    'ralph.cancelTask': task.cancelTask,
+    'ralph.deleteTask': task.deleteTask,
+    'ralph.rollbackTask': task.rollbackTask,
+    'ralph.cleanUpWorktree': task.cleanUpWorktree,
     'ralph.answerTask': person.answerTask,
     'ralph.conveneCouncil': person.conveneCouncil,
     'ralph.retryMerge': person.retryMerge,
@@ -43,15 +57,12 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
     'ralph.rejectTask': review.rejectTask,
     'ralph.showReviews': review.showReviews,
     'ralph.addReviewComment': (reply?: unknown) => s.comments.add(reply as vscode.CommentReply),
-    'ralph.initWorkspace': async () => {
-      const result = await initWorkspace(s.paths.workspace);
-      await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
-      await s.tree.refresh();
-      const what = [result.gitInitialized ? 'a git repository' : '', ...result.created].filter(Boolean);
-      void vscode.window.showInformationMessage(what.length ? `Ralph: created ${what.join(', ')}.` : 'Ralph: this workspace is already initialized.');
-      return result;
-    },
-    'ralph.addTask': async (input?: unknown) => addTask(s, input),
+  } satisfies Partial<Record<CommandId, CommandHandler>>;
+}
+
+/** Starting, pausing, resuming and stopping a run. */
+function runHandlers(s: CommandServices) {
+  return {
     'ralph.startAutopilot': async () => startRun(s, undefined),
     'ralph.runSelectedTask': async (arg?: unknown) => {
       const picked = await resolveTask(s, arg, 'run', 'Run which task?');
@@ -75,39 +86,18 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
       }
       await s.runs.stop();
     },
+  } satisfies Partial<Record<CommandId, CommandHandler>>;
+}
+
+/** The workspace, its configuration and key, the views, the log, the gates and reports. */
+function workspaceHandlers(s: CommandServices) {
+  return {
+    'ralph.initWorkspace': () => initWorkspaceCommand(s),
     'ralph.selectModel': async (preset?: unknown) => selectModel(s, preset),
-    'ralph.retryTask': task.retryTask,
-    'ralph.editTask': task.editTask,
-    'ralph.increaseMaxIterations': task.increaseMaxIterations,
-    'ralph.unblockTask': task.unblockTask,
-    'ralph.cancelTask': task.cancelTask,
-    'ralph.deleteTask': task.deleteTask,
-    'ralph.rollbackTask': task.rollbackTask,
-    'ralph.cleanUpWorktree': task.cleanUpWorktree,
-    'ralph.setUpGitHubActions': () => s.forge.setUp(),
-    'ralph.runOnGitHubActions': (arg?: unknown) => s.forge.run(arg),
-    'ralph.openRemote': (arg?: unknown) => s.forge.open(arg),
-    'ralph.planFromDocument': (arg?: unknown) => planFromDocumentCommand(s, arg),
-    'ralph.importGithubIssues': (arg?: unknown) => importGithubIssuesCommand(s, arg),
+    'ralph.setApiKey': (value?: unknown) => setApiKey(s, value),
+    'ralph.openConfig': () => openConfig(s),
     'ralph.openPanel': async (arg?: unknown) => {
       await s.panel.show(taskIdOf(arg));
-      return true;
-    },
-    'ralph.setApiKey': async (value?: unknown) => {
-      const key =
-        typeof value === 'string'
-          ? value
-          : await vscode.window.showInputBox({
-              title: 'Ralph: Set API Key',
-              prompt: 'The key of your OpenAI-compatible endpoint. It is kept in VS Code secret storage, never in files or logs.',
-              password: true,
-              ignoreFocusOut: true,
-              validateInput: (text) => (text.trim() ? undefined : 'Enter a key (or press Escape to cancel)'),
-            });
-      if (!key?.trim()) return false;
-      await s.secrets.store(key.trim());
-      s.logger.info('API key stored in secret storage');
-      void vscode.window.showInformationMessage('Ralph: API key saved in secret storage.');
       return true;
     },
     'ralph.showLog': () => s.logger.channel.show(true),
@@ -117,16 +107,55 @@ export function createCommandHandlers(s: CommandServices): Record<CommandId, Com
       const id = arg instanceof TaskNode ? undefined : taskIdOf(arg);
       return showReport(s, id ? new TaskNode(await s.store.get(id)) : arg);
     },
-    'ralph.openConfig': async () => {
-      const uri = vscode.Uri.file(s.paths.config);
-      try {
-        await vscode.workspace.fs.stat(uri);
-      } catch {
-        await initWorkspace(s.paths.workspace);
-      }
-      await vscode.window.showTextDocument(uri);
-    },
-  };
+  } satisfies Partial<Record<CommandId, CommandHandler>>;
+}
+
+/** GitHub Actions, and tasks planned from a document or imported from issues. */
+function forgeAndIntakeHandlers(s: CommandServices) {
+  return {
+    'ralph.setUpGitHubActions': () => s.forge.setUp(),
+    'ralph.runOnGitHubActions': (arg?: unknown) => s.forge.run(arg),
+    'ralph.openRemote': (arg?: unknown) => s.forge.open(arg),
+    'ralph.planFromDocument': (arg?: unknown) => planFromDocumentCommand(s, arg),
+    'ralph.importGithubIssues': (arg?: unknown) => importGithubIssuesCommand(s, arg),
+  } satisfies Partial<Record<CommandId, CommandHandler>>;
+}
+
+async function initWorkspaceCommand(s: CommandServices) {
+  const result = await initWorkspace(s.paths.workspace);
+  await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
+  await s.tree.refresh();
+  const what = [result.gitInitialized ? 'a git repository' : '', ...result.created].filter(Boolean);
+  void vscode.window.showInformationMessage(what.length ? `Ralph: created ${what.join(', ')}.` : 'Ralph: this workspace is already initialized.');
+  return result;
+}
+
+async function setApiKey(s: CommandServices, value: unknown): Promise<boolean> {
+  const key =
+    typeof value === 'string'
+      ? value
+      : await vscode.window.showInputBox({
+          title: 'Ralph: Set API Key',
+          prompt: 'The key of your OpenAI-compatible endpoint. It is kept in VS Code secret storage, never in files or logs.',
+          password: true,
+          ignoreFocusOut: true,
+          validateInput: (text) => (text.trim() ? undefined : 'Enter a key (or press Escape to cancel)'),
+        });
+  if (!key?.trim()) return false;
+  await s.secrets.store(key.trim());
+  s.logger.info('API key stored in secret storage');
+  void vscode.window.showInformationMessage('Ralph: API key saved in secret storage.');
+  return true;
+}
+
+async function openConfig(s: CommandServices): Promise<void> {
+  const uri = vscode.Uri.file(s.paths.config);
+  try {
+    await vscode.workspace.fs.stat(uri);
+  } catch {
+    await initWorkspace(s.paths.workspace);
+  }
+  await vscode.window.showTextDocument(uri);
 }
 
 async function addTask(s: CommandServices, input: unknown): Promise<Task | undefined> {

@@ -9,7 +9,7 @@ import type { RalphPaths } from '../core/paths';
 import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
 import { TaskNode } from '../ui/taskTree';
-import type { ChannelLogger } from '../vscode/logger';
+import type { ChannelLogger } from '../adapters/logger';
 
 export interface GateCommandServices {
   paths: RalphPaths;

@@ -76,7 +76,7 @@ function sameRemote(a: TaskSeed['remote'], b: TaskSeed['remote']): boolean {
   return a?.state === b?.state && a?.url === b?.url && a?.detail === b?.detail;
 }
 
-export const syncHandlers: Handlers = {
+export const syncHandlers = {
   'panel.sync': (state, e) => {
     let tasks = state.tasks;
     for (const seed of e.tasks) {
@@ -96,4 +96,4 @@ export const syncHandlers: Handlers = {
     const next: PanelState = { ...state, tasks, currentTaskId: state.currentTaskId ?? tasks[tasks.length - 1]?.id };
     return trimTasks(next);
   },
-};
+} satisfies Handlers;

@@ -1,9 +1,9 @@
 import type { TestCounts } from '../types';
-import { parseCargoTest } from './cargoTest';
-import { parseGoTest } from './goTest';
+import { parseCargoTest } from './cargo';
+import { parseGoTest } from './go';
 import { parseJest, parseVitest } from './jestVitest';
 import { parseMocha } from './mocha';
-import { parseNodeTest } from './nodeTest';
+import { parseNodeTest } from './nodeTestRunner';
 import { parsePlainCounts } from './plainCounts';
 import { parsePytest } from './pytest';
 

@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { ModelError, StopRequestedError } from '../../../src/core/errors';
 import type { ChatMessage, StreamDelta } from '../../../src/core/llm/types';
-import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmShapes } from '../../../src/vscode/lmMapping';
+import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmShapes } from '../../../src/adapters/lmMapping';
 
 class TextPart {
   constructor(public value: string) {}

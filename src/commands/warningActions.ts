@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { type WarningAction, warningActions } from '../shared/panelState';
+import { type WarningAction, warningActions } from '../protocol/panelState';
 import type { PanelModel } from '../ui/panel/panelModel';
-import type { ChannelLogger } from '../vscode/logger';
+import type { ChannelLogger } from '../adapters/logger';
 import type { WarningResponder } from '../ui/warningResponder';
 import type { RunController } from './runController';
 

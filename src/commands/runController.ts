@@ -8,27 +8,19 @@ import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKey
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import type { FallbackNotice } from '../core/llm/fallbackClient';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
-import { LmModelClient, listEditorModels } from '../vscode/lmModelClient';
+import { LmModelClient, listEditorModels } from '../adapters/lmModelClient';
 import { RalphPaths } from '../core/paths';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
 import type { TaskStore } from '../core/tasks/store';
+import { WARNING_POLICY } from '../core/warningPolicy';
 import { NodeCommandRunner } from '../core/safety/processRunner';
 import type { SecretRedactor } from '../core/safety/secrets';
-import { DisposableBase } from '../common/lifecycle';
-import type { LiveStatus } from '../common/liveStatus';
-import { ATTENTION_CODES, reduceLive } from '../common/liveReducer';
-import { modalApproval } from '../vscode/approvalPrompt';
-import type { ChannelLogger } from '../vscode/logger';
-import type { SecretStorageSource } from '../vscode/secrets';
-
-/** The value of the `ralph.state` context key: enablement of Start, Pause, Resume and Stop. */
-
-export { ATTENTION_CODES };
-
-/** Warnings the person must answer before the loop goes on: errors and the spend-rate alarm pause the autopilot; semi-auto's task-ended holds new starts only. */
-const WAITING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate', 'task-ended', 'security-critical']);
-/** Of those, the ones that pause the whole autopilot (Continue = Resume, Stop). */
-const PAUSING_CODES: ReadonlySet<string> = new Set(['error-threshold', 'spend-rate']);
+import { DisposableBase } from '../ui/disposableBase';
+import type { LiveStatus } from '../ui/liveStatus';
+import { reduceLive } from '../ui/liveReducer';
+import { modalApproval } from '../adapters/approvalPrompt';
+import type { ChannelLogger } from '../adapters/logger';
+import type { SecretStorageSource } from '../adapters/secrets';
 
 /** Why a run could not start, with the action that fixes it. */
 export class RunRefusedError extends Error {
@@ -74,7 +66,8 @@ export class RunController extends DisposableBase {
    */
   private readonly safeguards: SafeguardPrompt = {
     decide: async (warning) => {
-      if (!WAITING_CODES.has(warning.code)) return { action: 'continue' };
+      const rule = WARNING_POLICY[warning.code];
+      if (!rule.waits) return { action: 'continue' };
       return new Promise<SafeguardAnswer>((resolve) => {
         // semi-auto waits in waiting_user while the task's question is open: answered anywhere (the
         // panel's answer box, the tree, the CLI), the wait is over and the task resumes with the answer
@@ -90,7 +83,7 @@ export class RunController extends DisposableBase {
         };
         this.pendingReview = settle;
         // semi-auto's wait after a task ended lets the other agents work on: only new starts wait
-        void this.publish({ ...this.live, ...(PAUSING_CODES.has(warning.code) ? { state: 'paused' as const } : {}), attention: warning.message });
+        void this.publish({ ...this.live, ...(rule.pauses ? { state: 'paused' as const } : {}), attention: warning.message });
       });
     },
   };

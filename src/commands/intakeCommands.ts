@@ -19,9 +19,9 @@ import type { RalphPaths } from '../core/paths';
 import type { TaskStore } from '../core/tasks/store';
 import { ensureRalphDir } from '../core/workspace';
 import type { PlanReview, PlanReviews } from '../ui/planReview/planReview';
-import type { Prompts } from '../ui/prompts';
-import { githubToken } from '../vscode/githubToken';
-import type { ChannelLogger } from '../vscode/logger';
+import type { Prompts } from '../ui/dialogs';
+import { githubToken } from '../adapters/githubToken';
+import type { ChannelLogger } from '../adapters/logger';
 import { RunRefusedError, type RunController } from './runController';
 
 export interface IntakeCommandServices {

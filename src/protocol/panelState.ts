@@ -3,6 +3,7 @@
  * what the webview rebuilds from the snapshot plus incremental inputs. Plain JSON data only
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
+import { type WarningAnswer, warningRule } from '../core/warningPolicy';
 import type { DelegationStatus, IterationOutcome, MergeGateResult, MergeState, ReceiptView, TaskStatus } from './panelEvents';
 
 /** Bounds that keep the model (and so every snapshot) small however long a run goes. */
@@ -245,7 +246,7 @@ export interface TaskView {
   updatedAt: string;
 }
 
-export type WarningAction = 'continue' | 'stop' | 'increaseMax' | 'reviewErrors' | 'dismiss';
+export type WarningAction = WarningAnswer | 'dismiss';
 
 /** A warning's id: its run and sequence number (the notification and the panel agree on it). */
 export function warningIdOf(runId: string, seq: number): string {
@@ -320,20 +321,9 @@ export function emptyTask(id: string, title: string, status: TaskStatus, time: s
   };
 }
 
-/** Warning codes the UI offers actions for (the escalation safeguards emit them). */
-export const WARNING_ACTIONS: Readonly<Record<string, readonly WarningAction[]>> = {
-  'no-commits': ['continue', 'stop'],
-  'iteration-ratio': ['continue', 'increaseMax'],
-  'error-threshold': ['reviewErrors', 'continue', 'stop'],
-  // semi-auto mode: a task ended blocked / needs help / timed out; go on with the next task, or stop
-  'task-ended': ['continue', 'stop'],
-  'spend-rate': ['continue', 'stop'],
-  // a task halted on a critical security finding: start the next task, or none
-  'security-critical': ['continue', 'stop'],
-};
-
+/** The actions the UI offers on a warning: a safeguard's answers (the core's warning policy), else Dismiss. */
 export function warningActions(code: string): readonly WarningAction[] {
-  return WARNING_ACTIONS[code] ?? ['dismiss'];
+  return warningRule(code)?.answers ?? ['dismiss'];
 }
 
 export const WARNING_ACTION_LABEL: Readonly<Record<WarningAction, string>> = {

@@ -17,7 +17,7 @@ function boundQueue(queue: QueueEntryView[]): QueueEntryView[] {
   return next;
 }
 
-export const parallelHandlers: Handlers = {
+export const parallelHandlers = {
   merge: (state, e) => {
     const index = state.queue.findIndex((q) => q.taskId === e.taskId);
     const previous = index >= 0 ? state.queue[index] : undefined;
@@ -54,7 +54,7 @@ export const parallelHandlers: Handlers = {
     return upsertTask(state, e.taskId, e.time, (t) => patch(t, { worktree: e.path }));
   },
   'panel.worktree': (state, e) => updateTask(state, e.taskId, (t) => patch(t, { worktree: e.path })),
-};
+} satisfies Handlers;
 
 /** The branch of the merged check when the task's gates run in the queue's re-check. */
 export function mergeCheckTarget(state: PanelState, taskId: string): string | undefined {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { parseWebviewMessage } from '../../../src/shared/protocolSchema';
+import { parseWebviewMessage } from '../../../src/protocol/protocolSchema';
 
 describe('progress panel protocol (webview → host)', () => {
   const valid: unknown[] = [
