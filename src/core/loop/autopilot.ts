@@ -120,10 +120,12 @@ export class Autopilot {
       throw error;
     } finally {
       this.person.dispose();
+      const { d } = this;
       // never leave with an agent or a merge still at work (the run lock is released after this)
       await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
       await Promise.all(this.cleanups);
       await this.warm.dispose(); // worktrees made ahead for tasks that did not start in this run
+      await d.queue.idle(); // a stopped check's processes end before its merge worktree goes
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
     return this.results;

@@ -30,6 +30,7 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
       e.commit && !e.detail?.includes(e.commit.slice(0, 7)) ? h('span', { class: 'muted' }, ` · ${shortSha(e.commit)}`) : undefined,
       h('span', { class: 'muted queue-time' }, clock(e.time)),
     ),
+    e.chain ? h('div', { class: 'queue-detail muted queue-chain', 'data-testid': 'queue-chain' }, icon('list-ordered'), ` ${chainLine(e, ctx.state.mergeTarget ?? 'target')}`) : undefined,
     e.detail ? h('div', { class: 'queue-detail' }, e.detail) : undefined,
     e.proof ? h('div', { class: 'queue-detail muted', 'data-testid': 'queue-proof' }, icon('beaker'), ` ${e.proof}`) : undefined,
     e.gates && e.gates.length > 0
@@ -47,6 +48,16 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
     select();
   });
   return element;
+}
+
+/** Which prefix the entry's check is on and what it waits for: `main + T-1 + T-2 · green, lands after T-1`. */
+export function chainLine(e: QueueEntryView, target: string): string {
+  const c = e.chain!;
+  const prefix = [target, ...c.ahead, e.taskId].join(' + ');
+  const covered = c.coveredBy ? ` · checked with its batch (the check of ${c.coveredBy} covers it)` : '';
+  const waits = c.ahead.length > 0 ? `, lands after ${c.ahead.join(', ')}` : '';
+  const status = c.place === 1 ? (c.passed ? 'green, landing' : 'head of the chain: lands next once green') : c.passed ? `green${waits}` : `checking side by side${waits}`;
+  return `${c.aside ? 'held for review once green (the ones behind are built without it) · ' : ''}chain #${c.place}: ${prefix} · ${status}${covered}`;
 }
 
 /** The person's ways on at an entry: a held result (review), or a merge that waits on their files. */

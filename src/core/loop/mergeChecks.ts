@@ -1,0 +1,72 @@
+import type { GateRunner, GateRunRequest, GateRunResult } from '../gates/types';
+import { MergeWorkspace } from '../git/integrate';
+import type { WorktreeManager } from '../git/worktrees';
+
+/**
+ * The gate runner of concurrent merged checks: a gate marked `exclusive` (a fixed port, a
+ * shared database) runs in one check at a time, the others side by side. The wait is in line,
+ * first come first served, and a stopped check leaves the line at once.
+ */
+export class ExclusiveGates implements GateRunner {
+  private line: Promise<void> = Promise.resolve();
+
+  constructor(private readonly inner: GateRunner) {}
+
+  async run(request: GateRunRequest): Promise<GateRunResult> {
+    if (!request.gate.exclusive) return this.inner.run(request);
+    const before = this.line;
+    let release!: () => void;
+    this.line = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await waitOrAbort(before, request.signal);
+      if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped while waiting for an exclusive gate', durationMs: 0 };
+      return await this.inner.run(request);
+    } finally {
+      // the next in line goes once the one before it is done, even if this one left early
+      void before.then(release);
+    }
+  }
+}
+
+function waitOrAbort(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return p;
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void p.then(done);
+  });
+}
+
+/**
+ * The merge worktrees the concurrent checks run in (`_merge`, `_merge-2`, …), one check in
+ * each at a time; made on first use, so a queue that never checks two at once has one.
+ */
+export class MergeWorkspacePool {
+  private readonly all: MergeWorkspace[];
+  private readonly free: MergeWorkspace[];
+  private readonly waiters: ((ws: MergeWorkspace) => void)[] = [];
+
+  constructor(worktrees: WorktreeManager, size: number, onLockCleared?: (cleared: { file: string; ageMs: number }) => void) {
+    this.all = Array.from({ length: Math.max(1, size) }, (_, n) => new MergeWorkspace(worktrees, onLockCleared, worktrees.mergePathFor(n)));
+    this.free = [...this.all];
+  }
+
+  /** The first workspace: the one that builds merges and lands them (repository-wide steps, no checkout of its own needed). */
+  get main(): MergeWorkspace {
+    return this.all[0];
+  }
+
+  async use<T>(work: (ws: MergeWorkspace) => Promise<T>): Promise<T> {
+    const ws = this.free.shift() ?? (await new Promise<MergeWorkspace>((resolve) => this.waiters.push(resolve)));
+    try {
+      return await work(ws);
+    } finally {
+      const next = this.waiters.shift();
+      if (next) next(ws);
+      else this.free.push(ws);
+    }
+  }
+}
