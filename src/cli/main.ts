@@ -265,12 +265,24 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
   for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
-  for (const line of mergeChain ? chainLines(mergeChain, running !== null) : []) io.out(line);
+  for (const line of mergeChain ? chainLines(mergeChain, runAlive(running)) : []) io.out(line);
   for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
   for (const line of personLines(tasks)) io.out(line);
   for (const line of verdictLines(verdicts)) io.out(line);
   if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return EXIT.ok;
+}
+
+/** The run lock names a process that is still there (a killed run leaves its lock behind). */
+function runAlive(lock: unknown): boolean {
+  const pid = (lock as { pid?: unknown } | null)?.pid;
+  if (typeof pid !== 'number') return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function existingDir(dir: string): Promise<string> {
