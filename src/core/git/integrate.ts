@@ -21,6 +21,14 @@ export type MergeStrategy = 'squash' | 'merge';
 
 export type { ConflictHunk };
 
+/** A task's branch to merge: its id, its commit's title and notes; `fresh` when it completed in this run (it cannot have landed before). */
+export interface MergeTask {
+  id: string;
+  title: string;
+  notes?: readonly string[];
+  fresh?: boolean;
+}
+
 export type PrepareResult =
   /** A commit `result` on top of `base`, in the merge worktree only: the target has not moved. */
   | { kind: 'ready'; base: string; result: string }
@@ -51,6 +59,8 @@ export class MergeWorkspace {
   private ensured = false;
   /** What this process left the merge worktree at: a commit, and whether anything ran there since. */
   private left: { commit: string; clean: boolean } | undefined;
+  /** The trees of the merge commits built here (commit → tree), so the next prefix need not ask git. */
+  private readonly trees = new Map<string, string>();
   /** The committer identity of the merge commits, looked up once a run. */
   private identity: Promise<NodeJS.ProcessEnv> | undefined;
 
@@ -76,22 +86,23 @@ export class MergeWorkspace {
    * only where git can (`merge-tree --write-tree`), else in the merge worktree — never touching
    * the target.
    */
-  prepare(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy, onto?: string): Promise<PrepareResult> {
+  prepare(task: MergeTask, target: string, strategy: MergeStrategy, onto?: string): Promise<PrepareResult> {
     return this.underLockRule('the merge worktree', () => this.prepareOnce(task, target, strategy, onto));
   }
 
-  private async prepareOnce(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy, onto: string | undefined): Promise<PrepareResult> {
+  private async prepareOnce(task: MergeTask, target: string, strategy: MergeStrategy, onto: string | undefined): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
     const [branchTip, tip] = await Promise.all([this.refs.branchTip(branch), this.refs.branchTip(target)]);
     if (!branchTip) throw new RalphError(`task ${task.id} has no branch ${branch} to merge`, 'no-task-branch');
     if (!tip) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
     const base = onto ?? tip;
-    const already = await this.findLanded(target, task.id, branchTip);
+    // only work that may have landed before (a crash, an earlier run) is looked for on the target
+    const already = task.fresh ? undefined : await this.findLanded(target, task.id, branchTip);
     if (already) return { kind: 'already-merged', commit: already };
     const notes = task.notes?.length ? `${task.notes.join('\n')}\n\n` : '';
     const message = `ralph(${task.id}): ${task.title}\n\n${notes}${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
     if (await mergeTreeSupported(this.worktrees.root)) {
-      return mergeByTree({ root: this.worktrees.root, base, branchTip, branch, strategy, message, env: await this.identityEnv() });
+      return mergeByTree({ root: this.worktrees.root, base, branchTip, branch, strategy, message, env: await this.identityEnv(), trees: this.trees });
     }
     return this.prepareInWorktree(branch, base, strategy, message);
   }

@@ -30,6 +30,15 @@ export function mergeTreeSupported(root: string): Promise<boolean> {
   return known;
 }
 
+/**
+ * Builds merges in a worktree even where `merge-tree` is there (`false`), or as git allows
+ * (`undefined`): the fallback of older git, tested and measured on this one.
+ */
+export function useMergeTree(root: string, allowed: boolean | undefined): void {
+  if (allowed === false) supported.set(root, Promise.resolve(false));
+  else supported.delete(root);
+}
+
 export interface TreeMergeInput {
   root: string;
   /** The commit the task's changes go on: the target's tip, or the prefix of the tasks ahead of it. */
@@ -40,6 +49,8 @@ export interface TreeMergeInput {
   strategy: 'squash' | 'merge';
   message: string;
   env: NodeJS.ProcessEnv;
+  /** The trees of commits this queue made (commit → tree): the next prefix's base is most often one of them. */
+  trees?: Map<string, string>;
 }
 
 /**
@@ -50,7 +61,6 @@ export interface TreeMergeInput {
  */
 export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResult> {
   const { root, base, branchTip, branch } = input;
-  if ((await runGit(root, ['merge-base', '--is-ancestor', branchTip, base])).code === 0) return { kind: 'empty', base };
   // the branch by name (its tip is `branchTip`: its agent is done) so that conflict markers say whose side is whose
   const merged = await runGit(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', base, branch]);
   if (merged.code !== 0 && merged.code !== 1) throw new RalphError(`git merge-tree failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
@@ -59,7 +69,9 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
     const files = [...new Set(rest.map((l) => l.trim()).filter(Boolean))];
     return { kind: 'conflict', base, files, hunks: await treeConflictHunks(root, tree.trim(), files) };
   }
-  if (tree.trim() === (await git(root, ['rev-parse', `${base}^{tree}`])).trim()) return { kind: 'empty', base };
+  // a branch the base already contains merges to the base's own tree: nothing to land
+  const baseTree = input.trees?.get(base) ?? (await git(root, ['rev-parse', `${base}^{tree}`])).trim();
+  if (tree.trim() === baseTree) return { kind: 'empty', base };
   const markers = await leftoverMarkersBetween(root, base, tree.trim());
   if (markers.length > 0) {
     // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
@@ -67,6 +79,7 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
   }
   const parents = input.strategy === 'squash' ? ['-p', base] : ['-p', base, '-p', branchTip];
   const result = (await git(root, ['commit-tree', tree.trim(), ...parents, '-F', '-'], { input: input.message, env: input.env })).trim();
+  input.trees?.set(result, tree.trim());
   return { kind: 'ready', base, result };
 }
 

@@ -283,7 +283,7 @@ export class Autopilot {
       const task = await d.store.get(taskId);
       try {
         const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
-        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined });
+        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined, fresh: true });
       } catch (error) {
         // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
         const reason = `could not queue for merge: ${errorMessage(error)}`;

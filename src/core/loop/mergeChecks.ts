@@ -1,4 +1,6 @@
-import type { GateRunner, GateRunRequest, GateRunResult } from '../gates/types';
+import type { GateConfig } from '../config/schema';
+import type { GateOutcome, GateRunner, GateRunRequest, GateRunResult } from '../gates/types';
+import type { MergeEntry } from './mergeChain';
 import { MergeWorkspace } from '../git/integrate';
 import type { WorktreeManager } from '../git/worktrees';
 
@@ -69,4 +71,37 @@ export class MergeWorkspacePool {
       else this.free.push(ws);
     }
   }
+}
+
+export type Gates = MergeEntry['gates'];
+/** What building and checking one prefix came to (decided only once its task is the chain's head). */
+export type JobResult =
+  | { kind: 'already'; commit: string }
+  | { kind: 'empty' }
+  | { kind: 'conflict'; files: string[]; hunks: NonNullable<MergeEntry['hunks']> }
+  | { kind: 'covered'; base: string; result: string }
+  | { kind: 'checked'; base: string; result: string; gates: Gates; passed: boolean; feedback: string[]; detail: string }
+  | { kind: 'error'; error: unknown };
+
+export interface Job {
+  pos: number;
+  abort: AbortController;
+  done: Promise<JobResult>;
+  /** The prefix's merged commit (what the next prefix is built on). */
+  result?: string;
+}
+
+export function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {
+  return { name: o.name, passed: o.passed, summary: o.summary };
+}
+
+export function dedupe(gates: GateConfig[]): GateConfig[] {
+  const seen = new Set<string>();
+  return gates.filter((g) => !seen.has(g.name) && seen.add(g.name));
+}
+
+export function wakeUp(): { promise: Promise<'wake'>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<'wake'>((r) => (resolve = () => r('wake')));
+  return { promise, resolve };
 }

@@ -3,11 +3,12 @@ import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { GateOutcome, GateRunner } from '../gates/types';
-import type { MergeStrategy, PrepareResult } from '../git/integrate';
+import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integrate';
+import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
 import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToBuild, nextToMerge, reduceMergeQueue } from './mergeChain';
-import { ExclusiveGates, MergeWorkspacePool } from './mergeChecks';
+import { dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
 
 export * from './mergeChain';
@@ -45,24 +46,6 @@ export interface CheckedResult {
   gates: MergeEntry['gates'];
 }
 
-type Gates = MergeEntry['gates'];
-/** What building and checking one prefix came to (decided only once its task is the chain's head). */
-type JobResult =
-  | { kind: 'already'; commit: string }
-  | { kind: 'empty' }
-  | { kind: 'conflict'; files: string[]; hunks: NonNullable<MergeEntry['hunks']> }
-  | { kind: 'covered'; base: string; result: string }
-  | { kind: 'checked'; base: string; result: string; gates: Gates; passed: boolean; feedback: string[]; detail: string }
-  | { kind: 'error'; error: unknown };
-
-interface Job {
-  pos: number;
-  abort: AbortController;
-  done: Promise<JobResult>;
-  /** The prefix's merged commit (what the next prefix is built on). */
-  result?: string;
-}
-
 /** Times the chain is rebuilt in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
 
@@ -82,6 +65,7 @@ export class MergeQueue {
   /** Checked results that land without a new check while the target stays at their base (waiting merges, approved reviews). */
   private readonly checked = new Map<string, CheckedResult>();
   private readonly tips = new TipVerdicts();
+  private readonly fresh = new Set<string>();
   /** Checks under way, the stale (stopped) ones until their processes ended. */
   private readonly running = new Set<Promise<JobResult>>();
   private wake: { promise: Promise<'wake'>; resolve: () => void } = wakeUp();
@@ -105,9 +89,12 @@ export class MergeQueue {
     return this.state;
   }
 
-  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string } = {}): MergeEntry {
+  /** `fresh`: its agent completed in this run, so it cannot be on the target already (no look for it there). */
+  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string; fresh?: boolean } = {}): MergeEntry {
     this.apply({ type: 'enqueue', taskId, title, proof: options.proof });
     if (options.checked) this.checked.set(taskId, options.checked);
+    if (options.fresh) this.fresh.add(taskId);
+    else this.fresh.delete(taskId);
     this.wake.resolve(); // a chain being waited on takes it in at once
     return entryOf(this.state, taskId)!;
   }
@@ -145,7 +132,16 @@ export class MergeQueue {
    * that kept moving). Checks behind the head go on between calls.
    */
   async processNext(signal?: AbortSignal): Promise<MergeOutcome | undefined> {
-    const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', () => resolve('wake'), { once: true })) : undefined;
+    let onAbort: (() => void) | undefined;
+    const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true })) : undefined;
+    try {
+      return await this.chainStep(signal, aborted);
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async chainStep(signal: AbortSignal | undefined, aborted: Promise<'wake'> | undefined): Promise<MergeOutcome | undefined> {
     for (let moves = 0; ; ) {
       if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
       this.wake = wakeUp();
@@ -209,7 +205,10 @@ export class MergeQueue {
         return;
       }
       const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
-      prepared = await this.pool.main.prepare({ id: entry.taskId, title: entry.title, notes }, deps.target, deps.strategy, base);
+      const task = { id: entry.taskId, title: entry.title, notes, fresh: this.fresh.has(entry.taskId) };
+      const prepare = (ws: MergeWorkspace) => ws.prepare(task, deps.target, deps.strategy, base);
+      // as objects no worktree is touched; git without merge-tree merges in a worktree no check is using
+      prepared = (await mergeTreeSupported(deps.worktrees.root)) ? await prepare(this.pool.main) : await this.pool.use(prepare);
     } catch (error) {
       job.done = Promise.resolve({ kind: 'error', error });
       return;
@@ -379,19 +378,4 @@ export class MergeQueue {
       ...(place >= 0 ? { chain: { place: place + 1, ahead: e.ahead ?? [], ...(e.passed ? { passed: true } : {}), ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}), ...(e.aside ? { aside: true } : {}) } } : {}),
     });
   }
-}
-
-function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {
-  return { name: o.name, passed: o.passed, summary: o.summary };
-}
-
-function dedupe(gates: GateConfig[]): GateConfig[] {
-  const seen = new Set<string>();
-  return gates.filter((g) => !seen.has(g.name) && seen.add(g.name));
-}
-
-function wakeUp(): { promise: Promise<'wake'>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<'wake'>((r) => (resolve = () => r('wake')));
-  return { promise, resolve };
 }

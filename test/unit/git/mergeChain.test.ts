@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { GateConfig } from '../../../src/core/config/schema';
 import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
+import { useMergeTree } from '../../../src/core/git/mergeTree';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
@@ -103,6 +104,20 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     const chains = events.filter((e) => e.type === 'merge' && e.taskId === 'T-3' && e.chain).map((e) => (e.type === 'merge' ? e.chain?.ahead : undefined));
     assert.deepEqual(chains[0], ['T-1', 'T-2'], 'T-3 was checked on main + T-1 + T-2');
     await assertGreenHistory();
+  });
+
+  it('git without merge-tree: the same chain, each merge made in a merge worktree no check is using', async () => {
+    useMergeTree(ws.dir, false);
+    try {
+      for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+      const q = queue({ gateConfigs: [gate('WAIT_FOR=2')], concurrency: 2 });
+      for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
+      assert.deepEqual((await drain(q)).map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-2', 'merged'], ['T-3', 'merged']]);
+      assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
+      await assertGreenHistory();
+    } finally {
+      useMergeTree(ws.dir, undefined);
+    }
   });
 
   it('one task breaks the suite only together with another: never landed red, the others land, the one taken out is told why', async () => {
