@@ -89,6 +89,8 @@ export interface Job {
   done: Promise<JobResult>;
   /** The prefix's merged commit (what the next prefix is built on). */
   result?: string;
+  /** Its check is done (its result is known). */
+  settled?: boolean;
 }
 
 export function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {

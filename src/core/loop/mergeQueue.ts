@@ -145,7 +145,9 @@ export class MergeQueue {
     for (let moves = 0; ; ) {
       if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
       this.wake = wakeUp();
-      await this.fill(signal);
+      // a head whose check is done lands first: building the tasks behind it can wait that long
+      const ready = chainHead(this.state);
+      if (!ready || !this.jobs.get(ready.taskId)?.settled) await this.fill(signal);
       const head = chainHead(this.state);
       const job = head && this.jobs.get(head.taskId);
       if (!head || !job) return undefined;
@@ -223,7 +225,10 @@ export class MergeQueue {
     const { result } = prepared;
     job.done = coveredBy ? Promise.resolve({ kind: 'covered', base: prepared.base, result }) : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
     this.running.add(job.done);
-    void job.done.finally(() => this.running.delete(job.done));
+    void job.done.finally(() => {
+      job.settled = true;
+      this.running.delete(job.done);
+    });
   }
 
   /** Resolves once no check runs any more (a stopped one included): then the merge worktrees may go. */

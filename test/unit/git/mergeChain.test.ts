@@ -8,6 +8,7 @@ import { useMergeTree } from '../../../src/core/git/mergeTree';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /**
@@ -70,20 +71,7 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     return out;
   }
 
-  /** Every commit main got since `initial` passes the check, and each is a task's own commit. */
-  async function assertGreenHistory(): Promise<void> {
-    const scratch = path.join(await ws.outsideDir(), 'scratch');
-    ws.git('worktree', 'add', '--detach', scratch, 'main');
-    try {
-      for (const sha of ws.git('rev-list', 'main').split('\n')) {
-        ws.git('-C', scratch, 'checkout', '-q', '--detach', sha);
-        const result = await new NodeCommandRunner().run({ command: 'node check.js', cwd: scratch, timeoutMs: 20000, maxOutputChars: 2000 });
-        assert.equal(result.exitCode, 0, `main is red at ${sha}: ${result.output}`);
-      }
-    } finally {
-      ws.git('worktree', 'remove', '--force', scratch);
-    }
-  }
+  const assertGreenHistory = () => assertGreenAtEveryCommit(ws);
 
   const checked = () => events.filter((e) => e.type === 'gate.finished');
   const landedTrees = () => events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));

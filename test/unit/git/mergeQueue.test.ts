@@ -7,6 +7,7 @@ import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { MergeQueue } from '../../../src/core/loop/mergeQueue';
 import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** Green while the numbers in the *.num files add up to at most 10: each task alone can be green, two together red. */
@@ -51,19 +52,7 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
   }
 
   /** Runs the gate on every commit of main (in a scratch worktree): the invariant "green at every commit". */
-  async function assertGreenHistory(): Promise<void> {
-    const scratch = path.join(await ws.outsideDir(), 'scratch');
-    ws.git('worktree', 'add', '--detach', scratch, 'main');
-    try {
-      for (const sha of ws.git('rev-list', 'main').split('\n')) {
-        ws.git('-C', scratch, 'checkout', '-q', '--detach', sha);
-        const result = await new NodeCommandRunner().run({ command: 'node check.js', cwd: scratch, timeoutMs: 20000, maxOutputChars: 2000 });
-        assert.equal(result.exitCode, 0, `main is red at ${sha}: ${result.output}`);
-      }
-    } finally {
-      ws.git('worktree', 'remove', '--force', scratch);
-    }
-  }
+  const assertGreenHistory = () => assertGreenAtEveryCommit(ws);
 
   it('merges two tasks on different files in order; one commit each, the target green at every commit, the user tree follows', async () => {
     await taskWork('T-001', { 'a.num': '3' }, 2);
