@@ -1,3 +1,4 @@
+import { chainLine } from '../../shared/mergeChainText';
 import type { QueueEntryView } from '../../shared/panelState';
 import { button, h, icon } from '../dom';
 import { clock, shortSha } from '../format';
@@ -48,16 +49,6 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
     select();
   });
   return element;
-}
-
-/** Which prefix the entry's check is on and what it waits for: `main + T-1 + T-2 · green, lands after T-1`. */
-export function chainLine(e: QueueEntryView, target: string): string {
-  const c = e.chain!;
-  const prefix = [target, ...c.ahead, e.taskId].join(' + ');
-  const covered = c.coveredBy ? ` · checked with its batch (the check of ${c.coveredBy} covers it)` : '';
-  const waits = c.ahead.length > 0 ? `, lands after ${c.ahead.join(', ')}` : '';
-  const status = c.place === 1 ? (c.passed ? 'green, landing' : 'head of the chain: lands next once green') : c.passed ? `green${waits}` : `checking side by side${waits}`;
-  return `${c.aside ? 'held for review once green (the ones behind are built without it) · ' : ''}chain #${c.place}: ${prefix} · ${status}${covered}`;
 }
 
 /** The person's ways on at an entry: a held result (review), or a merge that waits on their files. */
