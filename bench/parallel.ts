@@ -1,8 +1,9 @@
 /**
  * The parallel figure of DESIGN §6: 8 independent tasks against the scripted server with a
- * fixed model latency per call, run with `loop.maxParallel` 1 and then 4 (agents in worktrees,
- * work through the merge queue) → the speed-up; and the queue's own cost per merge (from
- * `merging` to `merged`, the merged check's gate time excluded).
+ * fixed model latency per call (400 ms and 1 s), run with `loop.maxParallel` 1 and then 4
+ * (agents in worktrees, work through the merge queue) → the speed-up; and the queue's own cost
+ * per merge (from `merging` to `merged`, the merged check's gate time excluded), before and
+ * after merge-tree.
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -10,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseConfig } from '../src/core/config/load';
 import { EventBus } from '../src/core/events';
+import { useMergeTree } from '../src/core/git/mergeTree';
 import { createModelClient } from '../src/core/llm/factory';
 import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
@@ -19,12 +21,10 @@ import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer'
 
 export interface ParallelBenchResult {
   tasks: number;
-  latencyMs: number;
-  sequentialMs: number;
-  parallelMs: number;
   agents: number;
-  speedup: number;
-  queueMsPerMerge: { median: number; max: number };
+  figures: ParallelFigures[];
+  /** merging → merged, the merged check's gate time excluded: merge-tree and the chain (after) against worktree merges one at a time (before). */
+  queueMsPerMerge: { after: { median: number; max: number }; before: { median: number; max: number } };
 }
 
 const TASKS = 8;
@@ -40,49 +40,103 @@ function agent(latencyMs: number): Step {
   };
 }
 
-async function once(maxParallel: number, latencyMs: number): Promise<{ ms: number; queueMs: number[] }> {
+export interface RunOptions {
+  tasks?: number;
+  maxParallel: number;
+  latencyMs: number;
+  /** Gates of the run (none: the bare queue). */
+  gates?: unknown[];
+  merge?: Record<string, unknown>;
+  /** Files committed before the run (a test suite the gates run). */
+  files?: Record<string, string>;
+  /** Merges built in the merge worktree (the queue before merge-tree) instead of as objects. */
+  worktreeMerges?: boolean;
+}
+
+export async function once(maxParallel: number, latencyMs: number, options: Partial<RunOptions> = {}): Promise<{ ms: number; queueMs: number[]; tailMs: number }> {
+  const tasks = options.tasks ?? TASKS;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-par-'));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('config', 'user.name', 'bench');
   git('config', 'user.email', 'bench@localhost');
   await fs.writeFile(path.join(dir, 'README.md'), '# bench\n');
+  for (const [rel, content] of Object.entries(options.files ?? {})) await fs.writeFile(path.join(dir, rel), content);
   git('add', '-A');
   git('commit', '-qm', 'init');
   const server = await startScriptedServer({ loop: true, steps: [agent(latencyMs)], defaultUsage: { prompt_tokens: 900, completion_tokens: 20 } });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxParallel, maxIterations: 3 } });
+  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxParallel, maxIterations: 3 }, ...(options.gates ? { gates: options.gates } : {}), ...(options.merge ? { merge: options.merge } : {}) });
+  useMergeTree(dir, options.worktreeMerges ? false : undefined);
   const store = new TaskStore(new RalphPaths(dir));
-  for (let i = 0; i < TASKS; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt`, promise: `f${i}.txt exists` });
+  for (let i = 0; i < tasks; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt`, promise: `f${i}.txt exists` });
   const bus = new EventBus();
   const mergingAt = new Map<string, number>();
-  const gateMs = new Map<string, number>();
+  const builtIn = new Map<string, number>();
+  const greenAt = new Map<string, number>();
+  let lastMerged = 0;
   const queueMs: number[] = [];
+  const t0 = performance.now();
+  let lastQueued = t0;
   bus.subscribe((event) => {
-    if (event.type === 'merge' && event.state === 'merging') mergingAt.set(event.taskId, performance.now());
-    if (event.type === 'gate.finished' && event.iteration === undefined && event.taskId) gateMs.set(event.taskId, (gateMs.get(event.taskId) ?? 0) + event.durationMs);
-    if (event.type === 'merge' && event.state === 'merged') queueMs.push(performance.now() - (mergingAt.get(event.taskId) ?? 0) - (gateMs.get(event.taskId) ?? 0));
+    // RALPH_BENCH_TIMELINE=1: when each task's steps happened (to stderr), to see where a run's time goes
+    if (process.env.RALPH_BENCH_TIMELINE && (event.type === 'merge' || event.type.startsWith('task.') || event.type.startsWith('gate.') || event.type.startsWith('iteration.') || event.type.startsWith('model.') || event.type === 'worktree')) {
+      process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(2)} ${event.type} ${'taskId' in event ? event.taskId : ''} ${'state' in event ? event.state : ''} ${'iteration' in event ? event.iteration : ''}\n`);
+    }
+    const now = performance.now();
+    if (event.type !== 'merge') return;
+    if (event.state === 'queued') lastQueued = now;
+    if (event.state === 'merging') mergingAt.set(event.taskId, now);
+    if (event.state === 'checking' && !event.chain?.passed && !builtIn.has(event.taskId)) builtIn.set(event.taskId, now - (mergingAt.get(event.taskId) ?? now));
+    if (event.state === 'checking' && event.chain?.passed) greenAt.set(event.taskId, now);
+    if (event.state === 'merged') {
+      // the queue's own work for this task: building its merge, and landing it once it could land
+      // (its prefix green and the task ahead landed) — the merged check and the wait in line excluded
+      const couldLand = Math.max(greenAt.get(event.taskId) ?? 0, lastMerged);
+      queueMs.push((builtIn.get(event.taskId) ?? 0) + (now - couldLand));
+      lastMerged = now;
+      builtIn.delete(event.taskId);
+    }
+    if (event.state === 'queued' || event.state === 'merging') builtIn.delete(event.taskId);
   });
   const started = performance.now();
   const summary = await new RalphRunner({ workspace: dir, config, bus, model: createModelClient(config.llm, 'bench-key'), commands: new NodeCommandRunner(), store }).run();
-  const ms = performance.now() - started;
+  const ended = performance.now();
+  const ms = ended - started;
   await server.close();
   await fs.rm(dir, { recursive: true, force: true });
   const done = summary.results.filter((r) => r.status === 'done').length;
-  if (done !== TASKS) throw new Error(`parallel bench: only ${done} of ${TASKS} tasks done with maxParallel ${maxParallel}`);
-  return { ms, queueMs };
+  useMergeTree(dir, undefined);
+  if (done !== tasks) throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel}`);
+  // the run's tail: from the last task's work entering the queue to the run's end (the queue alone)
+  return { ms, queueMs, tailMs: ended - lastQueued };
 }
 
-export async function benchParallel(latencyMs = Number(process.env.RALPH_BENCH_LATENCY_MS ?? 1000)): Promise<ParallelBenchResult> {
-  const sequential = await once(1, latencyMs);
-  const parallel = await once(4, latencyMs);
-  const sorted = [...parallel.queueMs].sort((a, b) => a - b);
-  return {
-    tasks: TASKS,
-    latencyMs,
-    sequentialMs: sequential.ms,
-    parallelMs: parallel.ms,
-    agents: 4,
-    speedup: sequential.ms / parallel.ms,
-    queueMsPerMerge: { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted.at(-1) ?? 0 },
-  };
+export interface ParallelFigures {
+  latencyMs: number;
+  sequentialMs: number;
+  parallelMs: number;
+  speedup: number;
+}
+
+/**
+ * The speed-up at each model latency (4 agents against 1, side by side), and the queue's own
+ * cost per merge with 4 agents at the first latency: merges built as objects (`merge-tree`,
+ * now) against merges built in the merge worktree (the queue before it), side by side.
+ */
+export async function benchParallel(latencies = (process.env.RALPH_BENCH_LATENCY_MS ?? '400,1000').split(',').map(Number)): Promise<ParallelBenchResult> {
+  const figures: ParallelFigures[] = [];
+  let after: number[] = [];
+  for (const latencyMs of latencies) {
+    const sequential = await once(1, latencyMs);
+    const parallel = await once(4, latencyMs);
+    if (after.length === 0) after = parallel.queueMs;
+    figures.push({ latencyMs, sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms });
+  }
+  const before = (await once(4, latencies[0], { worktreeMerges: true, merge: { concurrency: 1 } })).queueMs;
+  return { tasks: TASKS, agents: 4, figures, queueMsPerMerge: { after: spread(after), before: spread(before) } };
+}
+
+function spread(values: number[]): { median: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted.at(-1) ?? 0 };
 }

@@ -8,6 +8,7 @@ import { initWorkspace } from '../core/init';
 import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
 import { CheckpointStore } from '../core/loop/checkpoint';
 import { taskVerdicts, verdictLines } from './statusVerdicts';
+import { chainLines, readChainSnapshot } from '../core/loop/mergeChainFile';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
 import { NodeCommandRunner } from '../core/safety/processRunner';
@@ -254,20 +255,34 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   }
   const spent = sumLines(Object.values(receipts).map((r) => r.total));
   const verdicts = await taskVerdicts(tasks, checkpoints);
+  const mergeChain = await readChainSnapshot(paths);
   if (json) {
     const questions = tasks.filter((t) => t.status === 'needs_help' || t.status === 'blocked').map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
     const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
-    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent, questions, reviews, verdicts }, null, 2));
+    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent, questions, reviews, verdicts, ...(mergeChain ? { mergeChain } : {}) }, null, 2));
     return EXIT.ok;
   }
   io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
   for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+  for (const line of mergeChain ? chainLines(mergeChain, runAlive(running)) : []) io.out(line);
   for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
   for (const line of personLines(tasks)) io.out(line);
   for (const line of verdictLines(verdicts)) io.out(line);
   if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return EXIT.ok;
+}
+
+/** The run lock names a process that is still there (a killed run leaves its lock behind). */
+function runAlive(lock: unknown): boolean {
+  const pid = (lock as { pid?: unknown } | null)?.pid;
+  if (typeof pid !== 'number') return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function existingDir(dir: string): Promise<string> {

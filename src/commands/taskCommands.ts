@@ -234,13 +234,9 @@ async function askEdits(prompts: Prompts, task: Task): Promise<EditFields | unde
   ] as const;
   const changes: EditFields = {};
   for (const [index, [key, prompt, what]] of fields.entries()) {
-    const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/4)`, prompt, value: task[key], validateInput: required(what) });
+    const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/3)`, prompt, value: task[key], validateInput: required(what) });
     if (value === undefined) return undefined;
     if (value.trim() !== task[key]) changes[key] = value.trim();
   }
-  // the executable promise: empty removes it
-  const check = await prompts.input({ title: `Ralph: Edit ${task.id} (4/4)`, prompt: 'Optional: a check command, run as a required gate of this task only; empty for none', value: task.check ?? '' });
-  if (check === undefined) return undefined;
-  if (check.trim() !== (task.check ?? '')) changes.check = check.trim();
   return changes;
 }

@@ -146,6 +146,12 @@ export type RalphEventBody =
       gates?: { name: string; passed: boolean; summary: string }[];
       /** The task's fail-to-pass proof, one line, when it needed one. */
       proof?: string;
+      /**
+       * In the merge chain (merging, checking): its place (1 = the head, next to land), the tasks
+       * ahead of it its prefix is built on, whether its prefix passed, the task whose check covers
+       * it (`merge.batchSize`), and whether it is held aside for review (the ones behind skip it).
+       */
+      chain?: { place: number; ahead: string[]; passed?: boolean; coveredBy?: string; aside?: boolean };
     }
   /** A planning run (`ralph plan`, Plan Tasks from Document) began: the model reads `document` (one `section` of it, when given). */
   | { type: 'plan.started'; document: string; section?: string; model: string }

@@ -23,6 +23,20 @@ export type ModelFaultKind = 'rate_limit' | 'quota' | 'auth' | 'context_length' 
 /** What happened to a parallel task's worktree. */
 export type WorktreeState = 'ready' | 'kept' | 'removed';
 
+/**
+ * A task's place in the merge chain while it is built or checked: 1 is the head (lands next);
+ * `ahead` the tasks its prefix is built on (target + ahead… + it); `passed` its prefix is green
+ * (it waits for the ones ahead to land); `coveredBy` the task whose check covers its batch;
+ * `aside` held for review once green, so the ones behind are built without it.
+ */
+export interface MergeChainPlace {
+  place: number;
+  ahead: string[];
+  passed?: boolean;
+  coveredBy?: string;
+  aside?: boolean;
+}
+
 /** A gate of the merge queue's re-check of the merged result. */
 export interface MergeGateResult {
   name: string;
@@ -131,7 +145,7 @@ export type PanelEventBody =
   | { type: 'warning'; taskId?: string; code: string; message: string }
   | { type: 'error'; taskId?: string; message: string }
   /** The merge queue moved a task; `target`: the branch it merges into; `gates`: the merged check's results. */
-  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[]; proof?: string }
+  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[]; proof?: string; chain?: MergeChainPlace }
   /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };
 

@@ -4,7 +4,7 @@
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
 import { type WarningAnswer, warningRule } from '../core/warningPolicy';
-import type { DelegationStatus, IterationOutcome, MergeGateResult, MergeState, ReceiptView, TaskStatus } from './panelEvents';
+import type { DelegationStatus, IterationOutcome, MergeChainPlace, MergeGateResult, MergeState, ReceiptView, TaskStatus } from './panelEvents';
 
 /** Bounds that keep the model (and so every snapshot) small however long a run goes. */
 export const LIMITS = {
@@ -184,6 +184,8 @@ export interface QueueEntryView {
   gates?: MergeGateResult[];
   /** The task's fail-to-pass proof, one line, when it needed one. */
   proof?: string;
+  /** Its place in the merge chain while it is built or checked (which prefix its check is on, what it waits for). */
+  chain?: MergeChainPlace;
 }
 
 /** A task that runs as a CI job: its forge state (queued, running, pr-open, in-queue, merged, failed) and the job's or pull request's address. */

@@ -34,6 +34,7 @@ export const parallelHandlers = {
       ...(e.files?.length ? { files: e.files.slice(0, 20) } : {}),
       ...(e.commit ? { commit: e.commit } : {}),
       ...(e.proof ? { proof: clip(e.proof, 500) } : previous?.proof ? { proof: previous.proof } : {}),
+      ...(e.chain ? { chain: { ...e.chain, ahead: e.chain.ahead.slice(0, 20) } } : {}),
       ...(e.gates ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) } : !fresh && previous?.gates ? { gates: previous.gates } : {}),
     };
     let queue: QueueEntryView[];

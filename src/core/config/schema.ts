@@ -90,6 +90,10 @@ export const GateSchema = z.strictObject({
     .max(5)
     .optional()
     .describe('default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky'),
+  exclusive: z
+    .boolean()
+    .optional()
+    .describe('default false: the merge queue runs this gate in one merged check at a time (a fixed port, a shared database); other gates of concurrent checks go on side by side'),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 
@@ -203,6 +207,20 @@ export const MergeConfigSchema = z
       .min(0)
       .default(30)
       .describe('how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it'),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .default(3)
+      .describe('merged checks run at once: the queue checks target + A, target + A + B, … side by side (each in its own merge worktree) and lands each task in order once its own prefix is green. Default 3 (one per agent of the default loop.maxParallel), which fits a laptop; 1 checks one task at a time'),
+    batchSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .default(1)
+      .describe('tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. Default 1: every landed commit was itself checked'),
   })
   .prefault({});
 

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, GitCommandError, gitStatus, runGit } from './gitExec';
 import { lockFileOf, underGitLockRule } from './lockRule';
+import { type ConflictHunk, extractConflictBlocks, MAX_HUNK_CHARS, MAX_HUNKS_CHARS, mergeByTree, mergeTreeSupported, parseMarkers } from './mergeTree';
+import { RefReader } from './refRead';
 import { uncommittedFiles, type WorktreeManager } from './worktrees';
 
 /**
@@ -17,10 +19,14 @@ import { uncommittedFiles, type WorktreeManager } from './worktrees';
  */
 export type MergeStrategy = 'squash' | 'merge';
 
-export interface ConflictHunk {
-  file: string;
-  /** The conflict blocks of the file as git wrote them (markers included), capped. */
-  text: string;
+export type { ConflictHunk };
+
+/** A task's branch to merge: its id, its commit's title and notes; `fresh` when it completed in this run (it cannot have landed before). */
+export interface MergeTask {
+  id: string;
+  title: string;
+  notes?: readonly string[];
+  fresh?: boolean;
 }
 
 export type PrepareResult =
@@ -42,8 +48,6 @@ export type LandResult =
 const TRAILER_TASK = 'Ralph-Task';
 const TRAILER_TIP = 'Ralph-Branch-Tip';
 const FALLBACK_IDENTITY: NodeJS.ProcessEnv = { GIT_AUTHOR_NAME: 'Ralph Loop', GIT_AUTHOR_EMAIL: 'ralph-loop@localhost', GIT_COMMITTER_NAME: 'Ralph Loop', GIT_COMMITTER_EMAIL: 'ralph-loop@localhost' };
-const MAX_HUNK_CHARS = 1500;
-const MAX_HUNKS_CHARS = 6000;
 
 /**
  * The queue's git side: a dedicated worktree (`.ralph/worktrees/_merge`, detached) in which a
@@ -55,34 +59,57 @@ export class MergeWorkspace {
   private ensured = false;
   /** What this process left the merge worktree at: a commit, and whether anything ran there since. */
   private left: { commit: string; clean: boolean } | undefined;
+  /** The trees of the merge commits built here (commit → tree), so the next prefix need not ask git. */
+  private readonly trees = new Map<string, string>();
   /** The committer identity of the merge commits, looked up once a run. */
   private identity: Promise<NodeJS.ProcessEnv> | undefined;
+
+  /** Branch tips and the checkouts of the target, read from git's files (no process per look). */
+  readonly refs: RefReader;
 
   constructor(
     private readonly worktrees: WorktreeManager,
     /** Told of each stale git lock the queue removed (for a warning). */
     private readonly onLockCleared?: (cleared: { file: string; ageMs: number }) => void,
-  ) {}
+    /** This workspace's worktree: `.ralph/worktrees/_merge` unless the queue checks several prefixes at once. */
+    private readonly dir: string = worktrees.mergePath,
+  ) {
+    this.refs = new RefReader(worktrees.root);
+  }
 
   get path(): string {
-    return this.worktrees.mergePath;
+    return this.dir;
   }
 
-  /** Merges `ralph/<taskId>` onto the current tip of `target` in the merge worktree, never touching the target. */
-  prepare(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
-    return this.underLockRule('the merge worktree', () => this.prepareOnce(task, target, strategy));
+  /**
+   * Merges `ralph/<taskId>` onto `onto` (default: the current tip of `target`) — as objects
+   * only where git can (`merge-tree --write-tree`), else in the merge worktree — never touching
+   * the target.
+   */
+  prepare(task: MergeTask, target: string, strategy: MergeStrategy, onto?: string): Promise<PrepareResult> {
+    return this.underLockRule('the merge worktree', () => this.prepareOnce(task, target, strategy, onto));
   }
 
-  private async prepareOnce(task: { id: string; title: string; notes?: readonly string[] }, target: string, strategy: MergeStrategy): Promise<PrepareResult> {
+  private async prepareOnce(task: MergeTask, target: string, strategy: MergeStrategy, onto: string | undefined): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
-    const tips = await this.worktrees.branchTips([branch, target]);
-    const branchTip = tips.get(branch);
+    const [branchTip, tip] = await Promise.all([this.refs.branchTip(branch), this.refs.branchTip(target)]);
     if (!branchTip) throw new RalphError(`task ${task.id} has no branch ${branch} to merge`, 'no-task-branch');
-    const base = tips.get(target);
-    if (!base) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
-    const already = await this.findLanded(target, task.id, branchTip);
+    if (!tip) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
+    const base = onto ?? tip;
+    // only work that may have landed before (a crash, an earlier run) is looked for on the target
+    const already = task.fresh ? undefined : await this.findLanded(target, task.id, branchTip);
     if (already) return { kind: 'already-merged', commit: already };
-    if ((await runGit(this.worktrees.root, ['merge-base', '--is-ancestor', branchTip, base])).code === 0) return { kind: 'empty', base };
+    const notes = task.notes?.length ? `${task.notes.join('\n')}\n\n` : '';
+    const message = `ralph(${task.id}): ${task.title}\n\n${notes}${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
+    if (await mergeTreeSupported(this.worktrees.root)) {
+      return mergeByTree({ root: this.worktrees.root, base, branchTip, branch, strategy, message, env: await this.identityEnv(), trees: this.trees });
+    }
+    return this.prepareInWorktree(branch, base, strategy, message);
+  }
+
+  /** The merge as a checkout (git older than 2.38): in this workspace's worktree, committed there. */
+  private async prepareInWorktree(branch: string, base: string, strategy: MergeStrategy, message: string): Promise<PrepareResult> {
+    if ((await runGit(this.worktrees.root, ['merge-base', '--is-ancestor', branch, base])).code === 0) return { kind: 'empty', base };
 
     await this.checkout(base);
     this.left = undefined; // a merge in progress from here until it is committed or undone
@@ -108,8 +135,6 @@ export class MergeWorkspace {
       await this.checkout(base);
       return { kind: 'empty', base };
     }
-    const notes = task.notes?.length ? `${task.notes.join('\n')}\n\n` : '';
-    const message = `ralph(${task.id}): ${task.title}\n\n${notes}${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
     this.left = undefined;
     await git(this.path, ['commit', '--no-verify', '-q', '-F', '-'], { input: message, env: await this.identityEnv() });
     const result = (await git(this.path, ['rev-parse', 'HEAD'])).trim();
@@ -130,9 +155,9 @@ export class MergeWorkspace {
   }
 
   private async landOnce(target: string, base: string, result: string): Promise<LandResult> {
-    const tip = await this.worktrees.branchTip(target);
+    const tip = await this.refs.branchTip(target);
     if (tip !== base) return { kind: 'moved', tip };
-    const followers = (await this.checkoutsOf(target)).filter((p) => p !== this.path);
+    const followers = await this.refs.checkoutsOf(target);
     // the merge's files are only needed against a tree with uncommitted changes (most often there is none)
     let changed: string[] | undefined;
     for (const worktree of followers) {
@@ -159,7 +184,7 @@ export class MergeWorkspace {
     if (swapped.code !== 0) {
       await this.unfollow(followed, base, result);
       if (lockFileOf(swapped.stderr)) throw new GitCommandError(['update-ref', `refs/heads/${target}`], swapped);
-      return { kind: 'moved', tip: await this.worktrees.branchTip(target) };
+      return { kind: 'moved', tip: await this.refs.branchTip(target) };
     }
     return { kind: 'landed', commit: result, followed };
   }
@@ -239,15 +264,6 @@ export class MergeWorkspace {
     for (const worktree of worktrees) await runGit(worktree, ['read-tree', '-m', '-u', result, base]);
   }
 
-  /** Worktrees (the user's included) whose HEAD is the branch `target`. */
-  private async checkoutsOf(target: string): Promise<string[]> {
-    const listed = await this.worktrees.exclusive(() => git(this.worktrees.root, ['worktree', 'list', '--porcelain']));
-    return listed
-      .split('\n\n')
-      .filter((block) => block.split('\n').includes(`branch refs/heads/${target}`))
-      .map((block) => block.split('\n')[0].replace(/^worktree /, ''));
-  }
-
   /** Commits need an author; fresh containers and CI machines often have none configured. */
   private identityEnv(): Promise<NodeJS.ProcessEnv> {
     this.identity ??= identityEnv(this.path);
@@ -283,13 +299,7 @@ async function identityEnv(dir: string): Promise<NodeJS.ProcessEnv> {
 
 /** Conflict markers staged in the merge worktree (`git diff --check` names them). */
 async function leftoverMarkers(dir: string): Promise<{ file: string; line: number }[]> {
-  const out = await runGit(dir, ['diff', '--cached', '--check']);
-  const found: { file: string; line: number }[] = [];
-  for (const line of out.stdout.split('\n')) {
-    const match = /^(.+):(\d+): leftover conflict marker$/.exec(line);
-    if (match) found.push({ file: match[1], line: Number(match[2]) });
-  }
-  return found;
+  return parseMarkers((await runGit(dir, ['diff', '--cached', '--check'])).stdout);
 }
 
 async function conflictHunks(dir: string, files: string[]): Promise<ConflictHunk[]> {
@@ -304,20 +314,4 @@ async function conflictHunks(dir: string, files: string[]): Promise<ConflictHunk
     hunks.push({ file, text: capped });
   }
   return hunks;
-}
-
-/** The `<<<<<<<` … `>>>>>>>` blocks of a file, with their line numbers. */
-export function extractConflictBlocks(text: string): string {
-  const lines = text.split('\n');
-  const out: string[] = [];
-  let start = -1;
-  for (let i = 0; i < lines.length; i++) {
-    if (start < 0 && lines[i].startsWith('<<<<<<<')) start = i;
-    if (start >= 0) out.push(lines[i]);
-    if (start >= 0 && lines[i].startsWith('>>>>>>>')) {
-      out.splice(out.length - (i - start + 1), 0, `@@ line ${start + 1}`);
-      start = -1;
-    }
-  }
-  return out.join('\n');
 }

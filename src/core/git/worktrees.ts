@@ -8,6 +8,11 @@ import { git, gitStatus, runGit } from './gitExec';
 export const WORKTREES_DIR = '.ralph/worktrees';
 /** The queue's own worktree; `_` cannot start a task id, so it never clashes with one. */
 export const MERGE_WORKTREE = '_merge';
+
+/** `_merge`, `_merge-2`, …: the merge queue's worktrees. */
+export function isMergeWorktree(name: string): boolean {
+  return name === MERGE_WORKTREE || /^_merge-\d+$/.test(name);
+}
 const BRANCH_PREFIX = 'ralph/';
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const EXCLUDE_LINE = `/${WORKTREES_DIR}/`;
@@ -111,6 +116,11 @@ export class WorktreeManager {
     return path.join(this.dir, MERGE_WORKTREE);
   }
 
+  /** The merge queue's worktree number `n` (0: `_merge`, then `_merge-2`, `_merge-3`, … for concurrent checks). */
+  mergePathFor(n: number): string {
+    return n === 0 ? this.mergePath : path.join(this.dir, `${MERGE_WORKTREE}-${n + 1}`);
+  }
+
   /**
    * Keeps `.ralph/worktrees/` out of `git status` and `git add -A` of the workspace. It goes to
    * `.git/info/exclude` rather than a tracked `.gitignore`: shared by every worktree, never
@@ -207,14 +217,14 @@ export class WorktreeManager {
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
 
-  /** Removes the merge queue's worktree (between runs it holds nothing worth keeping). */
+  /** Removes the merge queue's worktrees (between runs they hold nothing worth keeping). */
   removeMergeWorktree(): Promise<void> {
     return this.exclusive(() => this.removeMergeWorktreeUnlocked());
   }
 
   private async removeMergeWorktreeUnlocked(): Promise<void> {
-    if ((await this.registered()).some((w) => w.path === this.mergePath)) await this.forceRemove(this.mergePath);
-    await fs.rm(this.mergePath, { recursive: true, force: true });
+    for (const w of await this.registered()) if (path.dirname(w.path) === this.dir && isMergeWorktree(path.basename(w.path))) await this.forceRemove(w.path);
+    for (const name of await fs.readdir(this.dir).catch(() => [] as string[])) if (isMergeWorktree(name)) await fs.rm(path.join(this.dir, name), { recursive: true, force: true });
     await runGit(this.root, ['worktree', 'prune']);
   }
 
@@ -247,7 +257,7 @@ export class WorktreeManager {
     for (const w of registered) {
       const name = path.basename(w.path);
       report.removedLocks.push(...(await this.removeStaleLocks(w.path)));
-      if (name === MERGE_WORKTREE || !keep.has(name) || w.locked === 'initializing') {
+      if (isMergeWorktree(name) || !keep.has(name) || w.locked === 'initializing') {
         await this.forceRemove(w.path);
         await fs.rm(w.path, { recursive: true, force: true });
         report.removedWorktrees.push(w.path);

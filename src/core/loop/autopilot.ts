@@ -120,10 +120,12 @@ export class Autopilot {
       throw error;
     } finally {
       this.person.dispose();
+      const { d } = this;
       // never leave with an agent or a merge still at work (the run lock is released after this)
       await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
       await Promise.all(this.cleanups);
       await this.warm.dispose(); // worktrees made ahead for tasks that did not start in this run
+      await d.queue.idle(); // a stopped check's processes end before its merge worktree goes
       await this.d.worktrees.removeMergeWorktree().catch(() => undefined); // made again by the next merge
     }
     return this.results;
@@ -281,7 +283,7 @@ export class Autopilot {
       const task = await d.store.get(taskId);
       try {
         const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
-        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined });
+        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined, fresh: true });
       } catch (error) {
         // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
         const reason = `could not queue for merge: ${errorMessage(error)}`;

@@ -1,128 +1,17 @@
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
-import type { MergeState, RalphEventBody } from '../events';
+import type { RalphEventBody } from '../events';
 import type { GateOutcome, GateRunner } from '../gates/types';
-import { type ConflictHunk, type MergeStrategy, MergeWorkspace } from '../git/integrate';
+import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integrate';
+import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
+import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToBuild, nextToMerge, reduceMergeQueue } from './mergeChain';
+import { dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
 
-export type { MergeState };
-
-export interface MergeEntry {
-  taskId: string;
-  title: string;
-  state: MergeState;
-  /** Order of arrival; the queue is first come, first merged. */
-  seq: number;
-  /** Times this task entered the queue. */
-  attempts: number;
-  detail?: string;
-  files?: string[];
-  hunks?: ConflictHunk[];
-  gates?: { name: string; passed: boolean; summary: string }[];
-  /** What the task's agent must fix when the merged result is red (the gates' fix items). */
-  feedback?: string[];
-  commit?: string;
-  /** `review`: the checked result (on `base`, the target's tip then) that waits for a person. */
-  base?: string;
-  result?: string;
-  /** The task's fail-to-pass proof, one line (the tests that fail on its base code), when it needed one. */
-  proof?: string;
-}
-
-export interface MergeQueueState {
-  entries: readonly MergeEntry[];
-  seq: number;
-}
-
-export type MergeAction =
-  | { type: 'enqueue'; taskId: string; title: string; proof?: string }
-  | { type: 'begin'; taskId: string }
-  | { type: 'prepared'; taskId: string }
-  | { type: 'landed'; taskId: string; commit?: string; detail: string; gates?: MergeEntry['gates'] }
-  | { type: 'conflict'; taskId: string; files: string[]; hunks: ConflictHunk[] }
-  | { type: 'red'; taskId: string; detail: string; gates: MergeEntry['gates']; feedback: string[] }
-  | { type: 'wait'; taskId: string; detail: string; files: string[] }
-  /** The target moved under the check: back to the front of the queue. */
-  | { type: 'requeue'; taskId: string; detail: string }
-  /** The checked result waits for a person: manual review, or the person's tree was in the way too long. */
-  | { type: 'review'; taskId: string; detail: string; base: string; result: string; gates?: MergeEntry['gates']; files?: string[] }
-  | { type: 'error'; taskId: string; detail: string };
-
-export class MergeQueueError extends RalphError {
-  constructor(message: string) {
-    super(message, 'merge-queue');
-  }
-}
-
-export const EMPTY_QUEUE: MergeQueueState = { entries: [], seq: 0 };
-const ACTIVE: ReadonlySet<MergeState> = new Set(['merging', 'checking']);
-const PENDING: ReadonlySet<MergeState> = new Set(['queued', 'waiting']);
-
-/**
- * The queue as a pure state machine: queued → merging → checking → merged | conflict | failed
- * (checking → waiting → merging when the user's tree is in the way; → queued when the target
- * moved). One task merges at a time, and a task that reached `merged` can never be queued again.
- * Every illegal step throws rather than being ignored: a silent no-op here is how merges get
- * reported that never happened.
- */
-export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): MergeQueueState {
-  const entry = state.entries.find((e) => e.taskId === action.taskId);
-  const replace = (next: MergeEntry): MergeQueueState => ({ ...state, entries: state.entries.map((e) => (e.taskId === next.taskId ? next : e)) });
-  const expect = (...states: MergeState[]): MergeEntry => {
-    if (!entry) throw new MergeQueueError(`task ${action.taskId} is not in the merge queue`);
-    if (!states.includes(entry.state)) throw new MergeQueueError(`task ${action.taskId} is ${entry.state} in the merge queue; "${action.type}" needs ${states.join(' or ')}`);
-    return entry;
-  };
-  switch (action.type) {
-    case 'enqueue': {
-      if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
-      if (entry && entry.state !== 'conflict' && entry.state !== 'failed' && entry.state !== 'review') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
-      const seq = state.seq + 1;
-      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1, ...(action.proof ? { proof: action.proof } : {}) };
-      return { seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
-    }
-    case 'begin': {
-      const e = expect('queued', 'waiting');
-      const busy = state.entries.find((other) => ACTIVE.has(other.state));
-      if (busy) throw new MergeQueueError(`task ${busy.taskId} is ${busy.state}; the queue merges one task at a time`);
-      return replace({ ...e, state: 'merging', detail: undefined, files: undefined, hunks: undefined, gates: undefined, feedback: undefined });
-    }
-    case 'prepared':
-      return replace({ ...expect('merging'), state: 'checking' });
-    case 'landed':
-      return replace({ ...expect('merging', 'checking'), state: 'merged', commit: action.commit, detail: action.detail, gates: action.gates ?? entry?.gates });
-    case 'conflict':
-      return replace({ ...expect('merging'), state: 'conflict', files: action.files, hunks: action.hunks, detail: `conflict in ${action.files.join(', ')}` });
-    case 'red':
-      return replace({ ...expect('checking'), state: 'failed', detail: action.detail, gates: action.gates, feedback: action.feedback });
-    case 'wait':
-      return replace({ ...expect('checking'), state: 'waiting', detail: action.detail, files: action.files });
-    case 'requeue':
-      return replace({ ...expect('merging', 'checking'), state: 'queued', seq: 0, detail: action.detail });
-    case 'review':
-      return replace({ ...expect('checking', 'waiting'), state: 'review', detail: action.detail, base: action.base, result: action.result, gates: action.gates ?? entry?.gates, files: action.files });
-    case 'error':
-      return replace({ ...expect('merging', 'checking'), state: 'failed', detail: action.detail });
-  }
-}
-
-/**
- * The entry the queue merges next, none while one merges: the oldest queued one (a re-queued
- * one first); a merge that waits for the user's tree lets queued ones pass and is tried again
- * when none is left, so one dirty file does not hold up a night's work.
- */
-export function nextToMerge(state: MergeQueueState): MergeEntry | undefined {
-  if (state.entries.some((e) => ACTIVE.has(e.state))) return undefined;
-  const rank = (e: MergeEntry) => (e.state === 'waiting' ? 1 : 0);
-  return state.entries.filter((e) => PENDING.has(e.state)).sort((a, b) => rank(a) - rank(b) || a.seq - b.seq)[0];
-}
-
-export function entryOf(state: MergeQueueState, taskId: string): MergeEntry | undefined {
-  return state.entries.find((e) => e.taskId === taskId);
-}
+export * from './mergeChain';
 
 export interface MergeQueueDeps {
   worktrees: WorktreeManager;
@@ -131,13 +20,20 @@ export interface MergeQueueDeps {
   gateConfigs: readonly GateConfig[];
   target: string;
   strategy: MergeStrategy;
+  /** Merged checks at once (`merge.concurrency`, default 1 here: one task at a time). */
+  concurrency?: number;
+  /** Tasks one check covers (`merge.batchSize`, default 1). */
+  batchSize?: number;
   emit?(body: RalphEventBody): void;
-  /** Asked once the merged check passed, before landing: hold this result for a person's review? (`merge.review`) */
+  /** Asked as the task joins the chain: hold its checked result for a person's review? (`merge.review`) */
   holdForReview?(taskId: string): Promise<boolean>;
   /** Lines for a task's merge commit message besides its title (`Closes #12` for a task from an issue). */
   notes?(taskId: string): Promise<string[]>;
   /** The gates of one task only (its `check`), checked on its merged result besides the configured ones. */
   taskGates?(taskId: string): Promise<readonly GateConfig[]>;
+  /** Told of every change of the queue (the chain file `ralph status` reads); `saved` resolves once the newest is written. */
+  onChange?(state: MergeQueueState): void;
+  saved?(): Promise<void>;
 }
 
 /** What processing one entry came to. */
@@ -150,36 +46,65 @@ export interface CheckedResult {
   gates: MergeEntry['gates'];
 }
 
-/** Times a merge is re-tried in one go when the target keeps moving under it. */
+/** Times the chain is rebuilt in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
 
 /**
- * The queue's executor on real git, one task at a time: merge the task's branch onto the
- * target's current tip in the merge worktree, re-run the required gates on exactly that
- * result, and only then advance the target (compare-and-swap on the ref). Nothing reaches
- * the target before the check passed; a conflict leaves no marker anywhere but the report.
+ * The queue's executor on real git, a speculative chain: every queued task joins the chain
+ * with its prefix (target + the tasks ahead + it) built as objects (`merge-tree`), and up to
+ * `concurrency` prefixes are checked at once, each in its own merge worktree. The head lands
+ * once its own prefix is green (compare-and-swap on the target's ref); a head that leaves
+ * unlanded (conflict, red, review, waiting) takes the prefixes built on it back to the queue,
+ * to be built again without it. Nothing reaches the target before its tree passed the check.
  */
 export class MergeQueue {
   private state: MergeQueueState = EMPTY_QUEUE;
-  private readonly workspace: MergeWorkspace;
-  /** A checked result that waits for the user's tree: landed without a new check while the target stays put. */
-  private checked: { taskId: string; base: string; result: string; gates: MergeEntry['gates'] } | undefined;
+  private readonly pool: MergeWorkspacePool;
+  private readonly gates: GateRunner;
+  private readonly jobs = new Map<string, Job>();
+  /** Checked results that land without a new check while the target stays at their base (waiting merges, approved reviews). */
+  private readonly checked = new Map<string, CheckedResult>();
   private readonly tips = new TipVerdicts();
+  private readonly fresh = new Set<string>();
+  /** Checks under way, the stale (stopped) ones until their processes ended. */
+  private readonly running = new Set<Promise<JobResult>>();
+  private wake: { promise: Promise<'wake'>; resolve: () => void } = wakeUp();
 
   constructor(private readonly deps: MergeQueueDeps) {
-    this.workspace = new MergeWorkspace(deps.worktrees, ({ file, ageMs }) =>
+    this.pool = new MergeWorkspacePool(deps.worktrees, this.concurrency, ({ file, ageMs }) =>
       deps.emit?.({ type: 'warning', code: 'git-lock-cleared', message: `removed a stale ${path.relative(deps.worktrees.root, file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository); the merge goes on` }),
     );
+    this.gates = new ExclusiveGates(deps.gates);
+  }
+
+  private get concurrency(): number {
+    return Math.max(1, this.deps.concurrency ?? 1);
+  }
+
+  private get batchSize(): number {
+    return Math.max(1, this.deps.batchSize ?? 1);
   }
 
   get snapshot(): MergeQueueState {
     return this.state;
   }
 
-  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string } = {}): MergeEntry {
+  /** `fresh`: its agent completed in this run, so it cannot be on the target already (no look for it there). */
+  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string; fresh?: boolean } = {}): MergeEntry {
     this.apply({ type: 'enqueue', taskId, title, proof: options.proof });
-    if (options.checked) this.checked = { taskId, ...options.checked };
+    if (options.checked) this.checked.set(taskId, options.checked);
+    if (options.fresh) this.fresh.add(taskId);
+    else this.fresh.delete(taskId);
+    this.wake.resolve(); // a chain being waited on takes it in at once
     return entryOf(this.state, taskId)!;
+  }
+
+  /** The task left (cancelled, rejected): out of the queue, and what was built on it is built again without it. */
+  cancel(taskId: string, detail: string): void {
+    if (!entryOf(this.state, taskId) || entryOf(this.state, taskId)?.state === 'merged') return;
+    this.checked.delete(taskId);
+    this.apply({ type: 'cancel', taskId, detail });
+    this.wake.resolve();
   }
 
   /**
@@ -189,109 +114,236 @@ export class MergeQueue {
    */
   holdWaiting(taskId: string, detail: string): MergeOutcome | undefined {
     const entry = entryOf(this.state, taskId);
-    const checked = this.checked?.taskId === taskId ? this.checked : undefined;
+    const checked = this.checked.get(taskId);
     if (entry?.state !== 'waiting' || !checked) return undefined;
-    this.checked = undefined;
+    this.checked.delete(taskId);
     this.apply({ type: 'review', taskId, detail, base: checked.base, result: checked.result, gates: checked.gates, files: entry.files });
     return this.current(taskId);
   }
 
-  /** Whether anything is waiting to be merged. */
+  /** Whether anything is waiting to be merged or is in the chain. */
   get pending(): boolean {
     return nextToMerge(this.state) !== undefined;
   }
 
-  /** Processes the next pending entry; undefined when none is pending. */
+  /**
+   * Keeps the chain full and decides its head: resolves with the head's outcome (landed, sent
+   * back, held), undefined when nothing is pending, the chain was put back (a stop, a target
+   * that kept moving). Checks behind the head go on between calls.
+   */
   async processNext(signal?: AbortSignal): Promise<MergeOutcome | undefined> {
-    const entry = nextToMerge(this.state);
-    if (!entry) return undefined;
-    for (let moves = 0; ; moves++) {
-      this.apply({ type: 'begin', taskId: entry.taskId });
-      try {
-        const outcome = await this.attempt(entry, signal);
-        if (outcome !== 'moved') return outcome;
-        if (moves + 1 >= MAX_MOVES) {
-          this.apply({ type: 'requeue', taskId: entry.taskId, detail: `the target branch ${this.deps.target} kept moving; will try again` });
-          return undefined;
-        }
-      } catch (error) {
-        await this.workspace.checkout(this.deps.target).catch(() => undefined);
-        if (error instanceof GitLockHeldError) {
-          // a lock nobody released is not a verdict on the task either: queued again, and the run halts
-          this.apply({ type: 'requeue', taskId: entry.taskId, detail: `not merged: ${error.message}` });
-          throw error;
-        }
-        if (signal?.aborted) {
-          // a stop is not a verdict on the task: it stays queued for the next run
-          this.apply({ type: 'requeue', taskId: entry.taskId, detail: 'stopped during the merge; queued again' });
-          return undefined;
-        }
-        this.apply({ type: 'error', taskId: entry.taskId, detail: `merge failed: ${errorMessage(error)}` });
-        return this.current(entry.taskId);
-      }
+    let onAbort: (() => void) | undefined;
+    const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true })) : undefined;
+    try {
+      return await this.chainStep(signal, aborted);
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
 
-  private async attempt(entry: MergeEntry, signal: AbortSignal | undefined): Promise<MergeOutcome | 'moved'> {
+  private async chainStep(signal: AbortSignal | undefined, aborted: Promise<'wake'> | undefined): Promise<MergeOutcome | undefined> {
+    for (let moves = 0; ; ) {
+      if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
+      this.wake = wakeUp();
+      // a head whose check is done lands first: building the tasks behind it can wait that long
+      const ready = chainHead(this.state);
+      if (!ready || !this.jobs.get(ready.taskId)?.settled) await this.fill(signal);
+      const head = chainHead(this.state);
+      const job = head && this.jobs.get(head.taskId);
+      if (!head || !job) return undefined;
+      const done = await Promise.race([job.done, this.wake.promise, ...(aborted ? [aborted] : [])]);
+      if (done === 'wake') continue;
+      const outcome = await this.decide(head, done, signal);
+      if (outcome === 'again') continue;
+      if (outcome === 'moved') {
+        if (++moves >= MAX_MOVES) return undefined;
+        continue;
+      }
+      return outcome;
+    }
+  }
+
+  /** Tasks join the chain while there is room: `concurrency` checks (of `batchSize` tasks each), besides prefixes already green. */
+  private async fill(signal: AbortSignal | undefined): Promise<void> {
+    const green = chainOf(this.state).filter((e) => e.passed).length;
+    const joining = nextToBuild(this.state, this.concurrency * this.batchSize + green);
+    // a batch: consecutive tasks (none taken out of a red batch), only the last of each checked
+    const groups: MergeEntry[][] = [];
+    for (const e of joining) {
+      const last = groups.at(-1);
+      if (!e.alone && last && last.length < this.batchSize && !last[0].alone) last.push(e);
+      else groups.push([e]);
+    }
+    for (const group of groups) {
+      const checker = group.at(-1)!.taskId;
+      for (const e of group) await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+    }
+  }
+
+  /** Builds one task's prefix on the chain's current end and starts its check (not awaited). */
+  private async build(entry: MergeEntry, covers: string[] | undefined, coveredBy: string | undefined, signal: AbortSignal | undefined): Promise<void> {
     const { deps } = this;
-    const checked = this.checked?.taskId === entry.taskId ? this.checked : undefined;
-    if (checked) this.checked = undefined;
-    if (checked && (await deps.worktrees.branchTip(deps.target)) === checked.base) {
-      this.apply({ type: 'prepared', taskId: entry.taskId });
-      return this.land(entry, checked.base, checked.result, checked.gates);
+    const aside = (await deps.holdForReview?.(entry.taskId).catch(() => false)) ?? false;
+    if (entryOf(this.state, entry.taskId)?.state !== entry.state) return; // cancelled meanwhile
+    const ahead = chainOf(this.state).filter((e) => !e.aside && this.jobs.get(e.taskId)?.result !== undefined);
+    this.apply({ type: 'begin', taskId: entry.taskId, ahead: ahead.map((e) => e.taskId), aside, coveredBy });
+    const pos = entryOf(this.state, entry.taskId)!.pos!;
+    const abort = new AbortController();
+    const job: Job = { pos, abort, done: Promise.resolve({ kind: 'empty' }) };
+    this.jobs.set(entry.taskId, job);
+    const run = signal ? AbortSignal.any([signal, abort.signal]) : abort.signal;
+    let base: string | undefined;
+    let prepared: PrepareResult;
+    try {
+      base = ahead.length > 0 ? this.jobs.get(ahead.at(-1)!.taskId)!.result! : await this.pool.main.refs.branchTip(deps.target);
+      const checked = this.checked.get(entry.taskId);
+      if (checked && checked.base === base) {
+        // checked already on exactly this base (approved, or it waited for the person's files): lands as it is
+        this.checked.delete(entry.taskId);
+        job.result = checked.result;
+        this.apply({ type: 'prepared', taskId: entry.taskId });
+        this.apply({ type: 'green', taskId: entry.taskId, gates: checked.gates });
+        job.done = Promise.resolve({ kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' });
+        return;
+      }
+      const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
+      const task = { id: entry.taskId, title: entry.title, notes, fresh: this.fresh.has(entry.taskId) };
+      const prepare = (ws: MergeWorkspace) => ws.prepare(task, deps.target, deps.strategy, base);
+      // as objects no worktree is touched; git without merge-tree merges in a worktree no check is using
+      prepared = (await mergeTreeSupported(deps.worktrees.root)) ? await prepare(this.pool.main) : await this.pool.use(prepare);
+    } catch (error) {
+      job.done = Promise.resolve({ kind: 'error', error });
+      return;
     }
-    const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
-    const prepared = await this.workspace.prepare({ id: entry.taskId, title: entry.title, notes }, deps.target, deps.strategy);
-    if (prepared.kind === 'already-merged') {
-      this.apply({ type: 'landed', taskId: entry.taskId, commit: prepared.commit, detail: `already on ${deps.target} (${prepared.commit.slice(0, 10)})` });
-      return this.current(entry.taskId);
+    if (this.jobs.get(entry.taskId) !== job) return; // cancelled meanwhile
+    if (prepared.kind !== 'ready') {
+      job.done = Promise.resolve(prepared.kind === 'already-merged' ? { kind: 'already', commit: prepared.commit } : prepared.kind === 'empty' ? { kind: 'empty' } : { kind: 'conflict', files: prepared.files, hunks: prepared.hunks });
+      return;
     }
-    if (prepared.kind === 'empty') {
-      this.apply({ type: 'landed', taskId: entry.taskId, detail: `nothing to merge: ${deps.target} already has every change of the task` });
-      return this.current(entry.taskId);
-    }
-    if (prepared.kind === 'conflict') {
-      this.apply({ type: 'conflict', taskId: entry.taskId, files: prepared.files, hunks: prepared.hunks });
-      return this.current(entry.taskId);
-    }
+    job.result = prepared.result;
     this.apply({ type: 'prepared', taskId: entry.taskId });
-    const required = [...deps.gateConfigs.filter((g) => g.required), ...((await deps.taskGates?.(entry.taskId)) ?? [])];
-    let gates: MergeEntry['gates'] = [];
-    if (required.length > 0) {
-      this.workspace.used();
-      // judged against the target's tip: a failure already red there does not hold the merge back
-      const report = await mergedCheck({ gates: required, runner: deps.gates, workspace: this.workspace, target: deps.target, base: prepared.base, result: prepared.result, taskId: entry.taskId, tips: this.tips, signal, emit: deps.emit });
-      gates = report.outcomes.map(summarizeOutcome);
-      if (signal?.aborted) throw new RalphError('stopped during the merged check', 'stopped');
-      if (!report.requiredPassed) {
-        const failing = report.outcomes.filter((o) => !o.passed);
-        const feedback = failing.flatMap((o) => o.fixItems.filter((f) => f.level === 'error').map((f) => `${o.name}: ${f.text}`));
-        this.apply({ type: 'red', taskId: entry.taskId, gates, feedback, detail: `required gates fail on the merged result: ${failing.map((o) => `${o.name} (${o.summary})`).join('; ')}` });
-        await this.workspace.checkout(prepared.base);
-        return this.current(entry.taskId);
-      }
-    }
-    if (await deps.holdForReview?.(entry.taskId)) {
-      this.apply({ type: 'review', taskId: entry.taskId, base: prepared.base, result: prepared.result, gates, detail: `the merged check passed on ${deps.target}; it waits for your review (merge.review: manual)` });
-      return this.current(entry.taskId);
-    }
-    return this.land(entry, prepared.base, prepared.result, gates);
+    const { result } = prepared;
+    job.done = coveredBy ? Promise.resolve({ kind: 'covered', base: prepared.base, result }) : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
+    this.running.add(job.done);
+    void job.done.finally(() => {
+      job.settled = true;
+      this.running.delete(job.done);
+    });
   }
 
-  private async land(entry: MergeEntry, base: string, result: string, gates: MergeEntry['gates']): Promise<MergeOutcome | 'moved'> {
+  /** Resolves once no check runs any more (a stopped one included): then the merge worktrees may go. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    await this.deps.saved?.();
+  }
+
+  /** The merged check of one prefix, in a merge worktree of its own, judged against the prefix before it. */
+  private async check(taskId: string, covers: string[], base: string, result: string, signal: AbortSignal): Promise<JobResult> {
     const { deps } = this;
-    const landed = await this.workspace.land(deps.target, base, result);
+    try {
+      const own = await Promise.all([taskId, ...covers].map(async (id) => (await deps.taskGates?.(id)) ?? []));
+      const required = dedupe([...deps.gateConfigs.filter((g) => g.required), ...own.flat()]);
+      let gates: Gates = [];
+      let failing: GateOutcome[] = [];
+      if (required.length > 0) {
+        const report = await this.pool.use(async (ws) => {
+          await ws.checkout(result);
+          ws.used();
+          // judged against the prefix before it: a failure already red there does not hold the merge back
+          return mergedCheck({ gates: required, runner: this.gates, workspace: ws, target: deps.target, base, result, taskId, tips: this.tips, signal, emit: deps.emit });
+        });
+        if (signal.aborted) throw new RalphError('stopped during the merged check', 'stopped');
+        gates = report.outcomes.map(summarizeOutcome);
+        failing = report.requiredPassed ? [] : report.outcomes.filter((o) => !o.passed);
+      }
+      const passed = failing.length === 0;
+      const feedback = failing.flatMap((o) => o.fixItems.filter((f) => f.level === 'error').map((f) => `${o.name}: ${f.text}`));
+      const detail = `required gates fail on the merged result: ${failing.map((o) => `${o.name} (${o.summary})`).join('; ')}`;
+      const entry = entryOf(this.state, taskId);
+      // green shows at once (the views); red is decided only once it is the head (the prefixes ahead may be red)
+      if (passed && entry?.state === 'checking' && this.jobs.get(taskId)?.result === result) this.apply({ type: 'green', taskId, gates, covers });
+      return { kind: 'checked', base, result, gates, passed, feedback, detail };
+    } catch (error) {
+      return { kind: 'error', error };
+    }
+  }
+
+  /** The head's job is done: the head lands, leaves, or the chain is put back. */
+  private async decide(head: MergeEntry, done: JobResult, signal: AbortSignal | undefined): Promise<MergeOutcome | 'again' | 'moved' | undefined> {
+    const { taskId } = head;
+    const { target } = this.deps;
+    switch (done.kind) {
+      case 'error':
+        if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
+        if (done.error instanceof GitLockHeldError) {
+          // a lock nobody released is not a verdict on the task either: queued again, and the run halts
+          this.putBack(`not merged: ${done.error.message}`);
+          throw done.error;
+        }
+        this.apply({ type: 'error', taskId, detail: `merge failed: ${errorMessage(done.error)}` });
+        return this.current(taskId);
+      case 'already':
+        this.apply({ type: 'landed', taskId, commit: done.commit, detail: `already on ${target} (${done.commit.slice(0, 10)})` });
+        return this.current(taskId);
+      case 'empty':
+        this.apply({ type: 'landed', taskId, detail: `nothing to merge: ${target} already has every change of the task` });
+        return this.current(taskId);
+      case 'conflict':
+        this.apply({ type: 'conflict', taskId, files: done.files, hunks: done.hunks });
+        return this.current(taskId);
+      case 'covered': {
+        const checker = head.coveredBy ? this.jobs.get(head.coveredBy) : undefined;
+        const verdict = checker ? await checker.done : undefined;
+        if (verdict?.kind === 'checked' && verdict.passed && entryOf(this.state, taskId)?.state === 'checking') return this.land(taskId, done.base, done.result, verdict.gates);
+        if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
+        // its batch is red (or its check could not run): every task of the batch is checked on its own prefix now
+        const members = chainOf(this.state).filter((e) => e.coveredBy === head.coveredBy).map((e) => e.taskId);
+        this.apply({ type: 'split', taskId, members: [...members, ...(head.coveredBy ? [head.coveredBy] : [])], detail: `its batch (with ${head.coveredBy}) was red on ${target}: checked on its own prefix now` });
+        return 'again';
+      }
+      case 'checked':
+        if (signal?.aborted) return this.putBack('stopped during the merged check; queued again');
+        if (!done.passed) {
+          this.apply({ type: 'red', taskId, gates: done.gates, feedback: done.feedback, detail: done.detail });
+          return this.current(taskId);
+        }
+        if (head.aside) {
+          this.apply({ type: 'review', taskId, base: done.base, result: done.result, gates: done.gates, detail: `the merged check passed on ${target}; it waits for your review (merge.review: manual)` });
+          return this.current(taskId);
+        }
+        return this.land(taskId, done.base, done.result, done.gates);
+    }
+  }
+
+  private async land(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {
+    const { target } = this.deps;
+    let landed;
+    try {
+      landed = await this.pool.main.land(target, base, result);
+    } catch (error) {
+      if (error instanceof GitLockHeldError) this.putBack(`not merged: ${error.message}`);
+      else this.apply({ type: 'error', taskId, detail: `merge failed: ${errorMessage(error)}` });
+      if (error instanceof GitLockHeldError) throw error;
+      return this.current(taskId);
+    }
     if (landed.kind === 'moved') {
-      this.apply({ type: 'requeue', taskId: entry.taskId, detail: `${deps.target} moved during the check` });
+      // the person committed to the target: every prefix was built on the old tip
+      this.putBack(`${target} moved during the check; the chain is built again on its new tip`);
       return 'moved';
     }
     if (landed.kind === 'waiting') {
-      this.checked = { taskId: entry.taskId, base, result, gates };
-      this.apply({ type: 'wait', taskId: entry.taskId, detail: landed.reason, files: landed.files });
-      return this.current(entry.taskId);
+      this.checked.set(taskId, { base, result, gates });
+      this.apply({ type: 'wait', taskId, detail: landed.reason, files: landed.files });
+      return this.current(taskId);
     }
-    this.apply({ type: 'landed', taskId: entry.taskId, commit: landed.commit, gates, detail: `merged into ${deps.target} as ${landed.commit.slice(0, 10)}` });
-    return this.current(entry.taskId);
+    this.apply({ type: 'landed', taskId, commit: landed.commit, gates, detail: `merged into ${target} as ${landed.commit.slice(0, 10)}` });
+    return this.current(taskId);
+  }
+
+  /** Every task of the chain back to the queue (its place kept); their checks stop. */
+  private putBack(detail: string): undefined {
+    for (const e of chainOf(this.state)) if (entryOf(this.state, e.taskId)?.state === e.state) this.apply({ type: 'requeue', taskId: e.taskId, detail });
+    return undefined;
   }
 
   private current(taskId: string): MergeOutcome {
@@ -299,26 +351,36 @@ export class MergeQueue {
   }
 
   private apply(action: MergeAction): void {
+    const before = this.state;
     this.state = reduceMergeQueue(this.state, action);
-    const e = entryOf(this.state, action.taskId);
-    if (e) {
-      this.deps.emit?.({
-        type: 'merge',
-        taskId: e.taskId,
-        state: e.state,
-        detail: e.detail,
-        files: e.files,
-        commit: e.commit,
-        title: e.title,
-        target: this.deps.target,
-        attempts: e.attempts,
-        ...(e.gates ? { gates: e.gates } : {}),
-        ...(e.proof ? { proof: e.proof } : {}),
-      });
+    // a job whose task left the chain (or joined it again) is stale: its check stops
+    for (const [taskId, job] of this.jobs) {
+      const e = entryOf(this.state, taskId);
+      if (!e || e.pos !== job.pos) {
+        job.abort.abort();
+        this.jobs.delete(taskId);
+      }
     }
+    for (const e of this.state.entries) if (e !== entryOf(before, e.taskId)) this.announce(e);
+    this.deps.onChange?.(this.state);
   }
-}
 
-function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {
-  return { name: o.name, passed: o.passed, summary: o.summary };
+  private announce(e: MergeEntry): void {
+    const chain = chainOf(this.state);
+    const place = chain.findIndex((c) => c.taskId === e.taskId);
+    this.deps.emit?.({
+      type: 'merge',
+      taskId: e.taskId,
+      state: e.state,
+      detail: e.detail,
+      files: e.files,
+      commit: e.commit,
+      title: e.title,
+      target: this.deps.target,
+      attempts: e.attempts,
+      ...(e.gates ? { gates: e.gates } : {}),
+      ...(e.proof ? { proof: e.proof } : {}),
+      ...(place >= 0 ? { chain: { place: place + 1, ahead: e.ahead ?? [], ...(e.passed ? { passed: true } : {}), ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}), ...(e.aside ? { aside: true } : {}) } } : {}),
+    });
+  }
 }

@@ -8,18 +8,26 @@ import type { MergeWorkspace } from '../git/integrate';
 /**
  * The merge queue's merged check judged against the target's tip, as a task's gates are
  * against its base: a test already failing on the target before the merge does not hold the
- * merge back; a new failure does — so the target never gets redder. The tip's verdicts are run
+ * merge back; a new failure does — so the target never gets redder. In the merge chain the
+ * "tip" of a prefix is the prefix before it (what the target will be when this one lands). The tip's verdicts are run
  * only when the merged result is red, and kept for that tip (the next merge onto the same tip
  * reuses them).
  */
 export class TipVerdicts {
-  private cache: { tip: string; verdicts: Map<string, BaseVerdict> } | undefined;
+  /** By tip, the newest last: concurrent checks of a chain judge against several prefixes at once. */
+  private readonly cache = new Map<string, Map<string, BaseVerdict>>();
 
   verdictsAt(tip: string): Map<string, BaseVerdict> {
-    if (this.cache?.tip !== tip) this.cache = { tip, verdicts: new Map() };
-    return this.cache.verdicts;
+    let verdicts = this.cache.get(tip);
+    if (!verdicts) {
+      this.cache.set(tip, (verdicts = new Map()));
+      if (this.cache.size > MAX_TIPS) this.cache.delete(this.cache.keys().next().value as string);
+    }
+    return verdicts;
   }
 }
+
+const MAX_TIPS = 16;
 
 export interface MergedCheckInput {
   gates: readonly GateConfig[];

@@ -6,7 +6,6 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
-import { checkGate } from '../gates/taskCheck';
 import type { GateRunner } from '../gates/types';
 import { GitService } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
@@ -33,8 +32,7 @@ import { TaskActions } from '../tasks/actions';
 import { ensureRalphDir } from '../workspace';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { CheckpointStore } from './checkpoint';
-import { MergeQueue } from './mergeQueue';
-import { mergeNotes } from './mergeNotes';
+import { createMergeQueue } from './mergeQueueFactory';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
@@ -398,19 +396,7 @@ export class RalphRunner {
     const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
     const checkpoints = new CheckpointStore(this.paths);
     const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
-    // a task's own check is part of its merged check too
-    const taskGates = async (taskId: string) => [checkGate(await this.store().get(taskId), deps.config.gates)].filter((g) => g !== undefined);
-    const queue = new MergeQueue({
-      worktrees,
-      gates,
-      gateConfigs: deps.config.gates,
-      target,
-      strategy: deps.config.merge.strategy,
-      emit,
-      holdForReview: (taskId) => holds.wanted(taskId),
-      notes: mergeNotes(this.store(), deps.workspace),
-      taskGates,
-    });
+    const queue = createMergeQueue({ config: deps.config, store: this.store(), workspace: deps.workspace, worktrees, gates, target, emit, holdForReview: (taskId) => holds.wanted(taskId), paths: this.paths });
     const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
     this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds, criticalHold });
     return this.currentAutopilot;

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { RalphConfig } from '../config/schema';
-import { checkGate } from '../gates/taskCheck';
-import { mergeNotes } from '../loop/mergeNotes';
 import { LockError, RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { GateRunner } from '../gates/types';
@@ -9,7 +7,8 @@ import { runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
 import { WorktreeManager } from '../git/worktrees';
 import type { CheckpointStore } from '../loop/checkpoint';
-import { type MergeOutcome, MergeQueue } from '../loop/mergeQueue';
+import type { MergeOutcome } from '../loop/mergeQueue';
+import { createMergeQueue } from '../loop/mergeQueueFactory';
 import { handBack, mergeFeedback } from '../loop/returnToAgent';
 import { RunLock } from '../loop/runLock';
 import type { RalphPaths } from '../paths';
@@ -130,23 +129,14 @@ export class ReviewDesk {
   /** Lands an approved hold with the run lock held: the merge queue, for this one task. */
   private async land(task: Task, hold: ReviewHold): Promise<ApproveOutcome> {
     const worktrees = new WorktreeManager(this.d.paths.workspace, this.d.config.worktrees.link);
-    const { config, store } = this.d;
-    const queue = new MergeQueue({
-      worktrees,
-      gates: this.d.gates(worktrees.mergePath),
-      gateConfigs: config.gates,
-      target: hold.target,
-      strategy: config.merge.strategy,
-      emit: this.d.emit,
-      // as in a run's queue: the task's own check in its merged check, and `Closes #N` in its commit
-      taskGates: async (taskId) => [checkGate(await store.get(taskId), config.gates)].filter((g) => g !== undefined),
-      notes: mergeNotes(store, this.d.paths.workspace),
-    });
+    // the same queue as a run's (one factory): its chain rules, the task's own check, `Closes #N` in its commit
+    const queue = createMergeQueue({ config: this.d.config, store: this.d.store, workspace: this.d.paths.workspace, worktrees, gates: this.d.gates(worktrees.mergePath), target: hold.target, emit: this.d.emit });
     queue.enqueue(task.id, task.title, { checked: { base: hold.base, result: hold.result, gates: hold.gates } });
     let outcome: MergeOutcome | undefined;
     try {
       for (let tries = 0; tries < 3 && !outcome; tries++) outcome = await queue.processNext();
     } finally {
+      await queue.idle();
       await worktrees.removeMergeWorktree().catch(() => undefined);
     }
     if (!outcome || outcome.state === 'waiting' || outcome.state === 'review') {

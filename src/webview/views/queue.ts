@@ -1,3 +1,4 @@
+import { chainLine } from '../../protocol/mergeChainText';
 import type { QueueEntryView } from '../../protocol/panelState';
 import { button, h, icon } from '../dom';
 import { clock, shortSha } from '../format';
@@ -30,6 +31,7 @@ function entry(ctx: ViewContext, e: QueueEntryView, position: number | undefined
       e.commit && !e.detail?.includes(e.commit.slice(0, 7)) ? h('span', { class: 'muted' }, ` · ${shortSha(e.commit)}`) : undefined,
       h('span', { class: 'muted queue-time' }, clock(e.time)),
     ),
+    e.chain ? h('div', { class: 'queue-detail muted queue-chain', 'data-testid': 'queue-chain' }, icon('list-ordered'), ` ${chainLine(e, ctx.state.mergeTarget ?? 'target')}`) : undefined,
     e.detail ? h('div', { class: 'queue-detail' }, e.detail) : undefined,
     e.proof ? h('div', { class: 'queue-detail muted', 'data-testid': 'queue-proof' }, icon('beaker'), ` ${e.proof}`) : undefined,
     e.gates && e.gates.length > 0

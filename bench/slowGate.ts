@@ -1,0 +1,73 @@
+/**
+ * Issue 23's throughput figure: 12 independent tasks, 4 agents, a required gate of ≈ 2 s that
+ * is mostly waiting (a sleep and a small suite), 200 ms per model call. The whole run divided
+ * by 12 back-to-back runs of the gate, measured side by side: the speculative chain
+ * (`merge.concurrency` 4) and the queue one task at a time (`merge.concurrency` 1).
+ */
+import { execFileSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { once } from './parallel';
+
+const TASKS = 12;
+const AGENTS = 4;
+const LATENCY_MS = 200;
+/** ≈ 2 s, mostly waiting: a sleep, then a suite that reads the files the tasks wrote. */
+const SUITE_JS = `setTimeout(() => {
+  const fs = require('fs');
+  const files = fs.readdirSync('.').filter((f) => /^f\\d+\\.txt$/.test(f));
+  for (const f of files) if (fs.readFileSync(f, 'utf8') !== f + '\\n') { console.error('bad ' + f); process.exit(1); }
+  console.log(files.length + ' files ok');
+}, 1900);
+`;
+/**
+ * `custom`: the gate runs when a task completes and in its merged check. As kind `tests` it also
+ * runs once at each task's base before its first iteration (the integrity baseline of issue 19):
+ * agent time, not the queue's — measured besides, on the chain.
+ */
+const GATE = { name: 'suite', kind: 'custom', command: 'node suite.js', required: true };
+
+export interface SlowGateResult {
+  tasks: number;
+  agents: number;
+  latencyMs: number;
+  gateMs: number;
+  backToBackMs: number;
+  /** `tailMs`: from the last task entering the queue to the run's end — the queue's own share of the run. */
+  chain: { concurrency: number; ms: number; ratio: number; tailMs: number };
+  serial: { ms: number; ratio: number; tailMs: number };
+  /** The chain again with the gate as kind `tests` (each agent also runs it at its task's base). */
+  chainTestsKind: { ms: number; ratio: number };
+}
+
+async function backToBack(): Promise<{ total: number; each: number }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-gate-'));
+  try {
+    await fs.writeFile(path.join(dir, 'suite.js'), SUITE_JS);
+    const started = performance.now();
+    for (let i = 0; i < TASKS; i++) execFileSync('sh', ['-c', GATE.command], { cwd: dir, stdio: 'ignore' });
+    const total = performance.now() - started;
+    return { total, each: total / TASKS };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH_CONCURRENCY ?? AGENTS)): Promise<SlowGateResult> {
+  const gate = await backToBack();
+  const run = (merge: Record<string, unknown>, kind = GATE.kind) => once(AGENTS, LATENCY_MS, { tasks: TASKS, gates: [{ ...GATE, kind }], files: { 'suite.js': SUITE_JS }, merge });
+  const chain = await run({ concurrency });
+  const serial = await run({ concurrency: 1 });
+  const testsKind = await run({ concurrency }, 'tests');
+  return {
+    tasks: TASKS,
+    agents: AGENTS,
+    latencyMs: LATENCY_MS,
+    gateMs: gate.each,
+    backToBackMs: gate.total,
+    chain: { concurrency, ms: chain.ms, ratio: chain.ms / gate.total, tailMs: chain.tailMs },
+    serial: { ms: serial.ms, ratio: serial.ms / gate.total, tailMs: serial.tailMs },
+    chainTestsKind: { ms: testsKind.ms, ratio: testsKind.ms / gate.total },
+  };
+}
