@@ -5,9 +5,9 @@ import { eventBase, eventHeadRef, readActionsEnv, writeSummary } from '../core/f
 import { checkAgainstBase, type BaseCheckResult } from '../core/gates/checkAgainstBase';
 import { ProcessGateRunner } from '../core/gates/runGates';
 import { RalphPaths } from '../core/paths';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from '../core/safety/sandbox';
-import { redactorFor } from '../core/safety/secrets';
+import { NodeCommandRunner } from '../core/commands/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../core/commands/sandbox';
+import { redactorFor } from '../core/guards/secrets';
 import type { Task } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';
 import type { ForgeCommand } from './forgeArgs';

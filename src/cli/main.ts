@@ -6,13 +6,13 @@ import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
 import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
-import { CheckpointStore } from '../core/loop/checkpoint';
+import { CheckpointStore } from '../core/tasks/checkpoint';
 import { taskVerdicts, verdictLines } from './statusVerdicts';
 import { RalphRunner, type RunSummary } from '../core/loop/runner';
 import { RalphPaths } from '../core/paths';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/safety/receipt';
-import { describeLine } from '../core/safety/receiptFormat';
+import { NodeCommandRunner } from '../core/commands/processRunner';
+import { type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
+import { describeLine } from '../core/spend/receiptFormat';
 import { formatUsd } from '../core/llm/pricing';
 import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
 import { TaskStore } from '../core/tasks/store';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../core/config/service';
 import { errorMessage, LockError, RalphError, RollbackBlockedError } from '../core/errors';
 import { GitService } from '../core/git/gitService';
-import { CheckpointStore } from '../core/loop/checkpoint';
+import { CheckpointStore } from '../core/tasks/checkpoint';
 import { RunLock } from '../core/loop/runLock';
 import { RalphPaths } from '../core/paths';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';

@@ -1,7 +1,7 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
-import type { ReceiptSummary, RunSpendSummary } from './safety/receipt';
+import type { ReceiptSummary, RunSpendSummary } from './spend/receipt';
 import type { RunOutcome } from './loop/runSummary';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';

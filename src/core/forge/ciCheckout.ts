@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
-import type { Checkpoint, CheckpointStore } from '../loop/checkpoint';
+import type { Checkpoint, CheckpointStore } from '../tasks/checkpoint';
 import type { RalphPaths } from '../paths';
 import { TaskActions } from '../tasks/actions';
 import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';

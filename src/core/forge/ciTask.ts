@@ -4,7 +4,7 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
 import { GitService } from '../git/gitService';
-import { CheckpointStore } from '../loop/checkpoint';
+import { CheckpointStore } from '../tasks/checkpoint';
 import { RalphPaths } from '../paths';
 import type { TaskStatus } from '../tasks/schema';
 import { TaskStore } from '../tasks/store';

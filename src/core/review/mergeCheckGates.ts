@@ -3,11 +3,11 @@ import type { RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
 import type { RalphPaths } from '../paths';
-import { ControlFileGuard } from '../safety/controlFileGuard';
-import { GuardedGateRunner } from '../safety/guardedRunners';
-import type { CommandRunner } from '../safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from '../safety/sandbox';
-import type { SecretRedactor } from '../safety/secrets';
+import { ControlFileGuard } from '../guards/controlFileGuard';
+import { GuardedGateRunner } from '../guards/guardedRunners';
+import type { CommandRunner } from '../commands/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../commands/sandbox';
+import type { SecretRedactor } from '../guards/secrets';
 
 /**
  * The required gates of a merged check run outside a run (an approval that must re-check on a

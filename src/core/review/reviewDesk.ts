@@ -8,7 +8,7 @@ import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
 import { WorktreeManager } from '../git/worktrees';
-import type { CheckpointStore } from '../loop/checkpoint';
+import type { CheckpointStore } from '../tasks/checkpoint';
 import { type MergeOutcome, MergeQueue } from '../loop/mergeQueue';
 import { handBack, mergeFeedback } from '../loop/returnToAgent';
 import { RunLock } from '../loop/runLock';

@@ -1,6 +1,6 @@
 import type { RalphConfig } from '../config/schema';
 import { runGit } from '../git/gitExec';
-import type { CheckpointStore } from '../loop/checkpoint';
+import type { CheckpointStore } from '../tasks/checkpoint';
 import type { TaskStore } from '../tasks/store';
 import { type ReviewHold, reviewRef } from './holdSchema';
 

@@ -13,8 +13,8 @@ import { createModelClient } from '../../../src/core/llm/factory';
 import { estimateCostUsd } from '../../../src/core/llm/pricing';
 import type { ChatMessage, ModelClient, TokenCounter } from '../../../src/core/llm/types';
 import { RalphPaths } from '../../../src/core/paths';
-import { SpendMeter, MeteredModelClient } from '../../../src/core/safety/budget';
-import { RedactingModelClient, SecretRedactor } from '../../../src/core/safety/secrets';
+import { SpendMeter, MeteredModelClient } from '../../../src/core/spend/budget';
+import { RedactingModelClient, SecretRedactor } from '../../../src/core/guards/secrets';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 
 const model = (vendor: string, family: string, id: string, maxInputTokens = 64000): EditorModelInfo => ({ vendor, family, id, name: `${vendor} ${family}`, version: '1', maxInputTokens });
