@@ -2,18 +2,10 @@ import * as vscode from 'vscode';
 import { COMMAND_IDS, type CommandId } from './commands';
 import { errorMessage } from './core/errors';
 import { EventBus } from './core/events';
-import { loadConfig } from './core/config/service';
-import { GitService } from './core/git/gitService';
-import { CheckpointStore } from './core/tasks/checkpoint';
-import { RalphPaths } from './core/paths';
+import { openRalph } from './core/ralph';
 import { NodeCommandRunner } from './core/commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from './core/commands/sandbox';
-import { SecretRedactor } from './core/guards/secrets';
-import { TaskActions } from './core/tasks/actions';
-import { WorktreeRollbackPlanner } from './core/tasks/worktreeRollback';
-import { TaskWorktrees } from './core/tasks/taskWorktrees';
-import { WorktreeManager } from './core/git/worktrees';
-import { TaskStore } from './core/tasks/store';
+import { SecretRedactor } from './core/commands/secrets';
 import { PANEL_VIEW_TYPE } from './shared/protocol';
 import { Notifications } from './ui/notifications';
 import { PanelFeeder } from './ui/panel/panelFeeder';
@@ -85,28 +77,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   }
 
   const workspace = folder.uri.fsPath;
-  const paths = new RalphPaths(workspace);
-  const store = new TaskStore(paths);
+  // the one way into the core: paths, the config service, the store, checkpoints, git, task actions, runs
+  const ralph = openRalph(workspace);
+  const { paths, store, checkpoints, git, actions, config } = ralph;
   const secrets = new SecretStorageSource(context.secrets);
   // Gates run through the Tasks API, with the same secret scrubbing and sandbox as the CLI's.
   const redactor = new SecretRedactor();
   const commandRunner = new IsolatedCommandRunner(
     new NodeCommandRunner(),
-    async () => isolationSettings(workspace, await loadConfig(paths)),
+    async () => isolationSettings(workspace, await config.load()),
     redactor,
     (message) => logger.warn(message),
   );
   const gateRunner = new TasksApiGateRunner(folder, commandRunner);
-  const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store, redactor);
+  const runs = new RunController(ralph, bus, secrets, logger, gateRunner, redactor);
   context.subscriptions.push(
-    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
+    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await config.load()).gates)),
   );
-  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => new WorktreeManager(workspace).list());
+  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => ralph.worktrees().list());
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
 
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
-  const checkpoints = new CheckpointStore(paths);
   const prices = () => runs.lastConfig?.llm.prices ?? {};
   const provider = () => runs.lastConfig?.llm.provider ?? 'openai';
   const panelModel = new PanelModel(prices, PanelPersistence.load(context.workspaceState), provider);
@@ -136,13 +128,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   );
 
   const prompts = new PromptsSlot();
-  const git = new GitService(workspace);
-  const actions = new TaskActions(store, checkpoints, git, [new WorktreeRollbackPlanner(git.root)], new TaskWorktrees(workspace));
   const worktreeChanged = (taskId: string): void => {
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const forge = new ForgeCommands({ paths, store, logger, prompts });
+  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
   context.subscriptions.push(forge);
   // Show Changes: git objects as documents, and line comments on them for Request Changes
   const comments = new ReviewComments();
@@ -160,7 +150,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     },
   });
   context.subscriptions.push(planReviews);
-  const services = { paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
+  const services = { ralph, paths, config, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
   const handlers = createCommandHandlers(services);
   const chatServices = { paths, store, actions, runs, intake: services };
   const chat = registerRalphParticipant(context.extensionUri, chatServices);

@@ -4,21 +4,21 @@
  * from the diff), Reject, and the review list.
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+
 import { RalphError } from '../core/errors';
 import type { EventBus } from '../core/events';
 import { EventEmitter } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
 import type { CheckpointStore } from '../core/tasks/checkpoint';
-import { mergeCheckGates } from '../core/review/mergeCheckGates';
-import { ReviewDesk } from '../core/review/reviewDesk';
-import { NodeCommandRunner } from '../core/commands/processRunner';
-import { SecretRedactor } from '../core/guards/secrets';
+import type { Ralph } from '../core/ralph';
+import { SecretRedactor } from '../core/commands/secrets';
 import type { ReviewComments } from '../ui/reviewComments';
 import { changeTriples } from '../vscode/gitContentProvider';
 import { resolveTask, type TaskCommandServices } from './taskCommands';
 
 export interface ReviewCommandServices extends TaskCommandServices {
+  /** The workspace's façade: the review desk comes from it. */
+  ralph: Ralph;
   bus: EventBus;
   checkpoints: CheckpointStore;
   /** The editor's gate runner (Tasks API): an approval's re-check shows in the terminal panel like any gate. */
@@ -30,11 +30,10 @@ export interface ReviewCommandServices extends TaskCommandServices {
 export function createReviewCommands(s: ReviewCommandServices) {
   const say = (text: string, ...items: string[]) => vscode.window.showInformationMessage(`Ralph: ${text}`, ...items);
   const desk = async () => {
-    const config = await loadConfig(s.paths);
     const emitter = new EventEmitter(`review-${Date.now().toString(36)}`, s.bus);
     const emit = (body: Parameters<EventEmitter['emit']>[0]) => void emitter.emit(body);
     const redactor = s.redactor ?? new SecretRedactor();
-    return new ReviewDesk({ paths: s.paths, config, store: s.store, checkpoints: s.checkpoints, emit, gates: (merge) => mergeCheckGates({ paths: s.paths, config, commands: new NodeCommandRunner(), redactor, emit, gates: s.gateRunner }, merge) });
+    return s.ralph.reviewDesk({ redactor, emit, gates: s.gateRunner });
   };
   return {
     /** Show Changes: what would land (review), what landed (done), or what its worktree holds now — any task. */

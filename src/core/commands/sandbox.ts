@@ -6,7 +6,7 @@ import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
 import type { CommandRequest, CommandResult, CommandRunner, SandboxSpec } from './commandPort';
 import { hiddenPathMessage, hiddenTmpPath, mainWorkspaceOf, privateTmpBinds } from './privateTmp';
-import { scrubEnvironment, type SecretRedactor } from '../guards/secrets';
+import { scrubEnvironment, type SecretRedactor } from './secrets';
 import { probeSeatbelt, SANDBOX_EXEC, seatbeltProfile, seatbeltTemp } from './seatbelt';
 
 export type { SandboxSpec };

@@ -9,7 +9,7 @@ import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { writeFileAtomic } from '../util/atomicWrite';
 import { minutesInput } from './jobLimits';
-import { REMOTE_ACTIVE, remoteActive, type RemoteState, type TaskRemote } from './remoteTask';
+import { REMOTE_ACTIVE, remoteActive, type RemoteState, type TaskRemote } from '../tasks/remote';
 import { fetchRef, type GitAuth, loadTaskState } from './taskState';
 import type { Forge, PullRequestInfo } from './types';
 

@@ -6,7 +6,7 @@ import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
 import type { WorktreeManager } from '../git/worktrees';
-import { remoteActive } from '../forge/remoteTask';
+import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from '../tasks/checkpoint';

@@ -10,7 +10,7 @@ import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
 import type { Checkpoint } from '../tasks/checkpoint';
-import type { CompletionDecision } from './completionPolicy';
+import type { CompletionDecision } from '../reports/decision';
 import type { TaskLoopServices } from './types';
 
 type ProofServices = Pick<TaskLoopServices, 'paths' | 'work' | 'config' | 'gates' | 'emit'>;

@@ -1,77 +1,34 @@
 import { randomBytes } from 'node:crypto';
-import { ToolRegistry } from '../agent/toolRegistry';
-import { createDelegationTools, Delegator } from '../agent/delegation';
-import { CORE_TOOLS } from '../agent/tools';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
-import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
-import { ProcessGateRunner } from '../gates/runGates';
-import { checkGate } from '../gates/taskCheck';
-import type { GateRunner } from '../gates/types';
-import { GitService } from '../git/gitService';
+import { EventEmitter, type RalphEventBody } from '../events';
 import { WorktreeManager } from '../git/worktrees';
 import type { FallbackNotice } from '../llm/fallbackClient';
 import { fallbackMessage } from '../llm/fallbackMessage';
-import type { ModelClient, RetryNotice } from '../llm/types';
+import type { RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
-import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
-import { MeteredModelClient, SpendMeter } from '../spend/budget';
+import { type Clock, systemClock } from '../ports';
 import type { RunSpendSummary } from '../spend/receipt';
-import { CommandQuestions } from '../commands/commandQuestions';
-import { ControlFileGuard } from '../guards/controlFileGuard';
-import { GuardedCommandRunner, GuardedGateRunner } from '../guards/guardedRunners';
-import { PolicyCommandRunner } from '../commands/policyCommandRunner';
-import type { CommandRunner } from '../commands/processRunner';
-import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../commands/sandbox';
-import { RedactingModelClient, redactorFor, type SecretRedactor } from '../guards/secrets';
-import { WorkspaceScope } from '../guards/workspaceScope';
-import { remoteActive } from '../forge/remoteTask';
+import { redactorFor } from '../commands/secrets';
+import { remoteActive } from '../tasks/remote';
 import type { TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { TaskActions } from '../tasks/actions';
 import { ensureRalphDir } from '../workspace';
-import { Autopilot, type AutopilotDeps } from './autopilot';
+import type { Autopilot } from './autopilot';
 import { CheckpointStore } from '../tasks/checkpoint';
-import { MergeQueue } from './mergeQueue';
-import { mergeNotes } from './mergeNotes';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
+import { RunAssembly, type RunnerDeps } from './runAssembly';
 import { personActed } from './personWaits';
 import { mergeTarget } from './mergeTarget';
-import { type RunOutcome, summarizeRun } from './runSummary';
-import { ReviewHolds } from '../review/reviewHolds';
+import type { RunOutcome } from '../events';
+import { summarizeRun } from './runSummary';
 import { DiskBudget } from '../reports/diskBudget';
-import { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
-
-export interface RunnerDeps {
-  workspace: string;
-  config: RalphConfig;
-  model: ModelClient;
-  commands: CommandRunner;
-  /** Runs the quality gates; defaults to child processes (the CLI), the extension passes the Tasks API. */
-  gates?: GateRunner;
-  bus: EventBus;
-  /** Share the caller's store so its change listeners (the tree) see every write at once. */
-  store?: TaskStore;
-  clock?: Clock;
-  logger?: Logger;
-  /** Asked before every caio action and every gated command (push, pull request, semi-auto…); default: refuse. */
-  approval?: ApprovalPrompt;
-  /** Answers safeguard warnings; default: unattended (`safeguards.onWarning`, repeated errors stop). */
-  safeguards?: SafeguardPrompt;
-  /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
-  secretValues?: readonly string[];
-  /** Models paid by a subscription (an editor's language models): their calls read "included" on the receipt, not a price or "unknown". */
-  costIncluded?: (model: string) => boolean;
-  /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
-  sandboxProbe?: () => Promise<SandboxProbe>;
-  /** COMPLETE leaves the task in_progress: a forge's merge queue lands it (`ralph run --ci`), not this run. */
-  awaitMerge?: boolean;
-}
 
 export interface RunOptions {
   /** Run this one task (resuming it when interrupted or halted); otherwise autopilot over ready tasks. */
@@ -108,14 +65,10 @@ export class RalphRunner {
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
   private ownStore: TaskStore | undefined;
-  private runMeter: SpendMeter | undefined;
-  /** Every control-file guard of the current run (one per task loop): the store's writes are acknowledged to all. */
-  private readonly guards = new Set<ControlFileGuard>();
-  private sandboxWarned = false;
+  /** What the current run works with (its loops, autopilot, meter and guards), once the run lock is held. */
+  private assembly: RunAssembly | undefined;
   /** The parallel autopilot of the current run, for the person's actions on its merge queue. */
   private currentAutopilot: Autopilot | undefined;
-  /** The run's budget for reports and run logs (made once the run lock is held). */
-  private disk: DiskBudget | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -188,24 +141,23 @@ export class RalphRunner {
     let spend: RunSpendSummary | undefined;
     let outcome: RunOutcome | undefined;
     let halted: string | undefined;
-    this.runMeter = undefined;
+    this.assembly = undefined;
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId, {
         force: options.forceLock,
         onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
       });
-      this.guards.clear();
-      this.sandboxWarned = false;
       // within the budget before anything is written (the run lock is held: no other run prunes)
-      this.disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
-      await this.disk.prune();
+      const disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
+      await disk.prune();
       const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
-      const { loop, meter } = await this.buildLoop(runId, emit, redactor, questions);
       const store = this.store();
+      const assembly = (this.assembly = new RunAssembly({ deps: this.deps, paths: this.paths, runId, emit, redactor, questions, pause: this.pauseGate, store, disk }));
+      const { loop, meter } = await assembly.loop();
       // the store's own writes (the extension's edits included) are not tampering
       storeWrites = store.onDidChange(() => {
-        for (const guard of this.guards) guard.acknowledge(this.paths.tasks);
+        for (const guard of assembly.guards) guard.acknowledge(this.paths.tasks);
       });
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
@@ -222,7 +174,7 @@ export class RalphRunner {
       const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
       const parallel = target !== undefined;
       const critical = questions.criticalHold((taskId) => store.get(taskId));
-      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold, critical) : undefined;
+      const pilot = parallel ? (this.currentAutopilot = assembly.autopilot(target, first?.id, hold, critical)) : undefined;
       if (pilot) results.push(...(await pilot.run(this.abort.signal)));
       halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
@@ -284,7 +236,7 @@ export class RalphRunner {
       emit({ type: 'error', message: reason });
       throw error;
     } finally {
-      spend = (this.runMeter as SpendMeter | undefined)?.runSpend;
+      spend = this.assembly?.meter?.runSpend;
       outcome = await this.store().list().then((tasks) => summarizeRun(results, tasks), () => undefined);
       emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) });
       subscription.dispose();
@@ -319,108 +271,6 @@ export class RalphRunner {
       throw new RalphError(`task ${taskId} cannot run: ${why}`, 'dependencies-pending');
     }
     return task;
-  }
-
-  /**
-   * The task loop; with `workRoot` (a task's worktree) its tools, commands (sandboxed there),
-   * gates, commits and notes act there while the state stays in the workspace, and its meter
-   * shares the run's totals so the run budget holds across agents.
-   */
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
-    const { deps, paths } = this;
-    const root = workRoot ?? deps.workspace;
-    const git = new GitService(root, redactor);
-    if (!(await git.isRepo())) {
-      throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
-    }
-    if (deps.config.commands.sandbox === 'required') {
-      // Refuse before the first model call rather than fail every command of the run.
-      const probe = await (deps.sandboxProbe ?? probeSandbox)();
-      if (!probe.available) throw new SandboxUnavailableError(probe.reason);
-    }
-    // the run's meter (its totals, caps and spend-rate alarm) is shared by every agent
-    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter(questions));
-    const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
-    const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
-    this.guards.add(guard);
-    const commands = new IsolatedCommandRunner(
-      deps.commands,
-      isolationSettings(root, deps.config),
-      redactor,
-      (message) => {
-        // said once per run, however many agents run commands
-        if (this.sandboxWarned) return;
-        this.sandboxWarned = true;
-        emit({ type: 'warning', code: 'no-sandbox', message });
-      },
-      deps.sandboxProbe,
-    );
-    const guarded = new GuardedCommandRunner(commands, guard);
-    const commandQuestions = new CommandQuestions();
-    // the rules do not ask about what the sandbox makes harmless, when there is a sandbox
-    const confined = async () => deps.config.commands.sandbox !== 'off' && (await (deps.sandboxProbe ?? probeSandbox)()).available;
-    const loop = new TaskLoop({
-      runId,
-      paths,
-      config: deps.config,
-      store: this.store(),
-      checkpoints: new CheckpointStore(paths),
-      git,
-      model,
-      meter,
-      safeguards: questions.safeguards(workRoot !== undefined),
-      registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
-      commandQuestions,
-      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
-      guard,
-      scope: new WorkspaceScope(root),
-      clock: deps.clock ?? systemClock,
-      logger: deps.logger ?? silentLogger,
-      emit,
-      pause: this.pauseGate,
-      work: workRoot ? new RalphPaths(workRoot) : undefined,
-      awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
-      disk: this.disk,
-    });
-    return { loop, guard, meter };
-  }
-
-  /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold'], criticalHold: AutopilotDeps['criticalHold']): Autopilot {
-    const { deps } = this;
-    const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
-    // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
-    const guard = new ControlFileGuard(this.paths, emit, { ownStateOnly: true });
-    this.guards.add(guard);
-    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
-    const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
-    const checkpoints = new CheckpointStore(this.paths);
-    const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
-    // a task's own check is part of its merged check too
-    const taskGates = async (taskId: string) => [checkGate(await this.store().get(taskId), deps.config.gates)].filter((g) => g !== undefined);
-    const queue = new MergeQueue({
-      worktrees,
-      gates,
-      gateConfigs: deps.config.gates,
-      target,
-      strategy: deps.config.merge.strategy,
-      emit,
-      holdForReview: (taskId) => holds.wanted(taskId),
-      notes: mergeNotes(this.store(), deps.workspace),
-      taskGates,
-    });
-    const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
-    this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds, criticalHold });
-    return this.currentAutopilot;
-  }
-
-  /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */
-  private newMeter(questions: RunQuestions): SpendMeter {
-    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
-    meter.onRateAlarm(questions.rateAlarm);
-    return meter;
   }
 }
 

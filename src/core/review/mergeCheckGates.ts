@@ -7,7 +7,7 @@ import { ControlFileGuard } from '../guards/controlFileGuard';
 import { GuardedGateRunner } from '../guards/guardedRunners';
 import type { CommandRunner } from '../commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from '../commands/sandbox';
-import type { SecretRedactor } from '../guards/secrets';
+import type { SecretRedactor } from '../commands/secrets';
 
 /**
  * The required gates of a merged check run outside a run (an approval that must re-check on a

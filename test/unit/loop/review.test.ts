@@ -14,7 +14,7 @@ import { reviewRef } from '../../../src/core/review/reviewHolds';
 import { unifiedDiff } from '../../../src/core/review/taskChanges';
 import { parseConfig } from '../../../src/core/config/load';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
-import { SecretRedactor } from '../../../src/core/guards/secrets';
+import { SecretRedactor } from '../../../src/core/commands/secrets';
 import type { RalphEvent } from '../../../src/core/events';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';

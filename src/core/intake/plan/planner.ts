@@ -11,7 +11,7 @@ import { RalphPaths } from '../../paths';
 import { type Clock, systemClock } from '../../ports';
 import { MeteredModelClient, SpendMeter } from '../../spend/budget';
 import type { RunSpendSummary } from '../../spend/receipt';
-import { RedactingModelClient, redactorFor } from '../../guards/secrets';
+import { RedactingModelClient, redactorFor } from '../../commands/secrets';
 import { TaskStore } from '../../tasks/store';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomicWrite';
 import { ensureRalphDir } from '../../workspace';
