@@ -8,10 +8,11 @@ import { fallbackMessage } from '../llm/fallbackMessage';
 import type { RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type Clock, systemClock } from '../ports';
+import type { SpendMeter } from '../spend/budget';
 import type { RunSpendSummary } from '../spend/receipt';
 import { redactorFor } from '../commands/secrets';
 import { remoteActive } from '../tasks/remote';
-import type { TaskStatus } from '../tasks/schema';
+import type { Task, TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { TaskActions } from '../tasks/actions';
@@ -28,6 +29,7 @@ import { mergeTarget } from './mergeTarget';
 import type { RunOutcome } from '../events';
 import { summarizeRun } from './runSummary';
 import { DiskBudget } from '../reports/diskBudget';
+import type { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
 
 export interface RunOptions {
@@ -50,6 +52,17 @@ export interface RunSummary {
   outcome?: RunOutcome;
   /** Why the run stopped by itself (a git lock held in the working tree every task shares); the tasks are resumable. */
   halted?: string;
+}
+
+/** What the tasks run one after another with (no worktrees). */
+interface InTurn {
+  first: Task | undefined;
+  only: string | undefined;
+  loop: TaskLoop;
+  meter: SpendMeter;
+  store: TaskStore;
+  questions: RunQuestions;
+  hold: ReturnType<RunQuestions['hold']>;
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -162,8 +175,6 @@ export class RalphRunner {
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
-      const attempted = new Set<string>();
-      const endedAs = new Map<string, TaskStatus>();
       const hold = questions.hold(
         (taskId) => store.get(taskId),
         (taskId, text) => new TaskActions(store, new CheckpointStore(this.paths), { root: this.deps.workspace }).answer(taskId, text),
@@ -179,52 +190,7 @@ export class RalphRunner {
       halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
-      let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
-      while (next) {
-        attempted.add(next.id);
-        const result = await loop.run(next, this.abort.signal);
-        results.push(result);
-        endedAs.set(result.taskId, result.status);
-        halted = result.runHalt;
-        if (this.abort.signal.aborted) {
-          reason = 'stopped by the user';
-          break;
-        }
-        if (options.taskId) {
-          reason = `task ${next.id} ended ${result.status}`;
-          break;
-        }
-        // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
-        // would halt them at once with nothing done: they stay as they are
-        const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message);
-        if (runStop) {
-          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
-          reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
-          break;
-        }
-        const tasks = await store.list();
-        // a task the person answered, unblocked or gave more time meanwhile goes on in this run
-        for (const id of personActed(endedAs, tasks).reopened) {
-          attempted.delete(id);
-          endedAs.delete(id);
-        }
-        next = selectNextTask(tasks, attempted);
-        reason = next ? reason : 'no more ready tasks';
-        if (next && result.critical) {
-          const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
-          if (this.abort.signal.aborted || answer === 'stop') {
-            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
-            break;
-          }
-        }
-        if (next && hold && HOLD_ENDS.has(result.status)) {
-          const answer = await hold(result.taskId, result.status, result.reason);
-          if (this.abort.signal.aborted || answer === 'stop') {
-            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
-            break;
-          }
-        }
-      }
+      if (!parallel) ({ reason, halted } = await this.oneAfterAnother({ first, only: options.taskId, loop, meter, store, questions, hold }, results, reason));
       if (options.taskId === undefined) {
         const blocks = [...dependencyBlocks(await store.list()).values()];
         unrunnable = blocks.filter((b) => b.kind === 'invalid');
@@ -248,6 +214,65 @@ export class RalphRunner {
       this.active = false;
     }
     return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}), ...(halted ? { halted } : {}) };
+  }
+
+  /**
+   * Without worktrees, the ready tasks one after another: until none is ready, the person stops,
+   * a run-wide halt (a bad key, a spent quota, a cap), a hold answered Stop, or the one task asked
+   * for ends. Each result is added to `results`; says why the run ended and its halt.
+   */
+  private async oneAfterAnother(turn: InTurn, results: TaskRunResult[], reason: string): Promise<{ reason: string; halted?: string }> {
+    const { store, questions, hold } = turn;
+    const attempted = new Set<string>();
+    const endedAs = new Map<string, TaskStatus>();
+    let halted: string | undefined;
+    let next = turn.first ?? selectNextTask(await store.list(), attempted);
+    while (next) {
+      attempted.add(next.id);
+      const result = await turn.loop.run(next, this.abort.signal);
+      results.push(result);
+      endedAs.set(result.taskId, result.status);
+      halted = result.runHalt;
+      if (this.abort.signal.aborted) {
+        reason = 'stopped by the user';
+        return { reason, halted };
+      }
+      if (turn.only) {
+        reason = `task ${next.id} ended ${result.status}`;
+        return { reason, halted };
+      }
+      // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
+      // would halt them at once with nothing done: they stay as they are
+      const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : turn.meter.runCapReached()?.message);
+      if (runStop) {
+        const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+        reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
+        return { reason, halted };
+      }
+      const tasks = await store.list();
+      // a task the person answered, unblocked or gave more time meanwhile goes on in this run
+      for (const id of personActed(endedAs, tasks).reopened) {
+        attempted.delete(id);
+        endedAs.delete(id);
+      }
+      next = selectNextTask(tasks, attempted);
+      reason = next ? reason : 'no more ready tasks';
+      if (next && result.critical) {
+        const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
+        if (this.abort.signal.aborted || answer === 'stop') {
+          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
+          return { reason, halted };
+        }
+      }
+      if (next && hold && HOLD_ENDS.has(result.status)) {
+        const answer = await hold(result.taskId, result.status, result.reason);
+        if (this.abort.signal.aborted || answer === 'stop') {
+          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
+          return { reason, halted };
+        }
+      }
+    }
+    return { reason, halted };
   }
 
   private store(): TaskStore {

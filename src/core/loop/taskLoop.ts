@@ -37,12 +37,12 @@ export class TaskLoop {
   /** The iteration report last written in this run, to correct its decision when the task ends right after. */
   private lastReport: IterationReportInput | undefined;
 
-  constructor(private readonly s: TaskLoopServices) {
-    this.reports = new ReportWriter(s.paths, s.config);
+  constructor(private readonly services: TaskLoopServices) {
+    this.reports = new ReportWriter(services.paths, services.config);
   }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
-    const { s } = this;
+    const { services: s } = this;
     const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
     let timeoutMs = taskLimitMs(initial, s.config.loop.taskTimeoutMinutes);
     const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
@@ -144,7 +144,7 @@ export class TaskLoop {
     agents: AgentRun[],
     escalationsBefore: number,
   ): Promise<Task> {
-    const { s } = this;
+    const { services: s } = this;
     const record = cp.history[cp.history.length - 1];
     const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
     const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
@@ -175,7 +175,7 @@ export class TaskLoop {
    */
   private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
     const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
-    this.s.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
+    this.services.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
     const result = await this.finish(task, cp, 'halted', reason, maxIterations);
     return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
   }
@@ -188,14 +188,14 @@ export class TaskLoop {
   private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
     if (cp.integrity || stop.aborted) return { cp };
     if (cp.iteration > 0 || cp.phase === 'running') {
-      this.s.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
+      this.services.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
       return { cp };
     }
     // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
     const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
-    const started = this.s.clock.now();
-    const integrity = await takeIntegrityBaseline(this.s, task, AbortSignal.any([stop, deadline]));
-    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.s.clock.now() - started), updatedAt: this.isoNow() };
+    const started = this.services.clock.now();
+    const integrity = await takeIntegrityBaseline(this.services, task, AbortSignal.any([stop, deadline]));
+    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.services.clock.now() - started), updatedAt: this.isoNow() };
     if (!integrity) {
       if (!deadline.aborted || stop.aborted) return { cp: spent };
       await this.saveCheckpoint(spent);
@@ -208,7 +208,7 @@ export class TaskLoop {
 
   private budgetExceeded(): string | undefined {
     try {
-      this.s.meter.check();
+      this.services.meter.check();
       return undefined;
     } catch (error) {
       if (error instanceof BudgetExceededError) return `${error.message}; state saved`;
@@ -219,7 +219,7 @@ export class TaskLoop {
   private recordIteration(cp: Checkpoint, step: IterationStepResult): Checkpoint {
     const { record } = step;
     // every model call of the task (sub-agents, summaries, the council included) went through the meter
-    const modelUsage = structuredClone(this.s.meter.taskTotals.byModel);
+    const modelUsage = structuredClone(this.services.meter.taskTotals.byModel);
     const optionalGateIterations = { ...cp.optionalGateIterations };
     if (step.decision?.kind === 'continue') {
       for (const name of step.decision.optionalGatesRetried) optionalGateIterations[name] = (optionalGateIterations[name] ?? 0) + 1;
@@ -247,27 +247,27 @@ export class TaskLoop {
       if (event.type === 'delegation.result' && event.target) {
         agents.push({ agent: event.target, model: event.model ?? '', status: event.status ?? '', detail: event.objective ?? '' });
       }
-      this.s.emit(body);
+      this.services.emit(body);
     };
-    return { ...this.s, emit };
+    return { ...this.services, emit };
   }
 
   /** The iteration report's file, or undefined (and a warning) when it could not be written. */
   private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
     const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
-    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.s.awaitingMerge === true) };
+    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.services.awaitingMerge === true) };
     // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
     this.lastReport = input;
     try {
       return await this.reports.writeIteration(input);
     } catch (error) {
-      this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
+      this.services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
       return undefined;
     }
   }
 
   private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
-    const { s } = this;
+    const { services: s } = this;
     const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
@@ -303,12 +303,12 @@ export class TaskLoop {
     const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
     if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
     this.lastReport = undefined;
-    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.s.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
+    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.services.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
-    const updated = await this.s.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
-    if (task.status !== to) this.s.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
+    const updated = await this.services.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
+    if (task.status !== to) this.services.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
     return updated;
   }
 
@@ -316,12 +316,12 @@ export class TaskLoop {
     return {
       version: 1,
       taskId: task.id,
-      runId: this.s.runId,
+      runId: this.services.runId,
       iteration: 0,
       phase: 'between',
       pending: undefined,
       elapsedMs: 0,
-      baseCommit: await this.s.git.headSha().catch(() => undefined),
+      baseCommit: await this.services.git.headSha().catch(() => undefined),
       commits: 0,
       consecutiveErrors: 0,
       usage: ZERO_USAGE,
@@ -336,14 +336,14 @@ export class TaskLoop {
   private async saveCheckpoint(cp: Checkpoint): Promise<void> {
     // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
     // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
-    const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceiptView : cp.receipt;
+    const receipt = this.services.meter.currentTaskId === cp.taskId ? this.services.meter.taskReceiptView : cp.receipt;
     // the council's plan is a model's text too: kept bounded like the records' texts
-    const file = await this.s.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
-    this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
+    const file = await this.services.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
+    this.services.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.services.paths.relative(file) });
   }
 
   private isoNow(): string {
-    return new Date(this.s.clock.now()).toISOString();
+    return new Date(this.services.clock.now()).toISOString();
   }
 }
 

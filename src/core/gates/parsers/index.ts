@@ -1,7 +1,7 @@
 import { parseCoverage } from './coverage';
 import { parseEslint } from './eslint';
 import { parseSecurity } from './security';
-import { parseTests } from './tests';
+import { parseTests } from './testRunners';
 import type { ParsedGateOutput, ParseOptions, ParserGateKind } from './types';
 import { outputLines } from './text';
 import { parseTypeScript } from './typescript';
