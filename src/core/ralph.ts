@@ -15,6 +15,7 @@ import { mergeCheckGates } from './review/mergeCheckGates';
 import { ReviewDesk } from './review/reviewDesk';
 import { TaskActions } from './tasks/actions';
 import { CheckpointStore } from './tasks/checkpoint';
+import type { TaskRecords } from './tasks/records';
 import { TaskStore } from './tasks/store';
 import { TaskWorktrees } from './tasks/taskWorktrees';
 import { WorktreeRollbackPlanner } from './tasks/worktreeRollback';
@@ -40,7 +41,7 @@ export interface PreparedRun {
  * checkpoints, git, the worktrees and the person's task actions, and start runs from a model
  * factory. Every part is built here, so both surfaces wire the core the same way.
  */
-export class Ralph {
+export class Ralph implements TaskRecords {
   readonly paths: RalphPaths;
   readonly config: ConfigService;
   readonly store: TaskStore;

@@ -191,12 +191,7 @@ export class RalphRunner {
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
       if (!parallel) ({ reason, halted } = await this.oneAfterAnother({ first, only: options.taskId, loop, meter, store, questions, hold }, results, reason));
-      if (options.taskId === undefined) {
-        const blocks = [...dependencyBlocks(await store.list()).values()];
-        unrunnable = blocks.filter((b) => b.kind === 'invalid');
-        for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
-        if (results.length === 0 && !this.abort.signal.aborted) reason = blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks';
-      }
+      if (options.taskId === undefined) ({ unrunnable, reason } = await this.leftUnstarted(store, emit, reason, results.length === 0));
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
@@ -273,6 +268,18 @@ export class RalphRunner {
       }
     }
     return { reason, halted };
+  }
+
+  /**
+   * An autopilot run's todo tasks that no run can start (a dependency cycle, itself, a missing id)
+   * are warned about; when nothing ran (and no Stop came), the blocks are why.
+   */
+  private async leftUnstarted(store: TaskStore, emit: (body: RalphEventBody) => void, reason: string, nothingRan: boolean): Promise<{ unrunnable: DependencyBlock[]; reason: string }> {
+    const blocks = [...dependencyBlocks(await store.list()).values()];
+    const unrunnable = blocks.filter((b) => b.kind === 'invalid');
+    for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
+    if (!nothingRan || this.abort.signal.aborted) return { unrunnable, reason };
+    return { unrunnable, reason: blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks' };
   }
 
   private store(): TaskStore {

@@ -42,34 +42,34 @@ export class TaskLoop {
   }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
-    const { services: s } = this;
-    const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
-    let timeoutMs = taskLimitMs(initial, s.config.loop.taskTimeoutMinutes);
+    const { services } = this;
+    const baseMax = initial.maxIterations ?? services.config.loop.maxIterations;
+    let timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
     const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
-    const existing = await s.checkpoints.load(initial.id, {
+    const existing = await services.checkpoints.load(initial.id, {
       onCorrupt: 'throw',
-      onWarning: (message) => s.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+      onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
     });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
+    let cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : await this.freshCheckpoint(initial);
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
-    await ensureProgressFile(s.work ?? s.paths, task);
+    await ensureProgressFile(services.work ?? services.paths, task);
 
-    s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
+    services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
-    s.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-    s.commandQuestions?.begin(task);
+    services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
+    services.commandQuestions?.begin(task);
     const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
     cp = based.cp;
     let maxIterations = baseMax;
     if (based.timedOut) return this.finish(task, cp, 'timeout', `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`, maxIterations);
     for (;;) {
-      await s.pause?.wait(stop);
+      await services.pause?.wait(stop);
       if (nextIteration(cp) > maxIterations || cp.elapsedMs >= timeoutMs) {
         // Increase Limit may have raised either limit while the task ran
-        task = await s.store.get(task.id);
+        task = await services.store.get(task.id);
         maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
-        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, s.config.loop.taskTimeoutMinutes));
+        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, services.config.loop.taskTimeoutMinutes));
       }
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
@@ -80,7 +80,7 @@ export class TaskLoop {
 
       // killed after the model run of this iteration: finish it from the write-ahead record
       const replay = cp.phase === 'committing' && cp.pending?.iteration === n ? cp.pending : undefined;
-      const chosen = replay ? { cp, model: replay.model } : modelFor(s, task, cp);
+      const chosen = replay ? { cp, model: replay.model } : modelFor(services, task, cp);
       cp = { ...chosen.cp, iteration: n, phase: replay ? 'committing' : 'running', pending: replay, updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
       const agents: AgentRun[] = [];
@@ -91,24 +91,24 @@ export class TaskLoop {
         written = boundPending(pending);
         await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
       };
-      s.meter.beginIteration(n, maxIterations);
+      services.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit });
       if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
       cp = this.recordIteration(cp, step);
       // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
-      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : s.commandQuestions?.take();
+      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : services.commandQuestions?.take();
       // one task-store write per iteration, once it has ended: the iterations run, the progress and
       // the signal; written alongside the checkpoint and the report (no order between the three)
       const ended = cp.history[cp.history.length - 1];
-      const stored = s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
+      const stored = services.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
       stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
-      await syncFixTasks(s, task, step.gates);
-      await handleSecurityFindings(s, task, n, step.gates);
+      await syncFixTasks(services, task, step.gates);
+      await handleSecurityFindings(services, task, n, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
       const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
       if (!finishing) {
-        const escalated = await afterIteration(s, task, cp, step.gates, stop);
+        const escalated = await afterIteration(services, task, cp, step.gates, stop);
         cp = escalated.cp;
         if (escalated.halt) {
           task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
@@ -123,7 +123,7 @@ export class TaskLoop {
       if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
-      const guarded = await checkSafeguards(s, task, cp, maxIterations);
+      const guarded = await checkSafeguards(services, task, cp, maxIterations);
       cp = guarded.cp;
       task = guarded.task;
       maxIterations = task.maxIterations ?? maxIterations;
@@ -144,15 +144,15 @@ export class TaskLoop {
     agents: AgentRun[],
     escalationsBefore: number,
   ): Promise<Task> {
-    const { services: s } = this;
+    const { services } = this;
     const record = cp.history[cp.history.length - 1];
     const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
     const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
     // files that do not depend on each other: written side by side, their fsyncs waited for together
     const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
-    if (report) s.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: s.paths.relative(report), final: false });
-    await s.disk?.afterIteration();
-    s.emit({
+    if (report) services.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: services.paths.relative(report), final: false });
+    await services.disk?.afterIteration();
+    services.emit({
       type: 'iteration.finished',
       taskId: task.id,
       iteration: record.iteration,
@@ -163,8 +163,8 @@ export class TaskLoop {
       usage: record.usage,
       error: record.error,
     });
-    const totals = s.meter.runTotals;
-    s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
+    const totals = services.meter.runTotals;
+    services.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: services.meter.taskTotals.costUsd, taskTokens: services.meter.taskTotals.tokens });
     return updated;
   }
 
@@ -267,28 +267,28 @@ export class TaskLoop {
   }
 
   private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
-    const { services: s } = this;
-    const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
+    const { services } = this;
+    const receipt = services.meter.currentTaskId === cp.taskId ? services.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
-    const deferred = status === 'done' && s.awaitingMerge === true;
+    const deferred = status === 'done' && services.awaitingMerge === true;
     // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
-    const questions = asks ? withQuestion((await s.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
+    const questions = asks ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
     const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {
-      const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(s, task.id) });
-      s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
+      const files = await services.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(services, task.id) });
+      services.emit({ type: 'report.written', taskId: task.id, file: services.paths.relative(reportFile), final: true });
     } catch (error) {
-      s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
+      services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    await s.disk?.prune();
+    await services.disk?.prune();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
+    if (!deferred) services.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
   }
 
