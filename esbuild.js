@@ -54,7 +54,7 @@ function copyCodicons() {
 
 /**
  * The shell parser's wasm (web-tree-sitter's runtime and the bash grammar), read at run time from
- * beside the bundle (src/core/safety/shellParser.ts): the command rules cannot work without them.
+ * beside the bundle (src/core/commands/shellParser.ts): the command rules cannot work without them.
  */
 function copyShellParser() {
   fs.mkdirSync('dist', { recursive: true });

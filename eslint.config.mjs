@@ -32,7 +32,7 @@ export default tseslint.config(
   {
     // adapters sit under the commands and views that use them
     files: ['src/adapters/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/commands/*', '**/ui/*', '**/chat/*', '**/cli/*'], message: 'src/adapters imports only the core and vscode (docs/ARCHITECTURE.md)' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../commands/*', '../ui/*', '../chat/*', '../cli/*', '../../commands/*', '../../ui/*'], message: 'src/adapters imports only the core and vscode (docs/ARCHITECTURE.md)' }] }] },
   },
   {
     files: ['test/**/*.ts'],

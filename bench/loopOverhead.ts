@@ -21,7 +21,7 @@ import { createModelClient } from '../src/core/llm/factory';
 import type { ChatRequest, ChatResponse, ModelClient } from '../src/core/llm/types';
 import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
-import { NodeCommandRunner } from '../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
 import { startScriptedServer } from '../test/fixtures/scriptedServer';
 import { FloorSampler } from './overheadFloor';

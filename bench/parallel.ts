@@ -15,7 +15,7 @@ import { useMergeTree } from '../src/core/git/mergeTree';
 import { createModelClient } from '../src/core/llm/factory';
 import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
-import { NodeCommandRunner } from '../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
 import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer';
 

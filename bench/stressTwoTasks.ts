@@ -14,7 +14,7 @@ import { EventBus, type RalphEvent } from '../src/core/events';
 import { createModelClient } from '../src/core/llm/factory';
 import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
-import { NodeCommandRunner } from '../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
 import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer';
 

@@ -2,19 +2,15 @@ import * as vscode from 'vscode';
 import { type CommandHandler, COMMAND_IDS, type CommandId } from './commands/commandIds';
 import { errorMessage } from './core/errors';
 import { EventBus } from './core/events';
-import { loadConfig } from './core/config/service';
 import type { RalphConfig } from './core/config/schema';
-import { GitService } from './core/git/gitService';
-import { CheckpointStore } from './core/loop/checkpoint';
-import { RalphPaths } from './core/paths';
-import { NodeCommandRunner } from './core/safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from './core/safety/sandbox';
-import { SecretRedactor } from './core/safety/secrets';
-import { TaskActions } from './core/tasks/actions';
-import { WorktreeRollbackPlanner } from './core/tasks/worktreeRollback';
-import { TaskWorktrees } from './core/tasks/taskWorktrees';
-import { WorktreeManager } from './core/git/worktrees';
-import { TaskStore } from './core/tasks/store';
+import type { ConfigService } from './core/config/service';
+import type { RalphPaths } from './core/paths';
+import { openRalph } from './core/ralph';
+import { NodeCommandRunner } from './core/commands/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from './core/commands/sandbox';
+import { SecretRedactor } from './core/commands/secrets';
+import type { CheckpointStore } from './core/tasks/checkpoint';
+import type { TaskStore } from './core/tasks/store';
 import { PANEL_VIEW_TYPE } from './protocol/protocol';
 import { Notifications } from './ui/notifications';
 import { PanelFeeder } from './ui/panel/panelFeeder';
@@ -75,37 +71,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   if (!folder || folder.uri.scheme !== 'file') return activateWithoutFolder(context, bus, started);
 
   const workspace = folder.uri.fsPath;
-  const paths = new RalphPaths(workspace);
-  const store = new TaskStore(paths);
+  // the one way into the core: paths, the config service, the store, checkpoints, git, task actions, runs
+  const ralph = openRalph(workspace);
+  const { paths, store, checkpoints, git, actions, config } = ralph;
   const secrets = new SecretStorageSource(context.secrets);
   const redactor = new SecretRedactor();
-  const gateRunner = createGateRunner(context, folder, paths, redactor, logger);
-  const runs = new RunController(workspace, bus, secrets, logger, gateRunner, store, redactor);
-  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => new WorktreeManager(workspace).list());
+  const gateRunner = createGateRunner(context, folder, config, redactor, logger);
+  const runs = new RunController(ralph, bus, secrets, logger, gateRunner, redactor);
+  const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => ralph.worktrees().list());
   const statusBar = new RalphStatusBar();
   context.subscriptions.push(runs, tree, statusBar);
 
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
-  const checkpoints = new CheckpointStore(paths);
   const prices = () => runs.lastConfig?.llm.prices ?? {};
   const provider = () => runs.lastConfig?.llm.provider ?? 'openai';
   const { panelModel, progressPanel } = createPanel(context, { workspace, paths, bus, store, checkpoints, runs, logger, prices, provider });
   showTaskTree(context, tree, statusBar, runs, panelModel);
 
   const prompts = new PromptsSlot();
-  const git = new GitService(workspace);
-  const actions = new TaskActions(store, checkpoints, git, [new WorktreeRollbackPlanner(git.root)], new TaskWorktrees(workspace));
   const worktreeChanged = (taskId: string): void => {
     void tree.refreshWorktrees();
     panelModel.apply({ type: 'panel.worktree', taskId });
   };
-  const forge = new ForgeCommands({ paths, store, logger, prompts });
+  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
   context.subscriptions.push(forge);
   // Show Changes: git objects as documents, and line comments on them for Request Changes
   const comments = new ReviewComments();
   context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
   const planReviews = createPlanReviews(context, paths, store, logger);
-  const services = { paths, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
+  const services = { ralph, paths, config, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
   const handlers = createCommandHandlers(services);
   const chatServices = { paths, store, actions, runs, intake: services };
   const chat = registerRalphParticipant(context.extensionUri, chatServices);
@@ -149,15 +143,15 @@ function activateWithoutFolder(context: vscode.ExtensionContext, bus: EventBus, 
 }
 
 /** Gates run through the Tasks API (and show in its terminal), with the same secret scrubbing and sandbox as the CLI's. */
-function createGateRunner(context: vscode.ExtensionContext, folder: vscode.WorkspaceFolder, paths: RalphPaths, redactor: SecretRedactor, logger: ChannelLogger): TasksApiGateRunner {
+function createGateRunner(context: vscode.ExtensionContext, folder: vscode.WorkspaceFolder, config: ConfigService, redactor: SecretRedactor, logger: ChannelLogger): TasksApiGateRunner {
   const commandRunner = new IsolatedCommandRunner(
     new NodeCommandRunner(),
-    async () => isolationSettings(paths.workspace, await loadConfig(paths)),
+    async () => isolationSettings(folder.uri.fsPath, await config.load()),
     redactor,
     (message) => logger.warn(message),
   );
   context.subscriptions.push(
-    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await loadConfig(paths)).gates)),
+    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await config.load()).gates)),
   );
   return new TasksApiGateRunner(folder, commandRunner);
 }

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { ModelError } from '../core/errors';
-import { type EditorModelInfo, matchEditorModels, parseEditorModelSelector, EDITOR_MODEL_SELECTOR_HELP, editorModelSelector } from '../core/llm/editorModels';
+import { type EditorModelInfo, matchEditorModels, parseEditorModelSelector, EDITOR_MODEL_SELECTOR_HELP, editorModelSelector } from '../core/config/editorModels';
 import { abortError, defaultSleep, type Sleep, withRetries } from '../core/llm/retry';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelClient, RetryNotice, TokenCounter, ToolSpec } from '../core/llm/types';
 import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmFailure, type LmShapes } from './lmMapping';

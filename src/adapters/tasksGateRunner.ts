@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { GateConfig } from '../core/config/schema';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../core/gates/types';
-import type { CommandRunner } from '../core/safety/processRunner';
+import type { CommandRunner } from '../core/commands/processRunner';
 
 /** The task type contributed in package.json (`taskDefinitions`). */
 export const RALPH_TASK_TYPE = 'ralph';

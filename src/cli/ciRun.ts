@@ -1,10 +1,9 @@
-import { loadConfig } from '../core/config/service';
 import type { RalphConfig } from '../core/config/schema';
 import type { EventBus } from '../core/events';
 import { runCiTask } from '../core/forge/ciTask';
 import { connectForge } from '../core/forge/connect';
 import { environmentToken } from '../core/forge/token';
-import { RalphPaths } from '../core/paths';
+import type { Ralph } from '../core/ralph';
 import type { TaskStatus } from '../core/tasks/schema';
 import type { CliCommand } from './args';
 import type { CliIo } from './io';
@@ -31,12 +30,14 @@ export function isCiRun(command: RunCommand, env: NodeJS.ProcessEnv = process.en
  * Exit codes as `ralph run`: 0 done (its pull request waits in the merge queue), 1 failed, timed
  * out or halted, 3 blocked or needs help, 2 usage or configuration.
  */
-export async function runCiCommand(workspace: string, command: RunCommand, io: CliIo, run: (hooks: RunHooks) => Promise<number>): Promise<number> {
+export async function runCiCommand(ralph: Ralph, command: RunCommand, io: CliIo, run: (hooks: RunHooks) => Promise<number>): Promise<number> {
   const taskId = command.taskId!;
-  const config = await loadConfig(new RalphPaths(workspace));
+  const { workspace } = ralph;
+  const config = await ralph.config.load();
   let token = '';
   const result = await runCiTask({
     workspace,
+    records: ralph,
     config,
     taskId,
     connect: async () => {

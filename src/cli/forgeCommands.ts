@@ -1,8 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config/service';
+import { openRalph } from '../core/ralph';
 import { CHECKS_WORKFLOW, DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
-import { RalphPaths } from '../core/paths';
 import type { ForgeCommand } from './forgeArgs';
 import { runGateCommand } from './gateCommand';
 import { remoteRun, remoteStatus } from './remoteCommands';
@@ -25,7 +24,7 @@ export async function runForgeCommand(command: ForgeCommand, io: CliIo): Promise
 }
 
 async function ciInit(workspace: string, command: Extract<ForgeCommand, { kind: 'ci.init' }>, io: CliIo): Promise<number> {
-  const config = await loadConfig(new RalphPaths(workspace));
+  const config = await openRalph(workspace).config.load();
   const options = { ...DEFAULT_WORKFLOW_OPTIONS, workflow: config.forge.workflow, ...(command.runsOn ? { runsOn: command.runsOn } : {}), ...(command.maxParallel ? { maxParallel: command.maxParallel } : {}), ...(command.node ? { node: command.node } : {}) };
   const written = await writeWorkflows(workspace, config, options, command.force);
   for (const w of written) {

@@ -1,15 +1,14 @@
-import { loadConfig } from '../core/config/service';
+import { openRalph } from '../core/ralph';
 import { EventBus, EventEmitter } from '../core/events';
 import { formatEvent } from '../core/eventFormat';
 import { eventBase, eventHeadRef, readActionsEnv, writeSummary } from '../core/forge/actionsEnv';
-import { checkAgainstBase, type BaseCheckResult } from '../core/gates/checkAgainstBase';
+import { checkAgainstBase, type BaseCheckResult } from '../core/loop/checkAgainstBase';
 import { ProcessGateRunner } from '../core/gates/runGates';
-import { RalphPaths } from '../core/paths';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from '../core/safety/sandbox';
-import { redactorFor } from '../core/safety/secrets';
+import { NodeCommandRunner } from '../core/commands/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../core/commands/sandbox';
+import { redactorFor } from '../core/commands/secrets';
 import type { Task } from '../core/tasks/schema';
-import { TaskStore } from '../core/tasks/store';
+import type { TaskStore } from '../core/tasks/store';
 import type { ForgeCommand } from './forgeArgs';
 import type { CliIo } from './io';
 
@@ -24,11 +23,11 @@ export const GATE_EXIT = { pass: 0, fail: 1 } as const;
  * request's base, the merge group's base).
  */
 export async function runGateCommand(workspace: string, command: GateCommand, io: CliIo): Promise<number> {
-  const paths = new RalphPaths(workspace);
-  const config = await loadConfig(paths);
+  const ralph = openRalph(workspace);
+  const config = await ralph.config.load();
   const actions = await readActionsEnv();
   const base = command.base ?? eventBase(actions);
-  const task = await branchTask(paths, command.taskId ?? taskOfBranch(eventHeadRef(actions)), command.taskId !== undefined);
+  const task = await branchTask(ralph.store, command.taskId ?? taskOfBranch(eventHeadRef(actions)), command.taskId !== undefined);
   const redactor = redactorFor(process.env, { keyVariables: [config.llm.apiKeyEnv], passThrough: [] });
   const bus = new EventBus();
   const emitter = new EventEmitter('gate', bus);
@@ -55,9 +54,8 @@ function taskOfBranch(ref: string | undefined): string | undefined {
 }
 
 /** The task of the branch (its allowed gate changes apply); a task named with --task must exist. */
-async function branchTask(paths: RalphPaths, taskId: string | undefined, named: boolean): Promise<Task | undefined> {
+async function branchTask(store: TaskStore, taskId: string | undefined, named: boolean): Promise<Task | undefined> {
   if (!taskId) return undefined;
-  const store = new TaskStore(paths);
   if (!named && !(await store.exists())) return undefined;
   const found = (await store.list()).find((t) => t.id === taskId);
   if (!found && named) return store.get(taskId); // throws the store's "no such task"

@@ -1,10 +1,9 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { openRalph } from '../core/ralph';
 import { parseRepo } from '../core/git/issueRefs';
 import { formatImport, importIssues } from '../core/intake/github/importIssues';
 import { OctokitIssueSource } from '../core/intake/github/octokitSource';
-import { RalphPaths } from '../core/paths';
-import { TaskStore } from '../core/tasks/store';
 import { ensureRalphDir } from '../core/workspace';
 import type { CliIo } from './io';
 
@@ -60,8 +59,7 @@ export function parseImportCommand(argv: readonly string[], cwd: string): Import
 
 /** `ralph task import --github owner/repo`: the token from GITHUB_TOKEN, never printed or written. */
 export async function runImportCommand(command: ImportCommand, io: CliIo): Promise<number> {
-  const paths = new RalphPaths(path.resolve(command.workspace));
-  const store = new TaskStore(paths);
+  const { paths, store } = openRalph(path.resolve(command.workspace));
   // .ralph/ with its .gitignore before anything is written there
   if (!command.dryRun) await ensureRalphDir(paths);
   const source = new OctokitIssueSource({ token: process.env.GITHUB_TOKEN || undefined, baseUrl: process.env.GITHUB_API_URL || undefined });

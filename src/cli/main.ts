@@ -1,22 +1,19 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
-import { loadConfig } from '../core/config/service';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
-import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
-import { CheckpointStore } from '../core/loop/checkpoint';
+import { cliModels } from './cliModels';
 import { taskVerdicts, verdictLines } from './statusVerdicts';
 import { chainLines, readChainSnapshot } from '../core/loop/mergeChainFile';
-import { RalphRunner, type RunSummary } from '../core/loop/runner';
-import { RalphPaths } from '../core/paths';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/safety/receipt';
-import { describeLine } from '../core/safety/receiptFormat';
+import type { RunSummary } from '../core/loop/runner';
+import { openRalph, type Ralph } from '../core/ralph';
+import { NodeCommandRunner } from '../core/commands/processRunner';
+import { type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
+import { describeLine } from '../core/spend/receiptFormat';
 import { formatUsd } from '../core/llm/pricing';
 import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
-import { TaskStore } from '../core/tasks/store';
 import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './approvals';
@@ -32,7 +29,6 @@ import { runImportCommand } from './importCommand';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
-import { WorktreeManager } from '../core/git/worktrees';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
 
@@ -89,8 +85,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     case 'task.add': {
-      const store = new TaskStore(new RalphPaths(await existingDir(command.workspace)));
-      const task = await store.add({
+      const task = await openRalph(await existingDir(command.workspace)).store.add({
         title: command.title,
         prompt: command.prompt,
         promise: command.promise,
@@ -109,7 +104,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     case 'task.list': {
-      const tasks = await new TaskStore(new RalphPaths(await existingDir(command.workspace))).list();
+      const tasks = await openRalph(await existingDir(command.workspace)).store.list();
       io.out(command.json ? JSON.stringify(tasks, null, 2) : formatTaskTable(tasks));
       return EXIT.ok;
     }
@@ -130,9 +125,9 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'status':
       return status(await existingDir(command.workspace), command.json, io);
     case 'run': {
-      const workspace = await existingDir(command.workspace);
-      if (isCiRun(command)) return runCiCommand(workspace, command, io, (hooks) => run(workspace, command, io, hooks));
-      return run(workspace, command, io);
+      const ralph = openRalph(await existingDir(command.workspace));
+      if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks) => run(ralph, command, io, hooks));
+      return run(ralph, command, io);
     }
     case 'gate':
     case 'ci.init':
@@ -149,30 +144,21 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
   }
 }
 
-async function run(workspace: string, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {
+async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {
   const { taskId, json } = command;
-  const paths = new RalphPaths(workspace);
-  const config = hooks ? hooks.config(await loadConfig(paths)) : await loadConfig(paths);
-  if (config.llm.provider === 'vscode') {
-    throw new ConfigError(
-      `llm.provider is "vscode" in ${paths.config}: the editor's models are only reachable inside VS Code (run the task from the Ralph Loop extension). The ralph CLI talks to OpenAI-compatible endpoints: to run here, set "llm.provider": "openai" with llm.baseUrl / llm.apiKeyEnv and OpenAI model names in llm.models.`,
-      paths.config,
-    );
-  }
-  const apiKey = await resolveApiKey(config.llm, envSecrets);
-  const fallbackKeys = await resolveFallbackKeys(config.llm, envSecrets);
-  const keySource = await describeKeySource(config.llm, envSecrets);
+  const { paths } = ralph;
+  const loaded = await ralph.config.load();
+  const adjusted = hooks ? hooks.config(loaded) : loaded;
   const bus = new EventBus();
-  const runner: RalphRunner = new RalphRunner({
-    workspace,
-    config,
+  const { runner, config, dispose } = await ralph.prepareRun({
+    config: adjusted,
+    models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
     bus,
     commands: new NodeCommandRunner(),
-    model: createModelClient(config.llm, apiKey, (notice) => runner.reportRetry(notice), { fallbackKeys, keySource, onFallback: (notice) => runner.reportFallback(notice) }),
-    secretValues: [...Object.values(fallbackKeys), ...(hooks?.secretValues ?? [])],
+    secretValues: hooks?.secretValues ?? [],
     ...(hooks?.awaitMerge ? { awaitMerge: true } : {}),
     approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
-    safeguards: cliSafeguards(config.safeguards.onWarning, io),
+    safeguards: cliSafeguards(adjusted.safeguards.onWarning, io),
   });
   hooks?.onBus(bus);
   bus.subscribe((event) => {
@@ -198,6 +184,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     summary = await runner.run({ taskId, forceLock: command.force });
   } finally {
     removeInterrupt();
+    dispose();
   }
   if (!json) {
     for (const result of summary.results) {
@@ -208,7 +195,7 @@ async function run(workspace: string, command: Extract<CliCommand, { kind: 'run'
     for (const result of summary.results.filter((r) => r.status === 'halted')) {
       io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId} (or ralph run: a Start resumes it)`);
     }
-    if (summary.outcome) io.out(runOutcomeText(summary.outcome, await new TaskStore(paths).list().catch(() => [])));
+    if (summary.outcome) io.out(runOutcomeText(summary.outcome, await ralph.store.list().catch(() => [])));
   }
   // human output already showed them as warnings; JSON consumers read stderr for the summary
   if (json) for (const block of summary.unrunnable) io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
@@ -233,12 +220,13 @@ export function exitCodeFor(statuses: readonly TaskStatus[]): number {
 }
 
 async function status(workspace: string, json: boolean, io: CliIo): Promise<number> {
-  const paths = new RalphPaths(workspace);
-  const tasks = await new TaskStore(paths).list();
+  const ralph = openRalph(workspace);
+  const { paths } = ralph;
+  const tasks = await ralph.store.list();
   const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, tasks.filter((t) => t.status === s).length]));
   const lockText = await readTextIfExists(paths.lock);
   const running = lockText ? safeJson(lockText) : null;
-  const checkpoints = new CheckpointStore(paths);
+  const { checkpoints } = ralph;
   const active = [];
   for (const task of tasks.filter((t) => t.status === 'in_progress' || t.status === 'halted')) {
     const cp = await checkpoints.load(task.id);
@@ -246,7 +234,7 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
     const queued = task.status === 'in_progress' && cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete';
     active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0, queued });
   }
-  const worktrees = (await new WorktreeManager(workspace).list().catch(() => [])).map((w) => ({ taskId: w.taskId, path: paths.relative(w.path), branch: w.branch, status: tasks.find((t) => t.id === w.taskId)?.status }));
+  const worktrees = (await ralph.worktrees().list().catch(() => [])).map((w) => ({ taskId: w.taskId, path: paths.relative(w.path), branch: w.branch, status: tasks.find((t) => t.id === w.taskId)?.status }));
   // every task that ran keeps its receipt in its checkpoint
   const receipts: Record<string, ReceiptSummary> = {};
   for (const task of tasks.filter((t) => t.iterations > 0)) {

@@ -1,21 +1,15 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config/service';
-import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, RalphError } from '../core/errors';
 import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { formatEvent } from '../core/eventFormat';
-import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
-import { CheckpointStore } from '../core/loop/checkpoint';
-import { RalphPaths } from '../core/paths';
-import { mergeCheckGates } from '../core/review/mergeCheckGates';
-import { ReviewDesk } from '../core/review/reviewDesk';
+import type { TaskActions } from '../core/tasks/actions';
+import { openRalph, type Ralph } from '../core/ralph';
 import { unifiedDiff } from '../core/review/taskChanges';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { redactorFor } from '../core/safety/secrets';
-import { TaskActions } from '../core/tasks/actions';
+import { redactorFor } from '../core/commands/secrets';
 import { openQuestion } from '../core/tasks/questions';
-import { TaskStore } from '../core/tasks/store';
+import type { TaskStore } from '../core/tasks/store';
+import { cliModels } from './cliModels';
 import type { CliIo } from './io';
 import type { PersonCommand } from './personArgs';
 
@@ -31,9 +25,9 @@ export async function runPersonCommand(command: PersonCommand, io: CliIo): Promi
     io.err(`ralph: workspace "${command.workspace}" is not a directory`);
     return PERSON_EXIT.usage;
   }
-  const paths = new RalphPaths(path.resolve(command.workspace));
+  const ralph = openRalph(path.resolve(command.workspace));
   try {
-    return await execute(command, paths, io);
+    return await execute(command, ralph, io);
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
     if (error instanceof ConfigError || (error instanceof RalphError && USAGE_CODES.has(error.code))) return PERSON_EXIT.usage;
@@ -41,21 +35,23 @@ export async function runPersonCommand(command: PersonCommand, io: CliIo): Promi
   }
 }
 
-async function execute(command: PersonCommand, paths: RalphPaths, io: CliIo): Promise<number> {
-  const store = new TaskStore(paths);
-  const checkpoints = new CheckpointStore(paths);
+async function execute(command: PersonCommand, ralph: Ralph, io: CliIo): Promise<number> {
+  const { paths, store, checkpoints } = ralph;
   switch (command.kind) {
     case 'task.answer':
-      return answer(command, new TaskActions(store, checkpoints, { root: paths.workspace }), store, io);
+      return answer(command, ralph.actions, store, io);
     case 'task.council': {
-      const config = await loadConfig(paths);
-      const model = await cliModel(config, paths);
-      const plan = await conveneCouncilOnDemand({ config, model, store, checkpoints, emit: (body) => printEvent(io, body) }, command.taskId, command.note);
-      io.out(`bug council plan for ${command.taskId} (handed to its next iteration):\n${plan}`);
+      const { config, model, dispose } = await ralph.model(cliModels(paths.config, 'use Convene Bug Council there'));
+      try {
+        const plan = await conveneCouncilOnDemand({ config, model, store, checkpoints, emit: (body) => printEvent(io, body) }, command.taskId, command.note);
+        io.out(`bug council plan for ${command.taskId} (handed to its next iteration):\n${plan}`);
+      } finally {
+        dispose();
+      }
       return PERSON_EXIT.ok;
     }
     default:
-      return review(command, paths, store, checkpoints, io);
+      return review(command, ralph, io);
   }
 }
 
@@ -78,10 +74,11 @@ async function answer(command: Extract<PersonCommand, { kind: 'task.answer' }>, 
   return PERSON_EXIT.ok;
 }
 
-async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 'task.council' }>, paths: RalphPaths, store: TaskStore, checkpoints: CheckpointStore, io: CliIo): Promise<number> {
-  const config = await loadConfig(paths);
+async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 'task.council' }>, ralph: Ralph, io: CliIo): Promise<number> {
+  const { paths, store } = ralph;
+  const config = await ralph.config.load();
   const redactor = redactorFor(process.env, { keyVariables: [config.llm.apiKeyEnv], passThrough: [] });
-  const desk = new ReviewDesk({ paths, config, store, checkpoints, gates: (merge) => mergeCheckGates({ paths, config, commands: new NodeCommandRunner(), redactor, emit: (body) => printEvent(io, body) }, merge), emit: (body) => printEvent(io, body) });
+  const desk = await ralph.reviewDesk({ redactor, emit: (body) => printEvent(io, body) });
   switch (command.kind) {
     case 'review.list': {
       const items = await desk.list();
@@ -134,14 +131,6 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
       return PERSON_EXIT.ok;
     }
   }
-}
-
-/** The model client of a CLI command outside a run (the council), keyed like `ralph run`. */
-async function cliModel(config: RalphConfig, paths: RalphPaths) {
-  if (config.llm.provider === 'vscode') throw new ConfigError(`llm.provider is "vscode" in ${paths.config}: the editor's models are only reachable inside VS Code (use Convene Bug Council there)`, paths.config);
-  const apiKey = await resolveApiKey(config.llm, envSecrets);
-  const fallbackKeys = await resolveFallbackKeys(config.llm, envSecrets);
-  return createModelClient(config.llm, apiKey, () => undefined, { fallbackKeys, keySource: await describeKeySource(config.llm, envSecrets) });
 }
 
 function printEvent(io: CliIo, body: Parameters<typeof formatEvent>[0] | Record<string, unknown>): void {

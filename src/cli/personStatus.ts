@@ -1,4 +1,4 @@
-import type { RunOutcome } from '../core/loop/runSummary';
+import type { RunOutcome } from '../core/events';
 import { runOutcomeLine } from '../core/loop/runSummary';
 import { openQuestion } from '../core/tasks/questions';
 import type { Task } from '../core/tasks/schema';

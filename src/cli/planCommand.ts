@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/config/service';
 import { ConfigError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { formatEvent } from '../core/eventFormat';
@@ -10,10 +9,11 @@ import { type PlanOutcome, planFromDocument } from '../core/intake/plan/planner'
 import { noteAccepted, planFiles } from '../core/intake/plan/planReport';
 import { type PlanDraft, PlanDraftSchema } from '../core/intake/plan/planSchema';
 import { formatPlan } from '../core/intake/plan/planText';
-import { createModelClient, describeKeySource, envSecrets, resolveApiKey, resolveFallbackKeys } from '../core/llm/factory';
-import { RalphPaths } from '../core/paths';
+import type { RalphPaths } from '../core/paths';
+import { openRalph, type Ralph } from '../core/ralph';
 import type { Task } from '../core/tasks/schema';
-import { TaskStore } from '../core/tasks/store';
+import type { TaskStore } from '../core/tasks/store';
+import { cliModels } from './cliModels';
 import { parseJsonWithLocation } from '../core/util/json';
 import { formatZodIssues } from '../core/util/zodIssues';
 import type { CliIo } from './io';
@@ -68,11 +68,10 @@ export function parsePlanCommand(argv: readonly string[], cwd: string): PlanComm
 
 /** `ralph plan`: plan a document and (when the person says so) add the tasks; or add a saved proposal. */
 export async function runPlanCommand(command: PlanCommand, io: CliIo): Promise<number> {
-  const workspace = path.resolve(command.workspace);
-  const paths = new RalphPaths(workspace);
-  const store = new TaskStore(paths);
+  const ralph = openRalph(path.resolve(command.workspace));
+  const { paths, store } = ralph;
   if (command.accept !== undefined) return accept(paths, store, await readDraft(path.resolve(io.cwd, command.accept)), command, io);
-  const outcome = await plan(workspace, paths, store, command, io);
+  const outcome = await plan(ralph, command, io);
   const shown = paths.relative(outcome.draftFile);
   if (outcome.problems.length > 0) {
     if (command.json) io.out(JSON.stringify(planJson(paths, outcome), null, 2));
@@ -91,13 +90,9 @@ export async function runPlanCommand(command: PlanCommand, io: CliIo): Promise<n
   return 0;
 }
 
-async function plan(workspace: string, paths: RalphPaths, store: TaskStore, command: PlanCommand, io: CliIo): Promise<PlanOutcome> {
-  const config = await loadConfig(paths);
-  if (config.llm.provider === 'vscode') {
-    throw new ConfigError(`llm.provider is "vscode" in ${paths.config}: the editor's models are only reachable inside VS Code (use "Ralph: Plan Tasks from Document" there). The ralph CLI plans with an OpenAI-compatible endpoint: set "llm.provider": "openai".`, paths.config);
-  }
-  const apiKey = await resolveApiKey(config.llm, envSecrets);
-  const fallbackKeys = await resolveFallbackKeys(config.llm, envSecrets);
+async function plan(ralph: Ralph, command: PlanCommand, io: CliIo): Promise<PlanOutcome> {
+  const { paths, store, workspace } = ralph;
+  const { config, model, secretValues, dispose } = await ralph.model(cliModels(paths.config, 'use "Ralph: Plan Tasks from Document" there'));
   const bus = new EventBus();
   if (!command.json) {
     bus.subscribe((event) => {
@@ -105,9 +100,7 @@ async function plan(workspace: string, paths: RalphPaths, store: TaskStore, comm
       if (line) io.err(line);
     });
   }
-  const keySource = await describeKeySource(config.llm, envSecrets);
-  const model = createModelClient(config.llm, apiKey, undefined, { fallbackKeys, keySource });
-  const outcome = await planFromDocument({ workspace, config, model, bus, store, secretValues: [apiKey, ...Object.values(fallbackKeys)] }, { document: command.document as string, section: command.section });
+  const outcome = await planFromDocument({ workspace, config, model, bus, store, secretValues }, { document: command.document as string, section: command.section }).finally(dispose);
   if (!command.json) {
     io.out(formatPlan(outcome.draft, outcome.problems));
     io.out(`\nreport: ${paths.relative(outcome.reportFile)} · run log: ${paths.relative(outcome.logFile)}`);

@@ -1,23 +1,21 @@
-import { loadConfig } from '../core/config/service';
+import { openRalph } from '../core/ralph';
 import { connectForge } from '../core/forge/connect';
 import { RemoteFollower, stateWords } from '../core/forge/follower';
-import { remoteActive } from '../core/forge/remoteTask';
+import { remoteActive } from '../core/tasks/remote';
 import { tokenAuth } from '../core/forge/taskState';
 import { environmentToken } from '../core/forge/token';
 import { runGit } from '../core/git/gitExec';
-import { RalphPaths } from '../core/paths';
 import type { TaskStatus } from '../core/tasks/schema';
-import { TaskStore } from '../core/tasks/store';
+import type { TaskStore } from '../core/tasks/store';
 import type { ForgeCommand } from './forgeArgs';
 import type { CliIo } from './io';
 
 /** A follower of this workspace's remote tasks, with the CLI's token (GITHUB_TOKEN, GH_TOKEN, gh). */
 async function follower(workspace: string, io: CliIo, quiet: boolean): Promise<{ follower: RemoteFollower; store: TaskStore; pollMs: number }> {
-  const paths = new RalphPaths(workspace);
-  const config = await loadConfig(paths);
+  const { paths, store, config: service } = openRalph(workspace);
+  const config = await service.load();
   const { forge, token } = await connectForge(workspace, config, environmentToken());
   const remoteUrl = (await runGit(workspace, ['remote', 'get-url', config.forge.remote])).stdout.trim();
-  const store = new TaskStore(paths);
   const f = new RemoteFollower({ workspace, paths, config, store, forge, auth: tokenAuth(remoteUrl, token), say: (line) => (quiet ? io.err(line) : io.out(line)) });
   return { follower: f, store, pollMs: config.forge.pollSeconds * 1000 };
 }

@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config/service';
 import { errorMessage, LockError, RalphError, RollbackBlockedError } from '../core/errors';
-import { GitService } from '../core/git/gitService';
-import { CheckpointStore } from '../core/loop/checkpoint';
 import { RunLock } from '../core/loop/runLock';
-import { RalphPaths } from '../core/paths';
+import type { RalphPaths } from '../core/paths';
+import { openRalph } from '../core/ralph';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
-import { TaskActions } from '../core/tasks/actions';
-import { WorktreeRollbackPlanner } from '../core/tasks/worktreeRollback';
-import { TaskWorktrees } from '../core/tasks/taskWorktrees';
+import type { TaskActions } from '../core/tasks/actions';
 import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
-import { TaskStore } from '../core/tasks/store';
 import { formatZodIssues } from '../core/util/zodIssues';
 import type { CliIo } from './io';
 import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './taskActionArgs';
@@ -56,10 +51,8 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
     io.err(`ralph: workspace "${command.workspace}" is not a directory`);
     return ACTION_EXIT.usage;
   }
-  const workspace = path.resolve(command.workspace);
-  const paths = new RalphPaths(workspace);
-  const store = new TaskStore(paths);
-  const actions = new TaskActions(store, new CheckpointStore(paths), new GitService(workspace), [new WorktreeRollbackPlanner(workspace)], new TaskWorktrees(workspace));
+  const ralph = openRalph(path.resolve(command.workspace));
+  const { paths, store, actions } = ralph;
   const task = await store.get(command.taskId);
   const refusal = actionRefusal(RULE_OF[command.action], task);
   if (refusal) throw new RalphError(refusal, 'invalid-transition');
@@ -92,7 +85,7 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
       return ACTION_EXIT.ok;
     }
     case 'increase-max': {
-      const config = await loadConfig(paths);
+      const config = await ralph.config.load();
       const raised = await actions.increaseLimit(task.id, { by: command.by, ...(command.minutes ? { limit: 'minutes' as const } : {}) }, { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes });
       const resumable = task.status === 'timeout' && raised.task.status === 'halted';
       const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from}; ${raised.task.iterations} used)` : `may now run for ${raised.to} minutes (was ${raised.from})`;

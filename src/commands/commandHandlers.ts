@@ -4,7 +4,7 @@ import { errorMessage } from '../core/errors';
 import { initWorkspace } from '../core/init';
 import { type NewTask, NewTaskSchema, type Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';
-import { loadConfig } from '../core/config/service';
+
 import { askTaskSettings } from './taskFields';
 import type { ProgressPanel } from '../ui/panel/progressPanel';
 import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
@@ -217,7 +217,7 @@ async function askForTask(s: CommandServices): Promise<NewTask | undefined> {
     validateInput: required('The promise'),
   });
   if (promise === undefined) return undefined;
-  const config = await loadConfig(s.paths).catch(() => undefined);
+  const config = await s.config.load().catch(() => undefined);
   const { check, ...settings } = await askTaskSettings(s.prompts, {}, await s.store.list().catch(() => []), config);
   return { title, prompt, promise, ...settings, ...(check ? { check } : {}) };
 }

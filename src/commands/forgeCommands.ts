@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+import type { ConfigService } from '../core/config/service';
 import { errorMessage } from '../core/errors';
 import { connectForge } from '../core/forge/connect';
 import { RemoteFollower } from '../core/forge/follower';
-import { remoteActive } from '../core/forge/remoteTask';
+import { remoteActive } from '../core/tasks/remote';
 import { tokenAuth } from '../core/forge/taskState';
 import { ForgeTokenError } from '../core/forge/token';
 import { DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
@@ -18,6 +18,8 @@ import { taskIdOf } from './taskCommands';
 
 export interface ForgeCommandServices {
   paths: RalphPaths;
+  /** The workspace's one ConfigService (the façade's, core/ralph.ts). */
+  config: ConfigService;
   store: TaskStore;
   logger: Logger;
   prompts: Prompts;
@@ -31,7 +33,7 @@ export class ForgeCommands implements vscode.Disposable {
   constructor(private readonly s: ForgeCommandServices) {}
 
   async setUp(): Promise<{ file: string; state: string }[]> {
-    const config = await loadConfig(this.s.paths);
+    const config = await this.s.config.load();
     const options = { ...DEFAULT_WORKFLOW_OPTIONS, workflow: config.forge.workflow };
     let written = await writeWorkflows(this.s.paths.workspace, config, options, false);
     const kept = written.filter((w) => w.state === 'kept');
@@ -108,7 +110,7 @@ export class ForgeCommands implements vscode.Disposable {
   private follow(follower: RemoteFollower): void {
     if (this.following) return;
     this.following = (async () => {
-      const pollMs = (await loadConfig(this.s.paths)).forge.pollSeconds * 1000;
+      const pollMs = (await this.s.config.load()).forge.pollSeconds * 1000;
       while (!this.disposed && (await follower.pending())) {
         await new Promise((resolve) => setTimeout(resolve, pollMs));
         if (this.disposed) break;
@@ -123,7 +125,7 @@ export class ForgeCommands implements vscode.Disposable {
 
   private async follower(interactive: boolean): Promise<RemoteFollower> {
     const { paths, store, logger, prompts } = this.s;
-    const config = await loadConfig(paths);
+    const config = await this.s.config.load();
     const { forge, token } = await connectForge(paths.workspace, config, editorToken(interactive, prompts));
     const remoteUrl = (await runGit(paths.workspace, ['remote', 'get-url', config.forge.remote])).stdout.trim();
     return new RemoteFollower({ workspace: paths.workspace, paths, config, store, forge, auth: tokenAuth(remoteUrl, token), say: (line) => logger.info(line) });

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+import type { ConfigService } from '../core/config/service';
 import { EventEmitter, type EventBus } from '../core/events';
 import { runGates } from '../core/gates/runGates';
 import type { GateReport, GateRunner } from '../core/gates/types';
@@ -13,6 +13,8 @@ import type { ChannelLogger } from '../adapters/logger';
 
 export interface GateCommandServices {
   paths: RalphPaths;
+  /** The workspace's one ConfigService (the façade's, core/ralph.ts). */
+  config: ConfigService;
   store: TaskStore;
   bus: EventBus;
   gateRunner: GateRunner;
@@ -21,7 +23,7 @@ export interface GateCommandServices {
 
 /** *Ralph: Run Quality Gates*: every configured gate as a VS Code task, under a cancellable progress notification. */
 export async function runQualityGates(s: GateCommandServices): Promise<GateReport | undefined> {
-  const config = await loadConfig(s.paths);
+  const config = await s.config.load();
   if (config.gates.length === 0) {
     const choice = await vscode.window.showInformationMessage('Ralph: no quality gates are configured in .ralph/config.json.', 'Open Configuration');
     if (choice) await vscode.commands.executeCommand('ralph.openConfig');

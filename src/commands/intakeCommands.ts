@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+import type { ConfigService } from '../core/config/service';
 import { ConfigError, errorMessage, RalphError } from '../core/errors';
 import type { EventBus } from '../core/events';
 import { parseRepo, repoOfRemote } from '../core/git/issueRefs';
@@ -26,6 +26,8 @@ import { RunRefusedError, type RunController } from './runController';
 
 export interface IntakeCommandServices {
   paths: RalphPaths;
+  /** The workspace's one ConfigService (the façade's, core/ralph.ts). */
+  config: ConfigService;
   store: TaskStore;
   runs: RunController;
   bus: EventBus;
@@ -40,7 +42,7 @@ export async function planFromDocumentCommand(s: IntakeCommandServices, arg?: un
   if (!request) return undefined;
   let config;
   try {
-    config = await loadConfig(s.paths);
+    config = await s.config.load();
   } catch (error) {
     if (error instanceof ConfigError) return refuse(s, new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' }));
     throw error;

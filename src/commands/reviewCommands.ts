@@ -4,21 +4,22 @@
  * from the diff), Reject, and the review list.
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+
 import { RalphError } from '../core/errors';
 import type { EventBus } from '../core/events';
 import { EventEmitter } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import type { CheckpointStore } from '../core/loop/checkpoint';
-import { mergeCheckGates } from '../core/review/mergeCheckGates';
-import { ReviewDesk } from '../core/review/reviewDesk';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import { SecretRedactor } from '../core/safety/secrets';
+import type { CheckpointStore } from '../core/tasks/checkpoint';
+import type { Ralph } from '../core/ralph';
+import type { ReviewDesk } from '../core/review/reviewDesk';
+import { SecretRedactor } from '../core/commands/secrets';
 import type { ReviewComments } from '../ui/reviewComments';
 import { changeTriples } from '../adapters/gitContentProvider';
 import { resolveTask, say, type TaskCommandServices } from './taskCommands';
 
 export interface ReviewCommandServices extends TaskCommandServices {
+  /** The workspace's façade: the review desk comes from it. */
+  ralph: Ralph;
   bus: EventBus;
   checkpoints: CheckpointStore;
   /** The editor's gate runner (Tasks API): an approval's re-check shows in the terminal panel like any gate. */
@@ -29,11 +30,10 @@ export interface ReviewCommandServices extends TaskCommandServices {
 
 /** The review desk, on the configuration as it is now. */
 async function desk(s: ReviewCommandServices): Promise<ReviewDesk> {
-  const config = await loadConfig(s.paths);
   const emitter = new EventEmitter(`review-${Date.now().toString(36)}`, s.bus);
   const emit = (body: Parameters<EventEmitter['emit']>[0]) => void emitter.emit(body);
   const redactor = s.redactor ?? new SecretRedactor();
-  return new ReviewDesk({ paths: s.paths, config, store: s.store, checkpoints: s.checkpoints, emit, gates: (merge) => mergeCheckGates({ paths: s.paths, config, commands: new NodeCommandRunner(), redactor, emit, gates: s.gateRunner }, merge) });
+  return s.ralph.reviewDesk({ redactor, emit, gates: s.gateRunner });
 }
 
 /** Show Changes: what would land (review), what landed (done), or what its worktree holds now — any task. */

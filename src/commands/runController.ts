@@ -1,20 +1,17 @@
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
 import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import { createModelClient, describeKeySource, resolveApiKey, resolveFallbackKeys, withEditorFallback } from '../core/llm/factory';
-import { RalphRunner, type RunSummary } from '../core/loop/runner';
-import type { FallbackNotice } from '../core/llm/fallbackClient';
+import { endpointModels, MissingKeyError, type ModelFactory, type ModelNotices, type ModelSession, resolveFallbackKeys, withEditorFallback } from '../core/llm/factory';
+import type { RalphRunner, RunSummary } from '../core/loop/runner';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
 import { LmModelClient, listEditorModels } from '../adapters/lmModelClient';
-import { RalphPaths } from '../core/paths';
+import type { Ralph } from '../core/ralph';
 import type { SafeguardAnswer, SafeguardPrompt } from '../core/ports';
-import type { TaskStore } from '../core/tasks/store';
 import { WARNING_POLICY } from '../core/warningPolicy';
-import { NodeCommandRunner } from '../core/safety/processRunner';
-import type { SecretRedactor } from '../core/safety/secrets';
+import { NodeCommandRunner } from '../core/commands/processRunner';
+import type { SecretRedactor } from '../core/commands/secrets';
 import { DisposableBase } from '../ui/disposableBase';
 import type { LiveStatus } from '../ui/liveStatus';
 import { reduceLive } from '../ui/liveReducer';
@@ -44,12 +41,11 @@ export class RunController extends DisposableBase {
   readonly onDidChange = this.changed.event;
 
   constructor(
-    readonly workspace: string,
+    private readonly ralph: Ralph,
     private readonly bus: EventBus,
     private readonly secrets: SecretStorageSource,
     private readonly logger: ChannelLogger,
     private readonly gates: GateRunner,
-    private readonly store: TaskStore,
     /** Shared with the gates' command runner: learns the API key from secret storage at each start. */
     private readonly redactor?: SecretRedactor,
   ) {
@@ -71,7 +67,7 @@ export class RunController extends DisposableBase {
       return new Promise<SafeguardAnswer>((resolve) => {
         // semi-auto waits in waiting_user while the task's question is open: answered anywhere (the
         // panel's answer box, the tree, the CLI), the wait is over and the task resumes with the answer
-        const answered = warning.question === undefined ? undefined : this.store.onDidChange((tasks) => {
+        const answered = warning.question === undefined ? undefined : this.ralph.store.onDidChange((tasks) => {
           if (tasks.find((t) => t.id === warning.taskId)?.status !== 'needs_help' && this.pendingReview === settle) {
             this.answerReview({ action: 'continue' });
             void this.publish({ ...this.live, attention: undefined });
@@ -88,6 +84,10 @@ export class RunController extends DisposableBase {
     },
   };
   private pendingReview: ((answer: SafeguardAnswer) => void) | undefined;
+
+  get workspace(): string {
+    return this.ralph.workspace;
+  }
 
   get status(): LiveStatus {
     return this.live;
@@ -115,27 +115,16 @@ export class RunController extends DisposableBase {
         command: 'workbench.trust.manage',
       });
     }
-    const paths = new RalphPaths(this.workspace);
-    let config;
-    try {
-      config = await loadConfig(paths);
-    } catch (error) {
-      if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
-      throw error;
-    }
-    const { model, secretValues, dispose } = await this.modelFor(config, (notice) => runner.reportRetry(notice), (notice) => runner.reportFallback(notice));
-    const runner: RalphRunner = new RalphRunner({
-      workspace: this.workspace,
+    const config = await this.workspaceConfig();
+    const { runner, dispose } = await this.ralph.prepareRun({
       config,
+      models: this.models,
       bus: this.bus,
       commands: new NodeCommandRunner(),
       gates: this.gates,
-      secretValues,
-      store: this.store,
       logger: this.logger,
       approval: modalApproval,
       safeguards: this.safeguards,
-      model,
     });
     this.runner = runner;
     this.config = config;
@@ -157,11 +146,21 @@ export class RunController extends DisposableBase {
    * is not a task run (planning); `dispose` when done. Refused like a run: an untrusted workspace,
    * no key.
    */
-  async openModel(config: RalphConfig, onRetry: (notice: RetryNotice) => void = () => undefined): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
+  async openModel(config: RalphConfig, onRetry: (notice: RetryNotice) => void = () => undefined): Promise<ModelSession> {
     if (!vscode.workspace.isTrusted) {
       throw new RunRefusedError('Ralph Loop sends your files to the configured model, so it only does so in a trusted workspace.', { title: 'Manage Workspace Trust', command: 'workbench.trust.manage' });
     }
-    return this.modelFor(config, onRetry, () => undefined);
+    return this.models(config, { onRetry });
+  }
+
+  /** The workspace's configuration; a broken file refuses the run with Open Config. */
+  private async workspaceConfig(): Promise<RalphConfig> {
+    try {
+      return await this.ralph.config.load();
+    } catch (error) {
+      if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
+      throw error;
+    }
   }
 
   /** The keys `llm.fallback` entries name; a variable that is not set refuses the run with its config at hand. */
@@ -174,28 +173,29 @@ export class RunController extends DisposableBase {
   }
 
   /**
-   * The model port of a run: the editor's models (`llm.provider` "vscode"), or the
+   * The editor's model factory: its own models (`llm.provider` "vscode"), or the
    * OpenAI-compatible endpoint with its key. Without a key and a baseUrl, a workspace whose
    * editor has chat models is offered those (Select Model) instead of only "set a key".
    */
-  private async modelFor(
-    config: RalphConfig,
-    onRetry: (notice: RetryNotice) => void,
-    onFallback: (notice: FallbackNotice) => void,
-  ): Promise<{ model: ModelClient; secretValues: string[]; dispose: () => void }> {
-    if (config.llm.provider === 'vscode') {
-      const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
-      const probe = new LmModelClient({ maxRetries: 0, timeoutMs: config.llm.requestTimeoutMs });
-      const fallbackKeys = await this.fallbackKeys(config);
-      const secretValues = Object.values(fallbackKeys);
-      for (const key of secretValues) this.redactor?.add(key);
-      const model = withEditorFallback(config.llm, client, probe, { onRetry, onFallback, fallbackKeys });
-      return { model, secretValues, dispose: () => (client.dispose(), probe.dispose()) };
-    }
-    let apiKey: string;
+  private readonly models: ModelFactory = async (config, notices = {}) => {
+    const session = config.llm.provider === 'vscode' ? await this.editorModels(config, notices) : await this.endpointModels(config, notices);
+    for (const key of session.secretValues) this.redactor?.add(key);
+    return session;
+  };
+
+  private async editorModels(config: RalphConfig, { onRetry, onFallback }: ModelNotices): Promise<ModelSession> {
+    const client = new LmModelClient({ maxRetries: config.llm.maxRetries, timeoutMs: config.llm.requestTimeoutMs, onRetry });
+    const probe = new LmModelClient({ maxRetries: 0, timeoutMs: config.llm.requestTimeoutMs });
+    const fallbackKeys = await this.fallbackKeys(config);
+    const model = withEditorFallback(config.llm, client, probe, { onRetry, onFallback, fallbackKeys });
+    return { model, secretValues: Object.values(fallbackKeys), dispose: () => (client.dispose(), probe.dispose()) };
+  }
+
+  private async endpointModels(config: RalphConfig, notices: ModelNotices): Promise<ModelSession> {
     try {
-      apiKey = await resolveApiKey(config.llm, this.secrets);
+      return await endpointModels(this.secrets)(config, notices);
     } catch (error) {
+      if (!(error instanceof MissingKeyError)) throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
       const editorModels = config.llm.baseUrl ? [] : await listEditorModels().catch(() => []);
       if (editorModels.length > 0) {
         const names = editorModels.slice(0, 3).map((m) => m.name).join(', ');
@@ -206,11 +206,6 @@ export class RunController extends DisposableBase {
       }
       throw new RunRefusedError(errorMessage(error), { title: 'Set API Key', command: 'ralph.setApiKey' });
     }
-    const fallbackKeys = await this.fallbackKeys(config);
-    const keySource = await describeKeySource(config.llm, this.secrets);
-    const secretValues = [apiKey, ...Object.values(fallbackKeys)];
-    for (const key of secretValues) this.redactor?.add(key);
-    return { model: createModelClient(config.llm, apiKey, onRetry, { fallbackKeys, keySource, onFallback }), secretValues, dispose: () => {} };
   }
 
   /** Ends the current iteration cleanly; the task is `halted` with its state saved. */
@@ -233,14 +228,8 @@ export class RunController extends DisposableBase {
 
   /** The workspace's model outside a run (Convene Bug Council), keyed like a run's. */
   async modelOutsideRun(): Promise<{ config: RalphConfig; model: ModelClient; dispose(): void }> {
-    let config: RalphConfig;
-    try {
-      config = await loadConfig(new RalphPaths(this.workspace));
-    } catch (error) {
-      if (error instanceof ConfigError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
-      throw error;
-    }
-    const { model, dispose } = await this.modelFor(config, () => undefined, () => undefined);
+    const config = await this.workspaceConfig();
+    const { model, dispose } = await this.models(config);
     return { config, model, dispose };
   }
 

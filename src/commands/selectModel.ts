@@ -4,19 +4,19 @@
  * it answers); the choice is written to `.ralph/config.json` (`llm.provider`, `llm.models`).
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+import type { ConfigService } from '../core/config/service';
 import { type ModelChoice, writeModelChoice } from '../core/config/modelChoice';
 import type { RalphConfig } from '../core/config/schema';
 import { errorMessage } from '../core/errors';
-import { editorModelSelector, type EditorModelInfo } from '../core/llm/editorModels';
+import { editorModelSelector, type EditorModelInfo } from '../core/config/editorModels';
 import { listEndpointModels } from '../core/llm/endpointModels';
 import { resolveApiKey } from '../core/llm/factory';
-import type { RalphPaths } from '../core/paths';
 import type { SecretSource } from '../core/ports';
 import { listEditorModels } from '../adapters/lmModelClient';
 
 export interface SelectModelServices {
-  paths: RalphPaths;
+  /** The workspace's one ConfigService (the façade's, core/ralph.ts). */
+  config: ConfigService;
   secrets: SecretSource;
 }
 
@@ -60,7 +60,7 @@ export function editorItems(models: readonly EditorModelInfo[], current: RalphCo
 export async function selectModel(s: SelectModelServices, preset?: unknown): Promise<ModelChoice | undefined> {
   let config: RalphConfig;
   try {
-    config = await loadConfig(s.paths);
+    config = await s.config.load();
   } catch (error) {
     const open = await vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Config');
     if (open) await vscode.commands.executeCommand('ralph.openConfig');
@@ -73,7 +73,7 @@ export async function selectModel(s: SelectModelServices, preset?: unknown): Pro
     choice = picked;
   }
   try {
-    const written = await writeModelChoice(s.paths, choice);
+    const written = await writeModelChoice(s.config, choice);
     const kind = choice.provider === 'vscode' ? 'editor model, no API key needed' : written.llm.baseUrl ?? 'OpenAI';
     void vscode.window.showInformationMessage(`Ralph: the loop now uses ${choice.model} (${kind}); llm.models = ${JSON.stringify(written.llm.models)} in .ralph/config.json.`);
     return choice;

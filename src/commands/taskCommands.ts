@@ -5,7 +5,7 @@
  * person picks among the tasks the action applies to).
  */
 import * as vscode from 'vscode';
-import { loadConfig } from '../core/config/service';
+import type { ConfigService } from '../core/config/service';
 import { RalphError, RollbackBlockedError } from '../core/errors';
 import { ACTION_STATUSES, ACTION_VERB, type EditFields, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import { askTaskSettings } from './taskFields';
@@ -23,6 +23,8 @@ import type { RunController } from './runController';
 
 export interface TaskCommandServices {
   paths: RalphPaths;
+  /** The workspace's one ConfigService (the façade's, core/ralph.ts). */
+  config: ConfigService;
   store: TaskStore;
   actions: TaskActions;
   git: GitService;
@@ -130,7 +132,7 @@ async function editTask(s: TaskCommandServices, arg?: unknown, fields?: unknown)
   }
   const asked = await askEdits(s.prompts, task);
   if (!asked) return undefined;
-  Object.assign(asked, await askTaskSettings(s.prompts, task, await s.store.list(), await loadConfig(s.paths).catch(() => undefined)));
+  Object.assign(asked, await askTaskSettings(s.prompts, task, await s.store.list(), await s.config.load().catch(() => undefined)));
   if (Object.keys(asked).length === 0) return task;
   const updated = await s.actions.edit(task.id, asked);
   void say(`${task.id} updated (${Object.keys(asked).join(', ')}).`);
@@ -141,7 +143,7 @@ async function editTask(s: TaskCommandServices, arg?: unknown, fields?: unknown)
 async function increaseMaxIterations(s: TaskCommandServices, arg?: unknown, by?: unknown) {
   const task = await resolveTask(s, arg, 'increaseMax', 'Raise the limit of which task?');
   if (!task) return undefined;
-  const config = await loadConfig(s.paths);
+  const config = await s.config.load();
   const defaults = { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes };
   const limit = await s.actions.limitToRaise(task.id, defaults);
   let amount = typeof by === 'number' ? by : undefined;

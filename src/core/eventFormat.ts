@@ -2,7 +2,7 @@ import type { DelegationResult } from './agent/delegation/types';
 import type { EventOf, RalphEvent, RalphEventType } from './events';
 import { faultLabel } from './llm/faults';
 import { formatSignal } from './signals/types';
-import { describeLine } from './safety/receiptFormat';
+import { describeLine } from './spend/receiptFormat';
 import type { Task } from './tasks/schema';
 
 /** What the loop does about each kind of model fault, as said in a terminal. */

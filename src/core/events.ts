@@ -1,10 +1,23 @@
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
-import type { ReceiptSummary, RunSpendSummary } from './safety/receipt';
-import type { RunOutcome } from './loop/runSummary';
+import type { ReceiptSummary, RunSpendSummary } from './spend/receipt';
 import type { Signal } from './signals/types';
 import type { TaskStatus } from './tasks/schema';
+
+/**
+ * How a run ended for the person (one summary, in the CLI, a notification and the panel):
+ * what is done, what needs them — a question to answer, work to review, a block — and what
+ * failed, timed out or halted.
+ */
+export interface RunOutcome {
+  done: string[];
+  /** Open questions (NEEDS_HELP, a gated command, a block), the first one first. */
+  questions: { taskId: string; question: string }[];
+  /** Tasks waiting for review. */
+  reviews: string[];
+  failed: { taskId: string; status: TaskStatus; reason: string }[];
+}
 
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */
 export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed' | 'review';

@@ -5,7 +5,7 @@ import { type DependencyBlock, dependencyBlocks } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
 import { DisposableBase } from './disposableBase';
 import type { LiveStatus, QueuedLive, QueuedState } from './liveStatus';
-import type { TaskRemote } from '../core/forge/remoteTask';
+import type { TaskRemote } from '../core/tasks/remote';
 import { currentRemote, remoteLinkLabel, remoteLook, remoteWords } from '../protocol/remoteLook';
 
 /** Group order in the tree: what needs attention or is moving first. */

@@ -6,11 +6,10 @@
  */
 import { applyEdits, modify } from 'jsonc-parser';
 import { ConfigError } from '../errors';
-import type { RalphPaths } from '../paths';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { parseConfigText, starterConfig } from './load';
 import type { RalphConfig } from './schema';
-import { ConfigService } from './service';
+import type { ConfigService } from './service';
 
 export interface ModelChoice {
   provider: RalphConfig['llm']['provider'];
@@ -28,8 +27,9 @@ export function modelsAfterChoice(current: RalphConfig['llm'], choice: ModelChoi
   return [choice.model, ...current.models.filter((m) => m !== choice.model)];
 }
 
-/** Applies `choice` to the workspace config; returns the config as it now is. */
-export async function writeModelChoice(paths: RalphPaths, choice: ModelChoice): Promise<RalphConfig> {
+/** Applies `choice` to the workspace config; returns the config as it now is (the service's listeners told). */
+export async function writeModelChoice(service: ConfigService, choice: ModelChoice): Promise<RalphConfig> {
+  const { paths } = service;
   const shown = paths.relative(paths.config);
   const existing = await readTextIfExists(paths.config);
   const text = existing ?? `${JSON.stringify(starterConfig(), null, 2)}\n`;
@@ -45,7 +45,7 @@ export async function writeModelChoice(paths: RalphPaths, choice: ModelChoice): 
     throw new ConfigError(`${shown} was left unchanged: choosing ${choice.model} would make it invalid (${(error as Error).message})`, shown);
   }
   await writeFileAtomic(paths.config, next.endsWith('\n') ? next : `${next}\n`);
-  await ConfigService.for(paths).reload();
+  await service.reload();
   return config;
 }
 

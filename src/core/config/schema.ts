@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ForgeConfigSchema } from '../forge/config';
+import { ForgeConfigSchema } from './forgeSchema';
 import { ReportsConfigSchema } from './reportsSchema';
-import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from '../llm/editorModels';
+import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from './editorModels';
 import { ProofSchema, TASK_TYPES } from '../tasks/schema';
 
 const Price = z.strictObject({

@@ -9,22 +9,16 @@ type Listener = (config: RalphConfig) => void;
 /**
  * The one way the CLI and the extension read `.ralph/config.json`: validated (strict, with
  * did-you-mean errors), re-read on every `load()` so an edit is never missed, with a change
- * event when the validated config differs from the last one. One instance per config file.
+ * event when the validated config differs from the last one. The workspace's façade
+ * (`openRalph`, core/ralph.ts) holds the one instance of its workspace.
  */
 export class ConfigService {
-  private static readonly instances = new Map<string, ConfigService>();
   private readonly listeners = new Set<Listener>();
   private lastText: string | undefined | null = null;
   private last: RalphConfig | undefined;
   private watcher: FSWatcher | undefined;
 
-  private constructor(private readonly paths: RalphPaths) {}
-
-  static for(paths: RalphPaths): ConfigService {
-    let service = ConfigService.instances.get(paths.config);
-    if (!service) ConfigService.instances.set(paths.config, (service = new ConfigService(paths)));
-    return service;
-  }
+  constructor(readonly paths: RalphPaths) {}
 
   /** The current config; throws a ConfigError naming the file and each bad key. */
   async load(): Promise<RalphConfig> {
@@ -74,7 +68,10 @@ export class ConfigService {
   }
 }
 
-/** Reads `.ralph/config.json` through its ConfigService; a missing file means every default. */
+/**
+ * Reads `.ralph/config.json` once, validated like the service's; a missing file means every
+ * default. For work that has no façade at hand (`ralph init`, a gate's task provider).
+ */
 export async function loadConfig(paths: RalphPaths): Promise<RalphConfig> {
-  return ConfigService.for(paths).load();
+  return new ConfigService(paths).load();
 }

@@ -3,14 +3,14 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
-import type { Checkpoint, CheckpointStore } from '../loop/checkpoint';
+import type { Checkpoint } from '../tasks/checkpoint';
 import type { RalphPaths } from '../paths';
 import { TaskActions } from '../tasks/actions';
 import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { writeFileAtomic } from '../util/atomicWrite';
 import { fetchRef, type GitAuth, type StateFiles } from './taskState';
-import type { GitService } from '../git/gitService';
+import type { TaskRecords } from '../tasks/records';
 
 export const TASK_BRANCH_PREFIX = 'ralph/';
 
@@ -46,21 +46,21 @@ function restorable(file: string, taskId: string): boolean {
  * or the notes); `failed` / `timeout` are retried on their branch with a fresh counter, as Retry
  * does locally; finished-but-unmerged work goes straight to its pull request.
  */
-export async function restoreTaskState(s: { paths: RalphPaths; store: TaskStore; checkpoints: CheckpointStore; git: GitService }, taskId: string, files: StateFiles | undefined): Promise<JobStart> {
-  const current = await s.store.get(taskId);
+export async function restoreTaskState(records: TaskRecords, taskId: string, files: StateFiles | undefined): Promise<JobStart> {
+  const current = await records.store.get(taskId);
   if (!files || !files['task.json']) {
     if (current.status === 'done' || current.status === 'cancelled') return { kind: 'nothing', why: `task ${taskId} is ${current.status} in .ralph/tasks.json` };
     return { kind: 'fresh' };
   }
   for (const [file, content] of Object.entries(files)) {
-    if (restorable(file, taskId)) await writeFileAtomic(path.join(s.paths.dir, ...file.split('/')), content);
+    if (restorable(file, taskId)) await writeFileAtomic(path.join(records.paths.dir, ...file.split('/')), content);
   }
   const recorded = TaskSchema.safeParse(JSON.parse(files['task.json']));
   if (!recorded.success) throw new RalphError(`the state of ${taskId} on its state branch is not a task record; delete the branch ralph-state/${taskId} to start the task over`, 'bad-state');
   const r = recorded.data;
-  await s.store.update(taskId, { status: r.status, iterations: r.iterations, progress: r.progress, lastSignal: r.lastSignal, blockedReason: r.blockedReason });
-  const cp = await s.checkpoints.load(taskId, { onCorrupt: 'throw' });
-  const actions = new TaskActions(s.store, s.checkpoints, s.git, []);
+  await records.store.update(taskId, { status: r.status, iterations: r.iterations, progress: r.progress, lastSignal: r.lastSignal, blockedReason: r.blockedReason });
+  const cp = await records.checkpoints.load(taskId, { onCorrupt: 'throw' });
+  const actions = new TaskActions(records.store, records.checkpoints, records.git, []);
   switch (r.status) {
     case 'done':
       return { kind: 'nothing', why: `task ${taskId} is already done` };
@@ -91,18 +91,18 @@ export function completeAwaitingMerge(cp: Checkpoint | undefined): boolean {
  * markers left for the agent to resolve) and the queue's failure becomes the next iteration's
  * feedback, as the local queue does.
  */
-export async function returnToAgent(s: { checkpoints: CheckpointStore; store: TaskStore }, workspace: string, remote: string, target: string, taskId: string, why: string): Promise<string[]> {
-  const conflicted = await mergeTargetKeepingStore(s.store, workspace, `refs/remotes/${remote}/${target}`, taskId);
+export async function returnToAgent(records: Pick<TaskRecords, 'checkpoints' | 'store'>, workspace: string, remote: string, target: string, taskId: string, why: string): Promise<string[]> {
+  const conflicted = await mergeTargetKeepingStore(records.store, workspace, `refs/remotes/${remote}/${target}`, taskId);
   const lines = [
     `Merge queue: your pull request was removed from the forge's merge queue: ${why}. ${target} is now merged into your branch${conflicted.length > 0 ? `; resolve the conflict markers in ${conflicted.join(', ')} (keep both intents), commit,` : ';'} make the required checks pass on the merged result and signal COMPLETE again.`,
   ];
-  const cp = await s.checkpoints.load(taskId);
+  const cp = await records.checkpoints.load(taskId);
   if (cp && cp.history.length > 0) {
     const last = cp.history[cp.history.length - 1];
-    await s.checkpoints.save({ ...cp, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
+    await records.checkpoints.save({ ...cp, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
   }
-  const task: Task = await s.store.get(taskId);
-  if (task.status !== 'in_progress' && task.status !== 'halted') await s.store.update(taskId, { status: 'halted', blockedReason: undefined });
+  const task: Task = await records.store.get(taskId);
+  if (task.status !== 'in_progress' && task.status !== 'halted') await records.store.update(taskId, { status: 'halted', blockedReason: undefined });
   return conflicted;
 }
 

@@ -3,11 +3,9 @@ import * as path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
-import { GitService } from '../git/gitService';
-import { CheckpointStore } from '../loop/checkpoint';
-import { RalphPaths } from '../paths';
 import type { TaskStatus } from '../tasks/schema';
-import { TaskStore } from '../tasks/store';
+import type { TaskRecords } from '../tasks/records';
+import type { TaskStore } from '../tasks/store';
 import { type ActionsEnv, eventInput, readActionsEnv, writeOutputs, writeSummary } from './actionsEnv';
 import { checkOutTaskBranch, collectTaskState, completeAwaitingMerge, hasWork, headSha, type JobStart, restoreTaskState, returnToAgent } from './ciCheckout';
 import type { ForgeConnection } from './connect';
@@ -17,6 +15,8 @@ import type { Forge, PullRequestInfo } from './types';
 
 export interface CiTaskOptions {
   workspace: string;
+  /** The workspace's records and git, from its façade (core/ralph.ts). */
+  records: TaskRecords;
   config: RalphConfig;
   taskId: string;
   env?: NodeJS.ProcessEnv;
@@ -55,14 +55,12 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   const connection = await o.connect();
   const remoteUrl = (await runGit(workspace, ['remote', 'get-url', remote])).stdout.trim();
   const auth = tokenAuth(remoteUrl, connection.token);
-  const paths = new RalphPaths(workspace);
-  const store = new TaskStore(paths);
-  const checkpoints = new CheckpointStore(paths);
+  const { paths, store, checkpoints } = o.records;
   await store.get(taskId); // an unknown task fails here, before any git change
 
   const { branch } = await checkOutTaskBranch(workspace, remote, taskId, target, auth);
   o.log(`ci: ${taskId} on ${branch} (target ${target})`);
-  let start: JobStart = await restoreTaskState({ paths, store, checkpoints, git: new GitService(workspace) }, taskId, await loadTaskState(workspace, remote, taskId, auth));
+  let start: JobStart = await restoreTaskState(o.records, taskId, await loadTaskState(workspace, remote, taskId, auth));
   const feedback = feedbackFor(env, actions, taskId);
   if (feedback && (start.kind === 'complete' || start.kind === 'resume')) {
     const conflicted = await returnToAgent({ checkpoints, store }, workspace, remote, target, taskId, feedback);

@@ -9,7 +9,7 @@ import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { writeFileAtomic } from '../util/atomicWrite';
 import { minutesInput } from './jobLimits';
-import { REMOTE_ACTIVE, remoteActive, type RemoteState, type TaskRemote } from './remoteTask';
+import { REMOTE_ACTIVE, remoteActive, type RemoteState, type TaskRemote } from '../tasks/remote';
 import { fetchRef, type GitAuth, loadTaskState } from './taskState';
 import type { Forge, PullRequestInfo } from './types';
 
@@ -48,12 +48,12 @@ const FEEDBACK_CHARS = 6000;
  * context) up to `merge.maxReturns` times, then `needs_help`.
  */
 export class RemoteFollower {
-  constructor(private readonly d: FollowerDeps) {}
+  constructor(private readonly deps: FollowerDeps) {}
 
   /** The branch tasks start from and merge into. */
   async target(): Promise<string> {
-    if (this.d.config.merge.targetBranch) return this.d.config.merge.targetBranch;
-    const head = await runGit(this.d.workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    if (this.deps.config.merge.targetBranch) return this.deps.config.merge.targetBranch;
+    const head = await runGit(this.deps.workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
     if (head.code !== 0) throw new RalphError('no branch is checked out and merge.targetBranch is not set: the forge needs a branch to start the tasks from', 'no-target-branch');
     return head.stdout.trim();
   }
@@ -63,7 +63,7 @@ export class RemoteFollower {
    * blocked or needing help: a Retry). Returns the ids dispatched.
    */
   async dispatch(only?: readonly string[]): Promise<string[]> {
-    const tasks = await this.d.store.list();
+    const tasks = await this.deps.store.list();
     const byId = new Map(tasks.map((t) => [t.id, t]));
     for (const id of only ?? []) if (!byId.has(id)) throw new RalphError(`no task "${id}" in .ralph/tasks.json`, 'task-not-found');
     const ready = tasks.filter((t) => (only ? only.includes(t.id) : true) && !remoteActive(t.remote) && startable(t, only !== undefined) && dependenciesDone(t, byId));
@@ -74,11 +74,11 @@ export class RemoteFollower {
   }
 
   private async send(tasks: readonly Task[], target: string, feedback: Record<string, string>, returns: Record<string, number> = {}, removedAt: Record<string, string> = {}): Promise<string[]> {
-    const { forge, config } = this.d;
+    const { forge, config } = this.deps;
     const marker = randomBytes(4).toString('hex');
     const ids = tasks.map((t) => t.id);
     const dispatchedAt = new Date(this.now()).toISOString();
-    const minutes = await minutesInput(this.d.workspace, `refs/remotes/${config.forge.remote}/${target}`, config);
+    const minutes = await minutesInput(this.deps.workspace, `refs/remotes/${config.forge.remote}/${target}`, config);
     const run = await forge.dispatch({ workflow: config.forge.workflow, ref: target, inputs: { tasks: JSON.stringify(ids), target, dispatch: marker, feedback: JSON.stringify(feedback), ...minutes } });
     for (const task of tasks) {
       const remote: TaskRemote = {
@@ -91,15 +91,15 @@ export class RemoteFollower {
         ...(returns[task.id] !== undefined ? { returns: returns[task.id] } : task.remote?.returns !== undefined ? { returns: task.remote.returns } : {}),
         ...(removedAt[task.id] ?? task.remote?.removedAt ? { removedAt: removedAt[task.id] ?? task.remote?.removedAt } : {}),
       };
-      await this.d.store.update(task.id, { status: 'in_progress', blockedReason: undefined, remote });
+      await this.deps.store.update(task.id, { status: 'in_progress', blockedReason: undefined, remote });
     }
-    this.d.say(`dispatched ${ids.join(', ')} to ${config.forge.workflow} on ${target}${run ? `: ${run.url}` : ''}`);
+    this.deps.say(`dispatched ${ids.join(', ')} to ${config.forge.workflow} on ${target}${run ? `: ${run.url}` : ''}`);
     return ids;
   }
 
   /** The job clones the target: the task must be in the pushed `.ralph/tasks.json`, and the workflow there. */
   private async checkPublished(target: string, tasks: readonly Task[]): Promise<void> {
-    const { workspace, config, auth } = this.d;
+    const { workspace, config, auth } = this.deps;
     const ref = `refs/remotes/${config.forge.remote}/${target}`;
     if (!(await fetchRef(workspace, config.forge.remote, target, ref, auth))) throw new RalphError(`the branch ${target} is not on ${config.forge.remote}: push it first`, 'not-published');
     const missing: string[] = [];
@@ -119,11 +119,11 @@ export class RemoteFollower {
   /** One look at every task the forge holds; returns them as they stand now. */
   async refresh(): Promise<RemoteTaskView[]> {
     const views: RemoteTaskView[] = [];
-    for (const task of (await this.d.store.list()).filter((t) => remoteActive(t.remote))) {
+    for (const task of (await this.deps.store.list()).filter((t) => remoteActive(t.remote))) {
       try {
         views.push(await this.follow(task));
       } catch (error) {
-        this.d.say(`could not follow ${task.id}: ${errorMessage(error)}`);
+        this.deps.say(`could not follow ${task.id}: ${errorMessage(error)}`);
         views.push({ id: task.id, title: task.title, status: task.status, remote: task.remote! });
       }
     }
@@ -139,14 +139,14 @@ export class RemoteFollower {
 
   /** Whether the forge still holds a task of this workspace. */
   async pending(): Promise<boolean> {
-    return (await this.d.store.list()).some((t) => remoteActive(t.remote));
+    return (await this.deps.store.list()).some((t) => remoteActive(t.remote));
   }
 
   private async follow(task: Task): Promise<RemoteTaskView> {
-    const { forge } = this.d;
+    const { forge } = this.deps;
     let remote = task.remote!;
     if (remote.runId === undefined && remote.dispatch && remote.dispatchedAt) {
-      const run = await forge.findRun(this.d.config.forge.workflow, remote.dispatch, remote.dispatchedAt);
+      const run = await forge.findRun(this.deps.config.forge.workflow, remote.dispatch, remote.dispatchedAt);
       if (run) remote = { ...remote, runId: run.id, url: run.url };
     }
     const job = remote.runId !== undefined ? (await forge.jobs(remote.runId)).find((j) => j.name === `ralph ${task.id}`) : undefined;
@@ -167,7 +167,7 @@ export class RemoteFollower {
 
   /** A ready pull request: waiting for its checks, in the merge queue, or just removed from it. */
   private async followQueue(task: Task, remote: TaskRemote, pr: PullRequestInfo): Promise<RemoteTaskView> {
-    const queue = await this.d.forge.queue(pr);
+    const queue = await this.deps.forge.queue(pr);
     const removal = queue.lastRemoval;
     if (!queue.inQueue && removal && (!remote.removedAt || removal.at > remote.removedAt)) return this.sendBack(task, remote, pr, removal);
     const base = { ...remote, url: pr.url, pr: pr.number };
@@ -178,15 +178,15 @@ export class RemoteFollower {
   /** The merge queue removed the pull request: back to its agent with the queue's failure, or needs_help after merge.maxReturns. */
   private async sendBack(task: Task, remote: TaskRemote, pr: PullRequestInfo, removal: { at: string; reason: string }): Promise<RemoteTaskView> {
     const returns = (remote.returns ?? 0) + 1;
-    const failures = await this.d.forge.mergeGroupFailures(pr, remote.removedAt).catch(() => []);
+    const failures = await this.deps.forge.mergeGroupFailures(pr, remote.removedAt).catch(() => []);
     const why = [removal.reason, ...failures.map((f) => `${f.name} ${f.conclusion}${f.summary ? `: ${f.summary}` : ''}`)].join('; ').slice(0, FEEDBACK_CHARS);
-    if (returns > this.d.config.merge.maxReturns) {
+    if (returns > this.deps.config.merge.maxReturns) {
       const reason = `not merged after ${returns} attempts: the merge queue removed #${pr.number} (${why})`;
       return this.settle(task, { ...remote, state: 'failed', url: pr.url, pr: pr.number, returns: returns - 1, removedAt: removal.at, detail: reason }, 'needs_help', reason);
     }
-    this.d.say(`${task.id}: the merge queue removed #${pr.number} (${why}); back to its agent (return ${returns} of ${this.d.config.merge.maxReturns})`);
-    await this.send([await this.d.store.get(task.id)], await this.target(), { [task.id]: why }, { [task.id]: returns }, { [task.id]: removal.at });
-    const now = await this.d.store.get(task.id);
+    this.deps.say(`${task.id}: the merge queue removed #${pr.number} (${why}); back to its agent (return ${returns} of ${this.deps.config.merge.maxReturns})`);
+    await this.send([await this.deps.store.get(task.id)], await this.target(), { [task.id]: why }, { [task.id]: returns }, { [task.id]: removal.at });
+    const now = await this.deps.store.get(task.id);
     return { id: now.id, title: now.title, status: now.status, remote: now.remote! };
   }
 
@@ -197,8 +197,8 @@ export class RemoteFollower {
     if (changed) {
       if (!REMOTE_ACTIVE.has(clean.state) && clean.state !== task.remote?.state) await this.importState(task.id).catch(() => undefined);
       const blockedReason = status === 'needs_help' || status === 'blocked' || status === 'halted' ? reason : undefined;
-      await this.d.store.update(task.id, { status, remote: clean, blockedReason });
-      if (clean.state !== task.remote?.state) this.d.say(`${task.id}: ${stateWords(clean.state)}${clean.detail ? ` (${clean.detail})` : ''} — ${clean.url}`);
+      await this.deps.store.update(task.id, { status, remote: clean, blockedReason });
+      if (clean.state !== task.remote?.state) this.deps.say(`${task.id}: ${stateWords(clean.state)}${clean.detail ? ` (${clean.detail})` : ''} — ${clean.url}`);
     }
     return { id: task.id, title: task.title, status, remote: clean };
   }
@@ -208,7 +208,7 @@ export class RemoteFollower {
    * Report and a later local run see what the job did); returns the task record it holds.
    */
   private async importState(taskId: string): Promise<Task | undefined> {
-    const { workspace, config, auth, paths } = this.d;
+    const { workspace, config, auth, paths } = this.deps;
     const files = await loadTaskState(workspace, config.forge.remote, taskId, auth);
     if (!files?.['task.json']) return undefined;
     for (const [file, content] of Object.entries(files)) {
@@ -222,7 +222,7 @@ export class RemoteFollower {
   }
 
   private now(): number {
-    return (this.d.now ?? Date.now)();
+    return (this.deps.now ?? Date.now)();
   }
 }
 

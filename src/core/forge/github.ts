@@ -1,5 +1,5 @@
-import type { Octokit } from '@octokit/core' with { 'resolution-mode': 'import' };
 import { errorMessage, RalphError } from '../errors';
+import { githubClient, type Octokit } from './githubClient';
 import type { CheckFailure, DispatchRequest, Forge, JobInfo, PullRequestDraft, PullRequestInfo, QueueInfo, RepoRef, RunInfo } from './types';
 
 /** A call to the forge that failed: the message names the call and GitHub's answer, never the token. */
@@ -40,8 +40,7 @@ export class GitHubForge implements Forge {
   }
 
   private octokit(): Promise<Octokit> {
-    // @octokit/core is an ES module: loaded on first use (the extension's activation never pays for it)
-    this.client ??= import('@octokit/core').then(({ Octokit }) => new Octokit({ auth: this.options.token, baseUrl: this.options.apiUrl.replace(/\/+$/, ''), userAgent: 'ralph-loop' }));
+    this.client ??= githubClient({ token: this.options.token, baseUrl: this.options.apiUrl });
     return this.client;
   }
 

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
-import type { CommandRunner } from '../safety/processRunner';
+import type { CommandRunner } from '../commands/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { compileGlob, matchesGlob } from '../agent/tools/glob';
+import { compileGlob, matchesGlob } from '../util/glob';
 import { readTextIfExists } from '../util/atomicWrite';
 import { iniSections } from './definitions';
 import { CONVENTIONAL_TEST_FILE } from './testFilePattern';

@@ -13,10 +13,13 @@ export async function resolveApiKey(llm: RalphConfig['llm'], secrets: SecretSour
   const key = await secrets.getApiKey(llm.apiKeyEnv);
   if (key) return key;
   if (llm.baseUrl) return '';
-  throw new ConfigError(
+  throw new MissingKeyError(
     `no API key: set the environment variable ${llm.apiKeyEnv} (or "llm.apiKeyEnv" in .ralph/config.json), or "llm.baseUrl" for a keyless local server`,
   );
 }
+
+/** No key for `llm` where one is needed: the editor offers Set API Key (or its own models) for this one. */
+export class MissingKeyError extends ConfigError {}
 
 /** Where the primary key comes from, as named in an authentication fault (never the key). */
 export async function describeKeySource(llm: RalphConfig['llm'], secrets: SecretSource): Promise<string> {
@@ -120,6 +123,40 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** The model port of work that calls the model (a run, a plan, a council), its secrets, and what to release when done. */
+export interface ModelSession {
+  model: ModelClient;
+  /** The keys it uses, redacted wherever the work writes. */
+  secretValues: string[];
+  dispose(): void;
+}
+
+/** What a model port reports while it works: retries and fallback switches. */
+export interface ModelNotices {
+  onRetry?(notice: RetryNotice): void;
+  onFallback?(notice: FallbackNotice): void;
+}
+
+/**
+ * Builds the model port from a configuration. The CLI's is `endpointModels` (OpenAI-compatible
+ * endpoints); the editor's adds its own language models (`llm.provider` "vscode").
+ */
+export type ModelFactory = (config: RalphConfig, notices?: ModelNotices) => Promise<ModelSession>;
+
+/**
+ * The OpenAI-compatible endpoint of `llm` with its key, behind `llm.fallback` with theirs. A
+ * missing primary key is a MissingKeyError; a fallback variable that is not set, a ConfigError.
+ */
+export function endpointModels(secrets: SecretSource): ModelFactory {
+  return async (config, notices = {}) => {
+    const apiKey = await resolveApiKey(config.llm, secrets);
+    const fallbackKeys = await resolveFallbackKeys(config.llm, secrets);
+    const keySource = await describeKeySource(config.llm, secrets);
+    const model = createModelClient(config.llm, apiKey, notices.onRetry, { fallbackKeys, keySource, onFallback: notices.onFallback });
+    return { model, secretValues: [apiKey, ...Object.values(fallbackKeys)].filter((key) => key !== ''), dispose: () => undefined };
+  };
 }
 
 /** Environment variables as the CLI's secret source. */

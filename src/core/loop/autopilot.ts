@@ -1,4 +1,4 @@
-import { type ReceiptSummary, summarizeReceipt } from '../safety/receipt';
+import { type ReceiptSummary, summarizeReceipt } from '../spend/receipt';
 import type { RalphConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
 import { proofLine } from '../gates/proof';
@@ -6,10 +6,10 @@ import type { RalphEventBody } from '../events';
 import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
 import type { WorktreeManager } from '../git/worktrees';
-import { remoteActive } from '../forge/remoteTask';
+import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from './checkpoint';
+import type { CheckpointStore } from '../tasks/checkpoint';
 import { type FinalAfterMergeDeps, rewriteFinalAfterMerge } from './finalAfterMerge';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';

@@ -1,6 +1,6 @@
+import type { CompletionDecision } from '../reports/decision';
 import type { FixItem, GateReport } from '../gates/types';
 import type { Signal } from '../signals/types';
-import type { TaskStatus } from '../tasks/schema';
 
 export interface CompletionInput {
   /** The decisive signal of the iteration, if the agent gave one. */
@@ -12,10 +12,6 @@ export interface CompletionInput {
   /** Extra iterations each optional gate may still claim (its `maxIterations`, default 2, minus those used). */
   optionalIterationsLeft: (gate: string) => number;
 }
-
-export type CompletionDecision =
-  | { kind: 'finish'; status: Extract<TaskStatus, 'done' | 'blocked' | 'needs_help' | 'halted'>; reason: string; notes: string[] }
-  | { kind: 'continue'; reason: string; feedback: string[]; optionalGatesRetried: string[] };
 
 /**
  * The one place that decides whether a task is finished after an iteration: the agent's

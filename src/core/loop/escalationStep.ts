@@ -4,19 +4,19 @@ import { detectStuck } from '../escalation/stuck';
 import { errorMessage } from '../errors';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
-import type { Checkpoint, IterationRecord } from './checkpoint';
+import type { Checkpoint, IterationRecord } from '../tasks/checkpoint';
 import type { TaskLoopServices } from './types';
 
 type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit'>;
 
-export function escalationSettings(s: Pick<TaskLoopServices, 'config'>): EscalationSettings {
-  return { ladder: s.config.llm.models, threshold: s.config.escalation.threshold, councilAfter: s.config.escalation.councilAfter };
+export function escalationSettings(services: Pick<TaskLoopServices, 'config'>): EscalationSettings {
+  return { ladder: services.config.llm.models, threshold: services.config.escalation.threshold, councilAfter: services.config.escalation.councilAfter };
 }
 
 /** The model the next iteration runs on, from the checkpointed escalation state. */
-export function modelFor(s: Pick<TaskLoopServices, 'config'>, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
-  const escalation = cp.escalation ?? startEscalation(task, s.config.llm.models.length);
-  return { cp: { ...cp, escalation }, model: currentModel(escalation, s.config.llm.models) };
+export function modelFor(services: Pick<TaskLoopServices, 'config'>, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
+  const escalation = cp.escalation ?? startEscalation(task, services.config.llm.models.length);
+  return { cp: { ...cp, escalation }, model: currentModel(escalation, services.config.llm.models) };
 }
 
 /**
@@ -42,11 +42,11 @@ export interface EscalationOutcome {
  * detect a stuck loop, convene the council. Guidance and the council's plan are appended to
  * the iteration's feedback, which is what the next fresh context reads.
  */
-export async function afterIteration(s: EscalationServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<EscalationOutcome> {
+export async function afterIteration(services: EscalationServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<EscalationOutcome> {
   const history = cp.history;
   const record = history.at(-1);
   if (!record) return { cp };
-  const settings = escalationSettings(s);
+  const settings = escalationSettings(services);
   const previous = history.at(-2);
   const fingerprints = (records: readonly IterationRecord[]) =>
     records.map((r) => ({ iteration: r.iteration, filesChanged: r.filesChanged, failingTests: r.failingTests, error: r.error, failed: r.failed }));
@@ -66,27 +66,27 @@ export async function afterIteration(s: EscalationServices, task: Task, cp: Chec
   if (step.guidance) feedback.unshift(step.guidance);
   let next: Checkpoint = { ...cp, escalation: step.state };
   if (step.escalated) {
-    s.emit({ type: 'escalation', taskId: task.id, iteration: record.iteration, from: step.escalated.from, to: step.escalated.to, reason: step.escalated.reason });
+    services.emit({ type: 'escalation', taskId: task.id, iteration: record.iteration, from: step.escalated.from, to: step.escalated.to, reason: step.escalated.reason });
   }
   const convene = step.convene || stuck.stuck;
   if (convene && !stop.aborted) {
-    const models = s.config.escalation.councilModels ?? settings.ladder;
+    const models = services.config.escalation.councilModels ?? settings.ladder;
     try {
       const council = await conveneCouncil({
         task,
         history,
-        trigger: force ?? `${s.config.escalation.councilAfter} consecutive failures on the top model`,
+        trigger: force ?? `${services.config.escalation.councilAfter} consecutive failures on the top model`,
         models,
         synthesizer: settings.ladder[settings.ladder.length - 1],
-        model: s.model,
+        model: services.model,
         signal: stop,
-        emit: s.emit,
+        emit: services.emit,
         iteration: record.iteration,
       });
       feedback.unshift(`Bug council plan (root cause and next steps, from ${models.length} analysts):\n${council.plan}`);
       next = { ...next, councilPlan: council.plan, stuckCouncilAt: stuck.stuck ? record.iteration : next.stuckCouncilAt };
     } catch (error) {
-      s.emit({ type: 'warning', taskId: task.id, code: 'council-failed', message: `the bug council could not meet: ${errorMessage(error)}` });
+      services.emit({ type: 'warning', taskId: task.id, code: 'council-failed', message: `the bug council could not meet: ${errorMessage(error)}` });
       if (stuck.stuck) next = { ...next, stuckCouncilAt: record.iteration };
     }
   }

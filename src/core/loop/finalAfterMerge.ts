@@ -6,7 +6,7 @@ import { RalphPaths } from '../paths';
 import { ReportWriter } from '../reports/reportWriter';
 import type { TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from './checkpoint';
+import type { CheckpointStore } from '../tasks/checkpoint';
 import type { MergeOutcome } from './mergeQueue';
 import { observationsOf } from './securityFindings';
 
@@ -26,27 +26,27 @@ export interface FinalAfterMergeDeps {
  * so it never says COMPLETE for work that did not land. Files changed are read from the
  * landed commit (merged) or the task's branch (not merged).
  */
-export async function rewriteFinalAfterMerge(d: FinalAfterMergeDeps, outcome: MergeOutcome, status: TaskStatus, reason: string): Promise<void> {
-  const paths = new RalphPaths(d.workspace);
+export async function rewriteFinalAfterMerge(deps: FinalAfterMergeDeps, outcome: MergeOutcome, status: TaskStatus, reason: string): Promise<void> {
+  const paths = new RalphPaths(deps.workspace);
   try {
-    const [task, cp] = await Promise.all([d.store.get(outcome.taskId), d.checkpoints.load(outcome.taskId)]);
+    const [task, cp] = await Promise.all([deps.store.get(outcome.taskId), deps.checkpoints.load(outcome.taskId)]);
     if (!cp) return;
-    const head = outcome.state === 'merged' ? (outcome.commit ?? `refs/heads/${d.target}`) : `refs/heads/ralph/${outcome.taskId}`;
-    const files = await changedFiles(d.workspace, cp.baseCommit, head);
-    const file = await new ReportWriter(paths, d.config).writeFinal({
+    const head = outcome.state === 'merged' ? (outcome.commit ?? `refs/heads/${deps.target}`) : `refs/heads/ralph/${outcome.taskId}`;
+    const files = await changedFiles(deps.workspace, cp.baseCommit, head);
+    const file = await new ReportWriter(paths, deps.config).writeFinal({
       task,
       status,
       reason,
-      maxIterations: task.maxIterations ?? d.config.loop.maxIterations,
+      maxIterations: task.maxIterations ?? deps.config.loop.maxIterations,
       checkpoint: cp,
       files,
       escalations: (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`),
       merge: { outcome: `${outcome.state === 'merged' ? 'Merged' : `Not merged (${outcome.state}, attempt ${outcome.attempts})`}: ${outcome.detail ?? reason}`, gates: outcome.gates },
       observations: await observationsOf({ paths }, outcome.taskId),
     });
-    d.emit({ type: 'report.written', taskId: outcome.taskId, file: paths.relative(file), final: true });
+    deps.emit({ type: 'report.written', taskId: outcome.taskId, file: paths.relative(file), final: true });
   } catch (error) {
-    d.emit({ type: 'warning', taskId: outcome.taskId, code: 'report-failed', message: `could not rewrite the final report after the merge queue decided: ${errorMessage(error)}` });
+    deps.emit({ type: 'warning', taskId: outcome.taskId, code: 'report-failed', message: `could not rewrite the final report after the merge queue decided: ${errorMessage(error)}` });
   }
 }
 

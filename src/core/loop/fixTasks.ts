@@ -17,19 +17,19 @@ export function fixTaskId(task: Task, gate: string): string {
  * visible and schedulable after the task itself stops. When a later iteration passes the gate,
  * its still-open fix task is cancelled as resolved by the parent.
  */
-export async function syncFixTasks(s: Pick<TaskLoopServices, 'config' | 'store' | 'emit'>, task: Task, gates: GateReport | undefined): Promise<void> {
-  if (!s.config.loop.fixTasks || !gates) return;
+export async function syncFixTasks(services: Pick<TaskLoopServices, 'config' | 'store' | 'emit'>, task: Task, gates: GateReport | undefined): Promise<void> {
+  if (!services.config.loop.fixTasks || !gates) return;
   try {
-    const existing = new Map((await s.store.list()).map((t) => [t.id, t]));
+    const existing = new Map((await services.store.list()).map((t) => [t.id, t]));
     for (const outcome of gates.outcomes.filter((o) => o.required)) {
       const id = fixTaskId(task, outcome.name);
       const current = existing.get(id);
       if (outcome.passed) {
-        if (current?.status === 'todo') await s.store.update(id, { status: 'cancelled', blockedReason: `resolved by ${task.id}` });
+        if (current?.status === 'todo') await services.store.update(id, { status: 'cancelled', blockedReason: `resolved by ${task.id}` });
         continue;
       }
       const items = outcome.fixItems.slice(0, MAX_ITEMS).map((f) => `- ${f.text}`);
-      const gate = s.config.gates.find((g) => g.name === outcome.name);
+      const gate = services.config.gates.find((g) => g.name === outcome.name);
       const prompt = [
         `While working on ${task.id} ("${task.title}"), the required quality gate "${outcome.name}" failed: ${outcome.summary}.`,
         items.length ? `Fix these items:\n${items.join('\n')}` : '',
@@ -37,7 +37,7 @@ export async function syncFixTasks(s: Pick<TaskLoopServices, 'config' | 'store' 
         .filter(Boolean)
         .join('\n\n');
       if (!current) {
-        await s.store.add({
+        await services.store.add({
           id,
           title: `Fix ${outcome.name} for ${task.id}`,
           prompt,
@@ -48,12 +48,12 @@ export async function syncFixTasks(s: Pick<TaskLoopServices, 'config' | 'store' 
           priority: task.priority,
           complexity: task.complexity,
         });
-        s.emit({ type: 'warning', taskId: task.id, code: 'fix-task', message: `added fix task ${id} for the failing gate ${outcome.name}` });
+        services.emit({ type: 'warning', taskId: task.id, code: 'fix-task', message: `added fix task ${id} for the failing gate ${outcome.name}` });
       } else if (current.status === 'todo' || current.status === 'cancelled') {
-        await s.store.update(id, { prompt, status: 'todo', blockedReason: undefined });
+        await services.store.update(id, { prompt, status: 'todo', blockedReason: undefined });
       }
     }
   } catch (error) {
-    s.emit({ type: 'warning', taskId: task.id, code: 'fix-task-failed', message: `could not update the linked fix tasks: ${errorMessage(error)}` });
+    services.emit({ type: 'warning', taskId: task.id, code: 'fix-task-failed', message: `could not update the linked fix tasks: ${errorMessage(error)}` });
   }
 }

@@ -1,8 +1,8 @@
 import { gateChangesAllowed } from '../gates/integrity';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
-import type { IterationRecord } from './checkpoint';
-import type { CompletionDecision } from './completionPolicy';
+import type { IterationRecord } from '../tasks/checkpoint';
+import type { CompletionDecision } from '../reports/decision';
 
 /**
  * A test that passed at the task's base and is gone now (not a rename the orchestrator

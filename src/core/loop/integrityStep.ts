@@ -24,18 +24,18 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
  * of those that run tests, from one run of them. Undefined when stopped midway (taken again
  * on the next start).
  */
-export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
-  const workspace = (s.work ?? s.paths).workspace;
+export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
+  const workspace = (services.work ?? services.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
   const roots = rootsOf(workspace);
   const gates: GateBaseline[] = [];
-  for (const gate of gatesFor(task, s.config.gates).filter((g) => g.required)) {
+  for (const gate of gatesFor(task, services.config.gates).filter((g) => g.required)) {
     const parts = await definitionParts(gate, workspace);
     const states = await readDefinition(parts, workspace);
     let tests;
     let verdict: BaseVerdict | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
-      const report = await runGates({ gates: [gate], runner: s.gates, cwd: workspace, signal: stop });
+      const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop });
       if (stop.aborted || report.outcomes.length === 0) return undefined;
       tests = report.outcomes[0].parsed.tests;
       const v = baseVerdictOf(report.outcomes[0]);
@@ -51,7 +51,7 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
     gates.push({ ...baselineOf(gate, tests && { ...tests, ...(names ? { names } : {}) }, parts, states, failingSources), ...(verdict ? { verdict } : {}) });
   }
   if (gates.length > 0) {
-    s.emit({
+    services.emit({
       type: 'integrity.baseline',
       taskId: task.id,
       gates: gates.map((g) => ({
@@ -61,12 +61,12 @@ export async function takeIntegrityBaseline(s: Pick<TaskLoopServices, 'config' |
       })),
     });
   }
-  return { takenAt: new Date(s.clock.now()).toISOString(), gates };
+  return { takenAt: new Date(services.clock.now()).toISOString(), gates };
 }
 
 /** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */
-export function integrityJudge(s: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline, baseCommit?: string): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
-  const workspace = (s.work ?? s.paths).workspace;
+export function integrityJudge(services: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline, baseCommit?: string): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
+  const workspace = (services.work ?? services.paths).workspace;
   return async (gate, outcome) => {
     const base = baseline.gates.find((g) => g.gate === gate.name);
     if (!gate.required || !base) return outcome;

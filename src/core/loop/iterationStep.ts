@@ -3,7 +3,7 @@ import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages, pinnedRequest } from '../agent/context';
 import { contentFilterFeedback, type IterationRunResult, runIteration } from '../agent/iteration';
 import { faultLabel } from '../llm/faults';
-import { BudgetExceededError } from '../safety/budget';
+import { BudgetExceededError } from '../spend/budget';
 import { type WindDownCause, type WindDownResult, windDownTurn } from './windDown';
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage, type ModelFaultKind } from '../errors';
@@ -14,12 +14,13 @@ import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome, GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
-import type { TamperFinding } from '../safety/controlFileGuard';
+import type { TamperFinding } from '../guards/controlFileGuard';
 import type { CommitInfo } from '../git/gitService';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
-import type { Checkpoint, IterationRecord, PendingCommit } from './checkpoint';
-import { decideCompletion, type CompletionDecision } from './completionPolicy';
+import type { Checkpoint, IterationRecord, PendingCommit } from '../tasks/checkpoint';
+import { decideCompletion } from './completionPolicy';
+import type { CompletionDecision } from '../reports/decision';
 import { goneTestsQuestion } from './goneTestQuestion';
 import { integrityJudge } from './integrityStep';
 import { runHaltReason } from './runHalt';
@@ -61,80 +62,26 @@ export interface IterationStepInput {
  * One iteration from start to verdict: fresh context → tool conversation → commit →
  * quality gates → completion decision. Returns what the checkpoint and reports record.
  */
-export async function runIterationStep(s: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
-  const { task, cp, iteration: n, maxIterations, model, stop } = input;
-  const startedAt = input.replay ? Date.parse(input.replay.startedAt) || s.clock.now() : s.clock.now();
-  s.guard.begin(task.id, n);
-  s.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
+export async function runIterationStep(services: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
+  const { task, iteration: n, maxIterations, model, stop } = input;
+  const startedAt = input.replay ? Date.parse(input.replay.startedAt) || services.clock.now() : services.clock.now();
+  services.guard.begin(task.id, n);
+  services.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
-  const work = s.work ?? s.paths;
-  // wall time, not the (possibly simulated) clock: the deadline is a real one
-  const endsAt = Date.now() + input.remainingMs;
-  const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs - windDownReserveMs(s.config.loop.windDownSeconds, input.limitMs ?? input.remainingMs)));
-  const signal = AbortSignal.any([stop, timeout]);
-  const messages = buildIterationMessages({
-    task,
-    iteration: n,
-    maxIterations,
-    progressFile: work.relative(work.progress(task.id)),
-    progressNotes: (await readTextIfExists(work.progress(task.id))) ?? '',
-    previous: cp.history.at(-1),
-    recentCommits: await s.git.log(5).catch(() => []),
-  });
-  const toolContext: ToolContext = {
-    scope: s.scope,
-    commands: s.commands,
-    // the trailer lets a rollback find the agents' own commits of this task
-    commit: (message) => s.guard.orchestratorCommit(() => s.git.commitAll(withTaskTrailer(message, task.id))),
-    commandTimeoutMs: s.config.commands.timeoutMs,
-    maxOutputChars: s.config.commands.maxOutputChars,
-    signal,
-  };
-  const progressFile = work.relative(work.progress(task.id));
-  let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
-  const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
-    const cause: WindDownCause | undefined = error instanceof BudgetExceededError ? 'budget' : error !== undefined ? undefined : stop.aborted ? 'stop' : timeout.aborted ? 'timeout' : undefined;
-    if (!cause || windDown) return;
-    const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? stopCause(stop) : `the task timeout (${s.config.loop.taskTimeoutMinutes} min) was reached`;
-    const turn = await windDownTurn(s, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext, leftMs: endsAt - Date.now() });
-    if (turn) windDown = { ...turn, cause, reason };
-  };
-  const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
-    model: s.model,
-    modelName: model,
-    temperature: s.config.llm.temperature,
-    registry: s.registry,
-    toolContext,
-    maxSteps: s.config.llm.maxStepsPerIteration,
-    taskId: task.id,
-    iteration: n,
-    signal,
-    emit: s.emit,
-    request: pinnedRequest(task),
-    compaction: { contextWindow: s.config.llm.contextWindow, compactAt: s.config.llm.compactAt },
-    pause: s.pause,
-    onInterrupted,
-  });
+  const { run, signal, windDown, progressFile } = await converse(services, input);
   // the commit's `git status` runs while the write-ahead checkpoint is written: it only reads the
   // working tree, and the checkpoint is not in it (a failed check is taken again by the commit)
-  const changed = !input.replay && s.config.loop.commitEachIteration ? s.git.hasChangesToCommit().catch(() => undefined) : undefined;
+  const changed = !input.replay && services.config.loop.commitEachIteration ? services.git.hasChangesToCommit().catch(() => undefined) : undefined;
   if (input.replay) {
-    s.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
+    services.emit({ type: 'warning', taskId: task.id, code: 'iteration-resumed-after-model', message: `iteration ${n}'s model run was recorded before the process ended; finishing it without calling the model again` });
   } else if (!run.stopped) {
     await input.beforeCommit?.({ iteration: n, model, startedAt: new Date(startedAt).toISOString(), run });
   }
 
-  const committed = (input.replay && (await committedAlready(s, task, n))) || (await commitIteration(s, task, n, await changed));
+  const committed = (input.replay && (await committedAlready(services, task, n))) || (await commitIteration(services, task, n, await changed));
   const commit = 'error' in committed ? undefined : committed.commit;
   const signalGiven = decisiveSignal(run.signals);
-  const feedback: string[] = [];
-  if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${s.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
-  if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
-  if (run.fault === 'content_filter' && run.error) feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
-  if (windDown) {
-    feedback.push(`The previous iteration was cut short (${windDown.reason}); ${windDown.wrote.length > 0 ? `you wrote your progress notes in a wind-down turn (${progressFile}): start from them` : 'no progress notes were written in the wind-down turn: check the working tree and the commits before going on'}.`);
-  }
-
+  const feedback = iterationFeedback(services, run, windDown, progressFile);
   const base = {
     iteration: n,
     startedAt: new Date(startedAt).toISOString(),
@@ -154,13 +101,13 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   };
   const finishRecord = (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>): IterationRecord => {
     // gates ran by now: everything restored in this iteration is reported, and fed back
-    const tampering = tamperingLines(s.guard.drain());
+    const tampering = tamperingLines(services.guard.drain());
     return {
       ...base,
       ...rest,
       feedback: tampering.length ? [tamperingFeedback(tampering), ...rest.feedback] : rest.feedback,
       tampering,
-      durationMs: Math.max(0, s.clock.now() - startedAt),
+      durationMs: Math.max(0, services.clock.now() - startedAt),
     };
   };
 
@@ -187,16 +134,103 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
     return { record: finishRecord({ outcome: 'error', error: reason, feedback, decision: reason }), decision, gates: undefined, timedOut: false, calls: run.steps, ...uncommitted };
   }
 
-  const gates = await runGatesUnlessFinal(s, task, cp, n, signalGiven, signal);
+  return judgeIteration(services, input, { run, signal, signalGiven, feedback, finishRecord, progress: base.progress });
+}
+
+/** What the agent's conversation of an iteration came to, with its wind-down turn when it was cut short. */
+interface Conversation {
+  run: IterationRunResult;
+  /** The iteration's stop: the person's Stop, or the task's time limit (less the wind-down reserve). */
+  signal: AbortSignal;
+  windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
+  progressFile: string;
+}
+
+/** Fresh context → the tool conversation (or its recorded run, on a replay), with a wind-down turn when it is cut short. */
+async function converse(services: TaskLoopServices, input: IterationStepInput): Promise<Conversation> {
+  const { task, cp, iteration: n, maxIterations, model, stop } = input;
+  const work = services.work ?? services.paths;
+  // wall time, not the (possibly simulated) clock: the deadline is a real one
+  const endsAt = Date.now() + input.remainingMs;
+  const timeout = AbortSignal.timeout(Math.max(1, input.remainingMs - windDownReserveMs(services.config.loop.windDownSeconds, input.limitMs ?? input.remainingMs)));
+  const signal = AbortSignal.any([stop, timeout]);
+  const messages = buildIterationMessages({
+    task,
+    iteration: n,
+    maxIterations,
+    progressFile: work.relative(work.progress(task.id)),
+    progressNotes: (await readTextIfExists(work.progress(task.id))) ?? '',
+    previous: cp.history.at(-1),
+    recentCommits: await services.git.log(5).catch(() => []),
+  });
+  const toolContext: ToolContext = {
+    scope: services.scope,
+    commands: services.commands,
+    // the trailer lets a rollback find the agents' own commits of this task
+    commit: (message) => services.guard.orchestratorCommit(() => services.git.commitAll(withTaskTrailer(message, task.id))),
+    commandTimeoutMs: services.config.commands.timeoutMs,
+    maxOutputChars: services.config.commands.maxOutputChars,
+    signal,
+  };
+  const progressFile = work.relative(work.progress(task.id));
+  let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
+  const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
+    const cause: WindDownCause | undefined = error instanceof BudgetExceededError ? 'budget' : error !== undefined ? undefined : stop.aborted ? 'stop' : timeout.aborted ? 'timeout' : undefined;
+    if (!cause || windDown) return;
+    const reason = cause === 'budget' ? errorMessage(error) : cause === 'stop' ? stopCause(stop) : `the task timeout (${services.config.loop.taskTimeoutMinutes} min) was reached`;
+    const turn = await windDownTurn(services, { taskId: task.id, iteration: n, cause, reason, model, messages: conversation, progressFile, toolContext, leftMs: endsAt - Date.now() });
+    if (turn) windDown = { ...turn, cause, reason };
+  };
+  const run: IterationRunResult = input.replay ? input.replay.run : await runIteration(messages, {
+    model: services.model,
+    modelName: model,
+    temperature: services.config.llm.temperature,
+    registry: services.registry,
+    toolContext,
+    maxSteps: services.config.llm.maxStepsPerIteration,
+    taskId: task.id,
+    iteration: n,
+    signal,
+    emit: services.emit,
+    request: pinnedRequest(task),
+    compaction: { contextWindow: services.config.llm.contextWindow, compactAt: services.config.llm.compactAt },
+    pause: services.pause,
+    onInterrupted,
+  });
+  return { run, signal, windDown, progressFile };
+}
+
+/** What the next iteration is told about this one: the step limit, failed tool calls, the content filter, a wind-down. */
+function iterationFeedback(services: TaskLoopServices, run: IterationRunResult, windDown: Conversation['windDown'], progressFile: string): string[] {
+  const feedback: string[] = [];
+  if (run.stepLimitHit) feedback.push(`The previous iteration hit the step limit (${services.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`);
+  if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
+  if (run.fault === 'content_filter' && run.error) feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
+  if (windDown) {
+    feedback.push(`The previous iteration was cut short (${windDown.reason}); ${windDown.wrote.length > 0 ? `you wrote your progress notes in a wind-down turn (${progressFile}): start from them` : 'no progress notes were written in the wind-down turn: check the working tree and the commits before going on'}.`);
+  }
+
+  return feedback;
+}
+
+/** The iteration's work is committed: gates, the completion decision, the proof. */
+async function judgeIteration(
+  services: TaskLoopServices,
+  input: IterationStepInput,
+  done: { run: IterationRunResult; signal: AbortSignal; signalGiven: Signal | undefined; feedback: string[]; finishRecord: (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>) => IterationRecord; progress: number | undefined },
+): Promise<IterationStepResult> {
+  const { task, cp, iteration: n } = input;
+  const { run, signal, signalGiven, feedback, finishRecord } = done;
+  const gates = await runGatesUnlessFinal(services, task, cp, n, signalGiven, signal);
   const decided = decideCompletion({
     signal: signalGiven,
     errored: run.error !== undefined,
     gates,
-    optionalIterationsLeft: (name) => optionalIterationsLeft(s, cp, name),
+    optionalIterationsLeft: (name) => optionalIterationsLeft(services, cp, name),
   });
   // a passing test left out again after the agent was told: a person decides, the loop does not burn its iterations
   const judged: CompletionDecision = (decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided;
-  const { decision, proof } = await proofStep(s, task, cp, n, judged, gates, signal);
+  const { decision, proof } = await proofStep(services, task, cp, n, judged, gates, signal);
   const gateSummaries = (gates?.outcomes ?? []).map(gateSummary);
   const gateFacts = {
     gates: gateSummaries,
@@ -207,7 +241,7 @@ export async function runIterationStep(s: TaskLoopServices, input: IterationStep
   };
   if (decision.kind === 'finish') {
     const outcome = decision.status === 'done' ? 'complete' : decision.status === 'halted' ? 'error' : decision.status;
-    const progress = decision.status === 'done' ? 100 : base.progress;
+    const progress = decision.status === 'done' ? 100 : done.progress;
     return {
       record: finishRecord({ outcome, progress, feedback: [...decision.notes, ...feedback], decision: decision.reason, ...gateFacts }),
       decision,
@@ -248,25 +282,25 @@ function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
 }
 
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
-async function runGatesUnlessFinal(s: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
-  const gates = gatesFor(task, s.config.gates);
+async function runGatesUnlessFinal(services: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
+  const gates = gatesFor(task, services.config.gates);
   if (gates.length === 0) return undefined;
   if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  const judge = cp.integrity ? integrityJudge(s, task, cp.integrity, cp.baseCommit) : undefined;
-  return runGates({ gates, runner: s.gates, cwd: (s.work ?? s.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: s.emit, judge, logDir: path.join(s.paths.reportsDir(task.id), 'gates'), logMaxBytes: s.config.reports.logMaxKb * 1024 });
+  const judge = cp.integrity ? integrityJudge(services, task, cp.integrity, cp.baseCommit) : undefined;
+  return runGates({ gates, runner: services.gates, cwd: (services.work ?? services.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: services.emit, judge, logDir: path.join(services.paths.reportsDir(task.id), 'gates'), logMaxBytes: services.config.reports.logMaxKb * 1024 });
 }
 
-function optionalIterationsLeft(s: TaskLoopServices, cp: Checkpoint, name: string): number {
-  const gate = s.config.gates.find((g) => g.name === name);
+function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {
+  const gate = services.config.gates.find((g) => g.name === name);
   const allowed = gate?.maxIterations ?? 2;
   return allowed - (cp.optionalGateIterations[name] ?? 0);
 }
 
 /** The iteration's own commit, when a killed process made it before recording it. */
-async function committedAlready(s: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo } | undefined> {
-  const [head] = await s.git.log(1).catch(() => []);
+async function committedAlready(services: TaskLoopServices, task: Task, n: number): Promise<{ commit: CommitInfo } | undefined> {
+  const [head] = await services.git.log(1).catch(() => []);
   if (head?.message !== iterationMessage(task, n)) return undefined;
-  const changes = await s.git.changesSince(`${head.sha}~1`).catch(() => undefined);
+  const changes = await services.git.changesSince(`${head.sha}~1`).catch(() => undefined);
   const files = changes ? [...changes.added, ...changes.modified, ...changes.deleted] : [];
   return { commit: { sha: head.sha, files } };
 }
@@ -281,10 +315,10 @@ function iterationMessage(task: Task, n: number): string {
  * follow the one rule (`underGitLockRule`): a stale `index.lock` no live git process holds is
  * cleared and the commit tried again; one that stays held stops the commit with the way out.
  */
-async function commitIteration(s: TaskLoopServices, task: Task, n: number, changed: boolean | undefined): Promise<{ commit: CommitInfo | undefined } | CommitFailure> {
-  if (!s.config.loop.commitEachIteration) return { commit: undefined };
+async function commitIteration(services: TaskLoopServices, task: Task, n: number, changed: boolean | undefined): Promise<{ commit: CommitInfo | undefined } | CommitFailure> {
+  if (!services.config.loop.commitEachIteration) return { commit: undefined };
   const message = iterationMessage(task, n);
-  const root = (s.work ?? s.paths).workspace;
+  const root = (services.work ?? services.paths).workspace;
   let hint = changed;
   try {
     const commit = await underGitLockRule(
@@ -292,22 +326,22 @@ async function commitIteration(s: TaskLoopServices, task: Task, n: number, chang
       () => {
         const known = hint;
         hint = undefined; // a retry looks again
-        return s.guard.orchestratorCommit(() => s.git.commitAll(message, known));
+        return services.guard.orchestratorCommit(() => services.git.commitAll(message, known));
       },
       {
-        where: s.work ? `the worktree of ${task.id}` : 'your working tree',
-        shown: (file) => s.paths.relative(file),
-        onCleared: ({ file, ageMs }) => s.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${s.paths.relative(file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository) and committed again` }),
+        where: services.work ? `the worktree of ${task.id}` : 'your working tree',
+        shown: (file) => services.paths.relative(file),
+        onCleared: ({ file, ageMs }) => services.emit({ type: 'warning', taskId: task.id, code: 'git-lock-cleared', message: `removed a stale ${services.paths.relative(file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository) and committed again` }),
       },
     );
-    if (commit) s.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
-    if (commit?.withheld) s.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
+    if (commit) services.emit({ type: 'git.commit', taskId: task.id, iteration: n, sha: commit.sha, message, files: commit.files });
+    if (commit?.withheld) services.emit({ type: 'warning', taskId: task.id, code: 'secret-withheld', message: `not committed, they hold a secret value: ${commit.withheld.join(', ')}` });
     return { commit };
   } catch (error) {
     const held = error instanceof GitLockHeldError;
     const text = `could not commit iteration ${n}: ${errorMessage(error).trim()}${held ? ` (resume with: ralph run --task ${task.id}; iteration ${n} is committed then, without a new model call)` : ''}; the iteration's changes are uncommitted in the working tree`;
-    s.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
-    return { error: text, lockHeld: held, sharedTree: s.work === undefined };
+    services.emit({ type: 'warning', taskId: task.id, code: 'commit-failed', message: text });
+    return { error: text, lockHeld: held, sharedTree: services.work === undefined };
   }
 }
 

@@ -45,8 +45,8 @@ export class PersonWaits {
   private readonly wakers = new Set<() => void>();
   private readonly subscription: { dispose(): void };
 
-  constructor(private readonly d: { store: TaskStore; waitForUserMs: number; now?: () => number }) {
-    this.subscription = d.store.onDidChange(() => this.poke());
+  constructor(private readonly deps: { store: TaskStore; waitForUserMs: number; now?: () => number }) {
+    this.subscription = deps.store.onDidChange(() => this.poke());
   }
 
   dispose(): void {
@@ -63,7 +63,7 @@ export class PersonWaits {
   /** The tasks the person acted on since; they are no longer counted as waiting. */
   async acted(): Promise<PersonActed> {
     if (![...this.endedAs.values()].some((s) => WAITS_FOR_PERSON.has(s))) return { reopened: [], approved: [] };
-    const acted = personActed(this.endedAs, await this.d.store.list());
+    const acted = personActed(this.endedAs, await this.deps.store.list());
     for (const id of [...acted.reopened, ...acted.approved]) this.endedAs.delete(id);
     return acted;
   }
@@ -75,16 +75,16 @@ export class PersonWaits {
 
   /** A merge of `taskId` waits on the person's files (again); true once it has waited past the bound. */
   mergeWaits(taskId: string): boolean {
-    const now = (this.d.now ?? Date.now)();
+    const now = (this.deps.now ?? Date.now)();
     const since = this.waitingSince.get(taskId) ?? now;
     this.waitingSince.set(taskId, since);
-    return now - since >= this.d.waitForUserMs;
+    return now - since >= this.deps.waitForUserMs;
   }
 
   /** When the bound of `taskId`'s waiting merge runs out (ms from now), if it waits. */
   msUntilGiveUp(taskId: string): number | undefined {
     const since = this.waitingSince.get(taskId);
-    return since === undefined ? undefined : Math.max(0, since + this.d.waitForUserMs - (this.d.now ?? Date.now)());
+    return since === undefined ? undefined : Math.max(0, since + this.deps.waitForUserMs - (this.deps.now ?? Date.now)());
   }
 
   mergeGoesOn(taskId: string): void {

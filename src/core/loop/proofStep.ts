@@ -9,8 +9,8 @@ import type { GateOutcome, GateReport } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
-import type { Checkpoint } from './checkpoint';
-import type { CompletionDecision } from './completionPolicy';
+import type { Checkpoint } from '../tasks/checkpoint';
+import type { CompletionDecision } from '../reports/decision';
 import type { TaskLoopServices } from './types';
 
 type ProofServices = Pick<TaskLoopServices, 'paths' | 'work' | 'config' | 'gates' | 'emit'>;
@@ -23,21 +23,21 @@ const HOW_TEST_FILES_ARE_TOLD =
  * are run, by the required `tests` gates, against the task's base code in a scratch worktree
  * (`.ralph/worktrees/_proof-<id>`, removed afterwards); see `gates/proof.ts` for the verdict.
  */
-export async function proveFailToPass(s: ProofServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<ProofRecord> {
-  const work = (s.work ?? s.paths).workspace;
+export async function proveFailToPass(services: ProofServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<ProofRecord> {
+  const work = (services.work ?? services.paths).workspace;
   const base = cp.baseCommit;
-  const testsGates = s.config.gates.filter((g) => g.required && g.kind === 'tests');
+  const testsGates = services.config.gates.filter((g) => g.required && g.kind === 'tests');
   if (!base) return { ...notProven([], 'the task has no base commit to compare with (the repository had no commit when it started)'), unprovable: true };
   if (testsGates.length === 0) return { ...notProven([], 'no required gate of kind "tests" is configured to run the task\'s tests'), unprovable: true };
-  const isTest = await testFileMatcher(work, { task: task.proofTests, config: s.config.proof.testFiles });
+  const isTest = await testFileMatcher(work, { task: task.proofTests, config: services.config.proof.testFiles });
   const diff = await runGit(work, ['diff', '--name-status', '--no-renames', base, 'HEAD', '--']);
   if (diff.code !== 0) return notProven([], `could not list the task's changes since ${base.slice(0, 10)}: ${diff.stderr.trim()}`);
   const changes = diff.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')).filter(([, file]) => file && isTest(file) && !file.startsWith('.ralph/'));
   const files = changes.filter(([status]) => !status.startsWith('D')).map(([, file]) => file);
   if (files.length === 0) return judgeProof([], []);
 
-  const scratch = path.join(s.paths.workspace, ...WORKTREES_DIR.split('/'), `_proof-${task.id}`);
-  const worktrees = new WorktreeManager(s.paths.workspace, s.config.worktrees.link);
+  const scratch = path.join(services.paths.workspace, ...WORKTREES_DIR.split('/'), `_proof-${task.id}`);
+  const worktrees = new WorktreeManager(services.paths.workspace, services.config.worktrees.link);
   await worktrees.ensureIgnored(); // never seen by an iteration's commit
   await removeScratch(work, scratch);
   try {
@@ -52,7 +52,7 @@ export async function proveFailToPass(s: ProofServices, task: Task, cp: Checkpoi
       }
     }
     await worktrees.linkShared(scratch);
-    const report = await runGates({ gates: testsGates, runner: s.gates, cwd: scratch, signal: stop, logDir: path.join(s.paths.reportsDir(task.id), 'gates', 'proof'), iteration: cp.iteration });
+    const report = await runGates({ gates: testsGates, runner: services.gates, cwd: scratch, signal: stop, logDir: path.join(services.paths.reportsDir(task.id), 'gates', 'proof'), iteration: cp.iteration });
     const verdicts = new Map(cp.integrity?.gates.map((g) => [g.gate, g.verdict]) ?? []);
     const baseNames = new Map(cp.integrity?.gates.map((g) => [g.gate, g.tests?.names?.map((t) => t.name)]) ?? []);
     // locations relative to each run's own root, to compare them with the changed files
@@ -74,11 +74,11 @@ export async function proveFailToPass(s: ProofServices, task: Task, cp: Checkpoi
  * fail-to-pass proof is proven first; the proof is announced (`proof` event) and returned for
  * the iteration's record.
  */
-export async function proofStep(s: ProofServices, task: Task, cp: Checkpoint, iteration: number, decision: CompletionDecision, gates: GateReport | undefined, stop: AbortSignal): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
-  if (decision.kind !== 'finish' || decision.status !== 'done' || proofKind(task, s.config) !== 'fail-to-pass') return { decision };
-  const proof = await proveFailToPass(s, task, cp, gates, stop);
+export async function proofStep(services: ProofServices, task: Task, cp: Checkpoint, iteration: number, decision: CompletionDecision, gates: GateReport | undefined, stop: AbortSignal): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
+  if (decision.kind !== 'finish' || decision.status !== 'done' || proofKind(task, services.config) !== 'fail-to-pass') return { decision };
+  const proof = await proveFailToPass(services, task, cp, gates, stop);
   if (stop.aborted) return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };
-  s.emit({ type: 'proof', taskId: task.id, iteration, ...proof });
+  services.emit({ type: 'proof', taskId: task.id, iteration, ...proof });
   return { decision: withProof(decision, proof, task), proof };
 }
 

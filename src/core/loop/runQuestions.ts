@@ -1,7 +1,7 @@
 import type { RalphConfig } from '../config/schema';
 import type { RalphEventBody } from '../events';
 import { type SafeguardCode, type SafeguardPrompt, unattendedSafeguards } from '../ports';
-import type { RateAlarmHandler } from '../safety/budget';
+import type { RateAlarmHandler } from '../spend/budget';
 import type { TaskStatus } from '../tasks/schema';
 import type { PauseGate } from './pauseGate';
 

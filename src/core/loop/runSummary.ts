@@ -1,19 +1,6 @@
 import { openQuestion } from '../tasks/questions';
+import type { RunOutcome } from '../events';
 import type { Task, TaskStatus } from '../tasks/schema';
-
-/**
- * How a run ended for the person (one summary, in the CLI, a notification and the panel):
- * what is done, what needs them — a question to answer, work to review, a block — and what
- * failed, timed out or halted.
- */
-export interface RunOutcome {
-  done: string[];
-  /** Open questions (NEEDS_HELP, a gated command, a block), the first one first. */
-  questions: { taskId: string; question: string }[];
-  /** Tasks waiting for review. */
-  reviews: string[];
-  failed: { taskId: string; status: TaskStatus; reason: string }[];
-}
 
 const FAILED: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted', 'cancelled']);
 

@@ -1,75 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import { ToolRegistry } from '../agent/toolRegistry';
-import { createDelegationTools, Delegator } from '../agent/delegation';
-import { CORE_TOOLS } from '../agent/tools';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
-import { type EventBus, EventEmitter, type RalphEventBody } from '../events';
-import { ProcessGateRunner } from '../gates/runGates';
-import type { GateRunner } from '../gates/types';
-import { GitService } from '../git/gitService';
+import { EventEmitter, type RalphEventBody } from '../events';
 import { WorktreeManager } from '../git/worktrees';
 import type { FallbackNotice } from '../llm/fallbackClient';
 import { fallbackMessage } from '../llm/fallbackMessage';
-import type { ModelClient, RetryNotice } from '../llm/types';
+import type { RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
-import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
-import { MeteredModelClient, SpendMeter } from '../safety/budget';
-import type { RunSpendSummary } from '../safety/receipt';
-import { CommandQuestions } from '../safety/commandQuestions';
-import { ControlFileGuard } from '../safety/controlFileGuard';
-import { GuardedCommandRunner, GuardedGateRunner } from '../safety/guardedRunners';
-import { PolicyCommandRunner } from '../safety/policyCommandRunner';
-import type { CommandRunner } from '../safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings, probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../safety/sandbox';
-import { RedactingModelClient, redactorFor, type SecretRedactor } from '../safety/secrets';
-import { WorkspaceScope } from '../safety/workspaceScope';
-import { remoteActive } from '../forge/remoteTask';
-import type { TaskStatus } from '../tasks/schema';
+import { type Clock, systemClock } from '../ports';
+import type { SpendMeter } from '../spend/budget';
+import type { RunSpendSummary } from '../spend/receipt';
+import { redactorFor } from '../commands/secrets';
+import { remoteActive } from '../tasks/remote';
+import type { Task, TaskStatus } from '../tasks/schema';
 import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { TaskActions } from '../tasks/actions';
 import { ensureRalphDir } from '../workspace';
-import { Autopilot, type AutopilotDeps } from './autopilot';
-import { CheckpointStore } from './checkpoint';
-import { createMergeQueue } from './mergeQueueFactory';
+import type { Autopilot } from './autopilot';
+import { CheckpointStore } from '../tasks/checkpoint';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
 import { HOLD_ENDS, RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
+import { RunAssembly, type RunnerDeps } from './runAssembly';
 import { personActed } from './personWaits';
 import { mergeTarget } from './mergeTarget';
-import { type RunOutcome, summarizeRun } from './runSummary';
-import { ReviewHolds } from '../review/reviewHolds';
+import type { RunOutcome } from '../events';
+import { summarizeRun } from './runSummary';
 import { DiskBudget } from '../reports/diskBudget';
-import { TaskLoop } from './taskLoop';
+import type { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
-
-export interface RunnerDeps {
-  workspace: string;
-  config: RalphConfig;
-  model: ModelClient;
-  commands: CommandRunner;
-  /** Runs the quality gates; defaults to child processes (the CLI), the extension passes the Tasks API. */
-  gates?: GateRunner;
-  bus: EventBus;
-  /** Share the caller's store so its change listeners (the tree) see every write at once. */
-  store?: TaskStore;
-  clock?: Clock;
-  logger?: Logger;
-  /** Asked before every caio action and every gated command (push, pull request, semi-auto…); default: refuse. */
-  approval?: ApprovalPrompt;
-  /** Answers safeguard warnings; default: unattended (`safeguards.onWarning`, repeated errors stop). */
-  safeguards?: SafeguardPrompt;
-  /** Secret values known to the caller (the API key from the editor's secret storage), redacted everywhere. */
-  secretValues?: readonly string[];
-  /** Models paid by a subscription (an editor's language models): their calls read "included" on the receipt, not a price or "unknown". */
-  costIncluded?: (model: string) => boolean;
-  /** Whether the command sandbox works here; default: probe bubblewrap once per process. */
-  sandboxProbe?: () => Promise<SandboxProbe>;
-  /** COMPLETE leaves the task in_progress: a forge's merge queue lands it (`ralph run --ci`), not this run. */
-  awaitMerge?: boolean;
-}
 
 export interface RunOptions {
   /** Run this one task (resuming it when interrupted or halted); otherwise autopilot over ready tasks. */
@@ -93,6 +54,17 @@ export interface RunSummary {
   halted?: string;
 }
 
+/** What the tasks run one after another with (no worktrees). */
+interface InTurn {
+  first: Task | undefined;
+  only: string | undefined;
+  loop: TaskLoop;
+  meter: SpendMeter;
+  store: TaskStore;
+  questions: RunQuestions;
+  hold: ReturnType<RunQuestions['hold']>;
+}
+
 /** Statuses a task can be explicitly (re)started from. */
 const STARTABLE: ReadonlySet<TaskStatus> = new Set(['todo', 'in_progress', 'halted']);
 
@@ -106,14 +78,10 @@ export class RalphRunner {
   private active = false;
   private emitActive: ((body: RalphEventBody) => void) | undefined;
   private ownStore: TaskStore | undefined;
-  private runMeter: SpendMeter | undefined;
-  /** Every control-file guard of the current run (one per task loop): the store's writes are acknowledged to all. */
-  private readonly guards = new Set<ControlFileGuard>();
-  private sandboxWarned = false;
+  /** What the current run works with (its loops, autopilot, meter and guards), once the run lock is held. */
+  private assembly: RunAssembly | undefined;
   /** The parallel autopilot of the current run, for the person's actions on its merge queue. */
   private currentAutopilot: Autopilot | undefined;
-  /** The run's budget for reports and run logs (made once the run lock is held). */
-  private disk: DiskBudget | undefined;
   readonly paths: RalphPaths;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -186,30 +154,27 @@ export class RalphRunner {
     let spend: RunSpendSummary | undefined;
     let outcome: RunOutcome | undefined;
     let halted: string | undefined;
-    this.runMeter = undefined;
+    this.assembly = undefined;
     try {
       await ensureRalphDir(this.paths);
       lock = await RunLock.acquire(this.paths, runId, {
         force: options.forceLock,
         onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
       });
-      this.guards.clear();
-      this.sandboxWarned = false;
       // within the budget before anything is written (the run lock is held: no other run prunes)
-      this.disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
-      await this.disk.prune();
+      const disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
+      await disk.prune();
       const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
-      const { loop, meter } = await this.buildLoop(runId, emit, redactor, questions);
       const store = this.store();
+      const assembly = (this.assembly = new RunAssembly({ deps: this.deps, paths: this.paths, runId, emit, redactor, questions, pause: this.pauseGate, store, disk }));
+      const { loop, meter } = await assembly.loop();
       // the store's own writes (the extension's edits included) are not tampering
       storeWrites = store.onDidChange(() => {
-        for (const guard of this.guards) guard.acknowledge(this.paths.tasks);
+        for (const guard of assembly.guards) guard.acknowledge(this.paths.tasks);
       });
       const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
       emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
-      const attempted = new Set<string>();
-      const endedAs = new Map<string, TaskStatus>();
       const hold = questions.hold(
         (taskId) => store.get(taskId),
         (taskId, text) => new TaskActions(store, new CheckpointStore(this.paths), { root: this.deps.workspace }).answer(taskId, text),
@@ -220,69 +185,19 @@ export class RalphRunner {
       const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
       const parallel = target !== undefined;
       const critical = questions.criticalHold((taskId) => store.get(taskId));
-      const pilot = parallel ? this.autopilot(runId, emit, redactor, questions, target, first?.id, hold, critical) : undefined;
+      const pilot = parallel ? (this.currentAutopilot = assembly.autopilot(target, first?.id, hold, critical)) : undefined;
       if (pilot) results.push(...(await pilot.run(this.abort.signal)));
       halted = pilot?.haltReason;
       const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
       if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
-      let next = parallel ? undefined : (first ?? selectNextTask(await store.list(), attempted));
-      while (next) {
-        attempted.add(next.id);
-        const result = await loop.run(next, this.abort.signal);
-        results.push(result);
-        endedAs.set(result.taskId, result.status);
-        halted = result.runHalt;
-        if (this.abort.signal.aborted) {
-          reason = 'stopped by the user';
-          break;
-        }
-        if (options.taskId) {
-          reason = `task ${next.id} ended ${result.status}`;
-          break;
-        }
-        // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
-        // would halt them at once with nothing done: they stay as they are
-        const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : meter.runCapReached()?.message);
-        if (runStop) {
-          const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
-          reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
-          break;
-        }
-        const tasks = await store.list();
-        // a task the person answered, unblocked or gave more time meanwhile goes on in this run
-        for (const id of personActed(endedAs, tasks).reopened) {
-          attempted.delete(id);
-          endedAs.delete(id);
-        }
-        next = selectNextTask(tasks, attempted);
-        reason = next ? reason : 'no more ready tasks';
-        if (next && result.critical) {
-          const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
-          if (this.abort.signal.aborted || answer === 'stop') {
-            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
-            break;
-          }
-        }
-        if (next && hold && HOLD_ENDS.has(result.status)) {
-          const answer = await hold(result.taskId, result.status, result.reason);
-          if (this.abort.signal.aborted || answer === 'stop') {
-            reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
-            break;
-          }
-        }
-      }
-      if (options.taskId === undefined) {
-        const blocks = [...dependencyBlocks(await store.list()).values()];
-        unrunnable = blocks.filter((b) => b.kind === 'invalid');
-        for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
-        if (results.length === 0 && !this.abort.signal.aborted) reason = blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks';
-      }
+      if (!parallel) ({ reason, halted } = await this.oneAfterAnother({ first, only: options.taskId, loop, meter, store, questions, hold }, results, reason));
+      if (options.taskId === undefined) ({ unrunnable, reason } = await this.leftUnstarted(store, emit, reason, results.length === 0));
     } catch (error) {
       reason = errorMessage(error);
       emit({ type: 'error', message: reason });
       throw error;
     } finally {
-      spend = (this.runMeter as SpendMeter | undefined)?.runSpend;
+      spend = this.assembly?.meter?.runSpend;
       outcome = await this.store().list().then((tasks) => summarizeRun(results, tasks), () => undefined);
       emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) });
       subscription.dispose();
@@ -294,6 +209,77 @@ export class RalphRunner {
       this.active = false;
     }
     return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}), ...(halted ? { halted } : {}) };
+  }
+
+  /**
+   * Without worktrees, the ready tasks one after another: until none is ready, the person stops,
+   * a run-wide halt (a bad key, a spent quota, a cap), a hold answered Stop, or the one task asked
+   * for ends. Each result is added to `results`; says why the run ended and its halt.
+   */
+  private async oneAfterAnother(turn: InTurn, results: TaskRunResult[], reason: string): Promise<{ reason: string; halted?: string }> {
+    const { store, questions, hold } = turn;
+    const attempted = new Set<string>();
+    const endedAs = new Map<string, TaskStatus>();
+    let halted: string | undefined;
+    let next = turn.first ?? selectNextTask(await store.list(), attempted);
+    while (next) {
+      attempted.add(next.id);
+      const result = await turn.loop.run(next, this.abort.signal);
+      results.push(result);
+      endedAs.set(result.taskId, result.status);
+      halted = result.runHalt;
+      if (this.abort.signal.aborted) {
+        reason = 'stopped by the user';
+        return { reason, halted };
+      }
+      if (turn.only) {
+        reason = `task ${next.id} ended ${result.status}`;
+        return { reason, halted };
+      }
+      // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
+      // would halt them at once with nothing done: they stay as they are
+      const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : turn.meter.runCapReached()?.message);
+      if (runStop) {
+        const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
+        reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
+        return { reason, halted };
+      }
+      const tasks = await store.list();
+      // a task the person answered, unblocked or gave more time meanwhile goes on in this run
+      for (const id of personActed(endedAs, tasks).reopened) {
+        attempted.delete(id);
+        endedAs.delete(id);
+      }
+      next = selectNextTask(tasks, attempted);
+      reason = next ? reason : 'no more ready tasks';
+      if (next && result.critical) {
+        const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
+        if (this.abort.signal.aborted || answer === 'stop') {
+          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
+          return { reason, halted };
+        }
+      }
+      if (next && hold && HOLD_ENDS.has(result.status)) {
+        const answer = await hold(result.taskId, result.status, result.reason);
+        if (this.abort.signal.aborted || answer === 'stop') {
+          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
+          return { reason, halted };
+        }
+      }
+    }
+    return { reason, halted };
+  }
+
+  /**
+   * An autopilot run's todo tasks that no run can start (a dependency cycle, itself, a missing id)
+   * are warned about; when nothing ran (and no Stop came), the blocks are why.
+   */
+  private async leftUnstarted(store: TaskStore, emit: (body: RalphEventBody) => void, reason: string, nothingRan: boolean): Promise<{ unrunnable: DependencyBlock[]; reason: string }> {
+    const blocks = [...dependencyBlocks(await store.list()).values()];
+    const unrunnable = blocks.filter((b) => b.kind === 'invalid');
+    for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
+    if (!nothingRan || this.abort.signal.aborted) return { unrunnable, reason };
+    return { unrunnable, reason: blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks' };
   }
 
   private store(): TaskStore {
@@ -317,96 +303,6 @@ export class RalphRunner {
       throw new RalphError(`task ${taskId} cannot run: ${why}`, 'dependencies-pending');
     }
     return task;
-  }
-
-  /**
-   * The task loop; with `workRoot` (a task's worktree) its tools, commands (sandboxed there),
-   * gates, commits and notes act there while the state stays in the workspace, and its meter
-   * shares the run's totals so the run budget holds across agents.
-   */
-  private async buildLoop(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
-    const { deps, paths } = this;
-    const root = workRoot ?? deps.workspace;
-    const git = new GitService(root, redactor);
-    if (!(await git.isRepo())) {
-      throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
-    }
-    if (deps.config.commands.sandbox === 'required') {
-      // Refuse before the first model call rather than fail every command of the run.
-      const probe = await (deps.sandboxProbe ?? probeSandbox)();
-      if (!probe.available) throw new SandboxUnavailableError(probe.reason);
-    }
-    // the run's meter (its totals, caps and spend-rate alarm) is shared by every agent
-    const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter(questions));
-    const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
-    const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
-    this.guards.add(guard);
-    const commands = new IsolatedCommandRunner(
-      deps.commands,
-      isolationSettings(root, deps.config),
-      redactor,
-      (message) => {
-        // said once per run, however many agents run commands
-        if (this.sandboxWarned) return;
-        this.sandboxWarned = true;
-        emit({ type: 'warning', code: 'no-sandbox', message });
-      },
-      deps.sandboxProbe,
-    );
-    const guarded = new GuardedCommandRunner(commands, guard);
-    const commandQuestions = new CommandQuestions();
-    // the rules do not ask about what the sandbox makes harmless, when there is a sandbox
-    const confined = async () => deps.config.commands.sandbox !== 'off' && (await (deps.sandboxProbe ?? probeSandbox)()).available;
-    const loop = new TaskLoop({
-      runId,
-      paths,
-      config: deps.config,
-      store: this.store(),
-      checkpoints: new CheckpointStore(paths),
-      git,
-      model,
-      meter,
-      safeguards: questions.safeguards(workRoot !== undefined),
-      registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
-      commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
-      commandQuestions,
-      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
-      guard,
-      scope: new WorkspaceScope(root),
-      clock: deps.clock ?? systemClock,
-      logger: deps.logger ?? silentLogger,
-      emit,
-      pause: this.pauseGate,
-      work: workRoot ? new RalphPaths(workRoot) : undefined,
-      awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
-      disk: this.disk,
-    });
-    return { loop, guard, meter };
-  }
-
-  /** `loop.maxParallel` > 1: agents in worktrees, finished work through the merge queue. */
-  private autopilot(runId: string, emit: (body: RalphEventBody) => void, redactor: SecretRedactor, questions: RunQuestions, target: string, only: string | undefined, hold: AutopilotDeps['hold'], criticalHold: AutopilotDeps['criticalHold']): Autopilot {
-    const { deps } = this;
-    const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
-    // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
-    const guard = new ControlFileGuard(this.paths, emit, { ownStateOnly: true });
-    this.guards.add(guard);
-    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
-    const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
-    const checkpoints = new CheckpointStore(this.paths);
-    const holds = new ReviewHolds({ config: deps.config, store: this.store(), checkpoints, root: deps.workspace });
-    const queue = createMergeQueue({ config: deps.config, store: this.store(), workspace: deps.workspace, worktrees, gates, target, emit, holdForReview: (taskId) => holds.wanted(taskId), paths: this.paths });
-    const loopFor = async (root: string) => (await this.buildLoop(runId, emit, redactor, questions, root)).loop;
-    this.currentAutopilot = new Autopilot({ config: deps.config, store: this.store(), checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds, criticalHold });
-    return this.currentAutopilot;
-  }
-
-  /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */
-  private newMeter(questions: RunQuestions): SpendMeter {
-    const meter = new SpendMeter(this.deps.config, undefined, { clock: this.deps.clock ?? systemClock, ...(this.deps.costIncluded ? { included: this.deps.costIncluded } : {}) });
-    meter.onRateAlarm(questions.rateAlarm);
-    return meter;
   }
 }
 

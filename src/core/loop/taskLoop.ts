@@ -4,12 +4,12 @@ import { addUsage, ZERO_USAGE } from '../llm/types';
 import { proofLine } from '../gates/proof';
 import { finishLabel, iterationLabel } from '../reports/decision';
 import { type AgentRun, type IterationReportInput, ReportWriter } from '../reports/reportWriter';
-import { BudgetExceededError } from '../safety/budget';
-import { summarizeReceipt } from '../safety/receipt';
+import { BudgetExceededError } from '../spend/budget';
+import { summarizeReceipt } from '../spend/receipt';
 import { type Question, withQuestion } from '../tasks/questions';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from './checkpoint';
+import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../tasks/checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { boundPending, boundRecord } from './boundedRecord';
 import { boundOptionalText } from '../util/bounded';
@@ -37,39 +37,39 @@ export class TaskLoop {
   /** The iteration report last written in this run, to correct its decision when the task ends right after. */
   private lastReport: IterationReportInput | undefined;
 
-  constructor(private readonly s: TaskLoopServices) {
-    this.reports = new ReportWriter(s.paths, s.config);
+  constructor(private readonly services: TaskLoopServices) {
+    this.reports = new ReportWriter(services.paths, services.config);
   }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
-    const { s } = this;
-    const baseMax = initial.maxIterations ?? s.config.loop.maxIterations;
-    let timeoutMs = taskLimitMs(initial, s.config.loop.taskTimeoutMinutes);
+    const { services } = this;
+    const baseMax = initial.maxIterations ?? services.config.loop.maxIterations;
+    let timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
     const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
-    const existing = await s.checkpoints.load(initial.id, {
+    const existing = await services.checkpoints.load(initial.id, {
       onCorrupt: 'throw',
-      onWarning: (message) => s.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+      onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
     });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    let cp: Checkpoint = resumed ? { ...existing, runId: s.runId } : await this.freshCheckpoint(initial);
+    let cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : await this.freshCheckpoint(initial);
     let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
-    await ensureProgressFile(s.work ?? s.paths, task);
+    await ensureProgressFile(services.work ?? services.paths, task);
 
-    s.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
+    services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
 
-    s.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-    s.commandQuestions?.begin(task);
+    services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
+    services.commandQuestions?.begin(task);
     const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
     cp = based.cp;
     let maxIterations = baseMax;
     if (based.timedOut) return this.finish(task, cp, 'timeout', `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`, maxIterations);
     for (;;) {
-      await s.pause?.wait(stop);
+      await services.pause?.wait(stop);
       if (nextIteration(cp) > maxIterations || cp.elapsedMs >= timeoutMs) {
         // Increase Limit may have raised either limit while the task ran
-        task = await s.store.get(task.id);
+        task = await services.store.get(task.id);
         maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
-        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, s.config.loop.taskTimeoutMinutes));
+        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, services.config.loop.taskTimeoutMinutes));
       }
       const n = nextIteration(cp);
       if (stop.aborted) return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
@@ -80,7 +80,7 @@ export class TaskLoop {
 
       // killed after the model run of this iteration: finish it from the write-ahead record
       const replay = cp.phase === 'committing' && cp.pending?.iteration === n ? cp.pending : undefined;
-      const chosen = replay ? { cp, model: replay.model } : modelFor(s, task, cp);
+      const chosen = replay ? { cp, model: replay.model } : modelFor(services, task, cp);
       cp = { ...chosen.cp, iteration: n, phase: replay ? 'committing' : 'running', pending: replay, updatedAt: this.isoNow() };
       await this.saveCheckpoint(cp);
       const agents: AgentRun[] = [];
@@ -91,24 +91,24 @@ export class TaskLoop {
         written = boundPending(pending);
         await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
       };
-      s.meter.beginIteration(n, maxIterations);
+      services.meter.beginIteration(n, maxIterations);
       const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit });
       if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
       cp = this.recordIteration(cp, step);
       // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
-      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : s.commandQuestions?.take();
+      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : services.commandQuestions?.take();
       // one task-store write per iteration, once it has ended: the iterations run, the progress and
       // the signal; written alongside the checkpoint and the report (no order between the three)
       const ended = cp.history[cp.history.length - 1];
-      const stored = s.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
+      const stored = services.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
       stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
-      await syncFixTasks(s, task, step.gates);
-      await handleSecurityFindings(s, task, n, step.gates);
+      await syncFixTasks(services, task, step.gates);
+      await handleSecurityFindings(services, task, n, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
       const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
       if (!finishing) {
-        const escalated = await afterIteration(s, task, cp, step.gates, stop);
+        const escalated = await afterIteration(services, task, cp, step.gates, stop);
         cp = escalated.cp;
         if (escalated.halt) {
           task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
@@ -123,7 +123,7 @@ export class TaskLoop {
       if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
-      const guarded = await checkSafeguards(s, task, cp, maxIterations);
+      const guarded = await checkSafeguards(services, task, cp, maxIterations);
       cp = guarded.cp;
       task = guarded.task;
       maxIterations = task.maxIterations ?? maxIterations;
@@ -144,15 +144,15 @@ export class TaskLoop {
     agents: AgentRun[],
     escalationsBefore: number,
   ): Promise<Task> {
-    const { s } = this;
+    const { services } = this;
     const record = cp.history[cp.history.length - 1];
     const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
     const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
     // files that do not depend on each other: written side by side, their fsyncs waited for together
     const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
-    if (report) s.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: s.paths.relative(report), final: false });
-    await s.disk?.afterIteration();
-    s.emit({
+    if (report) services.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: services.paths.relative(report), final: false });
+    await services.disk?.afterIteration();
+    services.emit({
       type: 'iteration.finished',
       taskId: task.id,
       iteration: record.iteration,
@@ -163,8 +163,8 @@ export class TaskLoop {
       usage: record.usage,
       error: record.error,
     });
-    const totals = s.meter.runTotals;
-    s.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: s.meter.taskTotals.costUsd, taskTokens: s.meter.taskTotals.tokens });
+    const totals = services.meter.runTotals;
+    services.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: services.meter.taskTotals.costUsd, taskTokens: services.meter.taskTotals.tokens });
     return updated;
   }
 
@@ -175,7 +175,7 @@ export class TaskLoop {
    */
   private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
     const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
-    this.s.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
+    this.services.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
     const result = await this.finish(task, cp, 'halted', reason, maxIterations);
     return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
   }
@@ -188,14 +188,14 @@ export class TaskLoop {
   private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
     if (cp.integrity || stop.aborted) return { cp };
     if (cp.iteration > 0 || cp.phase === 'running') {
-      this.s.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
+      this.services.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
       return { cp };
     }
     // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
     const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
-    const started = this.s.clock.now();
-    const integrity = await takeIntegrityBaseline(this.s, task, AbortSignal.any([stop, deadline]));
-    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.s.clock.now() - started), updatedAt: this.isoNow() };
+    const started = this.services.clock.now();
+    const integrity = await takeIntegrityBaseline(this.services, task, AbortSignal.any([stop, deadline]));
+    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.services.clock.now() - started), updatedAt: this.isoNow() };
     if (!integrity) {
       if (!deadline.aborted || stop.aborted) return { cp: spent };
       await this.saveCheckpoint(spent);
@@ -208,7 +208,7 @@ export class TaskLoop {
 
   private budgetExceeded(): string | undefined {
     try {
-      this.s.meter.check();
+      this.services.meter.check();
       return undefined;
     } catch (error) {
       if (error instanceof BudgetExceededError) return `${error.message}; state saved`;
@@ -219,7 +219,7 @@ export class TaskLoop {
   private recordIteration(cp: Checkpoint, step: IterationStepResult): Checkpoint {
     const { record } = step;
     // every model call of the task (sub-agents, summaries, the council included) went through the meter
-    const modelUsage = structuredClone(this.s.meter.taskTotals.byModel);
+    const modelUsage = structuredClone(this.services.meter.taskTotals.byModel);
     const optionalGateIterations = { ...cp.optionalGateIterations };
     if (step.decision?.kind === 'continue') {
       for (const name of step.decision.optionalGatesRetried) optionalGateIterations[name] = (optionalGateIterations[name] ?? 0) + 1;
@@ -247,48 +247,48 @@ export class TaskLoop {
       if (event.type === 'delegation.result' && event.target) {
         agents.push({ agent: event.target, model: event.model ?? '', status: event.status ?? '', detail: event.objective ?? '' });
       }
-      this.s.emit(body);
+      this.services.emit(body);
     };
-    return { ...this.s, emit };
+    return { ...this.services, emit };
   }
 
   /** The iteration report's file, or undefined (and a warning) when it could not be written. */
   private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
     const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
-    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.s.awaitingMerge === true) };
+    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.services.awaitingMerge === true) };
     // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
     this.lastReport = input;
     try {
       return await this.reports.writeIteration(input);
     } catch (error) {
-      this.s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
+      this.services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
       return undefined;
     }
   }
 
   private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
-    const { s } = this;
-    const receipt = s.meter.currentTaskId === cp.taskId ? s.meter.taskReceipt : cp.receipt;
+    const { services } = this;
+    const receipt = services.meter.currentTaskId === cp.taskId ? services.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
-    const deferred = status === 'done' && s.awaitingMerge === true;
+    const deferred = status === 'done' && services.awaitingMerge === true;
     // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
-    const questions = asks ? withQuestion((await s.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
+    const questions = asks ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
     const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {
-      const files = await s.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(s, task.id) });
-      s.emit({ type: 'report.written', taskId: task.id, file: s.paths.relative(reportFile), final: true });
+      const files = await services.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
+      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(services, task.id) });
+      services.emit({ type: 'report.written', taskId: task.id, file: services.paths.relative(reportFile), final: true });
     } catch (error) {
-      s.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
+      services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
     }
-    await s.disk?.prune();
+    await services.disk?.prune();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
-    if (!deferred) s.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
+    if (!deferred) services.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
     return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
   }
 
@@ -303,12 +303,12 @@ export class TaskLoop {
     const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
     if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
     this.lastReport = undefined;
-    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.s.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
+    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.services.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
-    const updated = await this.s.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
-    if (task.status !== to) this.s.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
+    const updated = await this.services.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
+    if (task.status !== to) this.services.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
     return updated;
   }
 
@@ -316,12 +316,12 @@ export class TaskLoop {
     return {
       version: 1,
       taskId: task.id,
-      runId: this.s.runId,
+      runId: this.services.runId,
       iteration: 0,
       phase: 'between',
       pending: undefined,
       elapsedMs: 0,
-      baseCommit: await this.s.git.headSha().catch(() => undefined),
+      baseCommit: await this.services.git.headSha().catch(() => undefined),
       commits: 0,
       consecutiveErrors: 0,
       usage: ZERO_USAGE,
@@ -336,14 +336,14 @@ export class TaskLoop {
   private async saveCheckpoint(cp: Checkpoint): Promise<void> {
     // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
     // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
-    const receipt = this.s.meter.currentTaskId === cp.taskId ? this.s.meter.taskReceiptView : cp.receipt;
+    const receipt = this.services.meter.currentTaskId === cp.taskId ? this.services.meter.taskReceiptView : cp.receipt;
     // the council's plan is a model's text too: kept bounded like the records' texts
-    const file = await this.s.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
-    this.s.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.s.paths.relative(file) });
+    const file = await this.services.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
+    this.services.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.services.paths.relative(file) });
   }
 
   private isoNow(): string {
-    return new Date(this.s.clock.now()).toISOString();
+    return new Date(this.services.clock.now()).toISOString();
   }
 }
 

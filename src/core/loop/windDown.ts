@@ -52,41 +52,41 @@ export interface WindDownResult {
  * Runs the wind-down turn and reports it as a `wind-down` event. Never throws: a turn that
  * fails (the provider is down, the deadline passed) loses only the notes, never the commit.
  */
-export async function windDownTurn(s: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>, input: WindDownInput): Promise<WindDownResult | undefined> {
+export async function windDownTurn(services: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>, input: WindDownInput): Promise<WindDownResult | undefined> {
   // the turn ends by the task's time limit too (a model that never answers cannot stretch the task
   // past it), give or take the few seconds a turn needs at all when the limit is tiny
-  if (s.config.loop.windDownSeconds <= 0) return undefined;
-  const limitMs = Math.min(s.config.loop.windDownSeconds * 1000, Math.max(input.leftMs ?? Number.POSITIVE_INFINITY, MIN_TURN_MS));
+  if (services.config.loop.windDownSeconds <= 0) return undefined;
+  const limitMs = Math.min(services.config.loop.windDownSeconds * 1000, Math.max(input.leftMs ?? Number.POSITIVE_INFINITY, MIN_TURN_MS));
   const seconds = Math.round(limitMs / 100) / 10;
   const signal = AbortSignal.timeout(limitMs);
   const registry = new ToolRegistry([onlyProgress(writeFileTool, input.progressFile), onlyProgress(editFileTool, input.progressFile)]);
   const wrote: string[] = [];
   let error: string | undefined;
   try {
-    const response = await s.model.chat({
+    const response = await services.model.chat({
       model: input.model,
       messages: windDownMessages(input, seconds),
       tools: registry.specs(),
-      temperature: s.config.llm.temperature,
+      temperature: services.config.llm.temperature,
       maxTokens: WIND_DOWN_MAX_TOKENS,
       windDown: true,
       signal,
     });
-    s.emit({ type: 'model.response', taskId: input.taskId, iteration: input.iteration, model: response.model, usage: response.usage, toolCalls: response.toolCalls.length, finishReason: response.finishReason, agent: 'wind-down' });
+    services.emit({ type: 'model.response', taskId: input.taskId, iteration: input.iteration, model: response.model, usage: response.usage, toolCalls: response.toolCalls.length, finishReason: response.finishReason, agent: 'wind-down' });
     const context: ToolContext = { ...input.toolContext, signal };
     for (const call of response.toolCalls.slice(0, MAX_CALLS)) {
       if (signal.aborted) break;
-      s.emit({ type: 'tool.call', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, args: call.arguments.slice(0, 300), agent: 'wind-down' });
+      services.emit({ type: 'tool.call', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, args: call.arguments.slice(0, 300), agent: 'wind-down' });
       const started = Date.now();
       const outcome = await registry.execute(call, context);
-      s.emit({ type: 'tool.result', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, ok: outcome.ok, summary: outcome.summary, durationMs: Date.now() - started, agent: 'wind-down' });
+      services.emit({ type: 'tool.result', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, ok: outcome.ok, summary: outcome.summary, durationMs: Date.now() - started, agent: 'wind-down' });
       if (outcome.ok && !wrote.includes(input.progressFile)) wrote.push(input.progressFile);
     }
     if (wrote.length === 0) error = response.toolCalls.length === 0 ? 'the agent wrote no progress notes' : 'no progress notes were written (refused or failed tool calls)';
   } catch (failure) {
     error = signal.aborted ? `the wind-down turn did not finish within ${seconds} s` : errorMessage(failure);
   }
-  s.emit({ type: 'wind-down', taskId: input.taskId, iteration: input.iteration, cause: input.cause, reason: input.reason, wrote, ...(error ? { error } : {}) });
+  services.emit({ type: 'wind-down', taskId: input.taskId, iteration: input.iteration, cause: input.cause, reason: input.reason, wrote, ...(error ? { error } : {}) });
   return { wrote, ...(error ? { error } : {}) };
 }
 

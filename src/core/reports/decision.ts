@@ -1,10 +1,15 @@
-import type { IterationRecord } from '../loop/checkpoint';
+import type { IterationRecord } from '../tasks/checkpoint';
 import type { TaskStatus } from '../tasks/schema';
 
 /**
  * What happened after an iteration, as its report says it (seed 003's decision, widened to
  * every end a task can have): the next iteration, the task's end, or its wait for the merge queue.
  */
+/** The loop's decision after an iteration (loop/completionPolicy.ts decides it): the task's end, or the next iteration. */
+export type CompletionDecision =
+  | { kind: 'finish'; status: Extract<TaskStatus, 'done' | 'blocked' | 'needs_help' | 'halted'>; reason: string; notes: string[] }
+  | { kind: 'continue'; reason: string; feedback: string[]; optionalGatesRetried: string[] };
+
 export type DecisionLabel = 'ITERATE' | 'COMPLETE' | 'HALT' | 'TIMEOUT' | 'STOP' | 'BLOCKED' | 'NEEDS_HELP' | 'QUEUED FOR MERGE';
 
 /**

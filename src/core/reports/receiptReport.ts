@@ -1,5 +1,5 @@
-import type { CostReceipt, ReceiptLine } from '../safety/receipt';
-import { formatFailures, formatLineCost, formatProviderCost } from '../safety/receiptFormat';
+import type { CostReceipt, ReceiptLine } from '../spend/receipt';
+import { formatFailures, formatLineCost, formatProviderCost } from '../spend/receiptFormat';
 import { list, table } from './markdown';
 
 const HEADER = ['', 'Calls', 'Input tokens', 'Cached input', 'Output tokens', 'Estimated cost', 'Provider-reported cost', 'Failed / retries'];

@@ -3,19 +3,19 @@ import type { RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
 import type { RalphPaths } from '../paths';
-import { ControlFileGuard } from '../safety/controlFileGuard';
-import { GuardedGateRunner } from '../safety/guardedRunners';
-import type { CommandRunner } from '../safety/processRunner';
-import { IsolatedCommandRunner, isolationSettings } from '../safety/sandbox';
-import type { SecretRedactor } from '../safety/secrets';
+import { ControlFileGuard } from '../guards/controlFileGuard';
+import { GuardedGateRunner } from '../guards/guardedRunners';
+import type { CommandRunner } from '../commands/processRunner';
+import { IsolatedCommandRunner, isolationSettings } from '../commands/sandbox';
+import type { SecretRedactor } from '../commands/secrets';
 
 /**
  * The required gates of a merged check run outside a run (an approval that must re-check on a
  * moved tip): sandboxed, scrubbed and watched like the queue's own check, as child processes —
  * or through `gates` (the editor's Tasks API runner) when given.
  */
-export function mergeCheckGates(d: { paths: RalphPaths; config: RalphConfig; commands: CommandRunner; redactor: SecretRedactor; emit?: (body: RalphEventBody) => void; gates?: GateRunner }, mergeWorktree: string): GateRunner {
-  const guard = new ControlFileGuard(d.paths, d.emit ?? (() => {}), { ownStateOnly: true });
-  const isolated = new IsolatedCommandRunner(d.commands, isolationSettings(mergeWorktree, d.config), d.redactor);
-  return new GuardedGateRunner(d.gates ?? new ProcessGateRunner(isolated), guard);
+export function mergeCheckGates(deps: { paths: RalphPaths; config: RalphConfig; commands: CommandRunner; redactor: SecretRedactor; emit?: (body: RalphEventBody) => void; gates?: GateRunner }, mergeWorktree: string): GateRunner {
+  const guard = new ControlFileGuard(deps.paths, deps.emit ?? (() => {}), { ownStateOnly: true });
+  const isolated = new IsolatedCommandRunner(deps.commands, isolationSettings(mergeWorktree, deps.config), deps.redactor);
+  return new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(isolated), guard);
 }

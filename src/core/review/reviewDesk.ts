@@ -6,7 +6,7 @@ import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
 import { WorktreeManager } from '../git/worktrees';
-import type { CheckpointStore } from '../loop/checkpoint';
+import type { CheckpointStore } from '../tasks/checkpoint';
 import type { MergeOutcome } from '../loop/mergeQueue';
 import { createMergeQueue } from '../loop/mergeQueueFactory';
 import { handBack, mergeFeedback } from '../loop/returnToAgent';

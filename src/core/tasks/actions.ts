@@ -2,7 +2,7 @@ import { RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
 import { reviewRef } from '../review/holdSchema';
 import type { GitService } from '../git/gitService';
-import type { Checkpoint, CheckpointStore } from '../loop/checkpoint';
+import type { Checkpoint, CheckpointStore } from './checkpoint';
 import type { EditFields } from './actionRules';
 import { openQuestion, withAnswer } from './questions';
 import { dependencyBlocks } from './select';

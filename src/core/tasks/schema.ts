@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TaskRemoteSchema } from '../forge/remoteTask';
+import { TaskRemoteSchema } from './remote';
 
 import { QuestionSchema } from './questions';
 

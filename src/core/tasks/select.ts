@@ -1,4 +1,4 @@
-import { remoteActive } from '../forge/remoteTask';
+import { remoteActive } from './remote';
 import type { Task } from './schema';
 
 /**

@@ -1,5 +1,5 @@
-import type { ReceiptLine, ReceiptSummary } from '../../core/safety/receipt';
-import { formatFailures, formatLineCost, formatProviderCost } from '../../core/safety/receiptFormat';
+import type { ReceiptLine, ReceiptSummary } from '../../core/spend/receipt';
+import { formatFailures, formatLineCost, formatProviderCost } from '../../core/spend/receiptFormat';
 import type { ReceiptLineView, ReceiptView } from '../../protocol/panelEvents';
 
 /** A core receipt line as the panel shows it: every figure formatted here, on the host. */

@@ -1,5 +1,5 @@
-import { NodeCommandRunner, type CommandRunner } from '../../../src/core/safety/processRunner';
-import { WorkspaceScope } from '../../../src/core/safety/workspaceScope';
+import { NodeCommandRunner, type CommandRunner } from '../../../src/core/commands/processRunner';
+import { WorkspaceScope } from '../../../src/core/guards/workspaceScope';
 import type { ToolContext } from '../../../src/core/agent/tools/types';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
 

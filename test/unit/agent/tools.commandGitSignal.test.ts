@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { ToolRegistry } from '../../../src/core/agent/toolRegistry';
 import { CORE_TOOLS } from '../../../src/core/agent/tools';
-import type { CommandRequest, CommandResult, CommandRunner } from '../../../src/core/safety/processRunner';
+import type { CommandRequest, CommandResult, CommandRunner } from '../../../src/core/commands/processRunner';
 import type { ToolContext, ToolResult } from '../../../src/core/agent/tools/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { waitUntilGone } from '../helpers/processes';

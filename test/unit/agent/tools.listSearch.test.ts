@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { unlink } from 'node:fs/promises';
 import { ToolRegistry } from '../../../src/core/agent/toolRegistry';
 import { CORE_TOOLS } from '../../../src/core/agent/tools';
-import { globToRegExp, matchesGlob } from '../../../src/core/agent/tools/glob';
+import { globToRegExp, matchesGlob } from '../../../src/core/util/glob';
 import type { ToolContext, ToolResult } from '../../../src/core/agent/tools/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { makeToolContext } from './toolContext';

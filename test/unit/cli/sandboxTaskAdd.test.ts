@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
-import { IsolatedCommandRunner, probeSandbox } from '../../../src/core/safety/sandbox';
-import { SecretRedactor } from '../../../src/core/safety/secrets';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import { IsolatedCommandRunner, probeSandbox } from '../../../src/core/commands/sandbox';
+import { SecretRedactor } from '../../../src/core/commands/secrets';
 import { CLI, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import { ConfigService } from '../../../src/core/config/service';
 import { ConfigError } from '../../../src/core/errors';
 import { RalphPaths } from '../../../src/core/paths';
+import { openRalph } from '../../../src/core/ralph';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('ConfigService (.ralph/config.json)', () => {
@@ -12,10 +13,9 @@ describe('ConfigService (.ralph/config.json)', () => {
   });
   afterEach(async () => ws.cleanup());
 
-  it('is one instance per file, loads, sees an edit on the next load and tells its listeners', async () => {
-    const paths = new RalphPaths(ws.dir);
-    const service = ConfigService.for(paths);
-    assert.equal(ConfigService.for(new RalphPaths(ws.dir)), service);
+  it("is the one instance of the workspace's façade, loads, sees an edit on the next load and tells its listeners", async () => {
+    const ralph = openRalph(ws.dir);
+    const service = ralph.config;
     assert.equal((await service.load()).loop.maxIterations, 7);
     const seen: number[] = [];
     const sub = service.onDidChange((config) => seen.push(config.loop.maxIterations));
@@ -26,7 +26,7 @@ describe('ConfigService (.ralph/config.json)', () => {
   });
 
   it('rejects a misspelt key with the closest known one, and keeps nothing half-loaded', async () => {
-    const service = ConfigService.for(new RalphPaths(ws.dir));
+    const service = new ConfigService(new RalphPaths(ws.dir));
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { model: ['x'] }, gates: [{ name: 'g', command: 'true', kind: 'tests', requried: true }] }));
     await assert.rejects(service.reload(), (error: unknown) => {
       assert.ok(error instanceof ConfigError);

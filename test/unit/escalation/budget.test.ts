@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/core/config/load';
 import { estimateCostUsd, formatUsd, priceOf } from '../../../src/core/llm/pricing';
-import { BudgetExceededError, SpendMeter } from '../../../src/core/safety/budget';
-import { RECEIPT_ITERATIONS } from '../../../src/core/safety/receipt';
-import { formatLineCost } from '../../../src/core/safety/receiptFormat';
+import { BudgetExceededError, SpendMeter } from '../../../src/core/spend/budget';
+import { RECEIPT_ITERATIONS } from '../../../src/core/spend/receipt';
+import { formatLineCost } from '../../../src/core/spend/receiptFormat';
 
 describe('cost arithmetic', () => {
   it('prices tokens per 1M with configured prices first, then the built-in table', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { TempWorkspace } from './tempWorkspace';
 
 /** The invariant of the merge queue: `command` passes at each of `commits` (default: every commit of main), run in a scratch worktree. */

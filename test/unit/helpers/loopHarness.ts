@@ -7,7 +7,7 @@ import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphRunner } from '../../../src/core/loop/runner';
 import { RalphPaths } from '../../../src/core/paths';
 import type { ApprovalPrompt, Clock, SafeguardPrompt } from '../../../src/core/ports';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { NewTask } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { startScriptedServer, type ScriptedServer, type ScriptedServerOptions, type Step } from '../../fixtures/scriptedServer';

@@ -3,7 +3,7 @@ import { answerQuestion, awaitingReview, waitingQuestions } from '../../../src/c
 import { pinnedAnswers } from '../../../src/core/tasks/questions';
 import { readyTasks, statusMarkdown } from '../../../src/chat/statusText';
 import { draftFromText, readTaskDraft } from '../../../src/core/intake/taskDraft';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import { TaskWorktrees } from '../../../src/core/tasks/taskWorktrees';

@@ -6,15 +6,16 @@ import { Compactor } from '../../../src/core/agent/compaction';
 import { parseConfig } from '../../../src/core/config/load';
 import { loadConfig } from '../../../src/core/config/service';
 import { modelsAfterChoice, writeModelChoice } from '../../../src/core/config/modelChoice';
+import { ConfigService } from '../../../src/core/config/service';
 import { ConfigError } from '../../../src/core/errors';
-import { editorModelSelector, matchEditorModels, parseEditorModelSelector, type EditorModelInfo } from '../../../src/core/llm/editorModels';
+import { editorModelSelector, matchEditorModels, parseEditorModelSelector, type EditorModelInfo } from '../../../src/core/config/editorModels';
 import { listEndpointModels } from '../../../src/core/llm/endpointModels';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { estimateCostUsd } from '../../../src/core/llm/pricing';
 import type { ChatMessage, ModelClient, TokenCounter } from '../../../src/core/llm/types';
 import { RalphPaths } from '../../../src/core/paths';
-import { SpendMeter, MeteredModelClient } from '../../../src/core/safety/budget';
-import { RedactingModelClient, SecretRedactor } from '../../../src/core/safety/secrets';
+import { SpendMeter, MeteredModelClient } from '../../../src/core/spend/budget';
+import { RedactingModelClient, SecretRedactor } from '../../../src/core/commands/secrets';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 
 const model = (vendor: string, family: string, id: string, maxInputTokens = 64000): EditorModelInfo => ({ vendor, family, id, name: `${vendor} ${family}`, version: '1', maxInputTokens });
@@ -82,7 +83,7 @@ describe('editor models (llm.provider "vscode")', () => {
       const text = '{\n    "llm": {\n        "models": ["gpt-4.1-mini", "gpt-4.1"],\n        "temperature": 0.2\n    },\n    "loop": { "maxIterations": 7 }\n}\n';
       await fs.writeFile(paths.config, text);
       assert.equal((await loadConfig(paths)).llm.provider, 'openai');
-      const written = await writeModelChoice(paths, { provider: 'vscode', model: 'copilot/gpt-4.1' });
+      const written = await writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'copilot/gpt-4.1' });
       assert.equal(written.llm.provider, 'vscode');
       const after = await fs.readFile(paths.config, 'utf8');
       assert.match(after, /^ {8}"models": \[/m, 'the file keeps its 4-space indentation');
@@ -92,23 +93,23 @@ describe('editor models (llm.provider "vscode")', () => {
       const loaded = await loadConfig(paths);
       assert.deepEqual([loaded.llm.provider, loaded.llm.models], ['vscode', ['copilot/gpt-4.1']]);
       // and back to the endpoint
-      await writeModelChoice(paths, { provider: 'openai', model: 'gpt-4.1' });
+      await writeModelChoice(new ConfigService(paths), { provider: 'openai', model: 'gpt-4.1' });
       assert.deepEqual(JSON.parse(await fs.readFile(paths.config, 'utf8')).llm.models, ['gpt-4.1']);
     });
 
     it('creates the file from the starter config when there is none', async () => {
-      await writeModelChoice(paths, { provider: 'vscode', model: 'copilot/gpt-4.1' });
+      await writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'copilot/gpt-4.1' });
       const config = await loadConfig(paths);
       assert.deepEqual([config.llm.provider, config.llm.models], ['vscode', ['copilot/gpt-4.1']]);
     });
 
     it('never overwrites a broken file, and refuses a choice that would make the config invalid', async () => {
       await fs.writeFile(paths.config, '{ "llm": { "models": [ }');
-      await assert.rejects(writeModelChoice(paths, { provider: 'vscode', model: 'copilot/gpt-4.1' }), ConfigError);
+      await assert.rejects(writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'copilot/gpt-4.1' }), ConfigError);
       assert.equal(await fs.readFile(paths.config, 'utf8'), '{ "llm": { "models": [ }');
       const valid = '{ "llm": { "models": ["copilot/gpt-4.1"], "provider": "vscode" }, "escalation": { "councilModels": ["copilot/o3"] } }\n';
       await fs.writeFile(paths.config, valid);
-      await assert.rejects(writeModelChoice(paths, { provider: 'vscode', model: 'not-a-selector' }), /left unchanged/);
+      await assert.rejects(writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'not-a-selector' }), /left unchanged/);
       assert.equal(await fs.readFile(paths.config, 'utf8'), valid);
     });
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 

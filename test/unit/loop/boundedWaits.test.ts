@@ -10,8 +10,8 @@
  * would otherwise take.
  */
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
-import { probeSandbox } from '../../../src/core/safety/sandbox';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';

@@ -7,7 +7,7 @@ import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { useMergeTree } from '../../../src/core/git/mergeTree';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

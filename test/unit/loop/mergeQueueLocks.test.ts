@@ -7,7 +7,7 @@ import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { GitLockHeldError } from '../../../src/core/git/lockRule';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { MergeQueue } from '../../../src/core/loop/mergeQueue';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 async function agedLock(file: string): Promise<void> {

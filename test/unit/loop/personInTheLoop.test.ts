@@ -5,7 +5,7 @@
  * after a time-out by the clock. Real git, the scripted model server, the core's own runner.
  */
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import { ANSWERS_HEADER } from '../../../src/core/tasks/questions';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';

@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { mergeCheckGates } from '../../../src/core/review/mergeCheckGates';
 import { ReviewDesk } from '../../../src/core/review/reviewDesk';
 import { reviewRef } from '../../../src/core/review/reviewHolds';
 import { unifiedDiff } from '../../../src/core/review/taskChanges';
 import { parseConfig } from '../../../src/core/config/load';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
-import { SecretRedactor } from '../../../src/core/safety/secrets';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import { SecretRedactor } from '../../../src/core/commands/secrets';
 import type { RalphEvent } from '../../../src/core/events';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { probeSandbox } from '../../../src/core/safety/sandbox';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { skipBecause, useToolchain } from '../gates/toolchain';
 import { chatRequests, eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseConfig } from '../../../src/core/config/load';
-import { evaluateCommand, matches } from '../../../src/core/safety/commandPolicy';
+import { evaluateCommand, matches } from '../../../src/core/commands/commandPolicy';
 
 describe('command policy (parsed with tree-sitter-bash)', () => {
   let root: string;

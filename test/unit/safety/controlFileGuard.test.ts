@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { promises as fs, lstatSync, readlinkSync } from 'node:fs';
 import type { RalphEventBody } from '../../../src/core/events';
 import { RalphPaths } from '../../../src/core/paths';
-import { ControlFileGuard } from '../../../src/core/safety/controlFileGuard';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
+import { ControlFileGuard } from '../../../src/core/guards/controlFileGuard';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

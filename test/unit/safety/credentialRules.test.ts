@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseConfig } from '../../../src/core/config/load';
-import { evaluateCommand } from '../../../src/core/safety/commandPolicy';
-import { credentialOf } from '../../../src/core/safety/credentialRules';
+import { evaluateCommand } from '../../../src/core/commands/commandPolicy';
+import { credentialOf } from '../../../src/core/commands/credentialRules';
 
 /** The rules alone — what runs on macOS, on Windows and with `commands.sandbox: "off"`. */
 describe('command rules without the sandbox: credentials and history', () => {

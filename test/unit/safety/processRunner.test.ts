@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/safety/processRunner';
+import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/commands/processRunner';
 import { waitUntilGone } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
-import { NodeCommandRunner, type CommandRequest } from '../../../src/core/safety/processRunner';
-import { IsolatedCommandRunner, type IsolationSettings, probeSandbox, SandboxUnavailableError } from '../../../src/core/safety/sandbox';
-import { SecretRedactor } from '../../../src/core/safety/secrets';
+import { NodeCommandRunner, type CommandRequest } from '../../../src/core/commands/processRunner';
+import { IsolatedCommandRunner, type IsolationSettings, probeSandbox, SandboxUnavailableError } from '../../../src/core/commands/sandbox';
+import { SecretRedactor } from '../../../src/core/commands/secrets';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const KEY_ENV = 'RALPH_SANDBOX_TEST_API_KEY';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { probeSandbox, sandboxLaunch } from '../../../src/core/safety/sandbox';
-import { SANDBOX_EXEC, seatbeltProfile } from '../../../src/core/safety/seatbelt';
+import { probeSandbox, sandboxLaunch } from '../../../src/core/commands/sandbox';
+import { SANDBOX_EXEC, seatbeltProfile } from '../../../src/core/commands/seatbelt';
 
 /** The macOS sandbox's profile, generated and read here on Linux: its behaviour on macOS is untested by this suite. */
 describe('macOS sandbox (sandbox-exec with a generated Seatbelt profile)', () => {

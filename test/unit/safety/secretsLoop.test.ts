@@ -3,8 +3,8 @@ import { promises as fs } from 'node:fs';
 import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphRunner } from '../../../src/core/loop/runner';
-import { NodeCommandRunner } from '../../../src/core/safety/processRunner';
-import { probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../../../src/core/safety/sandbox';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import { probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../../../src/core/commands/sandbox';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, readJson, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { SafeguardAnswer, SafeguardWarning } from '../../../src/core/ports';
-import { pruneSamples, type SpendSample, spendRateAlarm } from '../../../src/core/safety/spendRate';
+import { pruneSamples, type SpendSample, spendRateAlarm } from '../../../src/core/spend/spendRate';
 import type { StaticStep } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { PathEscapeError } from '../../../src/core/errors';
-import { WorkspaceScope } from '../../../src/core/safety/workspaceScope';
+import { WorkspaceScope } from '../../../src/core/guards/workspaceScope';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('WorkspaceScope', () => {

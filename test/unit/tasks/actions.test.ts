@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { GitService } from '../../../src/core/git/gitService';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { PauseGate } from '../../../src/core/loop/pauseGate';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import type { Step } from '../../fixtures/scriptedServer';

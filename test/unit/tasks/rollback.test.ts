@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { RollbackBlockedError } from '../../../src/core/errors';
 import { GitService } from '../../../src/core/git/gitService';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskActions } from '../../../src/core/tasks/actions';
 import { type RollbackPlanner, rollbackConfirmation } from '../../../src/core/tasks/rollback';

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { RalphEvent } from '../../../src/core/events';
-import { emptyLine, type ReceiptSummary } from '../../../src/core/safety/receipt';
+import { emptyLine, type ReceiptSummary } from '../../../src/core/spend/receipt';
 import { reducePanel } from '../../../src/protocol/panelReducer';
 import { emptyPanelState } from '../../../src/protocol/panelState';
 import { sampleRun } from '../../fixtures/panelEvents';

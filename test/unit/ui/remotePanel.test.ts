@@ -6,9 +6,9 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { EventBus } from '../../../src/core/events';
-import { CheckpointStore } from '../../../src/core/loop/checkpoint';
+import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
-import { REMOTE_STATES, type TaskRemote } from '../../../src/core/forge/remoteTask';
+import { REMOTE_STATES, type TaskRemote } from '../../../src/core/tasks/remote';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { reducePanel } from '../../../src/protocol/panelReducer';
 import { parseWebviewMessage } from '../../../src/protocol/protocolSchema';

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { runGit } from '../../git/gitExec';
 import * as path from 'node:path';
-import type { WorkspaceScope } from '../../safety/workspaceScope';
+import type { WorkspaceScope } from '../../guards/workspaceScope';
 
 /** Directories the plain walk never enters (git mode gets the same effect from .gitignore). */
 const SKIPPED_DIRS = new Set(['node_modules', '.git']);

@@ -2,7 +2,7 @@ import { promises as fs, type Stats } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../util/atomicWrite';
 import { listWorkspaceFiles, looksBinary } from './fileList';
-import { cleanGlob, compileGlob, matchesGlob, MAX_GLOB_CHARS } from './glob';
+import { cleanGlob, compileGlob, matchesGlob, MAX_GLOB_CHARS } from '../../util/glob';
 import { errorResult, okResult, plural } from './results';
 import { defineTool, type ToolResult } from './types';
 

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { errorMessage, PathEscapeError } from '../../errors';
-import type { WorkspaceScope } from '../../safety/workspaceScope';
+import type { WorkspaceScope } from '../../guards/workspaceScope';
 import { listWorkspaceFiles, looksBinary } from './fileList';
 import { errorResult, okResult, oneLine, plural } from './results';
 import { startRegexSearch, REGEX_DEADLINE_MS, type RegexSearch } from './regexWorker';

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { RalphEventBody } from '../../events';
 import type { TokenUsage } from '../../llm/types';
 import type { Signal } from '../../signals/types';
-import type { WorkspaceScope } from '../../safety/workspaceScope';
-import type { CommandRunner } from '../../safety/processRunner';
+import type { WorkspaceScope } from '../../guards/workspaceScope';
+import type { CommandRunner } from '../../commands/processRunner';
 
 /** What a tool's execution may touch. Built once per iteration by the loop. */
 export interface ToolContext {

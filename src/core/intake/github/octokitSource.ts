@@ -2,12 +2,7 @@ import { RalphError } from '../../errors';
 import type { RepoRef } from '../../git/issueRefs';
 import type { GitHubIssue, IssueQuery, IssueSource } from './types';
 
-// eslint-disable-next-line @typescript-eslint/consistent-type-imports -- the ESM-only package's types, from CommonJS
-type OctokitModule = typeof import('@octokit/rest', { with: { 'resolution-mode': 'import' } });
-type Octokit = InstanceType<OctokitModule['Octokit']>;
-
-/** GitHub's REST API root (GitHub Enterprise: `https://HOST/api/v3`); GitHub Actions sets GITHUB_API_URL. */
-export const DEFAULT_GITHUB_API = 'https://api.github.com';
+import { allPages, DEFAULT_GITHUB_API, githubClient, type Octokit } from '../../forge/githubClient';
 
 export interface OctokitSourceOptions {
   /** A token (GITHUB_TOKEN, VS Code's GitHub session); without one only public repositories, at a low rate limit. */
@@ -40,9 +35,9 @@ interface RestIssue {
 }
 
 /**
- * Issues through `@octokit/rest` (an ES module, loaded on first use): `issues.listForRepo` with
- * every page (`octokit.paginate` follows the Link headers), a milestone named by its title looked
- * up in `issues.listMilestones`. The token goes into the Authorization header only.
+ * Issues through the core's GitHub client (forge/githubClient.ts): the repository's issues with
+ * every page (the Link headers followed), a milestone named by its title looked up in its
+ * milestones. The token goes into the Authorization header only.
  */
 export class OctokitIssueSource implements IssueSource {
   private client: Promise<Octokit> | undefined;
@@ -53,7 +48,7 @@ export class OctokitIssueSource implements IssueSource {
     const octokit = await this.octokit();
     const milestone = query.milestone === undefined ? undefined : await this.milestoneParam(octokit, repo, query.milestone);
     const items = await this.call(repo, () =>
-      octokit.paginate(octokit.rest.issues.listForRepo, {
+      allPages<RestIssue>(octokit, 'GET /repos/{owner}/{repo}/issues', {
         owner: repo.owner,
         repo: repo.repo,
         state: 'open',
@@ -62,14 +57,14 @@ export class OctokitIssueSource implements IssueSource {
         ...(milestone !== undefined ? { milestone } : {}),
       }),
     );
-    return (items as RestIssue[]).filter((i) => !i.pull_request).map(toIssue);
+    return items.filter((i) => !i.pull_request).map(toIssue);
   }
 
   async getIssue(repo: RepoRef, number: number): Promise<GitHubIssue | undefined> {
     const octokit = await this.octokit();
     try {
-      const { data } = await octokit.rest.issues.get({ owner: repo.owner, repo: repo.repo, issue_number: number });
-      const issue = data as RestIssue;
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner: repo.owner, repo: repo.repo, issue_number: number });
+      const issue = data as unknown as RestIssue;
       return issue.pull_request ? undefined : toIssue(issue);
     } catch (error) {
       if (statusOf(error) === 404 || statusOf(error) === 410) return undefined;
@@ -81,23 +76,14 @@ export class OctokitIssueSource implements IssueSource {
   private async milestoneParam(octokit: Octokit, repo: RepoRef, milestone: string): Promise<string> {
     const wanted = milestone.trim();
     if (/^\d+$/.test(wanted) || wanted === '*' || wanted === 'none') return wanted;
-    const all = await this.call(repo, () => octokit.paginate(octokit.rest.issues.listMilestones, { owner: repo.owner, repo: repo.repo, state: 'all', per_page: 100 }));
+    const all = await this.call(repo, () => allPages<{ number: number; title: string }>(octokit, 'GET /repos/{owner}/{repo}/milestones', { owner: repo.owner, repo: repo.repo, state: 'all', per_page: 100 }));
     const found = all.find((m) => m.title.toLowerCase() === wanted.toLowerCase());
     if (!found) throw new GitHubError(`${repo.owner}/${repo.repo} has no milestone "${milestone}"${all.length ? `; its milestones: ${all.map((m) => m.title).join(', ')}` : ''}`, 404);
     return String(found.number);
   }
 
   private octokit(): Promise<Octokit> {
-    this.client ??= import('@octokit/rest').then(({ Octokit }) => {
-      const { token, baseUrl, fetch } = this.options;
-      return new Octokit({
-        ...(token ? { auth: token } : {}),
-        baseUrl: (baseUrl ?? DEFAULT_GITHUB_API).replace(/\/+$/, ''),
-        userAgent: 'ralph-loop',
-        log: { debug() {}, info() {}, warn() {}, error() {} },
-        ...(fetch ? { request: { fetch } } : {}),
-      });
-    });
+    this.client ??= githubClient({ ...this.options, quiet: true });
     return this.client;
   }
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { RalphPaths } from '../../paths';
 import { list, table } from '../../reports/markdown';
 import { renderReceipt } from '../../reports/receiptReport';
-import type { CostReceipt } from '../../safety/receipt';
+import type { CostReceipt } from '../../spend/receipt';
 import type { Task } from '../../tasks/schema';
 import { writeFileAtomic } from '../../util/atomicWrite';
 import type { PlanDraft } from './planSchema';

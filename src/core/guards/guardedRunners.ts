@@ -1,6 +1,6 @@
 import type { GateRunner, GateRunRequest, GateRunResult } from '../gates/types';
 import type { ControlFileGuard, TamperFinding } from './controlFileGuard';
-import type { CommandRequest, CommandResult, CommandRunner } from './processRunner';
+import type { CommandRequest, CommandResult, CommandRunner } from '../commands/processRunner';
 
 /** The agent's commands run with the control files watched; the agent is told what was put back. */
 export class GuardedCommandRunner implements CommandRunner {

@@ -85,6 +85,18 @@ function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
   judgeWords(st, words, node, depth);
 }
 
+/** Commands that run the command in their arguments: the options of theirs that take a value, and words to skip after them. */
+const WRAPPERS: ReadonlyMap<string, { valued: ReadonlySet<string>; skip?: number }> = new Map<string, { valued: ReadonlySet<string>; skip?: number }>([
+  ...['builtin', 'nohup', 'chronic', 'unbuffer', 'time', 'setsid'].map((name) => [name, { valued: new Set<string>() }] as const),
+  ['exec', { valued: new Set(['-a']) }],
+  ['nice', { valued: new Set(['-n']) }],
+  ['ionice', { valued: new Set(['-c', '-n', '-t', '-p', '-P', '-u']) }],
+  ['stdbuf', { valued: new Set(['-i', '-o', '-e']) }],
+  // timeout DURATION COMMAND…
+  ['timeout', { valued: new Set(['-s', '-k', '--signal', '--kill-after']), skip: 1 }],
+  ...['sudo', 'doas'].map((name) => [name, { valued: new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T']) }] as const),
+]);
+
 /** Judges one simple command given as words; wrappers are judged as the command they run. */
 function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: number): void {
   const [first, ...args] = words;
@@ -106,33 +118,14 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
   if (DOWNLOADERS.has(name)) recordDownloads(st, name, args);
 
   const inner = (rest: ShellWord[]) => judgeWords(st, rest, node, depth + 1);
+  const wrapper = WRAPPERS.get(name);
+  if (wrapper) return inner(afterOptions(args, wrapper.valued).slice(wrapper.skip ?? 0));
   switch (name) {
     case 'command':
       if (args.some((a) => a.value === '-v' || a.value === '-V')) return; // looks the name up, runs nothing
       return inner(afterOptions(args, new Set()));
     case 'busybox': // busybox APPLET args: the applet is the command
       return inner(args);
-    case 'builtin':
-    case 'nohup':
-    case 'chronic':
-    case 'unbuffer':
-      return inner(afterOptions(args, new Set()));
-    case 'exec':
-      return inner(afterOptions(args, new Set(['-a'])));
-    case 'time':
-    case 'setsid':
-      return inner(afterOptions(args, new Set()));
-    case 'nice':
-      return inner(afterOptions(args, new Set(['-n'])));
-    case 'ionice':
-      return inner(afterOptions(args, new Set(['-c', '-n', '-t', '-p', '-P', '-u'])));
-    case 'stdbuf':
-      return inner(afterOptions(args, new Set(['-i', '-o', '-e'])));
-    case 'timeout':
-      return inner(afterOptions(args, new Set(['-s', '-k', '--signal', '--kill-after'])).slice(1));
-    case 'sudo':
-    case 'doas':
-      return inner(afterOptions(args, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T'])));
     case 'xargs': {
       const rest = afterOptions(args, new Set(['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-lines', '--replace', '--eof', '--max-chars']));
       // the replace string stands for input: words holding it are known only when it runs
@@ -142,28 +135,12 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
       return;
     }
     case 'alias':
-    case 'trap': {
-      // their arguments are shell text run later: an alias body, a trap's action
-      const texts = name === 'alias' ? args.map((a) => a.value?.replace(/^[^=]*=/, '')) : args.slice(0, 1).map((a) => a.value);
-      if (texts.some((t) => t === undefined)) return add([{ action: 'ask', reason: `${name} with shell text known only when it runs` }]);
-      for (const text of texts) if (text) analyseText(st, text, depth + 1, normalised);
-      return;
-    }
+    case 'trap':
+    case 'eval':
+    case 'watch':
+      return judgeLaterText(st, name, args, depth, normalised, add);
     case 'env':
       return judgeEnv(st, args, node, depth);
-    case 'eval': {
-      if (args.some((a) => a.value === undefined)) {
-        add([args.some((a) => containsDownloader(a.node)) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: 'eval of text known only when it runs' }]);
-        return;
-      }
-      return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
-    }
-    case 'watch': {
-      const rest = afterOptions(args, new Set(['-n', '-d', '--interval', '--differences']));
-      if (rest.some((a) => a.value === undefined)) return add([{ action: 'ask', reason: 'watch of a command known only when it runs' }]);
-      if (rest.length > 0) analyseText(st, rest.map((a) => a.value).join(' '), depth + 1, normalised);
-      return;
-    }
     case 'source':
     case '.':
       if (args[0]?.node.type === 'process_substitution') add([judgeGeneratedScript(args[0].node)]);
@@ -185,6 +162,27 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
     const sources = stdinSources(node);
     if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
   }
+}
+
+/** Commands whose arguments are shell text run later (an alias body, a trap's action, eval, watch): the text is judged as a command. */
+function judgeLaterText(st: State, name: string, args: ShellWord[], depth: number, normalised: string, add: (verdicts: Verdict[]) => void): void {
+  if (name === 'alias' || name === 'trap') {
+    const texts = name === 'alias' ? args.map((a) => a.value?.replace(/^[^=]*=/, '')) : args.slice(0, 1).map((a) => a.value);
+    if (texts.some((t) => t === undefined)) return add([{ action: 'ask', reason: `${name} with shell text known only when it runs` }]);
+    for (const text of texts) if (text) analyseText(st, text, depth + 1, normalised);
+    return;
+  }
+  if (name === 'eval') {
+    if (args.some((a) => a.value === undefined)) {
+      add([args.some((a) => containsDownloader(a.node)) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: 'eval of text known only when it runs' }]);
+      return;
+    }
+    return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
+  }
+  // watch [options] command…
+  const rest = afterOptions(args, new Set(['-n', '-d', '--interval', '--differences']));
+  if (rest.some((a) => a.value === undefined)) return add([{ action: 'ask', reason: 'watch of a command known only when it runs' }]);
+  if (rest.length > 0) analyseText(st, rest.map((a) => a.value).join(' '), depth + 1, normalised);
 }
 
 function judgeEnv(st: State, args: ShellWord[], node: SyntaxNode, depth: number): void {

@@ -6,12 +6,12 @@ import { RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import { git, runGit } from '../git/gitExec';
 import { WorktreeManager } from '../git/worktrees';
-import { integrityJudge, takeIntegrityBaseline } from '../loop/integrityStep';
+import { integrityJudge, takeIntegrityBaseline } from './integrityStep';
 import { RalphPaths } from '../paths';
 import { type Clock, systemClock } from '../ports';
 import { type Task, TaskSchema } from '../tasks/schema';
-import { runGates } from './runGates';
-import type { GateOutcome, GateReport, GateRunner } from './types';
+import { runGates } from '../gates/runGates';
+import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
 
 export interface BaseCheckInput {
   workspace: string;

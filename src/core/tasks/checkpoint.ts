@@ -7,7 +7,7 @@ import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';
 import { isWrittenFile, readTextIfExists, tempNameFor, writeFileAtomic, type WrittenFile } from '../util/atomicWrite';
 import { formatZodIssues } from '../util/zodIssues';
-import { CostReceiptSchema } from '../safety/receipt';
+import { CostReceiptSchema } from '../spend/receipt';
 
 const UsageSchema = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
 

@@ -1,0 +1,110 @@
+import type { RalphConfig } from './config/schema';
+import { ConfigService } from './config/service';
+import { GitService } from './git/gitService';
+import { WorktreeManager } from './git/worktrees';
+import type { ModelFactory, ModelNotices, ModelSession } from './llm/factory';
+import { NodeCommandRunner } from './commands/processRunner';
+import type { RalphEventBody } from './events';
+import type { GateRunner } from './gates/types';
+import type { SecretRedactor } from './commands/secrets';
+import type { RunnerDeps } from './loop/runAssembly';
+import { RalphRunner } from './loop/runner';
+import { RalphPaths } from './paths';
+import type { Clock } from './ports';
+import { mergeCheckGates } from './review/mergeCheckGates';
+import { ReviewDesk } from './review/reviewDesk';
+import { TaskActions } from './tasks/actions';
+import { CheckpointStore } from './tasks/checkpoint';
+import type { TaskRecords } from './tasks/records';
+import { TaskStore } from './tasks/store';
+import { TaskWorktrees } from './tasks/taskWorktrees';
+import { WorktreeRollbackPlanner } from './tasks/worktreeRollback';
+
+/** What a surface adds to a run: its bus, prompts and command runners; the façade adds the rest. */
+export interface RunParts extends Omit<RunnerDeps, 'workspace' | 'config' | 'model' | 'store'> {
+  /** Builds the run's model port (the CLI's endpoints, the editor's models). */
+  models: ModelFactory;
+  /** The configuration of this run, when the caller adjusts it (`ralph run --ci`); default: the workspace's. */
+  config?: RalphConfig;
+}
+
+/** A run that is ready to start: `runner.run(…)` starts it, `dispose()` releases its model port afterwards. */
+export interface PreparedRun {
+  runner: RalphRunner;
+  config: RalphConfig;
+  dispose(): void;
+}
+
+/**
+ * The one way into the core for a workspace: the CLI and the editor open it once and take from
+ * it the paths, the one ConfigService (its change event is the editor's), the task store, the
+ * checkpoints, git, the worktrees and the person's task actions, and start runs from a model
+ * factory. Every part is built here, so both surfaces wire the core the same way.
+ */
+export class Ralph implements TaskRecords {
+  readonly paths: RalphPaths;
+  readonly config: ConfigService;
+  readonly store: TaskStore;
+  readonly checkpoints: CheckpointStore;
+  /** Git in the workspace itself (the main working tree, where `.ralph/` lives). */
+  readonly git: GitService;
+  /**
+   * Retry, rollback, answer, clean up… Their root is the workspace, for both surfaces: the
+   * editor passed `git.root` of a GitService made on the workspace, the CLI the workspace —
+   * the same directory. Rollbacks revert there; a task's own worktree is found from there.
+   */
+  readonly actions: TaskActions;
+
+  constructor(
+    readonly workspace: string,
+    options: { clock?: Clock } = {},
+  ) {
+    this.paths = new RalphPaths(workspace);
+    this.config = new ConfigService(this.paths);
+    this.store = new TaskStore(this.paths, options.clock);
+    this.checkpoints = new CheckpointStore(this.paths);
+    this.git = new GitService(workspace);
+    this.actions = new TaskActions(this.store, this.checkpoints, this.git, [new WorktreeRollbackPlanner(workspace)], new TaskWorktrees(workspace));
+  }
+
+  /** The tasks' worktrees (list, remove); with the configuration's shared links when given. */
+  worktrees(config?: RalphConfig): WorktreeManager {
+    return new WorktreeManager(this.workspace, config?.worktrees.link);
+  }
+
+  /** The model port outside a run (planning, a council), from `models` with the workspace's configuration. */
+  async model(models: ModelFactory, config?: RalphConfig, notices?: ModelNotices): Promise<ModelSession & { config: RalphConfig }> {
+    const used = config ?? (await this.config.load());
+    return { ...(await models(used, notices)), config: used };
+  }
+
+  /**
+   * Manual review outside a run (list, changes, approve, request changes, reject). An approval
+   * that must re-check on a moved tip runs the required gates sandboxed, scrubbed and watched
+   * like the queue's own check — through `gates` (the editor's Tasks API runner) when given.
+   */
+  async reviewDesk(parts: { redactor: SecretRedactor; emit?: (body: RalphEventBody) => void; gates?: GateRunner }): Promise<ReviewDesk> {
+    const config = await this.config.load();
+    const { paths, store, checkpoints } = this;
+    const { redactor, emit, gates } = parts;
+    return new ReviewDesk({ paths, config, store, checkpoints, emit, gates: (merge) => mergeCheckGates({ paths, config, commands: new NodeCommandRunner(), redactor, emit, gates }, merge) });
+  }
+
+  /**
+   * A run of the loop over this workspace with the model from `parts.models`: the model's retries
+   * and fallback switches are the run's events. The store is the façade's, so the editor's tree
+   * sees every write of the run at once.
+   */
+  async prepareRun(parts: RunParts): Promise<PreparedRun> {
+    const { models, config: given, secretValues = [], ...rest } = parts;
+    const config = given ?? (await this.config.load());
+    const session = await models(config, { onRetry: (notice) => runner.reportRetry(notice), onFallback: (notice) => runner.reportFallback(notice) });
+    const runner: RalphRunner = new RalphRunner({ ...rest, workspace: this.workspace, config, store: this.store, model: session.model, secretValues: [...session.secretValues, ...secretValues] });
+    return { runner, config, dispose: () => session.dispose() };
+  }
+}
+
+/** Opens the workspace's façade: one per workspace and process (the editor keeps it for the window). */
+export function openRalph(workspace: string, options: { clock?: Clock } = {}): Ralph {
+  return new Ralph(workspace, options);
+}
