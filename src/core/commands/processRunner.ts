@@ -39,6 +39,24 @@ const IS_WINDOWS = process.platform === 'win32';
 /** setTimeout fires at once for delays past 2^31-1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** Feeds stdout and stderr (each decoded on its own, so a split UTF-8 character stays whole) to the capture and the listener. */
+function pipeOutput(child: ChildProcess, capture: OutputCapture, onOutput: ((chunk: string) => void) | undefined): void {
+  const onData = (decoder: StringDecoder) => (data: Buffer) => {
+    const chunk = decoder.write(data);
+    if (!chunk) return;
+    capture.push(chunk);
+    if (onOutput) {
+      try {
+        onOutput(chunk);
+      } catch {
+        // A failing listener must not break the command.
+      }
+    }
+  };
+  child.stdout?.on('data', onData(new StringDecoder('utf8')));
+  child.stderr?.on('data', onData(new StringDecoder('utf8')));
+}
+
 /**
  * Runs commands in their own process group (`detached`), so a timeout or an abort kills the
  * whole tree, not just the shell. If the shell exits while background processes still hold
@@ -108,20 +126,7 @@ export class NodeCommandRunner implements CommandRunner {
         });
       };
 
-      const onData = (decoder: StringDecoder) => (data: Buffer) => {
-        const chunk = decoder.write(data);
-        if (!chunk) return;
-        capture.push(chunk);
-        if (req.onOutput) {
-          try {
-            req.onOutput(chunk);
-          } catch {
-            // A failing listener must not break the command.
-          }
-        }
-      };
-      child.stdout?.on('data', onData(new StringDecoder('utf8')));
-      child.stderr?.on('data', onData(new StringDecoder('utf8')));
+      pipeOutput(child, capture, req.onOutput);
 
       // `on`, not `once`: a second 'error' without a listener would crash the host.
       child.on('error', (error) => {

@@ -1,16 +1,14 @@
-import { type ReceiptSummary, summarizeReceipt } from '../spend/receipt';
 import type { RalphConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
 import { proofLine } from '../gates/proof';
 import type { RalphEventBody } from '../events';
-import { mergeTargetInto } from '../git/integrate';
 import { WarmWorktrees } from '../git/warmWorktrees';
 import type { WorktreeManager } from '../git/worktrees';
 import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from '../tasks/checkpoint';
-import { type FinalAfterMergeDeps, rewriteFinalAfterMerge } from './finalAfterMerge';
+import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus, taskReceipt } from './mergeEnds';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';
 import { PersonWaits } from './personWaits';
@@ -20,7 +18,6 @@ import type { TaskLoop } from './taskLoop';
 import { HOLD_ENDS } from './runQuestions';
 import { RunHalt, runHaltOf } from './runHalt';
 import type { TaskRunResult } from './types';
-import { handBack, mergeFeedback } from './returnToAgent';
 
 export interface AutopilotDeps {
   config: RalphConfig;
@@ -227,7 +224,7 @@ export class Autopilot {
     const reason = outcome.detail ?? 'waits for your review';
     if (outcome.base && outcome.result) await d.holds?.hold(taskId, { target: d.target, base: outcome.base, result: outcome.result, gates: outcome.gates ?? [], reason, ...(outcome.files?.length ? { files: outcome.files } : {}) });
     const task = await this.setStatus(taskId, 'review', reason);
-    d.emit({ type: 'task.finished', taskId, status: 'review', iterations: task.iterations, reason, ...(await this.receiptOf(taskId)) });
+    d.emit({ type: 'task.finished', taskId, status: 'review', iterations: task.iterations, reason, ...(await taskReceipt(d.checkpoints, taskId)) });
     this.results.push({ taskId, status: 'review', reason, iterations: task.iterations });
     this.schedule = mergeEnded(this.schedule, taskId, 'review');
     this.person.ended(taskId, 'review');
@@ -358,69 +355,26 @@ export class Autopilot {
     this.person.mergeGoesOn(taskId);
     if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
-      const task = await this.setStatus(taskId, 'done', outcome.detail ?? 'merged');
-      await rewriteFinalAfterMerge(this.reportDeps(), outcome, 'done', outcome.detail ?? 'merged');
-      d.emit({ type: 'task.finished', taskId, status: 'done', iterations: task.iterations, reason: outcome.detail ?? 'merged', ...(await this.receiptOf(taskId)) });
-      this.results.push({ taskId, status: 'done', reason: outcome.detail ?? 'merged', iterations: task.iterations });
+      this.results.push(await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged'));
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
-      const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
-      const cleanup = d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).then(
-        () => d.emit({ type: 'worktree', taskId, state: 'removed', ...where }),
-        (error) => d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` }),
-      );
-      this.cleanups.push(cleanup);
+      this.cleanups.push(removeMergedWorktree(d, taskId));
       return;
     }
     const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;
     if (!returnable || outcome.attempts > d.config.merge.maxReturns) {
       const status: TaskStatus = returnable ? 'needs_help' : 'failed';
       const reason = returnable ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}` : (outcome.detail ?? 'merge failed');
-      const task = await this.setStatus(taskId, status, reason);
-      await rewriteFinalAfterMerge(this.reportDeps(), outcome, status, reason);
-      d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason, ...(await this.receiptOf(taskId)) });
-      this.results.push({ taskId, status, reason, iterations: task.iterations });
+      this.results.push(await endAfterMerge(d, outcome, status, reason));
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;
     }
-    await this.sendBack(outcome);
+    const ended = await sendBack(d, outcome);
+    if (ended) this.results.push(ended);
+    this.schedule = mergeEnded(this.schedule, taskId, ended ? 'gave-up' : 'returned');
   }
 
-  private reportDeps(): FinalAfterMergeDeps {
-    return { workspace: this.d.worktrees.root, target: this.d.target, config: this.d.config, store: this.d.store, checkpoints: this.d.checkpoints, emit: this.d.emit };
-  }
-
-  /** The task's receipt and proof for its `task.finished` (the agent's loop saved them with the checkpoint). */
-  private async receiptOf(taskId: string): Promise<{ receipt?: ReceiptSummary; proof?: string }> {
-    const cp = await this.d.checkpoints.load(taskId).catch(() => undefined);
-    return { ...(cp?.receipt ? { receipt: summarizeReceipt(cp.receipt) } : {}), ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}) };
-  }
-
-  /** Back to the agent on the new tip, with what went wrong in its next iteration's context. */
-  private async sendBack(outcome: MergeOutcome): Promise<void> {
-    const { d } = this;
-    const { taskId } = outcome;
-    let conflicted: string[];
-    try {
-      conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
-    } catch (error) {
-      const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
-      // a lock held in its worktree stops the task, resumable; any other git failure fails it
-      const status: TaskStatus = runHaltOf(error) !== undefined ? 'halted' : 'failed';
-      await this.setStatus(taskId, status, reason);
-      this.results.push({ taskId, status, reason, iterations: (await d.store.get(taskId)).iterations });
-      this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
-      return;
-    }
-    await handBack(d.checkpoints, taskId, mergeFeedback(outcome, d.target, conflicted));
-    this.schedule = mergeEnded(this.schedule, taskId, 'returned');
-  }
-
-  private async setStatus(taskId: string, to: TaskStatus, reason: string): Promise<Task> {
-    const before = await this.d.store.get(taskId);
-    const blockedReason = to === 'needs_help' || to === 'blocked' || to === 'review' ? reason : undefined;
-    const task = await this.d.store.update(taskId, { status: to, blockedReason });
-    if (before.status !== to) this.d.emit({ type: 'task.status', taskId, from: before.status, to, reason });
-    return task;
+  private setStatus(taskId: string, to: TaskStatus, reason: string): Promise<Task> {
+    return setTaskStatus(this.d, taskId, to, reason);
   }
 }
 

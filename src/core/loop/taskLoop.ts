@@ -46,19 +46,7 @@ export class TaskLoop {
     const baseMax = initial.maxIterations ?? services.config.loop.maxIterations;
     let timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
     const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
-    const existing = await services.checkpoints.load(initial.id, {
-      onCorrupt: 'throw',
-      onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
-    });
-    const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    let cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : await this.freshCheckpoint(initial);
-    let task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
-    await ensureProgressFile(services.work ?? services.paths, task);
-
-    services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations: baseMax, resumed });
-
-    services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-    services.commandQuestions?.begin(task);
+    let { task, cp } = await this.start(initial, baseMax);
     const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
     cp = based.cp;
     let maxIterations = baseMax;
@@ -129,6 +117,25 @@ export class TaskLoop {
       maxIterations = task.maxIterations ?? maxIterations;
       if (guarded.stop) return this.finish(task, cp, guarded.stop.status, guarded.stop.reason, maxIterations);
     }
+  }
+
+  /** Loads the task's checkpoint (or starts a fresh one), marks the task in progress and announces it. */
+  private async start(initial: Task, maxIterations: number): Promise<{ task: Task; cp: Checkpoint }> {
+    const { services } = this;
+    const existing = await services.checkpoints.load(initial.id, {
+      onCorrupt: 'throw',
+      onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+    });
+    const resumed = existing !== undefined && RESUMABLE.has(initial.status);
+    const cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : await this.freshCheckpoint(initial);
+    const task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
+    await ensureProgressFile(services.work ?? services.paths, task);
+
+    services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations, resumed });
+
+    services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
+    services.commandQuestions?.begin(task);
+    return { task, cp };
   }
 
   /**

@@ -1,0 +1,83 @@
+import type { RalphConfig } from '../config/schema';
+import { errorMessage } from '../errors';
+import type { RalphEventBody } from '../events';
+import { proofLine } from '../gates/proof';
+import { mergeTargetInto } from '../git/integrate';
+import type { WorktreeManager } from '../git/worktrees';
+import { type ReceiptSummary, summarizeReceipt } from '../spend/receipt';
+import type { CheckpointStore } from '../tasks/checkpoint';
+import type { Task, TaskStatus } from '../tasks/schema';
+import type { TaskStore } from '../tasks/store';
+import { rewriteFinalAfterMerge } from './finalAfterMerge';
+import type { MergeOutcome } from './mergeQueue';
+import { handBack, mergeFeedback } from './returnToAgent';
+import { runHaltOf } from './runHalt';
+import type { TaskRunResult } from './types';
+
+/**
+ * How a task's way through the merge queue ends, for the autopilot: landed (done), given up
+ * (needs_help / failed), or sent back to its agent on the new tip. Each step writes the task's
+ * status, its final report and its events; the autopilot keeps the schedule and the results.
+ */
+export interface MergeEndDeps {
+  config: RalphConfig;
+  store: TaskStore;
+  checkpoints: CheckpointStore;
+  worktrees: WorktreeManager;
+  target: string;
+  emit(body: RalphEventBody): void;
+}
+
+/** Sets the task's status (the reason kept as `blockedReason` where the status waits for a person) and announces a change. */
+export async function setTaskStatus(d: Pick<MergeEndDeps, 'store' | 'emit'>, taskId: string, to: TaskStatus, reason: string): Promise<Task> {
+  const before = await d.store.get(taskId);
+  const blockedReason = to === 'needs_help' || to === 'blocked' || to === 'review' ? reason : undefined;
+  const task = await d.store.update(taskId, { status: to, blockedReason });
+  if (before.status !== to) d.emit({ type: 'task.status', taskId, from: before.status, to, reason });
+  return task;
+}
+
+/** The task's receipt and proof for its `task.finished` (the agent's loop saved them with the checkpoint). */
+export async function taskReceipt(checkpoints: CheckpointStore, taskId: string): Promise<{ receipt?: ReceiptSummary; proof?: string }> {
+  const cp = await checkpoints.load(taskId).catch(() => undefined);
+  return { ...(cp?.receipt ? { receipt: summarizeReceipt(cp.receipt) } : {}), ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}) };
+}
+
+/** The task ends with its merge's outcome: its status, its final report rewritten, `task.finished`; returns its result. */
+export async function endAfterMerge(d: MergeEndDeps, outcome: MergeOutcome, status: TaskStatus, reason: string): Promise<TaskRunResult> {
+  const { taskId } = outcome;
+  const task = await setTaskStatus(d, taskId, status, reason);
+  await rewriteFinalAfterMerge({ workspace: d.worktrees.root, target: d.target, config: d.config, store: d.store, checkpoints: d.checkpoints, emit: d.emit }, outcome, status, reason);
+  d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason, ...(await taskReceipt(d.checkpoints, taskId)) });
+  return { taskId, status, reason, iterations: task.iterations };
+}
+
+/** Removes a merged task's worktree (and its branch if `merge.deleteBranch`); a failure is a warning. */
+export function removeMergedWorktree(d: MergeEndDeps, taskId: string): Promise<void> {
+  const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
+  return d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).then(
+    () => d.emit({ type: 'worktree', taskId, state: 'removed', ...where }),
+    (error) => d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` }),
+  );
+}
+
+/**
+ * Back to the agent on the new tip, with what went wrong in its next iteration's context.
+ * Returns the task's result when the target could not be brought into its worktree (the task
+ * ends there), undefined when it was handed back.
+ */
+export async function sendBack(d: MergeEndDeps, outcome: MergeOutcome): Promise<TaskRunResult | undefined> {
+  const { taskId } = outcome;
+  let conflicted: string[];
+  try {
+    conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
+  } catch (error) {
+    const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
+    // a lock held in its worktree stops the task, resumable; any other git failure fails it
+    const status: TaskStatus = runHaltOf(error) !== undefined ? 'halted' : 'failed';
+    await setTaskStatus(d, taskId, status, reason);
+    return { taskId, status, reason, iterations: (await d.store.get(taskId)).iterations };
+  }
+  await handBack(d.checkpoints, taskId, mergeFeedback(outcome, d.target, conflicted));
+  return undefined;
+}
