@@ -29,6 +29,7 @@ import { WarningActions } from './commands/warningActions';
 import { createCommandHandlers } from './commands/commandHandlers';
 import { ForgeCommands } from './commands/forgeCommands';
 import { ChannelLogger } from './adapters/logger';
+import { watchConfig } from './adapters/configWatch';
 import { RunController } from './commands/runController';
 import { SecretStorageSource } from './adapters/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './adapters/tasksGateRunner';
@@ -80,7 +81,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const runs = new RunController(ralph, bus, secrets, logger, gateRunner, redactor);
   const tree = new TaskTreeProvider(store, new vscode.RelativePattern(folder, '.ralph/tasks.json'), () => ralph.worktrees().list());
   const statusBar = new RalphStatusBar();
-  context.subscriptions.push(runs, tree, statusBar);
+  // an edit of .ralph/config.json reaches the config service (and its change event) without a restart
+  context.subscriptions.push(runs, tree, statusBar, watchConfig(folder, config, logger));
 
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
   const prices = () => runs.lastConfig?.llm.prices ?? {};
@@ -151,7 +153,7 @@ function createGateRunner(context: vscode.ExtensionContext, folder: vscode.Works
     (message) => logger.warn(message),
   );
   context.subscriptions.push(
-    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await config.load()).gates)),
+    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await config.load().catch((error: unknown) => config.current ?? Promise.reject(error))).gates)),
   );
   return new TasksApiGateRunner(folder, commandRunner);
 }

@@ -101,9 +101,12 @@ export class RunController extends DisposableBase {
     return (this.runner?.paused ?? false) || this.pendingReview !== undefined;
   }
 
-  /** The configuration of the current (or last) run: its prices price the panel's cost column. */
+  /**
+   * The configuration of the current run, or between runs the workspace's last valid one (an
+   * edit of `.ralph/config.json` shows without a restart): its prices price the panel's cost column.
+   */
   get lastConfig(): RalphConfig | undefined {
-    return this.config;
+    return this.runner ? this.config : (this.ralph.config.current ?? this.config);
   }
 
   /** Runs one task, or the autopilot when `taskId` is absent; resolves when the run ends. */

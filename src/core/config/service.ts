@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import type { RalphPaths } from '../paths';
 import { readTextIfExists } from '../util/atomicWrite';
 import { parseConfigText } from './load';
@@ -9,8 +10,9 @@ type Listener = (config: RalphConfig) => void;
 /**
  * The one way the CLI and the extension read `.ralph/config.json`: validated (strict, with
  * did-you-mean errors), re-read on every `load()` so an edit is never missed, with a change
- * event when the validated config differs from the last one. The workspace's façade
- * (`openRalph`, core/ralph.ts) holds the one instance of its workspace.
+ * event when the validated config differs from the last one. A malformed file throws and keeps
+ * the last good config (`current`). The workspace's façade (`openRalph`, core/ralph.ts) holds
+ * the one instance of its workspace.
  */
 export class ConfigService {
   private readonly listeners = new Set<Listener>();
@@ -26,7 +28,8 @@ export class ConfigService {
     // a copy: a caller that adjusts its config must not change what the next caller gets
     if (text === this.lastText && this.last) return structuredClone(this.last);
     const config = parseConfigText(text, this.paths.relative(this.paths.config));
-    const changed = this.last !== undefined;
+    // an edit that changes nothing validated (spacing, key order) is no change
+    const changed = this.last !== undefined && !isDeepStrictEqual(this.last, config);
     this.lastText = text;
     this.last = config;
     if (changed) for (const listener of this.listeners) listener(config);
@@ -36,11 +39,12 @@ export class ConfigService {
   /** Re-reads the file now (e.g. after a watcher saw it change). */
   async reload(): Promise<RalphConfig> {
     this.lastText = null;
-    const before = this.last;
-    this.last = undefined;
-    const config = await this.load();
-    if (before && JSON.stringify(before) !== JSON.stringify(config)) for (const listener of this.listeners) listener(config);
-    return config;
+    return this.load();
+  }
+
+  /** The last valid config a load found (a malformed edit since does not replace it); undefined before the first. */
+  get current(): RalphConfig | undefined {
+    return this.last ? structuredClone(this.last) : undefined;
   }
 
   /** Told each time a load finds a different valid config; starts watching the `.ralph/` directory. */

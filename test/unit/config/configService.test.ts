@@ -25,6 +25,29 @@ describe('ConfigService (.ralph/config.json)', () => {
     sub.dispose();
   });
 
+  it('tells its listeners once per real change; a malformed edit rejects, tells nobody and keeps the last good config', async () => {
+    const service = new ConfigService(new RalphPaths(ws.dir));
+    const current = () => service.current;
+    assert.equal(current(), undefined);
+    assert.equal((await service.load()).loop.maxIterations, 7);
+    const seen: number[] = [];
+    const sub = service.onDidChange((config) => seen.push(config.loop.maxIterations));
+    // only the spacing changes: the validated config is the same
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ loop: { maxIterations: 7 } }, null, 2));
+    await service.reload();
+    assert.deepEqual(seen, []);
+    await fs.writeFile(ws.path('.ralph/config.json'), '{ "loop": { "maxIterations": 8 ');
+    await assert.rejects(service.reload(), ConfigError);
+    assert.equal(current()?.loop.maxIterations, 7);
+    assert.deepEqual(seen, []);
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ loop: { maxIterations: 8 } }));
+    assert.equal((await service.reload()).loop.maxIterations, 8);
+    await service.load();
+    assert.deepEqual(seen, [8]);
+    assert.equal(current()?.loop.maxIterations, 8);
+    sub.dispose();
+  });
+
   it('rejects a misspelt key with the closest known one, and keeps nothing half-loaded', async () => {
     const service = new ConfigService(new RalphPaths(ws.dir));
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { model: ['x'] }, gates: [{ name: 'g', command: 'true', kind: 'tests', requried: true }] }));
