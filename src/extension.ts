@@ -9,7 +9,7 @@ import { openRalph } from './core/ralph';
 import { NodeCommandRunner } from './core/commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from './core/commands/sandbox';
 import { SecretRedactor } from './core/commands/secrets';
-import type { CheckpointStore } from './core/tasks/checkpoint';
+import type { CheckpointStore } from './core/record/checkpoint';
 import type { TaskStore } from './core/tasks/store';
 import { PANEL_VIEW_TYPE } from './protocol/protocol';
 import { Notifications } from './ui/notifications';

@@ -11,7 +11,7 @@ import type { RunController } from '../commands/runController';
 import { errorMessage } from '../core/errors';
 import { findHeading, headings } from '../core/intake/markdownOutline';
 import type { RalphPaths } from '../core/paths';
-import type { TaskActions } from '../core/tasks/actions';
+import type { TaskActions } from '../core/record/actions';
 import { pendingDependencies } from '../core/tasks/select';
 import type { TaskStore } from '../core/tasks/store';
 import type { ChatOutput } from './chatRecorder';

@@ -3,7 +3,7 @@
  * DESIGN §7 `questions`) answered through the same core action as *Answer…* and `ralph task
  * answer`, and the tasks held for the person's review (status `review`).
  */
-import type { TaskActions } from '../core/tasks/actions';
+import type { TaskActions } from '../core/record/actions';
 import { openQuestion } from '../core/tasks/questions';
 import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';

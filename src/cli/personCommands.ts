@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError, errorMessage, RalphError } from '../core/errors';
 import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { formatEvent } from '../core/eventFormat';
-import type { TaskActions } from '../core/tasks/actions';
+import type { TaskActions } from '../core/record/actions';
 import { openRalph, type Ralph } from '../core/ralph';
 import { unifiedDiff } from '../core/review/taskChanges';
 import { redactorFor } from '../core/commands/secrets';

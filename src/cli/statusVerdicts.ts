@@ -1,5 +1,5 @@
 import { proofLine } from '../core/gates/proof';
-import type { CheckpointStore } from '../core/tasks/checkpoint';
+import type { CheckpointStore } from '../core/record/checkpoint';
 import type { Task } from '../core/tasks/schema';
 
 /** What `ralph status` says about a task's verdicts: its check, pre-existing and flaky tests of its last gate run, its proof. */

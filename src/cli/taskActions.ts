@@ -6,7 +6,7 @@ import { RunLock } from '../core/loop/runLock';
 import type { RalphPaths } from '../core/paths';
 import { openRalph } from '../core/ralph';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
-import type { TaskActions } from '../core/tasks/actions';
+import type { TaskActions } from '../core/record/actions';
 import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';

@@ -9,7 +9,7 @@ import { errorMessage, RalphError } from '../core/errors';
 import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { EventEmitter } from '../core/events';
 import type { EventBus } from '../core/events';
-import type { CheckpointStore } from '../core/tasks/checkpoint';
+import type { CheckpointStore } from '../core/record/checkpoint';
 import { openQuestion } from '../core/tasks/questions';
 import type { LiveStatus } from '../ui/liveStatus';
 import { resolveTask, say, type TaskCommandServices, taskIdOf } from './taskCommands';

@@ -9,7 +9,7 @@ import { RalphError } from '../core/errors';
 import type { EventBus } from '../core/events';
 import { EventEmitter } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import type { CheckpointStore } from '../core/tasks/checkpoint';
+import type { CheckpointStore } from '../core/record/checkpoint';
 import type { Ralph } from '../core/ralph';
 import type { ReviewDesk } from '../core/review/reviewDesk';
 import { SecretRedactor } from '../core/commands/secrets';

@@ -12,7 +12,7 @@ import { askTaskSettings } from './taskFields';
 import type { GitService } from '../core/git/gitService';
 import { RunLock } from '../core/loop/runLock';
 import type { RalphPaths } from '../core/paths';
-import type { TaskActions } from '../core/tasks/actions';
+import type { TaskActions } from '../core/record/actions';
 import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task, TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';

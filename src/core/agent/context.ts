@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../llm/types';
-import type { IterationRecord } from '../tasks/checkpoint';
+import type { IterationRecord } from '../record/checkpoint';
 import { pinnedAnswers } from '../tasks/questions';
 import type { Task } from '../tasks/schema';
 

@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { ChatMessage, ModelClient } from '../llm/types';
-import type { IterationRecord } from '../tasks/checkpoint';
+import type { IterationRecord } from '../record/checkpoint';
 import type { Task } from '../tasks/schema';
 
 /** The analysts' briefs; each model of the council gets one (cycling when there are more models). */

@@ -2,7 +2,7 @@ import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
 import type { ModelClient } from '../llm/types';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import { actionRefusal } from '../tasks/actionRules';
 import type { TaskStore } from '../tasks/store';
 import { conveneCouncil } from './council';

@@ -3,14 +3,14 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
-import type { Checkpoint } from '../tasks/checkpoint';
+import type { Checkpoint } from '../record/checkpoint';
 import type { RalphPaths } from '../paths';
-import { TaskActions } from '../tasks/actions';
+import { TaskActions } from '../record/actions';
 import { type Task, TaskSchema, type TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { writeFileAtomic } from '../util/atomicWrite';
 import { fetchRef, type GitAuth, type StateFiles } from './taskState';
-import type { TaskRecords } from '../tasks/records';
+import type { TaskRecords } from '../record/records';
 
 export const TASK_BRANCH_PREFIX = 'ralph/';
 

@@ -4,7 +4,7 @@ import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
 import type { TaskStatus } from '../tasks/schema';
-import type { TaskRecords } from '../tasks/records';
+import type { TaskRecords } from '../record/records';
 import type { TaskStore } from '../tasks/store';
 import { type ActionsEnv, eventInput, readActionsEnv, writeOutputs, writeSummary } from './actionsEnv';
 import { checkOutTaskBranch, collectTaskState, completeAwaitingMerge, hasWork, headSha, type JobStart, restoreTaskState, returnToAgent } from './ciCheckout';

@@ -1,4 +1,4 @@
-import type { Checkpoint } from '../tasks/checkpoint';
+import type { Checkpoint } from '../record/checkpoint';
 import type { Task, TaskStatus } from '../tasks/schema';
 
 /** GitHub refuses pull request bodies past 65,536 characters. */

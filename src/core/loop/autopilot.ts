@@ -7,7 +7,7 @@ import type { WorktreeManager } from '../git/worktrees';
 import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus, taskReceipt } from './mergeEnds';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';

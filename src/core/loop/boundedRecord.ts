@@ -1,5 +1,5 @@
 import { boundList, boundOptionalText, boundText, STORED_FILES_MAX } from '../util/bounded';
-import type { IterationRecord, PendingCommit } from '../tasks/checkpoint';
+import type { IterationRecord, PendingCommit } from '../record/checkpoint';
 
 /** Feedback lines kept per record (each bounded like any stored text). */
 const FEEDBACK_MAX = 40;

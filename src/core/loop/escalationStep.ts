@@ -4,7 +4,7 @@ import { detectStuck } from '../escalation/stuck';
 import { errorMessage } from '../errors';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
-import type { Checkpoint, IterationRecord } from '../tasks/checkpoint';
+import type { Checkpoint, IterationRecord } from '../record/checkpoint';
 import type { TaskLoopServices } from './types';
 
 type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit'>;

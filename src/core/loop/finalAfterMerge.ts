@@ -6,7 +6,7 @@ import { RalphPaths } from '../paths';
 import { ReportWriter } from '../reports/reportWriter';
 import type { TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { MergeOutcome } from './mergeQueue';
 import { observationsOf } from './securityFindings';
 

@@ -1,7 +1,7 @@
 import { gateChangesAllowed } from '../gates/integrity';
 import type { GateReport } from '../gates/types';
 import type { Task } from '../tasks/schema';
-import type { IterationRecord } from '../tasks/checkpoint';
+import type { IterationRecord } from '../record/checkpoint';
 import type { CompletionDecision } from '../reports/decision';
 
 /**

@@ -18,7 +18,7 @@ import type { TamperFinding } from '../guards/controlFileGuard';
 import type { CommitInfo } from '../git/gitService';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
-import type { Checkpoint, IterationRecord, PendingCommit } from '../tasks/checkpoint';
+import type { Checkpoint, IterationRecord, PendingCommit } from '../record/checkpoint';
 import { decideCompletion } from './completionPolicy';
 import type { CompletionDecision } from '../reports/decision';
 import { goneTestsQuestion } from './goneTestQuestion';

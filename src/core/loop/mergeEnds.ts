@@ -5,7 +5,7 @@ import { proofLine } from '../gates/proof';
 import { mergeTargetInto } from '../git/integrate';
 import type { WorktreeManager } from '../git/worktrees';
 import { type ReceiptSummary, summarizeReceipt } from '../spend/receipt';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { rewriteFinalAfterMerge } from './finalAfterMerge';

@@ -9,7 +9,7 @@ import type { GateOutcome, GateReport } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
-import type { Checkpoint } from '../tasks/checkpoint';
+import type { Checkpoint } from '../record/checkpoint';
 import type { CompletionDecision } from '../reports/decision';
 import type { TaskLoopServices } from './types';
 

@@ -1,4 +1,4 @@
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { MergeOutcome } from './mergeQueue';
 
 /**

@@ -22,7 +22,7 @@ import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type Saf
 import type { DiskBudget } from '../reports/diskBudget';
 import { ReviewHolds } from '../review/reviewHolds';
 import { MeteredModelClient, SpendMeter } from '../spend/budget';
-import { CheckpointStore } from '../tasks/checkpoint';
+import { CheckpointStore } from '../record/checkpoint';
 import type { TaskStore } from '../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { createMergeQueue } from './mergeQueueFactory';

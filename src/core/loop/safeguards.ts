@@ -1,6 +1,6 @@
 import type { SafeguardAnswer, SafeguardCode } from '../ports';
 import type { Task } from '../tasks/schema';
-import type { Checkpoint } from '../tasks/checkpoint';
+import type { Checkpoint } from '../record/checkpoint';
 import type { TaskLoopServices } from './types';
 
 type SafeguardServices = Pick<TaskLoopServices, 'config' | 'store' | 'emit' | 'safeguards'>;

@@ -9,7 +9,7 @@ import { summarizeReceipt } from '../spend/receipt';
 import { type Question, withQuestion } from '../tasks/questions';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../tasks/checkpoint';
+import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../record/checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { boundPending, boundRecord } from './boundedRecord';
 import { boundOptionalText } from '../util/bounded';

@@ -14,7 +14,7 @@ import type { CommandRunner } from '../commands/processRunner';
 import type { WorkspaceScope } from '../guards/workspaceScope';
 import type { TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { PauseGate } from './pauseGate';
 import type { DiskBudget } from '../reports/diskBudget';
 

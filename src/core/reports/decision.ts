@@ -1,4 +1,4 @@
-import type { IterationRecord } from '../tasks/checkpoint';
+import type { IterationRecord } from '../record/checkpoint';
 import type { TaskStatus } from '../tasks/schema';
 
 /**

@@ -1,7 +1,7 @@
 import type { RalphConfig } from '../config/schema';
 import { boundText, STORED_FILES_MAX, summarizedFiles } from '../util/bounded';
 import { estimateCostUsd, formatUsd } from '../llm/pricing';
-import type { Checkpoint, IterationRecord } from '../tasks/checkpoint';
+import type { Checkpoint, IterationRecord } from '../record/checkpoint';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { finalStatusLabel } from './decision';
 import { duration, fence, list, table } from './markdown';

@@ -1,7 +1,7 @@
 import type { RalphConfig } from '../config/schema';
 import type { GateReport } from '../gates/types';
 import type { CompletionDecision } from './decision';
-import type { IterationRecord } from '../tasks/checkpoint';
+import type { IterationRecord } from '../record/checkpoint';
 import type { RalphPaths } from '../paths';
 import type { Task } from '../tasks/schema';
 import { writeFileAtomic } from '../util/atomicWrite';

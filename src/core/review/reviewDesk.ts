@@ -6,7 +6,7 @@ import type { GateRunner } from '../gates/types';
 import { runGit } from '../git/gitExec';
 import { mergeTargetInto } from '../git/integrate';
 import { WorktreeManager } from '../git/worktrees';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { MergeOutcome } from '../loop/mergeQueue';
 import { createMergeQueue } from '../loop/mergeQueueFactory';
 import { handBack, mergeFeedback } from '../loop/returnToAgent';
@@ -15,7 +15,7 @@ import type { RalphPaths } from '../paths';
 import { withAnswer } from '../tasks/questions';
 import type { Task } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
-import type { ReviewHold } from './holdSchema';
+import type { ReviewHold } from '../record/holdSchema';
 import { ReviewHolds } from './reviewHolds';
 import { type TaskChanges, taskChanges } from './taskChanges';
 

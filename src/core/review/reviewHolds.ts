@@ -1,8 +1,8 @@
 import type { RalphConfig } from '../config/schema';
 import { runGit } from '../git/gitExec';
-import type { CheckpointStore } from '../tasks/checkpoint';
+import type { CheckpointStore } from '../record/checkpoint';
 import type { TaskStore } from '../tasks/store';
-import { type ReviewHold, reviewRef } from './holdSchema';
+import { type ReviewHold, reviewRef } from '../record/holdSchema';
 
 export { reviewRef };
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { git, runGit } from '../git/gitExec';
 import { WorktreeManager } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
-import type { ReviewHold } from './holdSchema';
+import type { ReviewHold } from '../record/holdSchema';
 
 /** One file of a task's changes. */
 export interface ChangedFile {

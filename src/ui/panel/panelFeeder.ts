@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { RalphConfig } from '../../core/config/schema';
 import type { EventBus, RalphEvent } from '../../core/events';
 import { estimateCostUsd } from '../../core/llm/pricing';
-import type { Checkpoint, CheckpointStore } from '../../core/tasks/checkpoint';
+import type { Checkpoint, CheckpointStore } from '../../core/record/checkpoint';
 import type { RalphPaths } from '../../core/paths';
 import type { Task } from '../../core/tasks/schema';
 import type { TaskStore } from '../../core/tasks/store';

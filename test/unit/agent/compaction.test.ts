@@ -6,7 +6,7 @@ import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
 import type { ChatMessage } from '../../../src/core/llm/types';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 import { type DelegationEnv, makeDelegationEnv, ofType, TASK_PROMPT } from './delegation/delegationEnv';
 

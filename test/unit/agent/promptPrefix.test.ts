@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { buildIterationMessages, SYSTEM_PROMPT, taskBrief } from '../../../src/core/agent/context';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import type { Task } from '../../../src/core/tasks/schema';
 import { promptText, type RecordedRequest } from '../../fixtures/scriptedServer';
 import { chatRequests, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';

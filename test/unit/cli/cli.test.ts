@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { exitCodeFor } from '../../../src/cli/main';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';

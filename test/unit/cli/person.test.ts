@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { parseCli } from '../../../src/cli/args';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { runCli, runOnTerminal } from '../helpers/cliHarness';

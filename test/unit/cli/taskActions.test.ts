@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { parseCli } from '../../../src/cli/args';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import type { TaskStatus } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';

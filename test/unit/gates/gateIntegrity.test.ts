@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { GitService } from '../../../src/core/git/gitService';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
+import { TaskActions } from '../../../src/core/record/actions';
 import { chatRequests, eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import { cheatThenInsist, complete, GREETER_FIXED_JS, GREETER_TEST, greeterHarness, packageJson, secondIterationRequest, write } from '../helpers/greeterProject';
 

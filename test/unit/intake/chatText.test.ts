@@ -3,9 +3,9 @@ import { answerQuestion, awaitingReview, waitingQuestions } from '../../../src/c
 import { pinnedAnswers } from '../../../src/core/tasks/questions';
 import { readyTasks, statusMarkdown } from '../../../src/chat/statusText';
 import { draftFromText, readTaskDraft } from '../../../src/core/intake/taskDraft';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { TaskActions } from '../../../src/core/record/actions';
 import { TaskWorktrees } from '../../../src/core/tasks/taskWorktrees';
 import type { Task } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';

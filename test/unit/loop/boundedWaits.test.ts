@@ -10,9 +10,9 @@
  * would otherwise take.
  */
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { probeSandbox } from '../../../src/core/commands/sandbox';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { TaskActions } from '../../../src/core/record/actions';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 

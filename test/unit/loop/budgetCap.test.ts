@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 
 describe('a run-wide budget cap', function () {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { TASK_STATUSES } from '../../../src/core/tasks/schema';
 import type { Step } from '../../fixtures/scriptedServer';
 import { type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';

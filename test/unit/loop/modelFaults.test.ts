@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { PINNED_HEADER, SUMMARY_HEADER } from '../../../src/core/agent/compaction';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { openAI, openRouter } from '../../fixtures/providerErrors';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';

@@ -5,8 +5,8 @@
  * after a time-out by the clock. Real git, the scripted model server, the core's own runner.
  */
 import assert from 'node:assert/strict';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
+import { TaskActions } from '../../../src/core/record/actions';
 import { ANSWERS_HEADER } from '../../../src/core/tasks/questions';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';

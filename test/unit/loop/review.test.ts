@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { mergeCheckGates } from '../../../src/core/review/mergeCheckGates';
 import { ReviewDesk } from '../../../src/core/review/reviewDesk';
 import { reviewRef } from '../../../src/core/review/reviewHolds';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { RalphEvent } from '../../../src/core/events';
 import { GateLog } from '../../../src/core/gates/gateLog';
 import { boundRecord, boundPending } from '../../../src/core/loop/boundedRecord';
-import type { IterationRecord, PendingCommit } from '../../../src/core/tasks/checkpoint';
+import type { IterationRecord, PendingCommit } from '../../../src/core/record/checkpoint';
 import { RunLog } from '../../../src/core/loop/runLog';
 import { RalphPaths } from '../../../src/core/paths';
 import { DiskBudget, pruneToBudget } from '../../../src/core/reports/diskBudget';

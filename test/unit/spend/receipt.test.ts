@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import type { CostReceipt, ReceiptLine } from '../../../src/core/spend/receipt';
 import { formatLineCost, formatProviderCost } from '../../../src/core/spend/receiptFormat';
 import { type ScriptedServer, type ScriptedUsage, startScriptedServer } from '../../fixtures/scriptedServer';

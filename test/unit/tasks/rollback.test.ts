@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { RollbackBlockedError } from '../../../src/core/errors';
 import { GitService } from '../../../src/core/git/gitService';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { TaskActions } from '../../../src/core/record/actions';
 import { type RollbackPlanner, rollbackConfirmation } from '../../../src/core/tasks/rollback';
 import { TaskStore } from '../../../src/core/tasks/store';
 import type { Step } from '../../fixtures/scriptedServer';

@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { EventBus } from '../../../src/core/events';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { REMOTE_STATES, type TaskRemote } from '../../../src/core/tasks/remote';
 import { TaskStore } from '../../../src/core/tasks/store';

@@ -1,15 +1,15 @@
 import { RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
-import { reviewRef } from '../review/holdSchema';
+import { reviewRef } from './holdSchema';
 import type { GitService } from '../git/gitService';
 import type { Checkpoint, CheckpointStore } from './checkpoint';
-import type { EditFields } from './actionRules';
-import { openQuestion, withAnswer } from './questions';
-import { dependencyBlocks } from './select';
-import type { Task, TaskStatus } from './schema';
-import type { TaskStore } from './store';
-import { RevertPlanner, type RollbackApplied, type RollbackPlan, type RollbackPlanner } from './rollback';
-import type { KeptWorktree, TaskWorktrees } from './taskWorktrees';
+import type { EditFields } from '../tasks/actionRules';
+import { openQuestion, withAnswer } from '../tasks/questions';
+import { dependencyBlocks } from '../tasks/select';
+import type { Task, TaskStatus } from '../tasks/schema';
+import type { TaskStore } from '../tasks/store';
+import { RevertPlanner, type RollbackApplied, type RollbackPlan, type RollbackPlanner } from '../tasks/rollback';
+import type { KeptWorktree, TaskWorktrees } from '../tasks/taskWorktrees';
 
 export type LimitKind = 'iterations' | 'minutes';
 

@@ -1,7 +1,7 @@
 import { linkSync, promises as fs, renameSync, rmSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { IntegrityBaselineSchema } from '../gates/integrity';
-import { ReviewHoldSchema } from '../review/holdSchema';
+import { ReviewHoldSchema } from './holdSchema';
 import { ProofRecordSchema } from '../gates/proof';
 import type { RalphPaths } from '../paths';
 import { ConfigError } from '../errors';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { type CheckpointInput, CheckpointSchema, CheckpointStore, type IterationRecord, MAX_HISTORY, serializeCheckpoint } from '../../../src/core/tasks/checkpoint';
+import { type CheckpointInput, CheckpointSchema, CheckpointStore, type IterationRecord, MAX_HISTORY, serializeCheckpoint } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

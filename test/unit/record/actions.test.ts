@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { GitService } from '../../../src/core/git/gitService';
-import { CheckpointStore } from '../../../src/core/tasks/checkpoint';
+import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { PauseGate } from '../../../src/core/loop/pauseGate';
-import { TaskActions } from '../../../src/core/tasks/actions';
+import { TaskActions } from '../../../src/core/record/actions';
 import type { Step } from '../../fixtures/scriptedServer';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 
