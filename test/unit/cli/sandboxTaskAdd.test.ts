@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { IsolatedCommandRunner, probeSandbox } from '../../../src/core/commands/sandbox';
 import { SecretRedactor } from '../../../src/core/commands/secrets';
@@ -19,6 +21,9 @@ describe("an agent's own `ralph task add` inside the sandbox", function () {
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# x\n' } });
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    // the CLI under test must be visible in the sandbox: from a clone under /tmp (hidden by the
+    // sandbox's private /tmp) it is reached through a top-level link, as a workspace's node_modules is
+    await fs.symlink(path.resolve(path.dirname(CLI), '../../..'), ws.path('ralph-under-test'));
   });
   afterEach(async () => ws?.cleanup());
 
