@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { BaseRunCache, type BaseRun } from '../../../src/core/loop/baseRunCache';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
+import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
 /**
  * A node:test suite that writes down every run of it (where it ran, which *.num files it saw)
@@ -156,5 +157,33 @@ describe('BaseRunCache', () => {
     assert.equal(await first, run);
     assert.equal(await cache.run('k', new AbortController().signal, produce), run);
     assert.equal(produced, 1);
+  });
+});
+
+describe('BaseRunCache keys (real git)', () => {
+  const gate = { name: 'suite', command: 'node --test', kind: 'tests', required: true } as Parameters<BaseRunCache['keyFor']>[1];
+
+  it('two worktrees at one clean commit share a key; a changed tracked file, another commit or another gate definition do not', async () => {
+    const ws = await makeTempWorkspace({ commit: true, files: { 'a.txt': 'a\n' } });
+    const other = path.join(ws.dir, '..', `${path.basename(ws.dir)}-wt`);
+    try {
+      ws.git('worktree', 'add', '-q', '--detach', other);
+      const cache = new BaseRunCache();
+      const key = await cache.keyFor(ws.dir, gate);
+      assert.ok(key);
+      assert.equal(await cache.keyFor(other, gate), key);
+      assert.notEqual(await cache.keyFor(ws.dir, { ...gate, timeoutMs: 5000 }), key, 'the whole definition is the key');
+      await fs.writeFile(path.join(other, 'a.txt'), 'changed\n');
+      assert.equal(await cache.keyFor(other, gate), undefined, 'a tree with changes is never shared');
+      await fs.writeFile(path.join(ws.dir, 'new.test.js'), 'untracked\n');
+      const untracked = await cache.keyFor(ws.dir, gate);
+      assert.ok(untracked && untracked !== key, 'an untracked file the suite may read makes another key');
+      ws.git('add', '-A');
+      ws.git('commit', '-q', '-m', 'next');
+      assert.notEqual(await cache.keyFor(ws.dir, gate), key, 'another commit, another key');
+    } finally {
+      await fs.rm(other, { recursive: true, force: true });
+      await ws.cleanup();
+    }
   });
 });
