@@ -9,19 +9,19 @@ export interface BaseRun {
   verdict: BaseVerdict;
 }
 
-/** Stands for the tree's root in a test's name (node:test names a file that failed to load by its absolute path). */
-const ROOT = '\u0000root\u0000';
+/** Stands for the tree's root in a test's name (node:test names a file that failed to load by its absolute path): `i` is its place in `rootsOf` (as given, or its real path). */
+const rootMark = (i: number) => `\u0000root${i}\u0000`;
 
-/** `run` with the names that spell out `root` (or another way to reach it) made to name no tree. */
+/** `run` with the names that spell out the tree's root (`rootsOf` order: as given, real path) made to name no tree. */
 export function portable(run: BaseRun, roots: readonly string[]): BaseRun {
   // the longest first: /var/x inside /private/var/x must not be taken for the root
-  const longestFirst = [...roots].sort((a, b) => b.length - a.length);
-  return mapNames(run, (name) => longestFirst.reduce((n, r) => n.split(r).join(ROOT), name));
+  const longestFirst = roots.map((root, i) => ({ root, mark: rootMark(i) })).sort((a, b) => b.root.length - a.root.length);
+  return mapNames(run, (name) => longestFirst.reduce((n, r) => n.split(r.root).join(r.mark), name));
 }
 
-/** A `portable` run read in the tree at `root`. */
-export function localized(run: BaseRun, root: string): BaseRun {
-  return mapNames(run, (name) => name.split(ROOT).join(root));
+/** A `portable` run read in the tree whose roots (`rootsOf`) are `roots`. */
+export function localized(run: BaseRun, roots: readonly string[]): BaseRun {
+  return mapNames(run, (name) => [0, 1].reduce((n, i) => n.split(rootMark(i)).join(roots[i] ?? roots[0]), name));
 }
 
 function mapNames(run: BaseRun, f: (name: string) => string): BaseRun {

@@ -42,7 +42,7 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
         const run = await own(signal);
         return run && portable(run, roots);
       };
-      const result = key && services.baseRuns ? await services.baseRuns.run(key, stop, shared).then((run) => run && localized(run, workspace)) : await own(stop);
+      const result = key && services.baseRuns ? await services.baseRuns.run(key, stop, shared).then((run) => run && localized(run, roots)) : await own(stop);
       if (!result || stop.aborted) return undefined;
       ({ tests, verdict } = result);
     }

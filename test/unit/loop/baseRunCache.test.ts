@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
-import { BaseRunCache, type BaseRun } from '../../../src/core/loop/baseRunCache';
+import { BaseRunCache, type BaseRun, localized, portable } from '../../../src/core/loop/baseRunCache';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
@@ -105,6 +105,14 @@ describe('the gates\' runs at the base, shared by the tasks that start on the sa
 
 describe('BaseRunCache', () => {
   const run: BaseRun = { verdict: { passed: true, failing: [], unnamed: 0, counted: true } };
+
+  it('a name that spells out the tree (a file that failed to load) is read in the other tree, under the same spelling of its root', () => {
+    const failing = (name: string) => ({ tests: { passed: 0, failed: 1, total: 1, skipped: 0, failures: [{ name }] }, verdict: { passed: false, failing: [{ name }], unnamed: 0, counted: true } }) as BaseRun;
+    const shared = portable(failing('/private/var/wt/T-001/suite.test.js'), ['/var/wt/T-001', '/private/var/wt/T-001']);
+    assert.equal(localized(shared, ['/var/wt/T-002', '/private/var/wt/T-002']).verdict.failing[0].name, '/private/var/wt/T-002/suite.test.js');
+    const plain = portable(failing('/tmp/wt/T-001/suite.test.js'), ['/tmp/wt/T-001']);
+    assert.equal(localized(plain, ['/tmp/wt/T-003']).tests?.failures[0].name, '/tmp/wt/T-003/suite.test.js');
+  });
 
   it('shares one run among the callers that ask at once', async () => {
     const cache = new BaseRunCache();
