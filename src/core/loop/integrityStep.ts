@@ -6,13 +6,14 @@ import { findRenames, type Rename } from '../gates/renames';
 import { runGit } from '../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
 import { taskWords } from '../tasks/taskWords';
-import type { TestName } from '../gates/parsers/types';
+import type { TestCounts, TestName } from '../gates/parsers/types';
 import { relativeName, relativeTests, rootsOf } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
 import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
+import { type BaseRun, localized, portable } from './baseRunCache';
 import type { TaskLoopServices } from './types';
 
 /** Kinds whose output carries a test inventory; the others are judged on their definition only. */
@@ -24,7 +25,7 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
  * of those that run tests, from one run of them. Undefined when stopped midway (taken again
  * on the next start).
  */
-export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
+export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit' | 'baseRuns'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
   const workspace = (services.work ?? services.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
   const roots = rootsOf(workspace);
@@ -32,23 +33,27 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
   for (const gate of gatesFor(task, services.config.gates).filter((g) => g.required)) {
     const parts = await definitionParts(gate, workspace);
     const states = await readDefinition(parts, workspace);
-    let tests;
+    let tests: TestCounts | undefined;
     let verdict: BaseVerdict | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
-      const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop });
-      if (stop.aborted || report.outcomes.length === 0) return undefined;
-      tests = report.outcomes[0].parsed.tests;
-      const v = baseVerdictOf(report.outcomes[0]);
-      verdict = { ...v, failing: v.failing.map((f) => relativeName(f, workspace, roots)) };
+      const own = async (signal: AbortSignal) => runAtBase(services, gate, workspace, roots, signal);
+      const key = services.baseRuns && (await services.baseRuns.keyFor(workspace, gate));
+      const shared = async (signal: AbortSignal) => {
+        const run = await own(signal);
+        return run && portable(run, roots);
+      };
+      const result = key && services.baseRuns ? await services.baseRuns.run(key, stop, shared).then((run) => run && localized(run, roots)) : await own(stop);
+      if (!result || stop.aborted) return undefined;
+      ({ tests, verdict } = result);
     }
-    const names = tests?.names?.map((t) => relativeName(t, workspace, roots));
+    const names = tests?.names;
     const failingFiles = [...(names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!), ...(verdict?.failing ?? []).flatMap((f) => (f.file ? [f.file] : []))];
     const failingSources: Record<string, string> = {};
     for (const file of new Set(failingFiles)) {
       const text = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
       if (text !== undefined) failingSources[file] = text;
     }
-    gates.push({ ...baselineOf(gate, tests && { ...tests, ...(names ? { names } : {}) }, parts, states, failingSources), ...(verdict ? { verdict } : {}) });
+    gates.push({ ...baselineOf(gate, tests, parts, states, failingSources), ...(verdict ? { verdict } : {}) });
   }
   if (gates.length > 0) {
     services.emit({
@@ -62,6 +67,16 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
     });
   }
   return { takenAt: new Date(services.clock.now()).toISOString(), gates };
+}
+
+/** One run of `gate` at the base, its names made workspace-relative (so that another worktree at the same commit can use it); undefined when stopped. */
+async function runAtBase(services: Pick<TaskLoopServices, 'gates'>, gate: GateConfig, workspace: string, roots: readonly string[], stop: AbortSignal): Promise<BaseRun | undefined> {
+  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop });
+  if (stop.aborted || report.outcomes.length === 0) return undefined;
+  // inventory and failures: another worktree's paths would name nothing in this one
+  const tests = relativeTests(report.outcomes[0].parsed.tests, workspace);
+  const v = baseVerdictOf(report.outcomes[0]);
+  return { ...(tests ? { tests } : {}), verdict: { ...v, failing: v.failing.map((f) => relativeName(f, workspace, roots)) } };
 }
 
 /** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */

@@ -25,6 +25,7 @@ import { MeteredModelClient, SpendMeter } from '../spend/budget';
 import { CheckpointStore } from '../record/checkpoint';
 import type { TaskStore } from '../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
+import { BaseRunCache } from './baseRunCache';
 import { createMergeQueue } from './mergeQueueFactory';
 import type { PauseGate } from './pauseGate';
 import type { RunQuestions } from './runQuestions';
@@ -77,6 +78,8 @@ export interface AssemblyParts {
 export class RunAssembly {
   /** Every control-file guard of the run (one per task loop): the store's writes are acknowledged to all. */
   readonly guards = new Set<ControlFileGuard>();
+  /** The gates' runs at the tasks' bases, shared by the agents that start on the same clean commit. */
+  readonly baseRuns = new BaseRunCache();
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
@@ -138,6 +141,7 @@ export class RunAssembly {
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
       disk: this.run.disk,
+      baseRuns: this.baseRuns,
     });
     return { loop, guard, meter };
   }
