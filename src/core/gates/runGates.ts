@@ -27,6 +27,8 @@ export interface RunGatesOptions {
   logDir?: string;
   /** Cap of each log (its head and tail are kept); default 1 MiB. */
   logMaxBytes?: number;
+  /** Whether an earlier run on the same clean tree may stand for the first run of each gate (`GateRunRequest.reuse`); re-runs never reuse. */
+  reuse?: GateRunRequest['reuse'];
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -66,12 +68,14 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   let run: GateRunResult;
   const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes) : undefined;
   try {
-    run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
+    const reuse = attempt > 0 ? 'none' : options.reuse;
+    run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(reuse ? { reuse } : {}), ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
   } catch (error) {
     run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
   }
   const logPath = await log?.close(run.output);
   const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+  if (run.reused) evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree)`;
   if (logPath) {
     evaluated.logPath = logPath;
     // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.

@@ -10,6 +10,8 @@ export interface GateRunResult {
   aborted: boolean;
   output: string;
   durationMs: number;
+  /** Taken from an earlier run of the same definition on the same tree in this run (`loop/gateRunCache.ts`): nothing ran now. */
+  reused?: boolean;
 }
 
 export interface GateRunRequest {
@@ -19,6 +21,12 @@ export interface GateRunRequest {
   signal?: AbortSignal;
   /** Live output, for terminals and panels. */
   onOutput?: (chunk: string) => void;
+  /**
+   * Whether an earlier run on the same clean tree may stand for this one (the run's gate cache):
+   * `passing` (default) a passing result only, `any` a failing one too (a run that learns what
+   * is red at a base), `none` never (a re-run of a failed gate).
+   */
+  reuse?: 'passing' | 'any' | 'none';
 }
 
 /**

@@ -13,7 +13,6 @@ import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
-import { type BaseRun, localized, portable } from './baseRunCache';
 import type { TaskLoopServices } from './types';
 
 /** Kinds whose output carries a test inventory; the others are judged on their definition only. */
@@ -25,7 +24,7 @@ const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage
  * of those that run tests, from one run of them. Undefined when stopped midway (taken again
  * on the next start).
  */
-export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit' | 'baseRuns'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
+export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
   const workspace = (services.work ?? services.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
   const roots = rootsOf(workspace);
@@ -36,13 +35,7 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
     let tests: TestCounts | undefined;
     let verdict: BaseVerdict | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
-      const own = async (signal: AbortSignal) => runAtBase(services, gate, workspace, roots, signal);
-      const key = services.baseRuns && (await services.baseRuns.keyFor(workspace, gate));
-      const shared = async (signal: AbortSignal) => {
-        const run = await own(signal);
-        return run && portable(run, roots);
-      };
-      const result = key && services.baseRuns ? await services.baseRuns.run(key, stop, shared).then((run) => run && localized(run, roots)) : await own(stop);
+      const result = await runAtBase(services, gate, workspace, roots, stop);
       if (!result || stop.aborted) return undefined;
       ({ tests, verdict } = result);
     }
@@ -69,9 +62,13 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
   return { takenAt: new Date(services.clock.now()).toISOString(), gates };
 }
 
-/** One run of `gate` at the base, its names made workspace-relative (so that another worktree at the same commit can use it); undefined when stopped. */
-async function runAtBase(services: Pick<TaskLoopServices, 'gates'>, gate: GateConfig, workspace: string, roots: readonly string[], stop: AbortSignal): Promise<BaseRun | undefined> {
-  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop });
+/**
+ * One run of `gate` at the base, its names made workspace-relative; undefined when stopped. A
+ * failing run on the same tree earlier in the run stands for it too (the run's gate cache):
+ * what is red at a base is the same for every task that starts there.
+ */
+async function runAtBase(services: Pick<TaskLoopServices, 'gates'>, gate: GateConfig, workspace: string, roots: readonly string[], stop: AbortSignal): Promise<{ tests?: TestCounts; verdict: BaseVerdict } | undefined> {
+  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any' });
   if (stop.aborted || report.outcomes.length === 0) return undefined;
   // inventory and failures: another worktree's paths would name nothing in this one
   const tests = relativeTests(report.outcomes[0].parsed.tests, workspace);

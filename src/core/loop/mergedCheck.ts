@@ -58,7 +58,7 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
       await input.workspace.checkout(input.base);
       try {
         input.workspace.used();
-        const atTip = await runGates({ gates: [gate], runner: input.runner, cwd: input.workspace.path, signal: input.signal });
+        const atTip = await runGates({ gates: [gate], runner: input.runner, cwd: input.workspace.path, signal: input.signal, reuse: 'any' });
         if (atTip.outcomes[0]) verdicts.set(gate.name, (verdict = baseVerdictOf(atTip.outcomes[0])));
       } finally {
         await input.workspace.checkout(input.result);
@@ -67,5 +67,6 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
     }
     return forgivePreExisting(outcome, verdict, where);
   };
-  return runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit, judge });
+  // a run on the same tree earlier in the run stands for this one, red included: judged against the tip here as it was there
+  return runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit, judge, reuse: 'any' });
 }

@@ -25,7 +25,7 @@ import { MeteredModelClient, SpendMeter } from '../spend/budget';
 import { CheckpointStore } from '../record/checkpoint';
 import type { TaskStore } from '../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
-import { BaseRunCache } from './baseRunCache';
+import { GateRunCache } from './gateRunCache';
 import { createMergeQueue } from './mergeQueueFactory';
 import type { PauseGate } from './pauseGate';
 import type { RunQuestions } from './runQuestions';
@@ -78,8 +78,8 @@ export interface AssemblyParts {
 export class RunAssembly {
   /** Every control-file guard of the run (one per task loop): the store's writes are acknowledged to all. */
   readonly guards = new Set<ControlFileGuard>();
-  /** The gates' runs at the tasks' bases, shared by the agents that start on the same clean commit. */
-  readonly baseRuns = new BaseRunCache();
+  /** The run's gate runs by tree: a run on a clean tree stands for the same gate on that tree anywhere in the run (agents, merged checks). */
+  readonly gateRuns = new GateRunCache();
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
@@ -131,7 +131,7 @@ export class RunAssembly {
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
       commandQuestions,
-      gates: new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard),
+      gates: this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard)),
       guard,
       scope: new WorkspaceScope(root),
       clock: deps.clock ?? systemClock,
@@ -141,7 +141,6 @@ export class RunAssembly {
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
       disk: this.run.disk,
-      baseRuns: this.baseRuns,
     });
     return { loop, guard, meter };
   }
@@ -165,7 +164,7 @@ export class RunAssembly {
     const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true });
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
-    const gates = new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard);
+    const gates = this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard));
     const checkpoints = new CheckpointStore(paths);
     const holds = new ReviewHolds({ config: deps.config, store, checkpoints, root: deps.workspace });
     const queue = createMergeQueue({ config: deps.config, store, workspace: deps.workspace, worktrees, gates, target, emit, holdForReview: (taskId) => holds.wanted(taskId), paths });

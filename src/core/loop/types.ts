@@ -17,7 +17,6 @@ import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from '../record/checkpoint';
 import type { PauseGate } from './pauseGate';
 import type { DiskBudget } from '../reports/diskBudget';
-import type { BaseRunCache } from './baseRunCache';
 
 /**
  * The types of the per-task loop and its steps. Each step names the services it uses
@@ -59,8 +58,6 @@ export interface TaskLoopServices {
   commandQuestions?: CommandQuestions;
   /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
   disk?: DiskBudget;
-  /** The run's gate runs at a task's base, shared by the tasks that start on the same clean commit (absent: each task runs its own). */
-  baseRuns?: BaseRunCache;
 }
 
 export type { AskedQuestion };
