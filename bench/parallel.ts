@@ -106,7 +106,10 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
   await fs.rm(dir, { recursive: true, force: true });
   const done = summary.results.filter((r) => r.status === 'done').length;
   useMergeTree(dir, undefined);
-  if (done !== tasks) throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel}`);
+  if (done !== tasks) {
+    const others = summary.results.filter((r) => r.status !== 'done').map((r) => `${r.taskId} ${r.status}: ${r.reason}`);
+    throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel} (${others.join('; ')})`);
+  }
   // the run's tail: from the last task's work entering the queue to the run's end (the queue alone)
   return { ms, queueMs, tailMs: ended - lastQueued };
 }

@@ -22,9 +22,9 @@ const SUITE_JS = `setTimeout(() => {
 }, 1900);
 `;
 /**
- * `custom`: the gate runs when a task completes and in its merged check. As kind `tests` it also
- * runs once at each task's base before its first iteration (the integrity baseline of issue 19):
- * agent time, not the queue's — measured besides, on the chain.
+ * A required gate runs at each task's base (issue 19's integrity baseline, beside the first
+ * iteration in a worktree), when the task completes, and in its merged check — each tree once
+ * per run (the run's gate cache). Measured as kind `custom` and, besides, as kind `tests`.
  */
 const GATE = { name: 'suite', kind: 'custom', command: 'node suite.js', required: true };
 
@@ -37,7 +37,7 @@ export interface SlowGateResult {
   /** `tailMs`: from the last task entering the queue to the run's end — the queue's own share of the run. */
   chain: { concurrency: number; ms: number; ratio: number; tailMs: number };
   serial: { ms: number; ratio: number; tailMs: number };
-  /** The chain again with the gate as kind `tests` (each agent also runs it at its task's base). */
+  /** The chain again with the gate as kind `tests` (its output parsed as a test inventory). */
   chainTestsKind: { ms: number; ratio: number };
 }
 

@@ -101,6 +101,28 @@ export class WorktreeManager {
     return withWorktreeLock(this.root, work);
   }
 
+  /**
+   * A scratch worktree (a proof's, a baseline's: `_proof-<id>`, `_base-<id>`) detached at
+   * `commit`, the shared folders linked; git's error text when it could not be made. In this
+   * repository's worktree queue: a `worktree prune` beside a `worktree add` can take the new
+   * worktree's half-written record away.
+   */
+  async addScratch(scratch: string, commit: string): Promise<string | undefined> {
+    const added = await this.exclusive(() => runGit(this.root, ['worktree', 'add', '--detach', '--force', scratch, commit]));
+    if (added.code !== 0) return added.stderr.trim() || `git worktree add exited with ${added.code}`;
+    await this.linkShared(scratch);
+    return undefined;
+  }
+
+  /** A scratch worktree gone, with git's record of it (in the worktree queue). */
+  removeScratch(scratch: string): Promise<void> {
+    return this.exclusive(async () => {
+      await runGit(this.root, ['worktree', 'remove', '--force', scratch]);
+      await fs.rm(scratch, { recursive: true, force: true });
+      await runGit(this.root, ['worktree', 'prune']);
+    });
+  }
+
   /** The repository's common git dir, asked of git once. */
   private commonDir: string | undefined;
 

@@ -16,7 +16,7 @@ import { readTextIfExists } from '../util/atomicWrite';
 import type { TaskLoopServices } from './types';
 
 /** Kinds whose output carries a test inventory; the others are judged on their definition only. */
-const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage', 'custom']);
+export const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'coverage', 'custom']);
 
 /**
  * Records what each required gate checks at the task's base, before iteration 1 (the working

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { withTaskTrailer } from '../git/taskCommits';
 import { buildIterationMessages, pinnedRequest } from '../agent/context';
 import { contentFilterFeedback, type IterationRunResult, runIteration } from '../agent/iteration';
@@ -8,10 +7,9 @@ import { type WindDownCause, type WindDownResult, windDownTurn } from './windDow
 import type { ToolContext } from '../agent/tools/types';
 import { errorMessage, type ModelFaultKind } from '../errors';
 import type { ChatMessage } from '../llm/types';
-import { runGates } from '../gates/runGates';
 import { GitLockHeldError, underGitLockRule } from '../git/lockRule';
-import { gatesFor } from '../gates/taskCheck';
-import type { GateOutcome, GateReport } from '../gates/types';
+import type { IntegrityBaseline } from '../gates/integrity';
+import type { GateReport } from '../gates/types';
 import { decisiveSignal } from '../signals/parser';
 import { formatSignal, type Signal } from '../signals/types';
 import type { TamperFinding } from '../guards/controlFileGuard';
@@ -22,7 +20,7 @@ import type { Checkpoint, IterationRecord, PendingCommit } from '../record/check
 import { decideCompletion } from './completionPolicy';
 import type { CompletionDecision } from '../reports/decision';
 import { goneTestsQuestion } from './goneTestQuestion';
-import { integrityJudge } from './integrityStep';
+import { gateSummary, isFinalSignal, optionalIterationsLeft, runGatesUnlessFinal } from './iterationGates';
 import { runHaltReason } from './runHalt';
 import { proofStep } from './proofStep';
 import type { TaskLoopServices } from './types';
@@ -40,6 +38,8 @@ export interface IterationStepResult {
   uncommitted?: boolean;
   /** Why the whole run stops here (a lock in the working tree every task shares). */
   runHalt?: string;
+  /** The integrity baseline the iteration waited for before its gates (to keep in the checkpoint). */
+  integrity?: IntegrityBaseline;
 }
 
 export interface IterationStepInput {
@@ -56,6 +56,8 @@ export interface IterationStepInput {
   replay?: PendingCommit;
   /** Writes the model run ahead of the commit (the checkpoint's `committing` phase). */
   beforeCommit?: (pending: PendingCommit) => Promise<void>;
+  /** The integrity baseline still being taken beside this iteration (`AsideBaseline`): its gates wait for it. */
+  baseline?: Promise<IntegrityBaseline | undefined>;
 }
 
 /**
@@ -219,9 +221,14 @@ async function judgeIteration(
   input: IterationStepInput,
   done: { run: IterationRunResult; signal: AbortSignal; signalGiven: Signal | undefined; feedback: string[]; finishRecord: (rest: Pick<IterationRecord, 'outcome' | 'feedback'> & Partial<IterationRecord>) => IterationRecord; progress: number | undefined },
 ): Promise<IterationStepResult> {
-  const { task, cp, iteration: n } = input;
+  const { task, iteration: n } = input;
   const { run, signal, signalGiven, feedback, finishRecord } = done;
-  const gates = await runGatesUnlessFinal(services, task, cp, n, signalGiven, signal);
+  // the baseline taken beside the first iteration: the gates run meanwhile, their verdicts wait for it
+  const aside = !input.cp.integrity && !isFinalSignal(signalGiven) ? input.baseline : undefined;
+  const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside);
+  const integrity = await aside;
+  const cp = integrity ? { ...input.cp, integrity } : input.cp;
+  const kept = integrity ? { integrity } : {};
   const decided = decideCompletion({
     signal: signalGiven,
     errored: run.error !== undefined,
@@ -248,9 +255,11 @@ async function judgeIteration(
       gates,
       timedOut: false,
       calls: run.steps,
+      ...kept,
     };
   }
   return {
+    ...kept,
     record: finishRecord({ outcome: run.error ? 'error' : 'continue', feedback: [...decision.feedback, ...feedback], decision: decision.reason, ...gateFacts }),
     decision,
     gates,
@@ -265,35 +274,6 @@ async function judgeIteration(
  */
 export function windDownReserveMs(windDownSeconds: number, limitMs: number): number {
   return Math.max(0, Math.min(windDownSeconds * 1000, limitMs / 10));
-}
-
-/** A gate's outcome as the iteration record keeps it. */
-function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
-  return {
-    name: o.name,
-    kind: o.kind,
-    required: o.required,
-    passed: o.passed,
-    summary: o.summary,
-    ...(o.integrity ? { integrity: o.integrity } : {}),
-    ...(o.preExisting?.length ? { preExisting: o.preExisting.slice(0, 50) } : {}),
-    ...(o.flaky?.length ? { flaky: o.flaky.slice(0, 50) } : {}),
-  };
-}
-
-/** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
-async function runGatesUnlessFinal(services: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal): Promise<GateReport | undefined> {
-  const gates = gatesFor(task, services.config.gates);
-  if (gates.length === 0) return undefined;
-  if (signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP') return undefined;
-  const judge = cp.integrity ? integrityJudge(services, task, cp.integrity, cp.baseCommit) : undefined;
-  return runGates({ gates, runner: services.gates, cwd: (services.work ?? services.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: services.emit, judge, logDir: path.join(services.paths.reportsDir(task.id), 'gates'), logMaxBytes: services.config.reports.logMaxKb * 1024 });
-}
-
-function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {
-  const gate = services.config.gates.find((g) => g.name === name);
-  const allowed = gate?.maxIterations ?? 2;
-  return allowed - (cp.optionalGateIterations[name] ?? 0);
 }
 
 /** The iteration's own commit, when a killed process made it before recording it. */

@@ -39,10 +39,10 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
   const scratch = path.join(services.paths.workspace, ...WORKTREES_DIR.split('/'), `_proof-${task.id}`);
   const worktrees = new WorktreeManager(services.paths.workspace, services.config.worktrees.link);
   await worktrees.ensureIgnored(); // never seen by an iteration's commit
-  await removeScratch(work, scratch);
+  await worktrees.removeScratch(scratch);
   try {
-    const added = await runGit(work, ['worktree', 'add', '--detach', '--force', scratch, base]);
-    if (added.code !== 0) return notProven(files, `could not make the scratch worktree at the base: ${added.stderr.trim()}`);
+    const failed = await worktrees.addScratch(scratch, base);
+    if (failed) return notProven(files, `could not make the scratch worktree at the base: ${failed}`);
     for (const [status, file] of changes) {
       const target = path.join(scratch, file);
       if (status.startsWith('D')) await fs.rm(target, { force: true });
@@ -51,7 +51,6 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
         await fs.copyFile(path.join(work, file), target);
       }
     }
-    await worktrees.linkShared(scratch);
     const report = await runGates({ gates: testsGates, runner: services.gates, cwd: scratch, signal: stop, logDir: path.join(services.paths.reportsDir(task.id), 'gates', 'proof'), iteration: cp.iteration });
     const verdicts = new Map(cp.integrity?.gates.map((g) => [g.gate, g.verdict]) ?? []);
     const baseNames = new Map(cp.integrity?.gates.map((g) => [g.gate, g.tests?.names?.map((t) => t.name)]) ?? []);
@@ -65,7 +64,7 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
   } catch (error) {
     return notProven(files, `the proof could not run: ${errorMessage(error)}`);
   } finally {
-    await removeScratch(work, scratch).catch(() => undefined);
+    await worktrees.removeScratch(scratch).catch(() => undefined);
   }
 }
 
@@ -97,8 +96,3 @@ function notProven(files: string[], reason: string): ProofRecord {
   return { status: 'not-proven', files, tests: [], passingOnBase: [], reason };
 }
 
-async function removeScratch(work: string, scratch: string): Promise<void> {
-  await runGit(work, ['worktree', 'remove', '--force', scratch]);
-  await fs.rm(scratch, { recursive: true, force: true });
-  await runGit(work, ['worktree', 'prune']);
-}

@@ -1,6 +1,6 @@
 import { errorMessage, type ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
-import { addUsage, ZERO_USAGE } from '../llm/types';
+import { addUsage } from '../llm/types';
 import { proofLine } from '../gates/proof';
 import { finishLabel, iterationLabel } from '../reports/decision';
 import { type AgentRun, type IterationReportInput, ReportWriter } from '../reports/reportWriter';
@@ -9,13 +9,14 @@ import { summarizeReceipt } from '../spend/receipt';
 import { type Question, withQuestion } from '../tasks/questions';
 import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../record/checkpoint';
+import { type Checkpoint, freshCheckpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../record/checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
 import { boundPending, boundRecord } from './boundedRecord';
 import { boundOptionalText } from '../util/bounded';
 import { afterIteration, iterationFailed, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
 import { takeIntegrityBaseline } from './integrityStep';
+import { AsideBaseline, runsAtBase } from './baselineAside';
 import { checkSafeguards } from './safeguards';
 import { runHaltReason } from './runHalt';
 import { handleSecurityFindings, observationsOf } from './securityFindings';
@@ -36,12 +37,25 @@ export class TaskLoop {
   private readonly reports: ReportWriter;
   /** The iteration report last written in this run, to correct its decision when the task ends right after. */
   private lastReport: IterationReportInput | undefined;
+  /** The integrity baseline being taken beside the first iteration (a task in a worktree). */
+  private aside: AsideBaseline | undefined;
 
   constructor(private readonly services: TaskLoopServices) {
     this.reports = new ReportWriter(services.paths, services.config);
   }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
+    try {
+      return await this.runTask(initial, stop);
+    } finally {
+      // ended before its baseline was taken: the run at the base stops, its scratch goes (this loop may run another task next)
+      const aside = this.aside;
+      this.aside = undefined;
+      await aside?.close();
+    }
+  }
+
+  private async runTask(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { services } = this;
     const baseMax = initial.maxIterations ?? services.config.loop.maxIterations;
     let timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
@@ -80,7 +94,7 @@ export class TaskLoop {
         await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
       };
       services.meter.beginIteration(n, maxIterations);
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit });
+      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit, baseline: cp.integrity ? undefined : this.aside?.ready });
       if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
       cp = this.recordIteration(cp, step);
       // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
@@ -127,7 +141,7 @@ export class TaskLoop {
       onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
     });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    const cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : await this.freshCheckpoint(initial);
+    const cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : freshCheckpoint(initial.id, this.services.runId, await this.services.git.headSha().catch(() => undefined), this.isoNow());
     const task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
     await ensureProgressFile(services.work ?? services.paths, task);
 
@@ -188,18 +202,23 @@ export class TaskLoop {
   }
 
   /**
-   * Before iteration 1 the working tree is the task's base: what the required gates check is
-   * recorded then, once, and kept across resumes. A checkpoint from before this existed, taken
-   * after work began, has no base to compare with: said once, then the gates are judged as before.
+   * What the required gates check at the task's base, recorded once and kept across resumes: in a
+   * worktree (the base a commit) taken beside the first iterations (`AsideBaseline`, also after a
+   * resume that lacks it); in place, before iteration 1, while the working tree is the base. A
+   * checkpoint from before this existed, taken after work began in place, has no base to compare with.
    */
   private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
     if (cp.integrity || stop.aborted) return { cp };
+    // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
+    const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
+    if (this.services.work && cp.baseCommit && runsAtBase(task, this.services)) {
+      this.aside = new AsideBaseline(this.services, task, cp.baseCommit, AbortSignal.any([stop, deadline]));
+      return { cp };
+    }
     if (cp.iteration > 0 || cp.phase === 'running') {
       this.services.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
       return { cp };
     }
-    // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
-    const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
     const started = this.services.clock.now();
     const integrity = await takeIntegrityBaseline(this.services, task, AbortSignal.any([stop, deadline]));
     const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.services.clock.now() - started), updatedAt: this.isoNow() };
@@ -233,6 +252,7 @@ export class TaskLoop {
     }
     return {
       ...cp,
+      ...(step.integrity && !cp.integrity ? { integrity: step.integrity } : {}),
       phase: 'between',
       pending: undefined,
       elapsedMs: cp.elapsedMs + record.durationMs,
@@ -317,27 +337,6 @@ export class TaskLoop {
     const updated = await this.services.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
     if (task.status !== to) this.services.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
     return updated;
-  }
-
-  private async freshCheckpoint(task: Task): Promise<Checkpoint> {
-    return {
-      version: 1,
-      taskId: task.id,
-      runId: this.services.runId,
-      iteration: 0,
-      phase: 'between',
-      pending: undefined,
-      elapsedMs: 0,
-      baseCommit: await this.services.git.headSha().catch(() => undefined),
-      commits: 0,
-      consecutiveErrors: 0,
-      usage: ZERO_USAGE,
-      modelUsage: {},
-      optionalGateIterations: {},
-      warned: { ratio: false },
-      history: [],
-      updatedAt: this.isoNow(),
-    };
   }
 
   private async saveCheckpoint(cp: Checkpoint): Promise<void> {

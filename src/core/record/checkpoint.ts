@@ -300,3 +300,25 @@ export function serializeCheckpoint(checkpoint: CheckpointInput): string {
   const list = records.length === 0 ? '[]' : `[\n${records.join(',\n')}\n  ]`;
   return `${top.slice(0, -2)},\n  "history": ${list}\n}\n`;
 }
+
+/** A task's first checkpoint: no iteration yet, its base the commit it starts on. */
+export function freshCheckpoint(taskId: string, runId: string, baseCommit: string | undefined, now: string): Checkpoint {
+  return {
+    version: 1,
+    taskId,
+    runId,
+    iteration: 0,
+    phase: 'between',
+    pending: undefined,
+    elapsedMs: 0,
+    baseCommit,
+    commits: 0,
+    consecutiveErrors: 0,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    modelUsage: {},
+    optionalGateIterations: {},
+    warned: { ratio: false },
+    history: [],
+    updatedAt: now,
+  };
+}

@@ -51,14 +51,15 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     const ids: string[] = [];
-    for (const file of ['a.txt', 'b.txt', 'c.txt']) {
+    for (const file of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) {
       const added = await startCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir).done;
       assert.equal(added.code, 0, added.stderr);
       ids.push(added.stdout.trim());
     }
-    server.push(...Array.from({ length: 6 }, () => agent));
+    server.push(...Array.from({ length: 8 }, () => agent));
     const first = startCli(['run'], ws.dir);
-    // the three finished tasks are in the chain, checked side by side (each check waits for the release)
+    // the first task onto main lands at once: its prefix is the tree its own gate passed on (the run's gate
+    // cache); the three behind it are in the chain, checked side by side (each check waits for the release)
     const chainFile = ws.path('.ralph', 'runs', 'merge-chain.json');
     const checking = async () => {
       const text = await fs.readFile(chainFile, 'utf8').catch(() => '');
@@ -71,7 +72,9 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     assert.deepEqual(await mergeDirs(), ['_merge', '_merge-2', '_merge-3'], 'each in its own merge worktree');
     first.child.kill('SIGKILL');
     assert.equal((await first.done).code, null);
-    assert.equal(ws.git('rev-list', '--count', 'main'), '1', 'nothing landed before its check passed');
+    assert.equal(ws.git('rev-list', '--count', 'main'), '2', 'only the first task landed: nothing landed before its check passed');
+    const firstLanded = ws.git('log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').trim();
+    assert.ok(ids.includes(firstLanded));
 
     // what the run left: `ralph status` shows the chain as it stood
     const status = await startCli(['status'], ws.dir).done;
@@ -84,7 +87,7 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     const second = await startCli(['run'], ws.dir).done;
     assert.equal(second.code, 0, second.stderr + second.stdout);
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
-    assert.deepEqual(tasks.map((t) => t.status), ['done', 'done', 'done']);
+    assert.deepEqual(tasks.map((t) => t.status), ['done', 'done', 'done', 'done']);
     const landed = ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean);
     assert.deepEqual([...landed].sort(), [...ids].sort(), 'each task landed exactly once');
     // every commit main got is a prefix the second run checked (a merged check's gate passed for each task)
