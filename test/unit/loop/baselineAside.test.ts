@@ -92,4 +92,26 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
     assert.ok(!worktrees().some((w) => w.includes(`_base-${id}`)), `git forgot it too: ${worktrees().join(', ')}`);
     assert.deepEqual(eventsOf(h.events, 'warning').filter((w) => w.code === 'integrity-baseline-missing'), [], 'a stop is not a missing baseline');
   });
+  it('a resumed task whose checkpoint lacks the baseline takes it at its base commit, not going on without one', async () => {
+    await fs.writeFile(release, '');
+    const write = (file: string): Step => () => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content: '1' } }] });
+    const id = await project([write('n1.num'), { content: 'more to do\n<ralph>PROGRESS:50</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote n1.num', promiseEvidence: 'n1.num written' } }] }]);
+    await h.store.update(id, { maxIterations: 1 });
+    const first = await h.runner().run();
+    assert.deepEqual(first.results.map((r) => r.status), ['timeout'], first.results.map((r) => r.reason).join('; '));
+    // a checkpoint without the baseline (as a process killed before it was written leaves it)
+    const state = JSON.parse(await fs.readFile(h.paths.state(id), 'utf8')) as Record<string, unknown>;
+    assert.ok(state.integrity, 'the first run kept it');
+    delete state.integrity;
+    await fs.writeFile(h.paths.state(id), JSON.stringify(state));
+    await h.store.update(id, { status: 'in_progress', maxIterations: 3 });
+    const before = h.events.length;
+    const second = await h.runner().run();
+    assert.deepEqual(second.results.map((r) => r.status), ['done'], second.results.map((r) => r.reason).join('; '));
+    const later = h.events.slice(before);
+    assert.deepEqual(eventsOf(later, 'warning').filter((w) => w.code === 'integrity-baseline-missing'), [], 'no run without a baseline');
+    assert.equal(eventsOf(later, 'integrity.baseline').find((b) => b.taskId === id)?.gates[0].tests?.named, 2, 'taken again, at the base (the base\'s two tests)');
+    const own = eventsOf(later, 'gate.finished').filter((e) => e.taskId === id && e.passed);
+    assert.deepEqual(own[0]?.preExisting, ['legacy date parsing']);
+  });
 });
