@@ -101,12 +101,7 @@ export class WorktreeManager {
     return withWorktreeLock(this.root, work);
   }
 
-  /**
-   * A scratch worktree (a proof's, a baseline's: `_proof-<id>`, `_base-<id>`) detached at
-   * `commit`, the shared folders linked; git's error text when it could not be made. In this
-   * repository's worktree queue: a `worktree prune` beside a `worktree add` can take the new
-   * worktree's half-written record away.
-   */
+  /** A scratch worktree (`_proof-<id>`, `_base-<id>`) detached at `commit`, shared folders linked (in the worktree queue: a prune beside an add takes its half-written record); git's error when not made. */
   async addScratch(scratch: string, commit: string): Promise<string | undefined> {
     const added = await this.exclusive(() => runGit(this.root, ['worktree', 'add', '--detach', '--force', scratch, commit]));
     if (added.code !== 0) return added.stderr.trim() || `git worktree add exited with ${added.code}`;
