@@ -1,15 +1,21 @@
 import type { Parser } from 'web-tree-sitter';
-import { judgeRecursiveDelete, judgeWrite, type PathContext, resolvePath } from './commandPaths';
+import {
+  changeDirectory,
+  excerpt,
+  type Finding,
+  judgeGeneratedScript,
+  judgeScriptFile,
+  recordDownloads,
+  type State,
+} from './analysisState';
+import { judgeRecursiveDelete, type PathContext } from './commandPaths';
 import { judgeSimple, positionals, type Verdict } from './commandRules';
-import { judgeCredentialWord, judgeEnvironmentDump } from './credentialRules';
-import { containsDownloader, descendants, DOWNLOADERS, stdinSources } from './commandSources';
+import { containsDownloader, DOWNLOADERS, stdinSources } from './commandSources';
 import type { SyntaxNode } from './shellParser';
-import { afterOptions, commandBase, literal, type ShellWord, shellWord, xargsReplace } from './shellWords';
+import { judgeFunction, judgeReads, judgeRedirect } from './shellNodeRules';
+import { afterOptions, commandBase, type ShellWord, shellWord, xargsReplace } from './shellWords';
 
-/** Something in a command line the rules refuse or ask about; `command` is the simple command it is in. */
-export interface Finding extends Verdict {
-  command: string;
-}
+export type { Finding } from './analysisState';
 
 export interface Analysis {
   findings: Finding[];
@@ -21,17 +27,6 @@ export interface Analysis {
 const MAX_DEPTH = 8;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'yash', 'posh']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript']);
-
-interface State {
-  parser: Parser;
-  where: PathContext;
-  findings: Finding[];
-  commands: string[];
-  /** Files a downloader writes earlier in the line (`curl -o x.sh …`, `wget … > x.sh`), by absolute path. */
-  downloaded: Set<string>;
-  /** A downloader saved under a name only it knows (`curl -O`, `wget URL`). */
-  downloadedUnnamed: boolean;
-}
 
 /** Parses a command line with the bash grammar and judges every simple command anywhere in it. */
 export function analyseCommand(parser: Parser, text: string, where: PathContext): Analysis {
@@ -51,7 +46,12 @@ function analyseText(st: State, text: string, depth: number, shown: string): voi
     return;
   }
   try {
-    if (tree.rootNode.hasError) st.findings.push({ action: 'ask', reason: `the command is not valid shell syntax as written (${excerpt(text)}), so it cannot be judged`, command: excerpt(text) });
+    if (tree.rootNode.hasError)
+      st.findings.push({
+        action: 'ask',
+        reason: `the command is not valid shell syntax as written (${excerpt(text)}), so it cannot be judged`,
+        command: excerpt(text),
+      });
     walk(st, tree.rootNode, depth);
   } finally {
     tree.delete();
@@ -86,7 +86,10 @@ function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
 }
 
 /** Commands that run the command in their arguments: the options of theirs that take a value, and words to skip after them. */
-const WRAPPERS: ReadonlyMap<string, { valued: ReadonlySet<string>; skip?: number }> = new Map<string, { valued: ReadonlySet<string>; skip?: number }>([
+const WRAPPERS: ReadonlyMap<string, { valued: ReadonlySet<string>; skip?: number }> = new Map<
+  string,
+  { valued: ReadonlySet<string>; skip?: number }
+>([
   ...['builtin', 'nohup', 'chronic', 'unbuffer', 'time', 'setsid'].map((name) => [name, { valued: new Set<string>() }] as const),
   ['exec', { valued: new Set(['-a']) }],
   ['nice', { valued: new Set(['-n']) }],
@@ -104,7 +107,11 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
   if (first.value === undefined) {
     const text = words.map((w) => w.text).join(' ');
     st.commands.push(text);
-    st.findings.push({ action: 'ask', reason: `the command name ${first.text} is known only when it runs, so the command cannot be judged`, command: text });
+    st.findings.push({
+      action: 'ask',
+      reason: `the command name ${first.text} is known only when it runs, so the command cannot be judged`,
+      command: text,
+    });
     return;
   }
   const name = commandBase(first.value);
@@ -126,14 +133,8 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
       return inner(afterOptions(args, new Set()));
     case 'busybox': // busybox APPLET args: the applet is the command
       return inner(args);
-    case 'xargs': {
-      const rest = afterOptions(args, new Set(['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-lines', '--replace', '--eof', '--max-chars']));
-      // the replace string stands for input: words holding it are known only when it runs
-      const replace = xargsReplace(args);
-      const input = (w: ShellWord): ShellWord => (replace && w.value?.includes(replace) ? { ...w, value: undefined } : w);
-      if (rest.length > 0) inner([...rest.map(input), { value: undefined, text: '(arguments read from input)', node }]);
-      return;
-    }
+    case 'xargs':
+      return judgeXargs(args, node, inner);
     case 'alias':
     case 'trap':
     case 'eval':
@@ -158,14 +159,54 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
   }
   if (SHELLS.has(name)) return judgeShell(st, args, node, depth, add, normalised);
   // `python3 -` and `python3` read the program from stdin
-  if (INTERPRETERS.has(name) && positionals(args).every((a) => a.value === '-') && !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))) {
+  if (
+    INTERPRETERS.has(name) &&
+    positionals(args).every((a) => a.value === '-') &&
+    !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))
+  ) {
     const sources = stdinSources(node);
     if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
   }
 }
 
+/** xargs' options that take a value. */
+const XARGS_VALUED = new Set([
+  '-I',
+  '-L',
+  '-n',
+  '-P',
+  '-d',
+  '-E',
+  '-s',
+  '-a',
+  '--arg-file',
+  '--delimiter',
+  '--max-args',
+  '--max-procs',
+  '--max-lines',
+  '--replace',
+  '--eof',
+  '--max-chars',
+]);
+
+/** `xargs CMD…` runs CMD with arguments read from its input. */
+function judgeXargs(args: ShellWord[], node: SyntaxNode, inner: (rest: ShellWord[]) => void): void {
+  const rest = afterOptions(args, XARGS_VALUED);
+  // the replace string stands for input: words holding it are known only when it runs
+  const replace = xargsReplace(args);
+  const input = (w: ShellWord): ShellWord => (replace && w.value?.includes(replace) ? { ...w, value: undefined } : w);
+  if (rest.length > 0) inner([...rest.map(input), { value: undefined, text: '(arguments read from input)', node }]);
+}
+
 /** Commands whose arguments are shell text run later (an alias body, a trap's action, eval, watch): the text is judged as a command. */
-function judgeLaterText(st: State, name: string, args: ShellWord[], depth: number, normalised: string, add: (verdicts: Verdict[]) => void): void {
+function judgeLaterText(
+  st: State,
+  name: string,
+  args: ShellWord[],
+  depth: number,
+  normalised: string,
+  add: (verdicts: Verdict[]) => void,
+): void {
   if (name === 'alias' || name === 'trap') {
     const texts = name === 'alias' ? args.map((a) => a.value?.replace(/^[^=]*=/, '')) : args.slice(0, 1).map((a) => a.value);
     if (texts.some((t) => t === undefined)) return add([{ action: 'ask', reason: `${name} with shell text known only when it runs` }]);
@@ -174,7 +215,11 @@ function judgeLaterText(st: State, name: string, args: ShellWord[], depth: numbe
   }
   if (name === 'eval') {
     if (args.some((a) => a.value === undefined)) {
-      add([args.some((a) => containsDownloader(a.node)) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: 'eval of text known only when it runs' }]);
+      add([
+        args.some((a) => containsDownloader(a.node))
+          ? { action: 'deny', reason: 'running a downloaded script' }
+          : { action: 'ask', reason: 'eval of text known only when it runs' },
+      ]);
       return;
     }
     return analyseText(st, args.map((a) => a.value).join(' '), depth + 1, normalised);
@@ -214,7 +259,11 @@ function judgeEnv(st: State, args: ShellWord[], node: SyntaxNode, depth: number)
     break;
   }
   if (i >= args.length) {
-    st.findings.push({ action: 'deny', reason: 'env: printing the environment (a secret in a variable not named like one would go to the model)', command: 'env' });
+    st.findings.push({
+      action: 'deny',
+      reason: 'env: printing the environment (a secret in a variable not named like one would go to the model)',
+      command: 'env',
+    });
     return;
   }
   const saved = st.where;
@@ -248,58 +297,32 @@ function judgeShell(st: State, args: ShellWord[], node: SyntaxNode, depth: numbe
   if (commandText) {
     if (!operand) return;
     if (operand.value === undefined) {
-      return add([containsDownloader(operand.node) ? { action: 'deny', reason: 'running a downloaded script' } : { action: 'ask', reason: `a shell command known only when it runs (${operand.text})` }]);
+      return add([
+        containsDownloader(operand.node)
+          ? { action: 'deny', reason: 'running a downloaded script' }
+          : { action: 'ask', reason: `a shell command known only when it runs (${operand.text})` },
+      ]);
     }
     return analyseText(st, operand.value, depth + 1, shown);
   }
   if (operand) {
     if (operand.node.type === 'process_substitution') add([judgeGeneratedScript(operand.node)]);
-    else if (operand.value === undefined) add([{ action: 'ask', reason: `a shell script or option known only when it runs (${operand.text})` }]);
+    else if (operand.value === undefined)
+      add([{ action: 'ask', reason: `a shell script or option known only when it runs (${operand.text})` }]);
     else add(judgeScriptFile(st, operand)); // a script file of the workspace's own, unless just downloaded
     return;
   }
   const sources = stdinSources(node);
   if (sources.downloads) return add([{ action: 'deny', reason: 'piping a download into a shell' }]);
   for (const text of sources.texts) analyseText(st, text, depth + 1, shown);
-  if (sources.unknown.length > 0) add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
-}
-
-/** A script run by path: refused when the same line downloaded it. */
-function judgeScriptFile(st: State, file: ShellWord): Verdict[] {
-  const abs = file.value === undefined ? undefined : resolvePath(file.value, st.where);
-  if (abs !== undefined && st.downloaded.has(abs)) return [{ action: 'deny', reason: `running a downloaded script (${file.text})` }];
-  if (st.downloadedUnnamed) return [{ action: 'ask', reason: `running ${file.text} after downloading files under names only the downloader knows` }];
-  return [];
-}
-
-/** Where a downloader saves (`curl URL > file` is recorded by the redirect instead). */
-function recordDownloads(st: State, name: string, args: ShellWord[]): void {
-  const outputs = name === 'wget' ? ['-O', '--output-document'] : ['-o', '--output'];
-  let named = false;
-  args.forEach((a, i) => {
-    const v = a.value ?? '';
-    const inline = outputs.find((o) => o.startsWith('--') && v.startsWith(`${o}=`));
-    const short = outputs[0].slice(1); // `-so file`: the output option last in a cluster of short ones
-    const clustered = new RegExp(`^-[a-zA-Z]*${short}$`).test(v);
-    const file = outputs.includes(v) || clustered ? args[i + 1]?.value : inline ? v.slice(inline.length + 1) : undefined;
-    if (file === undefined) return;
-    named = true;
-    const abs = resolvePath(file, st.where);
-    if (abs !== undefined) st.downloaded.add(abs);
-  });
-  if (name === 'wget' && !named && !args.some((a) => a.value === '-qO-' || a.value === '-O-')) st.downloadedUnnamed = true;
-  if (name === 'curl' && args.some((a) => a.value === '-O' || a.value === '--remote-name' || /^-[a-zA-Z]*O[a-zA-Z]*$/.test(a.value ?? ''))) st.downloadedUnnamed = true;
-}
-
-function judgeGeneratedScript(substitution: SyntaxNode): Verdict {
-  if (containsDownloader(substitution)) return { action: 'deny', reason: 'running a downloaded script' };
-  return { action: 'ask', reason: `running a script produced by \`${excerpt(substitution.text)}\`` };
+  if (sources.unknown.length > 0)
+    add([{ action: 'ask', reason: `a shell reading commands from the output of \`${excerpt(sources.unknown.join(' | '))}\`` }]);
 }
 
 /** `find … -exec CMD {} ;` runs CMD; `find DIR -delete` deletes recursively. */
 function judgeFind(st: State, args: ShellWord[], node: SyntaxNode, depth: number, add: (v: Verdict[]) => void): void {
   const start = args.findIndex((a) => a.value === undefined || /^[-(!]/.test(a.value));
-  const roots = (start < 0 ? args : args.slice(0, start));
+  const roots = start < 0 ? args : args.slice(0, start);
   if (args.some((a) => a.value === '-delete')) {
     for (const root of roots.length ? roots : [{ value: '.', text: '.', node }]) {
       const verdict = judgeRecursiveDelete(root.value, root.text, st.where);
@@ -314,62 +337,4 @@ function judgeFind(st: State, args: ShellWord[], node: SyntaxNode, depth: number
     if (end < 0) break;
     i = end;
   }
-}
-
-function judgeRedirect(st: State, node: SyntaxNode): void {
-  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? '';
-  const destination = node.childForFieldName('destination');
-  if (destination && (operator === '<' || operator === '<>')) {
-    const read = judgeCredentialWord(shellWord(destination), st.where);
-    if (read) st.findings.push({ ...read, command: node.text });
-  }
-  if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
-  if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
-  const value = literal(destination);
-  const verdict = judgeWrite(value, destination.text, st.where, `redirecting output (${operator})`);
-  if (verdict) st.findings.push({ ...verdict, command: node.text });
-  const body = node.parent?.type === 'redirected_statement' ? node.parent.childForFieldName('body') : undefined;
-  if (value !== undefined && body && containsDownloader(body)) {
-    const abs = resolvePath(value, st.where);
-    if (abs !== undefined) st.downloaded.add(abs);
-  }
-}
-
-/**
- * Words outside a command's arguments that can name a file to read: an assignment's value
- * (`K=~/.ssh/id_rsa; cat $K`), a here-string; and `export` / `declare -p` alone, which print
- * the environment.
- */
-function judgeReads(st: State, node: SyntaxNode): void {
-  if (node.type === 'declaration_command') {
-    const keyword = node.children[0]?.type ?? 'declare';
-    const words = node.namedChildren.filter((c): c is SyntaxNode => c !== null).map(shellWord);
-    const dump = judgeEnvironmentDump(keyword, words);
-    if (dump) st.findings.push({ ...dump, command: excerpt(node.text) });
-    return;
-  }
-  const value = node.type === 'variable_assignment' ? node.childForFieldName('value') : node.namedChildren[0];
-  if (!value) return;
-  const read = judgeCredentialWord(shellWord(value), st.where);
-  if (read) st.findings.push({ ...read, command: excerpt(node.text) });
-}
-
-function judgeFunction(st: State, node: SyntaxNode): void {
-  const name = node.childForFieldName('name')?.text;
-  const body = node.childForFieldName('body');
-  if (!name || !body) return;
-  const selfCalls = descendants(body, 'command').filter((c) => literal(c.childForFieldName('name') ?? c) === name);
-  if (selfCalls.some((c) => c.parent?.type === 'pipeline')) st.findings.push({ action: 'deny', reason: 'a fork bomb (a function that pipes into itself)', command: excerpt(node.text) });
-  else if (selfCalls.length > 0) st.findings.push({ action: 'ask', reason: `function ${name} calls itself`, command: excerpt(node.text) });
-}
-
-function changeDirectory(dir: ShellWord | undefined, where: PathContext): string | undefined {
-  if (!dir) return resolvePath('~', where);
-  if (dir.value === undefined || dir.value === '-') return undefined;
-  return resolvePath(dir.value, where);
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= 120 ? flat : `${flat.slice(0, 117)}…`;
 }

@@ -3,14 +3,23 @@ import * as path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
 import { runGit } from '../git/gitExec';
-import type { TaskStatus } from '../tasks/schema';
+import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskRecords } from '../record/records';
 import type { TaskStore } from '../tasks/store';
 import { type ActionsEnv, eventInput, readActionsEnv, writeOutputs, writeSummary } from './actionsEnv';
-import { checkOutTaskBranch, collectTaskState, completeAwaitingMerge, hasWork, headSha, type JobStart, restoreTaskState, returnToAgent } from './ciCheckout';
+import {
+  checkOutTaskBranch,
+  collectTaskState,
+  completeAwaitingMerge,
+  hasWork,
+  headSha,
+  type JobStart,
+  restoreTaskState,
+  returnToAgent,
+} from './ciCheckout';
 import type { ForgeConnection } from './connect';
 import { pullRequestText } from './prBody';
-import { loadTaskState, pushBranch, saveTaskState, tokenAuth } from './taskState';
+import { type GitAuth, loadTaskState, pushBranch, saveTaskState, tokenAuth } from './taskState';
 import type { Forge, PullRequestInfo } from './types';
 
 export interface CiTaskOptions {
@@ -48,18 +57,10 @@ export interface CiTaskResult {
  */
 export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   const env = o.env ?? process.env;
-  const { workspace, config, taskId } = o;
-  const actions = await readActionsEnv(env);
-  const remote = config.forge.remote;
-  const target = env.RALPH_TARGET || eventInput(actions, 'target') || actions.refName || (await currentBranch(workspace));
-  const connection = await o.connect();
-  const remoteUrl = (await runGit(workspace, ['remote', 'get-url', remote])).stdout.trim();
-  const auth = tokenAuth(remoteUrl, connection.token);
+  const job = await openJob(o, env);
+  const { workspace, remote, target, branch, auth, actions } = job;
+  const { taskId } = o;
   const { paths, store, checkpoints } = o.records;
-  await store.get(taskId); // an unknown task fails here, before any git change
-
-  const { branch } = await checkOutTaskBranch(workspace, remote, taskId, target, auth);
-  o.log(`ci: ${taskId} on ${branch} (target ${target})`);
   let start: JobStart = await restoreTaskState(o.records, taskId, await loadTaskState(workspace, remote, taskId, auth));
   const feedback = feedbackFor(env, actions, taskId);
   if (feedback && (start.kind === 'complete' || start.kind === 'resume')) {
@@ -73,18 +74,85 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
     return { status: task.status, reason: start.why, branch, warnings: [] };
   }
   if (start.kind === 'resume') o.log(`ci: resuming ${taskId} (it was ${start.from})`);
-  await settleDependencies(connection.forge, store, taskId);
+  await settleDependencies(job.forge, store, taskId);
 
   const warnings: string[] = [];
-  const job = () => ({ runId: actions.runId ?? null, runUrl: actions.runUrl ?? null, attempt: actions.runAttempt ?? null, target, updatedAt: new Date().toISOString() });
-  const sync = new StateSync(async (message) => {
-    await pushBranch(workspace, remote, branch, auth);
-    await saveTaskState(workspace, remote, taskId, await collectTaskState(paths, await store.get(taskId), job()), message, auth);
-  }, (error) => {
-    const text = `could not push ${taskId}'s progress: ${errorMessage(error)}`;
-    warnings.push(text);
-    o.log(`ci: warning: ${text}`);
+  const { status, reason, task } = await runPushingProgress(o, job, start, warnings);
+  const finalReport = await readFile(path.join(paths.reportsDir(taskId), 'final.md'), 'utf8').catch(() => undefined);
+  const { pr, done, autoMerge } = await publishPullRequest(o, job, { task, status, reason, finalReport }, warnings);
+  await writeOutputs(actions, {
+    task: taskId,
+    status,
+    branch,
+    'head-sha': await headSha(workspace),
+    'pr-number': pr ? String(pr.number) : '',
+    'pr-url': pr?.url ?? '',
   });
+  await writeSummary(actions, jobSummary(taskId, task.title, status, reason, pr, warnings, finalReport));
+  for (const w of warnings) o.log(`ci: warning: ${w}`);
+  const prState = done ? (autoMerge ? 'ready, auto-merge on' : 'ready, auto-merge NOT on') : 'left as a draft';
+  if (pr) o.log(`ci: pull request #${pr.number} ${prState}: ${pr.url}`);
+  return { status, reason, branch, ...(pr ? { pr } : {}), warnings };
+}
+
+/** The job once the task's branch is checked out: where it pushes, and with what. */
+interface CiJob {
+  workspace: string;
+  actions: ActionsEnv;
+  remote: string;
+  target: string;
+  branch: string;
+  forge: Forge;
+  auth: GitAuth;
+}
+
+/** Reads the job's environment, connects to the forge and checks the task's branch out. */
+async function openJob(o: CiTaskOptions, env: NodeJS.ProcessEnv): Promise<CiJob> {
+  const { workspace, config, taskId } = o;
+  const actions = await readActionsEnv(env);
+  const remote = config.forge.remote;
+  const target = env.RALPH_TARGET || eventInput(actions, 'target') || actions.refName || (await currentBranch(workspace));
+  const connection = await o.connect();
+  const remoteUrl = (await runGit(workspace, ['remote', 'get-url', remote])).stdout.trim();
+  const auth = tokenAuth(remoteUrl, connection.token);
+  await o.records.store.get(taskId); // an unknown task fails here, before any git change
+
+  const { branch } = await checkOutTaskBranch(workspace, remote, taskId, target, auth);
+  o.log(`ci: ${taskId} on ${branch} (target ${target})`);
+  return { workspace, actions, remote, target, branch, forge: connection.forge, auth };
+}
+
+/**
+ * Runs the task (unless an earlier job finished it), pushing the branch and the state after every
+ * iteration, then once more at the end whatever happened to those pushes.
+ */
+async function runPushingProgress(
+  o: CiTaskOptions,
+  job: CiJob,
+  start: JobStart,
+  warnings: string[],
+): Promise<{ status: TaskStatus; reason: string; task: Task }> {
+  const { workspace, remote, branch, auth, actions, target } = job;
+  const { config, taskId } = o;
+  const { paths, store } = o.records;
+  const jobState = () => ({
+    runId: actions.runId ?? null,
+    runUrl: actions.runUrl ?? null,
+    attempt: actions.runAttempt ?? null,
+    target,
+    updatedAt: new Date().toISOString(),
+  });
+  const sync = new StateSync(
+    async (message) => {
+      await pushBranch(workspace, remote, branch, auth);
+      await saveTaskState(workspace, remote, taskId, await collectTaskState(paths, await store.get(taskId), jobState()), message, auth);
+    },
+    (error) => {
+      const text = `could not push ${taskId}'s progress: ${errorMessage(error)}`;
+      warnings.push(text);
+      o.log(`ci: warning: ${text}`);
+    },
+  );
 
   let status: TaskStatus;
   let reason: string;
@@ -99,32 +167,46 @@ export async function runCiTask(o: CiTaskOptions): Promise<CiTaskResult> {
   // the end of the job: everything pushed, whatever happened to the per-iteration pushes
   await pushBranch(workspace, remote, branch, auth);
   const task = await store.get(taskId);
-  await saveTaskState(workspace, remote, taskId, await collectTaskState(paths, task, { ...job(), status }), `ralph(${taskId}): ${status}`, auth);
+  await saveTaskState(
+    workspace,
+    remote,
+    taskId,
+    await collectTaskState(paths, task, { ...jobState(), status }),
+    `ralph(${taskId}): ${status}`,
+    auth,
+  );
+  return { status, reason, task };
+}
 
-  const cp = await checkpoints.load(taskId).catch(() => undefined);
-  const done = status === 'done' && completeAwaitingMerge(cp ?? undefined);
-  let pr: PullRequestInfo | undefined;
-  let autoMerge = false;
-  const finalReport = await readFile(path.join(paths.reportsDir(taskId), 'final.md'), 'utf8').catch(() => undefined);
-  if (await hasWork(workspace, remote, target)) {
-    const text = pullRequestText({ task, status, reason, checkpoint: cp ?? undefined, finalReport, runUrl: actions.runUrl });
-    pr = await upsertPullRequest(connection.forge, { head: branch, base: target, ...text, draft: !done });
-    if (done) {
-      try {
-        await connection.forge.enableAutoMerge(pr, config.merge.strategy);
-        autoMerge = true;
-      } catch (error) {
-        warnings.push(`auto-merge could not be enabled on #${pr.number}: ${errorMessage(error)} (allow auto-merge in the repository's settings, or merge it by hand)`);
-      }
-    }
-  } else {
+/**
+ * Opens or updates the task's pull request when its branch has work: ready with auto-merge on
+ * when the task is done and waits only for its merge, a draft otherwise.
+ */
+async function publishPullRequest(
+  o: CiTaskOptions,
+  job: CiJob,
+  outcome: { task: Task; status: TaskStatus; reason: string; finalReport: string | undefined },
+  warnings: string[],
+): Promise<{ pr?: PullRequestInfo; done: boolean; autoMerge: boolean }> {
+  const { workspace, remote, target, branch, forge, actions } = job;
+  const cp = await o.records.checkpoints.load(o.taskId).catch(() => undefined);
+  const done = outcome.status === 'done' && completeAwaitingMerge(cp ?? undefined);
+  if (!(await hasWork(workspace, remote, target))) {
     warnings.push(`${branch} has no commit beyond ${target}: no pull request`);
+    return { done, autoMerge: false };
   }
-  await writeOutputs(actions, { task: taskId, status, branch, 'head-sha': await headSha(workspace), 'pr-number': pr ? String(pr.number) : '', 'pr-url': pr?.url ?? '' });
-  await writeSummary(actions, jobSummary(taskId, task.title, status, reason, pr, warnings, finalReport));
-  for (const w of warnings) o.log(`ci: warning: ${w}`);
-  if (pr) o.log(`ci: pull request #${pr.number} ${done ? (autoMerge ? 'ready, auto-merge on' : 'ready, auto-merge NOT on') : 'left as a draft'}: ${pr.url}`);
-  return { status, reason, branch, ...(pr ? { pr } : {}), warnings };
+  const text = pullRequestText({ ...outcome, checkpoint: cp ?? undefined, runUrl: actions.runUrl });
+  const pr = await upsertPullRequest(forge, { head: branch, base: target, ...text, draft: !done });
+  if (!done) return { pr, done, autoMerge: false };
+  try {
+    await forge.enableAutoMerge(pr, o.config.merge.strategy);
+    return { pr, done, autoMerge: true };
+  } catch (error) {
+    warnings.push(
+      `auto-merge could not be enabled on #${pr.number}: ${errorMessage(error)} (allow auto-merge in the repository's settings, or merge it by hand)`,
+    );
+    return { pr, done, autoMerge: false };
+  }
 }
 
 /**
@@ -138,13 +220,20 @@ async function settleDependencies(forge: Forge, store: TaskStore, taskId: string
     const current = await store.get(dep);
     if (current.status === 'done') continue;
     const pr = await forge.pullRequestFor(`ralph/${dep}`);
-    if (!pr?.merged) throw new RalphError(`${taskId} depends on ${dep}, whose pull request has not merged${pr ? ` (#${pr.number} is ${pr.state})` : ''}: it would start from a base without ${dep}'s work`, 'dependencies-pending');
+    if (!pr?.merged)
+      throw new RalphError(
+        `${taskId} depends on ${dep}, whose pull request has not merged${pr ? ` (#${pr.number} is ${pr.state})` : ''}: it would start from a base without ${dep}'s work`,
+        'dependencies-pending',
+      );
     await store.update(dep, { status: 'done' });
   }
 }
 
 /** Opens the task's pull request, or brings the open one up to date (body, draft state). */
-async function upsertPullRequest(forge: Forge, draft: { head: string; base: string; title: string; body: string; draft: boolean }): Promise<PullRequestInfo> {
+async function upsertPullRequest(
+  forge: Forge,
+  draft: { head: string; base: string; title: string; body: string; draft: boolean },
+): Promise<PullRequestInfo> {
   const existing = await forge.pullRequestFor(draft.head);
   if (existing && existing.state === 'open') {
     const updated = await forge.updatePullRequest(existing.number, { title: draft.title, body: draft.body });
@@ -172,7 +261,15 @@ async function currentBranch(workspace: string): Promise<string> {
   return head.code === 0 ? head.stdout.trim() : 'main';
 }
 
-function jobSummary(taskId: string, title: string, status: TaskStatus, reason: string, pr: PullRequestInfo | undefined, warnings: string[], text: string | undefined): string {
+function jobSummary(
+  taskId: string,
+  title: string,
+  status: TaskStatus,
+  reason: string,
+  pr: PullRequestInfo | undefined,
+  warnings: string[],
+  text: string | undefined,
+): string {
   return [
     `## Ralph ${taskId}: ${title}`,
     '',
@@ -212,4 +309,3 @@ class StateSync {
     return this.chain;
   }
 }
-

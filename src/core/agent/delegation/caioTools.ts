@@ -26,55 +26,99 @@ interface Action {
  * Once done, the evidence carries an `externalId` (the first URL in the output, or the pushed sha).
  */
 export function createCaioTools(commands: CaioCommands, approval: ApprovalPrompt): AgentTool[] {
-  const run = (action: Action, ctx: ToolContext) => runAction(action, ctx, approval);
-  return [
-    defineTool({
-      name: 'git_push',
-      description: 'Push commits to a remote (needs a human\'s approval; stays pending until approved).',
-      schema: z.object({
-        remote: z.string().min(1).optional().describe('Remote name. Default: origin.'),
-        ref: z.string().min(1).optional().describe('What to push, e.g. a branch name. Default: HEAD (the current branch).'),
-      }),
-      async run(args, ctx) {
-        const remote = args.remote ?? 'origin';
-        const ref = args.ref ?? 'HEAD';
-        const command = commands.push ?? DEFAULT_PUSH_COMMAND;
-        return run({ tool: 'git_push', what: `push ${ref} to ${remote}`, command, configKey: 'push', env: { RALPH_REMOTE: remote, RALPH_REF: ref }, fallbackId: headSha }, ctx);
-      },
+  const run: RunAction = (action, ctx) => runAction(action, ctx, approval);
+  return [pushTool(commands, run), pullRequestTool(commands, run), issueTool(commands, run), notifyTool(commands, run)];
+}
+
+type RunAction = (action: Action, ctx: ToolContext) => Promise<ToolResult>;
+
+function pushTool(commands: CaioCommands, run: RunAction): AgentTool {
+  return defineTool({
+    name: 'git_push',
+    description: "Push commits to a remote (needs a human's approval; stays pending until approved).",
+    schema: z.object({
+      remote: z.string().min(1).optional().describe('Remote name. Default: origin.'),
+      ref: z.string().min(1).optional().describe('What to push, e.g. a branch name. Default: HEAD (the current branch).'),
     }),
-    defineTool({
-      name: 'open_pull_request',
-      description: 'Open a pull request through the configured command (needs a human\'s approval; stays pending until approved).',
-      schema: z.object({
-        title: z.string().trim().min(1),
-        body: z.string().default(''),
-        base: z.string().optional().describe('Target branch.'),
-        head: z.string().optional().describe('Source branch. Default: the current one.'),
-      }),
-      async run(args, ctx) {
-        const env = { RALPH_TITLE: args.title, RALPH_BODY: args.body, RALPH_BASE: args.base ?? '', RALPH_HEAD: args.head ?? '' };
-        return run({ tool: 'open_pull_request', what: `open the pull request "${oneLine(args.title, 80)}"`, command: commands.pullRequest, configKey: 'pullRequest', env }, ctx);
-      },
+    async run(args, ctx) {
+      const remote = args.remote ?? 'origin';
+      const ref = args.ref ?? 'HEAD';
+      const command = commands.push ?? DEFAULT_PUSH_COMMAND;
+      return run(
+        {
+          tool: 'git_push',
+          what: `push ${ref} to ${remote}`,
+          command,
+          configKey: 'push',
+          env: { RALPH_REMOTE: remote, RALPH_REF: ref },
+          fallbackId: headSha,
+        },
+        ctx,
+      );
+    },
+  });
+}
+
+function pullRequestTool(commands: CaioCommands, run: RunAction): AgentTool {
+  return defineTool({
+    name: 'open_pull_request',
+    description: "Open a pull request through the configured command (needs a human's approval; stays pending until approved).",
+    schema: z.object({
+      title: z.string().trim().min(1),
+      body: z.string().default(''),
+      base: z.string().optional().describe('Target branch.'),
+      head: z.string().optional().describe('Source branch. Default: the current one.'),
     }),
-    defineTool({
-      name: 'open_issue',
-      description: 'Open an issue through the configured command (needs a human\'s approval; stays pending until approved).',
-      schema: z.object({ title: z.string().trim().min(1), body: z.string().default('') }),
-      async run(args, ctx) {
-        const env = { RALPH_TITLE: args.title, RALPH_BODY: args.body };
-        return run({ tool: 'open_issue', what: `open the issue "${oneLine(args.title, 80)}"`, command: commands.issue, configKey: 'issue', env }, ctx);
-      },
-    }),
-    defineTool({
-      name: 'notify',
-      description: 'Send a notification through the configured command (needs a human\'s approval; stays pending until approved).',
-      schema: z.object({ message: z.string().trim().min(1) }),
-      async run(args, ctx) {
-        const env = { RALPH_MESSAGE: args.message };
-        return run({ tool: 'notify', what: `send the notification "${oneLine(args.message, 80)}"`, command: commands.notify, configKey: 'notify', env }, ctx);
-      },
-    }),
-  ];
+    async run(args, ctx) {
+      const env = { RALPH_TITLE: args.title, RALPH_BODY: args.body, RALPH_BASE: args.base ?? '', RALPH_HEAD: args.head ?? '' };
+      return run(
+        {
+          tool: 'open_pull_request',
+          what: `open the pull request "${oneLine(args.title, 80)}"`,
+          command: commands.pullRequest,
+          configKey: 'pullRequest',
+          env,
+        },
+        ctx,
+      );
+    },
+  });
+}
+
+function issueTool(commands: CaioCommands, run: RunAction): AgentTool {
+  return defineTool({
+    name: 'open_issue',
+    description: "Open an issue through the configured command (needs a human's approval; stays pending until approved).",
+    schema: z.object({ title: z.string().trim().min(1), body: z.string().default('') }),
+    async run(args, ctx) {
+      const env = { RALPH_TITLE: args.title, RALPH_BODY: args.body };
+      return run(
+        { tool: 'open_issue', what: `open the issue "${oneLine(args.title, 80)}"`, command: commands.issue, configKey: 'issue', env },
+        ctx,
+      );
+    },
+  });
+}
+
+function notifyTool(commands: CaioCommands, run: RunAction): AgentTool {
+  return defineTool({
+    name: 'notify',
+    description: "Send a notification through the configured command (needs a human's approval; stays pending until approved).",
+    schema: z.object({ message: z.string().trim().min(1) }),
+    async run(args, ctx) {
+      const env = { RALPH_MESSAGE: args.message };
+      return run(
+        {
+          tool: 'notify',
+          what: `send the notification "${oneLine(args.message, 80)}"`,
+          command: commands.notify,
+          configKey: 'notify',
+          env,
+        },
+        ctx,
+      );
+    },
+  });
 }
 
 async function runAction(action: Action, ctx: ToolContext, approval: ApprovalPrompt): Promise<ToolResult> {
@@ -121,7 +165,13 @@ async function runAction(action: Action, ctx: ToolContext, approval: ApprovalPro
   });
   const output = result.output.trim() || '(no output)';
   if (result.exitCode !== 0 || result.timedOut || result.aborted) {
-    const status = result.timedOut ? 'timed out' : result.aborted ? 'aborted' : result.exitCode !== null ? `exit code ${result.exitCode}` : `killed by ${result.signal}`;
+    const status = result.timedOut
+      ? 'timed out'
+      : result.aborted
+        ? 'aborted'
+        : result.exitCode !== null
+          ? `exit code ${result.exitCode}`
+          : `killed by ${result.signal}`;
     return errorResult(`${action.tool} failed (${status}):\n${output}`, `${action.what} failed (${status})`);
   }
   let externalId = /https?:\/\/[^\s"'<>)]+/.exec(result.output)?.[0];
@@ -136,7 +186,13 @@ async function runAction(action: Action, ctx: ToolContext, approval: ApprovalPro
 
 async function headSha(ctx: ToolContext): Promise<string | undefined> {
   try {
-    const result = await ctx.commands.run({ command: 'git rev-parse HEAD', cwd: ctx.scope.root, timeoutMs: 10_000, maxOutputChars: 200, signal: ctx.signal });
+    const result = await ctx.commands.run({
+      command: 'git rev-parse HEAD',
+      cwd: ctx.scope.root,
+      timeoutMs: 10_000,
+      maxOutputChars: 200,
+      signal: ctx.signal,
+    });
     const sha = result.output.trim();
     return result.exitCode === 0 && /^[0-9a-f]{7,64}$/.test(sha) ? sha.slice(0, 12) : undefined;
   } catch {
