@@ -5,7 +5,7 @@ import { EventBus } from './core/events';
 import type { RalphConfig } from './core/config/schema';
 import type { ConfigService } from './core/config/service';
 import type { RalphPaths } from './core/paths';
-import { openRalph } from './core/ralph';
+import { openRalph, type Ralph } from './core/ralph';
 import { NodeCommandRunner } from './core/commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from './core/commands/sandbox';
 import { SecretRedactor } from './core/commands/secrets';
@@ -74,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const workspace = folder.uri.fsPath;
   // the one way into the core: paths, the config service, the store, checkpoints, git, task actions, runs
   const ralph = openRalph(workspace);
-  const { paths, store, checkpoints, git, actions, config } = ralph;
+  const { paths, store, checkpoints, config } = ralph;
   const secrets = new SecretStorageSource(context.secrets);
   const redactor = new SecretRedactor();
   const gateRunner = createGateRunner(context, folder, config, redactor, logger);
@@ -90,23 +90,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const { panelModel, progressPanel } = createPanel(context, { workspace, paths, bus, store, checkpoints, runs, logger, prices, provider });
   showTaskTree(context, tree, statusBar, runs, panelModel);
 
-  const prompts = new PromptsSlot();
-  const worktreeChanged = (taskId: string): void => {
-    void tree.refreshWorktrees();
-    panelModel.apply({ type: 'panel.worktree', taskId });
-  };
-  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
-  context.subscriptions.push(forge);
-  // Show Changes: git objects as documents, and line comments on them for Request Changes
-  const comments = new ReviewComments();
-  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
-  const planReviews = createPlanReviews(context, paths, store, logger);
-  const services = { ralph, paths, config, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
-  const handlers = createCommandHandlers(services);
-  const chatServices = { paths, store, actions, runs, intake: services };
-  const chat = registerRalphParticipant(context.extensionUri, chatServices);
-  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
-  registerCommands(context, handlers, logger);
+  const commands = { ralph, tree, runs, secrets, logger, bus, gateRunner, redactor, panel: progressPanel, panelModel };
+  const { prompts, forge, comments, planReviews, chat } = registerCommandsAndChat(context, commands);
 
   // The welcome view's context key and the first read of the store finish after activation:
   // `setContext` is a round trip to the window, which can take long while the workbench starts.
@@ -126,11 +111,52 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     panelModel,
     comments,
     planReviews,
-    chat: chat.recorder,
+    chat,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),
   };
+}
+
+/** What `activate` made before the commands: the core, the run controller, the views they act on. */
+interface CommandParts {
+  ralph: Ralph;
+  tree: TaskTreeProvider;
+  runs: RunController;
+  secrets: SecretStorageSource;
+  logger: ChannelLogger;
+  bus: EventBus;
+  gateRunner: TasksApiGateRunner;
+  redactor: SecretRedactor;
+  panel: ProgressPanel;
+  panelModel: PanelModel;
+}
+
+/**
+ * The commands and `@ralph` (its chat participant and LM tools) on one set of services, with what only
+ * they use: the prompts slot, the GitHub Actions forge, Show Changes' documents and comments, plan reviews.
+ */
+function registerCommandsAndChat(context: vscode.ExtensionContext, p: CommandParts): { prompts: PromptsSlot; forge: ForgeCommands; comments: ReviewComments; planReviews: PlanReviews; chat: ChatRecorder } {
+  const { ralph, tree, runs, logger, panelModel } = p;
+  const { paths, config, store, actions, git, checkpoints } = ralph;
+  const prompts = new PromptsSlot();
+  const worktreeChanged = (taskId: string): void => {
+    void tree.refreshWorktrees();
+    panelModel.apply({ type: 'panel.worktree', taskId });
+  };
+  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
+  context.subscriptions.push(forge);
+  // Show Changes: git objects as documents, and line comments on them for Request Changes
+  const comments = new ReviewComments();
+  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
+  const planReviews = createPlanReviews(context, paths, store, logger);
+  const services = { ralph, paths, config, store, tree, runs, secrets: p.secrets, logger, bus: p.bus, gateRunner: p.gateRunner, actions, git, prompts, panel: p.panel, worktreeChanged, checkpoints, comments, redactor: p.redactor, live: () => runs.status, forge, planReviews };
+  const handlers = createCommandHandlers(services);
+  const chatServices = { paths, store, actions, runs, intake: services };
+  const chat = registerRalphParticipant(context.extensionUri, chatServices);
+  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
+  registerCommands(context, handlers, logger);
+  return { prompts, forge, comments, planReviews, chat: chat.recorder };
 }
 
 /** Without a local folder there is nothing to run against; commands still answer clearly. */

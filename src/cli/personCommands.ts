@@ -5,6 +5,7 @@ import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { formatEvent } from '../core/eventFormat';
 import type { TaskActions } from '../core/record/actions';
 import { openRalph, type Ralph } from '../core/ralph';
+import type { ReviewItem } from '../core/review/reviewDesk';
 import { unifiedDiff } from '../core/review/taskChanges';
 import { redactorFor } from '../core/commands/secrets';
 import { openQuestion } from '../core/tasks/questions';
@@ -80,19 +81,9 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
   const redactor = redactorFor(process.env, { keyVariables: [config.llm.apiKeyEnv], passThrough: [] });
   const desk = await ralph.reviewDesk({ redactor, emit: (body) => printEvent(io, body) });
   switch (command.kind) {
-    case 'review.list': {
-      const items = await desk.list();
-      if (command.json) {
-        io.out(JSON.stringify(items.map((i) => ({ id: i.task.id, title: i.task.title, target: i.hold?.target, base: i.hold?.base, result: i.hold?.result, gates: i.hold?.gates ?? [], reason: i.hold?.reason ?? i.task.blockedReason, files: i.hold?.files, heldAt: i.hold?.heldAt })), null, 2));
-        return PERSON_EXIT.ok;
-      }
-      if (items.length === 0) io.out('nothing waits for review');
-      for (const { task, hold } of items) {
-        const gates = hold?.gates.length ? ` · merged check: ${hold.gates.map((g) => `${g.name} ${g.passed ? 'passed' : 'FAILED'}`).join(', ')}` : '';
-        io.out(`${task.id}  ${task.title}  → ${hold?.target ?? '?'}${gates}\n  ${hold?.reason ?? task.blockedReason ?? ''}\n  ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`);
-      }
+    case 'review.list':
+      printReviewList(await desk.list(), command.json, io);
       return PERSON_EXIT.ok;
-    }
     case 'review.diff': {
       const changes = await desk.changes(command.taskId);
       io.err(`${changes.title}${changes.note ? ` — ${changes.note}` : ''} (${changes.files.length} file${changes.files.length === 1 ? '' : 's'})`);
@@ -130,6 +121,19 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
       io.out(`${task.id} is rejected: its branch and worktree are gone and the task is cancelled`);
       return PERSON_EXIT.ok;
     }
+  }
+}
+
+/** `ralph review list`: what waits for review, as JSON or a line per task with the verbs that act on it. */
+function printReviewList(items: ReviewItem[], json: boolean, io: CliIo): void {
+  if (json) {
+    io.out(JSON.stringify(items.map((i) => ({ id: i.task.id, title: i.task.title, target: i.hold?.target, base: i.hold?.base, result: i.hold?.result, gates: i.hold?.gates ?? [], reason: i.hold?.reason ?? i.task.blockedReason, files: i.hold?.files, heldAt: i.hold?.heldAt })), null, 2));
+    return;
+  }
+  if (items.length === 0) io.out('nothing waits for review');
+  for (const { task, hold } of items) {
+    const gates = hold?.gates.length ? ` · merged check: ${hold.gates.map((g) => `${g.name} ${g.passed ? 'passed' : 'FAILED'}`).join(', ')}` : '';
+    io.out(`${task.id}  ${task.title}  → ${hold?.target ?? '?'}${gates}\n  ${hold?.reason ?? task.blockedReason ?? ''}\n  ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`);
   }
 }
 

@@ -53,11 +53,21 @@ export async function askTaskSettings(prompts: Prompts, current: Partial<Task>, 
   }
 }
 
+/** What the menu shows now, and the tasks a dependency can name. */
+interface Now {
+  type: TaskType;
+  complexity: number;
+  deps: string[];
+  check: string | null | undefined;
+  others: readonly Task[];
+  current: Partial<Task>;
+}
+
 async function askOne(
   prompts: Prompts,
   field: keyof TaskSettings,
   set: TaskSettings,
-  now: { type: TaskType; complexity: number; deps: string[]; check: string | null | undefined; others: readonly Task[]; current: Partial<Task> },
+  now: Now,
 ): Promise<void> {
   switch (field) {
     case 'type': {
@@ -92,18 +102,24 @@ async function askOne(
       if (text !== undefined) set.check = text.trim() ? text.trim() : null;
       return;
     }
-    default: {
-      const limits: Record<'complexity' | 'priority' | 'maxIterations', { prompt: string; test: RegExp; value: unknown }> = {
-        complexity: { prompt: 'Complexity from 1 to 14 (≤ 4 starts on the cheapest model, ≤ 8 on the second, else the third)', test: /^(?:[1-9]|1[0-4])$/, value: now.complexity },
-        priority: { prompt: 'Priority: a number, lower runs first', test: /^-?\d+(?:\.\d+)?$/, value: set.priority ?? now.current.priority ?? 100 },
-        maxIterations: { prompt: 'Max iterations: a whole number of at least 1 (empty: loop.maxIterations)', test: /^(?:[1-9]\d{0,4})?$/, value: set.maxIterations ?? now.current.maxIterations ?? '' },
-      };
-      const limit = limits[field];
-      const text = await prompts.input({ title: field, prompt: limit.prompt, value: String(limit.value), validateInput: (v) => (limit.test.test(v.trim()) ? undefined : limit.prompt) });
-      if (text === undefined || (field === 'maxIterations' && text.trim() === '')) return;
-      set[field] = Number(text.trim());
-    }
+    default:
+      return askNumber(prompts, field, set, now);
   }
+}
+
+type NumberField = 'complexity' | 'priority' | 'maxIterations';
+
+/** Complexity, priority and max iterations: a number typed in, checked as it is typed. */
+async function askNumber(prompts: Prompts, field: NumberField, set: TaskSettings, now: Now): Promise<void> {
+  const limits: Record<NumberField, { prompt: string; test: RegExp; value: unknown }> = {
+    complexity: { prompt: 'Complexity from 1 to 14 (≤ 4 starts on the cheapest model, ≤ 8 on the second, else the third)', test: /^(?:[1-9]|1[0-4])$/, value: now.complexity },
+    priority: { prompt: 'Priority: a number, lower runs first', test: /^-?\d+(?:\.\d+)?$/, value: set.priority ?? now.current.priority ?? 100 },
+    maxIterations: { prompt: 'Max iterations: a whole number of at least 1 (empty: loop.maxIterations)', test: /^(?:[1-9]\d{0,4})?$/, value: set.maxIterations ?? now.current.maxIterations ?? '' },
+  };
+  const limit = limits[field];
+  const text = await prompts.input({ title: field, prompt: limit.prompt, value: String(limit.value), validateInput: (v) => (limit.test.test(v.trim()) ? undefined : limit.prompt) });
+  if (text === undefined || (field === 'maxIterations' && text.trim() === '')) return;
+  set[field] = Number(text.trim());
 }
 
 function split(text: string): string[] {

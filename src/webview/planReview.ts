@@ -86,20 +86,10 @@ function card(s: PlanReviewState, task: ReviewTask, index: number, editable: boo
     });
     return h('label', { class: `field field-${name}` }, h('span', { class: 'label' }, label), input);
   };
-  const type = h('select', { 'aria-label': `Type of ${task.title}`, 'data-focus-key': `${task.key}:type`, disabled: !editable }, ...s.types.map((t) => h('option', { value: t }, t))) as HTMLSelectElement;
-  type.value = task.type;
-  type.addEventListener('change', () => edit(task.key, { type: type.value }));
-  const complexity = h('input', { type: 'number', min: 1, max: 14, 'aria-label': `Complexity of ${task.title}`, 'data-focus-key': `${task.key}:complexity`, disabled: !editable }) as HTMLInputElement;
-  complexity.value = String(task.complexity);
-  complexity.addEventListener('change', () => {
-    const n = Number(complexity.value);
-    if (Number.isInteger(n) && n >= 1 && n <= 14) edit(task.key, { complexity: n });
-    else complexity.value = String(task.complexity);
-  });
   return h(
     'section',
     { class: 'box task', 'data-key': task.key, 'data-type': task.type },
-    h('div', { class: 'task-head' }, h('span', { class: 'num' }, String(index + 1)), field('title', task.title, false, 'Title'), h('label', { class: 'small' }, h('span', { class: 'label' }, 'Type'), type), h('label', { class: 'small' }, h('span', { class: 'label' }, 'Complexity'), complexity)),
+    h('div', { class: 'task-head' }, h('span', { class: 'num' }, String(index + 1)), field('title', task.title, false, 'Title'), typeField(s, task, editable), complexityField(task, editable)),
     field('prompt', task.prompt, true, 'Request'),
     field('promise', task.promise, true, 'Promise'),
     field('check', task.check ?? '', false, 'Check', 'no check command'),
@@ -112,6 +102,26 @@ function card(s: PlanReviewState, task: ReviewTask, index: number, editable: boo
     ),
     editable ? actions(s, task, index) : undefined,
   );
+}
+
+/** The task's type, one of the plan's types. */
+function typeField(s: PlanReviewState, task: ReviewTask, editable: boolean): HTMLElement {
+  const type = h('select', { 'aria-label': `Type of ${task.title}`, 'data-focus-key': `${task.key}:type`, disabled: !editable }, ...s.types.map((t) => h('option', { value: t }, t))) as HTMLSelectElement;
+  type.value = task.type;
+  type.addEventListener('change', () => edit(task.key, { type: type.value }));
+  return h('label', { class: 'small' }, h('span', { class: 'label' }, 'Type'), type);
+}
+
+/** The task's complexity: a whole number from 1 to 14 is sent, anything else put back. */
+function complexityField(task: ReviewTask, editable: boolean): HTMLElement {
+  const complexity = h('input', { type: 'number', min: 1, max: 14, 'aria-label': `Complexity of ${task.title}`, 'data-focus-key': `${task.key}:complexity`, disabled: !editable }) as HTMLInputElement;
+  complexity.value = String(task.complexity);
+  complexity.addEventListener('change', () => {
+    const n = Number(complexity.value);
+    if (Number.isInteger(n) && n >= 1 && n <= 14) edit(task.key, { complexity: n });
+    else complexity.value = String(task.complexity);
+  });
+  return h('label', { class: 'small' }, h('span', { class: 'label' }, 'Complexity'), complexity);
 }
 
 /** "Runs after": a checkbox per other task of the plan; dependencies on existing tasks as removable chips. */
