@@ -104,7 +104,13 @@ const OPTIONS = {
 /** The verbs with parsers of their own (the person's, the task actions, plan, import, the forge's); undefined for the rest. */
 function parseOwnVerb(argv: readonly string[], cwd: string): CliCommand | undefined {
   try {
-    return parsePersonCommand(argv, cwd) ?? parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd) ?? parseForgeCommand(argv, cwd);
+    return (
+      parsePersonCommand(argv, cwd) ??
+      parseTaskAction(argv, cwd) ??
+      parsePlanCommand(argv, cwd) ??
+      parseImportCommand(argv, cwd) ??
+      parseForgeCommand(argv, cwd)
+    );
   } catch (error) {
     const usage = [TaskActionUsageError, PersonUsageError, PlanUsageError, ImportUsageError, ForgeUsageError];
     if (usage.some((kind) => error instanceof kind)) throw new UsageError((error as Error).message);
@@ -146,12 +152,23 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         noExtra(positionals, 2);
         return { kind: 'task.list', workspace, json: values.json ?? false };
       }
-      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`);
+      throw new UsageError(
+        `unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`,
+      );
     case 'run':
       only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
       noExtra(positionals, 1);
       if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false, force: values.force ?? false, ...(values.ci ? { ci: true } : {}) };
+      return {
+        kind: 'run',
+        workspace,
+        taskId: values.task,
+        json: values.json ?? false,
+        yes: values.yes ?? false,
+        approveCommands: values['approve-commands'] ?? false,
+        force: values.force ?? false,
+        ...(values.ci ? { ci: true } : {}),
+      };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);
@@ -169,13 +186,28 @@ const usage = (message: string) => new UsageError(message);
 
 /** `ralph task add <title> --prompt <text> --promise <text> …`: the new task's fields, checked. */
 function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (allowed: OptionName[]) => void): CliCommand {
-  only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review', 'check', 'proof', 'proof-test']);
-  if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual') throw new UsageError('--review must be manual or auto');
+  only([
+    'prompt',
+    'promise',
+    'max-iterations',
+    'priority',
+    'depends-on',
+    'type',
+    'complexity',
+    'allow-gate-changes',
+    'review',
+    'check',
+    'proof',
+    'proof-test',
+  ]);
+  if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual')
+    throw new UsageError('--review must be manual or auto');
   const title = rest.join(' ').trim();
   if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
   if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
   if (!values.promise) throw new UsageError('task add needs --promise <text> (the completion criteria)');
-  if (values.check !== undefined && !values.check.trim()) throw new UsageError('--check needs a command: the task\'s executable promise, run as a required gate of this task only');
+  if (values.check !== undefined && !values.check.trim())
+    throw new UsageError("--check needs a command: the task's executable promise, run as a required gate of this task only");
   if (values.type !== undefined && !(TASK_TYPES as readonly string[]).includes(values.type)) {
     throw new UsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
   }
