@@ -5,7 +5,7 @@ import { EventBus } from './core/events';
 import type { RalphConfig } from './core/config/schema';
 import type { ConfigService } from './core/config/service';
 import type { RalphPaths } from './core/paths';
-import { openRalph } from './core/ralph';
+import { openRalph, type Ralph } from './core/ralph';
 import { NodeCommandRunner } from './core/commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from './core/commands/sandbox';
 import { SecretRedactor } from './core/commands/secrets';
@@ -74,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const workspace = folder.uri.fsPath;
   // the one way into the core: paths, the config service, the store, checkpoints, git, task actions, runs
   const ralph = openRalph(workspace);
-  const { paths, store, checkpoints, git, actions, config } = ralph;
+  const { paths, store, checkpoints, config } = ralph;
   const secrets = new SecretStorageSource(context.secrets);
   const redactor = new SecretRedactor();
   const gateRunner = createGateRunner(context, folder, config, redactor, logger);
@@ -90,23 +90,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const { panelModel, progressPanel } = createPanel(context, { workspace, paths, bus, store, checkpoints, runs, logger, prices, provider });
   showTaskTree(context, tree, statusBar, runs, panelModel);
 
-  const prompts = new PromptsSlot();
-  const worktreeChanged = (taskId: string): void => {
-    void tree.refreshWorktrees();
-    panelModel.apply({ type: 'panel.worktree', taskId });
-  };
-  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
-  context.subscriptions.push(forge);
-  // Show Changes: git objects as documents, and line comments on them for Request Changes
-  const comments = new ReviewComments();
-  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
-  const planReviews = createPlanReviews(context, paths, store, logger);
-  const services = { ralph, paths, config, store, tree, runs, secrets, logger, bus, gateRunner, actions, git, prompts, panel: progressPanel, worktreeChanged, checkpoints, comments, redactor, live: () => runs.status, forge, planReviews };
-  const handlers = createCommandHandlers(services);
-  const chatServices = { paths, store, actions, runs, intake: services };
-  const chat = registerRalphParticipant(context.extensionUri, chatServices);
-  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
-  registerCommands(context, handlers, logger);
+  const commands = { ralph, tree, runs, secrets, logger, bus, gateRunner, redactor, panel: progressPanel, panelModel };
+  const { prompts, forge, comments, planReviews, chat } = registerCommandsAndChat(context, commands);
 
   // The welcome view's context key and the first read of the store finish after activation:
   // `setContext` is a round trip to the window, which can take long while the workbench starts.
@@ -126,26 +111,114 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     panelModel,
     comments,
     planReviews,
-    chat: chat.recorder,
+    chat,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),
   };
 }
 
+/** What `activate` made before the commands: the core, the run controller, the views they act on. */
+interface CommandParts {
+  ralph: Ralph;
+  tree: TaskTreeProvider;
+  runs: RunController;
+  secrets: SecretStorageSource;
+  logger: ChannelLogger;
+  bus: EventBus;
+  gateRunner: TasksApiGateRunner;
+  redactor: SecretRedactor;
+  panel: ProgressPanel;
+  panelModel: PanelModel;
+}
+
+/**
+ * The commands and `@ralph` (its chat participant and LM tools) on one set of services, with what only
+ * they use: the prompts slot, the GitHub Actions forge, Show Changes' documents and comments, plan reviews.
+ */
+function registerCommandsAndChat(
+  context: vscode.ExtensionContext,
+  p: CommandParts,
+): { prompts: PromptsSlot; forge: ForgeCommands; comments: ReviewComments; planReviews: PlanReviews; chat: ChatRecorder } {
+  const { ralph, tree, runs, logger, panelModel } = p;
+  const { paths, config, store, actions, git, checkpoints } = ralph;
+  const prompts = new PromptsSlot();
+  const worktreeChanged = (taskId: string): void => {
+    void tree.refreshWorktrees();
+    panelModel.apply({ type: 'panel.worktree', taskId });
+  };
+  const forge = new ForgeCommands({ paths, config, store, logger, prompts });
+  context.subscriptions.push(forge);
+  // Show Changes: git objects as documents, and line comments on them for Request Changes
+  const comments = new ReviewComments();
+  context.subscriptions.push(comments, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitContentProvider()));
+  const planReviews = createPlanReviews(context, paths, store, logger);
+  const services = {
+    ralph,
+    paths,
+    config,
+    store,
+    tree,
+    runs,
+    secrets: p.secrets,
+    logger,
+    bus: p.bus,
+    gateRunner: p.gateRunner,
+    actions,
+    git,
+    prompts,
+    panel: p.panel,
+    worktreeChanged,
+    checkpoints,
+    comments,
+    redactor: p.redactor,
+    live: () => runs.status,
+    forge,
+    planReviews,
+  };
+  const handlers = createCommandHandlers(services);
+  const chatServices = { paths, store, actions, runs, intake: services };
+  const chat = registerRalphParticipant(context.extensionUri, chatServices);
+  context.subscriptions.push(chat.disposable, ...registerRalphTools(chatServices));
+  registerCommands(context, handlers, logger);
+  return { prompts, forge, comments, planReviews, chat: chat.recorder };
+}
+
 /** Without a local folder there is nothing to run against; commands still answer clearly. */
 function activateWithoutFolder(context: vscode.ExtensionContext, bus: EventBus, started: number): RalphExtensionApi {
   for (const id of COMMAND_IDS) {
-    context.subscriptions.push(vscode.commands.registerCommand(id, () => vscode.window.showWarningMessage('Ralph Loop needs an open folder on this machine.')));
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, () => vscode.window.showWarningMessage('Ralph Loop needs an open folder on this machine.')),
+    );
   }
   const none = () => new vscode.Disposable(() => undefined);
   const chat = registerRalphParticipant(context.extensionUri, undefined);
   context.subscriptions.push(chat.disposable, ...registerRalphTools(undefined));
-  return { workspace: undefined, bus, tree: undefined, statusBar: undefined, runs: undefined, panel: undefined, panelModel: undefined, comments: undefined, planReviews: undefined, chat: chat.recorder, commandIds: COMMAND_IDS, activationMs: performance.now() - started, setPrompts: none };
+  return {
+    workspace: undefined,
+    bus,
+    tree: undefined,
+    statusBar: undefined,
+    runs: undefined,
+    panel: undefined,
+    panelModel: undefined,
+    comments: undefined,
+    planReviews: undefined,
+    chat: chat.recorder,
+    commandIds: COMMAND_IDS,
+    activationMs: performance.now() - started,
+    setPrompts: none,
+  };
 }
 
 /** Gates run through the Tasks API (and show in its terminal), with the same secret scrubbing and sandbox as the CLI's. */
-function createGateRunner(context: vscode.ExtensionContext, folder: vscode.WorkspaceFolder, config: ConfigService, redactor: SecretRedactor, logger: ChannelLogger): TasksApiGateRunner {
+function createGateRunner(
+  context: vscode.ExtensionContext,
+  folder: vscode.WorkspaceFolder,
+  config: ConfigService,
+  redactor: SecretRedactor,
+  logger: ChannelLogger,
+): TasksApiGateRunner {
   const commandRunner = new IsolatedCommandRunner(
     new NodeCommandRunner(),
     async () => isolationSettings(folder.uri.fsPath, await config.load()),
@@ -153,7 +226,14 @@ function createGateRunner(context: vscode.ExtensionContext, folder: vscode.Works
     (message) => logger.warn(message),
   );
   context.subscriptions.push(
-    vscode.tasks.registerTaskProvider(RALPH_TASK_TYPE, new GateTaskProvider(folder, commandRunner, async () => (await config.load().catch((error: unknown) => config.current ?? Promise.reject(error))).gates)),
+    vscode.tasks.registerTaskProvider(
+      RALPH_TASK_TYPE,
+      new GateTaskProvider(
+        folder,
+        commandRunner,
+        async () => (await config.load().catch((error: unknown) => config.current ?? Promise.reject(error))).gates,
+      ),
+    ),
   );
   return new TasksApiGateRunner(folder, commandRunner);
 }
@@ -174,20 +254,47 @@ interface PanelParts {
 function createPanel(context: vscode.ExtensionContext, p: PanelParts): { panelModel: PanelModel; progressPanel: ProgressPanel } {
   const { bus, logger } = p;
   const panelModel = new PanelModel(p.prices, PanelPersistence.load(context.workspaceState), p.provider);
-  const feeder = new PanelFeeder({ model: panelModel, bus, store: p.store, checkpoints: p.checkpoints, paths: p.paths, prices: p.prices, provider: p.provider });
+  const feeder = new PanelFeeder({
+    model: panelModel,
+    bus,
+    store: p.store,
+    checkpoints: p.checkpoints,
+    paths: p.paths,
+    prices: p.prices,
+    provider: p.provider,
+  });
   context.subscriptions.push(feeder, new PanelPersistence(context.workspaceState, panelModel));
-  const warnings: WarningActions = new WarningActions({ model: panelModel, runs: p.runs, logger, showPanel: (): Promise<void> => progressPanel.show() });
-  const progressPanel: ProgressPanel = new ProgressPanel(context.extensionUri, panelModel, createPanelMessageHandlers({ workspace: p.workspace, warnings }), logger, () => feeder.loadFromDisk());
+  const warnings: WarningActions = new WarningActions({
+    model: panelModel,
+    runs: p.runs,
+    logger,
+    showPanel: (): Promise<void> => progressPanel.show(),
+  });
+  const progressPanel: ProgressPanel = new ProgressPanel(
+    context.extensionUri,
+    panelModel,
+    createPanelMessageHandlers({ workspace: p.workspace, warnings }),
+    logger,
+    () => feeder.loadFromDisk(),
+  );
   context.subscriptions.push(
     progressPanel,
-    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, { deserializeWebviewPanel: (webviewPanel) => progressPanel.revive(webviewPanel) }),
+    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, {
+      deserializeWebviewPanel: (webviewPanel) => progressPanel.revive(webviewPanel),
+    }),
     new Notifications({ bus, logger, warnings, titleOf: (id) => panelModel.state.tasks.find((t) => t.id === id)?.title }),
   );
   return { panelModel, progressPanel };
 }
 
 /** The task tree's view, and the live status the tree, the status bar and the panel follow. */
-function showTaskTree(context: vscode.ExtensionContext, tree: TaskTreeProvider, statusBar: RalphStatusBar, runs: RunController, panelModel: PanelModel): void {
+function showTaskTree(
+  context: vscode.ExtensionContext,
+  tree: TaskTreeProvider,
+  statusBar: RalphStatusBar,
+  runs: RunController,
+  panelModel: PanelModel,
+): void {
   const view = vscode.window.createTreeView('ralph.tasks', { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(view);
   context.subscriptions.push(
@@ -200,7 +307,8 @@ function showTaskTree(context: vscode.ExtensionContext, tree: TaskTreeProvider, 
       statusBar.update(runs.status, tree.snapshot);
       view.message = tree.message;
       const waiting = tree.snapshot.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
-      view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
+      view.badge =
+        waiting > 0 ? { value: waiting, tooltip: `${waiting} task${waiting === 1 ? '' : 's'} blocked or needing help` } : undefined;
     }),
   );
 }
@@ -214,9 +322,14 @@ function createPlanReviews(context: vscode.ExtensionContext, paths: RalphPaths, 
     logger,
     onAccepted: (tasks) => {
       void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
-      void vscode.window.showInformationMessage(`Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`, 'Start Autopilot').then((choice) => {
-        if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
-      });
+      void vscode.window
+        .showInformationMessage(
+          `Ralph: added ${tasks.length} task${tasks.length === 1 ? '' : 's'} from the plan (${tasks.map((t) => t.id).join(', ')}).`,
+          'Start Autopilot',
+        )
+        .then((choice) => {
+          if (choice) void vscode.commands.executeCommand('ralph.startAutopilot');
+        });
     },
   });
   context.subscriptions.push(planReviews);

@@ -104,7 +104,13 @@ const OPTIONS = {
 /** The verbs with parsers of their own (the person's, the task actions, plan, import, the forge's); undefined for the rest. */
 function parseOwnVerb(argv: readonly string[], cwd: string): CliCommand | undefined {
   try {
-    return parsePersonCommand(argv, cwd) ?? parseTaskAction(argv, cwd) ?? parsePlanCommand(argv, cwd) ?? parseImportCommand(argv, cwd) ?? parseForgeCommand(argv, cwd);
+    return (
+      parsePersonCommand(argv, cwd) ??
+      parseTaskAction(argv, cwd) ??
+      parsePlanCommand(argv, cwd) ??
+      parseImportCommand(argv, cwd) ??
+      parseForgeCommand(argv, cwd)
+    );
   } catch (error) {
     const usage = [TaskActionUsageError, PersonUsageError, PlanUsageError, ImportUsageError, ForgeUsageError];
     if (usage.some((kind) => error instanceof kind)) throw new UsageError((error as Error).message);
@@ -112,21 +118,27 @@ function parseOwnVerb(argv: readonly string[], cwd: string): CliCommand | undefi
   }
 }
 
-export function parseCli(argv: readonly string[], cwd: string): CliCommand {
-  const own = parseOwnVerb(argv, cwd);
-  if (own) return own;
-  let parsed;
+type OptionName = keyof typeof OPTIONS;
+
+/** The options and positionals of the verbs parsed here; a mistake in them is a UsageError. */
+function parseOptions(argv: readonly string[]) {
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { values, positionals } = parsed;
+}
+type Values = ReturnType<typeof parseOptions>['values'];
+
+export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  const own = parseOwnVerb(argv, cwd);
+  if (own) return own;
+  const { values, positionals } = parseOptions(argv);
   if (values.version) return { kind: 'version' };
   if (values.help || positionals.length === 0) return { kind: 'help' };
   const workspace = values.workspace ?? cwd;
   const [command, sub, ...rest] = positionals;
-  const only = (allowed: (keyof typeof OPTIONS)[]) => rejectOptions(values, [...allowed, 'workspace']);
+  const only = (allowed: OptionName[]) => rejectOptions(values, [...allowed, 'workspace']);
 
   switch (command) {
     case 'init':
@@ -134,44 +146,29 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       noExtra(positionals, 1);
       return { kind: 'init', workspace };
     case 'task':
-      if (sub === 'add') {
-        only(['prompt', 'promise', 'max-iterations', 'priority', 'depends-on', 'type', 'complexity', 'allow-gate-changes', 'review', 'check', 'proof', 'proof-test']);
-        if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual') throw new UsageError('--review must be manual or auto');
-        const title = rest.join(' ').trim();
-        if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
-        if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
-        if (!values.promise) throw new UsageError('task add needs --promise <text> (the completion criteria)');
-        if (values.check !== undefined && !values.check.trim()) throw new UsageError('--check needs a command: the task\'s executable promise, run as a required gate of this task only');
-        if (values.type !== undefined && !(TASK_TYPES as readonly string[]).includes(values.type)) {
-          throw new UsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
-        }
-        return {
-          kind: 'task.add',
-          workspace,
-          title,
-          prompt: values.prompt,
-          promise: values.promise,
-          maxIterations: intOption(values['max-iterations'], '--max-iterations', 1),
-          priority: numberOption(values.priority, '--priority'),
-          dependsOn: values['depends-on'] ?? [],
-          type: values.type as TaskType | undefined,
-          complexity: intOption(values.complexity, '--complexity', 1, 14),
-          allowGateChanges: gateAllowance(values['allow-gate-changes'], usage),
-          ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
-          ...verdictOptions(values, usage),
-        };
-      }
+      if (sub === 'add') return parseTaskAdd(values, rest, workspace, only);
       if (sub === 'list') {
         only(['json']);
         noExtra(positionals, 2);
         return { kind: 'task.list', workspace, json: values.json ?? false };
       }
-      throw new UsageError(`unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`);
+      throw new UsageError(
+        `unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`,
+      );
     case 'run':
       only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
       noExtra(positionals, 1);
       if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
-      return { kind: 'run', workspace, taskId: values.task, json: values.json ?? false, yes: values.yes ?? false, approveCommands: values['approve-commands'] ?? false, force: values.force ?? false, ...(values.ci ? { ci: true } : {}) };
+      return {
+        kind: 'run',
+        workspace,
+        taskId: values.task,
+        json: values.json ?? false,
+        yes: values.yes ?? false,
+        approveCommands: values['approve-commands'] ?? false,
+        force: values.force ?? false,
+        ...(values.ci ? { ci: true } : {}),
+      };
     case 'status':
       only(['json']);
       noExtra(positionals, 1);
@@ -186,6 +183,50 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
 }
 
 const usage = (message: string) => new UsageError(message);
+
+/** `ralph task add <title> --prompt <text> --promise <text> …`: the new task's fields, checked. */
+function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (allowed: OptionName[]) => void): CliCommand {
+  only([
+    'prompt',
+    'promise',
+    'max-iterations',
+    'priority',
+    'depends-on',
+    'type',
+    'complexity',
+    'allow-gate-changes',
+    'review',
+    'check',
+    'proof',
+    'proof-test',
+  ]);
+  if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual')
+    throw new UsageError('--review must be manual or auto');
+  const title = rest.join(' ').trim();
+  if (!title) throw new UsageError('task add needs a title: ralph task add <title> --prompt <text> --promise <text>');
+  if (!values.prompt) throw new UsageError('task add needs --prompt <text> (the exact request)');
+  if (!values.promise) throw new UsageError('task add needs --promise <text> (the completion criteria)');
+  if (values.check !== undefined && !values.check.trim())
+    throw new UsageError("--check needs a command: the task's executable promise, run as a required gate of this task only");
+  if (values.type !== undefined && !(TASK_TYPES as readonly string[]).includes(values.type)) {
+    throw new UsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
+  }
+  return {
+    kind: 'task.add',
+    workspace,
+    title,
+    prompt: values.prompt,
+    promise: values.promise,
+    maxIterations: intOption(values['max-iterations'], '--max-iterations', 1),
+    priority: numberOption(values.priority, '--priority'),
+    dependsOn: values['depends-on'] ?? [],
+    type: values.type as TaskType | undefined,
+    complexity: intOption(values.complexity, '--complexity', 1, 14),
+    allowGateChanges: gateAllowance(values['allow-gate-changes'], usage),
+    ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
+    ...verdictOptions(values, usage),
+  };
+}
 
 function rejectOptions(values: Record<string, unknown>, allowed: string[]): void {
   const extra = Object.keys(values).filter((key) => values[key] !== undefined && !allowed.includes(key));

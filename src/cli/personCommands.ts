@@ -5,6 +5,7 @@ import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { formatEvent } from '../core/eventFormat';
 import type { TaskActions } from '../core/record/actions';
 import { openRalph, type Ralph } from '../core/ralph';
+import type { ReviewItem } from '../core/review/reviewDesk';
 import { unifiedDiff } from '../core/review/taskChanges';
 import { redactorFor } from '../core/commands/secrets';
 import { openQuestion } from '../core/tasks/questions';
@@ -16,7 +17,16 @@ import type { PersonCommand } from './personArgs';
 /** Exit codes, as the task actions' (USAGE says the same). */
 export const PERSON_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
 
-const USAGE_CODES = new Set(['task-not-found', 'invalid-transition', 'invalid-answer', 'no-history', 'no-review-hold', 'config', 'unknown-dependency', 'invalid-task']);
+const USAGE_CODES = new Set([
+  'task-not-found',
+  'invalid-transition',
+  'invalid-answer',
+  'no-history',
+  'no-review-hold',
+  'config',
+  'unknown-dependency',
+  'invalid-task',
+]);
 
 /** Runs `ralph task answer|council` and `ralph review …`. */
 export async function runPersonCommand(command: PersonCommand, io: CliIo): Promise<number> {
@@ -43,7 +53,11 @@ async function execute(command: PersonCommand, ralph: Ralph, io: CliIo): Promise
     case 'task.council': {
       const { config, model, dispose } = await ralph.model(cliModels(paths.config, 'use Convene Bug Council there'));
       try {
-        const plan = await conveneCouncilOnDemand({ config, model, store, checkpoints, emit: (body) => printEvent(io, body) }, command.taskId, command.note);
+        const plan = await conveneCouncilOnDemand(
+          { config, model, store, checkpoints, emit: (body) => printEvent(io, body) },
+          command.taskId,
+          command.note,
+        );
         io.out(`bug council plan for ${command.taskId} (handed to its next iteration):\n${plan}`);
       } finally {
         dispose();
@@ -55,12 +69,21 @@ async function execute(command: PersonCommand, ralph: Ralph, io: CliIo): Promise
   }
 }
 
-async function answer(command: Extract<PersonCommand, { kind: 'task.answer' }>, actions: TaskActions, store: TaskStore, io: CliIo): Promise<number> {
+async function answer(
+  command: Extract<PersonCommand, { kind: 'task.answer' }>,
+  actions: TaskActions,
+  store: TaskStore,
+  io: CliIo,
+): Promise<number> {
   const task = await store.get(command.taskId);
   const question = openQuestion(task.questions);
   let { text, approved } = command;
   if (text === undefined && approved === undefined) {
-    if (!io.ask) throw new RalphError(`no answer given and stdin is not a terminal: ralph task answer ${task.id} "<text>"${question?.kind === 'command' ? ' (or --approve / --refuse)' : ''}`, 'invalid-answer');
+    if (!io.ask)
+      throw new RalphError(
+        `no answer given and stdin is not a terminal: ralph task answer ${task.id} "<text>"${question?.kind === 'command' ? ' (or --approve / --refuse)' : ''}`,
+        'invalid-answer',
+      );
     io.err(`${task.id} asks: ${question?.question ?? task.blockedReason ?? '(no question recorded)'}`);
     if (question?.kind === 'command' && io.confirm) approved = await io.confirm(`Approve \`${question.command}\` for ${task.id}? [y/N] `);
     text = (await io.ask(approved === undefined ? 'Your answer: ' : 'Anything to tell the agent (empty: nothing)? ')) ?? '';
@@ -70,7 +93,9 @@ async function answer(command: Extract<PersonCommand, { kind: 'task.answer' }>, 
     }
   }
   const updated = await actions.answer(task.id, text ?? '', approved === undefined ? {} : { approved });
-  io.out(`${task.id} is answered; it resumes ${updated.status === 'halted' ? 'from its checkpoint' : 'from the start'} with your answer pinned: ralph run (or ralph run --task ${task.id})`);
+  io.out(
+    `${task.id} is answered; it resumes ${updated.status === 'halted' ? 'from its checkpoint' : 'from the start'} with your answer pinned: ralph run (or ralph run --task ${task.id})`,
+  );
   return PERSON_EXIT.ok;
 }
 
@@ -80,22 +105,14 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
   const redactor = redactorFor(process.env, { keyVariables: [config.llm.apiKeyEnv], passThrough: [] });
   const desk = await ralph.reviewDesk({ redactor, emit: (body) => printEvent(io, body) });
   switch (command.kind) {
-    case 'review.list': {
-      const items = await desk.list();
-      if (command.json) {
-        io.out(JSON.stringify(items.map((i) => ({ id: i.task.id, title: i.task.title, target: i.hold?.target, base: i.hold?.base, result: i.hold?.result, gates: i.hold?.gates ?? [], reason: i.hold?.reason ?? i.task.blockedReason, files: i.hold?.files, heldAt: i.hold?.heldAt })), null, 2));
-        return PERSON_EXIT.ok;
-      }
-      if (items.length === 0) io.out('nothing waits for review');
-      for (const { task, hold } of items) {
-        const gates = hold?.gates.length ? ` · merged check: ${hold.gates.map((g) => `${g.name} ${g.passed ? 'passed' : 'FAILED'}`).join(', ')}` : '';
-        io.out(`${task.id}  ${task.title}  → ${hold?.target ?? '?'}${gates}\n  ${hold?.reason ?? task.blockedReason ?? ''}\n  ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`);
-      }
+    case 'review.list':
+      printReviewList(await desk.list(), command.json, io);
       return PERSON_EXIT.ok;
-    }
     case 'review.diff': {
       const changes = await desk.changes(command.taskId);
-      io.err(`${changes.title}${changes.note ? ` — ${changes.note}` : ''} (${changes.files.length} file${changes.files.length === 1 ? '' : 's'})`);
+      io.err(
+        `${changes.title}${changes.note ? ` — ${changes.note}` : ''} (${changes.files.length} file${changes.files.length === 1 ? '' : 's'})`,
+      );
       if (command.stat) for (const f of changes.files) io.out(`${f.status.padEnd(8)} ${f.path}`);
       else {
         const text = await unifiedDiff(paths.workspace, changes);
@@ -110,7 +127,9 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
     }
     case 'review.changes': {
       const task = await desk.requestChanges(command.taskId, command.text);
-      io.out(`${task.id} goes back to its agent with your feedback pinned; it resumes ${task.status === 'halted' ? 'in its worktree' : 'from the start'} at the next run (ralph run)`);
+      io.out(
+        `${task.id} goes back to its agent with your feedback pinned; it resumes ${task.status === 'halted' ? 'in its worktree' : 'from the start'} at the next run (ralph run)`,
+      );
       return PERSON_EXIT.ok;
     }
     case 'review.reject': {
@@ -118,7 +137,9 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
       const detail = `Its held result, its branch ralph/${task.id} and its worktree are dropped; nothing of it lands. The task is cancelled (Retry starts it over).`;
       if (!command.yes) {
         if (!io.confirm) {
-          io.err(`ralph: review reject ${task.id} needs confirmation and stdin is not a terminal; nothing was changed.\n  ${detail}\nRun it again with --yes to confirm.`);
+          io.err(
+            `ralph: review reject ${task.id} needs confirmation and stdin is not a terminal; nothing was changed.\n  ${detail}\nRun it again with --yes to confirm.`,
+          );
           return PERSON_EXIT.notConfirmed;
         }
         if (!(await io.confirm(`Reject ${task.id} "${task.title}"?\n  ${detail}\nContinue? [y/N] `))) {
@@ -130,6 +151,39 @@ async function review(command: Exclude<PersonCommand, { kind: 'task.answer' | 't
       io.out(`${task.id} is rejected: its branch and worktree are gone and the task is cancelled`);
       return PERSON_EXIT.ok;
     }
+  }
+}
+
+/** `ralph review list`: what waits for review, as JSON or a line per task with the verbs that act on it. */
+function printReviewList(items: ReviewItem[], json: boolean, io: CliIo): void {
+  if (json) {
+    io.out(
+      JSON.stringify(
+        items.map((i) => ({
+          id: i.task.id,
+          title: i.task.title,
+          target: i.hold?.target,
+          base: i.hold?.base,
+          result: i.hold?.result,
+          gates: i.hold?.gates ?? [],
+          reason: i.hold?.reason ?? i.task.blockedReason,
+          files: i.hold?.files,
+          heldAt: i.hold?.heldAt,
+        })),
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  if (items.length === 0) io.out('nothing waits for review');
+  for (const { task, hold } of items) {
+    const gates = hold?.gates.length
+      ? ` · merged check: ${hold.gates.map((g) => `${g.name} ${g.passed ? 'passed' : 'FAILED'}`).join(', ')}`
+      : '';
+    io.out(
+      `${task.id}  ${task.title}  → ${hold?.target ?? '?'}${gates}\n  ${hold?.reason ?? task.blockedReason ?? ''}\n  ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`,
+    );
   }
 }
 

@@ -30,7 +30,12 @@ function tierOf(complexity: number): string {
  * Asks for settings until Done (or Escape, which keeps what was set so far). `current` is the
  * task being edited (or the defaults of a new one); only what the person changed is returned.
  */
-export async function askTaskSettings(prompts: Prompts, current: Partial<Task>, others: readonly Task[], config: Pick<RalphConfig, 'loop' | 'merge'> | undefined): Promise<TaskSettings> {
+export async function askTaskSettings(
+  prompts: Prompts,
+  current: Partial<Task>,
+  others: readonly Task[],
+  config: Pick<RalphConfig, 'loop' | 'merge'> | undefined,
+): Promise<TaskSettings> {
   const set: TaskSettings = {};
   const value = <K extends keyof TaskSettings>(key: K) => (key in set ? set[key] : (current[key as keyof Task] as TaskSettings[K]));
   for (;;) {
@@ -44,24 +49,39 @@ export async function askTaskSettings(prompts: Prompts, current: Partial<Task>, 
       { id: 'complexity', label: `Complexity: ${complexity} of 14`, detail: `starts on ${tierOf(complexity)} of llm.models` },
       { id: 'priority', label: `Priority: ${value('priority') ?? 100}`, detail: 'lower runs first' },
       { id: 'dependsOn', label: `Depends on: ${deps.length ? deps.join(', ') : 'nothing'}`, detail: 'starts once these are done (merged)' },
-      { id: 'maxIterations', label: `Max iterations: ${value('maxIterations') ?? `${config?.loop.maxIterations ?? 50} (loop.maxIterations)`}` },
+      {
+        id: 'maxIterations',
+        label: `Max iterations: ${value('maxIterations') ?? `${config?.loop.maxIterations ?? 50} (loop.maxIterations)`}`,
+      },
       { id: 'check', label: `Check command: ${check ?? 'none'}`, detail: 'a command run as a required gate of this task only' },
-      { id: 'review', label: `Review: ${value('review') ?? `${config?.merge.review ?? 'auto'} (merge.review)`}`, detail: 'manual: its finished work waits for your review before it lands' },
+      {
+        id: 'review',
+        label: `Review: ${value('review') ?? `${config?.merge.review ?? 'auto'} (merge.review)`}`,
+        detail: 'manual: its finished work waits for your review before it lands',
+      },
     ]);
     if (!field || field === 'done') return set;
     await askOne(prompts, field, set, { type, complexity, deps, check, others, current });
   }
 }
 
-async function askOne(
-  prompts: Prompts,
-  field: keyof TaskSettings,
-  set: TaskSettings,
-  now: { type: TaskType; complexity: number; deps: string[]; check: string | null | undefined; others: readonly Task[]; current: Partial<Task> },
-): Promise<void> {
+/** What the menu shows now, and the tasks a dependency can name. */
+interface Now {
+  type: TaskType;
+  complexity: number;
+  deps: string[];
+  check: string | null | undefined;
+  others: readonly Task[];
+  current: Partial<Task>;
+}
+
+async function askOne(prompts: Prompts, field: keyof TaskSettings, set: TaskSettings, now: Now): Promise<void> {
   switch (field) {
     case 'type': {
-      const picked = await prompts.choose<TaskType>('Type of the task', TASK_TYPES.map((t) => ({ id: t, label: t === now.type ? `$(check) ${t}` : t })));
+      const picked = await prompts.choose<TaskType>(
+        'Type of the task',
+        TASK_TYPES.map((t) => ({ id: t, label: t === now.type ? `$(check) ${t}` : t })),
+      );
       if (picked) set.type = picked;
       return;
     }
@@ -88,24 +108,54 @@ async function askOne(
       return;
     }
     case 'check': {
-      const text = await prompts.input({ title: 'Check command', prompt: 'A command run as a required gate of this task only, e.g. npm test -- login (empty: none)', value: now.check ?? '' });
+      const text = await prompts.input({
+        title: 'Check command',
+        prompt: 'A command run as a required gate of this task only, e.g. npm test -- login (empty: none)',
+        value: now.check ?? '',
+      });
       if (text !== undefined) set.check = text.trim() ? text.trim() : null;
       return;
     }
-    default: {
-      const limits: Record<'complexity' | 'priority' | 'maxIterations', { prompt: string; test: RegExp; value: unknown }> = {
-        complexity: { prompt: 'Complexity from 1 to 14 (≤ 4 starts on the cheapest model, ≤ 8 on the second, else the third)', test: /^(?:[1-9]|1[0-4])$/, value: now.complexity },
-        priority: { prompt: 'Priority: a number, lower runs first', test: /^-?\d+(?:\.\d+)?$/, value: set.priority ?? now.current.priority ?? 100 },
-        maxIterations: { prompt: 'Max iterations: a whole number of at least 1 (empty: loop.maxIterations)', test: /^(?:[1-9]\d{0,4})?$/, value: set.maxIterations ?? now.current.maxIterations ?? '' },
-      };
-      const limit = limits[field];
-      const text = await prompts.input({ title: field, prompt: limit.prompt, value: String(limit.value), validateInput: (v) => (limit.test.test(v.trim()) ? undefined : limit.prompt) });
-      if (text === undefined || (field === 'maxIterations' && text.trim() === '')) return;
-      set[field] = Number(text.trim());
-    }
+    default:
+      return askNumber(prompts, field, set, now);
   }
 }
 
+type NumberField = 'complexity' | 'priority' | 'maxIterations';
+
+/** Complexity, priority and max iterations: a number typed in, checked as it is typed. */
+async function askNumber(prompts: Prompts, field: NumberField, set: TaskSettings, now: Now): Promise<void> {
+  const limits: Record<NumberField, { prompt: string; test: RegExp; value: unknown }> = {
+    complexity: {
+      prompt: 'Complexity from 1 to 14 (≤ 4 starts on the cheapest model, ≤ 8 on the second, else the third)',
+      test: /^(?:[1-9]|1[0-4])$/,
+      value: now.complexity,
+    },
+    priority: {
+      prompt: 'Priority: a number, lower runs first',
+      test: /^-?\d+(?:\.\d+)?$/,
+      value: set.priority ?? now.current.priority ?? 100,
+    },
+    maxIterations: {
+      prompt: 'Max iterations: a whole number of at least 1 (empty: loop.maxIterations)',
+      test: /^(?:[1-9]\d{0,4})?$/,
+      value: set.maxIterations ?? now.current.maxIterations ?? '',
+    },
+  };
+  const limit = limits[field];
+  const text = await prompts.input({
+    title: field,
+    prompt: limit.prompt,
+    value: String(limit.value),
+    validateInput: (v) => (limit.test.test(v.trim()) ? undefined : limit.prompt),
+  });
+  if (text === undefined || (field === 'maxIterations' && text.trim() === '')) return;
+  set[field] = Number(text.trim());
+}
+
 function split(text: string): string[] {
-  return text.split(',').map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

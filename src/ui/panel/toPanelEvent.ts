@@ -35,27 +35,96 @@ export function relativeWorktreePath(absolute: string): string {
   return at >= 0 ? normal.slice(at + 1) : normal;
 }
 
-export function toPanelEvent(event: core.RalphEvent, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): shared.PanelEvent | undefined {
+export function toPanelEvent(
+  event: core.RalphEvent,
+  prices: RalphConfig['llm']['prices'],
+  provider?: RalphConfig['llm']['provider'],
+): shared.PanelEvent | undefined {
   switch (event.type) {
-    case 'signal': {
-      const s = event.signal;
-      const base = { type: 'signal' as const, taskId: event.taskId, iteration: event.iteration, kind: s.kind, text: formatSignal(s), runId: event.runId, seq: event.seq, time: event.time };
-      if (s.kind === 'PROGRESS') return { ...base, percent: s.percent };
-      if (s.kind === 'BLOCKED') return { ...base, reason: s.reason };
-      if (s.kind === 'NEEDS_HELP') return { ...base, reason: s.question };
-      return base;
-    }
+    case 'signal':
+      return signalEvent(event);
     case 'model.response': {
       const costUsd = estimateCostUsd(event.model, event.usage, prices, provider);
-      return { type: 'model.response', taskId: event.taskId, iteration: event.iteration, usage: { totalTokens: event.usage.totalTokens }, ...(costUsd === undefined ? (provider === 'vscode' ? { included: true } : {}) : { costUsd }), runId: event.runId, seq: event.seq, time: event.time };
+      return {
+        type: 'model.response',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        usage: { totalTokens: event.usage.totalTokens },
+        ...(costUsd === undefined ? (provider === 'vscode' ? { included: true } : {}) : { costUsd }),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
     }
     case 'task.finished':
-      return { type: 'task.finished', taskId: event.taskId, status: event.status, iterations: event.iterations, reason: event.reason, ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}), ...(event.proof ? { proof: event.proof } : {}), runId: event.runId, seq: event.seq, time: event.time };
+      return {
+        type: 'task.finished',
+        taskId: event.taskId,
+        status: event.status,
+        iterations: event.iterations,
+        reason: event.reason,
+        ...(event.receipt ? { receipt: receiptView(event.receipt) } : {}),
+        ...(event.proof ? { proof: event.proof } : {}),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
     case 'worktree':
-      return { type: 'worktree', taskId: event.taskId, state: event.state, path: relativeWorktreePath(event.path), branch: event.branch, runId: event.runId, seq: event.seq, time: event.time };
+      return {
+        type: 'worktree',
+        taskId: event.taskId,
+        state: event.state,
+        path: relativeWorktreePath(event.path),
+        branch: event.branch,
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
     case 'git.commit':
       // the file list can be long and the panel does not show it
-      return { type: 'git.commit', taskId: event.taskId, iteration: event.iteration, sha: event.sha, message: event.message, runId: event.runId, seq: event.seq, time: event.time };
+      return {
+        type: 'git.commit',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        sha: event.sha,
+        message: event.message,
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
+    default:
+      return asIsOrHidden(event);
+  }
+}
+
+/** A signal, formatted, with what its kind carries (progress, a reason, a question). */
+function signalEvent(event: Extract<core.RalphEvent, { type: 'signal' }>): shared.PanelEvent {
+  const s = event.signal;
+  const base = {
+    type: 'signal' as const,
+    taskId: event.taskId,
+    iteration: event.iteration,
+    kind: s.kind,
+    text: formatSignal(s),
+    runId: event.runId,
+    seq: event.seq,
+    time: event.time,
+  };
+  if (s.kind === 'PROGRESS') return { ...base, percent: s.percent };
+  if (s.kind === 'BLOCKED') return { ...base, reason: s.reason };
+  if (s.kind === 'NEEDS_HELP') return { ...base, reason: s.question };
+  return base;
+}
+
+/** The events `toPanelEvent` reshapes; every other one is decided below. */
+type Reshaped = 'signal' | 'model.response' | 'task.finished' | 'worktree' | 'git.commit';
+
+/**
+ * The events the panel shows as they are (each checked against the protocol's union), and those it
+ * does not show; a new core event is a compile error here until it is decided.
+ */
+function asIsOrHidden(event: Exclude<core.RalphEvent, { type: Reshaped }>): shared.PanelEvent | undefined {
+  switch (event.type) {
     case 'run.started':
     case 'run.finished':
     case 'run.paused':
