@@ -67,23 +67,9 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
   const progressFile = work.relative(work.progress(task.id));
   let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
   const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
-    const cause: WindDownCause | undefined =
-      error instanceof BudgetExceededError
-        ? 'budget'
-        : error !== undefined
-          ? undefined
-          : stop.aborted
-            ? 'stop'
-            : timeout.aborted
-              ? 'timeout'
-              : undefined;
-    if (!cause || windDown) return;
-    const reason =
-      cause === 'budget'
-        ? errorMessage(error)
-        : cause === 'stop'
-          ? stopCause(stop)
-          : `the task timeout (${services.config.loop.taskTimeoutMinutes} min) was reached`;
+    const cut = interruption(services, error, stop, timeout);
+    if (!cut || windDown) return;
+    const { cause, reason } = cut;
     const turn = await windDownTurn(services, {
       taskId: task.id,
       iteration: n,
@@ -116,6 +102,33 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
         onInterrupted,
       });
   return { run, signal, windDown, progressFile };
+}
+
+/** Why the conversation was cut short when a wind-down turn is due: the budget, the person's Stop or the run's halt, the time limit. */
+function interruption(
+  services: TaskLoopServices,
+  error: unknown,
+  stop: AbortSignal,
+  timeout: AbortSignal,
+): { cause: WindDownCause; reason: string } | undefined {
+  const cause: WindDownCause | undefined =
+    error instanceof BudgetExceededError
+      ? 'budget'
+      : error !== undefined
+        ? undefined
+        : stop.aborted
+          ? 'stop'
+          : timeout.aborted
+            ? 'timeout'
+            : undefined;
+  if (!cause) return undefined;
+  const reason =
+    cause === 'budget'
+      ? errorMessage(error)
+      : cause === 'stop'
+        ? stopCause(stop)
+        : `the task timeout (${services.config.loop.taskTimeoutMinutes} min) was reached`;
+  return { cause, reason };
 }
 
 /** What the next iteration is told about this one: the step limit, failed tool calls, the content filter, a wind-down. */

@@ -64,7 +64,14 @@ export class TaskLoop {
     const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
     cp = based.cp;
     let maxIterations = baseMax;
-    if (based.timedOut) return this.finish(task, cp, 'timeout', `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`, maxIterations);
+    if (based.timedOut)
+      return this.finish(
+        task,
+        cp,
+        'timeout',
+        `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`,
+        maxIterations,
+      );
     for (;;) {
       await services.pause?.wait(stop);
       if (nextIteration(cp) > maxIterations || cp.elapsedMs >= timeoutMs) {
@@ -94,21 +101,49 @@ export class TaskLoop {
         await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
       };
       services.meter.beginIteration(n, maxIterations);
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit, baseline: cp.integrity ? undefined : this.aside?.ready });
-      if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
+      const step = await runIterationStep(this.collectingAgents(agents), {
+        task,
+        cp,
+        iteration: n,
+        maxIterations,
+        model: chosen.model,
+        remainingMs: timeoutMs - cp.elapsedMs,
+        limitMs: timeoutMs,
+        stop,
+        replay,
+        beforeCommit,
+        baseline: cp.integrity ? undefined : this.aside?.ready,
+      });
+      if (step.uncommitted && written)
+        return this.haltUncommitted(
+          task,
+          { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() },
+          step,
+          maxIterations,
+        );
       cp = this.recordIteration(cp, step);
       // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
       const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : services.commandQuestions?.take();
       // one task-store write per iteration, once it has ended: the iterations run, the progress and
       // the signal; written alongside the checkpoint and the report (no order between the three)
       const ended = cp.history[cp.history.length - 1];
-      const stored = services.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
+      const stored = services.store.update(task.id, {
+        iterations: n,
+        progress: ended.progress ?? task.progress,
+        lastSignal: ended.signal ?? task.lastSignal,
+      });
       stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
       await syncFixTasks(services, task, step.gates);
       await handleSecurityFindings(services, task, n, step.gates);
       const overBudgetNow = this.budgetExceeded();
       // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
-      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
+      const finishing =
+        step.decision?.kind === 'finish' ||
+        step.record.outcome === 'stopped' ||
+        step.timedOut ||
+        n >= maxIterations ||
+        overBudgetNow !== undefined ||
+        asked !== undefined;
       if (!finishing) {
         const escalated = await afterIteration(services, task, cp, step.gates, stop);
         cp = escalated.cp;
@@ -121,7 +156,17 @@ export class TaskLoop {
       task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
 
       if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
-      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault, undefined, step.gates?.critical === true && step.decision.status === 'halted');
+      if (step.decision?.kind === 'finish')
+        return this.finish(
+          task,
+          cp,
+          step.decision.status,
+          step.decision.reason,
+          maxIterations,
+          step.fault,
+          undefined,
+          step.gates?.critical === true && step.decision.status === 'halted',
+        );
       if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
       if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
       if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
@@ -141,7 +186,9 @@ export class TaskLoop {
       onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
     });
     const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    const cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : freshCheckpoint(initial.id, this.services.runId, await this.services.git.headSha().catch(() => undefined), this.isoNow());
+    const cp: Checkpoint = resumed
+      ? { ...existing, runId: services.runId }
+      : freshCheckpoint(initial.id, this.services.runId, await this.services.git.headSha().catch(() => undefined), this.isoNow());
     const task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
     await ensureProgressFile(services.work ?? services.paths, task);
 
@@ -170,8 +217,19 @@ export class TaskLoop {
     const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
     const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
     // files that do not depend on each other: written side by side, their fsyncs waited for together
-    const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
-    if (report) services.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: services.paths.relative(report), final: false });
+    const [, report, updated] = await Promise.all([
+      this.saveCheckpoint(cp),
+      this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan),
+      stored,
+    ]);
+    if (report)
+      services.emit({
+        type: 'report.written',
+        taskId: task.id,
+        iteration: record.iteration,
+        file: services.paths.relative(report),
+        final: false,
+      });
     await services.disk?.afterIteration();
     services.emit({
       type: 'iteration.finished',
@@ -185,7 +243,14 @@ export class TaskLoop {
       error: record.error,
     });
     const totals = services.meter.runTotals;
-    services.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: services.meter.taskTotals.costUsd, taskTokens: services.meter.taskTotals.tokens });
+    services.emit({
+      type: 'budget',
+      taskId: task.id,
+      costUsd: totals.costUsd,
+      tokens: totals.tokens,
+      taskCostUsd: services.meter.taskTotals.costUsd,
+      taskTokens: services.meter.taskTotals.tokens,
+    });
     return updated;
   }
 
@@ -196,7 +261,16 @@ export class TaskLoop {
    */
   private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
     const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
-    this.services.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
+    this.services.emit({
+      type: 'iteration.finished',
+      taskId: task.id,
+      iteration: step.record.iteration,
+      outcome: 'error',
+      signal: step.record.signal,
+      durationMs: step.record.durationMs,
+      usage: step.record.usage,
+      error: reason,
+    });
     const result = await this.finish(task, cp, 'halted', reason, maxIterations);
     return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
   }
@@ -207,7 +281,12 @@ export class TaskLoop {
    * resume that lacks it); in place, before iteration 1, while the working tree is the base. A
    * checkpoint from before this existed, taken after work began in place, has no base to compare with.
    */
-  private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
+  private async ensureIntegrityBaseline(
+    task: Task,
+    cp: Checkpoint,
+    stop: AbortSignal,
+    timeoutMs: number,
+  ): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
     if (cp.integrity || stop.aborted) return { cp };
     // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
     const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
@@ -216,7 +295,12 @@ export class TaskLoop {
       return { cp };
     }
     if (cp.iteration > 0 || cp.phase === 'running') {
-      this.services.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
+      this.services.emit({
+        type: 'warning',
+        taskId: task.id,
+        code: 'integrity-baseline-missing',
+        message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base`,
+      });
       return { cp };
     }
     const started = this.services.clock.now();
@@ -280,20 +364,51 @@ export class TaskLoop {
   }
 
   /** The iteration report's file, or undefined (and a warning) when it could not be written. */
-  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
+  private async writeIterationReport(
+    task: Task,
+    step: IterationStepResult,
+    maxIterations: number,
+    agents: AgentRun[],
+    modelChanges: string[],
+    councilPlan: string | undefined,
+  ): Promise<string | undefined> {
     const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
-    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.services.awaitingMerge === true) };
+    const input: IterationReportInput = {
+      task,
+      record: step.record,
+      maxIterations,
+      gates: step.gates,
+      decision: step.decision,
+      agents,
+      modelChanges,
+      councilPlan,
+      label: iterationLabel(step.record, finished, this.services.awaitingMerge === true),
+    };
     // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
     this.lastReport = input;
     try {
       return await this.reports.writeIteration(input);
     } catch (error) {
-      this.services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
+      this.services.emit({
+        type: 'warning',
+        taskId: task.id,
+        code: 'report-failed',
+        message: `could not write the iteration report: ${errorMessage(error)}`,
+      });
       return undefined;
     }
   }
 
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
+  private async finish(
+    task: Task,
+    cp: Checkpoint,
+    status: TaskStatus,
+    reason: string,
+    maxIterations: number,
+    fault?: ModelFaultKind,
+    question?: AskedQuestion,
+    critical = false,
+  ): Promise<TaskRunResult> {
     const { services } = this;
     const receipt = services.meter.currentTaskId === cp.taskId ? services.meter.taskReceipt : cp.receipt;
     await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
@@ -302,21 +417,56 @@ export class TaskLoop {
     const deferred = status === 'done' && services.awaitingMerge === true;
     // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
-    const questions = asks ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
+    const questions = asks
+      ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration })
+      : undefined;
     const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {
       const files = await services.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(services, task.id) });
+      reportFile = await this.reports.writeFinal({
+        task: updated,
+        status,
+        reason,
+        maxIterations,
+        checkpoint: { ...cp, receipt },
+        files,
+        escalations: escalationLines(cp),
+        queued: deferred,
+        observations: await observationsOf(services, task.id),
+      });
       services.emit({ type: 'report.written', taskId: task.id, file: services.paths.relative(reportFile), final: true });
     } catch (error) {
-      services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
+      services.emit({
+        type: 'warning',
+        taskId: task.id,
+        code: 'report-failed',
+        message: `could not write the final report: ${errorMessage(error)}`,
+      });
     }
     await services.disk?.prune();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
-    if (!deferred) services.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
-    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
+    if (!deferred)
+      services.emit({
+        type: 'task.finished',
+        taskId: task.id,
+        status,
+        iterations: updated.iterations,
+        reason,
+        ...(fault ? { fault } : {}),
+        ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}),
+        ...proof,
+      });
+    return {
+      taskId: task.id,
+      status,
+      reason,
+      iterations: updated.iterations,
+      reportFile,
+      ...(fault ? { fault } : {}),
+      ...(critical ? { critical } : {}),
+    };
   }
 
   /**
@@ -330,7 +480,16 @@ export class TaskLoop {
     const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
     if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
     this.lastReport = undefined;
-    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.services.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
+    await this.reports
+      .writeIteration({ ...last, label, ended: reason })
+      .catch((error) =>
+        this.services.emit({
+          type: 'warning',
+          taskId: cp.taskId,
+          code: 'report-failed',
+          message: `could not rewrite the iteration report: ${errorMessage(error)}`,
+        }),
+      );
   }
 
   private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
