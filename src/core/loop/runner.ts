@@ -8,12 +8,11 @@ import { fallbackMessage } from '../llm/fallbackMessage';
 import type { RetryNotice } from '../llm/types';
 import { RalphPaths } from '../paths';
 import { type Clock, systemClock } from '../ports';
-import type { SpendMeter } from '../spend/budget';
 import type { RunSpendSummary } from '../spend/receipt';
 import { redactorFor } from '../commands/secrets';
 import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
-import { type DependencyBlock, dependencyBlocks, pendingDependencies, selectNextTask } from '../tasks/select';
+import { type DependencyBlock, dependencyBlocks, pendingDependencies } from '../tasks/select';
 import { TaskStore } from '../tasks/store';
 import { TaskActions } from '../record/actions';
 import { ensureRalphDir } from '../workspace';
@@ -21,15 +20,14 @@ import type { Autopilot } from './autopilot';
 import { CheckpointStore } from '../record/checkpoint';
 import { PauseGate } from './pauseGate';
 import { RunLog } from './runLog';
-import { HOLD_ENDS, RunQuestions } from './runQuestions';
+import { RunQuestions } from './runQuestions';
 import { RunLock } from './runLock';
 import { RunAssembly, type RunnerDeps } from './runAssembly';
-import { personActed } from './personWaits';
+import { oneAfterAnother } from './oneAfterAnother';
 import { mergeTarget } from './mergeTarget';
 import type { RunOutcome } from '../events';
 import { summarizeRun } from './runSummary';
 import { DiskBudget } from '../reports/diskBudget';
-import type { TaskLoop } from './taskLoop';
 import type { TaskRunResult } from './types';
 
 export interface RunOptions {
@@ -54,15 +52,25 @@ export interface RunSummary {
   halted?: string;
 }
 
-/** What the tasks run one after another with (no worktrees). */
-interface InTurn {
-  first: Task | undefined;
-  only: string | undefined;
-  loop: TaskLoop;
-  meter: SpendMeter;
-  store: TaskStore;
-  questions: RunQuestions;
-  hold: ReturnType<RunQuestions['hold']>;
+/** The current run's log and its redacted emit. */
+interface RunEvents {
+  log: RunLog;
+  subscription: { dispose(): void };
+  redactor: ReturnType<typeof redactorFor>;
+  emit: (body: RalphEventBody) => void;
+}
+
+/** What a run holds until it closes: the run lock, the watch on the store's own writes. */
+interface RunHeld {
+  lock?: RunLock;
+  storeWrites?: { dispose(): void };
+}
+
+/** How a run ended, for its summary. */
+interface RunEnd {
+  reason: string;
+  unrunnable: DependencyBlock[];
+  halted?: string;
 }
 
 /** Statuses a task can be explicitly (re)started from. */
@@ -137,147 +145,183 @@ export class RalphRunner {
     if (this.active) throw new RalphError('this runner is already running', 'busy');
     this.active = true;
     const runId = newRunId(this.deps.clock ?? systemClock);
+    const events = this.openEvents(runId);
+    const { emit, log } = events;
+    this.emitActive = emit;
+    const held: RunHeld = {};
+    const results: TaskRunResult[] = [];
+    let end: RunEnd = { reason: 'no ready tasks', unrunnable: [] };
+    let spend: RunSpendSummary | undefined;
+    let outcome: RunOutcome | undefined;
+    this.assembly = undefined;
+    try {
+      end = await this.runTasks(runId, options, events, held, results);
+    } catch (error) {
+      end = { ...end, reason: errorMessage(error) };
+      emit({ type: 'error', message: end.reason });
+      throw error;
+    } finally {
+      ({ spend, outcome } = await this.close(events, held, results, end.reason));
+    }
+    const { reason, unrunnable, halted } = end;
+    return {
+      runId,
+      results,
+      reason,
+      logFile: log.file,
+      unrunnable,
+      ...(spend ? { spend } : {}),
+      ...(outcome ? { outcome } : {}),
+      ...(halted ? { halted } : {}),
+    };
+  }
+
+  /** The run's log (its events appended as they come) and its emit, which redacts every event before the bus. */
+  private openEvents(runId: string): RunEvents {
     const log = new RunLog(this.paths.runLog(runId));
     const emitter = new EventEmitter(runId, this.deps.bus, (this.deps.clock ?? systemClock).now);
     const subscription = this.deps.bus.subscribe((event) => {
       if (event.runId === runId) log.append(event);
     });
-    // Redacted before the bus: the run log, the panel and every report built from events.
-    const redactor = redactorFor(process.env, { keyVariables: [this.deps.config.llm.apiKeyEnv, ...this.deps.config.llm.fallback.flatMap((f) => (f.apiKeyEnv ? [f.apiKeyEnv] : []))], passThrough: [] }, this.deps.secretValues ?? []);
+    // redacted before the bus: the run log, the panel and every report built from events
+    const redactor = redactorFor(
+      process.env,
+      {
+        keyVariables: [this.deps.config.llm.apiKeyEnv, ...this.deps.config.llm.fallback.flatMap((f) => (f.apiKeyEnv ? [f.apiKeyEnv] : []))],
+        passThrough: [],
+      },
+      this.deps.secretValues ?? [],
+    );
     const emit = (body: RalphEventBody) => void emitter.emit(redactor.redactDeep(body));
-    this.emitActive = emit;
-    let lock: RunLock | undefined;
-    let storeWrites: { dispose(): void } | undefined;
-    const results: TaskRunResult[] = [];
-    let reason = 'no ready tasks';
-    let unrunnable: DependencyBlock[] = [];
-    let spend: RunSpendSummary | undefined;
-    let outcome: RunOutcome | undefined;
-    let halted: string | undefined;
-    this.assembly = undefined;
-    try {
-      await ensureRalphDir(this.paths);
-      lock = await RunLock.acquire(this.paths, runId, {
-        force: options.forceLock,
-        onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
-      });
-      // within the budget before anything is written (the run lock is held: no other run prunes)
-      const disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
-      await disk.prune();
-      const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
-      const store = this.store();
-      const assembly = (this.assembly = new RunAssembly({ deps: this.deps, paths: this.paths, runId, emit, redactor, questions, pause: this.pauseGate, store, disk }));
-      const { loop, meter } = await assembly.loop();
-      // the store's own writes (the extension's edits included) are not tampering
-      storeWrites = store.onDidChange(() => {
-        for (const guard of assembly.guards) guard.acknowledge(this.paths.tasks);
-      });
-      const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
-      emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
-
-      const hold = questions.hold(
-        (taskId) => store.get(taskId),
-        (taskId, text) => new TaskActions(store, new CheckpointStore(this.paths), { root: this.deps.workspace }).answer(taskId, text),
-      );
-      // maxParallel 1 goes through worktrees too while a task has one (its work must not be stranded
-      // there), and under manual review (nothing lands on the target before a person approves it)
-      const worktrees = this.deps.config.loop.maxParallel > 1 || (await reviewsWanted(this.deps.config, store)) || (await new WorktreeManager(this.deps.workspace).list()).length > 0;
-      const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
-      const parallel = target !== undefined;
-      const critical = questions.criticalHold((taskId) => store.get(taskId));
-      const pilot = parallel ? (this.currentAutopilot = assembly.autopilot(target, first?.id, hold, critical)) : undefined;
-      if (pilot) results.push(...(await pilot.run(this.abort.signal)));
-      halted = pilot?.haltReason;
-      const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
-      if (parallel) reason = this.abort.signal.aborted ? 'stopped by the user' : halted ? `halted: ${halted}` : providerHalt ? `${providerHalt.reason}; no new agents started` : first ? `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}` : 'no more ready tasks';
-      if (!parallel) ({ reason, halted } = await this.oneAfterAnother({ first, only: options.taskId, loop, meter, store, questions, hold }, results, reason));
-      if (options.taskId === undefined) ({ unrunnable, reason } = await this.leftUnstarted(store, emit, reason, results.length === 0));
-    } catch (error) {
-      reason = errorMessage(error);
-      emit({ type: 'error', message: reason });
-      throw error;
-    } finally {
-      spend = this.assembly?.meter?.runSpend;
-      outcome = await this.store().list().then((tasks) => summarizeRun(results, tasks), () => undefined);
-      emit({ type: 'run.finished', results: results.map((r) => ({ taskId: r.taskId, status: r.status })), reason, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}) });
-      subscription.dispose();
-      storeWrites?.dispose();
-      await log.close();
-      await lock?.release();
-      this.currentAutopilot = undefined;
-      this.emitActive = undefined;
-      this.active = false;
-    }
-    return { runId, results, reason, logFile: log.file, unrunnable, ...(spend ? { spend } : {}), ...(outcome ? { outcome } : {}), ...(halted ? { halted } : {}) };
+    return { log, subscription, redactor, emit };
   }
 
   /**
-   * Without worktrees, the ready tasks one after another: until none is ready, the person stops,
-   * a run-wide halt (a bad key, a spent quota, a cap), a hold answered Stop, or the one task asked
-   * for ends. Each result is added to `results`; says why the run ended and its halt.
+   * The run's work: the run lock, the loops, then the tasks — through worktrees and the merge queue
+   * (the autopilot), or one after another. `held` keeps what `close` releases; results are added as they come.
    */
-  private async oneAfterAnother(turn: InTurn, results: TaskRunResult[], reason: string): Promise<{ reason: string; halted?: string }> {
-    const { store, questions, hold } = turn;
-    const attempted = new Set<string>();
-    const endedAs = new Map<string, TaskStatus>();
+  private async runTasks(runId: string, options: RunOptions, events: RunEvents, held: RunHeld, results: TaskRunResult[]): Promise<RunEnd> {
+    const { emit, redactor, log } = events;
+    await ensureRalphDir(this.paths);
+    held.lock = await RunLock.acquire(this.paths, runId, {
+      force: options.forceLock,
+      onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
+    });
+    // within the budget before anything is written (the run lock is held: no other run prunes)
+    const disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
+    await disk.prune();
+    const questions = new RunQuestions(this.deps.config, this.deps.safeguards, this.pauseGate, emit);
+    const store = this.store();
+    const assembly = (this.assembly = new RunAssembly({
+      deps: this.deps,
+      paths: this.paths,
+      runId,
+      emit,
+      redactor,
+      questions,
+      pause: this.pauseGate,
+      store,
+      disk,
+    }));
+    const { loop, meter } = await assembly.loop();
+    // the store's own writes (the extension's edits included) are not tampering
+    held.storeWrites = store.onDidChange(() => {
+      for (const guard of assembly.guards) guard.acknowledge(this.paths.tasks);
+    });
+    const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
+    emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
+
+    const hold = questions.hold(
+      (taskId) => store.get(taskId),
+      (taskId, text) => new TaskActions(store, new CheckpointStore(this.paths), { root: this.deps.workspace }).answer(taskId, text),
+    );
+    // maxParallel 1 goes through worktrees too while a task has one (its work must not be stranded
+    // there), and under manual review (nothing lands on the target before a person approves it)
+    const worktrees =
+      this.deps.config.loop.maxParallel > 1 ||
+      (await reviewsWanted(this.deps.config, store)) ||
+      (await new WorktreeManager(this.deps.workspace).list()).length > 0;
+    const target = worktrees ? await mergeTarget(this.deps.workspace, this.deps.config, emit) : undefined;
+    let reason = 'no ready tasks';
     let halted: string | undefined;
-    let next = turn.first ?? selectNextTask(await store.list(), attempted);
-    while (next) {
-      attempted.add(next.id);
-      const result = await turn.loop.run(next, this.abort.signal);
-      results.push(result);
-      endedAs.set(result.taskId, result.status);
-      halted = result.runHalt;
-      if (this.abort.signal.aborted) {
-        reason = 'stopped by the user';
-        return { reason, halted };
-      }
-      if (turn.only) {
-        reason = `task ${next.id} ended ${result.status}`;
-        return { reason, halted };
-      }
-      // a bad key or an exhausted quota would halt every later task the same way; a run-wide cap
-      // would halt them at once with nothing done: they stay as they are
-      const runStop = result.runHalt ?? (result.fault === 'auth' || result.fault === 'quota' ? result.reason : turn.meter.runCapReached()?.message);
-      if (runStop) {
-        const waiting = (await store.list()).filter((t) => t.status === 'todo').length;
-        reason = `${runStop}; the run stopped${waiting > 0 ? ` and ${waiting} task${waiting === 1 ? '' : 's'} not started stay${waiting === 1 ? 's' : ''} todo` : ''}`;
-        return { reason, halted };
-      }
-      const tasks = await store.list();
-      // a task the person answered, unblocked or gave more time meanwhile goes on in this run
-      for (const id of personActed(endedAs, tasks).reopened) {
-        attempted.delete(id);
-        endedAs.delete(id);
-      }
-      next = selectNextTask(tasks, attempted);
-      reason = next ? reason : 'no more ready tasks';
-      if (next && result.critical) {
-        const answer = await questions.criticalHold((taskId) => store.get(taskId))(result.taskId, result.reason);
-        if (this.abort.signal.aborted || answer === 'stop') {
-          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} halted on a critical security finding`;
-          return { reason, halted };
-        }
-      }
-      if (next && hold && HOLD_ENDS.has(result.status)) {
-        const answer = await hold(result.taskId, result.status, result.reason);
-        if (this.abort.signal.aborted || answer === 'stop') {
-          reason = this.abort.signal.aborted ? 'stopped by the user' : `stopped after ${result.taskId} ended ${result.status} (semi-auto)`;
-          return { reason, halted };
-        }
-      }
+    if (target !== undefined) {
+      const critical = questions.criticalHold((taskId) => store.get(taskId));
+      const pilot = (this.currentAutopilot = assembly.autopilot(target, first?.id, hold, critical));
+      results.push(...(await pilot.run(this.abort.signal)));
+      halted = pilot.haltReason;
+      reason = this.parallelReason(results, halted, first);
+    } else {
+      const turn = { first, only: options.taskId, loop, meter, store, questions, hold };
+      ({ reason, halted } = await oneAfterAnother(turn, this.abort.signal, results, reason));
     }
-    return { reason, halted };
+    if (options.taskId === undefined) {
+      const left = await this.leftUnstarted(store, emit, reason, results.length === 0);
+      return { reason: left.reason, unrunnable: left.unrunnable, halted };
+    }
+    return { reason, unrunnable: [], halted };
+  }
+
+  /** Why a run through worktrees ended: the person's Stop, a run-wide halt, a provider that refuses, the one task, or nothing left. */
+  private parallelReason(results: readonly TaskRunResult[], halted: string | undefined, first: Task | undefined): string {
+    const providerHalt = results.find((r) => r.fault === 'auth' || r.fault === 'quota');
+    if (this.abort.signal.aborted) return 'stopped by the user';
+    if (halted) return `halted: ${halted}`;
+    if (providerHalt) return `${providerHalt.reason}; no new agents started`;
+    if (first) return `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}`;
+    return 'no more ready tasks';
+  }
+
+  /** The run's end, whatever ended it: `run.finished` with what it spent and its outcome, the log closed, the lock released. */
+  private async close(
+    events: RunEvents,
+    held: RunHeld,
+    results: readonly TaskRunResult[],
+    reason: string,
+  ): Promise<{ spend?: RunSpendSummary; outcome?: RunOutcome }> {
+    const { emit, subscription, log } = events;
+    const spend = this.assembly?.meter?.runSpend;
+    const outcome = await this.store()
+      .list()
+      .then(
+        (tasks) => summarizeRun(results, tasks),
+        () => undefined,
+      );
+    emit({
+      type: 'run.finished',
+      results: results.map((r) => ({ taskId: r.taskId, status: r.status })),
+      reason,
+      ...(spend ? { spend } : {}),
+      ...(outcome ? { outcome } : {}),
+    });
+    subscription.dispose();
+    held.storeWrites?.dispose();
+    await log.close();
+    await held.lock?.release();
+    this.currentAutopilot = undefined;
+    this.emitActive = undefined;
+    this.active = false;
+    return { spend, outcome };
   }
 
   /**
    * An autopilot run's todo tasks that no run can start (a dependency cycle, itself, a missing id)
    * are warned about; when nothing ran (and no Stop came), the blocks are why.
    */
-  private async leftUnstarted(store: TaskStore, emit: (body: RalphEventBody) => void, reason: string, nothingRan: boolean): Promise<{ unrunnable: DependencyBlock[]; reason: string }> {
+  private async leftUnstarted(
+    store: TaskStore,
+    emit: (body: RalphEventBody) => void,
+    reason: string,
+    nothingRan: boolean,
+  ): Promise<{ unrunnable: DependencyBlock[]; reason: string }> {
     const blocks = [...dependencyBlocks(await store.list()).values()];
     const unrunnable = blocks.filter((b) => b.kind === 'invalid');
-    for (const block of unrunnable) emit({ type: 'warning', taskId: block.taskId, code: 'dependency-invalid', message: `${block.taskId} can never start: ${block.message}` });
+    for (const block of unrunnable)
+      emit({
+        type: 'warning',
+        taskId: block.taskId,
+        code: 'dependency-invalid',
+        message: `${block.taskId} can never start: ${block.message}`,
+      });
     if (!nothingRan || this.abort.signal.aborted) return { unrunnable, reason };
     return { unrunnable, reason: blocks.length > 0 ? `no ready tasks: ${blocks.map((b) => b.message).join('; ')}` : 'no ready tasks' };
   }
@@ -291,15 +335,24 @@ export class RalphRunner {
     const task = tasks.find((t) => t.id === taskId);
     if (!task) throw new TaskNotFoundError(taskId);
     if (remoteActive(task.remote) && !this.deps.awaitMerge) {
-      throw new RalphError(`task ${taskId} runs on the forge (${task.remote!.state}: ${task.remote!.url}); follow it with ralph remote status`, 'not-startable');
+      throw new RalphError(
+        `task ${taskId} runs on the forge (${task.remote!.state}: ${task.remote!.url}); follow it with ralph remote status`,
+        'not-startable',
+      );
     }
     if (!STARTABLE.has(task.status)) {
-      throw new RalphError(`task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`, 'not-startable');
+      throw new RalphError(
+        `task ${taskId} is ${task.status}; only todo, in_progress or halted tasks can be run (retry it first)`,
+        'not-startable',
+      );
     }
     const pending = pendingDependencies(task, tasks);
     if (pending.length > 0) {
       const block = dependencyBlocks(tasks).get(taskId);
-      const why = block?.kind === 'invalid' ? `it can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json` : `it waits for ${pending.join(', ')} to be done`;
+      const why =
+        block?.kind === 'invalid'
+          ? `it can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`
+          : `it waits for ${pending.join(', ')} to be done`;
       throw new RalphError(`task ${taskId} cannot run: ${why}`, 'dependencies-pending');
     }
     return task;

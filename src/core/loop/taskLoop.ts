@@ -1,32 +1,41 @@
-import { errorMessage, type ModelFaultKind } from '../errors';
+import type { ModelFaultKind } from '../errors';
 import type { RalphEventBody } from '../events';
-import { addUsage } from '../llm/types';
 import { proofLine } from '../gates/proof';
-import { finishLabel, iterationLabel } from '../reports/decision';
-import { type AgentRun, type IterationReportInput, ReportWriter } from '../reports/reportWriter';
+import type { AgentRun } from '../reports/reportWriter';
 import { BudgetExceededError } from '../spend/budget';
 import { summarizeReceipt } from '../spend/receipt';
-import { type Question, withQuestion } from '../tasks/questions';
+import { withQuestion } from '../tasks/questions';
 import type { Task, TaskStatus } from '../tasks/schema';
-import { ensureProgressFile } from '../workspace';
-import { type Checkpoint, freshCheckpoint, type IterationRecord, MAX_HISTORY, type PendingCommit } from '../record/checkpoint';
+import type { Checkpoint, IterationRecord, PendingCommit } from '../record/checkpoint';
 import { runIterationStep, type IterationStepResult } from './iterationStep';
-import { boundPending, boundRecord } from './boundedRecord';
-import { boundOptionalText } from '../util/bounded';
-import { afterIteration, iterationFailed, modelFor } from './escalationStep';
+import { boundPending } from './boundedRecord';
+import { afterIteration, modelFor } from './escalationStep';
 import { syncFixTasks } from './fixTasks';
-import { takeIntegrityBaseline } from './integrityStep';
-import { AsideBaseline, runsAtBase } from './baselineAside';
+import type { AsideBaseline } from './baselineAside';
+import { endIteration, recordIteration } from './iterationEnd';
 import { checkSafeguards } from './safeguards';
 import { runHaltReason } from './runHalt';
-import { handleSecurityFindings, observationsOf } from './securityFindings';
+import { handleSecurityFindings } from './securityFindings';
+import { integrityBaselineAtStart, nextIteration, startTask } from './taskStart';
+import { TaskReports } from './taskReports';
+import { isoNow, saveCheckpoint, setTaskStatus } from './taskState';
 import type { AskedQuestion, TaskLoopServices, TaskRunResult } from './types';
 
-/** The council's plan as the checkpoint keeps it. */
-const COUNCIL_PLAN_MAX = 16_000;
+/** Where a task's loop stands between iterations: the task as stored, its checkpoint, and its limits (Increase Limit raises them). */
+interface TaskRun {
+  task: Task;
+  cp: Checkpoint;
+  maxIterations: number;
+  timeoutMs: number;
+  stop: AbortSignal;
+}
 
-/** Statuses from which running a task resumes it from its checkpoint rather than starting over. */
-const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
+/** How a task ends beyond its status and reason: the provider fault, the question asked, a critical finding. */
+interface FinishDetail {
+  fault?: ModelFaultKind;
+  question?: AskedQuestion;
+  critical?: boolean;
+}
 
 /**
  * The Ralph loop for one task: fresh context every iteration, a checkpoint at every boundary,
@@ -34,14 +43,12 @@ const RESUMABLE: ReadonlySet<TaskStatus> = new Set(['in_progress', 'halted']);
  * policy deciding the end, and a report per iteration plus a final one.
  */
 export class TaskLoop {
-  private readonly reports: ReportWriter;
-  /** The iteration report last written in this run, to correct its decision when the task ends right after. */
-  private lastReport: IterationReportInput | undefined;
+  private readonly reports: TaskReports;
   /** The integrity baseline being taken beside the first iteration (a task in a worktree). */
   private aside: AsideBaseline | undefined;
 
   constructor(private readonly services: TaskLoopServices) {
-    this.reports = new ReportWriter(services.paths, services.config);
+    this.reports = new TaskReports(services);
   }
 
   async run(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
@@ -57,136 +64,146 @@ export class TaskLoop {
 
   private async runTask(initial: Task, stop: AbortSignal): Promise<TaskRunResult> {
     const { services } = this;
-    const baseMax = initial.maxIterations ?? services.config.loop.maxIterations;
-    let timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
-    const timeoutReason = () => `task timeout (${minutes(timeoutMs)} min) reached`;
-    let { task, cp } = await this.start(initial, baseMax);
-    const based = await this.ensureIntegrityBaseline(task, cp, stop, timeoutMs);
-    cp = based.cp;
-    let maxIterations = baseMax;
-    if (based.timedOut) return this.finish(task, cp, 'timeout', `${timeoutReason()} during the run of the required gates at the task's base (integrity baseline)`, maxIterations);
+    const maxIterations = initial.maxIterations ?? services.config.loop.maxIterations;
+    const timeoutMs = taskLimitMs(initial, services.config.loop.taskTimeoutMinutes);
+    const { task, cp } = await startTask(services, initial, maxIterations);
+    const based = await integrityBaselineAtStart(services, task, cp, stop, timeoutMs);
+    this.aside = based.aside;
+    const run: TaskRun = { task, cp: based.cp, maxIterations, timeoutMs, stop };
+    if (based.timedOut)
+      return this.finish(
+        run,
+        'timeout',
+        `${timeoutReason(timeoutMs)} during the run of the required gates at the task's base (integrity baseline)`,
+      );
     for (;;) {
       await services.pause?.wait(stop);
-      if (nextIteration(cp) > maxIterations || cp.elapsedMs >= timeoutMs) {
-        // Increase Limit may have raised either limit while the task ran
-        task = await services.store.get(task.id);
-        maxIterations = Math.max(maxIterations, task.maxIterations ?? maxIterations);
-        timeoutMs = Math.max(timeoutMs, taskLimitMs(task, services.config.loop.taskTimeoutMinutes));
-      }
-      const n = nextIteration(cp);
-      if (stop.aborted) return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
-      if (n > maxIterations) return this.finish(task, cp, 'timeout', `max iterations (${maxIterations}) reached`, maxIterations);
-      if (cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
-      const overBudget = this.budgetExceeded();
-      if (overBudget) return this.finish(task, cp, 'halted', overBudget, maxIterations);
-
-      // killed after the model run of this iteration: finish it from the write-ahead record
-      const replay = cp.phase === 'committing' && cp.pending?.iteration === n ? cp.pending : undefined;
-      const chosen = replay ? { cp, model: replay.model } : modelFor(services, task, cp);
-      cp = { ...chosen.cp, iteration: n, phase: replay ? 'committing' : 'running', pending: replay, updatedAt: this.isoNow() };
-      await this.saveCheckpoint(cp);
-      const agents: AgentRun[] = [];
-      const escalationsBefore = cp.escalation?.history.length ?? 0;
-      const running = cp;
-      let written = replay;
-      const beforeCommit = async (pending: PendingCommit) => {
-        written = boundPending(pending);
-        await this.saveCheckpoint({ ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() });
-      };
-      services.meter.beginIteration(n, maxIterations);
-      const step = await runIterationStep(this.collectingAgents(agents), { task, cp, iteration: n, maxIterations, model: chosen.model, remainingMs: timeoutMs - cp.elapsedMs, limitMs: timeoutMs, stop, replay, beforeCommit, baseline: cp.integrity ? undefined : this.aside?.ready });
-      if (step.uncommitted && written) return this.haltUncommitted(task, { ...running, phase: 'committing', pending: written, updatedAt: this.isoNow() }, step, maxIterations);
-      cp = this.recordIteration(cp, step);
-      // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
-      const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : services.commandQuestions?.take();
-      // one task-store write per iteration, once it has ended: the iterations run, the progress and
-      // the signal; written alongside the checkpoint and the report (no order between the three)
-      const ended = cp.history[cp.history.length - 1];
-      const stored = services.store.update(task.id, { iterations: n, progress: ended.progress ?? task.progress, lastSignal: ended.signal ?? task.lastSignal });
-      stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
-      await syncFixTasks(services, task, step.gates);
-      await handleSecurityFindings(services, task, n, step.gates);
-      const overBudgetNow = this.budgetExceeded();
-      // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
-      const finishing = step.decision?.kind === 'finish' || step.record.outcome === 'stopped' || step.timedOut || n >= maxIterations || overBudgetNow !== undefined || asked !== undefined;
-      if (!finishing) {
-        const escalated = await afterIteration(services, task, cp, step.gates, stop);
-        cp = escalated.cp;
-        if (escalated.halt) {
-          task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
-          return this.finish(task, cp, 'halted', escalated.halt, maxIterations);
-        }
-      }
-      const record = cp.history[cp.history.length - 1];
-      task = await this.endIteration(task, stored, cp, step, maxIterations, agents, escalationsBefore);
-
-      if (record.outcome === 'stopped') return this.finish(task, cp, 'halted', stoppedReason(stop), maxIterations);
-      if (step.decision?.kind === 'finish') return this.finish(task, cp, step.decision.status, step.decision.reason, maxIterations, step.fault, undefined, step.gates?.critical === true && step.decision.status === 'halted');
-      if (asked) return this.finish(task, cp, 'needs_help', asked.question, maxIterations, undefined, asked);
-      if (overBudgetNow) return this.finish(task, cp, 'halted', overBudgetNow, maxIterations);
-      if (step.timedOut || cp.elapsedMs >= timeoutMs) return this.finish(task, cp, 'timeout', timeoutReason(), maxIterations);
-      const guarded = await checkSafeguards(services, task, cp, maxIterations);
-      cp = guarded.cp;
-      task = guarded.task;
-      maxIterations = task.maxIterations ?? maxIterations;
-      if (guarded.stop) return this.finish(task, cp, guarded.stop.status, guarded.stop.reason, maxIterations);
+      const ended = (await this.limitReached(run)) ?? (await this.iterate(run));
+      if (ended) return ended;
     }
   }
 
-  /** Loads the task's checkpoint (or starts a fresh one), marks the task in progress and announces it. */
-  private async start(initial: Task, maxIterations: number): Promise<{ task: Task; cp: Checkpoint }> {
+  /** Before an iteration: the task's end when it was stopped or a limit (iterations, time, budget) is reached. */
+  private async limitReached(run: TaskRun): Promise<TaskRunResult | undefined> {
     const { services } = this;
-    const existing = await services.checkpoints.load(initial.id, {
-      onCorrupt: 'throw',
-      onWarning: (message) => services.emit({ type: 'warning', taskId: initial.id, code: 'checkpoint-restored', message }),
+    if (nextIteration(run.cp) > run.maxIterations || run.cp.elapsedMs >= run.timeoutMs) {
+      // Increase Limit may have raised either limit while the task ran
+      run.task = await services.store.get(run.task.id);
+      run.maxIterations = Math.max(run.maxIterations, run.task.maxIterations ?? run.maxIterations);
+      run.timeoutMs = Math.max(run.timeoutMs, taskLimitMs(run.task, services.config.loop.taskTimeoutMinutes));
+    }
+    if (run.stop.aborted) return this.finish(run, 'halted', stoppedReason(run.stop));
+    if (nextIteration(run.cp) > run.maxIterations) return this.finish(run, 'timeout', `max iterations (${run.maxIterations}) reached`);
+    if (run.cp.elapsedMs >= run.timeoutMs) return this.finish(run, 'timeout', timeoutReason(run.timeoutMs));
+    const overBudget = this.budgetExceeded();
+    if (overBudget) return this.finish(run, 'halted', overBudget);
+    return undefined;
+  }
+
+  /** One iteration, its checkpoint written ahead of its commit; the task's end when it ended the task. */
+  private async iterate(run: TaskRun): Promise<TaskRunResult | undefined> {
+    const { services } = this;
+    const n = nextIteration(run.cp);
+    // killed after the model run of this iteration: finish it from the write-ahead record
+    const replay = run.cp.phase === 'committing' && run.cp.pending?.iteration === n ? run.cp.pending : undefined;
+    const chosen = replay ? { cp: run.cp, model: replay.model } : modelFor(services, run.task, run.cp);
+    const running: Checkpoint = {
+      ...chosen.cp,
+      iteration: n,
+      phase: replay ? 'committing' : 'running',
+      pending: replay,
+      updatedAt: isoNow(services),
+    };
+    run.cp = running;
+    await saveCheckpoint(services, running);
+    const agents: AgentRun[] = [];
+    const escalationsBefore = running.escalation?.history.length ?? 0;
+    let written = replay;
+    const beforeCommit = async (pending: PendingCommit) => {
+      written = boundPending(pending);
+      await saveCheckpoint(services, { ...running, phase: 'committing', pending: written, updatedAt: isoNow(services) });
+    };
+    services.meter.beginIteration(n, run.maxIterations);
+    const step = await runIterationStep(this.collectingAgents(agents), {
+      task: run.task,
+      cp: running,
+      iteration: n,
+      maxIterations: run.maxIterations,
+      model: chosen.model,
+      remainingMs: run.timeoutMs - running.elapsedMs,
+      limitMs: run.timeoutMs,
+      stop: run.stop,
+      replay,
+      beforeCommit,
+      baseline: running.integrity ? undefined : this.aside?.ready,
     });
-    const resumed = existing !== undefined && RESUMABLE.has(initial.status);
-    const cp: Checkpoint = resumed ? { ...existing, runId: services.runId } : freshCheckpoint(initial.id, this.services.runId, await this.services.git.headSha().catch(() => undefined), this.isoNow());
-    const task = await this.setStatus(initial, 'in_progress', resumed ? 'resumed from checkpoint' : 'started');
-    await ensureProgressFile(services.work ?? services.paths, task);
-
-    services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations, resumed });
-
-    services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-    services.commandQuestions?.begin(task);
-    return { task, cp };
+    if (step.uncommitted && written)
+      return this.haltUncommitted({ ...run, cp: { ...running, phase: 'committing', pending: written, updatedAt: isoNow(services) } }, step);
+    run.cp = recordIteration(services, running, step);
+    return this.afterStep(run, step, agents, escalationsBefore);
   }
 
   /**
-   * Saves the checkpoint, writes the iteration report, waits for the task store's write
-   * (`stored`) and announces the end of the iteration; returns the task as stored.
+   * After the iteration's step: the task store's write, fix tasks and security findings, escalation
+   * (unless the task ends here), the iteration's records, then whether and how the task ends.
    */
-  private async endIteration(
-    task: Task,
-    stored: Promise<Task>,
-    cp: Checkpoint,
+  private async afterStep(
+    run: TaskRun,
     step: IterationStepResult,
-    maxIterations: number,
     agents: AgentRun[],
     escalationsBefore: number,
-  ): Promise<Task> {
+  ): Promise<TaskRunResult | undefined> {
     const { services } = this;
-    const record = cp.history[cp.history.length - 1];
-    const modelChanges = (cp.escalation?.history ?? []).slice(escalationsBefore).map((e) => `${e.from} → ${e.to}: ${e.reason}`);
-    const councilPlan = cp.councilPlan && record.feedback.some((f) => f.startsWith('Bug council plan')) ? cp.councilPlan : undefined;
-    // files that do not depend on each other: written side by side, their fsyncs waited for together
-    const [, report, updated] = await Promise.all([this.saveCheckpoint(cp), this.writeIterationReport(task, { ...step, record }, maxIterations, agents, modelChanges, councilPlan), stored]);
-    if (report) services.emit({ type: 'report.written', taskId: task.id, iteration: record.iteration, file: services.paths.relative(report), final: false });
-    await services.disk?.afterIteration();
-    services.emit({
-      type: 'iteration.finished',
-      taskId: task.id,
-      iteration: record.iteration,
-      outcome: record.outcome,
-      signal: record.signal,
-      durationMs: record.durationMs,
-      commit: record.commit,
-      usage: record.usage,
-      error: record.error,
+    const { task, stop } = run;
+    const n = run.cp.iteration;
+    // a command the rules still ask about, with nobody there to ask: the person answers it as the task's question
+    const asked = step.decision?.kind === 'finish' && step.decision.status === 'done' ? undefined : services.commandQuestions?.take();
+    // one task-store write per iteration, once it has ended: the iterations run, the progress and
+    // the signal; written alongside the checkpoint and the report (no order between the three)
+    const ended = run.cp.history[run.cp.history.length - 1];
+    const stored = services.store.update(task.id, {
+      iterations: n,
+      progress: ended.progress ?? task.progress,
+      lastSignal: ended.signal ?? task.lastSignal,
     });
-    const totals = services.meter.runTotals;
-    services.emit({ type: 'budget', taskId: task.id, costUsd: totals.costUsd, tokens: totals.tokens, taskCostUsd: services.meter.taskTotals.costUsd, taskTokens: services.meter.taskTotals.tokens });
-    return updated;
+    stored.catch(() => undefined); // awaited with the checkpoint below: a failure is thrown from there
+    await syncFixTasks(services, task, step.gates);
+    await handleSecurityFindings(services, task, n, step.gates);
+    const overBudgetNow = this.budgetExceeded();
+    // no escalation or council after the last iteration the task may have (or may pay for): nothing would use them
+    const finishing =
+      step.decision?.kind === 'finish' ||
+      step.record.outcome === 'stopped' ||
+      step.timedOut ||
+      n >= run.maxIterations ||
+      overBudgetNow !== undefined ||
+      asked !== undefined;
+    const end = () => endIteration(services, this.reports, { ...run, stored, step, agents, escalationsBefore });
+    if (!finishing) {
+      const escalated = await afterIteration(services, task, run.cp, step.gates, stop);
+      run.cp = escalated.cp;
+      if (escalated.halt) {
+        run.task = await end();
+        return this.finish(run, 'halted', escalated.halt);
+      }
+    }
+    const record = run.cp.history[run.cp.history.length - 1];
+    run.task = await end();
+
+    if (record.outcome === 'stopped') return this.finish(run, 'halted', stoppedReason(stop));
+    if (step.decision?.kind === 'finish') {
+      const critical = step.gates?.critical === true && step.decision.status === 'halted';
+      return this.finish(run, step.decision.status, step.decision.reason, { fault: step.fault, critical });
+    }
+    if (asked) return this.finish(run, 'needs_help', asked.question, { question: asked });
+    if (overBudgetNow) return this.finish(run, 'halted', overBudgetNow);
+    if (step.timedOut || run.cp.elapsedMs >= run.timeoutMs) return this.finish(run, 'timeout', timeoutReason(run.timeoutMs));
+    const guarded = await checkSafeguards(services, run.task, run.cp, run.maxIterations);
+    run.cp = guarded.cp;
+    run.task = guarded.task;
+    run.maxIterations = run.task.maxIterations ?? run.maxIterations;
+    if (guarded.stop) return this.finish(run, guarded.stop.status, guarded.stop.reason);
+    return undefined;
   }
 
   /**
@@ -194,42 +211,20 @@ export class TaskLoop {
    * checkpoint keeps its write-ahead record (phase `committing`), so the next run commits this
    * same iteration's work under its own number, without a new model call, and judges it then.
    */
-  private async haltUncommitted(task: Task, cp: Checkpoint, step: IterationStepResult, maxIterations: number): Promise<TaskRunResult> {
+  private async haltUncommitted(run: TaskRun, step: IterationStepResult): Promise<TaskRunResult> {
     const reason = step.decision?.kind === 'finish' ? step.decision.reason : (step.record.error ?? 'the iteration could not be committed');
-    this.services.emit({ type: 'iteration.finished', taskId: task.id, iteration: step.record.iteration, outcome: 'error', signal: step.record.signal, durationMs: step.record.durationMs, usage: step.record.usage, error: reason });
-    const result = await this.finish(task, cp, 'halted', reason, maxIterations);
+    this.services.emit({
+      type: 'iteration.finished',
+      taskId: run.task.id,
+      iteration: step.record.iteration,
+      outcome: 'error',
+      signal: step.record.signal,
+      durationMs: step.record.durationMs,
+      usage: step.record.usage,
+      error: reason,
+    });
+    const result = await this.finish(run, 'halted', reason);
     return step.runHalt ? { ...result, runHalt: step.runHalt } : result;
-  }
-
-  /**
-   * What the required gates check at the task's base, recorded once and kept across resumes: in a
-   * worktree (the base a commit) taken beside the first iterations (`AsideBaseline`, also after a
-   * resume that lacks it); in place, before iteration 1, while the working tree is the base. A
-   * checkpoint from before this existed, taken after work began in place, has no base to compare with.
-   */
-  private async ensureIntegrityBaseline(task: Task, cp: Checkpoint, stop: AbortSignal, timeoutMs: number): Promise<{ cp: Checkpoint; timedOut?: boolean }> {
-    if (cp.integrity || stop.aborted) return { cp };
-    // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
-    const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
-    if (this.services.work && cp.baseCommit && runsAtBase(task, this.services)) {
-      this.aside = new AsideBaseline(this.services, task, cp.baseCommit, AbortSignal.any([stop, deadline]));
-      return { cp };
-    }
-    if (cp.iteration > 0 || cp.phase === 'running') {
-      this.services.emit({ type: 'warning', taskId: task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${task.id} (its checkpoint predates it): its gates are not compared with the task's base` });
-      return { cp };
-    }
-    const started = this.services.clock.now();
-    const integrity = await takeIntegrityBaseline(this.services, task, AbortSignal.any([stop, deadline]));
-    const spent = { ...cp, elapsedMs: cp.elapsedMs + Math.max(0, this.services.clock.now() - started), updatedAt: this.isoNow() };
-    if (!integrity) {
-      if (!deadline.aborted || stop.aborted) return { cp: spent };
-      await this.saveCheckpoint(spent);
-      return { cp: spent, timedOut: true };
-    }
-    const next = { ...spent, integrity };
-    await this.saveCheckpoint(next);
-    return { cp: next };
   }
 
   private budgetExceeded(): string | undefined {
@@ -240,31 +235,6 @@ export class TaskLoop {
       if (error instanceof BudgetExceededError) return `${error.message}; state saved`;
       throw error;
     }
-  }
-
-  private recordIteration(cp: Checkpoint, step: IterationStepResult): Checkpoint {
-    const { record } = step;
-    // every model call of the task (sub-agents, summaries, the council included) went through the meter
-    const modelUsage = structuredClone(this.services.meter.taskTotals.byModel);
-    const optionalGateIterations = { ...cp.optionalGateIterations };
-    if (step.decision?.kind === 'continue') {
-      for (const name of step.decision.optionalGatesRetried) optionalGateIterations[name] = (optionalGateIterations[name] ?? 0) + 1;
-    }
-    return {
-      ...cp,
-      ...(step.integrity && !cp.integrity ? { integrity: step.integrity } : {}),
-      phase: 'between',
-      pending: undefined,
-      elapsedMs: cp.elapsedMs + record.durationMs,
-      commits: cp.commits + (record.commit ? 1 : 0),
-      consecutiveErrors: record.outcome === 'error' ? cp.consecutiveErrors + 1 : 0,
-      history: [...cp.history, boundRecord({ ...record, failed: iterationFailed(record, cp.history.at(-1)) })].slice(-MAX_HISTORY),
-      usage: addUsage(cp.usage, record.usage),
-      modelUsage,
-      optionalGateIterations,
-      proof: record.proof ?? cp.proof,
-      updatedAt: this.isoNow(),
-    };
   }
 
   /** The services with an emit that also notes each delegation for the iteration report. */
@@ -279,77 +249,50 @@ export class TaskLoop {
     return { ...this.services, emit };
   }
 
-  /** The iteration report's file, or undefined (and a warning) when it could not be written. */
-  private async writeIterationReport(task: Task, step: IterationStepResult, maxIterations: number, agents: AgentRun[], modelChanges: string[], councilPlan: string | undefined): Promise<string | undefined> {
-    const finished = step.decision?.kind === 'finish' ? step.decision.status : undefined;
-    const input: IterationReportInput = { task, record: step.record, maxIterations, gates: step.gates, decision: step.decision, agents, modelChanges, councilPlan, label: iterationLabel(step.record, finished, this.services.awaitingMerge === true) };
-    // kept: should the task end right after for a reason found outside the iteration, the report is written again with it
-    this.lastReport = input;
-    try {
-      return await this.reports.writeIteration(input);
-    } catch (error) {
-      this.services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the iteration report: ${errorMessage(error)}` });
-      return undefined;
-    }
-  }
-
-  private async finish(task: Task, cp: Checkpoint, status: TaskStatus, reason: string, maxIterations: number, fault?: ModelFaultKind, question?: AskedQuestion, critical = false): Promise<TaskRunResult> {
+  private async finish(
+    run: Pick<TaskRun, 'task' | 'cp' | 'maxIterations'>,
+    status: TaskStatus,
+    reason: string,
+    detail: FinishDetail = {},
+  ): Promise<TaskRunResult> {
     const { services } = this;
+    const { task, cp, maxIterations } = run;
+    const { fault, question, critical = false } = detail;
     const receipt = services.meter.currentTaskId === cp.taskId ? services.meter.taskReceipt : cp.receipt;
-    await this.saveCheckpoint({ ...cp, receipt, updatedAt: this.isoNow() });
+    await saveCheckpoint(services, { ...cp, receipt, updatedAt: isoNow(services) });
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
     const deferred = status === 'done' && services.awaitingMerge === true;
     // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
-    const questions = asks ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
-    const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
-    await this.correctLastReport(cp, status, reason, deferred);
-    let reportFile: string | undefined;
-    try {
-      const files = await services.git.changesSince(cp.baseCommit).catch(() => ({ added: [], modified: [], deleted: [] }));
-      reportFile = await this.reports.writeFinal({ task: updated, status, reason, maxIterations, checkpoint: { ...cp, receipt }, files, escalations: escalationLines(cp), queued: deferred, observations: await observationsOf(services, task.id) });
-      services.emit({ type: 'report.written', taskId: task.id, file: services.paths.relative(reportFile), final: true });
-    } catch (error) {
-      services.emit({ type: 'warning', taskId: task.id, code: 'report-failed', message: `could not write the final report: ${errorMessage(error)}` });
-    }
+    const questions = asks
+      ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: isoNow(services), iteration: cp.iteration })
+      : undefined;
+    const updated = await setTaskStatus(services, task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
+    await this.reports.correctLast(cp, status, reason, deferred);
+    const reportFile = await this.reports.writeFinal(updated, status, reason, maxIterations, { ...cp, receipt }, deferred);
     await services.disk?.prune();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
-    if (!deferred) services.emit({ type: 'task.finished', taskId: task.id, status, iterations: updated.iterations, reason, ...(fault ? { fault } : {}), ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}), ...proof });
-    return { taskId: task.id, status, reason, iterations: updated.iterations, reportFile, ...(fault ? { fault } : {}), ...(critical ? { critical } : {}) };
-  }
-
-  /**
-   * The report of the iteration after which the task ended says what happened after it: when the
-   * end came from outside the iteration (max iterations, the timeout, the budget, a stuck loop, a
-   * safeguard), the report written at the iteration's end is written again with that decision.
-   */
-  private async correctLastReport(cp: Checkpoint, status: TaskStatus, reason: string, deferred: boolean): Promise<void> {
-    const last = this.lastReport;
-    if (!last || last.record.iteration !== cp.iteration) return;
-    const label = finishLabel(status, /stopped by the user/.test(reason), deferred);
-    if (label === last.label && (label === 'ITERATE' || last.record.decision === reason)) return;
-    this.lastReport = undefined;
-    await this.reports.writeIteration({ ...last, label, ended: reason }).catch((error) => this.services.emit({ type: 'warning', taskId: cp.taskId, code: 'report-failed', message: `could not rewrite the iteration report: ${errorMessage(error)}` }));
-  }
-
-  private async setStatus(task: Task, to: TaskStatus, reason: string, blockedReason?: string, questions?: Question[]): Promise<Task> {
-    const updated = await this.services.store.update(task.id, { status: to, blockedReason, ...(questions ? { questions } : {}) });
-    if (task.status !== to) this.services.emit({ type: 'task.status', taskId: task.id, from: task.status, to, reason });
-    return updated;
-  }
-
-  private async saveCheckpoint(cp: Checkpoint): Promise<void> {
-    // the receipt rides with the checkpoint: one atomic write, and a resume starts from it
-    // save() parses the checkpoint into its own objects first thing: the live receipt needs no copy
-    const receipt = this.services.meter.currentTaskId === cp.taskId ? this.services.meter.taskReceiptView : cp.receipt;
-    // the council's plan is a model's text too: kept bounded like the records' texts
-    const file = await this.services.checkpoints.save({ ...cp, receipt, councilPlan: boundOptionalText(cp.councilPlan, COUNCIL_PLAN_MAX) });
-    this.services.emit({ type: 'checkpoint', taskId: cp.taskId, iteration: cp.iteration, file: this.services.paths.relative(file) });
-  }
-
-  private isoNow(): string {
-    return new Date(this.services.clock.now()).toISOString();
+    if (!deferred)
+      services.emit({
+        type: 'task.finished',
+        taskId: task.id,
+        status,
+        iterations: updated.iterations,
+        reason,
+        ...(fault ? { fault } : {}),
+        ...(receipt ? { receipt: summarizeReceipt(receipt) } : {}),
+        ...proof,
+      });
+    return {
+      taskId: task.id,
+      status,
+      reason,
+      iterations: updated.iterations,
+      reportFile,
+      ...(fault ? { fault } : {}),
+      ...(critical ? { critical } : {}),
+    };
   }
 }
 
@@ -358,14 +301,12 @@ export function taskLimitMs(task: Pick<Task, 'timeoutMinutes'>, configured: numb
   return (task.timeoutMinutes ?? configured) * 60_000;
 }
 
-function minutes(ms: number): string {
-  return String(Math.round((ms / 60_000) * 100) / 100);
+function timeoutReason(timeoutMs: number): string {
+  return `task timeout (${minutes(timeoutMs)} min) reached`;
 }
 
-function escalationLines(cp: Checkpoint): string[] {
-  const lines = (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`);
-  if (cp.councilPlan) lines.push(`bug council plan:\n\n${cp.councilPlan}`);
-  return lines;
+function minutes(ms: number): string {
+  return String(Math.round((ms / 60_000) * 100) / 100);
 }
 
 /** Why the task stopped: the user, or the run halting itself (the abort's reason says which). */
@@ -374,9 +315,5 @@ function stoppedReason(stop: AbortSignal): string {
   return `${halted ?? 'stopped by the user'}; state saved`;
 }
 
-/** A checkpoint taken mid-iteration resumes that same iteration; one between iterations, the next. */
-export function nextIteration(cp: Checkpoint): number {
-  return cp.phase === 'between' ? cp.iteration + 1 : cp.iteration;
-}
-
+export { nextIteration };
 export type { IterationRecord, TaskLoopServices, TaskRunResult };
