@@ -105,77 +105,170 @@ export function chainHead(state: MergeQueueState): MergeEntry | undefined {
  * ignored: a silent no-op here is how merges get reported that never happened.
  */
 export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): MergeQueueState {
-  const entry = state.entries.find((e) => e.taskId === action.taskId);
-  const expect = (...states: MergeState[]): MergeEntry => {
-    if (!entry) throw new MergeQueueError(`task ${action.taskId} is not in the merge queue`);
-    if (!states.includes(entry.state)) throw new MergeQueueError(`task ${action.taskId} is ${entry.state} in the merge queue; "${action.type}" needs ${states.join(' or ')}`);
-    if (HEAD_ONLY.has(action.type) && isActive(entry) && chainHead(state)?.taskId !== entry.taskId) {
-      throw new MergeQueueError(`task ${action.taskId} is not the head of the merge chain (${chainHead(state)?.taskId} is): only the head is decided`);
-    }
-    return entry;
-  };
+  const expect = (...states: MergeState[]): MergeEntry => expectEntry(state, action, states);
   switch (action.type) {
-    case 'enqueue': {
-      if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
-      if (entry && entry.state !== 'conflict' && entry.state !== 'failed' && entry.state !== 'review') throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
-      const seq = state.seq + 1;
-      const fresh: MergeEntry = { taskId: action.taskId, title: action.title, state: 'queued', seq, attempts: (entry?.attempts ?? 0) + 1, ...(action.proof ? { proof: action.proof } : {}) };
-      return { ...state, seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
-    }
-    case 'begin': {
-      const e = expect('queued', 'waiting');
-      const chain = chainOf(state);
-      for (const id of action.ahead ?? []) {
-        const a = chain.find((c) => c.taskId === id);
-        if (!a) throw new MergeQueueError(`task ${action.taskId} cannot be built on ${id}: it is not in the merge chain`);
-        if (a.aside) throw new MergeQueueError(`task ${action.taskId} cannot be built on ${id}: it waits for a review, the prefixes behind it are built without it`);
-      }
-      if (action.coveredBy !== undefined && action.coveredBy === action.taskId) throw new MergeQueueError(`task ${action.taskId} cannot cover itself`);
-      const pos = state.pos + 1;
-      const next: MergeEntry = { ...e, state: 'merging', detail: undefined, files: undefined, hunks: undefined, gates: undefined, feedback: undefined, ...CHAIN_FIELDS, pos, ahead: action.ahead ?? [], ...(action.aside ? { aside: true } : {}), ...(action.coveredBy ? { coveredBy: action.coveredBy } : {}) };
-      return { ...replace(state, next), pos };
-    }
+    case 'enqueue':
+      return enqueued(state, action);
+    case 'begin':
+      return begun(state, expect('queued', 'waiting'), action);
     case 'prepared':
       return replace(state, { ...expect('merging'), state: 'checking' });
-    case 'green': {
-      const e = expect('checking');
-      const covers = new Set(action.covers ?? []);
-      return { ...state, entries: state.entries.map((x) => (x.taskId === e.taskId ? { ...x, passed: true, gates: action.gates ?? x.gates } : covers.has(x.taskId) && isActive(x) ? { ...x, passed: true } : x)) };
-    }
-    case 'landed': {
-      const e = expect('merging', 'checking');
-      // on the target now: the prefixes behind it no longer build on it, they build on the target
-      const landed = replace(state, { ...e, ...CHAIN_FIELDS, state: 'merged', commit: action.commit, detail: action.detail, gates: action.gates ?? e.gates });
-      return { ...landed, entries: landed.entries.map((x) => (x.ahead?.includes(e.taskId) ? { ...x, ahead: x.ahead.filter((id) => id !== e.taskId) } : x)) };
-    }
+    case 'green':
+      return green(state, expect('checking'), action);
+    case 'landed':
+      return landed(state, expect('merging', 'checking'), action);
     case 'conflict':
-      return leave(state, { ...expect('merging', 'checking'), state: 'conflict', files: action.files, hunks: action.hunks, detail: `conflict in ${action.files.join(', ')}` }, 'it conflicts');
+      return leave(
+        state,
+        {
+          ...expect('merging', 'checking'),
+          state: 'conflict',
+          files: action.files,
+          hunks: action.hunks,
+          detail: `conflict in ${action.files.join(', ')}`,
+        },
+        'it conflicts',
+      );
     case 'red':
-      return leave(state, { ...expect('checking'), state: 'failed', detail: action.detail, gates: action.gates, feedback: action.feedback }, 'its merged check is red');
+      return leave(
+        state,
+        { ...expect('checking'), state: 'failed', detail: action.detail, gates: action.gates, feedback: action.feedback },
+        'its merged check is red',
+      );
     case 'wait':
-      return leave(state, { ...expect('checking'), state: 'waiting', detail: action.detail, files: action.files }, 'it waits for your working tree');
+      return leave(
+        state,
+        { ...expect('checking'), state: 'waiting', detail: action.detail, files: action.files },
+        'it waits for your working tree',
+      );
     case 'requeue':
       return leave(state, { ...expect('merging', 'checking'), state: 'queued', detail: action.detail }, 'it was put back');
-    case 'review':
-      return leave(state, { ...expect('checking', 'waiting'), state: 'review', detail: action.detail, base: action.base, result: action.result, gates: action.gates ?? entry?.gates, files: action.files }, 'it waits for a review');
+    case 'review': {
+      const e = expect('checking', 'waiting');
+      return leave(
+        state,
+        {
+          ...e,
+          state: 'review',
+          detail: action.detail,
+          base: action.base,
+          result: action.result,
+          gates: action.gates ?? e.gates,
+          files: action.files,
+        },
+        'it waits for a review',
+      );
+    }
     case 'error':
       return leave(state, { ...expect('merging', 'checking'), state: 'failed', detail: action.detail }, 'its merge failed');
-    case 'split': {
-      const e = expect('merging', 'checking');
-      const members = new Set([e.taskId, ...action.members]);
-      // the whole batch goes back, each to be checked on its own prefix: the red one among them is then found
-      let next = state;
-      for (const m of chainOf(state).filter((x) => members.has(x.taskId))) {
-        if (isActive(entryOf(next, m.taskId)!)) next = leave(next, { ...entryOf(next, m.taskId)!, state: 'queued', detail: action.detail }, 'its batch was split');
-      }
-      return { ...next, entries: next.entries.map((x) => (members.has(x.taskId) ? { ...x, alone: true, detail: action.detail } : x)) };
-    }
+    case 'split':
+      return split(state, expect('merging', 'checking'), action.members, action.detail);
     case 'cancel': {
       const e = expect('queued', 'waiting', 'merging', 'checking', 'conflict', 'failed', 'review');
       const gone = leave(state, { ...e, state: 'failed' }, `${e.taskId} left the queue (${action.detail})`);
       return { ...gone, entries: gone.entries.filter((x) => x.taskId !== e.taskId) };
     }
   }
+}
+
+/** `e`'s prefix passed (and the tasks its batch covers with it). */
+function green(state: MergeQueueState, e: MergeEntry, action: Extract<MergeAction, { type: 'green' }>): MergeQueueState {
+  const covers = new Set(action.covers ?? []);
+  const mark = (x: MergeEntry): MergeEntry =>
+    x.taskId === e.taskId
+      ? { ...x, passed: true, gates: action.gates ?? x.gates }
+      : covers.has(x.taskId) && isActive(x)
+        ? { ...x, passed: true }
+        : x;
+  return { ...state, entries: state.entries.map(mark) };
+}
+
+/** `e` is on the target now: the prefixes behind it no longer build on it, they build on the target. */
+function landed(state: MergeQueueState, e: MergeEntry, action: Extract<MergeAction, { type: 'landed' }>): MergeQueueState {
+  const next = replace(state, {
+    ...e,
+    ...CHAIN_FIELDS,
+    state: 'merged',
+    commit: action.commit,
+    detail: action.detail,
+    gates: action.gates ?? e.gates,
+  });
+  const behind = (x: MergeEntry): MergeEntry =>
+    x.ahead?.includes(e.taskId) ? { ...x, ahead: x.ahead.filter((id) => id !== e.taskId) } : x;
+  return { ...next, entries: next.entries.map(behind) };
+}
+
+/** The action's entry, in one of `states` (and the chain's head, for the actions that decide): else the step is illegal and throws. */
+function expectEntry(state: MergeQueueState, action: MergeAction, states: readonly MergeState[]): MergeEntry {
+  const entry = state.entries.find((e) => e.taskId === action.taskId);
+  if (!entry) throw new MergeQueueError(`task ${action.taskId} is not in the merge queue`);
+  if (!states.includes(entry.state))
+    throw new MergeQueueError(`task ${action.taskId} is ${entry.state} in the merge queue; "${action.type}" needs ${states.join(' or ')}`);
+  if (HEAD_ONLY.has(action.type) && isActive(entry) && chainHead(state)?.taskId !== entry.taskId) {
+    throw new MergeQueueError(
+      `task ${action.taskId} is not the head of the merge chain (${chainHead(state)?.taskId} is): only the head is decided`,
+    );
+  }
+  return entry;
+}
+
+function enqueued(state: MergeQueueState, action: Extract<MergeAction, { type: 'enqueue' }>): MergeQueueState {
+  const entry = state.entries.find((e) => e.taskId === action.taskId);
+  if (entry?.state === 'merged') throw new MergeQueueError(`task ${action.taskId} is already merged; it is never merged twice`);
+  if (entry && entry.state !== 'conflict' && entry.state !== 'failed' && entry.state !== 'review')
+    throw new MergeQueueError(`task ${action.taskId} is already ${entry.state} in the merge queue`);
+  const seq = state.seq + 1;
+  const fresh: MergeEntry = {
+    taskId: action.taskId,
+    title: action.title,
+    state: 'queued',
+    seq,
+    attempts: (entry?.attempts ?? 0) + 1,
+    ...(action.proof ? { proof: action.proof } : {}),
+  };
+  return { ...state, seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
+}
+
+/** `e` joins the chain's end, its prefix built on `ahead` (tasks of the chain, none held aside for review). */
+function begun(state: MergeQueueState, e: MergeEntry, action: Extract<MergeAction, { type: 'begin' }>): MergeQueueState {
+  const chain = chainOf(state);
+  for (const id of action.ahead ?? []) {
+    const a = chain.find((c) => c.taskId === id);
+    if (!a) throw new MergeQueueError(`task ${action.taskId} cannot be built on ${id}: it is not in the merge chain`);
+    if (a.aside)
+      throw new MergeQueueError(
+        `task ${action.taskId} cannot be built on ${id}: it waits for a review, the prefixes behind it are built without it`,
+      );
+  }
+  if (action.coveredBy !== undefined && action.coveredBy === action.taskId)
+    throw new MergeQueueError(`task ${action.taskId} cannot cover itself`);
+  const pos = state.pos + 1;
+  const next: MergeEntry = {
+    ...e,
+    state: 'merging',
+    detail: undefined,
+    files: undefined,
+    hunks: undefined,
+    gates: undefined,
+    feedback: undefined,
+    ...CHAIN_FIELDS,
+    pos,
+    ahead: action.ahead ?? [],
+    ...(action.aside ? { aside: true } : {}),
+    ...(action.coveredBy ? { coveredBy: action.coveredBy } : {}),
+  };
+  return { ...replace(state, next), pos };
+}
+
+/** A red batch: the whole batch goes back, each to be checked on its own prefix, so that the red one among them is found. */
+function split(state: MergeQueueState, e: MergeEntry, others: readonly string[], detail: string): MergeQueueState {
+  const members = new Set([e.taskId, ...others]);
+  let next = state;
+  for (const m of chainOf(state).filter((x) => members.has(x.taskId))) {
+    if (isActive(entryOf(next, m.taskId)!))
+      next = leave(next, { ...entryOf(next, m.taskId)!, state: 'queued', detail }, 'its batch was split');
+  }
+  return { ...next, entries: next.entries.map((x) => (members.has(x.taskId) ? { ...x, alone: true, detail } : x)) };
 }
 
 function replace(state: MergeQueueState, next: MergeEntry): MergeQueueState {
@@ -190,7 +283,8 @@ function leave(state: MergeQueueState, gone: MergeEntry, why: string): MergeQueu
   const dropped = new Set([gone.taskId]);
   let next = replace(state, ACTIVE.has(gone.state) ? gone : { ...gone, ...CHAIN_FIELDS });
   for (const x of chainOf(next)) {
-    if (x.taskId === gone.taskId || !(x.ahead ?? []).some((id) => dropped.has(id)) && !(x.coveredBy && dropped.has(x.coveredBy))) continue;
+    if (x.taskId === gone.taskId || (!(x.ahead ?? []).some((id) => dropped.has(id)) && !(x.coveredBy && dropped.has(x.coveredBy))))
+      continue;
     dropped.add(x.taskId);
     next = replace(next, { ...x, ...CHAIN_FIELDS, state: 'queued', detail: `rebuilt without ${gone.taskId}: ${why}` });
   }
