@@ -1,11 +1,10 @@
-import * as path from 'node:path';
 import { errorMessage } from '../errors';
 import type { IntegrityBaseline } from '../gates/integrity';
 import { gatesFor } from '../gates/taskCheck';
-import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import { RalphPaths } from '../paths';
 import type { Task } from '../tasks/schema';
 import { RUN_AT_BASE, takeIntegrityBaseline } from './integrityStep';
+import { inScratchWorktree } from './scratchWorktree';
 import type { TaskLoopServices } from './types';
 
 type AsideServices = Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>;
@@ -46,18 +45,8 @@ export class AsideBaseline {
 
   private async take(base: string, signal: AbortSignal): Promise<IntegrityBaseline | undefined> {
     const { services, task } = this;
-    const scratch = path.join(services.paths.workspace, ...WORKTREES_DIR.split('/'), `_base-${task.id}`);
-    const worktrees = new WorktreeManager(services.paths.workspace, services.config.worktrees.link);
-    await worktrees.ensureIgnored(); // never seen by an iteration's commit
-    await worktrees.removeScratch(scratch);
-    try {
-      const failed = await worktrees.addScratch(scratch, base);
-      if (failed) return this.missing(`could not make the scratch worktree at the base: ${failed}`, signal);
-      const baseline = await takeIntegrityBaseline({ ...services, work: new RalphPaths(scratch) }, task, signal);
-      return baseline ?? this.missing('the run of the gates at the base was stopped', signal);
-    } finally {
-      await worktrees.removeScratch(scratch).catch(() => undefined);
-    }
+    const take = async (scratch: string) => (await takeIntegrityBaseline({ ...services, work: new RalphPaths(scratch) }, task, signal)) ?? this.missing('the run of the gates at the base was stopped', signal);
+    return inScratchWorktree(services, `_base-${task.id}`, base, take, (why) => this.missing(why, signal));
   }
 
   private missing(why: string, signal: AbortSignal): undefined {

@@ -7,10 +7,10 @@ import { testFileMatcher } from '../gates/testFiles';
 import { relativeTests } from '../gates/testLocations';
 import type { GateOutcome, GateReport } from '../gates/types';
 import { runGit } from '../git/gitExec';
-import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { Task } from '../tasks/schema';
 import type { Checkpoint } from '../record/checkpoint';
 import type { CompletionDecision } from '../reports/decision';
+import { inScratchWorktree } from './scratchWorktree';
 import type { TaskLoopServices } from './types';
 
 type ProofServices = Pick<TaskLoopServices, 'paths' | 'work' | 'config' | 'gates' | 'emit'>;
@@ -36,13 +36,7 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
   const files = changes.filter(([status]) => !status.startsWith('D')).map(([, file]) => file);
   if (files.length === 0) return judgeProof([], []);
 
-  const scratch = path.join(services.paths.workspace, ...WORKTREES_DIR.split('/'), `_proof-${task.id}`);
-  const worktrees = new WorktreeManager(services.paths.workspace, services.config.worktrees.link);
-  await worktrees.ensureIgnored(); // never seen by an iteration's commit
-  await worktrees.removeScratch(scratch);
-  try {
-    const failed = await worktrees.addScratch(scratch, base);
-    if (failed) return notProven(files, `could not make the scratch worktree at the base: ${failed}`);
+  const inScratch = async (scratch: string) => {
     for (const [status, file] of changes) {
       const target = path.join(scratch, file);
       if (status.startsWith('D')) await fs.rm(target, { force: true });
@@ -61,10 +55,11 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
       return { gate: o.name, scratch: relative(o, scratch), result: result && relative(result, work), base: verdicts.get(o.name), baseNames: baseNames.get(o.name) };
     });
     return judgeProof(files, runs);
+  };
+  try {
+    return await inScratchWorktree(services, `_proof-${task.id}`, base, inScratch, (why) => notProven(files, why));
   } catch (error) {
     return notProven(files, `the proof could not run: ${errorMessage(error)}`);
-  } finally {
-    await worktrees.removeScratch(scratch).catch(() => undefined);
   }
 }
 

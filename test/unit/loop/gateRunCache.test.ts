@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { GateRunCache, localizedOutput, portableOutput } from '../../../src/core/loop/gateRunCache';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../../../src/core/gates/types';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
+import { writeAgent } from '../helpers/writeAgent';
 
 /**
  * A node:test suite that writes down every run of it (where it ran, which *.num files it saw)
@@ -23,19 +23,7 @@ test('num files hold digits', () => { for (const f of files) assert.match(fs.rea
 `;
 }
 
-function fileOf(request: RecordedRequest): { file: string; content: string } {
-  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-  const text = typeof user?.content === 'string' ? user.content : '';
-  const match = /WRITE (\S+) <<(.*?)>>/s.exec(text);
-  if (!match) throw new Error(`no WRITE instruction: ${text.slice(0, 200)}`);
-  return { file: match[1], content: match[2] };
-}
-
-const agent: Step = (request) => {
-  const { file, content } = fileOf(request);
-  if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
-  return { toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] };
-};
+const agent = writeAgent;
 
 interface SuiteRun {
   where: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
+import { writeAgent } from '../helpers/writeAgent';
 
 /**
  * A slow suite: green while the *.num files add up to at most 30. In the merge worktree `_merge`
@@ -18,19 +18,7 @@ if (total > 30) { console.error('total ' + total + ' exceeds 30'); process.exit(
 console.log('total ' + total + ' ok');
 `;
 
-function fileOf(request: RecordedRequest): { file: string; content: string } {
-  const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-  const text = typeof user?.content === 'string' ? user.content : '';
-  const match = /WRITE (\S+) <<(.*?)>>/s.exec(text);
-  if (!match) throw new Error(`no WRITE instruction: ${text.slice(0, 200)}`);
-  return { file: match[1], content: match[2] };
-}
-
-const agent: Step = (request) => {
-  const { file, content } = fileOf(request);
-  if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
-  return { toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] };
-};
+const agent = writeAgent;
 
 describe('the merge chain in a parallel run (real git, scripted model, a slow suite)', function () {
   this.timeout(240000);
