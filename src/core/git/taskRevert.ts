@@ -1,8 +1,9 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RollbackBlockedError } from '../errors';
 import { git, runGit } from './gitExec';
+import { withWorktreeLock } from './worktrees';
 import { type CommitAuthor, commitsTouching, dirtyPaths, filesOfCommits, type TaskCommit } from './taskCommits';
 
 /** The empty tree: the "parent" of a root commit. */
@@ -63,7 +64,8 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
   const tree = path.join(temp, 'tree');
   let newCommit: string | undefined;
   try {
-    await git(root, ['worktree', 'add', '--detach', '--quiet', tree, head]);
+    // in the repository's worktree queue: a prune beside this add (a run's agents, its merge queue) could take its half-written record
+    await withWorktreeLock(realpathSync(root), () => git(root, ['worktree', 'add', '--detach', '--quiet', tree, head]));
     const conflicted = await applyReverse(root, tree, temp, [...commits].reverse(), scope);
     if (conflicted.length > 0) {
       const own = new Set(commits.map((c) => c.sha));
@@ -77,9 +79,11 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
     await git(tree, [...identity, 'commit', '--no-verify', '--quiet', '-m', message]);
     newCommit = (await git(tree, ['rev-parse', 'HEAD'])).trim();
   } finally {
-    await runGit(root, ['worktree', 'remove', '--force', tree]);
-    await fs.rm(temp, { recursive: true, force: true });
-    await runGit(root, ['worktree', 'prune']);
+    await withWorktreeLock(realpathSync(root), async () => {
+      await runGit(root, ['worktree', 'remove', '--force', tree]);
+      await fs.rm(temp, { recursive: true, force: true });
+      await runGit(root, ['worktree', 'prune']);
+    });
   }
   if ((await git(root, ['rev-parse', 'HEAD'])).trim() !== head) {
     throw new RollbackBlockedError('HEAD moved while the rollback was prepared; nothing was changed. Try again.', 'busy');
