@@ -7,7 +7,7 @@ import { RUN_AT_BASE, takeIntegrityBaseline } from './integrityStep';
 import { inScratchWorktree } from './scratchWorktree';
 import type { TaskLoopServices } from './types';
 
-type AsideServices = Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>;
+type AsideServices = Pick<TaskLoopServices, 'config' | 'gates' | 'baseGates' | 'paths' | 'work' | 'clock' | 'emit'>;
 
 /** Whether a required gate of `task` runs at the base (its baseline is a run of the suite, not only a read of its definition). */
 export function runsAtBase(task: Task, services: Pick<TaskLoopServices, 'config'>): boolean {
@@ -45,7 +45,7 @@ export class AsideBaseline {
 
   private async take(base: string, signal: AbortSignal): Promise<IntegrityBaseline | undefined> {
     const { services, task } = this;
-    const take = async (scratch: string) => (await takeIntegrityBaseline({ ...services, work: new RalphPaths(scratch) }, task, signal)) ?? this.missing('the run of the gates at the base was stopped', signal);
+    const take = async (scratch: string) => (await takeIntegrityBaseline({ ...services, gates: services.baseGates ?? services.gates, work: new RalphPaths(scratch) }, task, signal)) ?? this.missing('the run of the gates at the base was stopped', signal);
     return inScratchWorktree(services, `_base-${task.id}`, base, take, (why) => this.missing(why, signal));
   }
 

@@ -132,6 +132,7 @@ export class RunAssembly {
       commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
       commandQuestions,
       gates: this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard)),
+      baseGates: this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), this.baseGuard())),
       guard,
       scope: new WorkspaceScope(root),
       clock: deps.clock ?? systemClock,
@@ -143,6 +144,17 @@ export class RunAssembly {
       disk: this.run.disk,
     });
     return { loop, guard, meter };
+  }
+
+  /**
+   * The guard of a task's run at its base beside its first iteration: the task's loop writes its
+   * checkpoint meanwhile, so no checkpoint is watched (as for the merged checks); the store's
+   * writes are acknowledged to it like to every guard of the run.
+   */
+  private baseGuard(): ControlFileGuard {
+    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true });
+    this.guards.add(guard);
+    return guard;
   }
 
   /** The agent's commands in `root`: sandboxed and scrubbed; a missing sandbox is said once per run, however many agents run commands. */

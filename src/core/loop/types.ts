@@ -34,6 +34,8 @@ export interface TaskLoopServices {
   registry: ToolRegistry;
   commands: CommandRunner;
   gates: GateRunner;
+  /** The run of the gates at the task's base beside its first iteration (`AsideBaseline`): a guard of its own, since the loop writes the task's checkpoint meanwhile (default: `gates`). */
+  baseGates?: GateRunner;
   scope: WorkspaceScope;
   clock: Clock;
   logger: Logger;

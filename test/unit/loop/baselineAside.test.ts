@@ -61,23 +61,29 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
   const worktrees = () => h.ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '));
 
   it('the agent works while the suite runs at the base in a scratch worktree; the first gates are judged against that run', async () => {
+    let called = false;
     const id = await project([
-      async () => {
-        await fs.writeFile(release, ''); // the base run ends only once the agent is at work
+      () => {
+        called = true;
         return { toolCalls: [{ name: 'write_file', arguments: { path: 'n1.num', content: '1' } }] };
       },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote n1.num', promiseEvidence: 'n1.num written' } }] },
     ]);
+    // the base run ends only once the agent is at work and its loop wrote the task's checkpoint meanwhile (not tampering)
+    h.bus.subscribe((event) => {
+      if (event.type === 'checkpoint' && called) void fs.writeFile(release, '');
+    });
     const summary = await h.runner().run();
     assert.deepEqual(summary.results.map((r) => r.status), ['done'], summary.results.map((r) => r.reason).join('; '));
     const base = (await logged().catch(() => [] as Logged[])).filter((r) => r.files.length === 0);
-    assert.deepEqual(base.map((r) => [r.where, r.phase, r.released]), [[`_base-${id}`, 'start', undefined], [`_base-${id}`, 'end', true]], 'one run at the base, in the scratch worktree, released by the agent\'s first call');
+    assert.deepEqual(base.map((r) => [r.where, r.phase, r.released]), [[`_base-${id}`, 'start', undefined], [`_base-${id}`, 'end', true]], 'one run at the base, in the scratch worktree, released once the agent was at work');
     const own = eventsOf(h.events, 'gate.finished').filter((e) => e.taskId === id && e.passed);
     assert.deepEqual(own[0]?.preExisting, ['legacy date parsing'], 'the legacy failure forgiven as pre-existing: judged against the base run');
     const baseline = eventsOf(h.events, 'integrity.baseline').find((b) => b.taskId === id);
     assert.equal(baseline?.gates[0].tests?.named, 2);
     const cp = JSON.parse(await fs.readFile(h.paths.state(id), 'utf8')) as { integrity?: { gates: { gate: string }[] } };
     assert.deepEqual(cp.integrity?.gates.map((g) => g.gate), ['suite'], 'the baseline is kept in the checkpoint');
+    assert.deepEqual(eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering'), [], 'the loop\'s own checkpoint writes during the base run are not tampering');
     assert.deepEqual(worktrees(), [`worktree ${h.ws.dir}`], 'no scratch or task worktree left');
     assert.equal(existsSync(path.join(h.ws.dir, '.ralph', 'worktrees', `_base-${id}`)), false);
   });
