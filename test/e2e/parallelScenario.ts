@@ -78,7 +78,8 @@ export function prepareParallelWorkspace(workspace: string, serverUrl: string, r
   const config = {
     llm: { baseUrl: serverUrl, apiKeyEnv: PARALLEL_KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 600_000 },
     loop: { maxIterations: 5, maxParallel: 3 },
-    gates: [{ name: 'unit', command: 'node gate.js', kind: 'tests', required: true }],
+    // the gate answers by where it runs (it waits in the merge worktree): a result no other tree can stand for
+    gates: [{ name: 'unit', command: 'node gate.js', kind: 'tests', required: true, reuse: false }],
   };
   fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   const now = new Date().toISOString();

@@ -120,7 +120,8 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 120000 },
       loop: { maxIterations: 4, maxParallel: 2 },
-      gates: [{ name: 'check', command: 'node gate.js', kind: 'tests', required: true }],
+      // the gate answers by where it runs (it waits in the merge worktree): a result no other tree can stand for
+      gates: [{ name: 'check', command: 'node gate.js', kind: 'tests', required: true, reuse: false }],
     };
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify(config, null, 2));
     await writeTasks(api, [

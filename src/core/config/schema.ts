@@ -94,6 +94,10 @@ export const GateSchema = z.strictObject({
     .boolean()
     .optional()
     .describe('default false: the merge queue runs this gate in one merged check at a time (a fixed port, a shared database); other gates of concurrent checks go on side by side'),
+  reuse: z
+    .boolean()
+    .optional()
+    .describe('default true: a run of this gate on a clean tree stands for it on the same tree anywhere in the run (the agents\' base runs, the merged checks); false for a gate whose result depends on more than the tree (a service, the network, the clock, where it runs)'),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 

@@ -38,7 +38,8 @@ const OWN = /^\.ralph(\/|$)/;
  *   taken by every request; a failing one only by requests that say so (`reuse: 'any'`, the
  *   runs that learn what is red at a base) — a failure the agent is told of is always its own
  *   run, so a failure that does not reproduce is not fed back twice. Re-runs of a failed gate
- *   (`rerunFailures`) and `reuse: 'none'` always run.
+ *   (`rerunFailures`), `reuse: 'none'` and a gate with `reuse: false` (its result depends on
+ *   more than the tree) always run.
  * - Lives for one run: a later run may meet another machine (installed tools, the network).
  */
 export class GateRunCache {
@@ -69,7 +70,7 @@ export class GateRunCache {
 
   private async run(inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     const reuse = request.reuse ?? 'passing';
-    const key = reuse === 'none' ? undefined : await this.keyFor(request).catch(() => undefined);
+    const key = reuse === 'none' || request.gate.reuse === false ? undefined : await this.keyFor(request).catch(() => undefined);
     if (!key) return inner.run(request);
     for (;;) {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };

@@ -186,6 +186,16 @@ describe('GateRunCache (real git)', () => {
     assert.equal(inner.runs, 3);
   });
 
+  it('a gate with reuse: false always runs (its result depends on more than the tree)', async () => {
+    const cache = new GateRunCache();
+    const inner = new CountingRunner();
+    const runner = cache.around(inner);
+    const own = { ...gate, reuse: false };
+    await Promise.all([runner.run(request(ws.dir, { gate: own })), runner.run(request(other, { gate: own, reuse: 'any' }))]);
+    assert.equal((await runner.run(request(other, { gate: own }))).reused, undefined);
+    assert.equal(inner.runs, 3);
+  });
+
   it('a run its owner stopped is dropped: a waiter runs its own; a waiter stopped while waiting gets a stopped result', async () => {
     const cache = new GateRunCache();
     const inner = new CountingRunner(0, 80);
