@@ -133,12 +133,7 @@ export class Autopilot {
     for (;;) {
       await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
-      if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
-        this.merging = d.queue.processNext(stop).then(
-          (outcome) => ({ kind: 'merge', outcome }) as Finished,
-          (error) => this.mergeThrew(error),
-        );
-      }
+      this.nextMerge(stop);
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
         if (!stop.aborted && !this.providerHalt && !this.noMoreStarts && !scheduleFinished(this.schedule, await this.candidates())) {
@@ -159,9 +154,22 @@ export class Autopilot {
         if (finished.answer === 'stop') this.noMoreStarts = true;
       } else if (finished.kind === 'merge') {
         this.merging = undefined;
-        await this.mergeFinished(finished.outcome);
+        const ending = this.mergeFinished(finished.outcome);
+        // a landed task's end (its status, report, event) is written while the queue goes on with the next
+        if (finished.outcome?.state === 'merged') this.nextMerge(stop);
+        await ending;
       }
     }
+  }
+
+  /** Has the queue take its next step, unless one is under way, a merge waits for the person's files, or the run stops. */
+  private nextMerge(stop: AbortSignal): void {
+    const { d } = this;
+    if (stop.aborted || this.merging || Date.now() < this.retryMergeAt || !d.queue.pending) return;
+    this.merging = d.queue.processNext(stop).then(
+      (outcome) => ({ kind: 'merge', outcome }) as Finished,
+      (error) => this.mergeThrew(error),
+    );
   }
 
   /**
