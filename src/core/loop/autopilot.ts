@@ -162,14 +162,10 @@ export class Autopilot {
     }
   }
 
-  /** Has the queue take its next step, unless one is under way, a merge waits for the person's files, or the run stops. */
+  /** The queue's next step, unless one is under way, a merge waits for the person's files, or the run stops (tasks already landed are still taken). */
   private nextMerge(stop: AbortSignal): void {
-    const { d } = this;
-    if (stop.aborted || this.merging || Date.now() < this.retryMergeAt || !d.queue.pending) return;
-    this.merging = d.queue.processNext(stop).then(
-      (outcome) => ({ kind: 'merge', outcome }) as Finished,
-      (error) => this.mergeThrew(error),
-    );
+    if (this.merging || !this.d.queue.pending || (stop.aborted ? !this.d.queue.landedToReport : Date.now() < this.retryMergeAt)) return;
+    this.merging = this.d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished, (error) => this.mergeThrew(error));
   }
 
   /**
@@ -363,9 +359,10 @@ export class Autopilot {
     this.person.mergeGoesOn(taskId);
     if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
+      // its worktree goes meanwhile: the final report reads the landed commit, not the worktree
+      this.cleanups.push(removeMergedWorktree(d, taskId));
       this.results.push(await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged'));
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
-      this.cleanups.push(removeMergedWorktree(d, taskId));
       return;
     }
     const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;

@@ -8,10 +8,12 @@ import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
 import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToBuild, nextToMerge, reduceMergeQueue } from './mergeChain';
-import { dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
+import { type CheckedResult, dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
+import { type GreenHead, greenHeadsFrom, landTogether } from './greenHeads';
 
 export * from './mergeChain';
+export type { CheckedResult };
 
 export interface MergeQueueDeps {
   worktrees: WorktreeManager;
@@ -39,13 +41,6 @@ export interface MergeQueueDeps {
 /** What processing one entry came to. */
 export type MergeOutcome = MergeEntry & { state: 'merged' | 'conflict' | 'failed' | 'waiting' | 'review' };
 
-/** A result the queue checked already: landed as it is while the target stays at `base` (an approved review, a waiting merge). */
-export interface CheckedResult {
-  base: string;
-  result: string;
-  gates: MergeEntry['gates'];
-}
-
 /** Times the chain is rebuilt in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
 
@@ -65,6 +60,8 @@ export class MergeQueue {
   /** Checked results that land without a new check while the target stays at their base (waiting merges, approved reviews). */
   private readonly checked = new Map<string, CheckedResult>();
   private readonly tips = new TipVerdicts();
+  /** Heads that landed together with the one handed out: handed out one a call, before anything else. */
+  private readonly landedAhead: MergeOutcome[] = [];
   private readonly fresh = new Set<string>();
   /** Checks under way, the stale (stopped) ones until their processes ended. */
   private readonly running = new Set<Promise<JobResult>>();
@@ -123,7 +120,12 @@ export class MergeQueue {
 
   /** Whether anything is waiting to be merged or is in the chain. */
   get pending(): boolean {
-    return nextToMerge(this.state) !== undefined;
+    return this.landedAhead.length > 0 || nextToMerge(this.state) !== undefined;
+  }
+
+  /** Heads landed but not handed out yet: a stop still hands them out (they are on the target). */
+  get landedToReport(): boolean {
+    return this.landedAhead.length > 0;
   }
 
   /**
@@ -132,6 +134,8 @@ export class MergeQueue {
    * that kept moving). Checks behind the head go on between calls.
    */
   async processNext(signal?: AbortSignal): Promise<MergeOutcome | undefined> {
+    const landed = this.landedAhead.shift();
+    if (landed) return landed;
     let onAbort: (() => void) | undefined;
     const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true })) : undefined;
     try {
@@ -203,7 +207,8 @@ export class MergeQueue {
         job.result = checked.result;
         this.apply({ type: 'prepared', taskId: entry.taskId });
         this.apply({ type: 'green', taskId: entry.taskId, gates: checked.gates });
-        job.done = Promise.resolve({ kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' });
+        job.value = { kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' };
+        job.done = Promise.resolve(job.value);
         return;
       }
       const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
@@ -225,7 +230,7 @@ export class MergeQueue {
     const { result } = prepared;
     job.done = coveredBy ? Promise.resolve({ kind: 'covered', base: prepared.base, result }) : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
     this.running.add(job.done);
-    void job.done.finally(() => {
+    void job.done.then((value) => (job.value = value)).finally(() => {
       job.settled = true;
       this.running.delete(job.done);
     });
@@ -311,8 +316,17 @@ export class MergeQueue {
           this.apply({ type: 'review', taskId, base: done.base, result: done.result, gates: done.gates, detail: `the merged check passed on ${target}; it waits for your review (merge.review: manual)` });
           return this.current(taskId);
         }
-        return this.land(taskId, done.base, done.result, done.gates);
+        return this.landGreen({ taskId, base: done.base, result: done.result, gates: done.gates });
     }
+  }
+
+  /** The head lands with the green heads right behind it in one step (see landTogether); alone, as before, when it cannot. */
+  private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved'> {
+    const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
+    if (!(await landTogether(this.pool.main, this.deps.target, heads))) return this.land(head.taskId, head.base, head.result, head.gates);
+    for (const h of heads) this.apply({ type: 'landed', taskId: h.taskId, commit: h.result, gates: h.gates, detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}` });
+    this.landedAhead.push(...heads.slice(1).map((h) => this.current(h.taskId)));
+    return this.current(head.taskId);
   }
 
   private async land(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {
