@@ -283,7 +283,9 @@ export class TaskLoop {
     // NEEDS_HELP and BLOCKED are questions for the person: kept in the task's history, answered from the panel, tree or CLI
     const asks = status === 'needs_help' || status === 'blocked' ? (question ?? { kind: 'help' as const, question: reason }) : undefined;
     const questions = asks ? withQuestion((await services.store.get(task.id)).questions, { ...asks, askedAt: this.isoNow(), iteration: cp.iteration }) : undefined;
-    const updated = await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
+    // queued for the merge, the task stays as the iteration's end stored it (in progress, no reason): nothing to write
+    const unchanged = deferred && task.status === 'in_progress' && task.blockedReason === undefined;
+    const updated = unchanged ? task : await this.setStatus(task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     await this.correctLastReport(cp, status, reason, deferred);
     let reportFile: string | undefined;
     try {

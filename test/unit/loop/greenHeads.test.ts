@@ -45,7 +45,15 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
     let seq = 0;
     const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
     const gate: GateConfig = { name: 'check', command: `RELEASE=${release} node check.js`, kind: 'custom', required: true };
-    return new MergeQueue({ worktrees: wt, gates: new ProcessGateRunner(new NodeCommandRunner()), gateConfigs: [gate], target: 'main', strategy: 'squash', concurrency: 3, emit });
+    return new MergeQueue({
+      worktrees: wt,
+      gates: new ProcessGateRunner(new NodeCommandRunner()),
+      gateConfigs: [gate],
+      target: 'main',
+      strategy: 'squash',
+      concurrency: 3,
+      emit,
+    });
   }
 
   async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
@@ -76,36 +84,76 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
     return out;
   }
 
-  const moves = () => ws.git('reflog', 'show', '--format=%H %gs', 'refs/heads/main').split('\n').filter((l) => l.includes('ralph: merge queue'));
-  const landedTrees = () => events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));
+  const moves = () =>
+    ws
+      .git('reflog', 'show', '--format=%H %gs', 'refs/heads/main')
+      .split('\n')
+      .filter((l) => l.includes('ralph: merge queue'));
+  const landedTrees = () =>
+    events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));
 
   it('three heads green at once land in one step: each task its own checked commit, the target moved once, the user tree follows', async () => {
-    for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+    for (const [id, n] of [
+      ['T-1', '1'],
+      ['T-2', '2'],
+      ['T-3', '3'],
+    ])
+      await taskWork(id, { [`${id}.num`]: n });
     const q = queue();
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
     const outcomes = [await headDecidedLast(q, ['T-2', 'T-3']), ...(await rest(q))];
     // handed out one a call, in chain order, as if they had landed one after another
-    assert.deepEqual(outcomes.map((o) => [o?.taskId, o?.state]), [['T-1', 'merged'], ['T-2', 'merged'], ['T-3', 'merged']]);
-    assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), ['ralph(T-3): Add T-3', 'ralph(T-2): Add T-2', 'ralph(T-1): Add T-1', 'initial']);
+    assert.deepEqual(
+      outcomes.map((o) => [o?.taskId, o?.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+        ['T-3', 'merged'],
+      ],
+    );
+    assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), [
+      'ralph(T-3): Add T-3',
+      'ralph(T-2): Add T-2',
+      'ralph(T-1): Add T-1',
+      'initial',
+    ]);
     // every commit the target gained is a prefix whose tree was checked, and the target moved once: to the last one
     assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
-    assert.deepEqual(outcomes.map((o) => o?.commit), landedTrees());
+    assert.deepEqual(
+      outcomes.map((o) => o?.commit),
+      landedTrees(),
+    );
     assert.equal(moves().length, 1, moves().join('\n'));
     assert.equal(moves()[0].split(' ')[0], ws.git('rev-parse', 'main'));
-    assert.deepEqual(new Set(events.filter((e) => e.type === 'gate.finished' && e.passed).map((e) => (e.type === 'gate.finished' ? e.taskId : ''))), new Set(['T-1', 'T-2', 'T-3']));
+    assert.deepEqual(
+      new Set(events.filter((e) => e.type === 'gate.finished' && e.passed).map((e) => (e.type === 'gate.finished' ? e.taskId : ''))),
+      new Set(['T-1', 'T-2', 'T-3']),
+    );
     // the workspace (main checked out) followed: the three files are there, nothing uncommitted
     for (const id of ['T-1', 'T-2', 'T-3']) assert.ok(await fs.stat(ws.path(`${id}.num`)));
     assert.equal(ws.git('status', '--porcelain', '--untracked-files=no'), '');
     await assertGreenAtEveryCommit(ws);
   });
 
-  it('the user has uncommitted changes to a later head\'s file: the heads land one by one up to it, that one waits, the change is kept', async () => {
-    for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+  it("the user has uncommitted changes to a later head's file: the heads land one by one up to it, that one waits, the change is kept", async () => {
+    for (const [id, n] of [
+      ['T-1', '1'],
+      ['T-2', '2'],
+      ['T-3', '3'],
+    ])
+      await taskWork(id, { [`${id}.num`]: n });
     await fs.writeFile(ws.path('T-3.num'), 'the user is writing this\n');
     const q = queue();
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
     const outcomes = [await headDecidedLast(q, ['T-2', 'T-3']), ...(await rest(q))];
-    assert.deepEqual(outcomes.map((o) => [o?.taskId, o?.state]), [['T-1', 'merged'], ['T-2', 'merged'], ['T-3', 'waiting']]);
+    assert.deepEqual(
+      outcomes.map((o) => [o?.taskId, o?.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+        ['T-3', 'waiting'],
+      ],
+    );
     assert.equal(await fs.readFile(ws.path('T-3.num'), 'utf8'), 'the user is writing this\n');
     assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), ['ralph(T-2): Add T-2', 'ralph(T-1): Add T-1', 'initial']);
     assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
@@ -114,20 +162,59 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
 });
 
 describe('greenHeadsFrom', () => {
-  const entry = (taskId: string, pos: number, extra: Partial<MergeEntry> = {}): MergeEntry => ({ taskId, title: taskId, state: 'checking', seq: pos, attempts: 1, pos, passed: true, ...extra });
-  const job = (pos: number, value: JobResult): Job => ({ pos, abort: new AbortController(), done: Promise.resolve(value), value, settled: true });
-  const checked = (base: string, result: string, passed = true): JobResult => ({ kind: 'checked', base, result, gates: [], passed, feedback: [], detail: '' });
+  const entry = (taskId: string, pos: number, extra: Partial<MergeEntry> = {}): MergeEntry => ({
+    taskId,
+    title: taskId,
+    state: 'checking',
+    seq: pos,
+    attempts: 1,
+    pos,
+    passed: true,
+    ...extra,
+  });
+  const job = (pos: number, value: JobResult): Job => ({
+    pos,
+    abort: new AbortController(),
+    done: Promise.resolve(value),
+    value,
+    settled: true,
+  });
+  const checked = (base: string, result: string, passed = true): JobResult => ({
+    kind: 'checked',
+    base,
+    result,
+    gates: [],
+    passed,
+    feedback: [],
+    detail: '',
+  });
   const head = { taskId: 'A', base: 'c0', result: 'c1', gates: [] };
 
   it('takes the green heads behind the head while each is built on the one before', () => {
     const chain = [entry('A', 1), entry('B', 2), entry('C', 3)];
-    const jobs = new Map([['A', job(1, checked('c0', 'c1'))], ['B', job(2, checked('c1', 'c2'))], ['C', job(3, checked('c2', 'c3'))]]);
-    assert.deepEqual(greenHeadsFrom(chain, jobs, head).map((h) => [h.taskId, h.base, h.result]), [['A', 'c0', 'c1'], ['B', 'c1', 'c2'], ['C', 'c2', 'c3']]);
+    const jobs = new Map([
+      ['A', job(1, checked('c0', 'c1'))],
+      ['B', job(2, checked('c1', 'c2'))],
+      ['C', job(3, checked('c2', 'c3'))],
+    ]);
+    assert.deepEqual(
+      greenHeadsFrom(chain, jobs, head).map((h) => [h.taskId, h.base, h.result]),
+      [
+        ['A', 'c0', 'c1'],
+        ['B', 'c1', 'c2'],
+        ['C', 'c2', 'c3'],
+      ],
+    );
   });
 
   it('stops at the first that is not green, is held for review, is covered by a batch, is still checked, or sits on another commit', () => {
-    const jobs = new Map([['A', job(1, checked('c0', 'c1'))], ['B', job(2, checked('c1', 'c2'))], ['C', job(3, checked('c2', 'c3'))]]);
-    const stopsAtB = (b: MergeEntry, bJob?: Job) => greenHeadsFrom([entry('A', 1), b, entry('C', 3)], bJob ? new Map([...jobs, ['B', bJob]]) : jobs, head).map((h) => h.taskId);
+    const jobs = new Map([
+      ['A', job(1, checked('c0', 'c1'))],
+      ['B', job(2, checked('c1', 'c2'))],
+      ['C', job(3, checked('c2', 'c3'))],
+    ]);
+    const stopsAtB = (b: MergeEntry, bJob?: Job) =>
+      greenHeadsFrom([entry('A', 1), b, entry('C', 3)], bJob ? new Map([...jobs, ['B', bJob]]) : jobs, head).map((h) => h.taskId);
     assert.deepEqual(stopsAtB(entry('B', 2, { passed: undefined })), ['A']);
     assert.deepEqual(stopsAtB(entry('B', 2, { aside: true })), ['A']);
     assert.deepEqual(stopsAtB(entry('B', 2), job(2, checked('c1', 'c2', false))), ['A']);
@@ -135,6 +222,9 @@ describe('greenHeadsFrom', () => {
     assert.deepEqual(stopsAtB(entry('B', 2), { ...job(2, checked('c1', 'c2')), value: undefined, settled: false }), ['A']);
     assert.deepEqual(stopsAtB(entry('B', 2), job(2, checked('cX', 'c2'))), ['A']);
     // a head that is not the chain's own first: nothing behind it is taken
-    assert.deepEqual(greenHeadsFrom([entry('B', 2), entry('C', 3)], jobs, head).map((h) => h.taskId), ['A']);
+    assert.deepEqual(
+      greenHeadsFrom([entry('B', 2), entry('C', 3)], jobs, head).map((h) => h.taskId),
+      ['A'],
+    );
   });
 });
