@@ -84,6 +84,15 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
     return out;
   }
 
+  /** T-1, T-2, T-3 (1, 2 and 3 in their *.num files) queued after `before`; the head decided once the two behind it are green. */
+  async function threeQueued(before?: () => Promise<void>): Promise<(MergeOutcome | undefined)[]> {
+    for (const id of ['T-1', 'T-2', 'T-3']) await taskWork(id, { [`${id}.num`]: id.slice(2) });
+    await before?.();
+    const q = queue();
+    for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
+    return [await headDecidedLast(q, ['T-2', 'T-3']), ...(await rest(q))];
+  }
+
   const moves = () =>
     ws
       .git('reflog', 'show', '--format=%H %gs', 'refs/heads/main')
@@ -93,15 +102,7 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
     events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));
 
   it('three heads green at once land in one step: each task its own checked commit, the target moved once, the user tree follows', async () => {
-    for (const [id, n] of [
-      ['T-1', '1'],
-      ['T-2', '2'],
-      ['T-3', '3'],
-    ])
-      await taskWork(id, { [`${id}.num`]: n });
-    const q = queue();
-    for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
-    const outcomes = [await headDecidedLast(q, ['T-2', 'T-3']), ...(await rest(q))];
+    const outcomes = await threeQueued();
     // handed out one a call, in chain order, as if they had landed one after another
     assert.deepEqual(
       outcomes.map((o) => [o?.taskId, o?.state]),
@@ -136,16 +137,7 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
   });
 
   it("the user has uncommitted changes to a later head's file: the heads land one by one up to it, that one waits, the change is kept", async () => {
-    for (const [id, n] of [
-      ['T-1', '1'],
-      ['T-2', '2'],
-      ['T-3', '3'],
-    ])
-      await taskWork(id, { [`${id}.num`]: n });
-    await fs.writeFile(ws.path('T-3.num'), 'the user is writing this\n');
-    const q = queue();
-    for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
-    const outcomes = [await headDecidedLast(q, ['T-2', 'T-3']), ...(await rest(q))];
+    const outcomes = await threeQueued(() => fs.writeFile(ws.path('T-3.num'), 'the user is writing this\n'));
     assert.deepEqual(
       outcomes.map((o) => [o?.taskId, o?.state]),
       [
