@@ -1,5 +1,5 @@
 import type { MergeWorkspace } from '../git/integrate';
-import type { MergeEntry } from './mergeChain';
+import { chainOf, type MergeEntry, type MergeQueueState, nextToBuild } from './mergeChain';
 import type { Gates, Job } from './mergeChecks';
 
 /** A head of the chain whose prefix passed its merged check: the commit it lands as, on the commit before it. */
@@ -39,4 +39,31 @@ export async function landTogether(main: MergeWorkspace, target: string, heads: 
   if (heads.length < 2) return false;
   const landed = await main.land(target, heads[0].base, heads.at(-1)!.result).catch(() => undefined);
   return landed?.kind === 'landed';
+}
+
+/**
+ * The checks behind the head that are about to settle (a prefix with no gate to run is green a
+ * few promise steps after it was built) get that long, one turn of the event loop at most,
+ * before the heads that land together are counted; a check that runs a gate is not waited for.
+ */
+export async function briefly(jobs: readonly (Job | undefined)[]): Promise<void> {
+  const pending = jobs.filter((j): j is Job => j !== undefined && !j.settled);
+  if (pending.length === 0) return;
+  await Promise.race([Promise.allSettled(pending.map((j) => j.done)), new Promise((resolve) => setImmediate(resolve))]);
+}
+
+/**
+ * The tasks that join the chain now, in batches of consecutive tasks (none taken out of a red
+ * batch; only the last of each is checked): up to `concurrency` checks of `batchSize` tasks,
+ * besides the prefixes already green.
+ */
+export function joiningGroups(state: MergeQueueState, concurrency: number, batchSize: number): MergeEntry[][] {
+  const green = chainOf(state).filter((e) => e.passed).length;
+  const groups: MergeEntry[][] = [];
+  for (const e of nextToBuild(state, concurrency * batchSize + green)) {
+    const last = groups.at(-1);
+    if (!e.alone && last && last.length < batchSize && !last[0].alone) last.push(e);
+    else groups.push([e]);
+  }
+  return groups;
 }

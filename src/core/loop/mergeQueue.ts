@@ -7,10 +7,10 @@ import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integr
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
-import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToBuild, nextToMerge, reduceMergeQueue } from './mergeChain';
+import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToMerge, reduceMergeQueue } from './mergeChain';
 import { type CheckedResult, dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
-import { type GreenHead, greenHeadsFrom, landTogether } from './greenHeads';
+import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether } from './greenHeads';
 
 export * from './mergeChain';
 export type { CheckedResult };
@@ -169,18 +169,16 @@ export class MergeQueue {
 
   /** Tasks join the chain while there is room: `concurrency` checks (of `batchSize` tasks each), besides prefixes already green. */
   private async fill(signal: AbortSignal | undefined): Promise<void> {
-    const green = chainOf(this.state).filter((e) => e.passed).length;
-    const joining = nextToBuild(this.state, this.concurrency * this.batchSize + green);
-    // a batch: consecutive tasks (none taken out of a red batch), only the last of each checked
-    const groups: MergeEntry[][] = [];
-    for (const e of joining) {
-      const last = groups.at(-1);
-      if (!e.alone && last && last.length < this.batchSize && !last[0].alone) last.push(e);
-      else groups.push([e]);
-    }
-    for (const group of groups) {
-      const checker = group.at(-1)!.taskId;
-      for (const e of group) await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+    const tried = new Set<string>();
+    // room is looked at again after each round: a prefix that turned green meanwhile (no gate to run) no longer takes a check's place
+    for (let groups = joiningGroups(this.state, this.concurrency, this.batchSize); groups.flat().some((e) => !tried.has(e.taskId)); groups = joiningGroups(this.state, this.concurrency, this.batchSize)) {
+      for (const group of groups) {
+        const checker = group.at(-1)!.taskId;
+        for (const e of group) {
+          tried.add(e.taskId);
+          await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+        }
+      }
     }
   }
 
@@ -321,7 +319,9 @@ export class MergeQueue {
   }
 
   /** The head lands with the green heads right behind it in one step (see landTogether); alone, as before, when it cannot. */
-  private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved'> {
+  private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved' | 'again'> {
+    await briefly(chainOf(this.state).map((e) => this.jobs.get(e.taskId)));
+    if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
     const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
     if (!(await landTogether(this.pool.main, this.deps.target, heads))) return this.land(head.taskId, head.base, head.result, head.gates);
     for (const h of heads) this.apply({ type: 'landed', taskId: h.taskId, commit: h.result, gates: h.gates, detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}` });
