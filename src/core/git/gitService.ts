@@ -147,14 +147,19 @@ export class GitService {
   private async ensureIdentity(): Promise<void> {
     if (this.identityChecked) return;
     this.identityChecked = true;
-    const name = await this.configValue('user.name');
-    const email = await this.configValue('user.email');
+    const { name, email } = await this.configuredIdentity();
     if (!name) await this.run(['config', '--local', 'user.name', FALLBACK_IDENTITY.name]);
     if (!email) await this.run(['config', '--local', 'user.email', FALLBACK_IDENTITY.email]);
   }
 
-  private async configValue(key: string): Promise<string | undefined> {
-    const value = await runGit(this.root, ['config', '--get', key]);
-    return (value.code === 0 && value.stdout.trim()) || undefined;
+  /** `user.name` and `user.email` as git resolves them (the last value of each), in one git call. */
+  private async configuredIdentity(): Promise<{ name?: string; email?: string }> {
+    const listed = await runGit(this.root, ['config', '--get-regexp', '^user\\.(name|email)$']);
+    const values = new Map<string, string>();
+    for (const line of listed.code === 0 ? listed.stdout.split('\n') : []) {
+      const at = line.indexOf(' ');
+      if (at > 0) values.set(line.slice(0, at), line.slice(at + 1).trim());
+    }
+    return { name: values.get('user.name') || undefined, email: values.get('user.email') || undefined };
   }
 }

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { runGit } from './gitExec';
+import { RefReader } from './refRead';
 import { type CreatedWorktree, uncommittedFiles, type WorktreeManager } from './worktrees';
 
 /**
@@ -20,11 +21,15 @@ export class WarmWorktrees {
   /** One making after another: each waits for the worktree lock anyway, and a line keeps the order of the tasks. */
   private line: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The target's tip as each task starts, read from git's files (no process on a task's way to its first model call). */
+  private readonly refs: RefReader;
 
   constructor(
     private readonly worktrees: WorktreeManager,
     private readonly target: string,
-  ) {}
+  ) {
+    this.refs = new RefReader(worktrees.root);
+  }
 
   /** Has the worktrees of these tasks made in the background (not those being made, nor any after `dispose`). */
   prepare(taskIds: readonly string[]): void {
@@ -47,7 +52,7 @@ export class WarmWorktrees {
     this.made.delete(taskId);
     const warm = await making;
     if (!warm) return this.worktrees.create(taskId, this.target);
-    const tip = await this.worktrees.branchTip(this.target);
+    const tip = await this.refs.branchTip(this.target);
     if (tip === warm.base) return warm;
     if (tip && (await this.bringTo(warm, tip))) return { ...warm, base: tip };
     // the target went somewhere the warm worktree cannot follow cleanly: made again from the tip

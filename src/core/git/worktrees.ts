@@ -2,7 +2,10 @@ import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
-import { git, gitStatus, runGit } from './gitExec';
+import { git, GitCommandError, gitStatus, runGit } from './gitExec';
+import { parseWorktreeList, type Registered, withWorktreeLock } from './worktreeList';
+
+export { withWorktreeLock };
 
 /** Where task worktrees live, relative to the workspace (DESIGN §3). */
 export const WORKTREES_DIR = '.ralph/worktrees';
@@ -44,34 +47,10 @@ export interface PruneReport {
   removedDirs: string[];
 }
 
-interface Registered {
-  path: string;
-  head?: string;
-  branch?: string;
-  locked?: string;
-  prunable?: boolean;
-}
-
-/**
- * One queue per repository for git commands that add, remove, prune or list worktrees. git reads
- * every registered worktree for these (and for `branch -D`), and one that another process is in
- * the middle of adding has no `commondir` yet: `fatal: failed to read .git/worktrees/<id>/commondir`.
- * Agents starting together and the merge queue's own worktree would otherwise race that way.
- */
-const worktreeQueues = new Map<string, Promise<unknown>>();
-
-export function withWorktreeLock<T>(root: string, work: () => Promise<T>): Promise<T> {
-  const previous = worktreeQueues.get(root) ?? Promise.resolve();
-  const run = previous.then(work, work);
-  const settled = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  worktreeQueues.set(root, settled);
-  void settled.then(() => {
-    if (worktreeQueues.get(root) === settled) worktreeQueues.delete(root);
-  });
-  return run;
+/** A `git worktree add` decided on: its arguments, and the worktree it makes. */
+interface AddPlan {
+  args: string[];
+  made: CreatedWorktree;
 }
 
 /**
@@ -180,6 +159,12 @@ export class WorktreeManager {
     const wtPath = this.pathFor(taskId);
     const branch = this.branchFor(taskId);
     await this.ensureIgnored();
+    // no folder there (a new task, nearly always): added at once, without first listing every worktree
+    let plan: AddPlan | undefined;
+    if (!(await fs.lstat(wtPath).catch(() => undefined))) {
+      plan = await this.addPlan(taskId, targetBranch, options);
+      if (await this.addNew(plan)) return plan.made;
+    }
     const existing = (await this.registered()).find((w) => w.path === wtPath);
     if (existing && options.fresh) await this.removeUnlocked(taskId, { deleteBranch: true });
     else if (existing && !existing.prunable && existing.locked === undefined) {
@@ -192,21 +177,40 @@ export class WorktreeManager {
       await runGit(this.root, ['worktree', 'prune']);
     }
     await fs.mkdir(this.dir, { recursive: true });
+    // planned before a refused add, which may have made the branch already: the plan of before holds
+    plan ??= await this.addPlan(taskId, targetBranch, options);
+    await git(this.root, plan.args);
+    await this.linkShared(wtPath);
+    return plan.made;
+  }
 
+  /**
+   * Adds the planned worktree where no folder is. False when git refuses because it still has a
+   * record of a worktree there (its folder gone): the caller clears that record first, as before.
+   */
+  private async addNew(plan: AddPlan): Promise<boolean> {
+    await fs.mkdir(this.dir, { recursive: true });
+    const added = await runGit(this.root, plan.args);
+    if (added.code !== 0) {
+      if (/already registered|already checked out|is already used by worktree/.test(added.stderr)) return false;
+      throw new GitCommandError(plan.args, added);
+    }
+    await this.linkShared(plan.made.path);
+    return true;
+  }
+
+  /** How the task's worktree is added: on its surviving branch (its commits kept), else on a new branch from the target's tip. */
+  private async addPlan(taskId: string, targetBranch: string, options: { fresh?: boolean }): Promise<AddPlan> {
+    const wtPath = this.pathFor(taskId);
+    const branch = this.branchFor(taskId);
     // both tips in one git call: every process costs a fork of this (large) process
     const tips = await this.branchTips([targetBranch, branch]);
     const tip = tips.get(targetBranch);
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
     const branchTip = options.fresh ? undefined : tips.get(branch);
-    if (branchTip) {
-      // the task's branch survived (its worktree did not): its commits are the task's work, keep them
-      await git(this.root, ['worktree', 'add', wtPath, branch]);
-      await this.linkShared(wtPath);
-      return { taskId, path: wtPath, branch, base: branchTip, created: false };
-    }
-    await git(this.root, ['worktree', 'add', '-B', branch, wtPath, tip]);
-    await this.linkShared(wtPath);
-    return { taskId, path: wtPath, branch, base: tip, created: true };
+    // the task's branch survived (its worktree did not): its commits are the task's work, keep them
+    if (branchTip) return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
+    return { args: ['worktree', 'add', '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
   }
 
   /** Task worktrees git knows of (the merge worktree excluded). */
@@ -228,9 +232,11 @@ export class WorktreeManager {
 
   private async removeUnlocked(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
     const wtPath = this.pathFor(taskId);
-    if ((await this.registered()).some((w) => w.path === wtPath)) await this.forceRemove(wtPath);
+    // its folder there (nearly always): `worktree remove` takes the folder and git's record of it together,
+    // and says when git has no record of it; no folder: only a record may be left, which prune clears
+    const removed = (await fs.lstat(wtPath).catch(() => undefined)) !== undefined && (await this.forceRemove(wtPath));
     await fs.rm(wtPath, { recursive: true, force: true });
-    await runGit(this.root, ['worktree', 'prune']);
+    if (!removed) await runGit(this.root, ['worktree', 'prune']);
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
 
@@ -240,9 +246,12 @@ export class WorktreeManager {
   }
 
   private async removeMergeWorktreeUnlocked(): Promise<void> {
-    for (const w of await this.registered()) if (path.dirname(w.path) === this.dir && isMergeWorktree(path.basename(w.path))) await this.forceRemove(w.path);
-    for (const name of await fs.readdir(this.dir).catch(() => [] as string[])) if (isMergeWorktree(name)) await fs.rm(path.join(this.dir, name), { recursive: true, force: true });
-    await runGit(this.root, ['worktree', 'prune']);
+    const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir && isMergeWorktree(path.basename(w.path)));
+    for (const w of registered) await this.forceRemove(w.path);
+    const leftovers = (await fs.readdir(this.dir).catch(() => [] as string[])).filter(isMergeWorktree);
+    for (const name of leftovers) await fs.rm(path.join(this.dir, name), { recursive: true, force: true });
+    // none there (a run whose merges needed no checkout): nothing for prune to clear
+    if (registered.length > 0 || leftovers.length > 0) await runGit(this.root, ['worktree', 'prune']);
   }
 
   /** Branches `ralph/<taskId>` that exist, by task id. */
@@ -269,6 +278,7 @@ export class WorktreeManager {
 
   private async pruneUnlocked(keep: ReadonlySet<string>, keepBranches: ReadonlySet<string>): Promise<PruneReport> {
     const report: PruneReport = { removedWorktrees: [], removedBranches: [], removedLocks: [], removedDirs: [] };
+    if (await this.nothingLeft()) return report;
     await runGit(this.root, ['worktree', 'prune']);
     const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir);
     for (const w of registered) {
@@ -300,6 +310,16 @@ export class WorktreeManager {
     return report;
   }
 
+  /**
+   * Whether a crash left nothing to prune (the usual start of a run): no worktree of the folder
+   * registered, nothing in the folder, no `ralph/*` branch, and no record git would prune (the
+   * list's `prunable`: what `worktree prune` removes). Two git calls instead of the full pass's seven.
+   */
+  private async nothingLeft(): Promise<boolean> {
+    const [registered, entries, branches] = await Promise.all([this.registered(), fs.readdir(this.dir).catch(() => [] as string[]), this.branches()]);
+    return entries.length === 0 && branches.size === 0 && registered.every((w) => !w.prunable && path.dirname(w.path) !== this.dir);
+  }
+
   /** The commits local branches point at (branches that do not exist are absent). */
   async branchTips(branches: readonly string[]): Promise<Map<string, string>> {
     const out = await git(this.root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(objecttype)', ...branches.map((b) => `refs/heads/${b}`)]);
@@ -324,8 +344,8 @@ export class WorktreeManager {
     if (result.code !== 0 && !/not found/.test(result.stderr)) throw new RalphError(`could not delete branch ${branch}: ${result.stderr.trim()}`, 'git');
   }
 
-  /** `--force` twice: also a locked worktree, and one with uncommitted changes. */
-  private async forceRemove(wtPath: string): Promise<void> {
+  /** `--force` twice: also a locked worktree, and one with uncommitted changes. True when git removed it (folder and record). */
+  private async forceRemove(wtPath: string): Promise<boolean> {
     await this.removeStaleLocks(wtPath);
     const result = await runGit(this.root, ['worktree', 'remove', '--force', '--force', wtPath]);
     if (result.code !== 0 && !/is not a working tree/.test(result.stderr)) {
@@ -333,6 +353,7 @@ export class WorktreeManager {
       await fs.rm(wtPath, { recursive: true, force: true });
       await runGit(this.root, ['worktree', 'prune']);
     }
+    return result.code === 0;
   }
 
   /** `index.lock` / `HEAD.lock` in the worktree's own git dir. */
@@ -348,22 +369,7 @@ export class WorktreeManager {
   }
 
   private async registered(): Promise<Registered[]> {
-    const out = await git(this.root, ['worktree', 'list', '--porcelain']);
-    const result: Registered[] = [];
-    for (const block of out.split('\n\n')) {
-      const entry: Partial<Registered> = {};
-      for (const line of block.split('\n')) {
-        const [key, ...rest] = line.split(' ');
-        const value = rest.join(' ');
-        if (key === 'worktree') entry.path = value;
-        else if (key === 'HEAD') entry.head = value;
-        else if (key === 'branch') entry.branch = value.replace(/^refs\/heads\//, '');
-        else if (key === 'locked') entry.locked = value;
-        else if (key === 'prunable') entry.prunable = true;
-      }
-      if (entry.path) result.push(entry as Registered);
-    }
-    return result;
+    return parseWorktreeList(await git(this.root, ['worktree', 'list', '--porcelain']));
   }
 }
 

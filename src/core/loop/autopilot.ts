@@ -133,12 +133,7 @@ export class Autopilot {
     for (;;) {
       await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
-      if (!stop.aborted && !this.merging && Date.now() >= this.retryMergeAt && d.queue.pending) {
-        this.merging = d.queue.processNext(stop).then(
-          (outcome) => ({ kind: 'merge', outcome }) as Finished,
-          (error) => this.mergeThrew(error),
-        );
-      }
+      this.nextMerge(stop);
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
         if (!stop.aborted && !this.providerHalt && !this.noMoreStarts && !scheduleFinished(this.schedule, await this.candidates())) {
@@ -159,9 +154,18 @@ export class Autopilot {
         if (finished.answer === 'stop') this.noMoreStarts = true;
       } else if (finished.kind === 'merge') {
         this.merging = undefined;
-        await this.mergeFinished(finished.outcome);
+        const ending = this.mergeFinished(finished.outcome);
+        // a landed task's end (its status, report, event) is written while the queue goes on with the next
+        if (finished.outcome?.state === 'merged') this.nextMerge(stop);
+        await ending;
       }
     }
+  }
+
+  /** The queue's next step, unless one is under way, a merge waits for the person's files, or the run stops (tasks already landed are still taken). */
+  private nextMerge(stop: AbortSignal): void {
+    if (this.merging || !this.d.queue.pending || (stop.aborted ? !this.d.queue.landedToReport : Date.now() < this.retryMergeAt)) return;
+    this.merging = this.d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished, (error) => this.mergeThrew(error));
   }
 
   /**
@@ -355,9 +359,10 @@ export class Autopilot {
     this.person.mergeGoesOn(taskId);
     if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
+      // its worktree goes meanwhile: the final report reads the landed commit, not the worktree
+      this.cleanups.push(removeMergedWorktree(d, taskId));
       this.results.push(await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged'));
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
-      this.cleanups.push(removeMergedWorktree(d, taskId));
       return;
     }
     const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;

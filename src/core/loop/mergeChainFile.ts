@@ -48,13 +48,20 @@ export function chainSnapshot(state: MergeQueueState, target: string, now: Date 
   return { target, updatedAt: now.toISOString(), entries };
 }
 
+/** Least time between two writes of the chain file: a merge's steps come tens of milliseconds apart. */
+const WRITE_GAP_MS = 50;
+
 /**
  * Writes the snapshot after each change of the queue, one write at a time and only the
- * newest (a burst of changes is one write); a failed write is not the run's concern.
+ * newest: a burst of changes (one merge's steps, several tasks landing) is one write, at most
+ * one every WRITE_GAP_MS — each is a file made, synced and renamed while agents and the queue
+ * work. A failed write is not the run's concern.
  */
 export class ChainFileWriter {
   private latest: ChainSnapshot | undefined;
   private writing: Promise<void> | undefined;
+  /** The wait between two writes; cut short once someone waits for the newest snapshot. */
+  private pause: { resolve(): void; timer: NodeJS.Timeout } | undefined;
 
   constructor(private readonly file: string) {}
 
@@ -67,14 +74,24 @@ export class ChainFileWriter {
     while (this.latest) {
       const next = this.latest;
       this.latest = undefined;
+      const started = Date.now();
       await writeJsonAtomic(this.file, next).catch(() => undefined);
+      const gap = WRITE_GAP_MS - (Date.now() - started);
+      if (this.latest && gap > 0) await new Promise<void>((resolve) => this.pause = { resolve, timer: setTimeout(resolve, gap) });
+      this.pause = undefined;
     }
     this.writing = undefined;
   }
 
   /** Resolves once the newest snapshot is on disk. */
   async settled(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing) {
+      if (this.pause) {
+        clearTimeout(this.pause.timer);
+        this.pause.resolve();
+      }
+      await this.writing;
+    }
   }
 }
 

@@ -74,6 +74,13 @@ export class MergeWorkspacePool {
 }
 
 export type Gates = MergeEntry['gates'];
+
+/** A result the queue checked already: landed as it is while the target stays at `base` (an approved review, a waiting merge). */
+export interface CheckedResult {
+  base: string;
+  result: string;
+  gates: Gates;
+}
 /** What building and checking one prefix came to (decided only once its task is the chain's head). */
 export type JobResult =
   | { kind: 'already'; commit: string }
@@ -91,6 +98,8 @@ export interface Job {
   result?: string;
   /** Its check is done (its result is known). */
   settled?: boolean;
+  /** What `done` resolved to, once it did (read without waiting: the green heads that land together). */
+  value?: JobResult;
 }
 
 export function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {

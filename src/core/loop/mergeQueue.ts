@@ -7,11 +7,13 @@ import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integr
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
-import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToBuild, nextToMerge, reduceMergeQueue } from './mergeChain';
-import { dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
+import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToMerge, reduceMergeQueue } from './mergeChain';
+import { type CheckedResult, dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
+import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether } from './greenHeads';
 
 export * from './mergeChain';
+export type { CheckedResult };
 
 export interface MergeQueueDeps {
   worktrees: WorktreeManager;
@@ -39,13 +41,6 @@ export interface MergeQueueDeps {
 /** What processing one entry came to. */
 export type MergeOutcome = MergeEntry & { state: 'merged' | 'conflict' | 'failed' | 'waiting' | 'review' };
 
-/** A result the queue checked already: landed as it is while the target stays at `base` (an approved review, a waiting merge). */
-export interface CheckedResult {
-  base: string;
-  result: string;
-  gates: MergeEntry['gates'];
-}
-
 /** Times the chain is rebuilt in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
 
@@ -65,6 +60,8 @@ export class MergeQueue {
   /** Checked results that land without a new check while the target stays at their base (waiting merges, approved reviews). */
   private readonly checked = new Map<string, CheckedResult>();
   private readonly tips = new TipVerdicts();
+  /** Heads that landed together with the one handed out: handed out one a call, before anything else. */
+  private readonly landedAhead: MergeOutcome[] = [];
   private readonly fresh = new Set<string>();
   /** Checks under way, the stale (stopped) ones until their processes ended. */
   private readonly running = new Set<Promise<JobResult>>();
@@ -123,7 +120,12 @@ export class MergeQueue {
 
   /** Whether anything is waiting to be merged or is in the chain. */
   get pending(): boolean {
-    return nextToMerge(this.state) !== undefined;
+    return this.landedAhead.length > 0 || nextToMerge(this.state) !== undefined;
+  }
+
+  /** Heads landed but not handed out yet: a stop still hands them out (they are on the target). */
+  get landedToReport(): boolean {
+    return this.landedAhead.length > 0;
   }
 
   /**
@@ -132,6 +134,8 @@ export class MergeQueue {
    * that kept moving). Checks behind the head go on between calls.
    */
   async processNext(signal?: AbortSignal): Promise<MergeOutcome | undefined> {
+    const landed = this.landedAhead.shift();
+    if (landed) return landed;
     let onAbort: (() => void) | undefined;
     const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true })) : undefined;
     try {
@@ -165,18 +169,16 @@ export class MergeQueue {
 
   /** Tasks join the chain while there is room: `concurrency` checks (of `batchSize` tasks each), besides prefixes already green. */
   private async fill(signal: AbortSignal | undefined): Promise<void> {
-    const green = chainOf(this.state).filter((e) => e.passed).length;
-    const joining = nextToBuild(this.state, this.concurrency * this.batchSize + green);
-    // a batch: consecutive tasks (none taken out of a red batch), only the last of each checked
-    const groups: MergeEntry[][] = [];
-    for (const e of joining) {
-      const last = groups.at(-1);
-      if (!e.alone && last && last.length < this.batchSize && !last[0].alone) last.push(e);
-      else groups.push([e]);
-    }
-    for (const group of groups) {
-      const checker = group.at(-1)!.taskId;
-      for (const e of group) await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+    const tried = new Set<string>();
+    // room is looked at again after each round: a prefix that turned green meanwhile (no gate to run) no longer takes a check's place
+    for (let groups = joiningGroups(this.state, this.concurrency, this.batchSize); groups.flat().some((e) => !tried.has(e.taskId)); groups = joiningGroups(this.state, this.concurrency, this.batchSize)) {
+      for (const group of groups) {
+        const checker = group.at(-1)!.taskId;
+        for (const e of group) {
+          tried.add(e.taskId);
+          await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+        }
+      }
     }
   }
 
@@ -203,7 +205,8 @@ export class MergeQueue {
         job.result = checked.result;
         this.apply({ type: 'prepared', taskId: entry.taskId });
         this.apply({ type: 'green', taskId: entry.taskId, gates: checked.gates });
-        job.done = Promise.resolve({ kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' });
+        job.value = { kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' };
+        job.done = Promise.resolve(job.value);
         return;
       }
       const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
@@ -225,7 +228,7 @@ export class MergeQueue {
     const { result } = prepared;
     job.done = coveredBy ? Promise.resolve({ kind: 'covered', base: prepared.base, result }) : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
     this.running.add(job.done);
-    void job.done.finally(() => {
+    void job.done.then((value) => (job.value = value)).finally(() => {
       job.settled = true;
       this.running.delete(job.done);
     });
@@ -311,8 +314,19 @@ export class MergeQueue {
           this.apply({ type: 'review', taskId, base: done.base, result: done.result, gates: done.gates, detail: `the merged check passed on ${target}; it waits for your review (merge.review: manual)` });
           return this.current(taskId);
         }
-        return this.land(taskId, done.base, done.result, done.gates);
+        return this.landGreen({ taskId, base: done.base, result: done.result, gates: done.gates });
     }
+  }
+
+  /** The head lands with the green heads right behind it in one step (see landTogether); alone, as before, when it cannot. */
+  private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved' | 'again'> {
+    await briefly(chainOf(this.state).map((e) => this.jobs.get(e.taskId)));
+    if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
+    const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
+    if (!(await landTogether(this.pool.main, this.deps.target, heads))) return this.land(head.taskId, head.base, head.result, head.gates);
+    for (const h of heads) this.apply({ type: 'landed', taskId: h.taskId, commit: h.result, gates: h.gates, detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}` });
+    this.landedAhead.push(...heads.slice(1).map((h) => this.current(h.taskId)));
+    return this.current(head.taskId);
   }
 
   private async land(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {

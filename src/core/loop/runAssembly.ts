@@ -99,7 +99,8 @@ export class RunAssembly {
     const { deps, paths, emit, redactor } = this.run;
     const root = workRoot ?? deps.workspace;
     const git = new GitService(root, redactor);
-    if (!(await git.isRepo())) {
+    // a task's worktree was just made (or found registered and whole) by the worktree manager in a repository the run checked
+    if (!workRoot && !(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
     }
     if (deps.config.commands.sandbox === 'required') {

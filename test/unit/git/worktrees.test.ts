@@ -51,6 +51,33 @@ describe('WorktreeManager (real git)', () => {
     assert.equal(ws.git('rev-parse', 'ralph/T-002'), ws.git('rev-parse', 'main'));
   });
 
+  it('a folder deleted by hand while git still has its record: the new worktree is made all the same, from the tip, as a new one', async () => {
+    // the record is on a detached HEAD, so git's refusal comes after it made the branch: the plan of before still holds
+    ws.git('worktree', 'add', '--detach', ws.path('.ralph', 'worktrees', 'T-007'), 'main');
+    await fs.rm(ws.path('.ralph', 'worktrees', 'T-007'), { recursive: true, force: true });
+    const tip = ws.git('rev-parse', 'main');
+    const made = await wt.create('T-007', 'main');
+    assert.deepEqual([made.created, made.base, made.branch], [true, tip, 'ralph/T-007']);
+    assert.equal(ws.git('-C', made.path, 'symbolic-ref', '--short', 'HEAD'), 'ralph/T-007');
+    assert.equal(existsSync(path.join(made.path, 'README.md')), true);
+    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-007']);
+    // removed the same way: folder and record in one go, nothing left to prune
+    await wt.remove('T-007', { deleteBranch: true });
+    assert.equal(existsSync(made.path), false);
+    assert.deepEqual(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${ws.dir}`]);
+    assert.equal(ws.git('branch', '--list', 'ralph/*'), '');
+  });
+
+  it('prune with nothing left by a crash changes nothing: no worktree, branch or folder of another kind is touched', async () => {
+    ws.git('branch', 'feature/mine');
+    const outside = path.join(await ws.outsideDir(), 'my-own-worktree');
+    ws.git('worktree', 'add', '--detach', outside, 'main');
+    const report = await wt.prune(new Set(['T-001']));
+    assert.deepEqual(report, { removedWorktrees: [], removedBranches: [], removedLocks: [], removedDirs: [] });
+    assert.equal(existsSync(outside), true);
+    assert.match(ws.git('branch', '--list', 'feature/mine'), /feature\/mine/);
+  });
+
   it('removes a worktree and its branch, or keeps the branch when asked', async () => {
     await wt.create('T-003', 'main');
     await wt.create('T-004', 'main');
