@@ -66,7 +66,9 @@ function copyShellParser() {
 /** The extension bundle must not carry webview (browser) code. */
 function checkExtensionBundle(result) {
   const inputs = Object.keys(result.metafile?.inputs ?? {});
-  const leaked = inputs.filter((file) => file.startsWith('src/webview/') || file.includes('@vscode-elements') || file.includes('node_modules/lit'));
+  const leaked = inputs.filter(
+    (file) => file.startsWith('src/webview/') || file.includes('@vscode-elements') || file.includes('node_modules/lit'),
+  );
   if (leaked.length > 0) throw new Error(`dist/extension.js must not contain webview code: ${leaked.join(', ')}`);
 }
 

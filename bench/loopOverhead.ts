@@ -72,8 +72,14 @@ export async function benchLoop(iterations: number): Promise<LoopBenchResult> {
   git('add', '-A');
   git('commit', '-qm', 'init');
 
-  const server = await startScriptedServer({ loop: true, steps: [{ content: 'working <ralph>PROGRESS:10</ralph>', usage: { prompt_tokens: 900, completion_tokens: 20 } }] });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxIterations: iterations, taskTimeoutMinutes: 600, maxParallel: 1 } });
+  const server = await startScriptedServer({
+    loop: true,
+    steps: [{ content: 'working <ralph>PROGRESS:10</ralph>', usage: { prompt_tokens: 900, completion_tokens: 20 } }],
+  });
+  const config = parseConfig({
+    llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 },
+    loop: { maxIterations: iterations, taskTimeoutMinutes: 600, maxParallel: 1 },
+  });
   const paths = new RalphPaths(dir);
   const store = new TaskStore(paths);
   const task = await store.add({ title: 'bench', prompt: 'spin', promise: 'never', maxIterations: iterations });
@@ -118,9 +124,24 @@ export async function benchLoop(iterations: number): Promise<LoopBenchResult> {
   const ratios = paired.map((p) => p.c / p.f);
   return {
     iterations: overheads.length,
-    overheadMs: { first100Median: median(overheads.slice(0, 100)), last100Median: median(overheads.slice(-100)), p95: quantile(overheads, 0.95) },
-    cycleMs: { first100Median: median(cycles.slice(0, 100)), last100Median: median(cycles.slice(-100)), median: median(cycles), p95: quantile(cycles, 0.95) },
-    floorMs: { median: median(paired.map((p) => p.f)), p95: quantile(paired.map((p) => p.f), 0.95) },
+    overheadMs: {
+      first100Median: median(overheads.slice(0, 100)),
+      last100Median: median(overheads.slice(-100)),
+      p95: quantile(overheads, 0.95),
+    },
+    cycleMs: {
+      first100Median: median(cycles.slice(0, 100)),
+      last100Median: median(cycles.slice(-100)),
+      median: median(cycles),
+      p95: quantile(cycles, 0.95),
+    },
+    floorMs: {
+      median: median(paired.map((p) => p.f)),
+      p95: quantile(
+        paired.map((p) => p.f),
+        0.95,
+      ),
+    },
     ratioToFloor: { median: median(ratios), p90: quantile(ratios, 0.9) },
     heapGrowthMb: (after.heapUsed - before.heapUsed) / 2 ** 20,
     rssGrowthMb: (after.rss - before.rss) / 2 ** 20,

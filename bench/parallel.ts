@@ -35,7 +35,8 @@ function agent(latencyMs: number): Step {
     await new Promise((resolve) => setTimeout(resolve, latencyMs));
     const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
     const file = /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'x.txt';
-    if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
+    if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
     return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
   };
 }
@@ -53,7 +54,11 @@ export interface RunOptions {
   worktreeMerges?: boolean;
 }
 
-export async function once(maxParallel: number, latencyMs: number, options: Partial<RunOptions> = {}): Promise<{ ms: number; queueMs: number[]; tailMs: number }> {
+export async function once(
+  maxParallel: number,
+  latencyMs: number,
+  options: Partial<RunOptions> = {},
+): Promise<{ ms: number; queueMs: number[]; tailMs: number }> {
   const tasks = options.tasks ?? TASKS;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-par-'));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
@@ -64,8 +69,17 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
   for (const [rel, content] of Object.entries(options.files ?? {})) await fs.writeFile(path.join(dir, rel), content);
   git('add', '-A');
   git('commit', '-qm', 'init');
-  const server = await startScriptedServer({ loop: true, steps: [agent(latencyMs)], defaultUsage: { prompt_tokens: 900, completion_tokens: 20 } });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxParallel, maxIterations: 3 }, ...(options.gates ? { gates: options.gates } : {}), ...(options.merge ? { merge: options.merge } : {}) });
+  const server = await startScriptedServer({
+    loop: true,
+    steps: [agent(latencyMs)],
+    defaultUsage: { prompt_tokens: 900, completion_tokens: 20 },
+  });
+  const config = parseConfig({
+    llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 },
+    loop: { maxParallel, maxIterations: 3 },
+    ...(options.gates ? { gates: options.gates } : {}),
+    ...(options.merge ? { merge: options.merge } : {}),
+  });
   useMergeTree(dir, options.worktreeMerges ? false : undefined);
   const store = new TaskStore(new RalphPaths(dir));
   for (let i = 0; i < tasks; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt`, promise: `f${i}.txt exists` });
@@ -79,14 +93,25 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
   let lastQueued = t0;
   bus.subscribe((event) => {
     // RALPH_BENCH_TIMELINE=1: when each task's steps happened (to stderr), to see where a run's time goes
-    if (process.env.RALPH_BENCH_TIMELINE && (event.type === 'merge' || event.type.startsWith('task.') || event.type.startsWith('gate.') || event.type.startsWith('iteration.') || event.type.startsWith('model.') || event.type === 'worktree')) {
-      process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(2)} ${event.type} ${'taskId' in event ? event.taskId : ''} ${'state' in event ? event.state : ''} ${'iteration' in event ? event.iteration : ''}\n`);
+    if (
+      process.env.RALPH_BENCH_TIMELINE &&
+      (event.type === 'merge' ||
+        event.type.startsWith('task.') ||
+        event.type.startsWith('gate.') ||
+        event.type.startsWith('iteration.') ||
+        event.type.startsWith('model.') ||
+        event.type === 'worktree')
+    ) {
+      process.stderr.write(
+        `${((performance.now() - t0) / 1000).toFixed(2)} ${event.type} ${'taskId' in event ? event.taskId : ''} ${'state' in event ? event.state : ''} ${'iteration' in event ? event.iteration : ''}\n`,
+      );
     }
     const now = performance.now();
     if (event.type !== 'merge') return;
     if (event.state === 'queued') lastQueued = now;
     if (event.state === 'merging') mergingAt.set(event.taskId, now);
-    if (event.state === 'checking' && !event.chain?.passed && !builtIn.has(event.taskId)) builtIn.set(event.taskId, now - (mergingAt.get(event.taskId) ?? now));
+    if (event.state === 'checking' && !event.chain?.passed && !builtIn.has(event.taskId))
+      builtIn.set(event.taskId, now - (mergingAt.get(event.taskId) ?? now));
     if (event.state === 'checking' && event.chain?.passed) greenAt.set(event.taskId, now);
     if (event.state === 'merged') {
       // the queue's own work for this task: building its merge, and landing it once it could land
@@ -99,7 +124,14 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
     if (event.state === 'queued' || event.state === 'merging') builtIn.delete(event.taskId);
   });
   const started = performance.now();
-  const summary = await new RalphRunner({ workspace: dir, config, bus, model: createModelClient(config.llm, 'bench-key'), commands: new NodeCommandRunner(), store }).run();
+  const summary = await new RalphRunner({
+    workspace: dir,
+    config,
+    bus,
+    model: createModelClient(config.llm, 'bench-key'),
+    commands: new NodeCommandRunner(),
+    store,
+  }).run();
   const ended = performance.now();
   const ms = ended - started;
   await server.close();
@@ -126,7 +158,9 @@ export interface ParallelFigures {
  * cost per merge with 4 agents at the first latency: merges built as objects (`merge-tree`,
  * now) against merges built in the merge worktree (the queue before it), side by side.
  */
-export async function benchParallel(latencies = (process.env.RALPH_BENCH_LATENCY_MS ?? '400,1000').split(',').map(Number)): Promise<ParallelBenchResult> {
+export async function benchParallel(
+  latencies = (process.env.RALPH_BENCH_LATENCY_MS ?? '400,1000').split(',').map(Number),
+): Promise<ParallelBenchResult> {
   const figures: ParallelFigures[] = [];
   let after: number[] = [];
   for (const latencyMs of latencies) {

@@ -49,16 +49,35 @@ export async function benchPromptCache(): Promise<PromptCacheBenchResult> {
   for (let t = 0; t < TASKS; t++) {
     for (let i = 1; i <= ITERATIONS; i++) {
       steps.push({ toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] });
-      steps.push(i < ITERATIONS ? { content: `step ${i} done <ralph>PROGRESS:${i * 30}</ralph>` } : { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'read the README' } }] });
+      steps.push(
+        i < ITERATIONS
+          ? { content: `step ${i} done <ralph>PROGRESS:${i * 30}</ralph>` }
+          : { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'read the README' } }] },
+      );
     }
   }
   const server = await startScriptedServer({ steps, prefixCache: true });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 }, loop: { maxIterations: ITERATIONS, maxParallel: 1 }, safeguards: { noCommitWarnIterations: 50 } });
+  const config = parseConfig({
+    llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 },
+    loop: { maxIterations: ITERATIONS, maxParallel: 1 },
+    safeguards: { noCommitWarnIterations: 50 },
+  });
   const store = new TaskStore(new RalphPaths(dir));
   for (let t = 1; t <= TASKS; t++) {
-    await store.add({ title: `bench task ${t}`, prompt: `Read the README and summarize section ${t} of it in the notes. ${'Keep to the facts in the file. '.repeat(5)}`, promise: `the notes summarize section ${t}` });
+    await store.add({
+      title: `bench task ${t}`,
+      prompt: `Read the README and summarize section ${t} of it in the notes. ${'Keep to the facts in the file. '.repeat(5)}`,
+      promise: `the notes summarize section ${t}`,
+    });
   }
-  const summary = await new RalphRunner({ workspace: dir, config, bus: new EventBus(), model: createModelClient(config.llm, 'bench-key'), commands: new NodeCommandRunner(), store }).run();
+  const summary = await new RalphRunner({
+    workspace: dir,
+    config,
+    bus: new EventBus(),
+    model: createModelClient(config.llm, 'bench-key'),
+    commands: new NodeCommandRunner(),
+    store,
+  }).run();
   const tasks = await store.list();
   const requests = server.requests.filter((r) => r.path.endsWith('/chat/completions'));
   await server.close();
@@ -70,7 +89,10 @@ export async function benchPromptCache(): Promise<PromptCacheBenchResult> {
   for (const request of requests) {
     const prompt = promptText(request.body);
     promptChars += prompt.length;
-    const stable = stablePrefix(request, tasks.map((t) => taskBrief(t)));
+    const stable = stablePrefix(
+      request,
+      tasks.map((t) => taskBrief(t)),
+    );
     if (stable === undefined) prefixBroken++;
     else stableChars += stable;
   }

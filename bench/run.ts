@@ -52,10 +52,15 @@ type Section = keyof typeof SECTIONS;
  */
 function inOwnProcess<K extends Section>(section: K): Promise<Awaited<ReturnType<(typeof SECTIONS)[K]>>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', __filename, '--section', section], { maxBuffer: 64 * 2 ** 20, env: process.env }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`bench section ${section} failed: ${stderr || error.message}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null'));
-    });
+    execFile(
+      process.execPath,
+      ['--expose-gc', __filename, '--section', section],
+      { maxBuffer: 64 * 2 ** 20, env: process.env },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`bench section ${section} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null'));
+      },
+    );
   });
 }
 
@@ -66,32 +71,71 @@ async function main(): Promise<void> {
   const promptCache = await inOwnProcess('promptCache');
   const store = await inOwnProcess('store');
   const bundle = bundleFacts();
-  const results = { date: new Date().toISOString(), node: process.version, load: os.loadavg(), loop, parallel, slowGate, promptCache, store, bundle };
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    load: os.loadavg(),
+    loop,
+    parallel,
+    slowGate,
+    promptCache,
+    store,
+    bundle,
+  };
   console.log(`loop: ${loop.iterations} iterations`);
-  console.log(`  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`);
-  console.log(`  whole cycle per iteration (one iteration.started to the next, model time excluded): median ${loop.cycleMs.median.toFixed(2)} ms (first 100 ${loop.cycleMs.first100Median.toFixed(2)}, last 100 ${loop.cycleMs.last100Median.toFixed(2)}), p95 ${loop.cycleMs.p95.toFixed(2)} ms`);
-  console.log(`  floor (one git status + ${FLOOR_WRITES.length} fsync'd atomic state writes, one after another: ${FLOOR_WRITES.join(', ')}), sampled alongside each iteration: median ${loop.floorMs.median.toFixed(2)} ms, p95 ${loop.floorMs.p95.toFixed(2)} ms`);
-  console.log(`  whole cycle / floor, iteration by iteration: median ${loop.ratioToFloor.median.toFixed(2)}×, p90 ${loop.ratioToFloor.p90.toFixed(2)}× (target ≤ 1.5×)`);
+  console.log(
+    `  orchestrator overhead per iteration (model time excluded): median ${loop.overheadMs.first100Median.toFixed(2)} ms (first 100), ${loop.overheadMs.last100Median.toFixed(2)} ms (last 100), p95 ${loop.overheadMs.p95.toFixed(2)} ms`,
+  );
+  console.log(
+    `  whole cycle per iteration (one iteration.started to the next, model time excluded): median ${loop.cycleMs.median.toFixed(2)} ms (first 100 ${loop.cycleMs.first100Median.toFixed(2)}, last 100 ${loop.cycleMs.last100Median.toFixed(2)}), p95 ${loop.cycleMs.p95.toFixed(2)} ms`,
+  );
+  console.log(
+    `  floor (one git status + ${FLOOR_WRITES.length} fsync'd atomic state writes, one after another: ${FLOOR_WRITES.join(', ')}), sampled alongside each iteration: median ${loop.floorMs.median.toFixed(2)} ms, p95 ${loop.floorMs.p95.toFixed(2)} ms`,
+  );
+  console.log(
+    `  whole cycle / floor, iteration by iteration: median ${loop.ratioToFloor.median.toFixed(2)}×, p90 ${loop.ratioToFloor.p90.toFixed(2)}× (target ≤ 1.5×)`,
+  );
   console.log(`  heap growth ${loop.heapGrowthMb.toFixed(1)} MB, RSS growth ${loop.rssGrowthMb.toFixed(1)} MB over the run`);
-  console.log(`machine load (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${os.cpus().length} CPUs`);
+  console.log(
+    `machine load (1/5/15 min): ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')} on ${os.cpus().length} CPUs`,
+  );
   for (const line of parallelLines(parallel, slowGate)) console.log(line);
-  console.log(`prompt cache: ${promptCache.scenario}: ${promptCache.requests} requests, ${promptCache.promptTokens} prompt tokens; stable prefix ${(promptCache.stablePrefixShare * 100).toFixed(1)}% of prompt tokens, cached as reported by the (scripted) provider ${(promptCache.cachedShare * 100).toFixed(1)}%${promptCache.prefixBroken ? `; ${promptCache.prefixBroken} requests did NOT start with their stable prefix` : ''}`);
-  console.log(`task store: ${store.small} vs ${store.large} tasks (${(store.largeFileBytes / 2 ** 20).toFixed(1)} MB file), ${store.rounds} rounds side by side; median ms and the ${store.large}/${store.small} ratio`);
+  console.log(
+    `prompt cache: ${promptCache.scenario}: ${promptCache.requests} requests, ${promptCache.promptTokens} prompt tokens; stable prefix ${(promptCache.stablePrefixShare * 100).toFixed(1)}% of prompt tokens, cached as reported by the (scripted) provider ${(promptCache.cachedShare * 100).toFixed(1)}%${promptCache.prefixBroken ? `; ${promptCache.prefixBroken} requests did NOT start with their stable prefix` : ''}`,
+  );
+  console.log(
+    `task store: ${store.small} vs ${store.large} tasks (${(store.largeFileBytes / 2 ** 20).toFixed(1)} MB file), ${store.rounds} rounds side by side; median ms and the ${store.large}/${store.small} ratio`,
+  );
   for (const op of STORE_OPS) {
     const f = store.ops[op];
-    console.log(`  ${STORE_OP_LABELS[op].padEnd(34)} ${f.smallMs.toFixed(2).padStart(8)} ms ${f.largeMs.toFixed(2).padStart(9)} ms  ${f.ratio.toFixed(1).padStart(6)}×`);
+    console.log(
+      `  ${STORE_OP_LABELS[op].padEnd(34)} ${f.smallMs.toFixed(2).padStart(8)} ms ${f.largeMs.toFixed(2).padStart(9)} ms  ${f.ratio.toFixed(1).padStart(6)}×`,
+    );
   }
-  console.log(`  update one task at ${store.large} / a bare fsync'd write of that file: ${store.updateOverBareWrite.toFixed(2)}× (the write is the format's bound: one JSON document)`);
-  console.log(`bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`);
+  console.log(
+    `  update one task at ${store.large} / a bare fsync'd write of that file: ${store.updateOverBareWrite.toFixed(2)}× (the write is the format's bound: one JSON document)`,
+  );
+  console.log(
+    `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
+  );
   await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 }
 
 /** The parallel figures and the merge queue's throughput (issue 23), one line each. */
-export function parallelLines(parallel: Awaited<ReturnType<typeof benchParallel>>, slow: Awaited<ReturnType<typeof benchSlowGate>>): string[] {
+export function parallelLines(
+  parallel: Awaited<ReturnType<typeof benchParallel>>,
+  slow: Awaited<ReturnType<typeof benchSlowGate>>,
+): string[] {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const m = (x: { median: number; max: number }) => `median ${x.median.toFixed(0)} ms, max ${x.max.toFixed(0)} ms`;
   return [
-    ...parallel.figures.map((f) => `parallel: ${parallel.tasks} independent tasks, ${f.latencyMs} ms per model call: maxParallel 1 ${s(f.sequentialMs)}, ${parallel.agents} agents ${s(f.parallelMs)} → ${f.speedup.toFixed(2)}× (target ≥ 3.6×)`),
+    ...parallel.figures.map(
+      (f) =>
+        `parallel: ${parallel.tasks} independent tasks, ${f.latencyMs} ms per model call: maxParallel 1 ${s(f.sequentialMs)}, ${parallel.agents} agents ${s(f.parallelMs)} → ${f.speedup.toFixed(2)}× (target ≥ 3.6×)`,
+    ),
     `  merge queue's own cost per merge (gate time excluded): merge-tree chain ${m(parallel.queueMsPerMerge.after)}; worktree merges one at a time (before) ${m(parallel.queueMsPerMerge.before)}`,
     `merge throughput: ${slow.tasks} tasks, ${slow.agents} agents, ${slow.latencyMs} ms per call, a ${s(slow.gateMs)} gate; ${slow.tasks} gate runs back to back ${s(slow.backToBackMs)}`,
     `  chain (merge.concurrency ${slow.chain.concurrency}) ${s(slow.chain.ms)} → ${slow.chain.ratio.toFixed(2)} of back to back (target ≤ 0.5); one at a time (merge.concurrency 1) ${s(slow.serial.ms)} → ${slow.serial.ratio.toFixed(2)}`,

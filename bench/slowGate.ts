@@ -56,7 +56,8 @@ async function backToBack(): Promise<{ total: number; each: number }> {
 
 export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH_CONCURRENCY ?? AGENTS)): Promise<SlowGateResult> {
   const gate = await backToBack();
-  const run = (merge: Record<string, unknown>, kind = GATE.kind) => once(AGENTS, LATENCY_MS, { tasks: TASKS, gates: [{ ...GATE, kind }], files: { 'suite.js': SUITE_JS }, merge });
+  const run = (merge: Record<string, unknown>, kind = GATE.kind) =>
+    once(AGENTS, LATENCY_MS, { tasks: TASKS, gates: [{ ...GATE, kind }], files: { 'suite.js': SUITE_JS }, merge });
   const chain = await run({ concurrency });
   const serial = await run({ concurrency: 1 });
   const testsKind = await run({ concurrency }, 'tests');

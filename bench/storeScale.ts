@@ -41,7 +41,7 @@ export const STORE_OP_LABELS: Record<StoreOp, string> = {
   add: 'add one task',
   listAfterExternalEdit: 'list after another process wrote',
   open: 'first list in a new process',
-  bareWrite: 'bare fsync\'d write of the file',
+  bareWrite: "bare fsync'd write of the file",
 };
 
 function makeTask(i: number): Task {
@@ -120,7 +120,10 @@ async function timeOp(f: Fixture, op: StoreOp): Promise<number> {
 export async function benchStore(small = 100, large = 10_000, rounds = 15): Promise<StoreBenchResult> {
   const a = await fixture(small);
   const b = await fixture(large);
-  const samples = Object.fromEntries(OPS.map((op) => [op, { small: [] as number[], large: [] as number[] }])) as Record<StoreOp, { small: number[]; large: number[] }>;
+  const samples = Object.fromEntries(OPS.map((op) => [op, { small: [] as number[], large: [] as number[] }])) as Record<
+    StoreOp,
+    { small: number[]; large: number[] }
+  >;
   try {
     for (let round = 0; round < rounds; round++) {
       for (const op of OPS) {
@@ -133,7 +136,10 @@ export async function benchStore(small = 100, large = 10_000, rounds = 15): Prom
     const ops = Object.fromEntries(
       OPS.map((op) => {
         const s = samples[op];
-        return [op, { smallMs: median(s.small), largeMs: median(s.large), ratio: median(s.large.map((l, i) => l / Math.max(s.small[i], 1e-3))) }];
+        return [
+          op,
+          { smallMs: median(s.small), largeMs: median(s.large), ratio: median(s.large.map((l, i) => l / Math.max(s.small[i], 1e-3))) },
+        ];
       }),
     ) as Record<StoreOp, StoreOpFigures>;
     const updateOverBareWrite = median(samples.update.large.map((u, i) => u / Math.max(samples.bareWrite.large[i], 1e-3)));

@@ -22,7 +22,8 @@ const agent: Step = async (request) => {
   await new Promise((resolve) => setTimeout(resolve, 50));
   const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
   const file = /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'x.txt';
-  if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
+  if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
   return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
 };
 
@@ -36,7 +37,11 @@ async function once(n: number): Promise<string | undefined> {
   git('add', '-A');
   git('commit', '-qm', 'init');
   const server = await startScriptedServer({ loop: true, steps: [agent] });
-  const config = parseConfig({ llm: { baseUrl: server.url, models: ['m'], maxRetries: 0 }, loop: { maxParallel: 2, maxIterations: 3, taskTimeoutMinutes: 0.05 }, gates: [{ name: 'ok', kind: 'custom', command: 'true', required: true }] });
+  const config = parseConfig({
+    llm: { baseUrl: server.url, models: ['m'], maxRetries: 0 },
+    loop: { maxParallel: 2, maxIterations: 3, taskTimeoutMinutes: 0.05 },
+    gates: [{ name: 'ok', kind: 'custom', command: 'true', required: true }],
+  });
   const store = new TaskStore(new RalphPaths(dir));
   for (const f of ['a.txt', 'b.txt']) await store.add({ title: `write ${f}`, prompt: `WRITE ${f}`, promise: `${f} exists` });
   const bus = new EventBus();
@@ -44,15 +49,25 @@ async function once(n: number): Promise<string | undefined> {
   const t0 = performance.now();
   bus.subscribe((e) => events.push({ at: performance.now() - t0, e }));
   try {
-    const summary = await new RalphRunner({ workspace: dir, config, bus, model: createModelClient(config.llm, 'k'), commands: new NodeCommandRunner(), store }).run();
+    const summary = await new RalphRunner({
+      workspace: dir,
+      config,
+      bus,
+      model: createModelClient(config.llm, 'k'),
+      commands: new NodeCommandRunner(),
+      store,
+    }).run();
     const bad = summary.results.filter((r) => r.status !== 'done');
     if (bad.length === 0) return undefined;
     const lines = [`run ${n}: ${summary.results.map((r) => `${r.taskId} ${r.status}`).join(', ')}`];
     for (const r of bad) {
       lines.push(`  ${r.taskId}: ${r.reason}`);
       const wt = path.join(dir, '.ralph', 'worktrees', r.taskId);
-      lines.push(`  worktree commits: ${(await fs.stat(wt).catch(() => undefined)) ? execFileSync('git', ['log', '--oneline', '-5'], { cwd: wt, encoding: 'utf8' }).trim().replace(/\n/g, ' | ') : '(no worktree)'}`);
-      for (const { at, e } of events.filter((x) => 'taskId' in x.e && x.e.taskId === r.taskId)) lines.push(`    ${(at / 1000).toFixed(2)} ${e.type} ${JSON.stringify(e).slice(0, 160)}`);
+      lines.push(
+        `  worktree commits: ${(await fs.stat(wt).catch(() => undefined)) ? execFileSync('git', ['log', '--oneline', '-5'], { cwd: wt, encoding: 'utf8' }).trim().replace(/\n/g, ' | ') : '(no worktree)'}`,
+      );
+      for (const { at, e } of events.filter((x) => 'taskId' in x.e && x.e.taskId === r.taskId))
+        lines.push(`    ${(at / 1000).toFixed(2)} ${e.type} ${JSON.stringify(e).slice(0, 160)}`);
     }
     return lines.join('\n');
   } finally {

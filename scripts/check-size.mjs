@@ -34,7 +34,8 @@ function nameOf(node, source) {
   if (node.name) return node.name.getText(source);
   if (ts.isConstructorDeclaration(node)) return 'constructor';
   const parent = node.parent;
-  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name) return parent.name.getText(source);
+  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name)
+    return parent.name.getText(source);
   if (parent && ts.isCallExpression(parent)) return `(arrow passed to ${parent.expression.getText(source).slice(0, 40)})`;
   return '(anonymous)';
 }
@@ -49,7 +50,10 @@ for (const file of sourceFiles(srcDir)) {
   const visit = (node) => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const span = lineOf(source, node.getEnd()) - lineOf(source, node.getStart(source)) + 1;
-      if (span > MAX_FUNCTION_LINES) problems.push(`${rel}:${lineOf(source, node.getStart(source))}: ${nameOf(node, source)} is ${span} lines (at most ${MAX_FUNCTION_LINES} per function)`);
+      if (span > MAX_FUNCTION_LINES)
+        problems.push(
+          `${rel}:${lineOf(source, node.getStart(source))}: ${nameOf(node, source)} is ${span} lines (at most ${MAX_FUNCTION_LINES} per function)`,
+        );
     }
     ts.forEachChild(node, visit);
   };

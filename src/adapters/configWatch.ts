@@ -10,7 +10,12 @@ import type { ChannelLogger } from './logger';
  * follows the file without a restart. A malformed file gives one warning (with Open Config)
  * per distinct error and the service keeps the last good config.
  */
-export function watchConfig(folder: vscode.WorkspaceFolder, config: ConfigService, logger: ChannelLogger, onChange?: (config: RalphConfig) => void): vscode.Disposable {
+export function watchConfig(
+  folder: vscode.WorkspaceFolder,
+  config: ConfigService,
+  logger: ChannelLogger,
+  onChange?: (config: RalphConfig) => void,
+): vscode.Disposable {
   let warned: string | undefined;
   const reload = (): void => {
     config.reload().then(

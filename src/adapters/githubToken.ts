@@ -25,7 +25,10 @@ export async function githubToken(): Promise<string | undefined> {
 async function bounded<T>(work: Thenable<T>, ms: number): Promise<T | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await Promise.race([Promise.resolve(work).catch(() => undefined), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    return await Promise.race([
+      Promise.resolve(work).catch(() => undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

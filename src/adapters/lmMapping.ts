@@ -133,8 +133,14 @@ export class LmResponseAssembler {
       args = '';
     }
     if (!malformed && !name) malformed = 'the tool call has no name';
-    if (!malformed && name.length > WIRE_LIMITS.maxToolNameChars) malformed = `the tool name is longer than ${WIRE_LIMITS.maxToolNameChars} characters`;
-    this.calls.push({ id, name: malformed && name.length > WIRE_LIMITS.maxToolNameChars ? '' : name, arguments: args, ...(malformed ? { malformed } : {}) });
+    if (!malformed && name.length > WIRE_LIMITS.maxToolNameChars)
+      malformed = `the tool name is longer than ${WIRE_LIMITS.maxToolNameChars} characters`;
+    this.calls.push({
+      id,
+      name: malformed && name.length > WIRE_LIMITS.maxToolNameChars ? '' : name,
+      arguments: args,
+      ...(malformed ? { malformed } : {}),
+    });
     this.onDelta?.({ kind: 'tool_call', index, ...(name && name.length <= WIRE_LIMITS.maxToolNameChars ? { name } : {}) });
   }
 
@@ -172,7 +178,8 @@ export interface LmFailure {
 const RATE_LIMIT = /rate.?limit|too many requests|\b429\b|slow down|throttl/i;
 const QUOTA = /quota|billing|premium request|usage limit|limit reached|exceeded your|insufficient.?(credit|funds)|allowance/i;
 const CONTEXT = /context (length|window)|too (long|large|many tokens)|maximum (context|input|prompt)|token limit|prompt.{0,20}exceeds/i;
-const TRANSIENT = /timed? ?out|timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network|fetch failed|\b50[0-4]\b|unavailable|overloaded|temporar/i;
+const TRANSIENT =
+  /timed? ?out|timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network|fetch failed|\b50[0-4]\b|unavailable|overloaded|temporar/i;
 const AUTH = /unauthori[sz]ed|\b401\b|\b403\b|not signed in|sign in|authenticat|forbidden/i;
 
 /**
@@ -209,7 +216,8 @@ export function classifyLmError(error: unknown, lm: LmShapes): LmFailure | undef
 function looksLikeProviderError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof RalphError) return false;
-  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError) return false;
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError)
+    return false;
   return true;
 }
 
@@ -226,12 +234,13 @@ function describe(error: unknown): string {
 
 /** What the person can do about each fault of an editor model, appended to the message. */
 const HINTS: Partial<Record<ModelFaultKind, string>> = {
-  consent: 'Ralph Loop was not allowed to use this model: allow it when VS Code asks (or in the Accounts menu → Manage Language Model Access), then run the task again',
+  consent:
+    'Ralph Loop was not allowed to use this model: allow it when VS Code asks (or in the Accounts menu → Manage Language Model Access), then run the task again',
   not_found: 'the model is not available in this editor (any more): run "Ralph: Select Model" to choose another',
   quota: 'the model\'s quota is used up: wait for it to renew, or choose another model with "Ralph: Select Model"',
   rate_limit: 'the model is rate-limited: wait a little and run the task again',
   content_filter: 'the request or the reply was blocked by the model provider',
-  auth: 'sign in to the model\'s provider in VS Code (Accounts menu)',
+  auth: "sign in to the model's provider in VS Code (Accounts menu)",
   context_length: 'the conversation is larger than the model accepts',
 };
 
@@ -239,5 +248,10 @@ const HINTS: Partial<Record<ModelFaultKind, string>> = {
 export function lmModelError(model: string, failure: LmFailure, attempts: number): ModelError {
   const tries = failure.retryable ? ` after ${attempts} attempt${attempts === 1 ? '' : 's'}` : '';
   const hint = HINTS[failure.fault];
-  return new ModelError(`editor model ${model} failed${tries}: ${failure.reason}${hint ? ` (${hint})` : ''}`, undefined, failure.retryable, failure.fault);
+  return new ModelError(
+    `editor model ${model} failed${tries}: ${failure.reason}${hint ? ` (${hint})` : ''}`,
+    undefined,
+    failure.retryable,
+    failure.fault,
+  );
 }

@@ -6,7 +6,13 @@
  */
 import * as vscode from 'vscode';
 import { ModelError } from '../core/errors';
-import { type EditorModelInfo, matchEditorModels, parseEditorModelSelector, EDITOR_MODEL_SELECTOR_HELP, editorModelSelector } from '../core/config/editorModels';
+import {
+  type EditorModelInfo,
+  matchEditorModels,
+  parseEditorModelSelector,
+  EDITOR_MODEL_SELECTOR_HELP,
+  editorModelSelector,
+} from '../core/config/editorModels';
 import { abortError, defaultSleep, type Sleep, withRetries } from '../core/llm/retry';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelClient, RetryNotice, TokenCounter, ToolSpec } from '../core/llm/types';
 import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmFailure, type LmShapes } from './lmMapping';
@@ -62,7 +68,10 @@ export class LmModelClient implements ModelClient, TokenCounter {
         onRetry: [this.options.onRetry, request.onRetry],
         classify: (error) => {
           if (error instanceof ModelError) return undefined; // already final (a model that is not there)
-          const failure = error instanceof LmTimeoutError ? ({ fault: 'outage', retryable: true, reason: `no reply within ${this.options.timeoutMs} ms` } as const) : classifyLmError(error, shapes);
+          const failure =
+            error instanceof LmTimeoutError
+              ? ({ fault: 'outage', retryable: true, reason: `no reply within ${this.options.timeoutMs} ms` } as const)
+              : classifyLmError(error, shapes);
           if (failure?.fault === 'not_found') this.resolved.delete(request.model);
           return failure;
         },
@@ -113,14 +122,28 @@ export class LmModelClient implements ModelClient, TokenCounter {
     const known = this.resolved.get(entry);
     if (known) return known;
     const selector = parseEditorModelSelector(entry);
-    if (!selector) throw new ModelError(`"${entry}" in llm.models is not an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`, undefined, false, 'bad_request');
+    if (!selector)
+      throw new ModelError(
+        `"${entry}" in llm.models is not an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
+        undefined,
+        false,
+        'bad_request',
+      );
     const candidates = await vscode.lm.selectChatModels({ vendor: selector.vendor });
     const [model] = matchEditorModels(entry, candidates);
     if (!model) {
       const all = await vscode.lm.selectChatModels();
       const names = all.map((m) => editorModelSelector(m, all));
-      const available = names.length > 0 ? `the editor has: ${names.join(', ')}` : 'the editor has no chat model (install or sign in to GitHub Copilot, or another extension that provides one)';
-      throw new ModelError(`editor model ${entry} is not available: ${available}. Run "Ralph: Select Model" to choose one.`, undefined, false, 'not_found');
+      const available =
+        names.length > 0
+          ? `the editor has: ${names.join(', ')}`
+          : 'the editor has no chat model (install or sign in to GitHub Copilot, or another extension that provides one)';
+      throw new ModelError(
+        `editor model ${entry} is not available: ${available}. Run "Ralph: Select Model" to choose one.`,
+        undefined,
+        false,
+        'not_found',
+      );
     }
     this.resolved.set(entry, model);
     return model;
@@ -137,7 +160,11 @@ export class LmModelClient implements ModelClient, TokenCounter {
     return this.countMessages(model, toLmMessages(messages, shapes), tools);
   }
 
-  private async countMessages(model: vscode.LanguageModelChat, messages: readonly vscode.LanguageModelChatMessage[], tools: readonly ToolSpec[]): Promise<number> {
+  private async countMessages(
+    model: vscode.LanguageModelChat,
+    messages: readonly vscode.LanguageModelChatMessage[],
+    tools: readonly ToolSpec[],
+  ): Promise<number> {
     let total = tools.length > 0 ? await this.count(model, JSON.stringify(toLmTools(tools))) : 0;
     for (const message of messages) total += await this.count(model, message);
     return total;

@@ -40,7 +40,13 @@ export class TasksApiGateRunner implements GateRunner {
     // VS Code runs one task per definition at a time (and a gate's terminal outlives its process a
     // little): parallel agents and the merge queue run the same gate at once, so each run is its own task
     const definition = { type: RALPH_TASK_TYPE, gate: request.gate.name, run: ++this.runs };
-    const task = createGateTask(this.folder, request.gate, this.commands, { cwd: request.cwd, timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle }, definition);
+    const task = createGateTask(
+      this.folder,
+      request.gate,
+      this.commands,
+      { cwd: request.cwd, timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle },
+      definition,
+    );
     // VS Code asks "Select an instance to terminate" when a gate starts while its previous run's
     // task has not ended yet (its terminal closes a little after the process): wait for that end
     await this.previousEnd.get(request.gate.name);
@@ -94,7 +100,12 @@ export function createGateTask(
   );
   task.detail = gate.command;
   task.group = gate.kind === 'tests' ? vscode.TaskGroup.Test : vscode.TaskGroup.Build;
-  task.presentationOptions = { reveal: vscode.TaskRevealKind.Silent, panel: vscode.TaskPanelKind.Dedicated, clear: true, showReuseMessage: false };
+  task.presentationOptions = {
+    reveal: vscode.TaskRevealKind.Silent,
+    panel: vscode.TaskPanelKind.Dedicated,
+    clear: true,
+    showReuseMessage: false,
+  };
   return task;
 }
 
@@ -148,7 +159,11 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
       this.write(`\n${message}\n`);
       result = { exitCode: null, timedOut: false, aborted: false, output: message, durationMs: 0 };
     }
-    const how = result.timedOut ? `timed out after ${Math.round(result.durationMs / 1000)}s` : result.aborted ? 'stopped' : `exit code ${result.exitCode}`;
+    const how = result.timedOut
+      ? `timed out after ${Math.round(result.durationMs / 1000)}s`
+      : result.aborted
+        ? 'stopped'
+        : `exit code ${result.exitCode}`;
     this.write(`\n\x1b[2m[ralph] ${this.gate.name}: ${how}\x1b[0m\n`);
     this.options.onFinished?.(result);
     // VS Code reports a terminal that ends within its launch window (500 ms) as having "failed to

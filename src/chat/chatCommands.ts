@@ -43,20 +43,38 @@ export async function chatStatus(s: ChatServices, stream: ChatOutput): Promise<v
 /** `/run [id]`: says what would run and offers the button that starts it; never starts by itself. */
 export async function chatRun(s: ChatServices, prompt: string, stream: ChatOutput): Promise<void> {
   const tasks = await s.store.list();
-  if (s.runs.running) return void stream.markdown(`Ralph is already running in this window (${s.runs.status.state}). \`@ralph /status\` shows where it is.`);
-  const named = taskIdIn(prompt, tasks.map((t) => t.id));
-  if (prompt.trim() && !named) return void stream.markdown(`There is no task "${prompt.trim().split(/\s+/)[0]}". \`@ralph /status\` lists the tasks.`);
+  if (s.runs.running)
+    return void stream.markdown(`Ralph is already running in this window (${s.runs.status.state}). \`@ralph /status\` shows where it is.`);
+  const named = taskIdIn(
+    prompt,
+    tasks.map((t) => t.id),
+  );
+  if (prompt.trim() && !named)
+    return void stream.markdown(`There is no task "${prompt.trim().split(/\s+/)[0]}". \`@ralph /status\` lists the tasks.`);
   if (named) {
     const task = tasks.find((t) => t.id === named.id)!;
-    if (!['todo', 'in_progress', 'halted'].includes(task.status)) return void stream.markdown(`**${task.id}** is ${task.status}; only a task that is to do or halted can run${task.status === 'needs_help' ? ` (answer it first: \`@ralph /answer ${task.id} …\`)` : ''}.`);
+    if (!['todo', 'in_progress', 'halted'].includes(task.status))
+      return void stream.markdown(
+        `**${task.id}** is ${task.status}; only a task that is to do or halted can run${task.status === 'needs_help' ? ` (answer it first: \`@ralph /answer ${task.id} …\`)` : ''}.`,
+      );
     const pending = pendingDependencies(task, tasks);
     if (pending.length > 0) return void stream.markdown(`**${task.id}** waits for ${pending.join(', ')} to be done first.`);
-    stream.markdown(`Run **${task.id}** — ${task.title}?\n\nRalph will work on it in this workspace: edit files, run commands and commit each iteration, until its promise is met (at most ${task.maxIterations ?? 'the configured'} iterations). It starts when you click **Run ${task.id}**.`);
+    stream.markdown(
+      `Run **${task.id}** — ${task.title}?\n\nRalph will work on it in this workspace: edit files, run commands and commit each iteration, until its promise is met (at most ${task.maxIterations ?? 'the configured'} iterations). It starts when you click **Run ${task.id}**.`,
+    );
     return void stream.button({ command: 'ralph.runSelectedTask', title: `Run ${task.id}`, arguments: [task.id] });
   }
   const ready = readyTasks(tasks);
-  if (ready.length === 0) return void stream.markdown('No task is ready to run (none is to do with its dependencies done). `@ralph /status` shows why.');
-  stream.markdown(`Start the autopilot? It runs the ${ready.length} ready task${ready.length === 1 ? '' : 's'} (${ready.slice(0, 6).map((t) => `**${t.id}** ${t.title}`).join(', ')}${ready.length > 6 ? ', …' : ''}) and those that become ready, editing files and committing in this workspace. It starts when you click **Start Autopilot**.`);
+  if (ready.length === 0)
+    return void stream.markdown('No task is ready to run (none is to do with its dependencies done). `@ralph /status` shows why.');
+  stream.markdown(
+    `Start the autopilot? It runs the ${ready.length} ready task${ready.length === 1 ? '' : 's'} (${ready
+      .slice(0, 6)
+      .map((t) => `**${t.id}** ${t.title}`)
+      .join(
+        ', ',
+      )}${ready.length > 6 ? ', …' : ''}) and those that become ready, editing files and committing in this workspace. It starts when you click **Start Autopilot**.`,
+  );
   stream.button({ command: 'ralph.startAutopilot', title: 'Start Autopilot' });
 }
 
@@ -64,24 +82,37 @@ export async function chatRun(s: ChatServices, prompt: string, stream: ChatOutpu
 export async function chatAnswer(s: ChatServices, prompt: string, stream: ChatOutput): Promise<void> {
   const waiting = await waitingQuestions(s.store);
   if (waiting.length === 0) return void stream.markdown('No task is waiting for an answer.');
-  const named = taskIdIn(prompt, waiting.map((w) => w.task.id));
+  const named = taskIdIn(
+    prompt,
+    waiting.map((w) => w.task.id),
+  );
   const target = named ? waiting.find((w) => w.task.id === named.id) : waiting.length === 1 ? waiting[0] : undefined;
   const answer = named ? named.rest : prompt.trim();
   const list = () => waiting.map((w) => `- **${w.task.id}** ${w.task.title} asks: ${w.question}`).join('\n');
   if (!target || !answer) {
-    const how = waiting.length === 1 ? `\`@ralph /answer ${waiting[0].task.id} <your answer>\`` : '`@ralph /answer <task id> <your answer>`';
-    return void stream.markdown(`${waiting.length === 1 ? 'A task is' : `${waiting.length} tasks are`} waiting for an answer:\n\n${list()}\n\nAnswer with ${how}.`);
+    const how =
+      waiting.length === 1 ? `\`@ralph /answer ${waiting[0].task.id} <your answer>\`` : '`@ralph /answer <task id> <your answer>`';
+    return void stream.markdown(
+      `${waiting.length === 1 ? 'A task is' : `${waiting.length} tasks are`} waiting for an answer:\n\n${list()}\n\nAnswer with ${how}.`,
+    );
   }
   const task = await answerQuestion(s.actions, target.task.id, answer);
-  stream.markdown(`Answered **${task.id}**: your answer is pinned in its next iteration's context. It ${task.status === 'halted' ? 'resumes from its checkpoint' : 'starts again'} at the next run (or now, in a run that is going).`);
+  stream.markdown(
+    `Answered **${task.id}**: your answer is pinned in its next iteration's context. It ${task.status === 'halted' ? 'resumes from its checkpoint' : 'starts again'} at the next run (or now, in a run that is going).`,
+  );
   stream.button({ command: 'ralph.runSelectedTask', title: `Run ${task.id}`, arguments: [task.id] });
 }
 
 /** `/review`: the tasks whose finished work waits for the person (read-only). */
 export async function chatReview(s: ChatServices, stream: ChatOutput): Promise<void> {
   const tasks = await awaitingReview(s.store);
-  if (tasks.length === 0) return void stream.markdown('No task awaits your review. With manual review (`"merge": { "review": "manual" }` in .ralph/config.json), finished work waits here before it lands.');
-  stream.markdown(`${tasks.length} task${tasks.length === 1 ? '' : 's'} await${tasks.length === 1 ? 's' : ''} your review:\n\n${tasks.map((t) => `- **${t.id}** ${t.title}`).join('\n')}`);
+  if (tasks.length === 0)
+    return void stream.markdown(
+      'No task awaits your review. With manual review (`"merge": { "review": "manual" }` in .ralph/config.json), finished work waits here before it lands.',
+    );
+  stream.markdown(
+    `${tasks.length} task${tasks.length === 1 ? '' : 's'} await${tasks.length === 1 ? 's' : ''} your review:\n\n${tasks.map((t) => `- **${t.id}** ${t.title}`).join('\n')}`,
+  );
   for (const task of tasks.slice(0, 5)) {
     stream.button({ command: 'ralph.showChanges', title: `Show Changes of ${task.id}`, arguments: [task.id] });
     stream.button({ command: 'ralph.approveTask', title: `Approve ${task.id}`, arguments: [task.id] });
@@ -89,12 +120,20 @@ export async function chatReview(s: ChatServices, stream: ChatOutput): Promise<v
 }
 
 /** `/plan [section]`: plans the referenced or open document; the review opens, nothing is saved here. */
-export async function chatPlan(s: ChatServices, request: Pick<vscode.ChatRequest, 'prompt' | 'references'>, stream: ChatOutput): Promise<void> {
+export async function chatPlan(
+  s: ChatServices,
+  request: Pick<vscode.ChatRequest, 'prompt' | 'references'>,
+  stream: ChatOutput,
+): Promise<void> {
   const document = referencedFile(request.references) ?? openDocument(s.paths.workspace);
-  if (!document) return void stream.markdown('Which document? Open it in the editor (a PRD, a spec) or reference it: `@ralph /plan #file:docs/prd.md`.');
+  if (!document)
+    return void stream.markdown('Which document? Open it in the editor (a PRD, a spec) or reference it: `@ralph /plan #file:docs/prd.md`.');
   const relative = path.relative(s.paths.workspace, document).split(path.sep).join('/');
   const asked = request.prompt.replace(/#file:\S+/g, '').trim();
-  const text = (await vscode.workspace.fs.readFile(vscode.Uri.file(document)).then((b) => b.toString(), () => ''));
+  const text = await vscode.workspace.fs.readFile(vscode.Uri.file(document)).then(
+    (b) => b.toString(),
+    () => '',
+  );
   const section = asked ? findHeading(headings(text), asked)?.text : undefined;
   stream.progress(`Planning ${relative}${section ? ` (section "${section}")` : ''} with the configured model…`);
   let review;
@@ -105,8 +144,13 @@ export async function chatPlan(s: ChatServices, request: Pick<vscode.ChatRequest
   }
   if (!review) return void stream.markdown(`Planning ${relative} did not finish (the notification says why).`);
   const { state } = review;
-  const lines = state.tasks.map((t, i) => `${i + 1}. **${t.title}** (${t.type}, complexity ${t.complexity})${t.dependsOn.length ? ` — after ${t.dependsOn.join(', ')}` : ''}`);
-  stream.markdown(`Proposed ${state.tasks.length} task${state.tasks.length === 1 ? '' : 's'} from ${relative}:\n\n${lines.join('\n')}\n\n${state.problems.length ? `⚠ ${state.problems.join('; ')}\n\n` : ''}**Nothing is saved yet**: edit, reorder, merge or drop them in the Plan Review, then accept.`);
+  const lines = state.tasks.map(
+    (t, i) =>
+      `${i + 1}. **${t.title}** (${t.type}, complexity ${t.complexity})${t.dependsOn.length ? ` — after ${t.dependsOn.join(', ')}` : ''}`,
+  );
+  stream.markdown(
+    `Proposed ${state.tasks.length} task${state.tasks.length === 1 ? '' : 's'} from ${relative}:\n\n${lines.join('\n')}\n\n${state.problems.length ? `⚠ ${state.problems.join('; ')}\n\n` : ''}**Nothing is saved yet**: edit, reorder, merge or drop them in the Plan Review, then accept.`,
+  );
 }
 
 function referencedFile(references: readonly vscode.ChatPromptReference[]): string | undefined {
@@ -119,7 +163,9 @@ function referencedFile(references: readonly vscode.ChatPromptReference[]): stri
 }
 
 function openDocument(workspace: string): string | undefined {
-  const document = vscode.window.activeTextEditor?.document ?? vscode.window.visibleTextEditors.find((e) => e.document.languageId === 'markdown')?.document;
+  const document =
+    vscode.window.activeTextEditor?.document ??
+    vscode.window.visibleTextEditors.find((e) => e.document.languageId === 'markdown')?.document;
   if (!document || document.uri.scheme !== 'file' || path.relative(workspace, document.uri.fsPath).startsWith('..')) return undefined;
   return document.uri.fsPath;
 }

@@ -27,7 +27,14 @@ export class ChatRecorder {
 
   /** The stream to write to, and `finish` to call once the answer is complete. */
   record(request: { command?: string; prompt: string; model?: { id: string } }, stream: ChatOutput): { out: ChatOutput; finish(): void } {
-    const exchange: ChatExchange = { command: request.command, prompt: request.prompt, markdown: '', buttons: [], ...(request.model ? { model: request.model.id } : {}), done: false };
+    const exchange: ChatExchange = {
+      command: request.command,
+      prompt: request.prompt,
+      markdown: '',
+      buttons: [],
+      ...(request.model ? { model: request.model.id } : {}),
+      done: false,
+    };
     this.exchanges.push(exchange);
     if (this.exchanges.length > 20) this.exchanges.shift();
     const out: ChatOutput = {
@@ -37,7 +44,11 @@ export class ChatRecorder {
       },
       progress: (value) => stream.progress(value),
       button: (command) => {
-        exchange.buttons.push({ title: command.title, command: command.command, ...(command.arguments ? { arguments: command.arguments } : {}) });
+        exchange.buttons.push({
+          title: command.title,
+          command: command.command,
+          ...(command.arguments ? { arguments: command.arguments } : {}),
+        });
         return stream.button(command);
       },
     };

@@ -17,7 +17,10 @@ export interface WaitingQuestion {
 export async function waitingQuestions(store: TaskStore): Promise<WaitingQuestion[]> {
   return (await store.list())
     .filter((t) => t.status === 'needs_help' || t.status === 'blocked')
-    .map((task) => ({ task, question: openQuestion(task.questions)?.question ?? task.blockedReason ?? '(the agent asked for help without saying what)' }));
+    .map((task) => ({
+      task,
+      question: openQuestion(task.questions)?.question ?? task.blockedReason ?? '(the agent asked for help without saying what)',
+    }));
 }
 
 /**

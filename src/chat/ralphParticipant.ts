@@ -15,7 +15,13 @@ const HELP = `I hand work to Ralph Loop, which runs coding tasks in a verified l
 - \`/answer [task id] <answer>\` — answer a task's waiting question
 - \`/review\` — tasks whose finished work awaits your review`;
 
-async function dispatch(s: ChatServices, request: vscode.ChatRequest, context: vscode.ChatContext, stream: ChatOutput, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
+async function dispatch(
+  s: ChatServices,
+  request: vscode.ChatRequest,
+  context: vscode.ChatContext,
+  stream: ChatOutput,
+  token: vscode.CancellationToken,
+): Promise<vscode.ChatResult> {
   switch (request.command) {
     case 'add':
       return { metadata: { command: 'add', draft: await chatAdd(request, context, stream, token) } };
@@ -48,7 +54,10 @@ async function dispatch(s: ChatServices, request: vscode.ChatRequest, context: v
  * Registers `@ralph`. Every exchange is recorded (the extension's API shows the last ones to
  * the tests); an error is said in the chat, never thrown at the person as a stack.
  */
-export function registerRalphParticipant(extensionUri: vscode.Uri, services: ChatServices | undefined): { disposable: vscode.Disposable; recorder: ChatRecorder } {
+export function registerRalphParticipant(
+  extensionUri: vscode.Uri,
+  services: ChatServices | undefined,
+): { disposable: vscode.Disposable; recorder: ChatRecorder } {
   const recorder = new ChatRecorder();
   const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, async (request, context, stream, token) => {
     const { out, finish } = recorder.record(request, stream);
@@ -69,7 +78,8 @@ export function registerRalphParticipant(extensionUri: vscode.Uri, services: Cha
   participant.followupProvider = {
     provideFollowups(result) {
       const command = (result.metadata as { command?: string } | undefined)?.command;
-      if (command === 'add' || command === 'plan' || command === 'answer') return [{ prompt: '', command: 'status', label: 'Where do things stand?' }];
+      if (command === 'add' || command === 'plan' || command === 'answer')
+        return [{ prompt: '', command: 'status', label: 'Where do things stand?' }];
       if (command === 'status') return [{ prompt: '', command: 'run', label: 'Run what is ready' }];
       return [];
     },

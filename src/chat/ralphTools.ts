@@ -44,7 +44,12 @@ export function registerRalphTools(s: ChatServices | undefined): vscode.Disposab
     vscode.lm.registerTool<AddInput>('ralph_addTask', {
       prepareInvocation: ({ input }) => ({
         invocationMessage: `Adding the Ralph task "${input.title}"`,
-        confirmationMessages: { title: 'Add this task to Ralph?', message: new vscode.MarkdownString(draftMarkdown({ title: input.title, prompt: input.prompt, promise: input.promise, check: input.check, type: input.type })) },
+        confirmationMessages: {
+          title: 'Add this task to Ralph?',
+          message: new vscode.MarkdownString(
+            draftMarkdown({ title: input.title, prompt: input.prompt, promise: input.promise, check: input.check, type: input.type }),
+          ),
+        },
       }),
       invoke: async ({ input }) => {
         const services = ready();
@@ -52,7 +57,9 @@ export function registerRalphTools(s: ChatServices | undefined): vscode.Disposab
         await services.store.ensure();
         const task = await services.store.add(fields);
         void vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
-        return text(`Added ${task.id} "${task.title}" (to do${task.dependsOn.length ? `, after ${task.dependsOn.join(', ')}` : ''}). It runs when the person starts Ralph, or through ralph_runTask.`);
+        return text(
+          `Added ${task.id} "${task.title}" (to do${task.dependsOn.length ? `, after ${task.dependsOn.join(', ')}` : ''}). It runs when the person starts Ralph, or through ralph_runTask.`,
+        );
       },
     }),
     vscode.lm.registerTool<Record<string, never>>('ralph_status', {
@@ -67,7 +74,9 @@ export function registerRalphTools(s: ChatServices | undefined): vscode.Disposab
         invocationMessage: input.taskId ? `Starting Ralph on ${input.taskId}` : 'Starting the Ralph autopilot',
         confirmationMessages: {
           title: input.taskId ? `Run Ralph on ${input.taskId}?` : 'Start the Ralph autopilot?',
-          message: input.taskId ? `Ralph will work on **${input.taskId}** in this workspace: edit files, run commands and commit each iteration.` : 'Ralph will run every ready task in this workspace: edit files, run commands and commit each iteration.',
+          message: input.taskId
+            ? `Ralph will work on **${input.taskId}** in this workspace: edit files, run commands and commit each iteration.`
+            : 'Ralph will run every ready task in this workspace: edit files, run commands and commit each iteration.',
         },
       }),
       invoke: async ({ input }) => startRun(ready(), parse(RunInput, input, 'ralph_runTask').taskId),
@@ -82,7 +91,8 @@ async function startRun(s: ChatServices, taskId: string | undefined): Promise<vs
   if (taskId) {
     const task = tasks.find((t) => t.id === taskId);
     if (!task) throw new Error(`there is no task ${taskId}; ralph_status lists them`);
-    if (!['todo', 'in_progress', 'halted'].includes(task.status)) throw new Error(`${taskId} is ${task.status}; only a task that is to do, interrupted or halted can run`);
+    if (!['todo', 'in_progress', 'halted'].includes(task.status))
+      throw new Error(`${taskId} is ${task.status}; only a task that is to do, interrupted or halted can run`);
     const pending = pendingDependencies(task, tasks);
     if (pending.length > 0) throw new Error(`${taskId} waits for ${pending.join(', ')} to be done first`);
   } else if (readyTasks(tasks).length === 0) throw new Error('no task is ready to run');
@@ -97,5 +107,7 @@ async function startRun(s: ChatServices, taskId: string | undefined): Promise<vs
   } finally {
     listening?.dispose();
   }
-  return text(`${taskId ? `Ralph is working on ${taskId}` : 'The Ralph autopilot is running'} in the background; the progress panel shows it, and ralph_status says where it is.`);
+  return text(
+    `${taskId ? `Ralph is working on ${taskId}` : 'The Ralph autopilot is running'} in the background; the progress panel shows it, and ralph_status says where it is.`,
+  );
 }

@@ -50,13 +50,19 @@ export function cliSafeguards(onWarning: 'continue' | 'stop', io: CliIo): Safegu
     decide: async (warning) => {
       if (warning.question !== undefined && io.ask) {
         // semi-auto waits for the answer: given here, the task resumes with it
-        const text = ((await io.ask(`${warning.taskId} asks: ${warning.question}\nYour answer (empty: go on without it; "stop": start no more tasks): `)) ?? 'stop').trim();
+        const text = (
+          (await io.ask(
+            `${warning.taskId} asks: ${warning.question}\nYour answer (empty: go on without it; "stop": start no more tasks): `,
+          )) ?? 'stop'
+        ).trim();
         if (text.toLowerCase() === 'stop') return { action: 'stop' };
         return text ? { action: 'answer', text } : { action: 'continue' };
       }
       if (warningRule(warning.code)?.answers.includes('increaseMax')) {
         const by = Math.max(1, Math.ceil(warning.maxIterations / 2));
-        return (await confirm(`${warning.message}. Raise the limit by ${by} to ${warning.maxIterations + by}? [y/N] `)) ? { action: 'increase', by } : { action: 'continue' };
+        return (await confirm(`${warning.message}. Raise the limit by ${by} to ${warning.maxIterations + by}? [y/N] `))
+          ? { action: 'increase', by }
+          : { action: 'continue' };
       }
       return (await confirm(`${warning.message}. Continue? [y/N] `)) ? { action: 'continue' } : { action: 'stop' };
     },

@@ -30,7 +30,12 @@ export function isCiRun(command: RunCommand, env: NodeJS.ProcessEnv = process.en
  * Exit codes as `ralph run`: 0 done (its pull request waits in the merge queue), 1 failed, timed
  * out or halted, 3 blocked or needs help, 2 usage or configuration.
  */
-export async function runCiCommand(ralph: Ralph, command: RunCommand, io: CliIo, run: (hooks: RunHooks) => Promise<number>): Promise<number> {
+export async function runCiCommand(
+  ralph: Ralph,
+  command: RunCommand,
+  io: CliIo,
+  run: (hooks: RunHooks) => Promise<number>,
+): Promise<number> {
   const taskId = command.taskId!;
   const { workspace } = ralph;
   const config = await ralph.config.load();
@@ -65,7 +70,9 @@ export async function runCiCommand(ralph: Ralph, command: RunCommand, io: CliIo,
       return ended ?? { status: code === 0 ? 'done' : 'failed', reason: `the run ended with exit code ${code}` };
     },
   });
-  io.out(`${taskId}: ${result.status}${result.pr ? ` — pull request #${result.pr.number}${result.pr.draft ? ' (draft)' : ''} ${result.pr.url}` : ''}`);
+  io.out(
+    `${taskId}: ${result.status}${result.pr ? ` — pull request #${result.pr.number}${result.pr.draft ? ' (draft)' : ''} ${result.pr.url}` : ''}`,
+  );
   if (result.status === 'done') return 0;
   if (result.status === 'blocked' || result.status === 'needs_help') return 3;
   if (result.status === 'in_progress' || result.status === 'todo') return 0;

@@ -56,7 +56,10 @@ export function parseForgeCommand(argv: readonly string[], cwd: string): ForgeCo
   if (first !== 'gate' && first !== 'ci' && first !== 'remote') return undefined;
   const verb = first === 'gate' ? 'gate' : `${first} ${second ?? ''}`;
   const spec = VERBS[verb];
-  if (!spec) throw new ForgeUsageError(first === 'ci' ? 'unknown ci command: use ralph ci init' : 'unknown remote command: use ralph remote run or ralph remote status');
+  if (!spec)
+    throw new ForgeUsageError(
+      first === 'ci' ? 'unknown ci command: use ralph ci init' : 'unknown remote command: use ralph remote run or ralph remote status',
+    );
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -70,8 +73,15 @@ export function parseForgeCommand(argv: readonly string[], cwd: string): ForgeCo
   const workspace = values.workspace ?? cwd;
   switch (verb) {
     case 'gate':
-      if (values.base !== undefined && !/^[^\s-][^\s]*$/.test(values.base)) throw new ForgeUsageError(`--base must be a commit (sha, branch or tag), got "${values.base}"`);
-      return { kind: 'gate', workspace, ...(values.base ? { base: values.base } : {}), ...(values.task ? { taskId: values.task } : {}), json: values.json ?? false };
+      if (values.base !== undefined && !/^[^\s-][^\s]*$/.test(values.base))
+        throw new ForgeUsageError(`--base must be a commit (sha, branch or tag), got "${values.base}"`);
+      return {
+        kind: 'gate',
+        workspace,
+        ...(values.base ? { base: values.base } : {}),
+        ...(values.task ? { taskId: values.task } : {}),
+        json: values.json ?? false,
+      };
     case 'ci init':
       return {
         kind: 'ci.init',
@@ -82,8 +92,17 @@ export function parseForgeCommand(argv: readonly string[], cwd: string): ForgeCo
         ...(values.node ? { node: values.node } : {}),
       };
     case 'remote run': {
-      const tasks = (values.tasks ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean);
-      return { kind: 'remote.run', workspace, ...(tasks.length > 0 ? { tasks } : {}), detach: values.detach ?? false, json: values.json ?? false };
+      const tasks = (values.tasks ?? [])
+        .flatMap((t) => t.split(','))
+        .map((t) => t.trim())
+        .filter(Boolean);
+      return {
+        kind: 'remote.run',
+        workspace,
+        ...(tasks.length > 0 ? { tasks } : {}),
+        detach: values.detach ?? false,
+        json: values.json ?? false,
+      };
     }
     default:
       return { kind: 'remote.status', workspace, json: values.json ?? false };
@@ -92,6 +111,7 @@ export function parseForgeCommand(argv: readonly string[], cwd: string): ForgeCo
 
 function positiveInt(text: string, name: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1 || value > 256) throw new ForgeUsageError(`${name} must be a whole number from 1 to 256, got "${text}"`);
+  if (!Number.isInteger(value) || value < 1 || value > 256)
+    throw new ForgeUsageError(`${name} must be a whole number from 1 to 256, got "${text}"`);
   return value;
 }

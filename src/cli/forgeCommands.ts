@@ -25,7 +25,13 @@ export async function runForgeCommand(command: ForgeCommand, io: CliIo): Promise
 
 async function ciInit(workspace: string, command: Extract<ForgeCommand, { kind: 'ci.init' }>, io: CliIo): Promise<number> {
   const config = await openRalph(workspace).config.load();
-  const options = { ...DEFAULT_WORKFLOW_OPTIONS, workflow: config.forge.workflow, ...(command.runsOn ? { runsOn: command.runsOn } : {}), ...(command.maxParallel ? { maxParallel: command.maxParallel } : {}), ...(command.node ? { node: command.node } : {}) };
+  const options = {
+    ...DEFAULT_WORKFLOW_OPTIONS,
+    workflow: config.forge.workflow,
+    ...(command.runsOn ? { runsOn: command.runsOn } : {}),
+    ...(command.maxParallel ? { maxParallel: command.maxParallel } : {}),
+    ...(command.node ? { node: command.node } : {}),
+  };
   const written = await writeWorkflows(workspace, config, options, command.force);
   for (const w of written) {
     const rel = path.relative(workspace, w.file);
@@ -40,7 +46,7 @@ export function ciNextSteps(keyEnv: string): string {
   return [
     'Next, on GitHub:',
     `  1. the repository secret ${keyEnv} (the model's key); optionally RALPH_GITHUB_TOKEN, a fine-grained token`,
-    '     or app token (contents, pull requests: write) — pull requests opened with the job\'s own token do not',
+    "     or app token (contents, pull requests: write) — pull requests opened with the job's own token do not",
     `     start the ${CHECKS_WORKFLOW} checks`,
     `  2. a branch ruleset on the target branch: require a merge queue and the status check "${GATE_CHECK_NAME}"`,
     '  3. Settings → General: allow auto-merge; Settings → Actions: workflow permissions may create pull requests',

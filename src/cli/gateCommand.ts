@@ -37,8 +37,20 @@ export async function runGateCommand(workspace: string, command: GateCommand, io
       if (line) io.out(line);
     });
   }
-  const runnerFor = (root: string) => new ProcessGateRunner(new IsolatedCommandRunner(new NodeCommandRunner(), isolationSettings(root, config), redactor, (message) => io.err(`ralph: ${message}`)));
-  const result = await checkAgainstBase({ workspace, config, runnerFor, ...(base ? { base } : {}), ...(task ? { task } : {}), emit: (body) => void emitter.emit(redactor.redactDeep(body)) });
+  const runnerFor = (root: string) =>
+    new ProcessGateRunner(
+      new IsolatedCommandRunner(new NodeCommandRunner(), isolationSettings(root, config), redactor, (message) =>
+        io.err(`ralph: ${message}`),
+      ),
+    );
+  const result = await checkAgainstBase({
+    workspace,
+    config,
+    runnerFor,
+    ...(base ? { base } : {}),
+    ...(task ? { task } : {}),
+    emit: (body) => void emitter.emit(redactor.redactDeep(body)),
+  });
   if (command.json) io.out(JSON.stringify(gateJson(result, task), null, 2));
   else {
     for (const note of result.notes) io.out(`  ${note}`);
@@ -65,7 +77,9 @@ async function branchTask(store: TaskStore, taskId: string | undefined, named: b
 function describeCounts(result: BaseCheckResult): string {
   const required = result.report.outcomes.filter((o) => o.required);
   const failed = required.filter((o) => !o.passed);
-  return failed.length === 0 ? `${required.length} required gate${required.length === 1 ? '' : 's'} passed` : `failed: ${failed.map((o) => `${o.name} (${o.summary})`).join('; ')}`;
+  return failed.length === 0
+    ? `${required.length} required gate${required.length === 1 ? '' : 's'} passed`
+    : `failed: ${failed.map((o) => `${o.name} (${o.summary})`).join('; ')}`;
 }
 
 export function gateJson(result: BaseCheckResult, task: Task | undefined) {
@@ -83,7 +97,16 @@ export function gateJson(result: BaseCheckResult, task: Task | undefined) {
       summary: o.summary,
       exitCode: o.exitCode,
       durationMs: o.durationMs,
-      ...(o.parsed.tests ? { tests: { passed: o.parsed.tests.passed, failed: o.parsed.tests.failed, skipped: o.parsed.tests.skipped, total: o.parsed.tests.total } } : {}),
+      ...(o.parsed.tests
+        ? {
+            tests: {
+              passed: o.parsed.tests.passed,
+              failed: o.parsed.tests.failed,
+              skipped: o.parsed.tests.skipped,
+              total: o.parsed.tests.total,
+            },
+          }
+        : {}),
       ...(o.integrity ? { integrity: o.integrity } : {}),
     })),
   };
@@ -91,7 +114,10 @@ export function gateJson(result: BaseCheckResult, task: Task | undefined) {
 
 /** The job summary of a gate run: the verdict and one row per gate. */
 export function gateSummary(result: BaseCheckResult, task: Task | undefined): string {
-  const rows = result.report.outcomes.map((o) => `| ${o.name} | ${o.kind} | ${o.required ? 'yes' : 'no'} | ${o.passed ? '✅ pass' : '❌ fail'} | ${cell(o.summary)}${o.integrity?.violations.length ? `<br>weakened: ${cell(o.integrity.violations.join('; '))}` : ''} |`);
+  const rows = result.report.outcomes.map(
+    (o) =>
+      `| ${o.name} | ${o.kind} | ${o.required ? 'yes' : 'no'} | ${o.passed ? '✅ pass' : '❌ fail'} | ${cell(o.summary)}${o.integrity?.violations.length ? `<br>weakened: ${cell(o.integrity.violations.join('; '))}` : ''} |`,
+  );
   return [
     `### ralph gate: ${result.verdict === 'pass' ? '✅ pass' : '❌ fail'}`,
     '',

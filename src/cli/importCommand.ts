@@ -54,7 +54,15 @@ export function parseImportCommand(argv: readonly string[], cwd: string): Import
   if (!repo) throw new ImportUsageError(`--github must be owner/repo, got "${values.github}"`);
   const labels = (values.label ?? []).map((l) => l.trim());
   if (labels.some((l) => !l)) throw new ImportUsageError('--label needs a label name');
-  return { kind: 'task.import', workspace: values.workspace ?? cwd, repo, labels, milestone: values.milestone, dryRun: values['dry-run'] ?? false, json: values.json ?? false };
+  return {
+    kind: 'task.import',
+    workspace: values.workspace ?? cwd,
+    repo,
+    labels,
+    milestone: values.milestone,
+    dryRun: values['dry-run'] ?? false,
+    json: values.json ?? false,
+  };
 }
 
 /** `ralph task import --github owner/repo`: the token from GITHUB_TOKEN, never printed or written. */
@@ -70,11 +78,28 @@ export async function runImportCommand(command: ImportCommand, io: CliIo): Promi
     milestone: command.milestone,
     dryRun: command.dryRun,
     ...(ask && !command.json
-      ? { askPromise: (issue) => ask(`#${issue.number} "${issue.title}" states no testable acceptance criterion.\nIts promise — what must be true for it to be done (empty: leave it out): `) }
+      ? {
+          askPromise: (issue) =>
+            ask(
+              `#${issue.number} "${issue.title}" states no testable acceptance criterion.\nIts promise — what must be true for it to be done (empty: leave it out): `,
+            ),
+        }
       : {}),
   });
   if (command.json) {
-    io.out(JSON.stringify({ dryRun: result.dryRun, added: result.added.map((t) => t.id), updated: result.updated.map((t) => t.id), actions: result.actions.map(({ issue, ...rest }) => ({ issue: issue.number, url: issue.url, ...rest })), notes: result.notes }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          dryRun: result.dryRun,
+          added: result.added.map((t) => t.id),
+          updated: result.updated.map((t) => t.id),
+          actions: result.actions.map(({ issue, ...rest }) => ({ issue: issue.number, url: issue.url, ...rest })),
+          notes: result.notes,
+        },
+        null,
+        2,
+      ),
+    );
   } else {
     io.out(formatImport(result));
     if (result.added.length > 0) io.out('run them with: ralph run');

@@ -40,9 +40,21 @@ const VERSION = '0.1.0';
 
 /** Errors of how the command was used or of the workspace it was pointed at: exit 2. */
 const USAGE_ERROR_CODES: ReadonlySet<string> = new Set([
-  'task-not-found', 'not-startable', 'dependencies-pending', 'not-a-repo', 'invalid-task', 'duplicate-task', 'unknown-dependency', 'sandbox-unavailable',
-  'forge-token', 'not-published', 'bad-base', 'dirty-checkout',
-  'plan-document', 'plan-section', 'plan-too-large',
+  'task-not-found',
+  'not-startable',
+  'dependencies-pending',
+  'not-a-repo',
+  'invalid-task',
+  'duplicate-task',
+  'unknown-dependency',
+  'sandbox-unavailable',
+  'forge-token',
+  'not-published',
+  'bad-base',
+  'dirty-checkout',
+  'plan-document',
+  'plan-section',
+  'plan-too-large',
 ]);
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -198,7 +210,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     if (summary.outcome) io.out(runOutcomeText(summary.outcome, await ralph.store.list().catch(() => [])));
   }
   // human output already showed them as warnings; JSON consumers read stderr for the summary
-  if (json) for (const block of summary.unrunnable) io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
+  if (json)
+    for (const block of summary.unrunnable)
+      io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
   if (summary.halted) io.err(`ralph: the run halted: ${summary.halted}`);
   const code = summary.halted ? EXIT.failed : exitCodeFor(summary.results.map((r) => r.status));
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
@@ -232,9 +246,26 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
     const cp = await checkpoints.load(task.id);
     // an agent that completed waits for the merge queue: done only once its work is on the target
     const queued = task.status === 'in_progress' && cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete';
-    active.push({ id: task.id, status: task.status, iteration: cp?.iteration ?? task.iterations, phase: cp?.phase, tokens: cp?.usage.totalTokens ?? 0, queued });
+    active.push({
+      id: task.id,
+      status: task.status,
+      iteration: cp?.iteration ?? task.iterations,
+      phase: cp?.phase,
+      tokens: cp?.usage.totalTokens ?? 0,
+      queued,
+    });
   }
-  const worktrees = (await ralph.worktrees().list().catch(() => [])).map((w) => ({ taskId: w.taskId, path: paths.relative(w.path), branch: w.branch, status: tasks.find((t) => t.id === w.taskId)?.status }));
+  const worktrees = (
+    await ralph
+      .worktrees()
+      .list()
+      .catch(() => [])
+  ).map((w) => ({
+    taskId: w.taskId,
+    path: paths.relative(w.path),
+    branch: w.branch,
+    status: tasks.find((t) => t.id === w.taskId)?.status,
+  }));
   // every task that ran keeps its receipt in its checkpoint
   const receipts: Record<string, ReceiptSummary> = {};
   for (const task of tasks.filter((t) => t.iterations > 0)) {
@@ -245,19 +276,40 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   const verdicts = await taskVerdicts(tasks, checkpoints);
   const mergeChain = await readChainSnapshot(paths);
   if (json) {
-    const questions = tasks.filter((t) => t.status === 'needs_help' || t.status === 'blocked').map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
+    const questions = tasks
+      .filter((t) => t.status === 'needs_help' || t.status === 'blocked')
+      .map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
     const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
-    io.out(JSON.stringify({ counts, running, active, worktrees, tasks, receipts, spent, questions, reviews, verdicts, ...(mergeChain ? { mergeChain } : {}) }, null, 2));
+    io.out(
+      JSON.stringify(
+        { counts, running, active, worktrees, tasks, receipts, spent, questions, reviews, verdicts, ...(mergeChain ? { mergeChain } : {}) },
+        null,
+        2,
+      ),
+    );
     return EXIT.ok;
   }
-  io.out(`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${TASK_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(', ') || 'none'}`);
+  io.out(
+    `${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${
+      TASK_STATUSES.filter((s) => counts[s] > 0)
+        .map((s) => `${counts[s]} ${s}`)
+        .join(', ') || 'none'
+    }`,
+  );
   io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
-  for (const a of active) io.out(`  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+  for (const a of active)
+    io.out(
+      `  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`,
+    );
   for (const line of mergeChain ? chainLines(mergeChain, runAlive(running)) : []) io.out(line);
-  for (const w of worktrees) io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
+  for (const w of worktrees)
+    io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
   for (const line of personLines(tasks)) io.out(line);
   for (const line of verdictLines(verdicts)) io.out(line);
-  if (Object.keys(receipts).length > 0) io.out(`spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
+  if (Object.keys(receipts).length > 0)
+    io.out(
+      `spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`,
+    );
   return EXIT.ok;
 }
 

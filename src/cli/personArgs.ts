@@ -57,7 +57,8 @@ export function parsePersonCommand(argv: readonly string[], cwd: string): Person
   const loose = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false });
   const [command, sub] = loose.positionals;
   const verb = `${command} ${sub ?? ''}`;
-  if (command === 'review' && !(verb in ALLOWED)) throw new PersonUsageError(`unknown review command "${sub ?? ''}": use review list, diff, approve, changes or reject`);
+  if (command === 'review' && !(verb in ALLOWED))
+    throw new PersonUsageError(`unknown review command "${sub ?? ''}": use review list, diff, approve, changes or reject`);
   if (!(verb in ALLOWED)) return undefined;
   let parsed;
   try {
@@ -85,7 +86,13 @@ export function parsePersonCommand(argv: readonly string[], cwd: string): Person
       if (values.approve && values.refuse) throw new PersonUsageError('give --approve or --refuse, not both');
       const text = oneText('answer');
       const approved = values.approve ? true : values.refuse ? false : undefined;
-      return { kind: 'task.answer', workspace, taskId, ...(text !== undefined ? { text } : {}), ...(approved !== undefined ? { approved } : {}) };
+      return {
+        kind: 'task.answer',
+        workspace,
+        taskId,
+        ...(text !== undefined ? { text } : {}),
+        ...(approved !== undefined ? { approved } : {}),
+      };
     }
     case 'task council':
       if (rest.length > 0) throw new PersonUsageError(`unexpected argument "${rest[0]}" (a note goes in --note "<text>")`);

@@ -9,13 +9,21 @@ export function personLines(tasks: readonly Task[]): string[] {
   const asking = tasks.filter((t) => t.status === 'needs_help' || t.status === 'blocked');
   const reviews = tasks.filter((t) => t.status === 'review');
   if (asking.length + reviews.length === 0) return lines;
-  lines.push(`needs you: ${[asking.length ? `${asking.length} question${asking.length === 1 ? '' : 's'}` : '', reviews.length ? `${reviews.length} to review` : ''].filter(Boolean).join(', ')}`);
+  lines.push(
+    `needs you: ${[asking.length ? `${asking.length} question${asking.length === 1 ? '' : 's'}` : '', reviews.length ? `${reviews.length} to review` : ''].filter(Boolean).join(', ')}`,
+  );
   for (const task of asking) {
     const q = openQuestion(task.questions);
-    const how = q?.kind === 'command' ? `ralph task answer ${task.id} --approve | --refuse ["<text>"]` : `ralph task answer ${task.id} "<text>"`;
-    lines.push(`  ${task.id} ${task.status === 'blocked' ? 'is blocked' : 'asks'}: ${q?.question ?? task.blockedReason ?? '(no question recorded)'}\n    → ${how}`);
+    const how =
+      q?.kind === 'command' ? `ralph task answer ${task.id} --approve | --refuse ["<text>"]` : `ralph task answer ${task.id} "<text>"`;
+    lines.push(
+      `  ${task.id} ${task.status === 'blocked' ? 'is blocked' : 'asks'}: ${q?.question ?? task.blockedReason ?? '(no question recorded)'}\n    → ${how}`,
+    );
   }
-  for (const task of reviews) lines.push(`  ${task.id} waits for review: ${task.blockedReason ?? task.title}\n    → ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`);
+  for (const task of reviews)
+    lines.push(
+      `  ${task.id} waits for review: ${task.blockedReason ?? task.title}\n    → ralph review diff ${task.id} · ralph review approve ${task.id} · ralph review changes ${task.id} "<text>" · ralph review reject ${task.id}`,
+    );
   return lines;
 }
 

@@ -61,9 +61,19 @@ export function parsePlanCommand(argv: readonly string[], cwd: string): PlanComm
   const { values, positionals } = parsed;
   const [, document, extra] = positionals;
   if (extra !== undefined) throw new PlanUsageError(`unexpected argument "${extra}"`);
-  if (values.accept !== undefined && (document !== undefined || values.section !== undefined)) throw new PlanUsageError('plan --accept <plan.json> takes no document and no --section');
-  if (values.accept === undefined && document === undefined) throw new PlanUsageError('plan needs a document: ralph plan <file.md> (or --accept <plan.json>)');
-  return { kind: 'plan', workspace: values.workspace ?? cwd, document, section: values.section, accept: values.accept, yes: values.yes ?? false, json: values.json ?? false };
+  if (values.accept !== undefined && (document !== undefined || values.section !== undefined))
+    throw new PlanUsageError('plan --accept <plan.json> takes no document and no --section');
+  if (values.accept === undefined && document === undefined)
+    throw new PlanUsageError('plan needs a document: ralph plan <file.md> (or --accept <plan.json>)');
+  return {
+    kind: 'plan',
+    workspace: values.workspace ?? cwd,
+    document,
+    section: values.section,
+    accept: values.accept,
+    yes: values.yes ?? false,
+    json: values.json ?? false,
+  };
 }
 
 /** `ralph plan`: plan a document and (when the person says so) add the tasks; or add a saved proposal. */
@@ -75,10 +85,18 @@ export async function runPlanCommand(command: PlanCommand, io: CliIo): Promise<n
   const shown = paths.relative(outcome.draftFile);
   if (outcome.problems.length > 0) {
     if (command.json) io.out(JSON.stringify(planJson(paths, outcome), null, 2));
-    io.err(`ralph: the plan cannot be accepted: ${outcome.problems.join('; ')}. Nothing was saved; fix ${shown} and run: ralph plan --accept ${shown}`);
+    io.err(
+      `ralph: the plan cannot be accepted: ${outcome.problems.join('; ')}. Nothing was saved; fix ${shown} and run: ralph plan --accept ${shown}`,
+    );
     return 1;
   }
-  const accepted = command.yes || (!command.json && io.confirm !== undefined && (await io.confirm(`Add ${outcome.draft.tasks.length === 1 ? 'this task' : `these ${outcome.draft.tasks.length} tasks`} to .ralph/tasks.json? [y/N] `)));
+  const accepted =
+    command.yes ||
+    (!command.json &&
+      io.confirm !== undefined &&
+      (await io.confirm(
+        `Add ${outcome.draft.tasks.length === 1 ? 'this task' : `these ${outcome.draft.tasks.length} tasks`} to .ralph/tasks.json? [y/N] `,
+      )));
   if (!accepted) {
     if (command.json) io.out(JSON.stringify(planJson(paths, outcome), null, 2));
     else io.out(`Nothing was saved. The proposal is in ${shown}; to add it (edit it first if you like): ralph plan --accept ${shown}`);
@@ -92,7 +110,9 @@ export async function runPlanCommand(command: PlanCommand, io: CliIo): Promise<n
 
 async function plan(ralph: Ralph, command: PlanCommand, io: CliIo): Promise<PlanOutcome> {
   const { paths, store, workspace } = ralph;
-  const { config, model, secretValues, dispose } = await ralph.model(cliModels(paths.config, 'use "Ralph: Plan Tasks from Document" there'));
+  const { config, model, secretValues, dispose } = await ralph.model(
+    cliModels(paths.config, 'use "Ralph: Plan Tasks from Document" there'),
+  );
   const bus = new EventBus();
   if (!command.json) {
     bus.subscribe((event) => {
@@ -100,7 +120,10 @@ async function plan(ralph: Ralph, command: PlanCommand, io: CliIo): Promise<Plan
       if (line) io.err(line);
     });
   }
-  const outcome = await planFromDocument({ workspace, config, model, bus, store, secretValues }, { document: command.document as string, section: command.section }).finally(dispose);
+  const outcome = await planFromDocument(
+    { workspace, config, model, bus, store, secretValues },
+    { document: command.document as string, section: command.section },
+  ).finally(dispose);
   if (!command.json) {
     io.out(formatPlan(outcome.draft, outcome.problems));
     io.out(`\nreport: ${paths.relative(outcome.reportFile)} · run log: ${paths.relative(outcome.logFile)}`);
@@ -135,12 +158,20 @@ function printAdded(tasks: readonly Task[], io: CliIo): void {
 }
 
 function planJson(paths: RalphPaths, outcome: PlanOutcome) {
-  return { runId: outcome.runId, draft: outcome.draft, problems: outcome.problems, report: paths.relative(outcome.reportFile), draftFile: paths.relative(outcome.draftFile), spend: outcome.spend };
+  return {
+    runId: outcome.runId,
+    draft: outcome.draft,
+    problems: outcome.problems,
+    report: paths.relative(outcome.reportFile),
+    draftFile: paths.relative(outcome.draftFile),
+    spend: outcome.spend,
+  };
 }
 
 async function readDraft(file: string): Promise<PlanDraft> {
   const text = await fs.readFile(file, 'utf8').catch(() => undefined);
-  if (text === undefined) throw new RalphError(`${file} does not exist (proposals are kept in .ralph/reports/plans/ until accepted)`, 'plan-document');
+  if (text === undefined)
+    throw new RalphError(`${file} does not exist (proposals are kept in .ralph/reports/plans/ until accepted)`, 'plan-document');
   const json = parseJsonWithLocation(text);
   if (!json.ok) throw new ConfigError(`${file}: ${json.message}`, file);
   const parsed = PlanDraftSchema.safeParse(json.value);

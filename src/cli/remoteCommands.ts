@@ -11,12 +11,24 @@ import type { ForgeCommand } from './forgeArgs';
 import type { CliIo } from './io';
 
 /** A follower of this workspace's remote tasks, with the CLI's token (GITHUB_TOKEN, GH_TOKEN, gh). */
-async function follower(workspace: string, io: CliIo, quiet: boolean): Promise<{ follower: RemoteFollower; store: TaskStore; pollMs: number }> {
+async function follower(
+  workspace: string,
+  io: CliIo,
+  quiet: boolean,
+): Promise<{ follower: RemoteFollower; store: TaskStore; pollMs: number }> {
   const { paths, store, config: service } = openRalph(workspace);
   const config = await service.load();
   const { forge, token } = await connectForge(workspace, config, environmentToken());
   const remoteUrl = (await runGit(workspace, ['remote', 'get-url', config.forge.remote])).stdout.trim();
-  const f = new RemoteFollower({ workspace, paths, config, store, forge, auth: tokenAuth(remoteUrl, token), say: (line) => (quiet ? io.err(line) : io.out(line)) });
+  const f = new RemoteFollower({
+    workspace,
+    paths,
+    config,
+    store,
+    forge,
+    auth: tokenAuth(remoteUrl, token),
+    say: (line) => (quiet ? io.err(line) : io.out(line)),
+  });
   return { follower: f, store, pollMs: config.forge.pollSeconds * 1000 };
 }
 
@@ -25,7 +37,11 @@ export async function remoteRun(workspace: string, command: Extract<ForgeCommand
   const { follower: f, store, pollMs } = await follower(workspace, io, command.json);
   const dispatched = await f.dispatch(command.tasks);
   if (dispatched.length === 0 && !(await f.pending())) {
-    io.out(command.tasks ? `nothing to dispatch: ${command.tasks.join(', ')} ${command.tasks.length === 1 ? 'is' : 'are'} not ready (todo with its dependencies done, or failed/halted/blocked for a retry)` : 'no ready tasks to dispatch');
+    io.out(
+      command.tasks
+        ? `nothing to dispatch: ${command.tasks.join(', ')} ${command.tasks.length === 1 ? 'is' : 'are'} not ready (todo with its dependencies done, or failed/halted/blocked for a retry)`
+        : 'no ready tasks to dispatch',
+    );
     return 0;
   }
   if (command.detach) {
@@ -50,21 +66,41 @@ export async function remoteRun(workspace: string, command: Extract<ForgeCommand
     removeInterrupt();
   }
   const tasks = (await store.list()).filter((t) => followed.has(t.id));
-  if (command.json) io.out(JSON.stringify(tasks.map((t) => ({ id: t.id, status: t.status, remote: t.remote })), null, 2));
+  if (command.json)
+    io.out(
+      JSON.stringify(
+        tasks.map((t) => ({ id: t.id, status: t.status, remote: t.remote })),
+        null,
+        2,
+      ),
+    );
   return stopped ? 0 : exitCode(tasks.map((t) => t.status));
 }
 
 /** `ralph remote status`: every remote task, looked up on the forge now. */
-export async function remoteStatus(workspace: string, command: Extract<ForgeCommand, { kind: 'remote.status' }>, io: CliIo): Promise<number> {
+export async function remoteStatus(
+  workspace: string,
+  command: Extract<ForgeCommand, { kind: 'remote.status' }>,
+  io: CliIo,
+): Promise<number> {
   const { follower: f, store } = await follower(workspace, io, command.json);
   await f.refresh();
   const tasks = (await store.list()).filter((t) => t.remote);
   if (command.json) {
-    io.out(JSON.stringify(tasks.map((t) => ({ id: t.id, title: t.title, status: t.status, remote: t.remote })), null, 2));
+    io.out(
+      JSON.stringify(
+        tasks.map((t) => ({ id: t.id, title: t.title, status: t.status, remote: t.remote })),
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   if (tasks.length === 0) io.out('no task has run on the forge (ralph remote run dispatches the ready ones)');
-  for (const t of tasks) io.out(`${t.id.padEnd(10)} ${stateWords(t.remote!.state).padEnd(26)} ${t.status.padEnd(11)} ${t.remote!.url}${t.remote!.detail ? `  (${t.remote!.detail})` : ''}`);
+  for (const t of tasks)
+    io.out(
+      `${t.id.padEnd(10)} ${stateWords(t.remote!.state).padEnd(26)} ${t.status.padEnd(11)} ${t.remote!.url}${t.remote!.detail ? `  (${t.remote!.detail})` : ''}`,
+    );
   return 0;
 }
 

@@ -78,7 +78,21 @@ const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
   retry: ['fresh'],
   unblock: [],
   cancel: [],
-  edit: ['title', 'prompt', 'promise', 'priority', 'max-iterations', 'type', 'complexity', 'depends-on', 'review', 'check', 'proof', 'proof-test', 'allow-gate-changes'],
+  edit: [
+    'title',
+    'prompt',
+    'promise',
+    'priority',
+    'max-iterations',
+    'type',
+    'complexity',
+    'depends-on',
+    'review',
+    'check',
+    'proof',
+    'proof-test',
+    'allow-gate-changes',
+  ],
   'increase-max': ['by', 'minutes'],
   delete: [],
   rollback: [],
@@ -98,7 +112,9 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     throw new TaskActionUsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
-  const extra = Object.keys(values).filter((key) => key !== 'workspace' && key !== 'yes' && !OPTIONS_OF[action].includes(key as keyof typeof OPTIONS));
+  const extra = Object.keys(values).filter(
+    (key) => key !== 'workspace' && key !== 'yes' && !OPTIONS_OF[action].includes(key as keyof typeof OPTIONS),
+  );
   if (extra.length > 0) throw new TaskActionUsageError(`option ${extra.map((k) => `--${k}`).join(', ')} does not apply to task ${action}`);
   const taskId = positionals[2];
   if (!taskId) throw new TaskActionUsageError(`task ${action} needs a task id: ralph task ${action} <id>`);
@@ -112,7 +128,8 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     if (values.priority !== undefined) fields.priority = number(values.priority, '--priority', false);
     if (values['max-iterations'] !== undefined) fields.maxIterations = number(values['max-iterations'], '--max-iterations', true);
     if (values.type !== undefined) {
-      if (!(TASK_TYPES as readonly string[]).includes(values.type)) throw new TaskActionUsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
+      if (!(TASK_TYPES as readonly string[]).includes(values.type))
+        throw new TaskActionUsageError(`--type must be one of ${TASK_TYPES.join(', ')}`);
       fields.type = values.type as TaskType;
     }
     if (values.complexity !== undefined) {
@@ -120,7 +137,11 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
       if (complexity > 14) throw new TaskActionUsageError(`--complexity must be a whole number from 1 to 14, got "${values.complexity}"`);
       fields.complexity = complexity;
     }
-    if (values['depends-on'] !== undefined) fields.dependsOn = values['depends-on'].flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+    if (values['depends-on'] !== undefined)
+      fields.dependsOn = values['depends-on']
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean);
     if (values.review !== undefined) {
       if (values.review !== 'auto' && values.review !== 'manual') throw new TaskActionUsageError('--review must be manual or auto');
       fields.review = values.review;
@@ -130,7 +151,9 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     const allow = gateAllowance(values['allow-gate-changes'], usage);
     if (allow !== undefined) fields.allowGateChanges = allow;
     if (Object.keys(fields).length === 0) {
-      throw new TaskActionUsageError('task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review, --check, --proof, --proof-test, --allow-gate-changes');
+      throw new TaskActionUsageError(
+        'task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review, --check, --proof, --proof-test, --allow-gate-changes',
+      );
     }
     command_.fields = fields;
   }

@@ -28,7 +28,18 @@ const RULE_OF: Record<TaskActionVerb, TaskActionName> = {
 };
 
 /** Error codes that mean "the request itself cannot apply" (exit 2), not "it failed" (exit 1). */
-const USAGE_CODES = new Set(['task-not-found', 'invalid-transition', 'task-running', 'invalid-increase', 'invalid-task', 'has-dependents', 'config', 'locked', 'rollback-changed', 'no-worktree']);
+const USAGE_CODES = new Set([
+  'task-not-found',
+  'invalid-transition',
+  'task-running',
+  'invalid-increase',
+  'invalid-task',
+  'has-dependents',
+  'config',
+  'locked',
+  'rollback-changed',
+  'no-worktree',
+]);
 
 /**
  * Runs one task action with the extension's rules (the same status table, the same core
@@ -62,7 +73,11 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
     case 'retry': {
       const kept = await actions.worktreeOf(task.id);
       await actions.retry(task.id, { fresh: command.fresh });
-      const where = command.fresh ? '; it starts over from the current tip of the target branch' : kept ? `; it continues in its worktree ${kept.relative} (--fresh starts over from the current tip)` : '';
+      const where = command.fresh
+        ? '; it starts over from the current tip of the target branch'
+        : kept
+          ? `; it continues in its worktree ${kept.relative} (--fresh starts over from the current tip)`
+          : '';
       io.out(`${task.id} is back to todo with a fresh iteration counter${where}; run it with: ${run}`);
       return ACTION_EXIT.ok;
     }
@@ -70,7 +85,9 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
       return cleanup(command, io, actions, task);
     case 'unblock': {
       const updated = await actions.unblock(task.id);
-      io.out(`${task.id} is unblocked (${updated.status === 'halted' ? 'it resumes from its checkpoint' : 'back to todo'}); run it with: ${run}`);
+      io.out(
+        `${task.id} is unblocked (${updated.status === 'halted' ? 'it resumes from its checkpoint' : 'back to todo'}); run it with: ${run}`,
+      );
       return ACTION_EXIT.ok;
     }
     case 'cancel':
@@ -86,10 +103,19 @@ async function act(command: TaskActionCommand, io: CliIo): Promise<number> {
     }
     case 'increase-max': {
       const config = await ralph.config.load();
-      const raised = await actions.increaseLimit(task.id, { by: command.by, ...(command.minutes ? { limit: 'minutes' as const } : {}) }, { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes });
+      const raised = await actions.increaseLimit(
+        task.id,
+        { by: command.by, ...(command.minutes ? { limit: 'minutes' as const } : {}) },
+        { maxIterations: config.loop.maxIterations, timeoutMinutes: config.loop.taskTimeoutMinutes },
+      );
       const resumable = task.status === 'timeout' && raised.task.status === 'halted';
-      const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from}; ${raised.task.iterations} used)` : `may now run for ${raised.to} minutes (was ${raised.from})`;
-      io.out(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it` : ''}${resumable ? `; resume it with: ralph run (or ${run})` : ''}`);
+      const what =
+        raised.limit === 'iterations'
+          ? `may now run ${raised.to} iterations (was ${raised.from}; ${raised.task.iterations} used)`
+          : `may now run for ${raised.to} minutes (was ${raised.from})`;
+      io.out(
+        `${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it` : ''}${resumable ? `; resume it with: ralph run (or ${run})` : ''}`,
+      );
       return ACTION_EXIT.ok;
     }
     case 'delete': {
@@ -111,11 +137,14 @@ async function cleanup(command: TaskActionCommand, io: CliIo, actions: TaskActio
   let discard = false;
   if (kept.uncommitted.length > 0) {
     const detail = `Uncommitted changes in ${kept.relative} would be lost: ${kept.uncommitted.join(', ')}. The branch ${kept.branch} and its commits stay.`;
-    if (!(await confirmed(command, io, `Clean up the worktree of ${task.id} "${task.title}"?`, detail, true))) return ACTION_EXIT.notConfirmed;
+    if (!(await confirmed(command, io, `Clean up the worktree of ${task.id} "${task.title}"?`, detail, true)))
+      return ACTION_EXIT.notConfirmed;
     discard = true;
   }
   const removed = await actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
-  io.out(`removed the worktree ${removed.relative} of ${task.id}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status}`);
+  io.out(
+    `removed the worktree ${removed.relative} of ${task.id}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status}`,
+  );
   return ACTION_EXIT.ok;
 }
 
@@ -130,7 +159,8 @@ async function rollback(command: TaskActionCommand, io: CliIo, paths: RalphPaths
   }
   try {
     const plan = await actions.planRollback(task.id);
-    if (!(await confirmed(command, io, `Roll back ${task.id} "${task.title}"?`, rollbackConfirmation(plan)))) return ACTION_EXIT.notConfirmed;
+    if (!(await confirmed(command, io, `Roll back ${task.id} "${task.title}"?`, rollbackConfirmation(plan))))
+      return ACTION_EXIT.notConfirmed;
     const outcome = await actions.rollback(task.id, plan);
     io.out(outcome.message);
     return ACTION_EXIT.ok;
@@ -140,14 +170,22 @@ async function rollback(command: TaskActionCommand, io: CliIo, paths: RalphPaths
 }
 
 /** y/N on a terminal; --yes answers yes; with neither, refuses and says how to confirm. */
-async function confirmed(command: TaskActionCommand, io: CliIo, question: string, detail: string, destructive = DESTRUCTIVE.has(command.action)): Promise<boolean> {
+async function confirmed(
+  command: TaskActionCommand,
+  io: CliIo,
+  question: string,
+  detail: string,
+  destructive = DESTRUCTIVE.has(command.action),
+): Promise<boolean> {
   if (!destructive) return true;
   if (command.yes) {
     io.err(`${question}\n${indent(detail)}\nconfirmed (--yes)`);
     return true;
   }
   if (!io.confirm) {
-    io.err(`ralph: task ${command.action} ${command.taskId} needs confirmation and stdin is not a terminal; nothing was changed.\n${indent(detail)}\nRun it again with --yes to confirm: ralph task ${command.action} ${command.taskId} --yes`);
+    io.err(
+      `ralph: task ${command.action} ${command.taskId} needs confirmation and stdin is not a terminal; nothing was changed.\n${indent(detail)}\nRun it again with --yes to confirm: ralph task ${command.action} ${command.taskId} --yes`,
+    );
     return false;
   }
   const yes = await io.confirm(`${question}\n${indent(detail)}\nContinue? [y/N] `);

@@ -4,8 +4,12 @@ import { PROOF_KINDS, type ProofKind } from '../core/tasks/schema';
 type UsageErrorOf = (message: string) => Error;
 
 /** `--check`, `--proof`, `--proof-test` (task add and task edit). */
-export function verdictOptions(values: { check?: string; proof?: string; 'proof-test'?: string[] }, usage: UsageErrorOf): { check?: string; proof?: ProofKind; proofTests?: string[] } {
-  if (values.proof !== undefined && !(PROOF_KINDS as readonly string[]).includes(values.proof)) throw usage(`--proof must be one of ${PROOF_KINDS.join(', ')}`);
+export function verdictOptions(
+  values: { check?: string; proof?: string; 'proof-test'?: string[] },
+  usage: UsageErrorOf,
+): { check?: string; proof?: ProofKind; proofTests?: string[] } {
+  if (values.proof !== undefined && !(PROOF_KINDS as readonly string[]).includes(values.proof))
+    throw usage(`--proof must be one of ${PROOF_KINDS.join(', ')}`);
   return {
     ...(values.check !== undefined ? { check: values.check.trim() } : {}),
     ...(values.proof !== undefined ? { proof: values.proof as ProofKind } : {}),

@@ -18,7 +18,8 @@ import { createPersonCommands, type PersonCommandServices } from './personComman
 import { createReviewCommands, type ReviewCommandServices } from './reviewCommands';
 import { importGithubIssuesCommand, type IntakeCommandServices, planFromDocumentCommand } from './intakeCommands';
 
-export interface CommandServices extends GateCommandServices, TaskCommandServices, PersonCommandServices, ReviewCommandServices, IntakeCommandServices {
+export interface CommandServices
+  extends GateCommandServices, TaskCommandServices, PersonCommandServices, ReviewCommandServices, IntakeCommandServices {
   tree: TaskTreeProvider;
   runs: RunController;
   secrets: SecretStorageSource;
@@ -126,7 +127,9 @@ async function initWorkspaceCommand(s: CommandServices) {
   await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
   await s.tree.refresh();
   const what = [result.gitInitialized ? 'a git repository' : '', ...result.created].filter(Boolean);
-  void vscode.window.showInformationMessage(what.length ? `Ralph: created ${what.join(', ')}.` : 'Ralph: this workspace is already initialized.');
+  void vscode.window.showInformationMessage(
+    what.length ? `Ralph: created ${what.join(', ')}.` : 'Ralph: this workspace is already initialized.',
+  );
   return result;
 }
 
@@ -181,7 +184,11 @@ async function addTask(s: CommandServices, input: unknown): Promise<Task | undef
 /** A drafted task (`@ralph /add`) whose conversation stated no completion criteria. */
 function withoutPromise(input: object): input is Omit<NewTask, 'promise'> & { promise?: unknown } {
   const draft = input as { title?: unknown; prompt?: unknown; promise?: unknown };
-  return typeof draft.title === 'string' && typeof draft.prompt === 'string' && (draft.promise === undefined || draft.promise === null || draft.promise === '');
+  return (
+    typeof draft.title === 'string' &&
+    typeof draft.prompt === 'string' &&
+    (draft.promise === undefined || draft.promise === null || draft.promise === '')
+  );
 }
 
 /** The promise of a drafted task, asked of the person (never guessed). */

@@ -16,7 +16,8 @@ const SILENT_SESSION_MS = 10_000;
 const SIGN_IN_MINUTES = 5;
 
 /** What the person can do instead of signing in to GitHub in VS Code. */
-const OTHER_WAYS = 'set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from (a token with the contents, pull requests and actions permissions of the repository; code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN), or log in with the GitHub CLI (gh auth login)';
+const OTHER_WAYS =
+  'set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from (a token with the contents, pull requests and actions permissions of the repository; code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN), or log in with the GitHub CLI (gh auth login)';
 /** What the person can do when there is no token: said in the error. */
 export const TOKEN_HINT = `sign in to GitHub in VS Code (Ralph asks when you run Run Tasks on GitHub Actions), ${OTHER_WAYS}`;
 
@@ -36,7 +37,14 @@ export function editorToken(interactive: boolean, prompts: Prompts, env: NodeJS.
       if (!(error instanceof ForgeTokenError)) throw error;
     }
     const signInAction = 'Sign In to GitHub';
-    if (!interactive || !(await prompts.confirm('Ralph needs a GitHub token to run tasks on GitHub Actions.', `There is no GitHub session in VS Code and no GITHUB_TOKEN, GH_TOKEN or gh login. Sign in to GitHub now, or ${OTHER_WAYS}, then run the command again.`, signInAction))) {
+    if (
+      !interactive ||
+      !(await prompts.confirm(
+        'Ralph needs a GitHub token to run tasks on GitHub Actions.',
+        `There is no GitHub session in VS Code and no GITHUB_TOKEN, GH_TOKEN or gh login. Sign in to GitHub now, or ${OTHER_WAYS}, then run the command again.`,
+        signInAction,
+      ))
+    ) {
       throw new ForgeTokenError(`no GitHub token: ${TOKEN_HINT}`);
     }
     try {

@@ -40,12 +40,18 @@ export class ForgeCommands implements vscode.Disposable {
     if (kept.length > 0) {
       const names = kept.map((w) => vscode.workspace.asRelativePath(w.file)).join(', ');
       const one = kept.length === 1;
-      const replace = await this.s.prompts.confirm(`${names} exist${one ? 's' : ''} and differ${one ? 's' : ''} from what Ralph would write.`, `Replace ${one ? 'it' : 'them'} with Ralph's workflows? Your changes to ${one ? 'it' : 'them'} would be lost; Cancel keeps ${one ? 'it' : 'them'} as ${one ? 'it is' : 'they are'}.`, 'Replace');
+      const replace = await this.s.prompts.confirm(
+        `${names} exist${one ? 's' : ''} and differ${one ? 's' : ''} from what Ralph would write.`,
+        `Replace ${one ? 'it' : 'them'} with Ralph's workflows? Your changes to ${one ? 'it' : 'them'} would be lost; Cancel keeps ${one ? 'it' : 'them'} as ${one ? 'it is' : 'they are'}.`,
+        'Replace',
+      );
       if (replace) written = await writeWorkflows(this.s.paths.workspace, config, options, true);
     }
     const summary = written.map((w) => `${vscode.workspace.asRelativePath(w.file)} ${w.state}`).join(', ');
     this.s.logger.info(`GitHub Actions set-up: ${summary}`);
-    void vscode.window.showInformationMessage(`Ralph: ${summary}. On GitHub: the secret ${config.llm.apiKeyEnv}, auto-merge allowed, and a ruleset requiring a merge queue and the check "${GATE_CHECK_NAME}". Commit and push the workflows and .ralph/.`);
+    void vscode.window.showInformationMessage(
+      `Ralph: ${summary}. On GitHub: the secret ${config.llm.apiKeyEnv}, auto-merge allowed, and a ruleset requiring a merge queue and the check "${GATE_CHECK_NAME}". Commit and push the workflows and .ralph/.`,
+    );
     const first = written.find((w) => w.state !== 'kept');
     if (first) await vscode.window.showTextDocument(vscode.Uri.file(first.file), { preview: true });
     return written;
@@ -57,7 +63,9 @@ export class ForgeCommands implements vscode.Disposable {
     const follower = await this.follower(true);
     const ids = await follower.dispatch(only ? [only] : undefined);
     if (ids.length === 0 && !(await follower.pending())) {
-      void vscode.window.showInformationMessage(only ? `Ralph: ${only} is not ready to run on GitHub Actions.` : 'Ralph: no ready tasks to run on GitHub Actions.');
+      void vscode.window.showInformationMessage(
+        only ? `Ralph: ${only} is not ready to run on GitHub Actions.` : 'Ralph: no ready tasks to run on GitHub Actions.',
+      );
       return [];
     }
     if (ids.length > 0) void vscode.window.showInformationMessage(`Ralph: ${ids.join(', ')} dispatched to GitHub Actions.`);
@@ -79,8 +87,15 @@ export class ForgeCommands implements vscode.Disposable {
       this.s.logger.warn(`not following the GitHub Actions tasks: ${error.message}`);
       const signIn = 'Sign In and Follow';
       const many = held.length > 1;
-      const answer = await vscode.window.showWarningMessage(`Ralph: ${held.map((t) => t.id).join(', ')} ${many ? 'run' : 'runs'} on GitHub Actions, but there is no GitHub token to follow ${many ? 'them' : 'it'}: ${TOKEN_HINT}.`, signIn);
-      if (answer === signIn) await this.follower(true).then((f) => this.follow(f), (e: unknown) => void vscode.window.showErrorMessage(`Ralph: ${errorMessage(e)}`));
+      const answer = await vscode.window.showWarningMessage(
+        `Ralph: ${held.map((t) => t.id).join(', ')} ${many ? 'run' : 'runs'} on GitHub Actions, but there is no GitHub token to follow ${many ? 'them' : 'it'}: ${TOKEN_HINT}.`,
+        signIn,
+      );
+      if (answer === signIn)
+        await this.follower(true).then(
+          (f) => this.follow(f),
+          (e: unknown) => void vscode.window.showErrorMessage(`Ralph: ${errorMessage(e)}`),
+        );
     }
   }
 
@@ -128,6 +143,14 @@ export class ForgeCommands implements vscode.Disposable {
     const config = await this.s.config.load();
     const { forge, token } = await connectForge(paths.workspace, config, editorToken(interactive, prompts));
     const remoteUrl = (await runGit(paths.workspace, ['remote', 'get-url', config.forge.remote])).stdout.trim();
-    return new RemoteFollower({ workspace: paths.workspace, paths, config, store, forge, auth: tokenAuth(remoteUrl, token), say: (line) => logger.info(line) });
+    return new RemoteFollower({
+      workspace: paths.workspace,
+      paths,
+      config,
+      store,
+      forge,
+      auth: tokenAuth(remoteUrl, token),
+      say: (line) => logger.info(line),
+    });
   }
 }

@@ -25,7 +25,10 @@ export interface GateCommandServices {
 export async function runQualityGates(s: GateCommandServices): Promise<GateReport | undefined> {
   const config = await s.config.load();
   if (config.gates.length === 0) {
-    const choice = await vscode.window.showInformationMessage('Ralph: no quality gates are configured in .ralph/config.json.', 'Open Configuration');
+    const choice = await vscode.window.showInformationMessage(
+      'Ralph: no quality gates are configured in .ralph/config.json.',
+      'Open Configuration',
+    );
     if (choice) await vscode.commands.executeCommand('ralph.openConfig');
     return undefined;
   }

@@ -44,7 +44,8 @@ export async function planFromDocumentCommand(s: IntakeCommandServices, arg?: un
   try {
     config = await s.config.load();
   } catch (error) {
-    if (error instanceof ConfigError) return refuse(s, new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' }));
+    if (error instanceof ConfigError)
+      return refuse(s, new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' }));
     throw error;
   }
   let opened;
@@ -54,11 +55,25 @@ export async function planFromDocumentCommand(s: IntakeCommandServices, arg?: un
     return refuse(s, error);
   }
   try {
-    const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: planning ${path.basename(request.document)}`, cancellable: true }, async (_progress, token) => {
-      const abort = new AbortController();
-      token.onCancellationRequested(() => abort.abort());
-      return planFromDocument({ workspace: s.paths.workspace, config, model: opened.model, bus: s.bus, store: s.store, secretValues: opened.secretValues, signal: abort.signal }, request);
-    });
+    const outcome = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ralph: planning ${path.basename(request.document)}`, cancellable: true },
+      async (_progress, token) => {
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        return planFromDocument(
+          {
+            workspace: s.paths.workspace,
+            config,
+            model: opened.model,
+            bus: s.bus,
+            store: s.store,
+            secretValues: opened.secretValues,
+            signal: abort.signal,
+          },
+          request,
+        );
+      },
+    );
     return await s.planReviews.open(outcome.draft);
   } catch (error) {
     if (error instanceof RalphError && error.code === 'plan-too-large' && !request.section) {
@@ -67,7 +82,9 @@ export async function planFromDocumentCommand(s: IntakeCommandServices, arg?: un
     }
     if (error instanceof PlanFailedError && error.reportFile) {
       const report = error.reportFile;
-      void vscode.window.showErrorMessage(`Ralph: ${error.message}`, 'Open Report').then((choice) => choice && vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(report)));
+      void vscode.window
+        .showErrorMessage(`Ralph: ${error.message}`, 'Open Report')
+        .then((choice) => choice && vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(report)));
       s.logger.error(error.message);
       return undefined;
     }
@@ -85,16 +102,26 @@ async function documentToPlan(s: IntakeCommandServices, arg: unknown): Promise<P
     return { document, ...(typeof section === 'string' && section ? { section } : {}) };
   }
   const active = vscode.window.activeTextEditor?.document;
-  if (active && active.uri.scheme === 'file' && ['markdown', 'plaintext'].includes(active.languageId) && !path.relative(s.paths.workspace, active.uri.fsPath).startsWith('..')) {
+  if (
+    active &&
+    active.uri.scheme === 'file' &&
+    ['markdown', 'plaintext'].includes(active.languageId) &&
+    !path.relative(s.paths.workspace, active.uri.fsPath).startsWith('..')
+  ) {
     return { document: active.uri.fsPath };
   }
   const found = await vscode.workspace.findFiles('**/*.{md,markdown,txt}', '{**/node_modules/**,**/.ralph/**,**/.git/**}', 300);
   if (found.length === 0) {
-    void vscode.window.showInformationMessage('Ralph: no Markdown document in this workspace to plan from. Open one (a PRD, a spec) and run Plan Tasks from Document again.');
+    void vscode.window.showInformationMessage(
+      'Ralph: no Markdown document in this workspace to plan from. Open one (a PRD, a spec) and run Plan Tasks from Document again.',
+    );
     return undefined;
   }
   const choices = found.map((uri) => path.relative(s.paths.workspace, uri.fsPath).split(path.sep).join('/')).sort();
-  const picked = await s.prompts.choose('Plan tasks from which document?', choices.map((rel) => ({ id: rel, label: rel })));
+  const picked = await s.prompts.choose(
+    'Plan tasks from which document?',
+    choices.map((rel) => ({ id: rel, label: rel })),
+  );
   return picked ? { document: picked } : undefined;
 }
 
@@ -130,7 +157,15 @@ export async function importGithubIssuesCommand(s: IntakeCommandServices, arg?: 
   const answers = new Map<number, string | undefined>();
   const askPromise = async (issue: GitHubIssue) => {
     if (!answers.has(issue.number)) {
-      answers.set(issue.number, await s.prompts.input({ title: `Ralph: #${issue.number} ${issue.title}`, prompt: 'This issue states no testable acceptance criterion. Its promise: what must be true for it to be done? (Escape leaves it out.)', ignoreFocusOut: true }));
+      answers.set(
+        issue.number,
+        await s.prompts.input({
+          title: `Ralph: #${issue.number} ${issue.title}`,
+          prompt:
+            'This issue states no testable acceptance criterion. Its promise: what must be true for it to be done? (Escape leaves it out.)',
+          ignoreFocusOut: true,
+        }),
+      );
     }
     return answers.get(issue.number);
   };
@@ -139,16 +174,29 @@ export async function importGithubIssuesCommand(s: IntakeCommandServices, arg?: 
   const changes = preview.actions.filter((a) => a.kind === 'add' || a.kind === 'update').length;
   s.logger.info(`import from ${name}:\n${formatImport(preview)}`);
   if (changes === 0) {
-    void vscode.window.showInformationMessage(`Ralph: nothing to import from ${name} (${preview.actions.length} issue${preview.actions.length === 1 ? '' : 's'} read).`, 'Show Details').then((c) => c && s.logger.channel.show(true));
+    void vscode.window
+      .showInformationMessage(
+        `Ralph: nothing to import from ${name} (${preview.actions.length} issue${preview.actions.length === 1 ? '' : 's'} read).`,
+        'Show Details',
+      )
+      .then((c) => c && s.logger.channel.show(true));
     return preview;
   }
-  if (!(await s.prompts.confirm(`Import from ${name}?`, formatImport(preview).replace(/ \(dry run: nothing written\)/, ''), 'Import'))) return undefined;
+  if (!(await s.prompts.confirm(`Import from ${name}?`, formatImport(preview).replace(/ \(dry run: nothing written\)/, ''), 'Import')))
+    return undefined;
   await ensureRalphDir(s.paths);
-  const result = await vscode.window.withProgress({ ...progress, title: `Ralph: importing the issues of ${name}` }, () => importIssues(source, s.store, { ...request, askPromise }));
+  const result = await vscode.window.withProgress({ ...progress, title: `Ralph: importing the issues of ${name}` }, () =>
+    importIssues(source, s.store, { ...request, askPromise }),
+  );
   s.logger.info(formatImport(result));
   await vscode.commands.executeCommand('setContext', 'ralph.initialized', true);
   const flagged = result.actions.filter((a) => a.kind === 'flagged').length;
-  void vscode.window.showInformationMessage(`Ralph: from ${name}: ${result.added.length} added, ${result.updated.length} updated${flagged ? `, ${flagged} not imported (see details)` : ''}.`, 'Show Details').then((c) => c && s.logger.channel.show(true));
+  void vscode.window
+    .showInformationMessage(
+      `Ralph: from ${name}: ${result.added.length} added, ${result.updated.length} updated${flagged ? `, ${flagged} not imported (see details)` : ''}.`,
+      'Show Details',
+    )
+    .then((c) => c && s.logger.channel.show(true));
   return result;
 }
 
@@ -160,13 +208,35 @@ async function importArgs(s: IntakeCommandServices, arg: unknown): Promise<Impor
     const labels = [given.labels, given.label].flat().filter((l): l is string => typeof l === 'string' && l.trim() !== '');
     return { repo, labels, ...(typeof given.milestone === 'string' && given.milestone ? { milestone: given.milestone } : {}) };
   }
-  const origin = await runGit(s.paths.workspace, ['remote', 'get-url', 'origin']).then((r) => (r.code === 0 ? repoOfRemote(r.stdout) : undefined), () => undefined);
-  const repoText = await s.prompts.input({ title: 'Ralph: Import GitHub Issues (1/3)', prompt: 'The repository (owner/repo)', value: origin ? `${origin.owner}/${origin.repo}` : '', validateInput: (text) => (parseRepo(text) ? undefined : 'owner/repo, e.g. octocat/hello-world') });
+  const origin = await runGit(s.paths.workspace, ['remote', 'get-url', 'origin']).then(
+    (r) => (r.code === 0 ? repoOfRemote(r.stdout) : undefined),
+    () => undefined,
+  );
+  const repoText = await s.prompts.input({
+    title: 'Ralph: Import GitHub Issues (1/3)',
+    prompt: 'The repository (owner/repo)',
+    value: origin ? `${origin.owner}/${origin.repo}` : '',
+    validateInput: (text) => (parseRepo(text) ? undefined : 'owner/repo, e.g. octocat/hello-world'),
+  });
   const repo = repoText ? parseRepo(repoText) : undefined;
   if (!repo) return undefined;
-  const labels = await s.prompts.input({ title: 'Ralph: Import GitHub Issues (2/3)', prompt: 'Only issues with these labels (comma-separated; empty: every open issue)', placeHolder: 'e.g. ralph, ready' });
+  const labels = await s.prompts.input({
+    title: 'Ralph: Import GitHub Issues (2/3)',
+    prompt: 'Only issues with these labels (comma-separated; empty: every open issue)',
+    placeHolder: 'e.g. ralph, ready',
+  });
   if (labels === undefined) return undefined;
-  const milestone = await s.prompts.input({ title: 'Ralph: Import GitHub Issues (3/3)', prompt: 'Only issues of this milestone (its title or number; empty: any)' });
+  const milestone = await s.prompts.input({
+    title: 'Ralph: Import GitHub Issues (3/3)',
+    prompt: 'Only issues of this milestone (its title or number; empty: any)',
+  });
   if (milestone === undefined) return undefined;
-  return { repo, labels: labels.split(',').map((l) => l.trim()).filter(Boolean), ...(milestone.trim() ? { milestone: milestone.trim() } : {}) };
+  return {
+    repo,
+    labels: labels
+      .split(',')
+      .map((l) => l.trim())
+      .filter(Boolean),
+    ...(milestone.trim() ? { milestone: milestone.trim() } : {}),
+  };
 }

@@ -30,7 +30,10 @@ async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknow
   const task = await resolveTask(s, arg, 'answer', 'Answer which task?');
   if (!task) return undefined;
   const question = openQuestion(task.questions);
-  let approved = typeof options === 'object' && options !== null && typeof (options as { approved?: unknown }).approved === 'boolean' ? (options as { approved: boolean }).approved : undefined;
+  let approved =
+    typeof options === 'object' && options !== null && typeof (options as { approved?: unknown }).approved === 'boolean'
+      ? (options as { approved: boolean }).approved
+      : undefined;
   let answer = typeof text === 'string' ? text : undefined;
   if (answer === undefined && approved === undefined) {
     if (question?.kind === 'command') {
@@ -44,7 +47,7 @@ async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknow
     answer = await s.prompts.input({
       title: `Ralph: Answer ${task.id}`,
       prompt: `${question?.question ?? task.blockedReason ?? 'The task needs you.'}${approved === undefined ? '' : ' (optional: anything to tell the agent)'}`,
-      placeHolder: 'Your answer — pinned in the agent\'s next iteration',
+      placeHolder: "Your answer — pinned in the agent's next iteration",
       validateInput: (value) => (value.trim() || approved !== undefined ? undefined : 'Type an answer (or press Escape)'),
     });
     if (answer === undefined) return undefined;
@@ -52,10 +55,12 @@ async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknow
   const updated = await s.actions.answer(task.id, answer ?? '', approved === undefined ? {} : { approved });
   if (s.runs.running) void say(`${task.id} is answered; the run in progress picks it up.`);
   else
-    void say(`${task.id} is answered; it resumes from its checkpoint with your answer pinned.`, 'Run It Now', 'Start Autopilot').then((choice) => {
-      if (choice === 'Run It Now') void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
-      if (choice === 'Start Autopilot') void vscode.commands.executeCommand('ralph.startAutopilot');
-    });
+    void say(`${task.id} is answered; it resumes from its checkpoint with your answer pinned.`, 'Run It Now', 'Start Autopilot').then(
+      (choice) => {
+        if (choice === 'Run It Now') void vscode.commands.executeCommand('ralph.runSelectedTask', task.id);
+        if (choice === 'Start Autopilot') void vscode.commands.executeCommand('ralph.startAutopilot');
+      },
+    );
   return updated;
 }
 
@@ -63,13 +68,23 @@ async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknow
 async function conveneCouncil(s: PersonCommandServices, arg?: unknown) {
   const task = await resolveTask(s, arg, 'council', 'Convene the bug council on which task?');
   if (!task) return undefined;
-  const note = await s.prompts.input({ title: `Ralph: Bug council on ${task.id}`, prompt: 'Anything the analysts should look at? (optional)', placeHolder: 'e.g. the config loading in src/config.ts' });
+  const note = await s.prompts.input({
+    title: `Ralph: Bug council on ${task.id}`,
+    prompt: 'Anything the analysts should look at? (optional)',
+    placeHolder: 'e.g. the config loading in src/config.ts',
+  });
   if (note === undefined) return undefined;
   const { config, model, dispose } = await s.runs.modelOutsideRun();
   const emitter = new EventEmitter(`council-${Date.now().toString(36)}`, s.bus);
   try {
-    const plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: the bug council looks at ${task.id}` }, () =>
-      conveneCouncilOnDemand({ config, model, store: s.store, checkpoints: s.checkpoints, emit: (body) => void emitter.emit(body) }, task.id, note),
+    const plan = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ralph: the bug council looks at ${task.id}` },
+      () =>
+        conveneCouncilOnDemand(
+          { config, model, store: s.store, checkpoints: s.checkpoints, emit: (body) => void emitter.emit(body) },
+          task.id,
+          note,
+        ),
     );
     void say(`the bug council's plan is handed to ${task.id}'s next iteration.`, 'Open Progress Panel').then((choice) => {
       if (choice) void vscode.commands.executeCommand('ralph.openPanel', task.id);

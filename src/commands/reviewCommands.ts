@@ -67,7 +67,9 @@ async function requestChanges(s: ReviewCommandServices, arg?: unknown, text?: un
   if (feedback === undefined) return undefined;
   const updated = await (await desk(s)).requestChanges(task.id, feedback, comments);
   s.comments.clear(task.id);
-  void say(`${task.id} goes back to its agent with your feedback${comments.length ? ` and ${comments.length} line comment${comments.length === 1 ? '' : 's'}` : ''} pinned; ${s.runs.running ? 'the run in progress picks it up' : 'the next Start resumes it'}.`);
+  void say(
+    `${task.id} goes back to its agent with your feedback${comments.length ? ` and ${comments.length} line comment${comments.length === 1 ? '' : 's'}` : ''} pinned; ${s.runs.running ? 'the run in progress picks it up' : 'the next Start resumes it'}.`,
+  );
   return updated;
 }
 
@@ -82,7 +84,9 @@ export function createReviewCommands(s: ReviewCommandServices) {
       const reviews = await desk(s);
       const outcome = s.runs.running
         ? await reviews.approve(task.id, { runInProgress: true })
-        : await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: landing ${task.id}` }, () => reviews.approve(task.id));
+        : await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ralph: landing ${task.id}` }, () =>
+            reviews.approve(task.id),
+          );
       s.comments.clear(task.id);
       if (outcome.kind === 'landed' || outcome.kind === 'queued') void say(outcome.message);
       else void vscode.window.showWarningMessage(`Ralph: ${outcome.message}`);
@@ -96,7 +100,13 @@ export function createReviewCommands(s: ReviewCommandServices) {
     rejectTask: async (arg?: unknown, confirmed?: unknown) => {
       const task = await resolveTask(s, arg, 'review', 'Reject which task?');
       if (!task) return undefined;
-      const yes = confirmed === true || (await s.prompts.confirm(`Reject ${task.id} "${task.title}"?`, `Its checked result, its branch ralph/${task.id} and its worktree are dropped; nothing of it lands. The task is cancelled (Retry starts it over).`, 'Reject'));
+      const yes =
+        confirmed === true ||
+        (await s.prompts.confirm(
+          `Reject ${task.id} "${task.title}"?`,
+          `Its checked result, its branch ralph/${task.id} and its worktree are dropped; nothing of it lands. The task is cancelled (Retry starts it over).`,
+          'Reject',
+        ));
       if (!yes) return undefined;
       const updated = await (await desk(s)).reject(task.id);
       s.comments.clear(task.id);
@@ -112,7 +122,10 @@ export function createReviewCommands(s: ReviewCommandServices) {
         void say('nothing waits for review.');
         return undefined;
       }
-      const picked = await s.prompts.pickTask(items.map((i) => i.task), `${items.length} task${items.length === 1 ? '' : 's'} to review — pick one to see its changes`);
+      const picked = await s.prompts.pickTask(
+        items.map((i) => i.task),
+        `${items.length} task${items.length === 1 ? '' : 's'} to review — pick one to see its changes`,
+      );
       if (!picked) return undefined;
       if (picked.status !== 'review') throw new RalphError(`${picked.id} no longer waits for review`, 'invalid-transition');
       return vscode.commands.executeCommand('ralph.showChanges', picked.id);

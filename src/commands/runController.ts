@@ -3,7 +3,15 @@ import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
 import type { EventBus, RalphEvent } from '../core/events';
 import type { GateRunner } from '../core/gates/types';
-import { endpointModels, MissingKeyError, type ModelFactory, type ModelNotices, type ModelSession, resolveFallbackKeys, withEditorFallback } from '../core/llm/factory';
+import {
+  endpointModels,
+  MissingKeyError,
+  type ModelFactory,
+  type ModelNotices,
+  type ModelSession,
+  resolveFallbackKeys,
+  withEditorFallback,
+} from '../core/llm/factory';
 import type { RalphRunner, RunSummary } from '../core/loop/runner';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
 import { LmModelClient, listEditorModels } from '../adapters/lmModelClient';
@@ -67,12 +75,15 @@ export class RunController extends DisposableBase {
       return new Promise<SafeguardAnswer>((resolve) => {
         // semi-auto waits in waiting_user while the task's question is open: answered anywhere (the
         // panel's answer box, the tree, the CLI), the wait is over and the task resumes with the answer
-        const answered = warning.question === undefined ? undefined : this.ralph.store.onDidChange((tasks) => {
-          if (tasks.find((t) => t.id === warning.taskId)?.status !== 'needs_help' && this.pendingReview === settle) {
-            this.answerReview({ action: 'continue' });
-            void this.publish({ ...this.live, attention: undefined });
-          }
-        });
+        const answered =
+          warning.question === undefined
+            ? undefined
+            : this.ralph.store.onDidChange((tasks) => {
+                if (tasks.find((t) => t.id === warning.taskId)?.status !== 'needs_help' && this.pendingReview === settle) {
+                  this.answerReview({ action: 'continue' });
+                  void this.publish({ ...this.live, attention: undefined });
+                }
+              });
         const settle = (answer: SafeguardAnswer) => {
           answered?.dispose();
           resolve(answer);
@@ -151,7 +162,10 @@ export class RunController extends DisposableBase {
    */
   async openModel(config: RalphConfig, onRetry: (notice: RetryNotice) => void = () => undefined): Promise<ModelSession> {
     if (!vscode.workspace.isTrusted) {
-      throw new RunRefusedError('Ralph Loop sends your files to the configured model, so it only does so in a trusted workspace.', { title: 'Manage Workspace Trust', command: 'workbench.trust.manage' });
+      throw new RunRefusedError('Ralph Loop sends your files to the configured model, so it only does so in a trusted workspace.', {
+        title: 'Manage Workspace Trust',
+        command: 'workbench.trust.manage',
+      });
     }
     return this.models(config, { onRetry });
   }
@@ -181,7 +195,8 @@ export class RunController extends DisposableBase {
    * editor has chat models is offered those (Select Model) instead of only "set a key".
    */
   private readonly models: ModelFactory = async (config, notices = {}) => {
-    const session = config.llm.provider === 'vscode' ? await this.editorModels(config, notices) : await this.endpointModels(config, notices);
+    const session =
+      config.llm.provider === 'vscode' ? await this.editorModels(config, notices) : await this.endpointModels(config, notices);
     for (const key of session.secretValues) this.redactor?.add(key);
     return session;
   };
@@ -198,10 +213,14 @@ export class RunController extends DisposableBase {
     try {
       return await endpointModels(this.secrets)(config, notices);
     } catch (error) {
-      if (!(error instanceof MissingKeyError)) throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
+      if (!(error instanceof MissingKeyError))
+        throw new RunRefusedError(errorMessage(error), { title: 'Open Config', command: 'ralph.openConfig' });
       const editorModels = config.llm.baseUrl ? [] : await listEditorModels().catch(() => []);
       if (editorModels.length > 0) {
-        const names = editorModels.slice(0, 3).map((m) => m.name).join(', ');
+        const names = editorModels
+          .slice(0, 3)
+          .map((m) => m.name)
+          .join(', ');
         throw new RunRefusedError(
           `${errorMessage(error)}. No key is needed to use a model this editor already has (${names}${editorModels.length > 3 ? ', …' : ''}): choose one with "Ralph: Select Model".`,
           { title: 'Select Model', command: 'ralph.selectModel' },

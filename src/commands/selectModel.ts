@@ -74,8 +74,10 @@ export async function selectModel(s: SelectModelServices, preset?: unknown): Pro
   }
   try {
     const written = await writeModelChoice(s.config, choice);
-    const kind = choice.provider === 'vscode' ? 'editor model, no API key needed' : written.llm.baseUrl ?? 'OpenAI';
-    void vscode.window.showInformationMessage(`Ralph: the loop now uses ${choice.model} (${kind}); llm.models = ${JSON.stringify(written.llm.models)} in .ralph/config.json.`);
+    const kind = choice.provider === 'vscode' ? 'editor model, no API key needed' : (written.llm.baseUrl ?? 'OpenAI');
+    void vscode.window.showInformationMessage(
+      `Ralph: the loop now uses ${choice.model} (${kind}); llm.models = ${JSON.stringify(written.llm.models)} in .ralph/config.json.`,
+    );
     return choice;
   } catch (error) {
     void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`);
@@ -86,7 +88,8 @@ export async function selectModel(s: SelectModelServices, preset?: unknown): Pro
 function presetChoice(preset: unknown): ModelChoice | undefined {
   if (typeof preset !== 'object' || preset === null) return undefined;
   const { provider, model } = preset as Record<string, unknown>;
-  if ((provider === 'vscode' || provider === 'openai') && typeof model === 'string' && model.trim()) return { provider, model: model.trim() };
+  if ((provider === 'vscode' || provider === 'openai') && typeof model === 'string' && model.trim())
+    return { provider, model: model.trim() };
   return undefined;
 }
 
@@ -98,14 +101,26 @@ async function pick(s: SelectModelServices, config: RalphConfig): Promise<ModelC
   quickPick.matchOnDetail = true;
   quickPick.busy = true;
   quickPick.show();
-  const [editor, endpoint] = await Promise.all([listEditorModels().catch(() => [] as EditorModelInfo[]), endpointModels(config.llm, s.secrets)]);
+  const [editor, endpoint] = await Promise.all([
+    listEditorModels().catch(() => [] as EditorModelInfo[]),
+    endpointModels(config.llm, s.secrets),
+  ]);
   const items: ModelItem[] = [{ label: 'Editor models (VS Code Language Model API)', kind: vscode.QuickPickItemKind.Separator }];
   if (editor.length > 0) items.push(...editorItems(editor, config.llm));
-  else items.push({ label: '$(info) This editor has no chat model', detail: 'Install or sign in to GitHub Copilot (or another extension that provides a language model)', alwaysShow: true });
+  else
+    items.push({
+      label: '$(info) This editor has no chat model',
+      detail: 'Install or sign in to GitHub Copilot (or another extension that provides a language model)',
+      alwaysShow: true,
+    });
   items.push({ label: `Endpoint: ${config.llm.baseUrl ?? 'api.openai.com'}`, kind: vscode.QuickPickItemKind.Separator });
   for (const id of endpoint.ids) {
     const isCurrent = config.llm.provider === 'openai' && config.llm.models[0] === id;
-    items.push({ label: `${isCurrent ? '$(check) ' : ''}${id}`, description: 'OpenAI-compatible endpoint', choice: { provider: 'openai', model: id } });
+    items.push({
+      label: `${isCurrent ? '$(check) ' : ''}${id}`,
+      description: 'OpenAI-compatible endpoint',
+      choice: { provider: 'openai', model: id },
+    });
   }
   if (endpoint.note) items.push({ label: '$(warning) Endpoint models not listed', detail: endpoint.note, alwaysShow: true });
   quickPick.items = items;

@@ -37,7 +37,8 @@ export interface TaskCommandServices {
 /** How Retry treats a kept worktree: an argument (`'fresh'`, `{ fresh: true }`…) or the person's choice. */
 function retryModeOf(arg: unknown): 'continue' | 'fresh' | undefined {
   if (arg === 'fresh' || arg === 'continue') return arg;
-  if (arg && typeof arg === 'object' && typeof (arg as { fresh?: unknown }).fresh === 'boolean') return (arg as { fresh: boolean }).fresh ? 'fresh' : 'continue';
+  if (arg && typeof arg === 'object' && typeof (arg as { fresh?: unknown }).fresh === 'boolean')
+    return (arg as { fresh: boolean }).fresh ? 'fresh' : 'continue';
   return undefined;
 }
 
@@ -59,13 +60,20 @@ export function taskIdOf(arg: unknown): string | undefined {
 }
 
 /** The task the argument names, or the one the person picks among those the action applies to. */
-export async function resolveTask(s: Pick<TaskCommandServices, 'store' | 'prompts'>, arg: unknown, action: TaskActionName, placeHolder: string): Promise<Task | undefined> {
+export async function resolveTask(
+  s: Pick<TaskCommandServices, 'store' | 'prompts'>,
+  arg: unknown,
+  action: TaskActionName,
+  placeHolder: string,
+): Promise<Task | undefined> {
   const id = taskIdOf(arg);
   if (id) return s.store.get(id);
   const allowed: readonly TaskStatus[] = ACTION_STATUSES[action];
   const tasks = (await s.store.list()).filter((t) => allowed.includes(t.status));
   if (tasks.length === 0) {
-    void vscode.window.showInformationMessage(`Ralph: no task can be ${ACTION_VERB[action]} now (that needs a task that is ${allowed.join(', ').replace(/_/g, ' ')}).`);
+    void vscode.window.showInformationMessage(
+      `Ralph: no task can be ${ACTION_VERB[action]} now (that needs a task that is ${allowed.join(', ').replace(/_/g, ' ')}).`,
+    );
     return undefined;
   }
   return s.prompts.pickTask(tasks, placeHolder);
@@ -77,10 +85,19 @@ async function retryTask(s: TaskCommandServices, arg?: unknown, how?: unknown) {
   const kept = await s.actions.worktreeOf(task.id);
   let mode = retryModeOf(how) ?? (kept ? undefined : 'continue');
   if (!mode && kept) {
-    const dirty = kept.uncommitted.length > 0 ? ` and ${kept.uncommitted.length} uncommitted change${kept.uncommitted.length === 1 ? '' : 's'}` : '';
+    const dirty =
+      kept.uncommitted.length > 0 ? ` and ${kept.uncommitted.length} uncommitted change${kept.uncommitted.length === 1 ? '' : 's'}` : '';
     mode = await s.prompts.choose(`Retry ${task.id}: it has a worktree (${kept.relative})`, [
-      { id: 'continue', label: '$(debug-continue) Continue in its worktree', detail: `Keeps ${kept.relative} on ${kept.branch} with its commits${dirty}; a fresh iteration counter.` },
-      { id: 'fresh', label: '$(refresh) Start fresh from the current tip', detail: `Drops ${kept.relative} and the branch ${kept.branch}${dirty}; the task starts over from the target branch as it is now.` },
+      {
+        id: 'continue',
+        label: '$(debug-continue) Continue in its worktree',
+        detail: `Keeps ${kept.relative} on ${kept.branch} with its commits${dirty}; a fresh iteration counter.`,
+      },
+      {
+        id: 'fresh',
+        label: '$(refresh) Start fresh from the current tip',
+        detail: `Drops ${kept.relative} and the branch ${kept.branch}${dirty}; the task starts over from the target branch as it is now.`,
+      },
     ]);
     if (!mode) return undefined;
   }
@@ -103,7 +120,8 @@ async function cleanUpWorktree(s: TaskCommandServices, arg?: unknown, confirmDis
   }
   let discard = false;
   if (kept.uncommitted.length > 0) {
-    const files = kept.uncommitted.slice(0, 12).join('\n') + (kept.uncommitted.length > 12 ? `\n… and ${kept.uncommitted.length - 12} more` : '');
+    const files =
+      kept.uncommitted.slice(0, 12).join('\n') + (kept.uncommitted.length > 12 ? `\n… and ${kept.uncommitted.length - 12} more` : '');
     discard =
       confirmDiscard === true ||
       (await s.prompts.confirm(
@@ -118,7 +136,9 @@ async function cleanUpWorktree(s: TaskCommandServices, arg?: unknown, confirmDis
   }
   const removed = await s.actions.cleanUpWorktree(task.id, { discardUncommitted: discard });
   s.worktreeChanged(task.id);
-  void say(`removed the worktree ${removed.relative}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status.replace('_', ' ')}.`);
+  void say(
+    `removed the worktree ${removed.relative}; the branch ${removed.branch} keeps its commits and ${task.id} stays ${task.status.replace('_', ' ')}.`,
+  );
   return removed;
 }
 
@@ -155,27 +175,39 @@ async function increaseMaxIterations(s: TaskCommandServices, arg?: unknown, by?:
         ? `${task.id} timed out on its time limit (${task.timeoutMinutes ?? config.loop.taskTimeoutMinutes} min). Add how many minutes?`
         : `${task.id} may run ${task.maxIterations ?? config.loop.maxIterations} iterations (${task.iterations} used). Add how many?`,
       value: minutes ? String(config.loop.taskTimeoutMinutes) : '10',
-      validateInput: (value) => (minutes ? (/^\s*\d+(?:\.\d+)?\s*$/.test(value) && Number(value) > 0 ? undefined : 'A number of minutes above 0') : /^\s*[1-9]\d{0,3}\s*$/.test(value) ? undefined : 'A whole number from 1 to 9999'),
+      validateInput: (value) =>
+        minutes
+          ? /^\s*\d+(?:\.\d+)?\s*$/.test(value) && Number(value) > 0
+            ? undefined
+            : 'A number of minutes above 0'
+          : /^\s*[1-9]\d{0,3}\s*$/.test(value)
+            ? undefined
+            : 'A whole number from 1 to 9999',
     });
     if (text === undefined) return undefined;
     amount = Number(text.trim());
   }
   const raised = await s.actions.increaseLimit(task.id, { by: amount, limit }, defaults);
-  const what = raised.limit === 'iterations' ? `may now run ${raised.to} iterations (was ${raised.from})` : `may now run for ${raised.to} minutes (was ${raised.from})`;
-  void say(`${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it; it resumes at the next Start` : ''}.`);
+  const what =
+    raised.limit === 'iterations'
+      ? `may now run ${raised.to} iterations (was ${raised.from})`
+      : `may now run for ${raised.to} minutes (was ${raised.from})`;
+  void say(
+    `${task.id} ${what}${task.status === 'timeout' ? ` — its ${raised.limit === 'iterations' ? 'iteration' : 'time'} limit ended it; it resumes at the next Start` : ''}.`,
+  );
   return raised.task;
 }
 
 async function rollbackTask(s: TaskCommandServices, arg?: unknown) {
   const task = await resolveTask(s, arg, 'rollback', 'Roll back which task?');
   if (!task) return undefined;
-  if (s.runs.running) throw new RalphError('Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).', 'task-running');
+  if (s.runs.running)
+    throw new RalphError(
+      'Ralph is running; stop it before rolling back a task (its commits would interleave with the revert).',
+      'task-running',
+    );
   const plan = await s.actions.planRollback(task.id);
-  const confirmed = await s.prompts.confirm(
-    `Roll back ${task.id} "${task.title}"?`,
-    rollbackConfirmation(plan),
-    'Roll Back',
-  );
+  const confirmed = await s.prompts.confirm(`Roll back ${task.id} "${task.title}"?`, rollbackConfirmation(plan), 'Roll Back');
   if (!confirmed) return undefined;
   // the run lock keeps a run (here or in a terminal) from committing while the revert is applied
   const lock = await RunLock.acquire(s.paths, `rollback-${task.id}-${Date.now().toString(36)}`);
@@ -189,7 +221,10 @@ async function rollbackTask(s: TaskCommandServices, arg?: unknown) {
   } catch (error) {
     if (!(error instanceof RollbackBlockedError)) throw error;
     // the files and who changed them need more room than a notification line
-    void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, { modal: true, detail: error.message });
+    void vscode.window.showErrorMessage(`Ralph: ${task.id} was not rolled back; nothing was changed.`, {
+      modal: true,
+      detail: error.message,
+    });
     return undefined;
   } finally {
     await lock.release();
@@ -215,7 +250,11 @@ export function createTaskCommands(s: TaskCommandServices) {
     deleteTask: async (arg?: unknown) => {
       const task = await resolveTask(s, arg, 'remove', 'Delete which task?');
       if (!task) return false;
-      const confirmed = await s.prompts.confirm(`Delete task ${task.id} "${task.title}"?`, 'The task and its checkpoint are removed from .ralph/. Its commits and reports stay.', 'Delete');
+      const confirmed = await s.prompts.confirm(
+        `Delete task ${task.id} "${task.title}"?`,
+        'The task and its checkpoint are removed from .ralph/. Its commits and reports stay.',
+        'Delete',
+      );
       if (!confirmed) return false;
       await s.actions.remove(task.id);
       return true;
@@ -236,7 +275,12 @@ async function askEdits(prompts: Prompts, task: Task): Promise<EditFields | unde
   ] as const;
   const changes: EditFields = {};
   for (const [index, [key, prompt, what]] of fields.entries()) {
-    const value = await prompts.input({ title: `Ralph: Edit ${task.id} (${index + 1}/3)`, prompt, value: task[key], validateInput: required(what) });
+    const value = await prompts.input({
+      title: `Ralph: Edit ${task.id} (${index + 1}/3)`,
+      prompt,
+      value: task[key],
+      validateInput: required(what),
+    });
     if (value === undefined) return undefined;
     if (value.trim() !== task[key]) changes[key] = value.trim();
   }

@@ -51,16 +51,7 @@ export class PathEscapeError extends RalphError {
  *   unknown         anything else
  */
 export type ModelFaultKind =
-  | 'rate_limit'
-  | 'quota'
-  | 'auth'
-  | 'context_length'
-  | 'outage'
-  | 'content_filter'
-  | 'not_found'
-  | 'consent'
-  | 'bad_request'
-  | 'unknown';
+  'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';
 
 /** The model endpoint failed after every retry, or answered something unusable. */
 export class ModelError extends RalphError {

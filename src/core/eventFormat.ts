@@ -38,20 +38,29 @@ export function formatEvent(event: RalphEvent, options: { taskPrefix?: boolean }
  */
 const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefined } = {
   'run.started': (event) => `▶ run ${event.runId} in ${event.workspace}`,
-  'task.started': (event) => `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`,
+  'task.started': (event) =>
+    `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`,
   'iteration.started': (event) => `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`,
   'tool.call': (event) => `    ${agentTag(event.agent)}→ ${event.tool} ${shorten(event.args, 100)}`,
   'tool.result': (event) => `    ${agentTag(event.agent)}${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`,
   'delegation.started': (event) => `    ⇢ delegate to ${event.target} (${event.model}): ${shorten(event.objective, 100)}`,
-  'delegation.result': (event) => `    ⇠ ${event.target}: ${event.status.toUpperCase()} — ${evidenceCounts(event.result)}${event.result.escalation ? ` — escalated: ${shorten(event.result.escalation, 100)}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
-  compaction: (event) => `    ⇊ compacted the ${event.scope === 'orchestrator' ? 'orchestrator' : `${event.scope} sub-agent`}'s context: ${event.tokensBefore} → ${event.tokensAfter} tokens (original request pinned)`,
+  'delegation.result': (event) =>
+    `    ⇠ ${event.target}: ${event.status.toUpperCase()} — ${evidenceCounts(event.result)}${event.result.escalation ? ` — escalated: ${shorten(event.result.escalation, 100)}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
+  compaction: (event) =>
+    `    ⇊ compacted the ${event.scope === 'orchestrator' ? 'orchestrator' : `${event.scope} sub-agent`}'s context: ${event.tokensBefore} → ${event.tokensAfter} tokens (original request pinned)`,
   signal: (event) => `    ⚑ ${formatSignal(event.signal)}`,
-  'git.commit': (event) => `    ⎇ ${event.sha.slice(0, 8)} ${event.message} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`,
-  'iteration.finished': (event) => `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
-  'model.retry': (event) => `    … model call failed (${event.fault === 'rate_limit' ? 'rate limited: ' : ''}${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`,
-  'model.fault': (event) => `    ${agentTag(event.agent)}⚡ ${faultLabel(event.fault)} (${event.model}) — ${FAULT_ACTIONS[event.action]}: ${shorten(event.message, 300)}`,
-  'wind-down': (event) => `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`,
-  'task.finished': (event) => `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`,
+  'git.commit': (event) =>
+    `    ⎇ ${event.sha.slice(0, 8)} ${event.message} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`,
+  'iteration.finished': (event) =>
+    `  ■ iteration ${event.iteration}: ${event.outcome}${event.signal ? ` [${event.signal}]` : ''}${event.error ? ` — ${event.error}` : ''} (${seconds(event.durationMs)}, ${event.usage.totalTokens} tokens)`,
+  'model.retry': (event) =>
+    `    … model call failed (${event.fault === 'rate_limit' ? 'rate limited: ' : ''}${event.reason}); retry ${event.attempt}/${event.maxRetries} in ${seconds(event.delayMs)}`,
+  'model.fault': (event) =>
+    `    ${agentTag(event.agent)}⚡ ${faultLabel(event.fault)} (${event.model}) — ${FAULT_ACTIONS[event.action]}: ${shorten(event.message, 300)}`,
+  'wind-down': (event) =>
+    `    ⏏ wind-down (${event.reason}): ${event.wrote.length > 0 ? `wrote ${event.wrote.join(', ')}` : `no notes written${event.error ? ` — ${event.error}` : ''}`}`,
+  'task.finished': (event) =>
+    `● ${event.taskId} ${event.status.toUpperCase()} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}${event.receipt ? `\n  $ ${describeLine(event.receipt.total)}` : ''}`,
   'gate.started': (event) => `  ◇ gate ${event.gate}: ${event.command}`,
   'gate.finished': (event) =>
     [
@@ -59,7 +68,8 @@ const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefine
       ...(event.integrity?.violations ?? []).map((v) => `    ⚠ weakened: ${v}`),
       ...(event.integrity?.allowed ?? []).map((v) => `    ⓘ allowed gate change: ${v}`),
     ].join('\n'),
-  'integrity.baseline': (event) => `  ⛉ gate baseline: ${event.gates.map((g) => `${g.gate}${g.tests ? ` (${g.tests.total - g.tests.skipped} tests run)` : ''}`).join(', ') || 'no required gates'}`,
+  'integrity.baseline': (event) =>
+    `  ⛉ gate baseline: ${event.gates.map((g) => `${g.gate}${g.tests ? ` (${g.tests.total - g.tests.skipped} tests run)` : ''}`).join(', ') || 'no required gates'}`,
   'report.written': (event) => `  ▤ report ${event.file}`,
   escalation: (event) => `  ⇧ escalated ${event.from} → ${event.to}: ${event.reason}`,
   'council.started': (event) => `  ⚖ bug council convened (${event.models.join(', ')}): ${event.reason}`,
@@ -92,7 +102,13 @@ function formatLine(event: RalphEvent): string | undefined {
 
 export function formatTaskTable(tasks: readonly Task[]): string {
   if (tasks.length === 0) return 'No tasks. Add one with: ralph task add <title> --prompt <text> --promise <text>';
-  const rows = tasks.map((t) => [t.id, t.status, `${t.iterations}${t.maxIterations ? `/${t.maxIterations}` : ''}`, String(t.priority), t.title]);
+  const rows = tasks.map((t) => [
+    t.id,
+    t.status,
+    `${t.iterations}${t.maxIterations ? `/${t.maxIterations}` : ''}`,
+    String(t.priority),
+    t.title,
+  ]);
   const header = ['ID', 'STATUS', 'ITER', 'PRIO', 'TITLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');

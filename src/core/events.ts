@@ -40,11 +40,26 @@ export type IterationOutcome =
  */
 export type RalphEventBody =
   | { type: 'run.started'; workspace: string; taskIds: string[] }
-  | { type: 'run.finished'; results: { taskId: string; status: TaskStatus }[]; reason: string; spend?: RunSpendSummary; outcome?: RunOutcome }
+  | {
+      type: 'run.finished';
+      results: { taskId: string; status: TaskStatus }[];
+      reason: string;
+      spend?: RunSpendSummary;
+      outcome?: RunOutcome;
+    }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
   | { type: 'task.status'; taskId: string; from: TaskStatus; to: TaskStatus; reason?: string }
   /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
-  | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; fault?: ModelFaultKind; receipt?: ReceiptSummary; proof?: string }
+  | {
+      type: 'task.finished';
+      taskId: string;
+      status: TaskStatus;
+      iterations: number;
+      reason: string;
+      fault?: ModelFaultKind;
+      receipt?: ReceiptSummary;
+      proof?: string;
+    }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
   | {
       type: 'iteration.finished';
@@ -59,25 +74,78 @@ export type RalphEventBody =
     }
   // `agent` is set on the events of a sub-agent's conversation (scout, devo, caio); absent for the orchestrator.
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
-  | { type: 'model.response'; taskId: string; iteration: number; model: string; usage: TokenUsage; toolCalls: number; finishReason: string; agent?: string }
+  | {
+      type: 'model.response';
+      taskId: string;
+      iteration: number;
+      model: string;
+      usage: TokenUsage;
+      toolCalls: number;
+      finishReason: string;
+      agent?: string;
+    }
   | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string; fault?: ModelFaultKind }
   /**
    * A model call failed with a fault told apart (see ModelFaultKind) and what the loop does about it:
    * `halt` (auth, quota with no fallback left: the task ends halted), `compact-retry` (context length),
    * `feedback` (content filtered: told to the agent), `error` (the iteration ends with the error).
    */
-  | { type: 'model.fault'; taskId: string; iteration: number; model: string; fault: ModelFaultKind; action: 'halt' | 'compact-retry' | 'feedback' | 'error'; message: string; agent?: string }
+  | {
+      type: 'model.fault';
+      taskId: string;
+      iteration: number;
+      model: string;
+      fault: ModelFaultKind;
+      action: 'halt' | 'compact-retry' | 'feedback' | 'error';
+      message: string;
+      agent?: string;
+    }
   /** `llm.fallback`: a switch to a fallback, the return to the primary after its cool-down, or a probe that found it still failing. */
-  | { type: 'model.fallback'; kind: 'switch' | 'return' | 'probe-failed'; from: string; to: string; fault?: ModelFaultKind; reason: string; cooldownSec?: number }
+  | {
+      type: 'model.fallback';
+      kind: 'switch' | 'return' | 'probe-failed';
+      from: string;
+      to: string;
+      fault?: ModelFaultKind;
+      reason: string;
+      cooldownSec?: number;
+    }
   /**
    * The budget, the task timeout or Stop arrived mid-iteration: the agent had one bounded,
    * tool-limited turn for its progress notes before the commit. `wrote`: the files it wrote.
    */
-  | { type: 'wind-down'; taskId: string; iteration: number; cause: 'budget' | 'timeout' | 'stop'; reason: string; wrote: string[]; error?: string }
+  | {
+      type: 'wind-down';
+      taskId: string;
+      iteration: number;
+      cause: 'budget' | 'timeout' | 'stop';
+      reason: string;
+      wrote: string[];
+      error?: string;
+    }
   | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
-  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number; agent?: string }
+  | {
+      type: 'tool.result';
+      taskId: string;
+      iteration: number;
+      callId: string;
+      tool: string;
+      ok: boolean;
+      summary: string;
+      durationMs: number;
+      agent?: string;
+    }
   /** The orchestrator handed an objective to a sub-agent; `delegationId` pairs it with its result. */
-  | { type: 'delegation.started'; taskId: string; iteration: number; delegationId: string; target: string; objective: string; expectedOutcome?: string; model: string }
+  | {
+      type: 'delegation.started';
+      taskId: string;
+      iteration: number;
+      delegationId: string;
+      target: string;
+      objective: string;
+      expectedOutcome?: string;
+      model: string;
+    }
   /** A sub-agent finished: the structured result and the verification envelope the orchestrator received. */
   | {
       type: 'delegation.result';
@@ -131,7 +199,11 @@ export type RalphEventBody =
       tests: { name: string; baseFailure?: string }[];
       passingOnBase: string[];
     }
-  | { type: 'integrity.baseline'; taskId: string; gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[] }
+  | {
+      type: 'integrity.baseline';
+      taskId: string;
+      gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[];
+    }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
   | { type: 'escalation'; taskId: string; iteration: number; from: string; to: string; reason: string }
   | { type: 'council.started'; taskId: string; iteration: number; models: string[]; reason: string }
@@ -173,7 +245,15 @@ export type RalphEventBody =
    * cannot be accepted as it is (`refused`: a dependency cycle…), or no usable plan (`failed`).
    * Nothing is in the task store until the person accepts.
    */
-  | { type: 'plan.finished'; document: string; outcome: 'proposed' | 'refused' | 'failed'; tasks: number; reason: string; report?: string; spend?: RunSpendSummary }
+  | {
+      type: 'plan.finished';
+      document: string;
+      outcome: 'proposed' | 'refused' | 'failed';
+      tasks: number;
+      reason: string;
+      report?: string;
+      spend?: RunSpendSummary;
+    }
   /** A parallel task's worktree: ready for its agent (`created` false: picked up again), kept after the agent ended, or removed. */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean };
 

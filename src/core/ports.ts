@@ -63,7 +63,8 @@ export interface SafeguardWarning {
 }
 
 /** `answer`: the person answered the task's question (semi-auto's wait): the task resumes with it. */
-export type SafeguardAnswer = { action: 'continue' } | { action: 'stop' } | { action: 'increase'; by: number } | { action: 'answer'; text: string };
+export type SafeguardAnswer =
+  { action: 'continue' } | { action: 'stop' } | { action: 'increase'; by: number } | { action: 'answer'; text: string };
 
 /**
  * Answers a safeguard warning: the extension asks in the UI (and waits), the CLI applies

@@ -64,7 +64,13 @@ export class Ralph implements TaskRecords {
     this.store = new TaskStore(this.paths, options.clock);
     this.checkpoints = new CheckpointStore(this.paths);
     this.git = new GitService(workspace);
-    this.actions = new TaskActions(this.store, this.checkpoints, this.git, [new WorktreeRollbackPlanner(workspace)], new TaskWorktrees(workspace));
+    this.actions = new TaskActions(
+      this.store,
+      this.checkpoints,
+      this.git,
+      [new WorktreeRollbackPlanner(workspace)],
+      new TaskWorktrees(workspace),
+    );
   }
 
   /** The tasks' worktrees (list, remove); with the configuration's shared links when given. */
@@ -87,7 +93,14 @@ export class Ralph implements TaskRecords {
     const config = await this.config.load();
     const { paths, store, checkpoints } = this;
     const { redactor, emit, gates } = parts;
-    return new ReviewDesk({ paths, config, store, checkpoints, emit, gates: (merge) => mergeCheckGates({ paths, config, commands: new NodeCommandRunner(), redactor, emit, gates }, merge) });
+    return new ReviewDesk({
+      paths,
+      config,
+      store,
+      checkpoints,
+      emit,
+      gates: (merge) => mergeCheckGates({ paths, config, commands: new NodeCommandRunner(), redactor, emit, gates }, merge),
+    });
   }
 
   /**
@@ -98,8 +111,18 @@ export class Ralph implements TaskRecords {
   async prepareRun(parts: RunParts): Promise<PreparedRun> {
     const { models, config: given, secretValues = [], ...rest } = parts;
     const config = given ?? (await this.config.load());
-    const session = await models(config, { onRetry: (notice) => runner.reportRetry(notice), onFallback: (notice) => runner.reportFallback(notice) });
-    const runner: RalphRunner = new RalphRunner({ ...rest, workspace: this.workspace, config, store: this.store, model: session.model, secretValues: [...session.secretValues, ...secretValues] });
+    const session = await models(config, {
+      onRetry: (notice) => runner.reportRetry(notice),
+      onFallback: (notice) => runner.reportFallback(notice),
+    });
+    const runner: RalphRunner = new RalphRunner({
+      ...rest,
+      workspace: this.workspace,
+      config,
+      store: this.store,
+      model: session.model,
+      secretValues: [...session.secretValues, ...secretValues],
+    });
     return { runner, config, dispose: () => session.dispose() };
   }
 }

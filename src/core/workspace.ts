@@ -8,12 +8,15 @@ import { readTextIfExists, writeFileAtomic } from './util/atomicWrite';
  * log of low findings, written in the workspace while parallel tasks run in worktrees: committed, it
  * would ride along with whichever task committed next and leave the user's tree dirty in parallel runs.
  */
-export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'observations.md', 'run.lock', '*.lock', '*.tmp', ''].join('\n');
+export const RALPH_GITIGNORE = ['state/', 'runs/', 'reports/', 'worktrees/', 'observations.md', 'run.lock', '*.lock', '*.tmp', ''].join(
+  '\n',
+);
 
 /** Creates `.ralph/` and its `.gitignore` when missing; leaves existing files alone. */
 export async function ensureRalphDir(paths: RalphPaths): Promise<void> {
   const stat = await fs.stat(paths.dir).catch(() => undefined);
-  if (stat && !stat.isDirectory()) throw new ConfigError(`${paths.dir} is a file, but Ralph keeps its directory there; move it away and run again`, paths.dir);
+  if (stat && !stat.isDirectory())
+    throw new ConfigError(`${paths.dir} is a file, but Ralph keeps its directory there; move it away and run again`, paths.dir);
   await fs.mkdir(paths.dir, { recursive: true });
   const ignore = `${paths.dir}/.gitignore`;
   if ((await readTextIfExists(ignore)) === undefined) await writeFileAtomic(ignore, RALPH_GITIGNORE);

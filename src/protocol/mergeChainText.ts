@@ -6,6 +6,13 @@ export function chainLine(e: QueueEntryView, target: string): string {
   const prefix = [target, ...c.ahead, e.taskId].join(' + ');
   const covered = c.coveredBy ? ` · checked with its batch (the check of ${c.coveredBy} covers it)` : '';
   const waits = c.ahead.length > 0 ? `, lands after ${c.ahead.join(', ')}` : '';
-  const status = c.place === 1 ? (c.passed ? 'green, landing' : 'head of the chain: lands next once green') : c.passed ? `green${waits}` : `checking side by side${waits}`;
+  const status =
+    c.place === 1
+      ? c.passed
+        ? 'green, landing'
+        : 'head of the chain: lands next once green'
+      : c.passed
+        ? `green${waits}`
+        : `checking side by side${waits}`;
   return `${c.aside ? 'held for review once green (the ones behind are built without it) · ' : ''}chain #${c.place}: ${prefix} · ${status}${covered}`;
 }

@@ -6,7 +6,8 @@
  */
 
 /** A task's status (the task store's vocabulary). */
-export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled' | 'review';
+export type TaskStatus =
+  'todo' | 'in_progress' | 'done' | 'blocked' | 'needs_help' | 'failed' | 'timeout' | 'halted' | 'cancelled' | 'review';
 
 /** Why an iteration ended the way it did. */
 export type IterationOutcome = 'complete' | 'continue' | 'blocked' | 'needs_help' | 'error' | 'stopped';
@@ -18,7 +19,8 @@ export type DelegationStatus = 'success' | 'partial' | 'failed' | 'escalated';
 export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged' | 'conflict' | 'failed' | 'review';
 
 /** What kind of provider fault a model call ended with (the core's ModelFaultKind). */
-export type ModelFaultKind = 'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';
+export type ModelFaultKind =
+  'rate_limit' | 'quota' | 'auth' | 'context_length' | 'outage' | 'content_filter' | 'not_found' | 'consent' | 'bad_request' | 'unknown';
 
 /** What happened to a parallel task's worktree. */
 export type WorktreeState = 'ready' | 'kept' | 'removed';
@@ -79,7 +81,16 @@ interface Usage {
 export type PanelEventBody =
   | { type: 'run.started' }
   /** `outcome`: done / needs you / failed, for the run-end summary. */
-  | { type: 'run.finished'; reason: string; outcome?: { done: string[]; questions: { taskId: string; question: string }[]; reviews: string[]; failed: { taskId: string; status: TaskStatus; reason: string }[] } }
+  | {
+      type: 'run.finished';
+      reason: string;
+      outcome?: {
+        done: string[];
+        questions: { taskId: string; question: string }[];
+        reviews: string[];
+        failed: { taskId: string; status: TaskStatus; reason: string }[];
+      };
+    }
   | { type: 'run.paused'; taskId?: string }
   | { type: 'run.resumed'; taskId?: string }
   | { type: 'task.started'; taskId: string; title: string; iteration: number; maxIterations: number; resumed: boolean }
@@ -88,17 +99,62 @@ export type PanelEventBody =
   /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
   | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; receipt?: ReceiptView; proof?: string }
   | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
-  | { type: 'iteration.finished'; taskId: string; iteration: number; outcome: IterationOutcome; signal?: string; durationMs: number; commit?: string; error?: string }
+  | {
+      type: 'iteration.finished';
+      taskId: string;
+      iteration: number;
+      outcome: IterationOutcome;
+      signal?: string;
+      durationMs: number;
+      commit?: string;
+      error?: string;
+    }
   | { type: 'model.delta'; taskId: string; iteration: number; text: string; agent?: string }
   /** `costUsd`: estimated by the host from `llm.prices`; absent when the model has no price. */
   /** `included`: no price, and the editor's plan pays for it (an editor model, `llm.provider` "vscode"). */
   | { type: 'model.response'; taskId: string; iteration: number; usage: Usage; costUsd?: number; included?: boolean }
   | { type: 'model.retry'; taskId?: string; attempt: number; maxRetries: number; delayMs: number; reason: string; fault?: ModelFaultKind }
-  | { type: 'model.fault'; taskId: string; iteration: number; model: string; fault: ModelFaultKind; action: 'halt' | 'compact-retry' | 'feedback' | 'error'; message: string; agent?: string }
-  | { type: 'wind-down'; taskId: string; iteration: number; cause: 'budget' | 'timeout' | 'stop'; reason: string; wrote: string[]; error?: string }
+  | {
+      type: 'model.fault';
+      taskId: string;
+      iteration: number;
+      model: string;
+      fault: ModelFaultKind;
+      action: 'halt' | 'compact-retry' | 'feedback' | 'error';
+      message: string;
+      agent?: string;
+    }
+  | {
+      type: 'wind-down';
+      taskId: string;
+      iteration: number;
+      cause: 'budget' | 'timeout' | 'stop';
+      reason: string;
+      wrote: string[];
+      error?: string;
+    }
   | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
-  | { type: 'tool.result'; taskId: string; iteration: number; callId: string; tool: string; ok: boolean; summary: string; durationMs: number; agent?: string }
-  | { type: 'delegation.started'; taskId: string; iteration: number; delegationId: string; target: string; objective: string; expectedOutcome?: string; model: string }
+  | {
+      type: 'tool.result';
+      taskId: string;
+      iteration: number;
+      callId: string;
+      tool: string;
+      ok: boolean;
+      summary: string;
+      durationMs: number;
+      agent?: string;
+    }
+  | {
+      type: 'delegation.started';
+      taskId: string;
+      iteration: number;
+      delegationId: string;
+      target: string;
+      objective: string;
+      expectedOutcome?: string;
+      model: string;
+    }
   | {
       type: 'delegation.result';
       taskId: string;
@@ -115,7 +171,15 @@ export type PanelEventBody =
     }
   | { type: 'compaction'; taskId: string; iteration: number; scope: string; tokensBefore: number; tokensAfter: number }
   /** `text` as the timeline shows it (`PROGRESS:50`); `percent` for PROGRESS, `reason` for BLOCKED / NEEDS_HELP. */
-  | { type: 'signal'; taskId: string; iteration: number; kind: 'COMPLETE' | 'PROGRESS' | 'BLOCKED' | 'NEEDS_HELP'; text: string; percent?: number; reason?: string }
+  | {
+      type: 'signal';
+      taskId: string;
+      iteration: number;
+      kind: 'COMPLETE' | 'PROGRESS' | 'BLOCKED' | 'NEEDS_HELP';
+      text: string;
+      percent?: number;
+      reason?: string;
+    }
   | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string }
   | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string }
   | {
@@ -145,7 +209,20 @@ export type PanelEventBody =
   | { type: 'warning'; taskId?: string; code: string; message: string }
   | { type: 'error'; taskId?: string; message: string }
   /** The merge queue moved a task; `target`: the branch it merges into; `gates`: the merged check's results. */
-  | { type: 'merge'; taskId: string; state: MergeState; detail?: string; files?: string[]; commit?: string; title?: string; target?: string; attempts?: number; gates?: MergeGateResult[]; proof?: string; chain?: MergeChainPlace }
+  | {
+      type: 'merge';
+      taskId: string;
+      state: MergeState;
+      detail?: string;
+      files?: string[];
+      commit?: string;
+      title?: string;
+      target?: string;
+      attempts?: number;
+      gates?: MergeGateResult[];
+      proof?: string;
+      chain?: MergeChainPlace;
+    }
   /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };
 

@@ -75,4 +75,3 @@ export type PanelInput = PanelEvent | HostNote;
 
 export type PanelInputType = PanelInput['type'];
 export type InputOf<T extends PanelInputType> = Extract<PanelInput, { type: T }>;
-

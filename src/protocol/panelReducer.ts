@@ -16,7 +16,6 @@ import { syncHandlers } from './reduceSync';
 import type { Handler, Handlers } from './reducerTypes';
 import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
 
-
 const runHandlers = {
   // a new run starts without the last one's summary
   'run.started': (state, e) => ({
@@ -26,17 +25,32 @@ const runHandlers = {
     // a new run starts with the entries the queue still holds (a crashed run's are queued again)
     queue: state.queue.filter((q) => q.state !== 'merged' && q.state !== 'conflict' && q.state !== 'failed'),
   }),
-  'run.finished': (state, e) => ({ ...state, run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason, ...(e.outcome ? { outcome: e.outcome } : {}) } }),
+  'run.finished': (state, e) => ({
+    ...state,
+    run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason, ...(e.outcome ? { outcome: e.outcome } : {}) },
+  }),
   'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
   // resuming answers whatever warning was waiting: the person chose to go on
   'run.resumed': (state) =>
     state.run.phase === 'paused'
-      ? { ...state, run: { ...state.run, phase: 'running' }, warnings: state.warnings.map((w) => (w.resolved ? w : { ...w, resolved: 'continue' as const })) }
+      ? {
+          ...state,
+          run: { ...state.run, phase: 'running' },
+          warnings: state.warnings.map((w) => (w.resolved ? w : { ...w, resolved: 'continue' as const })),
+        }
       : state,
   'panel.runPhase': (state, e) => (state.run.phase === e.phase ? state : { ...state, run: { ...state.run, phase: e.phase } }),
   warning: (state, e) => {
     const task = state.tasks.find((t) => t.id === e.taskId);
-    const warning: WarningView = { id: warningIdOf(e.runId, e.seq), code: e.code, message: e.message, taskId: e.taskId, time: e.time, iteration: task?.iteration, maxIterations: task?.maxIterations };
+    const warning: WarningView = {
+      id: warningIdOf(e.runId, e.seq),
+      code: e.code,
+      message: e.message,
+      taskId: e.taskId,
+      time: e.time,
+      iteration: task?.iteration,
+      maxIterations: task?.maxIterations,
+    };
     let warnings = [...state.warnings, warning];
     while (warnings.length > LIMITS.warnings) {
       const resolved = warnings.findIndex((w) => w.resolved !== undefined);
@@ -54,7 +68,9 @@ const runHandlers = {
   },
   error: (state, e) => {
     const errors = [...state.errors, { time: e.time, message: clip(e.message), taskId: e.taskId }].slice(-LIMITS.errors);
-    return updateTask({ ...state, errors }, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'error', text: clip(e.message) }));
+    return updateTask({ ...state, errors }, e.taskId, (t) =>
+      appendStream(t, t.iteration, { kind: 'note', level: 'error', text: clip(e.message) }),
+    );
   },
 } satisfies Handlers;
 
@@ -96,9 +112,26 @@ const taskHandlers = {
   'iteration.started': (state, e) => {
     const next = upsertTask(state, e.taskId, e.time, (t) => {
       const previous = lastIteration(t);
-      const escalatedFrom = previous && previous.n < e.iteration && previous.model && previous.model !== e.model ? previous.model : undefined;
-      const withRow = updateIteration(t, e.iteration, () => ({ n: e.iteration, startedAt: e.time, model: e.model, escalatedFrom, tokens: 0, delegations: 0, compactions: 0 }));
-      return { ...withRow, iteration: e.iteration, maxIterations: e.maxIterations, model: e.model, stream: [], streamIteration: e.iteration, updatedAt: e.time };
+      const escalatedFrom =
+        previous && previous.n < e.iteration && previous.model && previous.model !== e.model ? previous.model : undefined;
+      const withRow = updateIteration(t, e.iteration, () => ({
+        n: e.iteration,
+        startedAt: e.time,
+        model: e.model,
+        escalatedFrom,
+        tokens: 0,
+        delegations: 0,
+        compactions: 0,
+      }));
+      return {
+        ...withRow,
+        iteration: e.iteration,
+        maxIterations: e.maxIterations,
+        model: e.model,
+        stream: [],
+        streamIteration: e.iteration,
+        updatedAt: e.time,
+      };
     });
     return focusTask(next, e.taskId);
   },
@@ -135,10 +168,16 @@ const taskHandlers = {
     }),
   'git.commit': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      updateIteration({ ...t, commits: t.commits + 1, lastCommit: { sha: e.sha, message: e.message } }, e.iteration, (row) => ({ ...row, commit: e.sha })),
+      updateIteration({ ...t, commits: t.commits + 1, lastCommit: { sha: e.sha, message: e.message } }, e.iteration, (row) => ({
+        ...row,
+        commit: e.sha,
+      })),
     ),
   'report.written': (state, e) =>
-    updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: t.report?.file === e.file ? t.report.text : undefined } })),
+    updateTask(state, e.taskId, (t) => ({
+      ...t,
+      report: { file: e.file, final: e.final, text: t.report?.file === e.file ? t.report.text : undefined },
+    })),
   'panel.report': (state, e) =>
     updateTask(state, e.taskId, (t) => ({ ...t, report: { file: e.file, final: e.final, text: clip(e.text, LIMITS.reportChars) } })),
 } satisfies Handlers;
@@ -152,7 +191,8 @@ const FAULT_NOTE: Record<'halt' | 'compact-retry' | 'feedback' | 'error', string
 };
 
 const streamHandlers = {
-  'model.delta': (state, e) => updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', ...agentOf(e), text: e.text })),
+  'model.delta': (state, e) =>
+    updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'text', ...agentOf(e), text: e.text })),
   'model.response': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const tokens = e.usage.totalTokens;
@@ -171,10 +211,16 @@ const streamHandlers = {
     }),
   'model.retry': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `model call failed (${e.fault === 'rate_limit' ? 'rate limited: ' : ''}${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s` }),
+      appendStream(t, t.iteration, {
+        kind: 'note',
+        level: 'warning',
+        text: `model call failed (${e.fault === 'rate_limit' ? 'rate limited: ' : ''}${clip(e.reason, 300)}); retry ${e.attempt}/${e.maxRetries} in ${Math.round(e.delayMs / 100) / 10}s`,
+      }),
     ),
   'tool.call': (state, e) =>
-    updateTask(state, e.taskId, (t) => appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: clip(e.args, 300) })),
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: clip(e.args, 300) }),
+    ),
   'tool.result': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const stream = t.streamIteration === e.iteration ? t.stream : [];
@@ -186,29 +232,60 @@ const streamHandlers = {
           return { ...t, stream: next };
         }
       }
-      return appendStream(t, e.iteration, { kind: 'tool', ...agentOf(e), callId: e.callId, tool: e.tool, args: '', ok: e.ok, summary: clip(e.summary, 500), durationMs: e.durationMs });
+      return appendStream(t, e.iteration, {
+        kind: 'tool',
+        ...agentOf(e),
+        callId: e.callId,
+        tool: e.tool,
+        args: '',
+        ok: e.ok,
+        summary: clip(e.summary, 500),
+        durationMs: e.durationMs,
+      });
     }),
   'model.fault': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(t, e.iteration, { kind: 'note', level: e.action === 'halt' || e.action === 'error' ? 'error' : 'warning', text: `${e.agent ? `[${e.agent}] ` : ''}${FAULT_NOTE[e.action]} (${e.fault.replace('_', ' ')}, ${e.model}): ${clip(e.message, 300)}` }),
+      appendStream(t, e.iteration, {
+        kind: 'note',
+        level: e.action === 'halt' || e.action === 'error' ? 'error' : 'warning',
+        text: `${e.agent ? `[${e.agent}] ` : ''}${FAULT_NOTE[e.action]} (${e.fault.replace('_', ' ')}, ${e.model}): ${clip(e.message, 300)}`,
+      }),
     ),
   'wind-down': (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(t, e.iteration, { kind: 'note', level: e.wrote.length > 0 ? 'warning' : 'error', text: `wind-down (${clip(e.reason, 200)}): ${e.wrote.length > 0 ? `progress notes written to ${e.wrote.join(', ')}, then committed` : `no progress notes written${e.error ? ` — ${clip(e.error, 200)}` : ''}`}` }),
+      appendStream(t, e.iteration, {
+        kind: 'note',
+        level: e.wrote.length > 0 ? 'warning' : 'error',
+        text: `wind-down (${clip(e.reason, 200)}): ${e.wrote.length > 0 ? `progress notes written to ${e.wrote.join(', ')}, then committed` : `no progress notes written${e.error ? ` — ${clip(e.error, 200)}` : ''}`}`,
+      }),
     ),
   escalation: (state, e) =>
-    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `escalated ${e.from} → ${e.to}: ${clip(e.reason, 300)}` })),
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `escalated ${e.from} → ${e.to}: ${clip(e.reason, 300)}` }),
+    ),
   'council.started': (state, e) =>
-    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'warning', text: `bug council convened (${e.models.join(', ')}): ${clip(e.reason, 300)}` })),
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, t.iteration, {
+        kind: 'note',
+        level: 'warning',
+        text: `bug council convened (${e.models.join(', ')}): ${clip(e.reason, 300)}`,
+      }),
+    ),
   'council.finished': (state, e) =>
-    updateTask(state, e.taskId, (t) => appendStream(t, t.iteration, { kind: 'note', level: 'info', text: `council plan: ${clip(e.plan, 1500)}` })),
+    updateTask(state, e.taskId, (t) =>
+      appendStream(t, t.iteration, { kind: 'note', level: 'info', text: `council plan: ${clip(e.plan, 1500)}` }),
+    ),
   compaction: (state, e) =>
     updateTask(state, e.taskId, (t) =>
-      appendStream(updateIteration(t, e.iteration, (row) => ({ ...row, compactions: row.compactions + 1 })), e.iteration, {
-        kind: 'note',
-        level: 'info',
-        text: `compacted the ${e.scope === 'orchestrator' ? 'orchestrator' : `${e.scope} sub-agent`}'s context: ${e.tokensBefore} → ${e.tokensAfter} tokens (original request pinned)`,
-      }),
+      appendStream(
+        updateIteration(t, e.iteration, (row) => ({ ...row, compactions: row.compactions + 1 })),
+        e.iteration,
+        {
+          kind: 'note',
+          level: 'info',
+          text: `compacted the ${e.scope === 'orchestrator' ? 'orchestrator' : `${e.scope} sub-agent`}'s context: ${e.tokensBefore} → ${e.tokensAfter} tokens (original request pinned)`,
+        },
+      ),
     ),
 } satisfies Handlers;
 
@@ -217,7 +294,14 @@ function agentOf(e: { agent?: string }): { agent?: string } {
   return e.agent ? { agent: e.agent } : {};
 }
 
-const HANDLERS = { ...runHandlers, ...taskHandlers, ...streamHandlers, ...delegationHandlers, ...syncHandlers, ...parallelHandlers } satisfies Handlers;
+const HANDLERS = {
+  ...runHandlers,
+  ...taskHandlers,
+  ...streamHandlers,
+  ...delegationHandlers,
+  ...syncHandlers,
+  ...parallelHandlers,
+} satisfies Handlers;
 
 /** Compile-time: every input of the protocol has its handler (a new event is an error here until the panel decides on it). */
 type Unhandled = Exclude<PanelInputType, keyof typeof HANDLERS>;

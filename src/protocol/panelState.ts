@@ -4,7 +4,15 @@
  * (it crosses `postMessage` and is persisted), no DOM and no `vscode`.
  */
 import { type WarningAnswer, warningRule } from '../core/warningPolicy';
-import type { DelegationStatus, IterationOutcome, MergeChainPlace, MergeGateResult, MergeState, ReceiptView, TaskStatus } from './panelEvents';
+import type {
+  DelegationStatus,
+  IterationOutcome,
+  MergeChainPlace,
+  MergeGateResult,
+  MergeState,
+  ReceiptView,
+  TaskStatus,
+} from './panelEvents';
 
 /** Bounds that keep the model (and so every snapshot) small however long a run goes. */
 export const LIMITS = {
@@ -354,6 +362,8 @@ function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
+  const keys = Object.keys(record)
+    .filter((k) => record[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`;
 }

@@ -56,7 +56,13 @@ export const PANEL_COMMANDS = [
 ] as const;
 export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 
-export const WARNING_ACTION_IDS = ['continue', 'stop', 'increaseMax', 'reviewErrors', 'dismiss'] as const satisfies readonly WarningAction[];
+export const WARNING_ACTION_IDS = [
+  'continue',
+  'stop',
+  'increaseMax',
+  'reviewErrors',
+  'dismiss',
+] as const satisfies readonly WarningAction[];
 
 /** Webview → host. */
 export type WebviewMessage =

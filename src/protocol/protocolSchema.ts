@@ -21,9 +21,14 @@ export const WebviewMessageSchema: z.ZodType<WebviewMessage> = z.discriminatedUn
   z.strictObject({ type: z.literal('command'), command: z.enum(PANEL_COMMANDS), taskId: TaskId.optional() }),
   z.strictObject({ type: z.literal('warningAction'), warningId: z.string().min(1).max(200), action: z.enum(WARNING_ACTION_IDS) }),
   // only the reports folder, only markdown, no `..`
-  z.strictObject({ type: z.literal('openFile'), path: z.string().regex(/^\.ralph\/reports\/[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*\.md$/) }),
+  z.strictObject({
+    type: z.literal('openFile'),
+    path: z.string().regex(/^\.ralph\/reports\/[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*\.md$/),
+  }),
   // typed by the person: bounded, and empty only when it approves or refuses a command
-  z.strictObject({ type: z.literal('answer'), taskId: TaskId, text: z.string().max(20_000), approved: z.boolean().optional() }).refine((m) => m.text.trim() !== '' || m.approved !== undefined, 'an empty answer'),
+  z
+    .strictObject({ type: z.literal('answer'), taskId: TaskId, text: z.string().max(20_000), approved: z.boolean().optional() })
+    .refine((m) => m.text.trim() !== '' || m.approved !== undefined, 'an empty answer'),
   z.strictObject({ type: z.literal('requestChanges'), taskId: TaskId, text: z.string().trim().min(1).max(20_000) }),
 ]);
 

@@ -12,7 +12,8 @@ function evidenceLines(result: DelegationOutcome): EvidenceLine[] {
     summary: clip(e.summary, 300),
     ...(e.externalId ? { externalId: e.externalId } : {}),
   }));
-  for (const missing of result.missingEvidence ?? []) lines.push({ tag: 'MISSING', tool: missing.tool, summary: clip(missing.summary, 300) });
+  for (const missing of result.missingEvidence ?? [])
+    lines.push({ tag: 'MISSING', tool: missing.tool, summary: clip(missing.summary, 300) });
   return lines.slice(-LIMITS.evidence);
 }
 
@@ -30,7 +31,12 @@ function upsertDelegation(task: TaskView, id: string, update: (d: DelegationView
 }
 
 function testCounts(tests: { passed: number; failed: number; total: number; failing: string[] }): TestCounts {
-  return { passed: tests.passed, failed: tests.failed, total: tests.total, failing: tests.failing.slice(0, LIMITS.failingTests).map((f) => clip(f, 300)) };
+  return {
+    passed: tests.passed,
+    failed: tests.failed,
+    total: tests.total,
+    failing: tests.failing.slice(0, LIMITS.failingTests).map((f) => clip(f, 300)),
+  };
 }
 
 function upsertGate(gates: GateView[], name: string, update: (g: GateView | undefined) => GateView): GateView[] {
@@ -43,7 +49,11 @@ function upsertGate(gates: GateView[], name: string, update: (g: GateView | unde
 }
 
 function gateCounts(gates: GateView[]): { passed: number; failed: number; total: number } {
-  return { passed: gates.filter((g) => g.passed === true).length, failed: gates.filter((g) => g.passed === false).length, total: gates.length };
+  return {
+    passed: gates.filter((g) => g.passed === true).length,
+    failed: gates.filter((g) => g.passed === false).length,
+    total: gates.length,
+  };
 }
 
 export const delegationHandlers = {
@@ -107,7 +117,12 @@ export const delegationHandlers = {
       ...(e.tests ? { tests: testCounts(e.tests) } : {}),
       ...(e.severity ? { severity: e.severity } : {}),
       ...(e.integrity && (e.integrity.violations.length || e.integrity.allowed.length)
-        ? { integrity: { violations: e.integrity.violations.slice(0, 20).map((v) => clip(v, 500)), allowed: e.integrity.allowed.slice(0, 20).map((v) => clip(v, 500)) } }
+        ? {
+            integrity: {
+              violations: e.integrity.violations.slice(0, 20).map((v) => clip(v, 500)),
+              allowed: e.integrity.allowed.slice(0, 20).map((v) => clip(v, 500)),
+            },
+          }
         : {}),
       ...(e.preExisting?.length ? { preExisting: e.preExisting.slice(0, 20).map((n) => clip(n, 300)) } : {}),
       ...(e.flaky?.length ? { flaky: e.flaky.slice(0, 20).map((n) => clip(n, 300)) } : {}),
@@ -115,13 +130,24 @@ export const delegationHandlers = {
     });
     if (e.taskId === undefined) {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];
-      return { ...state, workspaceGates: upsertGate(base, e.gate, (g) => ({ ...finish(g), runId: e.runId })).slice(-LIMITS.workspaceGates) };
+      return {
+        ...state,
+        workspaceGates: upsertGate(base, e.gate, (g) => ({ ...finish(g), runId: e.runId })).slice(-LIMITS.workspaceGates),
+      };
     }
     const mergeTarget = e.iteration === undefined ? mergeCheckTarget(state, e.taskId) : undefined;
     return updateTask(state, e.taskId, (t) => {
       const gates = upsertGate(t.gatesIteration === e.iteration && t.gatesMergeTarget === mergeTarget ? t.gates : [], e.gate, finish);
-      const withGates: TaskView = { ...t, gates, gatesIteration: e.iteration, gatesMergeTarget: mergeTarget, ...(e.kind === 'tests' && e.tests ? { tests: testCounts(e.tests) } : {}) };
-      return e.iteration === undefined ? withGates : updateIteration(withGates, e.iteration, (row) => ({ ...row, gates: gateCounts(gates) }));
+      const withGates: TaskView = {
+        ...t,
+        gates,
+        gatesIteration: e.iteration,
+        gatesMergeTarget: mergeTarget,
+        ...(e.kind === 'tests' && e.tests ? { tests: testCounts(e.tests) } : {}),
+      };
+      return e.iteration === undefined
+        ? withGates
+        : updateIteration(withGates, e.iteration, (row) => ({ ...row, gates: gateCounts(gates) }));
     });
   },
 } satisfies Handlers;

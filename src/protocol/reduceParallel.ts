@@ -35,7 +35,11 @@ export const parallelHandlers = {
       ...(e.commit ? { commit: e.commit } : {}),
       ...(e.proof ? { proof: clip(e.proof, 500) } : previous?.proof ? { proof: previous.proof } : {}),
       ...(e.chain ? { chain: { ...e.chain, ahead: e.chain.ahead.slice(0, 20) } } : {}),
-      ...(e.gates ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) } : !fresh && previous?.gates ? { gates: previous.gates } : {}),
+      ...(e.gates
+        ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) }
+        : !fresh && previous?.gates
+          ? { gates: previous.gates }
+          : {}),
     };
     let queue: QueueEntryView[];
     if (previous && e.state === 'queued' && (previous.state === 'conflict' || previous.state === 'failed' || previous.state === 'merged')) {

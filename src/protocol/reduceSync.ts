@@ -34,12 +34,25 @@ function mergeCheckpoint(task: TaskView, seed: TaskSeed): TaskView {
       commit: record.commit,
       error: record.error,
       tokens: record.tokens,
-      gates: record.gates.length > 0 ? { passed: record.gates.filter((g) => g.passed).length, failed: record.gates.filter((g) => !g.passed).length, total: record.gates.length } : undefined,
+      gates:
+        record.gates.length > 0
+          ? {
+              passed: record.gates.filter((g) => g.passed).length,
+              failed: record.gates.filter((g) => !g.passed).length,
+              total: record.gates.length,
+            }
+          : undefined,
     }));
   }
   const rows = next.iterations;
   for (let i = 1; i < rows.length; i++) {
-    if (rows[i].escalatedFrom === undefined && rows[i - 1].model && rows[i].model && rows[i - 1].model !== rows[i].model && rows[i - 1].n === rows[i].n - 1) {
+    if (
+      rows[i].escalatedFrom === undefined &&
+      rows[i - 1].model &&
+      rows[i].model &&
+      rows[i - 1].model !== rows[i].model &&
+      rows[i - 1].n === rows[i].n - 1
+    ) {
       const escalatedFrom = rows[i - 1].model;
       next = updateIteration(next, rows[i].n, (row) => ({ ...row, escalatedFrom }));
     }
@@ -52,7 +65,8 @@ function applySeed(task: TaskView, seed: TaskSeed): TaskView {
   const held = seed.status !== 'review' ? undefined : JSON.stringify(seen) === JSON.stringify(task.reviewHold) ? task.reviewHold : seen;
   const patched = patch(task, {
     // a new array every sync: kept as it was when it says the same (no re-render for nothing)
-    questions: seed.questions === undefined || JSON.stringify(seed.questions) === JSON.stringify(task.questions) ? task.questions : seed.questions,
+    questions:
+      seed.questions === undefined || JSON.stringify(seed.questions) === JSON.stringify(task.questions) ? task.questions : seed.questions,
     reviewHold: held,
     title: seed.title,
     status: seed.status,

@@ -8,11 +8,17 @@ import { undecided } from '../core/util/exhaustive';
 import { warningRule } from '../core/warningPolicy';
 import type { AgentLive, LiveStatus, QueuedLive, QueuedState } from './liveStatus';
 
-
 const QUEUED: ReadonlySet<string> = new Set<QueuedState>(['queued', 'merging', 'checking', 'waiting']);
 
 function focus(live: LiveStatus, agent: AgentLive | undefined): LiveStatus {
-  return { ...live, taskId: agent?.taskId, title: agent?.title, iteration: agent?.iteration, maxIterations: agent?.maxIterations, progress: agent?.progress };
+  return {
+    ...live,
+    taskId: agent?.taskId,
+    title: agent?.title,
+    iteration: agent?.iteration,
+    maxIterations: agent?.maxIterations,
+    progress: agent?.progress,
+  };
 }
 
 function withAgent(live: LiveStatus, taskId: string, update: (agent: AgentLive) => AgentLive): LiveStatus {
@@ -44,16 +50,30 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'run.started':
       return { state: live.state, agents: [], queue: [], ...(live.attention ? { attention: live.attention } : {}) };
     case 'task.started':
-      return withAgent(live, event.taskId, (a) => ({ ...a, title: event.title, iteration: event.iteration, maxIterations: event.maxIterations }));
+      return withAgent(live, event.taskId, (a) => ({
+        ...a,
+        title: event.title,
+        iteration: event.iteration,
+        maxIterations: event.maxIterations,
+      }));
     case 'iteration.started':
       return withAgent(live, event.taskId, (a) => ({ ...a, iteration: event.iteration, maxIterations: event.maxIterations }));
     case 'signal':
-      return event.signal.kind === 'PROGRESS' ? withAgent(live, event.taskId, (a) => ({ ...a, progress: event.signal.kind === 'PROGRESS' ? event.signal.percent : a.progress })) : live;
+      return event.signal.kind === 'PROGRESS'
+        ? withAgent(live, event.taskId, (a) => ({ ...a, progress: event.signal.kind === 'PROGRESS' ? event.signal.percent : a.progress }))
+        : live;
     case 'worktree':
       if (event.state !== 'ready' || !(live.agents ?? []).some((a) => a.taskId === event.taskId)) return live;
       return withAgent(live, event.taskId, (a) => ({ ...a, worktree: event.path }));
     case 'merge': {
-      const queued = QUEUED.has(event.state) ? { taskId: event.taskId, state: event.state as QueuedState, ...(event.detail ? { detail: event.detail } : {}), ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}) } : undefined;
+      const queued = QUEUED.has(event.state)
+        ? {
+            taskId: event.taskId,
+            state: event.state as QueuedState,
+            ...(event.detail ? { detail: event.detail } : {}),
+            ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}),
+          }
+        : undefined;
       const next = withQueued(live, queued, event.taskId);
       return queued ? withoutAgent(next, event.taskId) : next;
     }

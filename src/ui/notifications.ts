@@ -18,13 +18,59 @@ type Show = (message: string, ...items: string[]) => Thenable<string | undefined
 
 /** Per task end: the notification's kind and its actions (label → command run on the task). */
 const FINISHED: Partial<Record<string, { show: 'info' | 'warning' | 'error'; actions: [string, string][] }>> = {
-  done: { show: 'info', actions: [['Show Report', 'ralph.showReport'], ['Open Progress Panel', 'ralph.openPanel']] },
-  blocked: { show: 'warning', actions: [['Answer…', 'ralph.answerTask'], ['Unblock', 'ralph.unblockTask'], ['Open Progress Panel', 'ralph.openPanel']] },
-  needs_help: { show: 'warning', actions: [['Answer…', 'ralph.answerTask'], ['Open Progress Panel', 'ralph.openPanel']] },
-  review: { show: 'info', actions: [['Show Changes', 'ralph.showChanges'], ['Approve', 'ralph.approveTask'], ['Open Progress Panel', 'ralph.openPanel']] },
-  timeout: { show: 'warning', actions: [['Retry', 'ralph.retryTask'], ['Increase Limit', 'ralph.increaseMaxIterations'], ['Open Progress Panel', 'ralph.openPanel']] },
-  failed: { show: 'error', actions: [['Retry', 'ralph.retryTask'], ['Open Progress Panel', 'ralph.openPanel'], ['Open Log', 'ralph.showLog']] },
-  halted: { show: 'info', actions: [['Resume', 'ralph.runSelectedTask'], ['Open Progress Panel', 'ralph.openPanel']] },
+  done: {
+    show: 'info',
+    actions: [
+      ['Show Report', 'ralph.showReport'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
+  blocked: {
+    show: 'warning',
+    actions: [
+      ['Answer…', 'ralph.answerTask'],
+      ['Unblock', 'ralph.unblockTask'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
+  needs_help: {
+    show: 'warning',
+    actions: [
+      ['Answer…', 'ralph.answerTask'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
+  review: {
+    show: 'info',
+    actions: [
+      ['Show Changes', 'ralph.showChanges'],
+      ['Approve', 'ralph.approveTask'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
+  timeout: {
+    show: 'warning',
+    actions: [
+      ['Retry', 'ralph.retryTask'],
+      ['Increase Limit', 'ralph.increaseMaxIterations'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
+  failed: {
+    show: 'error',
+    actions: [
+      ['Retry', 'ralph.retryTask'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+      ['Open Log', 'ralph.showLog'],
+    ],
+  },
+  halted: {
+    show: 'info',
+    actions: [
+      ['Resume', 'ralph.runSelectedTask'],
+      ['Open Progress Panel', 'ralph.openPanel'],
+    ],
+  },
 };
 
 /** Commands run from a notification without the task id (Set API Key would take it for the key). */
@@ -61,20 +107,37 @@ export class Notifications extends DisposableBase {
     if (o.reviews.length > 0) actions.push(['Show Review List', () => vscode.commands.executeCommand('ralph.showReviews')]);
     actions.push(['Open Progress Panel', () => vscode.commands.executeCommand('ralph.openPanel', first?.taskId)]);
     const needs = o.questions.length + o.reviews.length;
-    const show = o.failed.length > 0 ? vscode.window.showWarningMessage : needs > 0 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const show =
+      o.failed.length > 0
+        ? vscode.window.showWarningMessage
+        : needs > 0
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
     const text = `Ralph: run finished — ${runOutcomeLine(o)}${first ? `. ${first.taskId} asks: ${first.question}` : ''}`;
-    this.once('run.finished', show, text, actions.map(([label]) => label), (choice) => actions.find(([label]) => label === choice)?.[1]());
+    this.once(
+      'run.finished',
+      show,
+      text,
+      actions.map(([label]) => label),
+      (choice) => actions.find(([label]) => label === choice)?.[1](),
+    );
   }
 
   private warning(event: EventOf<'warning'>): void {
     const actions = warningActions(event.code).filter((a) => a !== 'dismiss');
     const labels = actions.map((a) => WARNING_ACTION_LABEL[a]);
     const task = event.taskId ? ` (${event.taskId})` : '';
-    this.once(`warning:${event.code}:${event.taskId ?? ''}`, vscode.window.showWarningMessage, `Ralph${task}: ${event.message}`, [...labels, 'Open Log'], (choice) => {
-      if (choice === 'Open Log') return this.s.logger.channel.show(true);
-      const action = actions.find((a) => WARNING_ACTION_LABEL[a] === choice) as WarningAction | undefined;
-      if (action) void this.s.warnings.run(warningIdOf(event.runId, event.seq), action);
-    });
+    this.once(
+      `warning:${event.code}:${event.taskId ?? ''}`,
+      vscode.window.showWarningMessage,
+      `Ralph${task}: ${event.message}`,
+      [...labels, 'Open Log'],
+      (choice) => {
+        if (choice === 'Open Log') return this.s.logger.channel.show(true);
+        const action = actions.find((a) => WARNING_ACTION_LABEL[a] === choice) as WarningAction | undefined;
+        if (action) void this.s.warnings.run(warningIdOf(event.runId, event.seq), action);
+      },
+    );
   }
 
   private finished(event: EventOf<'task.finished'>): void {
@@ -86,13 +149,24 @@ export class Notifications extends DisposableBase {
       event.status === 'done'
         ? `Ralph: ${name} is done after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}.`
         : `Ralph: ${name} ${event.status === 'needs_help' ? 'needs you' : event.status === 'review' ? 'is ready for your review' : event.status === 'timeout' ? 'timed out' : `is ${event.status}`} after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'}: ${event.reason}`;
-    const show = kind.show === 'info' ? vscode.window.showInformationMessage : kind.show === 'warning' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+    const show =
+      kind.show === 'info'
+        ? vscode.window.showInformationMessage
+        : kind.show === 'warning'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showErrorMessage;
     // halted on a bad key: setting the key comes first
     const actions: [string, string][] = event.fault === 'auth' ? [['Set API Key', 'ralph.setApiKey'], ...kind.actions] : kind.actions;
-    this.once(`finished:${event.taskId}`, show, text, actions.map(([label]) => label), (choice) => {
-      const command = actions.find(([label]) => label === choice)?.[1];
-      if (command) void vscode.commands.executeCommand(command, ...(NO_TASK_ARGUMENT.has(command) ? [] : [event.taskId]));
-    });
+    this.once(
+      `finished:${event.taskId}`,
+      show,
+      text,
+      actions.map(([label]) => label),
+      (choice) => {
+        const command = actions.find(([label]) => label === choice)?.[1];
+        if (command) void vscode.commands.executeCommand(command, ...(NO_TASK_ARGUMENT.has(command) ? [] : [event.taskId]));
+      },
+    );
   }
 
   private error(event: EventOf<'error'>): void {

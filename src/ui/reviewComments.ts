@@ -22,9 +22,15 @@ export class ReviewComments extends DisposableBase {
   constructor() {
     super();
     this.controller = this.register(vscode.comments.createCommentController('ralph.review', 'Ralph review'));
-    this.controller.options = { prompt: 'Comment on this line for the agent (sent with Request Changes)', placeHolder: 'What should change here?' };
+    this.controller.options = {
+      prompt: 'Comment on this line for the agent (sent with Request Changes)',
+      placeHolder: 'What should change here?',
+    };
     this.controller.commentingRangeProvider = {
-      provideCommentingRanges: (document) => (document.uri.scheme === GIT_SCHEME && parseGitUri(document.uri)?.ref ? [new vscode.Range(0, 0, Math.max(0, document.lineCount - 1), 0)] : []),
+      provideCommentingRanges: (document) =>
+        document.uri.scheme === GIT_SCHEME && parseGitUri(document.uri)?.ref
+          ? [new vscode.Range(0, 0, Math.max(0, document.lineCount - 1), 0)]
+          : [],
     };
     this.register({ dispose: () => this.threads.forEach((t) => t.dispose()) });
   }
@@ -51,7 +57,12 @@ export class ReviewComments extends DisposableBase {
     for (const thread of this.threads) {
       const at = parseGitUri(thread.uri);
       if (at?.taskId !== taskId || !thread.range) continue;
-      for (const comment of thread.comments) out.push({ file: at.file, line: thread.range.start.line + 1, text: typeof comment.body === 'string' ? comment.body : comment.body.value });
+      for (const comment of thread.comments)
+        out.push({
+          file: at.file,
+          line: thread.range.start.line + 1,
+          text: typeof comment.body === 'string' ? comment.body : comment.body.value,
+        });
     }
     return out.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   }

@@ -41,14 +41,17 @@ export class RalphStatusBar extends DisposableBase {
     const questions = this.tasks.filter((t) => t.status === 'blocked' || t.status === 'needs_help').length;
     const reviews = this.tasks.filter((t) => t.status === 'review').length;
     // what waits for the person, in words: `1 question · 2 to review`
-    const wanted = [questions ? `${questions} question${questions === 1 ? '' : 's'}` : '', reviews ? `${reviews} to review` : ''].filter(Boolean).join(' · ');
+    const wanted = [questions ? `${questions} question${questions === 1 ? '' : 's'}` : '', reviews ? `${reviews} to review` : '']
+      .filter(Boolean)
+      .join(' · ');
     const needYou = wanted ? ` · ${wanted}` : '';
     const agents = live.agents ?? [];
     const queued = (live.queue ?? []).length;
     const several = agents.length > 1;
     // one agent: its iteration and progress; several: how many, and how many tasks wait in the merge queue
     const position = several ? ` ${agents.length} agents` : live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
-    const progress = (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '') + needYou;
+    const progress =
+      (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '') + needYou;
     const task = several ? agentLines(agents) : live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
     let state: StatusBarState;
     let text: string;
@@ -82,18 +85,33 @@ export class RalphStatusBar extends DisposableBase {
     this.shown = state;
     this.item.text = text;
     const markdown = new vscode.MarkdownString(tooltip, true);
-    markdown.isTrusted = { enabledCommands: ['ralph.openPanel', 'ralph.pause', 'ralph.resume', 'ralph.stop', 'ralph.startAutopilot', 'ralph.answerTask', 'ralph.showReviews'] };
+    markdown.isTrusted = {
+      enabledCommands: [
+        'ralph.openPanel',
+        'ralph.pause',
+        'ralph.resume',
+        'ralph.stop',
+        'ralph.startAutopilot',
+        'ralph.answerTask',
+        'ralph.showReviews',
+      ],
+    };
     this.item.tooltip = markdown;
     const where = several ? `,${position}` : position ? `, iteration${position}` : '';
     const percent = !several && live.progress !== undefined ? `, ${live.progress} percent` : '';
-    this.item.accessibilityInformation = { label: `Ralph Loop: ${state}${where}${percent}${queued > 0 ? `, ${queued} queued for merge` : ''}${wanted ? `, ${wanted}` : ''}`, role: 'button' };
+    this.item.accessibilityInformation = {
+      label: `Ralph Loop: ${state}${where}${percent}${queued > 0 ? `, ${queued} queued for merge` : ''}${wanted ? `, ${wanted}` : ''}`,
+      role: 'button',
+    };
     this.item.backgroundColor = state === 'attention' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 }
 
 /** `T-1 (3/50 · 40%), T-2 (1/50)` for the tooltip of a parallel run. */
 function agentLines(agents: readonly AgentLive[]): string {
-  return agents.map((a) => `${a.taskId} (${a.iteration ?? 0}/${a.maxIterations ?? '?'}${a.progress !== undefined ? ` · ${a.progress}%` : ''})`).join(', ');
+  return agents
+    .map((a) => `${a.taskId} (${a.iteration ?? 0}/${a.maxIterations ?? '?'}${a.progress !== undefined ? ` · ${a.progress}%` : ''})`)
+    .join(', ');
 }
 
 function escape(text: string): string {

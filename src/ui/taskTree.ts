@@ -9,7 +9,18 @@ import type { TaskRemote } from '../core/tasks/remote';
 import { currentRemote, remoteLinkLabel, remoteLook, remoteWords } from '../protocol/remoteLook';
 
 /** Group order in the tree: what needs attention or is moving first. */
-export const STATUS_ORDER: readonly TaskStatus[] = ['in_progress', 'needs_help', 'review', 'blocked', 'todo', 'halted', 'timeout', 'failed', 'done', 'cancelled'];
+export const STATUS_ORDER: readonly TaskStatus[] = [
+  'in_progress',
+  'needs_help',
+  'review',
+  'blocked',
+  'todo',
+  'halted',
+  'timeout',
+  'failed',
+  'done',
+  'cancelled',
+];
 
 const STATUS_LABEL: Record<TaskStatus, string> = {
   todo: 'To do',
@@ -175,7 +186,13 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (node instanceof WaitingFileNode) return [];
     if (node instanceof TaskNode) return (this.queued(node.task)?.files ?? []).map((file) => new WaitingFileNode(node.task.id, file));
     if (node instanceof StatusGroupNode) return node.tasks.map((t) => new TaskNode(t));
-    return STATUS_ORDER.map((status) => new StatusGroupNode(status, this.tasks.filter((t) => t.status === status))).filter((g) => g.tasks.length > 0);
+    return STATUS_ORDER.map(
+      (status) =>
+        new StatusGroupNode(
+          status,
+          this.tasks.filter((t) => t.status === status),
+        ),
+    ).filter((g) => g.tasks.length > 0);
   }
 
   /** A message above the tree when the store cannot be read. */
@@ -212,7 +229,10 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     const queued = this.queued(task);
     const waiting = queued?.state === 'waiting';
     // a merge waiting on the person's files shows them as children (a click opens one)
-    const item = new vscode.TreeItem(task.title, waiting && queued.files?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      task.title,
+      waiting && queued.files?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = `task:${task.id}`;
     const worktree = this.worktrees.get(task.id);
     // `.worktree`: the menus offer Clean Up Worktree (and Retry asks continue / fresh) only then;
@@ -231,15 +251,28 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     if (task.check) tooltip.appendMarkdown('\n\n**Check** (a required gate of this task): ').appendText(task.check);
     if (task.proof) tooltip.appendMarkdown('\n\n**Proof:** ').appendText(task.proof);
     if (task.lastSignal) tooltip.appendMarkdown('\n\n**Last signal:** ').appendText(task.lastSignal);
-    if (task.blockedReason) tooltip.appendMarkdown(task.status === 'needs_help' ? '\n\n**Question:** ' : task.status === 'review' ? '\n\n**Waits for your review:** ' : '\n\n**Reason:** ').appendText(task.blockedReason);
-    for (const q of (task.questions ?? []).filter((x) => x.answer !== undefined).slice(-3)) tooltip.appendMarkdown('\n\n**Answered:** ').appendText(`${q.kind === 'review' ? 'review feedback' : q.question} → ${q.answer}`);
+    if (task.blockedReason)
+      tooltip
+        .appendMarkdown(
+          task.status === 'needs_help'
+            ? '\n\n**Question:** '
+            : task.status === 'review'
+              ? '\n\n**Waits for your review:** '
+              : '\n\n**Reason:** ',
+        )
+        .appendText(task.blockedReason);
+    for (const q of (task.questions ?? []).filter((x) => x.answer !== undefined).slice(-3))
+      tooltip.appendMarkdown('\n\n**Answered:** ').appendText(`${q.kind === 'review' ? 'review feedback' : q.question} → ${q.answer}`);
     if (queued?.detail) tooltip.appendMarkdown('\n\n**Merge queue:** ').appendText(queued.detail);
     if (worktree) tooltip.appendMarkdown('\n\n**Worktree:** ').appendText(worktree);
     const block = this.blocks.get(task.id);
-    if (block) tooltip.appendMarkdown(block.kind === 'invalid' ? '\n\n**Can never start:** ' : '\n\n**Waiting:** ').appendText(block.message);
+    if (block)
+      tooltip.appendMarkdown(block.kind === 'invalid' ? '\n\n**Can never start:** ' : '\n\n**Waiting:** ').appendText(block.message);
     if (remote) this.remoteLook(item, task.id, remote, tooltip);
     item.tooltip = tooltip;
-    item.accessibilityInformation = { label: `${task.title}, ${task.id}, ${STATUS_LABEL[task.status]}${item.description && item.description !== task.id ? `, ${item.description}` : ''}` };
+    item.accessibilityInformation = {
+      label: `${task.title}, ${task.id}, ${STATUS_LABEL[task.status]}${item.description && item.description !== task.id ? `, ${item.description}` : ''}`,
+    };
     return item;
   }
 
@@ -272,7 +305,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
     const parts: string[] = [];
     const block = this.blocks.get(task.id);
     if (block?.kind === 'invalid') parts.push(`can never start: ${block.message}`);
-    else if (block) parts.push(`waiting on ${task.dependsOn.filter((d) => this.tasks.find((t) => t.id === d)?.status !== 'done').join(', ')}`);
+    else if (block)
+      parts.push(`waiting on ${task.dependsOn.filter((d) => this.tasks.find((t) => t.id === d)?.status !== 'done').join(', ')}`);
     if (iteration > 0 || task.status === 'in_progress') parts.push(`iteration ${iteration}${max ? `/${max}` : ''}`);
     if (progress !== undefined) parts.push(`${progress}%`);
     return parts.length > 0 ? parts.join(' · ') : task.id;

@@ -26,13 +26,57 @@ interface Section {
 }
 
 const SECTIONS: Section[] = [
-  { key: 'header', deps: (c) => [c.state.run.phase, c.state.tasks.map((t) => `${t.id}\u0000${t.status}\u0000${t.title}`).join('\u0001'), c.task?.id, c.client.view.selectedTaskId, c.task?.remote], build: header },
+  {
+    key: 'header',
+    deps: (c) => [
+      c.state.run.phase,
+      c.state.tasks.map((t) => `${t.id}\u0000${t.status}\u0000${t.title}`).join('\u0001'),
+      c.task?.id,
+      c.client.view.selectedTaskId,
+      c.task?.remote,
+    ],
+    build: header,
+  },
   { key: 'agents', deps: (c) => [c.state.run.phase, c.state.tasks, c.state.queue, c.task?.id], build: agents },
-  { key: 'queue', deps: (c) => [c.state.queue, c.state.mergeTarget, c.state.tasks.map((t) => `${t.id}\u0000${t.status}`).join('\u0001')], build: queue },
+  {
+    key: 'queue',
+    deps: (c) => [c.state.queue, c.state.mergeTarget, c.state.tasks.map((t) => `${t.id}\u0000${t.status}`).join('\u0001')],
+    build: queue,
+  },
   { key: 'warnings', deps: (c) => [c.state.warnings, c.state.tasks.length], build: warnings },
   { key: 'summary', deps: (c) => [c.state.run.outcome, c.state.run.phase], build: runSummary },
-  { key: 'card', deps: (c) => [c.task?.finish, c.task?.status, c.task?.gates, c.task?.blockedReason, c.task?.worktree, c.task?.questions, c.task?.reviewHold, c.state.queue], build: finishCard },
-  { key: 'progress', deps: (c) => [c.task?.iteration, c.task?.maxIterations, c.task?.progress, c.task?.lastSignal, c.task?.tests, c.task?.commits, c.task?.model, c.task?.tokens, c.task?.elapsedMs, c.task?.iterations, c.task?.status, c.task?.remote], build: progressBox },
+  {
+    key: 'card',
+    deps: (c) => [
+      c.task?.finish,
+      c.task?.status,
+      c.task?.gates,
+      c.task?.blockedReason,
+      c.task?.worktree,
+      c.task?.questions,
+      c.task?.reviewHold,
+      c.state.queue,
+    ],
+    build: finishCard,
+  },
+  {
+    key: 'progress',
+    deps: (c) => [
+      c.task?.iteration,
+      c.task?.maxIterations,
+      c.task?.progress,
+      c.task?.lastSignal,
+      c.task?.tests,
+      c.task?.commits,
+      c.task?.model,
+      c.task?.tokens,
+      c.task?.elapsedMs,
+      c.task?.iterations,
+      c.task?.status,
+      c.task?.remote,
+    ],
+    build: progressBox,
+  },
   { key: 'gates', deps: (c) => [c.task?.gates, c.task?.gatesIteration, c.task?.gatesMergeTarget, c.state.workspaceGates], build: gates },
   { key: 'timeline', deps: (c) => [c.task?.iterations, c.task?.status, c.task?.progress, c.task?.elapsedMs], build: timeline },
   { key: 'stream', deps: (c) => [c.task?.stream, c.task?.status], build: stream },
@@ -93,8 +137,21 @@ export class Renderer {
         'section',
         { class: 'box empty', 'data-section': 'empty' },
         h('h2', {}, 'Nothing has run yet'),
-        h('p', {}, 'Add a task, then start the autopilot: every iteration, its delegations, gate results and warnings show here as they happen.'),
-        h('div', { class: 'actions' }, button('Add Task', () => this.client.command('addTask'), { icon: 'add', focusKey: 'empty-add' }), button('Start Autopilot', () => this.client.command('startAutopilot'), { icon: 'run-all', secondary: true, focusKey: 'empty-start' })),
+        h(
+          'p',
+          {},
+          'Add a task, then start the autopilot: every iteration, its delegations, gate results and warnings show here as they happen.',
+        ),
+        h(
+          'div',
+          { class: 'actions' },
+          button('Add Task', () => this.client.command('addTask'), { icon: 'add', focusKey: 'empty-add' }),
+          button('Start Autopilot', () => this.client.command('startAutopilot'), {
+            icon: 'run-all',
+            secondary: true,
+            focusKey: 'empty-start',
+          }),
+        ),
       );
       this.root.append(this.emptyShown);
     } else if (!empty && this.emptyShown) {

@@ -92,7 +92,10 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     await dialog().waitFor({ timeout: 30_000 });
     const text = await dialog().innerText();
     assert.match(text, /Ralph needs a GitHub token to run tasks on GitHub Actions\./);
-    assert.match(text, /no GITHUB_TOKEN, GH_TOKEN or gh login[\s\S]*set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from[\s\S]*code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN[\s\S]*gh auth login/);
+    assert.match(
+      text,
+      /no GITHUB_TOKEN, GH_TOKEN or gh login[\s\S]*set GH_TOKEN or GITHUB_TOKEN in the environment the editor starts from[\s\S]*code-server keeps GITHUB_TOKEN to itself, so there use GH_TOKEN[\s\S]*gh auth login/,
+    );
     screenshots.push(await wb.screenshot('forge-no-token-question-light', dialog()));
     await dialog().locator('.monaco-button', { hasText: 'Cancel' }).click();
     const error = await wb.notification(/no GitHub token/);
@@ -108,13 +111,20 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
       await dialog().waitFor({ timeout: 30_000 });
       await dialog().locator('.monaco-button', { hasText: 'Sign In to GitHub' }).click();
       // VS Code's own consent for the extension's sign-in
-      await until('VS Code\'s consent', async () => /The extension 'Ralph Loop' wants to sign in using GitHub/.test(await dialog().innerText()), 60_000);
+      await until(
+        "VS Code's consent",
+        async () => /The extension 'Ralph Loop' wants to sign in using GitHub/.test(await dialog().innerText()),
+        60_000,
+      );
     };
     await signIn();
     screenshots.push(await wb.screenshot('forge-sign-in-consent-light', dialog()));
     await dialog().locator('.monaco-button', { hasText: 'Cancel' }).click();
     const refused = await wb.notification(/GitHub sign-in did not complete/);
-    assert.match(await refused.innerText(), /Ralph: the GitHub sign-in did not complete \(User did not consent to login\.\): sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/);
+    assert.match(
+      await refused.innerText(),
+      /Ralph: the GitHub sign-in did not complete \(User did not consent to login\.\): sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/,
+    );
     await clearNotifications();
 
     // allowed: offline, VS Code's GitHub sign-in never answers; Ralph says it waits, and Cancel ends the wait
@@ -124,7 +134,10 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     screenshots.push(await wb.screenshot('forge-sign-in-waiting-light', page.locator('.notifications-center')));
     await waiting.locator('.monaco-button', { hasText: 'Cancel' }).click();
     const cancelled = await wb.notification(/GitHub sign-in did not complete \(cancelled\)/);
-    assert.match(await cancelled.innerText(), /Ralph: the GitHub sign-in did not complete \(cancelled\): sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/);
+    assert.match(
+      await cancelled.innerText(),
+      /Ralph: the GitHub sign-in did not complete \(cancelled\): sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/,
+    );
     screenshots.push(await wb.screenshot('forge-sign-in-cancelled-light', page.locator('.notifications-center')));
     await clearNotifications();
     assert.equal(scene.github.requests.length, 0);
@@ -169,17 +182,24 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     const badge = wb.panel().locator('[data-testid="remote-badge"]');
     const box = wb.panel().locator('[data-testid="remote-box"]');
     await picker.selectOption('W-3');
-    await until('W-3\'s badge', async () => (await badge.innerText()).trim() === 'PR open');
-    assert.match(await box.innerText(), /ON GITHUB ACTIONS[\s\S]*State\s+PR open[\s\S]*Detail\s+auto-merge on: waiting for the required checks[\s\S]*Link\s+Open the pull request/i);
+    await until("W-3's badge", async () => (await badge.innerText()).trim() === 'PR open');
+    assert.match(
+      await box.innerText(),
+      /ON GITHUB ACTIONS[\s\S]*State\s+PR open[\s\S]*Detail\s+auto-merge on: waiting for the required checks[\s\S]*Link\s+Open the pull request/i,
+    );
     assert.equal(await box.locator('[data-testid="remote-link"]').getAttribute('href'), scene.github.pullOf('ralph/W-3')!.html_url);
     // live: the queue takes W-3 while the panel shows it
     scene.github.enqueue('ralph/W-3');
-    await until('W-3\'s badge in the queue', async () => /in merge queue · position 2, awaiting checks/.test(await badge.innerText()), 60_000);
+    await until(
+      "W-3's badge in the queue",
+      async () => /in merge queue · position 2, awaiting checks/.test(await badge.innerText()),
+      60_000,
+    );
     assert.equal(await badge.getAttribute('href'), scene.github.pullOf('ralph/W-3')!.html_url);
     assert.match(await box.innerText(), /State\s+in merge queue · position 2, awaiting checks/);
     screenshots.push(await wb.screenshot('forge-panel-in-queue-light', wb.editorArea()));
     await picker.selectOption('W-5');
-    await until('W-5\'s badge', async () => /failed on GitHub Actions/.test(await badge.innerText()));
+    await until("W-5's badge", async () => /failed on GitHub Actions/.test(await badge.innerText()));
     assert.match((await badge.getAttribute('href')) ?? '', /\/actions\/runs\/\d+\/job\/\d+$/);
     assert.match((await badge.getAttribute('title')) ?? '', /failed on GitHub Actions: the job ended failure/);
     assert.match(await box.innerText(), /Detail\s+the job ended failure[\s\S]*Open the job on GitHub Actions/);
@@ -187,7 +207,10 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
 
     // the badge opens the job, the tree's row the pull request: both through Open on GitHub, VS Code asking once
     const job = await opened(() => badge.click());
-    assert.match(job, /^dialog: [\s\S]*open the external website\?[\s\S]*https:\/\/github\.example\/acme\/widgets\/actions\/runs\/\d+\/job\/\d+$/);
+    assert.match(
+      job,
+      /^dialog: [\s\S]*open the external website\?[\s\S]*https:\/\/github\.example\/acme\/widgets\/actions\/runs\/\d+\/job\/\d+$/,
+    );
     const pull = await opened(() => row('W-3').click());
     assert.match(pull, /^dialog: [\s\S]*https:\/\/github\.example\/acme\/widgets\/pull\/3$/);
     assert.equal(popups, 0, 'no page opened behind the question');
@@ -199,7 +222,7 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     await until('the panel in the dark theme', async () => (await wb.panel().locator('body.vscode-dark').count()) > 0, 30_000);
     screenshots.push(await wb.screenshot('forge-panel-failed-dark', wb.editorArea()));
     await wb.panel().locator('select').selectOption('W-1');
-    await until('W-1\'s badge', async () => /merged/.test(await wb.panel().locator('[data-testid="remote-badge"]').innerText()));
+    await until("W-1's badge", async () => /merged/.test(await wb.panel().locator('[data-testid="remote-badge"]').innerText()));
     screenshots.push(await wb.screenshot('forge-panel-merged-dark', wb.editorArea()));
     screenshots.push(await wb.screenshot('forge-tree-dark', wb.sideBar()));
   });
@@ -220,14 +243,20 @@ describe('Tasks on GitHub Actions in the browser (code-server + Chromium, packag
     await openEditor({ GITHUB_TOKEN: '', GH_TOKEN: '', GH_CONFIG_DIR: fs.mkdtempSync(path.join(path.dirname(workspace), 'gh-')) });
     const warning = await wb.notification(/no GitHub token to follow them/);
     const text = await warning.innerText();
-    assert.match(text, /Ralph: W-2, W-3, W-4, W-6 run on GitHub Actions, but there is no GitHub token to follow them: sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/);
+    assert.match(
+      text,
+      /Ralph: W-2, W-3, W-4, W-6 run on GitHub Actions, but there is no GitHub token to follow them: sign in to GitHub in VS Code[\s\S]*GH_TOKEN[\s\S]*gh auth login/,
+    );
     assert.match(text, /Sign In and Follow/);
     screenshots.push(await wb.screenshot('forge-not-following-light', page.locator('.notifications-center')));
     await clearNotifications();
   });
 
   it('broke no Content Security Policy rule and threw no uncaught error', () => {
-    assert.deepEqual(consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)), []);
+    assert.deepEqual(
+      consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)),
+      [],
+    );
   });
 });
 
@@ -237,7 +266,18 @@ function prepareForgeWorkspace(workspace: string, scene: ForgeScene): void {
   const config = { forge: { repository: 'acme/widgets', apiUrl: scene.github.url, pollSeconds: 0.5 } };
   fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   const now = new Date().toISOString();
-  const tasks = TASKS.map((t, i) => ({ id: t.id, title: t.title, prompt: `write ${t.file}`, promise: `${t.file} exists`, status: 'todo', priority: i + 1, iterations: 0, createdAt: now, updatedAt: now, ...('dependsOn' in t ? { dependsOn: t.dependsOn } : {}) }));
+  const tasks = TASKS.map((t, i) => ({
+    id: t.id,
+    title: t.title,
+    prompt: `write ${t.file}`,
+    promise: `${t.file} exists`,
+    status: 'todo',
+    priority: i + 1,
+    iterations: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...('dependsOn' in t ? { dependsOn: t.dependsOn } : {}),
+  }));
   fs.writeFileSync(path.join(workspace, '.ralph', 'tasks.json'), `${JSON.stringify({ version: 1, tasks }, null, 2)}\n`);
   fs.mkdirSync(path.join(workspace, '.github', 'workflows'), { recursive: true });
   fs.writeFileSync(path.join(workspace, '.github', 'workflows', 'ralph.yml'), 'name: Ralph tasks\non: workflow_dispatch\njobs: {}\n');

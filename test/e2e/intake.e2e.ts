@@ -27,26 +27,70 @@ describe('intake in the browser: the plan review and @ralph /status', function (
   let workspace: string;
   const screenshots: string[] = [];
   const consoleErrors: string[] = [];
-  const tasks = () => (JSON.parse(fs.readFileSync(path.join(workspace, '.ralph', 'tasks.json'), 'utf8')) as { tasks: { id: string; title: string; status: string }[] }).tasks;
+  const tasks = () =>
+    (
+      JSON.parse(fs.readFileSync(path.join(workspace, '.ralph', 'tasks.json'), 'utf8')) as {
+        tasks: { id: string; title: string; status: string }[];
+      }
+    ).tasks;
 
   before(async () => {
-    server = await startScriptedServer({ steps: [planReply([...SHOP_PLAN, proposed('docs', { title: 'Document sign-in', type: 'docs', dependsOn: ['login-form'] })], 'Payments are out of scope, as the PRD says.')] });
+    server = await startScriptedServer({
+      steps: [
+        planReply(
+          [...SHOP_PLAN, proposed('docs', { title: 'Document sign-in', type: 'docs', dependsOn: ['login-form'] })],
+          'Payments are out of scope, as the PRD says.',
+        ),
+      ],
+    });
     workspace = e2eWorkspace();
     fs.mkdirSync(path.join(workspace, 'docs'), { recursive: true });
     fs.writeFileSync(path.join(workspace, 'docs', 'prd.md'), PRD);
     fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
-    fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-planner'], maxRetries: 0 }, loop: { maxParallel: 1 } }, null, 2));
+    fs.writeFileSync(
+      path.join(workspace, '.ralph', 'config.json'),
+      JSON.stringify(
+        { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-planner'], maxRetries: 0 }, loop: { maxParallel: 1 } },
+        null,
+        2,
+      ),
+    );
     const now = new Date().toISOString();
     const seeded = [
-      { id: 'T-001', title: 'Set up the database', prompt: 'p', promise: 'q', status: 'done', iterations: 3, createdAt: now, updatedAt: now },
-      { id: 'T-002', title: 'Pick a session store', prompt: 'p', promise: 'q', status: 'needs_help', blockedReason: 'Redis or the database?', iterations: 1, createdAt: now, updatedAt: now },
+      {
+        id: 'T-001',
+        title: 'Set up the database',
+        prompt: 'p',
+        promise: 'q',
+        status: 'done',
+        iterations: 3,
+        createdAt: now,
+        updatedAt: now,
+      },
+      {
+        id: 'T-002',
+        title: 'Pick a session store',
+        prompt: 'p',
+        promise: 'q',
+        status: 'needs_help',
+        blockedReason: 'Redis or the database?',
+        iterations: 1,
+        createdAt: now,
+        updatedAt: now,
+      },
     ];
     fs.writeFileSync(path.join(workspace, '.ralph', 'tasks.json'), JSON.stringify({ version: 1, tasks: seeded }, null, 2));
     const fixtureVsix = packLmFixture();
     host = await startCodeServer({
       installExtensions: [VSIX, fixtureVsix],
       env: { [KEY_ENV]: 'sk-e2e-intake' },
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false, 'chat.disableAIFeatures': false },
+      userSettings: {
+        'workbench.colorTheme': 'Default Light Modern',
+        'window.autoDetectColorScheme': false,
+        'workbench.tips.enabled': false,
+        'git.enabled': false,
+        'chat.disableAIFeatures': false,
+      },
     });
     fs.rmSync(path.dirname(fixtureVsix), { recursive: true, force: true });
     context = await host.newContext({ viewport: { width: 1440, height: 900 } });
@@ -79,28 +123,53 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     const title = review().locator('section.task[data-key="cart"] .field-title input');
     await title.fill('Cart that survives a reload');
     await title.press('Tab');
-    await until('the edited title back from the host', async () => (await review().locator('section.task[data-key="cart"] .field-title input').inputValue()) === 'Cart that survives a reload');
+    await until(
+      'the edited title back from the host',
+      async () =>
+        (await review().locator('section.task[data-key="cart"] .field-title input').inputValue()) === 'Cart that survives a reload',
+    );
     await review().locator('section.task[data-key="docs"] vscode-button', { hasText: 'Drop' }).click();
     await until('three tasks after the drop', async () => (await review().locator('body').getAttribute('data-tasks')) === '3');
     await wb.hideBottomPanel();
     // the person makes a dependency cycle: Accept is refused, the cycle named
-    await review().locator('section.task[data-key="login-form"] input[type="checkbox"][aria-label="Sign-in form runs after Account lockout"]').check();
+    await review()
+      .locator('section.task[data-key="login-form"] input[type="checkbox"][aria-label="Sign-in form runs after Account lockout"]')
+      .check();
     const problems = review().locator('.problems', { hasText: 'Cannot be accepted yet' });
     await problems.waitFor({ timeout: 20_000 });
     assert.match(await problems.innerText(), /dependency cycle "Sign-in form" → "Account lockout" → "Sign-in form"/);
-    assert.equal(await review().locator('footer vscode-button[disabled]', { hasText: 'Accept' }).count(), 1, 'Accept is disabled while the cycle stands');
-    await review().locator('body').evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
+    assert.equal(
+      await review().locator('footer vscode-button[disabled]', { hasText: 'Accept' }).count(),
+      1,
+      'Accept is disabled while the cycle stands',
+    );
+    await review()
+      .locator('body')
+      .evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
     screenshots.push(await wb.screenshot('plan-review-cycle', wb.editorArea()));
-    await review().locator('section.task[data-key="login-form"] input[type="checkbox"][aria-label="Sign-in form runs after Account lockout"]').uncheck();
+    await review()
+      .locator('section.task[data-key="login-form"] input[type="checkbox"][aria-label="Sign-in form runs after Account lockout"]')
+      .uncheck();
     await problems.waitFor({ state: 'detached', timeout: 20_000 });
-    await review().locator('body').evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
-    assert.equal(await review().locator('section.task[data-key="cart"] select').first().inputValue(), 'feature', 'the edit kept the other fields');
+    await review()
+      .locator('body')
+      .evaluate((body) => body.ownerDocument.defaultView?.scrollTo(0, 0));
+    assert.equal(
+      await review().locator('section.task[data-key="cart"] select').first().inputValue(),
+      'feature',
+      'the edit kept the other fields',
+    );
     screenshots.push(await wb.screenshot('plan-review', wb.editorArea()));
 
     await review().locator('footer vscode-button', { hasText: 'Accept 3 tasks' }).click();
     await review().locator('body[data-status="accepted"]').waitFor({ timeout: 30_000 });
     await until('the accepted tasks in the store', async () => tasks().length === 5);
-    assert.deepEqual(tasks().slice(2).map((t) => t.title), ['Sign-in form', 'Account lockout', 'Cart that survives a reload']);
+    assert.deepEqual(
+      tasks()
+        .slice(2)
+        .map((t) => t.title),
+      ['Sign-in form', 'Account lockout', 'Cart that survives a reload'],
+    );
     await wb.treeRow('Cart that survives a reload').waitFor({ timeout: 30_000 });
     screenshots.push(await wb.screenshot('plan-review-accepted'));
     assert.deepEqual(consoleErrors, []);
@@ -123,7 +192,11 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     };
     await send('@ralph /review ');
     await page.locator('.interactive-input-part', { hasText: 'Scripted' }).first().waitFor({ timeout: 90_000 });
-    await page.locator('.interactive-item-container', { hasText: /No task awaits your review|failed|error/i }).first().waitFor({ timeout: 60_000 }).catch(() => undefined);
+    await page
+      .locator('.interactive-item-container', { hasText: /No task awaits your review|failed|error/i })
+      .first()
+      .waitFor({ timeout: 60_000 })
+      .catch(() => undefined);
     await input.click();
     await page.keyboard.press('Control+L');
     await until('a new, empty chat', async () => (await page.locator('.interactive-item-container').count()) === 0, 30_000);
@@ -138,6 +211,10 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     await answer.scrollIntoViewIfNeeded();
     screenshots.push(await wb.screenshot('chat-ralph-status'));
     screenshots.push(await wb.screenshot('chat-ralph-status-answer', answer));
-    assert.deepEqual(tasks().map((t) => t.status), ['done', 'needs_help', 'todo', 'todo', 'todo'], 'asking for the status changes nothing');
+    assert.deepEqual(
+      tasks().map((t) => t.status),
+      ['done', 'needs_help', 'todo', 'todo', 'todo'],
+      'asking for the status changes nothing',
+    );
   });
 });

@@ -9,10 +9,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { type CodeServerHost } from '../runner/codeServerHost';
-import { PARALLEL_KEY_ENV, PARALLEL_TASKS, type ParallelScenario, prepareParallelWorkspace, startParallelScenario } from './parallelScenario';
+import {
+  PARALLEL_KEY_ENV,
+  PARALLEL_TASKS,
+  type ParallelScenario,
+  prepareParallelWorkspace,
+  startParallelScenario,
+} from './parallelScenario';
 import { until, type Workbench } from './workbench';
 import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
-
 
 describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(240_000);
@@ -78,7 +83,10 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
       assert.match(text, new RegExp(`\\.ralph/worktrees/${task.id}`));
     }
     const labels = await wb.treeLabels();
-    assert.ok(labels.some((l) => /In progress \(3\)/.test(l)), labels.join(' | '));
+    assert.ok(
+      labels.some((l) => /In progress \(3\)/.test(l)),
+      labels.join(' | '),
+    );
   });
 
   it('selecting a tile shows that task below it', async () => {
@@ -96,7 +104,9 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     assert.match(await entry.innerText(), /checking[\s\S]*T-001 · Add the login form/);
     await until('two tiles left', async () => (await wb.panel().locator('[data-testid="agent-tile"]').count()) === 2);
     await until('the status bar with the queue', async () => /Ralph 2 agents · 1 queued/.test(await wb.statusText()));
-    await until('the tree row checking', async () => /merge check running/.test((await wb.treeRow(PARALLEL_TASKS[0].title).getAttribute('aria-label')) ?? ''));
+    await until('the tree row checking', async () =>
+      /merge check running/.test((await wb.treeRow(PARALLEL_TASKS[0].title).getAttribute('aria-label')) ?? ''),
+    );
     await wb.hideBottomPanel();
     await shoot('checking', 'light');
     await toggleTheme('dark');
@@ -111,7 +121,9 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     await until('the task under Done', async () => (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)), 60_000);
     // the first task's own card: its gates were the merged check
     await entry.locator('.queue-task').click();
-    await until('its gate label', async () => /Merged check on main/.test(await wb.panel().locator('[data-testid="gates-label"]').innerText()));
+    await until('its gate label', async () =>
+      /Merged check on main/.test(await wb.panel().locator('[data-testid="gates-label"]').innerText()),
+    );
     await shoot('merged', 'dark');
   });
 
@@ -130,6 +142,9 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
   });
 
   it('broke no Content Security Policy rule and threw no uncaught error', () => {
-    assert.deepEqual(consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)), []);
+    assert.deepEqual(
+      consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)),
+      [],
+    );
   });
 });

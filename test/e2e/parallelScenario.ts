@@ -52,13 +52,18 @@ export async function startParallelScenario(): Promise<ParallelScenario> {
     const task = PARALLEL_TASKS.find((t) => text.includes(`TASK ${t.id} `));
     if (!task) throw new Error(`no task in the request: ${text.slice(0, 200)}`);
     if (messages.at(-1)?.role !== 'tool') {
-      return { content: `Writing ${task.file}. <ralph>PROGRESS:50</ralph>`, toolCalls: [{ name: 'write_file', arguments: { path: task.file, content: `${task.title}\n` } }] };
+      return {
+        content: `Writing ${task.file}. <ralph>PROGRESS:50</ralph>`,
+        toolCalls: [{ name: 'write_file', arguments: { path: task.file, content: `${task.title}\n` } }],
+      };
     }
     there.add(task.id);
     if (there.size === PARALLEL_TASKS.length) everyone();
     await allThere;
     await released.get(task.id);
-    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${task.file}`, promiseEvidence: `${task.file} exists` } }] };
+    return {
+      toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${task.file}`, promiseEvidence: `${task.file} exists` } }],
+    };
   };
   const server = await startScriptedServer({ steps: Array.from({ length: 20 }, () => step) });
   return {
@@ -83,7 +88,17 @@ export function prepareParallelWorkspace(workspace: string, serverUrl: string, r
   };
   fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   const now = new Date().toISOString();
-  const tasks = PARALLEL_TASKS.map((t, i) => ({ id: t.id, title: t.title, prompt: `TASK ${t.id} writes ${t.file}`, promise: `${t.file} exists`, status: 'todo', priority: i + 1, iterations: 0, createdAt: now, updatedAt: now }));
+  const tasks = PARALLEL_TASKS.map((t, i) => ({
+    id: t.id,
+    title: t.title,
+    prompt: `TASK ${t.id} writes ${t.file}`,
+    promise: `${t.file} exists`,
+    status: 'todo',
+    priority: i + 1,
+    iterations: 0,
+    createdAt: now,
+    updatedAt: now,
+  }));
   fs.writeFileSync(path.join(workspace, '.ralph', 'tasks.json'), `${JSON.stringify({ version: 1, tasks }, null, 2)}\n`);
   fs.writeFileSync(path.join(workspace, '.ralph', '.gitignore'), 'state/\nruns/\nreports/\nworktrees/\nrun.lock\n*.lock\n*.tmp\n');
   const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' });

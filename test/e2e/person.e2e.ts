@@ -26,11 +26,20 @@ function agent(): Step {
     if (/TASK Q-1/.test(all)) {
       const answered = /A \(.*\): (.+)/.exec(all)?.[1];
       if (!answered) return { content: `I need to know one thing. <ralph>NEEDS_HELP:${QUESTION}</ralph>` };
-      if (messages.at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'greeting written', promiseEvidence: 'greeting.txt' } }] };
+      if (messages.at(-1)?.role === 'tool')
+        return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'greeting written', promiseEvidence: 'greeting.txt' } }] };
       return { toolCalls: [{ name: 'write_file', arguments: { path: 'greeting.txt', content: `${answered.trim()}\n` } }] };
     }
-    if (messages.at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'notes written', promiseEvidence: 'notes.txt' } }] };
-    return { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'Release notes\n\n- the greeting is configurable\n- the review step is manual\n' } }] };
+    if (messages.at(-1)?.role === 'tool')
+      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'notes written', promiseEvidence: 'notes.txt' } }] };
+    return {
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: { path: 'notes.txt', content: 'Release notes\n\n- the greeting is configurable\n- the review step is manual\n' },
+        },
+      ],
+    };
   };
 }
 
@@ -49,11 +58,28 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     server = await startScriptedServer({ steps: Array.from({ length: 20 }, agent) });
     workspace = e2eWorkspace();
     fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 }, loop: { maxIterations: 4, maxParallel: 2 }, merge: { review: 'manual' } };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 },
+      loop: { maxIterations: 4, maxParallel: 2 },
+      merge: { review: 'manual' },
+    };
     fs.writeFileSync(path.join(workspace, '.ralph', 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     const now = new Date().toISOString();
-    const task = (id: string, title: string, priority: number) => ({ id, title, prompt: `TASK ${id}: ${title}`, promise: 'the file is written', status: 'todo', priority, iterations: 0, createdAt: now, updatedAt: now });
-    fs.writeFileSync(path.join(workspace, '.ralph', 'tasks.json'), `${JSON.stringify({ version: 1, tasks: [task('Q-1', 'Write the greeting', 1), task('R-1', 'Write the release notes', 2)] }, null, 2)}\n`);
+    const task = (id: string, title: string, priority: number) => ({
+      id,
+      title,
+      prompt: `TASK ${id}: ${title}`,
+      promise: 'the file is written',
+      status: 'todo',
+      priority,
+      iterations: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
+    fs.writeFileSync(
+      path.join(workspace, '.ralph', 'tasks.json'),
+      `${JSON.stringify({ version: 1, tasks: [task('Q-1', 'Write the greeting', 1), task('R-1', 'Write the release notes', 2)] }, null, 2)}\n`,
+    );
     fs.writeFileSync(path.join(workspace, '.ralph', '.gitignore'), 'state/\nruns/\nreports/\nworktrees/\nrun.lock\n*.lock\n*.tmp\n');
     execFileSync('git', ['add', '-A'], { cwd: workspace });
     execFileSync('git', ['commit', '-q', '--no-verify', '-m', 'e2e: tasks and config'], { cwd: workspace });
@@ -70,7 +96,8 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     // the run summary's way to the first question shows that task's card with its answer box
     const answerFirst = wb.panel().locator('[data-testid="run-summary"] vscode-button', { hasText: 'Answer First Question' });
     if (await answerFirst.count()) {
-      if (theme === 'light') screenshots.push(await wb.screenshot('person-run-summary-light', wb.panel().locator('[data-testid="run-summary"]')));
+      if (theme === 'light')
+        screenshots.push(await wb.screenshot('person-run-summary-light', wb.panel().locator('[data-testid="run-summary"]')));
       await answerFirst.click();
     }
     screenshots.push(await wb.screenshot(`person-tree-needs-you-${theme}`, wb.sideBar()));
@@ -93,11 +120,19 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     await wb.openRalphView();
     await wb.treeRow('Write the greeting').waitFor({ timeout: 60_000 });
     await wb.runCommand('Ralph: Start Autopilot');
-    await until('Needs you and Ready for review in the tree', async () => {
-      const labels = (await wb.treeLabels()).join(' | ');
-      return /Needs you \(1\)/.test(labels) && /Ready for review \(1\)/.test(labels);
-    }, 120_000);
-    await until('the status bar counting what waits for the person', async () => /Ralph · 1 question · 1 to review/.test(await wb.statusText()), 60_000);
+    await until(
+      'Needs you and Ready for review in the tree',
+      async () => {
+        const labels = (await wb.treeLabels()).join(' | ');
+        return /Needs you \(1\)/.test(labels) && /Ready for review \(1\)/.test(labels);
+      },
+      120_000,
+    );
+    await until(
+      'the status bar counting what waits for the person',
+      async () => /Ralph · 1 question · 1 to review/.test(await wb.statusText()),
+      60_000,
+    );
     const summary = await wb.notification(/run finished — 0 done · 2 need you \(1 question, 1 to review\)/);
     assert.match(await summary.innerText(), /Answer First Question[\s\S]*Show Review List/);
     await wb.closeNotifications();
@@ -126,9 +161,18 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     await until('the review landed', async () => fs.existsSync(path.join(workspace, 'notes.txt')), 60_000);
     await wb.runCommand('Ralph: Start Autopilot');
     // the request first: right after Start the tree can still show the labels of before the approval
-    const answered = () => server.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => JSON.stringify(r.body?.messages ?? [])).find((t) => /casual, please/.test(t));
+    const answered = () =>
+      server.requests
+        .filter((r) => r.path.endsWith('/chat/completions'))
+        .map((r) => JSON.stringify(r.body?.messages ?? []))
+        .find((t) => /casual, please/.test(t));
     await until('the next request of Q-1 carried the answer', async () => answered() !== undefined, 120_000);
-    await until('the answered task done and waiting for review', async () => (await wb.treeLabels()).some((l) => /Ready for review \(1\)/.test(l)) && (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)), 120_000);
+    await until(
+      'the answered task done and waiting for review',
+      async () =>
+        (await wb.treeLabels()).some((l) => /Ready for review \(1\)/.test(l)) && (await wb.treeLabels()).some((l) => /Done \(1\)/.test(l)),
+      120_000,
+    );
     screenshots.push(await wb.screenshot('person-after-answer-light', wb.sideBar()));
     assert.deepEqual(consoleErrors, []);
   });

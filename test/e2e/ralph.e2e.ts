@@ -17,7 +17,6 @@ import { KEY_ENV, prepareScenarioWorkspace, type Scenario, startScenario, TASK, 
 import { until, type Workbench } from './workbench';
 import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-
 describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', function () {
   this.timeout(180_000);
   let scenario: Scenario;
@@ -70,7 +69,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await wb.pickQuickItem('Done');
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
     const labels = await wb.treeLabels();
-    assert.ok(labels.some((l) => /To do \(1\)/.test(l)), labels.join(' | '));
+    assert.ok(
+      labels.some((l) => /To do \(1\)/.test(l)),
+      labels.join(' | '),
+    );
   });
 
   it('starts the autopilot; the tree moves the task to In progress and the status bar counts iterations', async () => {
@@ -80,7 +82,9 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await until('the status bar at iteration 2', async () => /Ralph 2\/5/.test(await wb.statusText()));
     // the iteration-ratio warning may already ask for attention: then the item says so instead of the percentage
     assert.match(await wb.statusText(), /Ralph 2\/5 · (50%|needs attention)/);
-    await until('the tree row at iteration 2', async () => /In progress, iteration 2\/5 · 50%/.test((await wb.treeRow(TASK.title).getAttribute('aria-label')) ?? ''));
+    await until('the tree row at iteration 2', async () =>
+      /In progress, iteration 2\/5 · 50%/.test((await wb.treeRow(TASK.title).getAttribute('aria-label')) ?? ''),
+    );
   });
 
   it('opens the progress panel from the status bar: iteration box, timeline rows, delegation card, gates', async () => {
@@ -112,7 +116,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     const gate = panel.locator('[data-testid="gate"]').first();
     assert.match(await gate.innerText(), /unit[\s\S]*3\/4 passing/);
     // red at the task's base too, but check.js names no failing test: nothing forgiven, and the card says why
-    assert.match(await gate.locator('[data-testid="gate-baseline-note"]').innerText(), /unit failed at the task's base too, but its output does not name every failing test/);
+    assert.match(
+      await gate.locator('[data-testid="gate-baseline-note"]').innerText(),
+      /unit failed at the task's base too, but its output does not name every failing test/,
+    );
     // the task's own check (test -f hello.txt) is a gate of its own, green once hello.txt exists
     assert.match(await panel.locator('[data-testid="gate"]', { hasText: 'check' }).innerText(), /check[\s\S]*passed/);
   });
@@ -147,7 +154,10 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     await warning.locator('vscode-button', { hasText: 'Continue' }).click();
     await warning.locator('[data-testid="warning-resolved"]').waitFor({ timeout: 20_000 });
     assert.match(await warning.innerText(), /answered: Continue/);
-    await until('the status bar running again', async () => /sync~spin|Ralph 2\/5 · 50%/.test(await wb.statusText()) && !/attention/.test(await wb.statusText()));
+    await until(
+      'the status bar running again',
+      async () => /sync~spin|Ralph 2\/5 · 50%/.test(await wb.statusText()) && !/attention/.test(await wb.statusText()),
+    );
   });
 
   it('writes screenshots of the panel and the tree mid-run, in a light and a dark theme', async () => {
@@ -173,7 +183,9 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
     // the cost receipt: the estimate, the cached input the scripted provider reported, by role
     assert.match(text, /Cost \(est\.\)\s+\$\d/);
     assert.match(text, /Tokens\s+\d+ in \(\d+ cached\) \/ \d+ out, 7 calls/);
-    const roles = await card.locator('[data-testid="receipt"] tr[data-role]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-role')));
+    const roles = await card
+      .locator('[data-testid="receipt"] tr[data-role]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-role')));
     assert.deepEqual(roles, ['orchestrator', 'devo']);
     await wb.panel().getByRole('heading', { name: 'Final report' }).waitFor({ timeout: 30_000 });
     assert.equal(await wb.panel().locator('[data-testid="timeline-row"]').count(), 2);
@@ -185,6 +197,9 @@ describe('Ralph Loop in the browser (code-server + Chromium, packaged .vsix)', f
   });
 
   it('broke no Content Security Policy rule and threw no uncaught error', () => {
-    assert.deepEqual(consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)), []);
+    assert.deepEqual(
+      consoleErrors.filter((e) => !/extensionHost|marketplace|gallery/i.test(e)),
+      [],
+    );
   });
 });

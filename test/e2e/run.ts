@@ -14,7 +14,9 @@ import Mocha from 'mocha';
 function findSuites(dir: string): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? findSuites(path.join(dir, entry.name)) : entry.name.endsWith('.e2e.js') ? [path.join(dir, entry.name)] : []))
+    .flatMap((entry) =>
+      entry.isDirectory() ? findSuites(path.join(dir, entry.name)) : entry.name.endsWith('.e2e.js') ? [path.join(dir, entry.name)] : [],
+    )
     .sort();
 }
 

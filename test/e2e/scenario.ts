@@ -39,10 +39,20 @@ export async function startScenario(): Promise<Scenario> {
     prefixCache: true,
     steps: [
       // iteration 1: the orchestrator delegates; devo reads the README and answers
-      { toolCalls: [{ name: 'delegate', arguments: { target: 'devo', objective: 'Read README.md and summarise the workspace', expectedOutcome: 'a one-line summary' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'delegate',
+            arguments: { target: 'devo', objective: 'Read README.md and summarise the workspace', expectedOutcome: 'a one-line summary' },
+          },
+        ],
+      },
       { content: 'Reading the README first.', toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] },
       { content: 'The workspace is a fixture with a README and a check script.' },
-      { content: 'Writing the greeting.', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hello from ralph\n' } }] },
+      {
+        content: 'Writing the greeting.',
+        toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hello from ralph\n' } }],
+      },
       { content: 'Wrote hello.txt; check.js still fails until done.txt exists. <ralph>PROGRESS:50</ralph>' },
       // iteration 2: held until the test has looked at the panel mid-run
       async () => {
@@ -50,7 +60,14 @@ export async function startScenario(): Promise<Scenario> {
         await released;
         return { content: 'Finishing.', toolCalls: [{ name: 'write_file', arguments: { path: 'done.txt', content: 'done\n' } }] };
       },
-      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'hello.txt and done.txt written', promiseEvidence: 'node check.js prints 4 passed, 0 failed' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'ralph_complete',
+            arguments: { summary: 'hello.txt and done.txt written', promiseEvidence: 'node check.js prints 4 passed, 0 failed' },
+          },
+        ],
+      },
     ],
   });
   return { server, secondIterationAsked, releaseSecondIteration: release };
@@ -70,7 +87,14 @@ export function prepareScenarioWorkspace(workspace: string, serverUrl: string): 
   );
   fs.mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
   const config = {
-    llm: { baseUrl: serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 600_000, prices: { 'scripted-model': { input: 2, output: 8, cachedInput: 0.5 } } },
+    llm: {
+      baseUrl: serverUrl,
+      apiKeyEnv: KEY_ENV,
+      models: ['scripted-model'],
+      maxRetries: 0,
+      requestTimeoutMs: 600_000,
+      prices: { 'scripted-model': { input: 2, output: 8, cachedInput: 0.5 } },
+    },
     loop: { maxIterations: 5 },
     // a real safeguard warning for the panel to show mid-run: 20% of the iterations used after iteration 1
     safeguards: { iterationWarnRatio: 0.2 },

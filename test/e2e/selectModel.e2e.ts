@@ -15,7 +15,11 @@ import { packLmFixture } from '../runner/lmFixture';
 import { until, type Workbench } from './workbench';
 import { e2eTeardown, e2eWorkspace, openE2eEditor } from './suite';
 
-const TASK = { title: 'Greet from the editor model', prompt: 'Create from-editor-model.txt saying hi', promise: 'from-editor-model.txt exists' };
+const TASK = {
+  title: 'Greet from the editor model',
+  prompt: 'Create from-editor-model.txt saying hi',
+  promise: 'from-editor-model.txt exists',
+};
 
 describe('Ralph: Select Model in the browser (an editor model, no API key)', function () {
   this.timeout(180_000);
@@ -33,14 +37,28 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     fs.writeFileSync(
       script,
       JSON.stringify([
-        { text: ['Writing the greeting. '], toolCalls: [{ callId: 'w1', name: 'write_file', input: { path: 'from-editor-model.txt', content: 'hi from an editor model\n' } }] },
-        { toolCalls: [{ callId: 'd1', name: 'ralph_complete', input: { summary: 'greeting written', promiseEvidence: 'from-editor-model.txt exists' } }] },
+        {
+          text: ['Writing the greeting. '],
+          toolCalls: [{ callId: 'w1', name: 'write_file', input: { path: 'from-editor-model.txt', content: 'hi from an editor model\n' } }],
+        },
+        {
+          toolCalls: [
+            {
+              callId: 'd1',
+              name: 'ralph_complete',
+              input: { summary: 'greeting written', promiseEvidence: 'from-editor-model.txt exists' },
+            },
+          ],
+        },
       ]),
     );
     const fixtureVsix = packLmFixture();
     workspace = e2eWorkspace();
     // no OPENAI_API_KEY and no baseUrl: the person has only the editor's models
-    ({ host, context, page, wb } = await openE2eEditor(workspace, [], { env: { RALPH_LM_FIXTURE_SCRIPT: script, OPENAI_API_KEY: '' }, extensions: [fixtureVsix] }));
+    ({ host, context, page, wb } = await openE2eEditor(workspace, [], {
+      env: { RALPH_LM_FIXTURE_SCRIPT: script, OPENAI_API_KEY: '' },
+      extensions: [fixtureVsix],
+    }));
     fs.rmSync(path.dirname(fixtureVsix), { recursive: true, force: true });
   });
   e2eTeardown('select-model-', () => ({ editor: { host, context, page, wb }, workspace, screenshots }), {
@@ -48,7 +66,6 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
       if (scratch && process.env.RALPH_KEEP_TEMP !== '1') fs.rmSync(scratch, { recursive: true, force: true });
     },
   });
-
 
   it('initializes the workspace and adds a task', async () => {
     await wb.openRalphView();
@@ -62,15 +79,20 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     await wb.treeRow(TASK.title).waitFor({ timeout: 30_000 });
   });
 
-  it('Start Autopilot without a key offers the editor\'s models', async () => {
+  it("Start Autopilot without a key offers the editor's models", async () => {
     await wb.runCommand('Ralph: Start Autopilot');
-    const toast = await wb.notification(/No key is needed to use a model this editor already has \(Scripted Small, Scripted Large, Scripted Pro\)/);
-    assert.ok(await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Select Model' }).count(), 'the notification offers Select Model');
+    const toast = await wb.notification(
+      /No key is needed to use a model this editor already has \(Scripted Small, Scripted Large, Scripted Pro\)/,
+    );
+    assert.ok(
+      await toast.locator('a.monaco-button, .monaco-button', { hasText: 'Select Model' }).count(),
+      'the notification offers Select Model',
+    );
     screenshots.push(await wb.screenshot('select-model-offer'));
     await wb.closeNotifications();
   });
 
-  it('lists the editor\'s models (name, vendor, family, context size) and writes the choice to llm.models', async () => {
+  it("lists the editor's models (name, vendor, family, context size) and writes the choice to llm.models", async () => {
     await wb.runCommand('Ralph: Select Model');
     const widget = page.locator('.quick-input-widget');
     await widget.locator('.quick-input-title', { hasText: 'Ralph: Select Model' }).waitFor({ timeout: 20_000 });
@@ -84,7 +106,9 @@ describe('Ralph: Select Model in the browser (an editor model, no API key)', fun
     screenshots.push(await wb.screenshot('select-model-quick-pick'));
     await row.click();
     await wb.notification(/the loop now uses ralph-test\/scripted-large \(editor model, no API key needed\)/);
-    const config = JSON.parse(fs.readFileSync(path.join(workspace, '.ralph', 'config.json'), 'utf8')) as { llm: { provider: string; models: string[] } };
+    const config = JSON.parse(fs.readFileSync(path.join(workspace, '.ralph', 'config.json'), 'utf8')) as {
+      llm: { provider: string; models: string[] };
+    };
     assert.equal(config.llm.provider, 'vscode');
     assert.deepEqual(config.llm.models, ['ralph-test/scripted-large']);
     await wb.closeNotifications();

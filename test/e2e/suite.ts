@@ -37,7 +37,11 @@ export interface E2eEditorOptions {
 
 /** code-server with the packaged extension, the workspace open in a ready workbench; CSP and page errors go to `consoleErrors`. */
 export async function openE2eEditor(workspace: string, consoleErrors: string[], options: E2eEditorOptions): Promise<E2eEditor> {
-  const host = await startCodeServer({ installExtensions: [VSIX, ...(options.extensions ?? [])], env: options.env, userSettings: options.userSettings ?? E2E_SETTINGS });
+  const host = await startCodeServer({
+    installExtensions: [VSIX, ...(options.extensions ?? [])],
+    env: options.env,
+    userSettings: options.userSettings ?? E2E_SETTINGS,
+  });
   try {
     return { host, ...(await openWorkbench(host, workspace, consoleErrors)) };
   } catch (error) {
@@ -56,10 +60,15 @@ export interface E2eSuiteState {
  * The hooks at the end of a suite. `beforeClose` runs before the editor closes (release what the
  * scenario holds), `afterClose` after it (close the scripted server, remove scratch files).
  */
-export function e2eTeardown(failurePrefix: string, state: () => E2eSuiteState, hooks: { beforeClose?: () => unknown; afterClose?: () => unknown } = {}): void {
+export function e2eTeardown(
+  failurePrefix: string,
+  state: () => E2eSuiteState,
+  hooks: { beforeClose?: () => unknown; afterClose?: () => unknown } = {},
+): void {
   afterEach(async function () {
     const { editor, screenshots } = state();
-    if (this.currentTest?.state === 'failed' && editor.page && editor.wb) screenshots.push(await editor.wb.captureFailure(failurePrefix, this.currentTest.title));
+    if (this.currentTest?.state === 'failed' && editor.page && editor.wb)
+      screenshots.push(await editor.wb.captureFailure(failurePrefix, this.currentTest.title));
   });
 
   after(async () => {

@@ -45,7 +45,10 @@ export class Workbench {
   async captureFailure(prefix: string, title: string | undefined): Promise<string> {
     const name = `failure-${prefix}${(title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`;
     const file = await this.screenshot(name).catch(() => `(no screenshot: ${name})`);
-    const text = await this.panel().locator('body').innerText({ timeout: 2000 }).catch(() => '(no panel)');
+    const text = await this.panel()
+      .locator('body')
+      .innerText({ timeout: 2000 })
+      .catch(() => '(no panel)');
     console.log(`--- panel text at the failure ---\n${text.slice(0, 3000)}\n---`);
     return file;
   }
@@ -55,7 +58,8 @@ export class Workbench {
     await this.runCommand('Preferences: Toggle between Light/Dark Themes');
     const dark = to === 'dark';
     await until(`the ${to} theme`, async () => (await this.page.locator('.monaco-workbench.vs-dark').count()) > 0 === dark, 30_000);
-    if (options.panel) await until(`the panel in the ${to} theme`, async () => (await this.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
+    if (options.panel)
+      await until(`the panel in the ${to} theme`, async () => (await this.panel().locator(`body.vscode-${to}`).count()) > 0, 30_000);
   }
 
   /** Picks the quick pick item whose label contains `label` (e.g. `Done` in Add Task's settings menu). */
@@ -68,18 +72,29 @@ export class Workbench {
   /** Picks the quick-pick row with `label` in the quick pick whose placeholder or title contains `prompt`. */
   async answerPick(prompt: string, label: string): Promise<void> {
     const widget = this.page.locator('.quick-input-widget');
-    await widget.locator(`.quick-input-box input[placeholder*="${prompt}"], .quick-input-title:has-text("${prompt}")`).first().waitFor({ timeout: 20_000 });
+    await widget
+      .locator(`.quick-input-box input[placeholder*="${prompt}"], .quick-input-title:has-text("${prompt}")`)
+      .first()
+      .waitFor({ timeout: 20_000 });
     await widget.locator('.quick-input-box input').fill(label);
     await widget.locator('.monaco-list-row', { hasText: label }).first().waitFor({ timeout: 20_000 });
     await widget.locator('.quick-input-box input').press('Enter');
   }
 
   async dismissQuickInput(): Promise<void> {
-    if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
+    if (
+      await this.page
+        .locator('.quick-input-widget')
+        .isVisible()
+        .catch(() => false)
+    )
+      await this.page.keyboard.press('Escape');
   }
 
   async openRalphView(): Promise<void> {
-    const item = this.page.locator('.activitybar a.action-label[aria-label^="Ralph Loop"], .activitybar li.action-item[aria-label^="Ralph Loop"]').first();
+    const item = this.page
+      .locator('.activitybar a.action-label[aria-label^="Ralph Loop"], .activitybar li.action-item[aria-label^="Ralph Loop"]')
+      .first();
     await item.waitFor({ timeout: 60_000 });
     await item.click();
     await this.tasksView().waitFor({ timeout: 30_000 });
@@ -96,7 +111,9 @@ export class Workbench {
   }
 
   async treeLabels(): Promise<string[]> {
-    return this.tasksView().locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? r.textContent ?? ''));
+    return this.tasksView()
+      .locator('.monaco-list-row')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? r.textContent ?? ''));
   }
 
   statusItem(): Locator {
@@ -120,12 +137,24 @@ export class Workbench {
   }
 
   async closeNotifications(): Promise<void> {
-    if (await this.page.locator('.notifications-center').isVisible().catch(() => false)) await this.page.locator('#status\\.notifications').click();
+    if (
+      await this.page
+        .locator('.notifications-center')
+        .isVisible()
+        .catch(() => false)
+    )
+      await this.page.locator('#status\\.notifications').click();
   }
 
   /** Hides the bottom panel (the gate's terminal) so screenshots show the editor area whole. */
   async hideBottomPanel(): Promise<void> {
-    if (await this.page.locator('.part.panel.bottom').isVisible().catch(() => false)) await this.runCommand('View: Hide Panel');
+    if (
+      await this.page
+        .locator('.part.panel.bottom')
+        .isVisible()
+        .catch(() => false)
+    )
+      await this.runCommand('View: Hide Panel');
   }
 
   /** The progress panel's content document (webview iframe → active frame). */
@@ -168,7 +197,12 @@ export class Workbench {
 }
 
 /** The user settings every end-to-end suite starts from: a light theme, no tips, no git extension. */
-export const E2E_SETTINGS = { 'workbench.colorTheme': 'Default Light Modern', 'window.autoDetectColorScheme': false, 'workbench.tips.enabled': false, 'git.enabled': false };
+export const E2E_SETTINGS = {
+  'workbench.colorTheme': 'Default Light Modern',
+  'window.autoDetectColorScheme': false,
+  'workbench.tips.enabled': false,
+  'git.enabled': false,
+};
 
 /** Polls until `probe` gives a value (not a timer: the condition decides, the timeout only bounds it); a probe that throws while the page loads is tried again. */
 export function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
@@ -179,7 +213,11 @@ export function until<T>(what: string, probe: () => Promise<T | undefined | fals
  * A browser page on the host's workbench with `workspace` open, ready: its console's CSP and
  * uncaught errors are collected into `consoleErrors` (each spec asserts there are none).
  */
-export async function openWorkbench(host: CodeServerHost, workspace: string, consoleErrors: string[]): Promise<{ context: BrowserContext; page: Page; wb: Workbench }> {
+export async function openWorkbench(
+  host: CodeServerHost,
+  workspace: string,
+  consoleErrors: string[],
+): Promise<{ context: BrowserContext; page: Page; wb: Workbench }> {
   const context = await host.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
   page.on('console', (message) => {

@@ -19,7 +19,8 @@ export const TEST_GIT_ENV: NodeJS.ProcessEnv = {
 
 /** Runs git in `dir` and returns trimmed stdout; throws on a non-zero exit. */
 export function gitIn(dir: string): (...args: string[]) => string {
-  return (...args) => execFileSync('git', args, { cwd: dir, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return (...args) =>
+    execFileSync('git', args, { cwd: dir, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 /** `git init` on branch `main`, with a local identity (features that commit work on a bare CI machine) and no signing. */

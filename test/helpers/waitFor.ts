@@ -11,7 +11,11 @@ export interface WaitOptions {
   tolerateErrors?: boolean;
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, options: WaitOptions | number = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  options: WaitOptions | number = {},
+): Promise<T> {
   const { timeoutMs = 20_000, intervalMs = 50, tolerateErrors = false } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

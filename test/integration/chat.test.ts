@@ -38,7 +38,21 @@ describe('@ralph in the chat, and its language-model tools', () => {
 
   const storeTasks = async (): Promise<Task[]> => (JSON.parse(await fs.readFile(tasksFile(), 'utf8')) as { tasks: Task[] }).tasks;
   const now = new Date().toISOString();
-  const task = (id: string, extra: Partial<Task> = {}): Task => ({ id, title: `Task ${id}`, prompt: 'p', promise: 'q', status: 'todo', priority: 100, dependsOn: [], type: 'feature', complexity: 3, iterations: 0, createdAt: now, updatedAt: now, ...extra });
+  const task = (id: string, extra: Partial<Task> = {}): Task => ({
+    id,
+    title: `Task ${id}`,
+    prompt: 'p',
+    promise: 'q',
+    status: 'todo',
+    priority: 100,
+    dependsOn: [],
+    type: 'feature',
+    complexity: 3,
+    iterations: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...extra,
+  });
 
   /** Sends `query` through the chat view and waits for @ralph's whole answer. */
   async function ask(query: string): Promise<ChatExchange> {
@@ -67,7 +81,9 @@ describe('@ralph in the chat, and its language-model tools', () => {
     for (let attempt = 1; ; attempt++) {
       const before = api.chat.history.length;
       await vscode.commands.executeCommand('workbench.action.chat.open', { query: '@ralph /review', isPartialQuery: false });
-      const answered = await waitFor('the first answer', () => api.chat.history.length > before || undefined, 30_000).catch(() => undefined);
+      const answered = await waitFor('the first answer', () => api.chat.history.length > before || undefined, 30_000).catch(
+        () => undefined,
+      );
       console.log(`      chat warm-up: attempt ${attempt} ${answered ? 'answered' : 'unanswered'} after ${Date.now() - started} ms`);
       if (answered || attempt === 2) break;
     }
@@ -86,14 +102,31 @@ describe('@ralph in the chat, and its language-model tools', () => {
   });
 
   it('/status tells where the tasks stand and who waits for whom; /review and /run start nothing', async () => {
-    await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [task('T-001', { title: 'Sign-in form' }), task('T-002', { title: 'Lockout', dependsOn: ['T-001'] }), task('T-003', { title: 'Pick a database', status: 'needs_help', blockedReason: 'Postgres or SQLite?' })] }, null, 2));
+    await fs.writeFile(
+      tasksFile(),
+      JSON.stringify(
+        {
+          version: 1,
+          tasks: [
+            task('T-001', { title: 'Sign-in form' }),
+            task('T-002', { title: 'Lockout', dependsOn: ['T-001'] }),
+            task('T-003', { title: 'Pick a database', status: 'needs_help', blockedReason: 'Postgres or SQLite?' }),
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     const status = await ask('@ralph /status');
     assert.equal(status.command, 'status');
     assert.match(status.markdown, /\*\*Ralph Loop\*\* — 3 tasks: 2 to do, 1 needs help\./);
     assert.match(status.markdown, /No run is active\. Ready to run: \*\*T-001\*\*/);
     assert.match(status.markdown, /- \*\*T-003\*\* asks: Postgres or SQLite\? — answer with `@ralph \/answer T-003 …`/);
     assert.match(status.markdown, /\| T-002 \| to do \| 0 \| Lockout \|/);
-    assert.deepEqual(status.buttons.map((b) => b.command), ['ralph.openPanel', 'ralph.startAutopilot']);
+    assert.deepEqual(
+      status.buttons.map((b) => b.command),
+      ['ralph.openPanel', 'ralph.startAutopilot'],
+    );
     assert.ok(status.model?.startsWith('scripted'), `the request came with the scripted chat model (${status.model})`);
 
     const run = await ask('@ralph /run');
@@ -104,34 +137,75 @@ describe('@ralph in the chat, and its language-model tools', () => {
     const first = await ask('@ralph /run T-001');
     assert.deepEqual(first.buttons, [{ title: 'Run T-001', command: 'ralph.runSelectedTask', arguments: ['T-001'] }]);
     assert.equal(api.runs!.running, false, 'asking is not starting: nothing runs until the button is clicked');
-    assert.deepEqual((await storeTasks()).map((t) => t.status), ['todo', 'todo', 'needs_help']);
+    assert.deepEqual(
+      (await storeTasks()).map((t) => t.status),
+      ['todo', 'todo', 'needs_help'],
+    );
 
     const review = await ask('@ralph /review');
     assert.match(review.markdown, /No task awaits your review/);
   });
 
-  it('/answer answers the task\'s question: the answer joins its history, pinned in its next context, and the task is ready again', async () => {
+  it("/answer answers the task's question: the answer joins its history, pinned in its next context, and the task is ready again", async () => {
     const asked = { id: 'q1', kind: 'help' as const, question: 'Postgres or SQLite?', askedAt: new Date().toISOString() };
-    await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [task('T-003', { title: 'Pick a database', status: 'needs_help', blockedReason: 'Postgres or SQLite?', iterations: 2, questions: [asked] })] }, null, 2));
+    await fs.writeFile(
+      tasksFile(),
+      JSON.stringify(
+        {
+          version: 1,
+          tasks: [
+            task('T-003', {
+              title: 'Pick a database',
+              status: 'needs_help',
+              blockedReason: 'Postgres or SQLite?',
+              iterations: 2,
+              questions: [asked],
+            }),
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     const list = await ask('@ralph /answer');
     assert.match(list.markdown, /A task is waiting for an answer:\n\n- \*\*T-003\*\* Pick a database asks: Postgres or SQLite\?/);
     const answered = await ask('@ralph /answer T-003 SQLite, in data/app.db');
     assert.match(answered.markdown, /Answered \*\*T-003\*\*: your answer is pinned in its next iteration's context/);
-    assert.deepEqual(answered.buttons.map((b) => b.title), ['Run T-003']);
+    assert.deepEqual(
+      answered.buttons.map((b) => b.title),
+      ['Run T-003'],
+    );
     const [stored] = await storeTasks();
     assert.equal(stored.status, 'todo');
     assert.equal(stored.iterations, 2, 'its iterations are kept');
     assert.equal(stored.questions?.at(-1)?.answer, 'SQLite, in data/app.db');
   });
 
-  it('/add drafts a task with the chat\'s own model, never guesses a promise, and adds it only from its button', async () => {
+  it("/add drafts a task with the chat's own model, never guesses a promise, and adds it only from its button", async () => {
     await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [] }, null, 2));
-    fixture.script([{ text: ['```json\n', JSON.stringify({ title: 'Cart survives a reload', prompt: 'Keep the cart in localStorage so a reload keeps its items.', promise: null, check: null, type: 'feature' }), '\n```'] }]);
+    fixture.script([
+      {
+        text: [
+          '```json\n',
+          JSON.stringify({
+            title: 'Cart survives a reload',
+            prompt: 'Keep the cart in localStorage so a reload keeps its items.',
+            promise: null,
+            check: null,
+            type: 'feature',
+          }),
+          '\n```',
+        ],
+      },
+    ]);
     const added = await ask('@ralph /add keep the cart when the page reloads');
     assert.match(added.markdown, /\*\*Cart survives a reload\*\* · feature/);
     assert.match(added.markdown, /the conversation states no completion criteria — you will be asked for them when you add it/);
     assert.match(added.markdown, /Nothing is added until you click \*\*Add Task\*\*/);
-    const sent = fixture.requests.at(-1)!.messages.map((m) => m.content.map((p) => p.value ?? '').join('')).join('\n');
+    const sent = fixture.requests
+      .at(-1)!
+      .messages.map((m) => m.content.map((p) => p.value ?? '').join(''))
+      .join('\n');
     assert.match(sent, /Never invent completion criteria/);
     assert.match(sent, /Request:\nkeep the cart when the page reloads/);
     assert.deepEqual(await storeTasks(), [], 'drafting adds nothing');
@@ -155,7 +229,10 @@ describe('@ralph in the chat, and its language-model tools', () => {
     await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [] }, null, 2));
     server = await startScriptedServer({ steps: [planReply(SHOP_PLAN)] });
     process.env[KEY_ENV] = 'sk-integration-chat';
-    await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 } }, null, 2));
+    await fs.writeFile(
+      path.join(workspace(), '.ralph', 'config.json'),
+      JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 } }, null, 2),
+    );
     await fs.mkdir(path.join(workspace(), 'docs'), { recursive: true });
     const prd = path.join(workspace(), 'docs', 'shop.md');
     await fs.writeFile(prd, PRD);
@@ -170,15 +247,30 @@ describe('@ralph in the chat, and its language-model tools', () => {
 
   it('ralph_status, ralph_addTask and ralph_runTask: the same core actions for agent mode; bad input is an error the model reads', async () => {
     await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: [] }, null, 2));
-    const names = vscode.lm.tools.filter((t) => t.name.startsWith('ralph_')).map((t) => t.name).sort();
+    const names = vscode.lm.tools
+      .filter((t) => t.name.startsWith('ralph_'))
+      .map((t) => t.name)
+      .sort();
     assert.deepEqual(names, ['ralph_addTask', 'ralph_runTask', 'ralph_status']);
-    const text = (result: vscode.LanguageModelToolResult) => result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+    const text = (result: vscode.LanguageModelToolResult) =>
+      result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
 
-    const added = await vscode.lm.invokeTool('ralph_addTask', { input: { title: 'Write hello', prompt: 'Create hello.txt containing hi', promise: 'hello.txt contains hi' }, toolInvocationToken: undefined });
+    const added = await vscode.lm.invokeTool('ralph_addTask', {
+      input: { title: 'Write hello', prompt: 'Create hello.txt containing hi', promise: 'hello.txt contains hi' },
+      toolInvocationToken: undefined,
+    });
     assert.match(text(added), /^Added T-001 "Write hello" \(to do\)/);
-    await assert.rejects(Promise.resolve(vscode.lm.invokeTool('ralph_addTask', { input: { title: 'No promise', prompt: 'x' }, toolInvocationToken: undefined })), /promise/);
+    await assert.rejects(
+      Promise.resolve(
+        vscode.lm.invokeTool('ralph_addTask', { input: { title: 'No promise', prompt: 'x' }, toolInvocationToken: undefined }),
+      ),
+      /promise/,
+    );
     assert.equal((await storeTasks()).length, 1);
-    assert.match(text(await vscode.lm.invokeTool('ralph_status', { input: {}, toolInvocationToken: undefined })), /Ready to run: \*\*T-001\*\*/);
+    assert.match(
+      text(await vscode.lm.invokeTool('ralph_status', { input: {}, toolInvocationToken: undefined })),
+      /Ready to run: \*\*T-001\*\*/,
+    );
 
     server = await startScriptedServer({
       steps: [
@@ -187,8 +279,21 @@ describe('@ralph in the chat, and its language-model tools', () => {
       ],
     });
     process.env[KEY_ENV] = 'sk-integration-chat';
-    await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 }, loop: { maxIterations: 3, maxParallel: 1 } }, null, 2));
-    await assert.rejects(Promise.resolve(vscode.lm.invokeTool('ralph_runTask', { input: { taskId: 'T-404' }, toolInvocationToken: undefined })), /there is no task T-404/);
+    await fs.writeFile(
+      path.join(workspace(), '.ralph', 'config.json'),
+      JSON.stringify(
+        {
+          llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 },
+          loop: { maxIterations: 3, maxParallel: 1 },
+        },
+        null,
+        2,
+      ),
+    );
+    await assert.rejects(
+      Promise.resolve(vscode.lm.invokeTool('ralph_runTask', { input: { taskId: 'T-404' }, toolInvocationToken: undefined })),
+      /there is no task T-404/,
+    );
     const started = await vscode.lm.invokeTool('ralph_runTask', { input: { taskId: 'T-001' }, toolInvocationToken: undefined });
     assert.match(text(started), /Ralph is working on T-001 in the background/);
     await waitFor('the run to finish', async () => !api.runs!.running && (await storeTasks())[0].status === 'done', 60_000);

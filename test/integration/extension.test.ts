@@ -17,7 +17,8 @@ async function activate(): Promise<RalphExtensionApi> {
   return extension.activate();
 }
 
-const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000): Promise<T> => waitUntil(what, probe, timeoutMs);
+const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000): Promise<T> =>
+  waitUntil(what, probe, timeoutMs);
 
 /** The tree as a person sees it: group label → task labels. */
 function treeShape(api: RalphExtensionApi): Record<string, string[]> {
@@ -59,10 +60,13 @@ describe('Ralph Loop extension', () => {
     const manifest = JSON.parse(await fs.readFile(path.join(extension.extensionPath, 'package.json'), 'utf8'));
     const contributed: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
     // VS Code adds `ralph.tasks.focus` & co. for the view itself: those are not ours to contribute
-    const registered = (await vscode.commands.getCommands(true)).filter((id) => id.startsWith('ralph.') && !id.startsWith('ralph.tasks.')).sort();
+    const registered = (await vscode.commands.getCommands(true))
+      .filter((id) => id.startsWith('ralph.') && !id.startsWith('ralph.tasks.'))
+      .sort();
     assert.deepEqual(registered, contributed);
     assert.deepEqual([...api.commandIds].sort(), contributed);
-    for (const command of manifest.contributes.commands) assert.equal(command.category, 'Ralph', `${command.command} has the Ralph category`);
+    for (const command of manifest.contributes.commands)
+      assert.equal(command.category, 'Ralph', `${command.command} has the Ralph category`);
   });
 
   it('initializes the workspace and shows the tasks of .ralph/tasks.json, following edits to the file', async () => {
@@ -72,7 +76,16 @@ describe('Ralph Loop extension', () => {
     const now = new Date().toISOString();
     const tasks = [
       { id: 'W-1', title: 'Written by hand', prompt: 'p', promise: 'q', status: 'todo', createdAt: now, updatedAt: now },
-      { id: 'W-2', title: 'Already blocked', prompt: 'p', promise: 'q', status: 'blocked', blockedReason: 'no db', createdAt: now, updatedAt: now },
+      {
+        id: 'W-2',
+        title: 'Already blocked',
+        prompt: 'p',
+        promise: 'q',
+        status: 'blocked',
+        blockedReason: 'no db',
+        createdAt: now,
+        updatedAt: now,
+      },
     ];
     await fs.writeFile(tasksFile, JSON.stringify({ version: 1, tasks }, null, 2));
     const shape = await waitFor('the tree to show the edited file', () => {
@@ -94,12 +107,17 @@ describe('Ralph Loop extension', () => {
       steps: [
         { toolCalls: [{ name: 'write_file', arguments: { path: 'ralph-integration.txt', content: 'made by the loop\n' } }] },
         { content: 'wrote it <ralph>PROGRESS:60</ralph>' },
-        { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'file written', promiseEvidence: 'ralph-integration.txt exists' } }] },
+        {
+          toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'file written', promiseEvidence: 'ralph-integration.txt exists' } }],
+        },
       ],
     });
     process.env[KEY_ENV] = 'sk-integration-test';
     await vscode.commands.executeCommand('ralph.initWorkspace');
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 1 }, loop: { maxIterations: 5 } };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 1 },
+      loop: { maxIterations: 5 },
+    };
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify(config, null, 2));
 
     const task = (await vscode.commands.executeCommand('ralph.addTask', {
@@ -117,14 +135,20 @@ describe('Ralph Loop extension', () => {
     });
     try {
       const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
-      assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'done']]);
+      assert.deepEqual(
+        summary.results.map((r) => [r.taskId, r.status]),
+        [[task.id, 'done']],
+      );
     } finally {
       subscription.dispose();
     }
 
     assert.equal(await fs.readFile(path.join(workspace(), 'ralph-integration.txt'), 'utf8'), 'made by the loop\n');
     assert.match(seen.status[0], /\$\(sync~spin\) Ralph 1\/5/);
-    assert.ok(seen.status.some((text) => /Ralph 1\/5 · 60%/.test(text)), `status bar showed progress: ${seen.status.join(' | ')}`);
+    assert.ok(
+      seen.status.some((text) => /Ralph 1\/5 · 60%/.test(text)),
+      `status bar showed progress: ${seen.status.join(' | ')}`,
+    );
     assert.match(seen.status.at(-1)!, /Ralph 2\/5/);
     assert.deepEqual(seen.tree[0]['In progress (1)'], [`${task.id} Write the integration file`]);
     const done = await waitFor('the task under Done', () => treeShape(api)['Done (1)']);

@@ -39,7 +39,10 @@ describe('quality gates through the VS Code Tasks API', () => {
     assert.equal(outcome.name, 'it-tests');
     assert.equal(outcome.exitCode, 1);
     assert.equal(outcome.passed, false);
-    assert.deepEqual(outcome.parsed.tests && { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed }, { passed: 2, failed: 1 });
+    assert.deepEqual(outcome.parsed.tests && { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed }, {
+      passed: 2,
+      failed: 1,
+    });
     assert.equal(report.requiredPassed, false);
     // each run is its own task (`run`: a counter), so parallel agents and the merge queue can run one gate at once
     const named = (defs: vscode.TaskDefinition[]) => defs.map(({ type, gate, run }) => ({ type, gate, run: typeof run }));
@@ -48,7 +51,12 @@ describe('quality gates through the VS Code Tasks API', () => {
   });
 
   it('offers every configured gate under Run Task', async () => {
-    const config = { gates: [{ name: 'lint', command: 'node -e "0"', kind: 'lint' }, { name: 'unit', command: 'node -e "0"', kind: 'tests' }] };
+    const config = {
+      gates: [
+        { name: 'lint', command: 'node -e "0"', kind: 'lint' },
+        { name: 'unit', command: 'node -e "0"', kind: 'tests' },
+      ],
+    };
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify(config, null, 2));
     const tasks = await vscode.tasks.fetchTasks({ type: 'ralph' });
     assert.deepEqual(tasks.map((t) => t.name).sort(), ['gate: lint', 'gate: unit']);

@@ -22,11 +22,13 @@ const KEY_ENV = 'RALPH_PARALLEL_TEST_KEY';
 /** Bounds each wait (the machine is shared and slow); a miss names what was awaited. */
 const WAIT_MS = 120_000;
 
-const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> => waitUntil(what, probe, timeoutMs);
+const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> =>
+  waitUntil(what, probe, timeoutMs);
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const releaseFile = () => path.join(workspace(), '.ralph', 'runs', `release-merge-check-${process.pid}`);
-const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
 
 /**
  * The required gate: passes at once in a task's worktree; in the merge queue's worktree (the
@@ -47,7 +49,10 @@ const until = Date.now() + 120000;
 })();
 `;
 
-async function writeTasks(api: RalphExtensionApi, tasks: { id: string; status: string; title: string; prompt?: string; priority?: number }[]): Promise<void> {
+async function writeTasks(
+  api: RalphExtensionApi,
+  tasks: { id: string; status: string; title: string; prompt?: string; priority?: number }[],
+): Promise<void> {
   const now = new Date().toISOString();
   const full = tasks.map((t) => ({ prompt: 'p', promise: 'q', iterations: 0, createdAt: now, updatedAt: now, ...t }));
   await fs.writeFile(path.join(workspace(), '.ralph', 'tasks.json'), JSON.stringify({ version: 1, tasks: full }, null, 2));
@@ -70,7 +75,10 @@ function agents(release: Record<string, Promise<void>>, bothThere: Promise<void>
     if (!match) throw new Error(`no instruction in the request: ${text.slice(0, 200)}`);
     const [, id, file] = match;
     if (messages.at(-1)?.role !== 'tool') {
-      return { content: `Writing ${file}. <ralph>PROGRESS:50</ralph>`, toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${id}\n` } }] };
+      return {
+        content: `Writing ${file}. <ralph>PROGRESS:50</ralph>`,
+        toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${id}\n` } }],
+      };
     }
     arrived(id);
     await bothThere;
@@ -130,7 +138,9 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
     ]);
     await vscode.commands.executeCommand('ralph.openPanel');
 
-    const run = vscode.commands.executeCommand('ralph.startAutopilot') as Thenable<{ results: { taskId: string; status: string }[] } | undefined>;
+    const run = vscode.commands.executeCommand('ralph.startAutopilot') as Thenable<
+      { results: { taskId: string; status: string }[] } | undefined
+    >;
     try {
       await bothThere;
       console.log('    · both agents at their second model call');
@@ -156,13 +166,25 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       // PA-1 completes; the merged check holds it in the queue while PA-2 still works
       releases['PA-1']();
       console.log('    · PA-1 released');
-      await waitFor('PA-1 checked in the merge queue', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'checking');
-      await waitFor('the status bar with one agent and one queued', () => /^\$\(sync~spin\) Ralph 1\/4 · 50% · 1 queued$/.test(api.statusBar!.text));
-      assert.deepEqual(runningAgents(api.panelModel!.state).map((t) => t.id), ['PA-2'], 'PA-1 is no longer an agent tile');
+      await waitFor(
+        'PA-1 checked in the merge queue',
+        () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'checking',
+      );
+      await waitFor('the status bar with one agent and one queued', () =>
+        /^\$\(sync~spin\) Ralph 1\/4 · 50% · 1 queued$/.test(api.statusBar!.text),
+      );
+      assert.deepEqual(
+        runningAgents(api.panelModel!.state).map((t) => t.id),
+        ['PA-2'],
+        'PA-1 is no longer an agent tile',
+      );
       const checking = api.tree!.getTreeItem(taskNode(api, 'PA-1')!);
       assert.equal(checking.description, 'merge check running');
       assert.equal((checking.iconPath as vscode.ThemeIcon).id, 'git-merge');
-      await waitFor('the merged check gate started', () => api.panelModel!.state.tasks.find((t) => t.id === 'PA-1')?.gatesMergeTarget === 'main');
+      await waitFor(
+        'the merged check gate started',
+        () => api.panelModel!.state.tasks.find((t) => t.id === 'PA-1')?.gatesMergeTarget === 'main',
+      );
       await panelInSync(api, 'the webview to show the queue entry');
 
       console.log('    · PA-1 in the merged check');
@@ -170,7 +192,10 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await fs.writeFile(releaseFile(), 'go\n');
       await waitFor('PA-1 merged', () => api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')?.state === 'merged');
       const merged = api.panelModel!.state.queue.find((q) => q.taskId === 'PA-1')!;
-      assert.deepEqual(merged.gates?.map((g) => [g.name, g.passed]), [['check', true]]);
+      assert.deepEqual(
+        merged.gates?.map((g) => [g.name, g.passed]),
+        [['check', true]],
+      );
       assert.match(merged.commit ?? '', /^[0-9a-f]{7,}$/);
       releases['PA-2']();
     } finally {
@@ -179,12 +204,18 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       await fs.writeFile(releaseFile(), 'go\n');
     }
     const summary = await run;
-    assert.deepEqual(summary?.results.map((r) => [r.taskId, r.status]).sort(), [['PA-1', 'done'], ['PA-2', 'done']]);
+    assert.deepEqual(summary?.results.map((r) => [r.taskId, r.status]).sort(), [
+      ['PA-1', 'done'],
+      ['PA-2', 'done'],
+    ]);
     assert.equal(await fs.readFile(path.join(workspace(), 'one.txt'), 'utf8'), 'PA-1\n', 'the user tree followed the merges');
     assert.equal(await fs.readFile(path.join(workspace(), 'two.txt'), 'utf8'), 'PA-2\n');
     await waitFor('idle again', () => api.statusBar!.state === 'idle');
     assert.deepEqual(runningAgents(api.panelModel!.state), []);
-    assert.deepEqual(api.panelModel!.state.queue.map((q) => `${q.taskId}:${q.state}`), ['PA-1:merged', 'PA-2:merged']);
+    assert.deepEqual(
+      api.panelModel!.state.queue.map((q) => `${q.taskId}:${q.state}`),
+      ['PA-1:merged', 'PA-2:merged'],
+    );
     await panelInSync(api, 'the webview at the end of the run');
   });
 
@@ -193,15 +224,20 @@ describe('Parallel agents: tiles, merge queue, tree and status bar in the extens
       { id: 'KW-1', status: 'failed', title: 'Kept after a failure' },
       { id: 'KW-2', status: 'timeout', title: 'Timed out' },
     ]);
-    for (const id of ['KW-1', 'KW-2']) git('worktree', 'add', '-q', '-b', `ralph/${id}`, path.join(workspace(), '.ralph', 'worktrees', id), 'main');
+    for (const id of ['KW-1', 'KW-2'])
+      git('worktree', 'add', '-q', '-b', `ralph/${id}`, path.join(workspace(), '.ralph', 'worktrees', id), 'main');
     const wt1 = path.join(workspace(), '.ralph', 'worktrees', 'KW-1');
     await fs.writeFile(path.join(wt1, 'unsaved.txt'), 'never committed\n');
     await api.tree!.refresh();
     const item = api.tree!.getTreeItem(taskNode(api, 'KW-1')!);
     assert.equal(item.contextValue, 'task.failed.worktree');
     assert.match(tooltipText(api, 'KW-1'), /Worktree:.*\.ralph\/worktrees\/KW-1/s);
-    const manifest = JSON.parse(await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'));
-    const cleanMenu = manifest.contributes.menus['view/item/context'].find((m: { command: string }) => m.command === 'ralph.cleanUpWorktree');
+    const manifest = JSON.parse(
+      await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'),
+    );
+    const cleanMenu = manifest.contributes.menus['view/item/context'].find(
+      (m: { command: string }) => m.command === 'ralph.cleanUpWorktree',
+    );
     const regex = new RegExp(/viewItem =~ \/(.+?)\/(?:\s|$)/.exec(cleanMenu.when)![1]);
     assert.ok(regex.test('task.failed.worktree') && regex.test('task.timeout.worktree'));
     assert.ok(!regex.test('task.failed') && !regex.test('task.in_progress.worktree') && !regex.test('task.done.worktree'));

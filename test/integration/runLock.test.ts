@@ -22,7 +22,11 @@ const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 /** `ralph <args>` from the built CLI, in the workspace; resolves with its exit code and output once it ends. */
 function cli(args: string[]): { pid: number | undefined; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
   const file = path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'dist', 'cli.js');
-  const child = spawn(process.execPath, [file, ...args], { cwd: workspace(), env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [file, ...args], {
+    cwd: workspace(),
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -58,7 +62,11 @@ describe('One run at a time: the editor and the CLI share the run lock', functio
     await vscode.commands.executeCommand('ralph.initWorkspace');
     server = await startScriptedServer();
     process.env[KEY_ENV] = 'sk-runlock-test';
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 120000 }, loop: { maxIterations: 2, maxParallel: 1 }, commands: { sandbox: 'off' } };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0, requestTimeoutMs: 120000 },
+      loop: { maxIterations: 2, maxParallel: 1 },
+      commands: { sandbox: 'off' },
+    };
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify(config, null, 2));
   });
 
@@ -74,23 +82,37 @@ describe('One run at a time: the editor and the CLI share the run lock', functio
     server.push(...heldAgent(held, 'from-editor.txt'));
     await writeTasks(api, [{ id: 'RL-1', status: 'todo', title: 'Run in the editor' }]);
     const calls = server.requests.length;
-    const run = vscode.commands.executeCommand('ralph.startAutopilot') as Thenable<{ results: { taskId: string; status: string }[] } | undefined>;
+    const run = vscode.commands.executeCommand('ralph.startAutopilot') as Thenable<
+      { results: { taskId: string; status: string }[] } | undefined
+    >;
     try {
       await waitFor('the editor run at its model call', () => server.requests.length > calls, WAIT_MS);
       const refused = await cli(['run']).done;
       assert.equal(refused.code, 2, refused.stdout + refused.stderr);
-      assert.match(refused.stderr, new RegExp(`another Ralph run holds \\.ralph/run\\.lock: pid ${process.pid} on host .*; the pid is alive and looks like a Ralph run`));
+      assert.match(
+        refused.stderr,
+        new RegExp(
+          `another Ralph run holds \\.ralph/run\\.lock: pid ${process.pid} on host .*; the pid is alive and looks like a Ralph run`,
+        ),
+      );
       await assert.rejects(api.runs!.start(), /already running in this window/);
       assert.equal(server.requests.length, calls + 1, 'no second agent reached the model');
     } finally {
       release();
     }
     const summary = await run;
-    assert.deepEqual(summary?.results.map((r) => [r.taskId, r.status]), [['RL-1', 'done']]);
-    await waitFor('the lock released', async () => !(await fs.stat(path.join(workspace(), '.ralph', 'run.lock')).catch(() => undefined)), WAIT_MS);
+    assert.deepEqual(
+      summary?.results.map((r) => [r.taskId, r.status]),
+      [['RL-1', 'done']],
+    );
+    await waitFor(
+      'the lock released',
+      async () => !(await fs.stat(path.join(workspace(), '.ralph', 'run.lock')).catch(() => undefined)),
+      WAIT_MS,
+    );
   });
 
-  it('while `ralph run` runs in a terminal, the editor refuses to start, naming the CLI\'s process', async () => {
+  it("while `ralph run` runs in a terminal, the editor refuses to start, naming the CLI's process", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     server.push(...heldAgent(held, 'from-cli.txt'));
@@ -99,7 +121,9 @@ describe('One run at a time: the editor and the CLI share the run lock', functio
     const terminal = cli(['run']);
     try {
       await waitFor('the CLI run at its model call', () => server.requests.length > calls, WAIT_MS);
-      await assert.rejects(api.runs!.start(), (error: Error) => new RegExp(`another Ralph run holds \\.ralph/run\\.lock: pid ${terminal.pid} on host .*looks like a Ralph run`).test(error.message));
+      await assert.rejects(api.runs!.start(), (error: Error) =>
+        new RegExp(`another Ralph run holds \\.ralph/run\\.lock: pid ${terminal.pid} on host .*looks like a Ralph run`).test(error.message),
+      );
       assert.equal(server.requests.length, calls + 1, 'the editor started no agent');
     } finally {
       release();

@@ -33,7 +33,11 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
   });
 
   async function configure(extra: Record<string, unknown>): Promise<void> {
-    const config = { llm: { baseUrl: server!.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 }, loop: { maxIterations: 4 }, ...extra };
+    const config = {
+      llm: { baseUrl: server!.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 },
+      loop: { maxIterations: 4 },
+      ...extra,
+    };
     await fs.writeFile(configFile(), JSON.stringify(config, null, 2));
   }
 
@@ -41,7 +45,9 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     // a rejected request (422) errors the iteration; a 401 would halt the task at once (auth fault)
     server = await startScriptedServer({ steps: [{ fault: 'status', status: 422 }, complete] });
     await configure({ safeguards: { errorThreshold: 1 } });
-    const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Survive an error', prompt: 'p', promise: 'q' })) as { id: string };
+    const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Survive an error', prompt: 'p', promise: 'q' })) as {
+      id: string;
+    };
 
     const seen: string[] = [];
     const subscription = api.bus.subscribe((event: RalphEvent) => {
@@ -57,7 +63,10 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     });
     const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
     subscription.dispose();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'done']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [[task.id, 'done']],
+    );
     assert.deepEqual(seen, ['warning', 'paused=true', 'answered:continue', 'resume=true']);
     assert.equal(server.requests.filter((r) => r.path.endsWith('/chat/completions')).length, 2);
   });
@@ -72,17 +81,29 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     });
     const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
     subscription.dispose();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'done']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [[task.id, 'done']],
+    );
     const warning = warnings.find((w) => w.type === 'warning');
-    assert.ok(warning && warning.type === 'warning' && warning.code === 'iteration-ratio' && /1 of 4 iterations used/.test(warning.message));
+    assert.ok(
+      warning && warning.type === 'warning' && warning.code === 'iteration-ratio' && /1 of 4 iterations used/.test(warning.message),
+    );
     assert.ok(warnings.some((w) => w.type === 'warning.answered' && w.action === 'continue'));
   });
 
   it('pauses the autopilot at the spend-rate alarm naming the task, the model and the rate; Stop halts the task', async () => {
     const cost = (usd: number) => ({ prompt_tokens: 100, completion_tokens: 10, cost: usd });
-    server = await startScriptedServer({ steps: [{ content: 'working <ralph>PROGRESS:30</ralph>', usage: cost(1) }, { ...complete, usage: cost(0.01) }] });
+    server = await startScriptedServer({
+      steps: [
+        { content: 'working <ralph>PROGRESS:30</ralph>', usage: cost(1) },
+        { ...complete, usage: cost(0.01) },
+      ],
+    });
     await configure({ budget: { maxCostPerHourUsd: 0.5 } });
-    const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Spend fast', prompt: 'p', promise: 'q' })) as { id: string };
+    const task = (await vscode.commands.executeCommand('ralph.addTask', { title: 'Spend fast', prompt: 'p', promise: 'q' })) as {
+      id: string;
+    };
 
     const seen: string[] = [];
     let message = '';
@@ -99,12 +120,23 @@ describe('safeguards in the editor (core warnings, real extension host)', () => 
     });
     const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
     subscription.dispose();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[task.id, 'halted']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [[task.id, 'halted']],
+    );
     assert.deepEqual(seen, ['warning', 'paused=true', 'answered:spend-rate:stop']);
-    assert.match(message, new RegExp(`^spend rate .*/h: \\$1\\.00 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$0\\.500/h — most of it by task ${task.id} on scripted-model$`));
+    assert.match(
+      message,
+      new RegExp(
+        `^spend rate .*/h: \\$1\\.00 spent in the last 5 min, at or over budget\\.maxCostPerHourUsd \\$0\\.500/h — most of it by task ${task.id} on scripted-model$`,
+      ),
+    );
     const calls = server.requests.filter((r) => r.path.endsWith('/chat/completions'));
     assert.equal(calls.length, 2, 'after the alarm only the bounded wind-down turn for the progress notes');
     assert.equal(calls[1].body?.max_completion_tokens, 1500, 'the wind-down turn is capped');
-    assert.deepEqual(calls[1].body?.tools?.map((t) => t.function.name), ['write_file', 'edit_file']);
+    assert.deepEqual(
+      calls[1].body?.tools?.map((t) => t.function.name),
+      ['write_file', 'edit_file'],
+    );
   });
 });

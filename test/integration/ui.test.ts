@@ -23,13 +23,23 @@ async function activate(): Promise<RalphExtensionApi> {
   return vscode.extensions.getExtension<RalphExtensionApi>(EXTENSION_ID)!.activate();
 }
 
-
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const tasksFile = () => path.join(workspace(), '.ralph', 'tasks.json');
 
-async function writeTasks(api: RalphExtensionApi, tasks: { id: string; status: string; title?: string; iterations?: number; maxIterations?: number; blockedReason?: string }[]): Promise<void> {
+async function writeTasks(
+  api: RalphExtensionApi,
+  tasks: { id: string; status: string; title?: string; iterations?: number; maxIterations?: number; blockedReason?: string }[],
+): Promise<void> {
   const now = new Date().toISOString();
-  const full = tasks.map((t) => ({ title: `Task ${t.id}`, prompt: 'p', promise: 'q', iterations: 0, createdAt: now, updatedAt: now, ...t }));
+  const full = tasks.map((t) => ({
+    title: `Task ${t.id}`,
+    prompt: 'p',
+    promise: 'q',
+    iterations: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...t,
+  }));
   await fs.writeFile(tasksFile(), JSON.stringify({ version: 1, tasks: full }, null, 2));
   await api.tree!.refresh();
 }
@@ -72,20 +82,47 @@ describe('UI: commands, tree menus, status bar', () => {
   });
 
   it('contributes every command of DESIGN §1 in the Ralph category', async () => {
-    const manifest = JSON.parse(await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'));
+    const manifest = JSON.parse(
+      await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'),
+    );
     const titles = manifest.contributes.commands.map((c: { title: string }) => c.title);
-    const design = ['Initialize Workspace', 'Add Task', 'Start Autopilot', 'Run Selected Task', 'Pause', 'Resume', 'Stop', 'Retry Task', 'Edit Task', 'Increase Limit', 'Rollback Task', 'Open Progress Panel', 'Show Report', 'Set API Key', 'Run Quality Gates'];
+    const design = [
+      'Initialize Workspace',
+      'Add Task',
+      'Start Autopilot',
+      'Run Selected Task',
+      'Pause',
+      'Resume',
+      'Stop',
+      'Retry Task',
+      'Edit Task',
+      'Increase Limit',
+      'Rollback Task',
+      'Open Progress Panel',
+      'Show Report',
+      'Set API Key',
+      'Run Quality Gates',
+    ];
     for (const title of design) assert.ok(titles.includes(title), `missing command "${title}"`);
-    const byId = Object.fromEntries(manifest.contributes.commands.map((c: { command: string; enablement?: string }) => [c.command, c.enablement]));
+    const byId = Object.fromEntries(
+      manifest.contributes.commands.map((c: { command: string; enablement?: string }) => [c.command, c.enablement]),
+    );
     assert.equal(byId['ralph.pause'], 'ralph.state == running');
     assert.equal(byId['ralph.resume'], 'ralph.state == paused');
     assert.ok(manifest.contributes.walkthroughs?.[0]?.steps?.length >= 4, 'a walkthrough with its four steps');
   });
 
   it('gives each task the contextValue task.<status>, and each status exactly the menu items its actions allow', async () => {
-    await writeTasks(api, STATUSES.map((status, i) => ({ id: `S-${i + 1}`, status, iterations: status === 'todo' ? 0 : 1 })));
-    const manifest = JSON.parse(await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'));
-    const menu: { command: string; when: string; group: string }[] = manifest.contributes.menus['view/item/context'].filter((m: { group: string }) => !m.group.startsWith('inline'));
+    await writeTasks(
+      api,
+      STATUSES.map((status, i) => ({ id: `S-${i + 1}`, status, iterations: status === 'todo' ? 0 : 1 })),
+    );
+    const manifest = JSON.parse(
+      await fs.readFile(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'package.json'), 'utf8'),
+    );
+    const menu: { command: string; when: string; group: string }[] = manifest.contributes.menus['view/item/context'].filter(
+      (m: { group: string }) => !m.group.startsWith('inline'),
+    );
     const expected: Record<string, string[]> = {
       'ralph.runSelectedTask': ['todo', 'in_progress', 'halted'],
       'ralph.retryTask': ['timeout', 'failed', 'halted', 'cancelled', 'blocked', 'needs_help', 'done', 'review'],
@@ -106,12 +143,20 @@ describe('UI: commands, tree menus, status bar', () => {
       // dispatch a ready task, or send a stopped one to the forge again (the follower's Retry)
       'ralph.runOnGitHubActions': ['todo', 'failed', 'timeout', 'halted', 'blocked', 'needs_help'],
     };
-    const nodes = await waitFor('all ten tasks in the tree', () => (taskNodes(api).length === STATUSES.length ? taskNodes(api) : undefined));
+    const nodes = await waitFor('all ten tasks in the tree', () =>
+      taskNodes(api).length === STATUSES.length ? taskNodes(api) : undefined,
+    );
     for (const node of nodes) {
       const item = api.tree!.getTreeItem(node);
       assert.equal(item.contextValue, `task.${node.task.status}`);
-      const offered = menu.filter((m) => viewItemMatches(m.when, item.contextValue!)).map((m) => m.command).sort();
-      const allowed = Object.entries(expected).filter(([, statuses]) => statuses.includes(node.task.status)).map(([command]) => command).sort();
+      const offered = menu
+        .filter((m) => viewItemMatches(m.when, item.contextValue!))
+        .map((m) => m.command)
+        .sort();
+      const allowed = Object.entries(expected)
+        .filter(([, statuses]) => statuses.includes(node.task.status))
+        .map(([command]) => command)
+        .sort();
       assert.deepEqual(offered, allowed, `menu of a ${node.task.status} task`);
     }
     const running = nodes.find((n) => n.task.status === 'in_progress')!;
@@ -131,7 +176,10 @@ describe('UI: commands, tree menus, status bar', () => {
     assert.deepEqual([unblocked.status, unblocked.blockedReason], ['todo', undefined]);
     const raised = (await vscode.commands.executeCommand('ralph.increaseMaxIterations', 'A-3', 7)) as { maxIterations: number };
     assert.equal(raised.maxIterations, 50 + 7, 'the default limit (50) plus 7');
-    const edited = (await vscode.commands.executeCommand('ralph.editTask', 'A-3', { title: 'Renamed', promise: 'all green' })) as { title: string; promise: string };
+    const edited = (await vscode.commands.executeCommand('ralph.editTask', 'A-3', { title: 'Renamed', promise: 'all green' })) as {
+      title: string;
+      promise: string;
+    };
     assert.deepEqual([edited.title, edited.promise], ['Renamed', 'all green']);
     // asked through the input boxes: the prompts port answers like a person would
     // the three boxes, then the settings menu: the check (its executable promise), then Done
@@ -158,17 +206,36 @@ describe('UI: commands, tree menus, status bar', () => {
     } finally {
       confirming.dispose();
     }
-    const stored = JSON.parse(await fs.readFile(tasksFile(), 'utf8')).tasks.map((t: { id: string; status: string }) => `${t.id}:${t.status}`);
+    const stored = JSON.parse(await fs.readFile(tasksFile(), 'utf8')).tasks.map(
+      (t: { id: string; status: string }) => `${t.id}:${t.status}`,
+    );
     assert.deepEqual(stored, ['A-1:todo', 'A-2:todo', 'A-3:todo']);
   });
 
   it('Rollback Task names the commits in its confirmation and, once confirmed, reverts only that task', async () => {
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: workspace(), encoding: 'utf8' }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], {
+        cwd: workspace(),
+        encoding: 'utf8',
+      }).trim();
     const base = git('rev-parse', 'HEAD');
     await writeTasks(api, [{ id: 'R-1', status: 'done', iterations: 1 }]);
     await fs.mkdir(path.join(workspace(), '.ralph', 'state'), { recursive: true });
     const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    const checkpoint = { version: 1, taskId: 'R-1', runId: 'r', iteration: 1, phase: 'between', elapsedMs: 10, baseCommit: base, commits: 1, consecutiveErrors: 0, usage, history: [], updatedAt: new Date().toISOString() };
+    const checkpoint = {
+      version: 1,
+      taskId: 'R-1',
+      runId: 'r',
+      iteration: 1,
+      phase: 'between',
+      elapsedMs: 10,
+      baseCommit: base,
+      commits: 1,
+      consecutiveErrors: 0,
+      usage,
+      history: [],
+      updatedAt: new Date().toISOString(),
+    };
     await fs.writeFile(path.join(workspace(), '.ralph', 'state', 'R-1.json'), JSON.stringify(checkpoint));
     await fs.writeFile(path.join(workspace(), 'made-by-task.txt'), 'x\n');
     git('add', 'made-by-task.txt');
@@ -192,7 +259,10 @@ describe('UI: commands, tree menus, status bar', () => {
 
     const confirming = api.setPrompts({ confirm: async () => true });
     try {
-      const result = (await vscode.commands.executeCommand('ralph.rollbackTask', 'R-1')) as { applied: { commit: string }; task: { status: string } };
+      const result = (await vscode.commands.executeCommand('ralph.rollbackTask', 'R-1')) as {
+        applied: { commit: string };
+        task: { status: string };
+      };
       assert.equal(result.task.status, 'todo');
       assert.equal(git('rev-parse', 'HEAD'), result.applied.commit);
     } finally {
@@ -215,7 +285,11 @@ describe('UI: commands, tree menus, status bar', () => {
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'ok' } }] },
     );
     process.env[KEY_ENV] = 'sk-ui-test';
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 }, loop: { maxIterations: 4 }, gates: [] };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 },
+      loop: { maxIterations: 4 },
+      gates: [],
+    };
     await fs.writeFile(path.join(workspace(), '.ralph', 'config.json'), JSON.stringify(config, null, 2));
     await writeTasks(api, [{ id: 'B-1', status: 'todo', title: 'Status bar task' }]);
     assert.equal(api.statusBar!.state, 'idle');
@@ -231,7 +305,9 @@ describe('UI: commands, tree menus, status bar', () => {
       assert.equal(await vscode.commands.executeCommand('ralph.resume'), true);
       await waitFor('running again', () => api.statusBar!.state === 'running');
 
-      publish(api, [{ type: 'warning', taskId: 'B-1', code: 'no-commits', message: 'No commits in 5 iterations: the agent may be stuck.' }]);
+      publish(api, [
+        { type: 'warning', taskId: 'B-1', code: 'no-commits', message: 'No commits in 5 iterations: the agent may be stuck.' },
+      ]);
       await waitFor('the attention state', () => api.statusBar!.state === 'attention');
       const warning = api.panelModel!.state.warnings.find((w) => w.code === 'no-commits' && !w.resolved)!;
       assert.ok(warning, 'the warning is in the panel model');
@@ -242,12 +318,18 @@ describe('UI: commands, tree menus, status bar', () => {
       release();
     }
     const summary = await run;
-    assert.deepEqual(summary?.results.map((r) => r.status), ['done']);
+    assert.deepEqual(
+      summary?.results.map((r) => r.status),
+      ['done'],
+    );
     await waitFor('idle again', () => api.statusBar!.state === 'idle');
     await server.close();
 
     await writeTasks(api, [{ id: 'B-2', status: 'blocked', blockedReason: 'needs a key' }]);
-    await waitFor('attention for a blocked task', () => api.statusBar!.state === 'attention' && /Ralph · 1 question$/.test(api.statusBar!.text));
+    await waitFor(
+      'attention for a blocked task',
+      () => api.statusBar!.state === 'attention' && /Ralph · 1 question$/.test(api.statusBar!.text),
+    );
   });
 });
 
@@ -306,8 +388,19 @@ describe('UI: progress panel protocol with the real webview', () => {
       { type: 'iteration.started', taskId: 'P-2', iteration: 1, maxIterations: 100, model: 'm' },
     ];
     for (let i = 0; bodies.length < 1000; i++) {
-      if (i % 4 === 0) bodies.push({ type: 'tool.call', taskId: 'P-2', iteration: 1, callId: `c${i}`, tool: 'search', args: `{"query":"q${i}"}` });
-      else if (i % 4 === 1) bodies.push({ type: 'tool.result', taskId: 'P-2', iteration: 1, callId: `c${i - 1}`, tool: 'search', ok: true, summary: `${i} matches`, durationMs: 1 });
+      if (i % 4 === 0)
+        bodies.push({ type: 'tool.call', taskId: 'P-2', iteration: 1, callId: `c${i}`, tool: 'search', args: `{"query":"q${i}"}` });
+      else if (i % 4 === 1)
+        bodies.push({
+          type: 'tool.result',
+          taskId: 'P-2',
+          iteration: 1,
+          callId: `c${i - 1}`,
+          tool: 'search',
+          ok: true,
+          summary: `${i} matches`,
+          durationMs: 1,
+        });
       else bodies.push({ type: 'model.delta', taskId: 'P-2', iteration: 1, text: `token ${i} ` });
     }
     bodies.push({ type: 'signal', taskId: 'P-2', iteration: 1, signal: { kind: 'PROGRESS', percent: 99 } });

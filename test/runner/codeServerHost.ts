@@ -68,7 +68,10 @@ export interface CodeServerHost {
 }
 
 export class CodeServerError extends Error {
-  constructor(message: string, readonly logTail: string) {
+  constructor(
+    message: string,
+    readonly logTail: string,
+  ) {
     super(`${message}\n--- code-server log tail ---\n${logTail}\n--- end of code-server log ---`);
     this.name = 'CodeServerError';
   }
@@ -170,12 +173,7 @@ function hermeticEnv(tempDir: string, extra: Record<string, string> | undefined)
 }
 
 function commonArgs(userDataDir: string, extensionsDir: string): string[] {
-  return [
-    '--user-data-dir', userDataDir,
-    '--extensions-dir', extensionsDir,
-    '--disable-telemetry',
-    '--disable-update-check',
-  ];
+  return ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--disable-telemetry', '--disable-update-check'];
 }
 
 /** Starts code-server (and Chromium). On any failure everything started is torn down. */
@@ -223,11 +221,11 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   };
 
   for (const ext of opts.installExtensions ?? []) {
-    const r = spawnSync(
-      tools.node,
-      [tools.entry, ...commonArgs(userDataDir, extensionsDir), '--install-extension', ext, '--force'],
-      { env, encoding: 'utf8', timeout: 180_000 },
-    );
+    const r = spawnSync(tools.node, [tools.entry, ...commonArgs(userDataDir, extensionsDir), '--install-extension', ext, '--force'], {
+      env,
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
     record(`[install-extension ${ext}] ${r.stdout ?? ''}${r.stderr ?? ''}`.trim());
     if (r.status !== 0) {
       const tail = logTail();
@@ -240,13 +238,16 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     tools.node,
     [
       tools.entry,
-      '--bind-addr', '127.0.0.1:0',
-      '--auth', 'none',
+      '--bind-addr',
+      '127.0.0.1:0',
+      '--auth',
+      'none',
       ...commonArgs(userDataDir, extensionsDir),
       '--disable-workspace-trust',
       '--disable-getting-started-override',
       '--ignore-last-opened',
-      '--vscode-option', 'enable-smoke-test-driver',
+      '--vscode-option',
+      'enable-smoke-test-driver',
     ],
     // detached: own process group, so the extension host, pty host, file watcher etc. die with it.
     { env, cwd: tempDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -388,9 +389,7 @@ function waitForListening(
       });
     }
     child.once('error', (err) => finish(() => reject(err)));
-    void exited.then(({ code, signal }) =>
-      finish(() => reject(new Error(`code-server exited early (code ${code}, signal ${signal})`))),
-    );
+    void exited.then(({ code, signal }) => finish(() => reject(new Error(`code-server exited early (code ${code}, signal ${signal})`))));
   });
 }
 

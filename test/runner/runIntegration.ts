@@ -158,11 +158,15 @@ export async function runIntegration(): Promise<number> {
       return 0;
     }
     const why =
-      code === -1 ? `timed out after ${timeoutMs} ms (RALPH_INTEGRATION_TIMEOUT_MS)`
-      : code === -2 ? 'the workbench page crashed'
-      : code === -3 ? 'code-server exited during the run'
-      : code === -4 ? `interrupted by ${signal}`
-      : `extension host reported exit code ${code}`;
+      code === -1
+        ? `timed out after ${timeoutMs} ms (RALPH_INTEGRATION_TIMEOUT_MS)`
+        : code === -2
+          ? 'the workbench page crashed'
+          : code === -3
+            ? 'code-server exited during the run'
+            : code === -4
+              ? `interrupted by ${signal}`
+              : `extension host reported exit code ${code}`;
     log(`FAIL ${why} in ${secs}s`);
     if (code === -4) return signal === 'SIGTERM' ? 143 : 130;
     if (host) dumpDiagnostics(host, pageConsole, workbenchLog);
@@ -181,9 +185,13 @@ export async function runIntegration(): Promise<number> {
 
 function dumpDiagnostics(host: CodeServerHost, pageConsole: string[], workbenchLog: string[]): void {
   process.stdout.write(`${TAG} --- code-server log tail ---\n${host.logTail(80)}\n${TAG} --- end of code-server log ---\n`);
-  process.stdout.write(`${TAG} --- workbench log (last 40) ---\n${workbenchLog.slice(-40).join('\n')}\n${TAG} --- end of workbench log ---\n`);
+  process.stdout.write(
+    `${TAG} --- workbench log (last 40) ---\n${workbenchLog.slice(-40).join('\n')}\n${TAG} --- end of workbench log ---\n`,
+  );
   const errors = pageConsole.filter((l) => /^\[page:(error|warning|exception)\]/.test(l)).slice(-40);
-  process.stdout.write(`${TAG} --- workbench console (errors/warnings, last 40) ---\n${errors.join('\n')}\n${TAG} --- end of workbench console ---\n`);
+  process.stdout.write(
+    `${TAG} --- workbench console (errors/warnings, last 40) ---\n${errors.join('\n')}\n${TAG} --- end of workbench console ---\n`,
+  );
 }
 
 if (require.main === module) {

@@ -9,7 +9,14 @@ const stamp = { runId: 'r', seq: 1, time: '2026-01-01T00:00:00.000Z' };
 
 describe('the warning policy, read by every surface', () => {
   it('names the six safeguards, and only they wait, pause or take answers', () => {
-    assert.deepEqual([...SAFEGUARD_CODES].sort(), ['error-threshold', 'iteration-ratio', 'no-commits', 'security-critical', 'spend-rate', 'task-ended']);
+    assert.deepEqual([...SAFEGUARD_CODES].sort(), [
+      'error-threshold',
+      'iteration-ratio',
+      'no-commits',
+      'security-critical',
+      'spend-rate',
+      'task-ended',
+    ]);
     assert.equal(warningRule('model-switch'), undefined);
     assert.equal(warningRule('toString'), undefined, 'an inherited property is not a rule');
     // what pauses the autopilot also waits for the answer
@@ -25,7 +32,8 @@ describe('the warning policy, read by every surface', () => {
   it('nobody to ask: the stopping safeguards stop, the others follow safeguards.onWarning', async () => {
     const decide = (code: (typeof SAFEGUARD_CODES)[number], onWarning: 'continue' | 'stop') =>
       unattendedSafeguards(onWarning).decide({ code, taskId: 'T-1', message: 'm', iteration: 1, maxIterations: 4 });
-    for (const code of ['error-threshold', 'spend-rate', 'security-critical'] as const) assert.deepEqual(await decide(code, 'continue'), { action: 'stop' });
+    for (const code of ['error-threshold', 'spend-rate', 'security-critical'] as const)
+      assert.deepEqual(await decide(code, 'continue'), { action: 'stop' });
     for (const code of ['no-commits', 'iteration-ratio', 'task-ended'] as const) {
       assert.deepEqual(await decide(code, 'continue'), { action: 'continue' });
       assert.deepEqual(await decide(code, 'stop'), { action: 'stop' });

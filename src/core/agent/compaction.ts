@@ -128,7 +128,11 @@ export class Compactor {
    * happened, or undefined when nothing was (or could be) compacted. Throws only when the
    * summary call fails, after which this compactor stops trying (the caller reports it).
    */
-  async beforeRequest(messages: ChatMessage[], tools: readonly ToolSpec[], options: { force?: boolean } = {}): Promise<CompactionOutcome | undefined> {
+  async beforeRequest(
+    messages: ChatMessage[],
+    tools: readonly ToolSpec[],
+    options: { force?: boolean } = {},
+  ): Promise<CompactionOutcome | undefined> {
     if (this.gaveUp) return undefined;
     const tokensBefore = await this.measure(messages, tools);
     // forced: the provider said the request is over the model's context, whatever our measure
@@ -165,7 +169,13 @@ export class Compactor {
     messages.splice(0, messages.length, ...compacted);
     this.knownTokens = 0;
     this.knownCount = 0;
-    return { tokensBefore, tokensAfter: await this.measure(messages, tools), model: response.model, finishReason: response.finishReason, usage: response.usage };
+    return {
+      tokensBefore,
+      tokensAfter: await this.measure(messages, tools),
+      model: response.model,
+      finishReason: response.finishReason,
+      usage: response.usage,
+    };
   }
 }
 
@@ -200,9 +210,19 @@ export function splitForCompaction(messages: readonly ChatMessage[], keepTokens:
     tokens += next;
     kept++;
   }
-  const older = turns.slice(0, turns.length - kept).flat().filter((m) => !isPinned(m));
+  const older = turns
+    .slice(0, turns.length - kept)
+    .flat()
+    .filter((m) => !isPinned(m));
   if (!older.some((m) => !isSummary(m))) return undefined;
-  return { head: messages.slice(0, start), older, recent: turns.slice(turns.length - kept).flat().filter((m) => !isPinned(m)) };
+  return {
+    head: messages.slice(0, start),
+    older,
+    recent: turns
+      .slice(turns.length - kept)
+      .flat()
+      .filter((m) => !isPinned(m)),
+  };
 }
 
 function isPinned(message: ChatMessage): boolean {

@@ -57,7 +57,13 @@ If the work is not finished when you stop, give a PROGRESS signal; the loop will
 export function taskBrief(task: Task): string {
   const answers = pinnedAnswers(task.questions);
   // answers change only when the person answers: they stay in the stable prefix, after the request they refine
-  return [`# Task ${task.id}: ${task.title}`, `Task type: ${task.type}.`, `## Original request (exact)\n${task.prompt}`, `## Promise (completion criteria)\n${task.promise}`, ...(answers ? [answers] : [])].join('\n\n');
+  return [
+    `# Task ${task.id}: ${task.title}`,
+    `Task type: ${task.type}.`,
+    `## Original request (exact)\n${task.prompt}`,
+    `## Promise (completion criteria)\n${task.promise}`,
+    ...(answers ? [answers] : []),
+  ].join('\n\n');
 }
 
 /**

@@ -83,7 +83,16 @@ type Asked = { reply: ChatResponse } | { again: true } | { end: IterationRunResu
  */
 class IterationConversation {
   private readonly messages: ChatMessage[];
-  private readonly result: IterationRunResult = { signals: [], finalText: '', usage: ZERO_USAGE, steps: 0, stepLimitHit: false, toolCalls: 0, toolErrors: 0, stopped: false };
+  private readonly result: IterationRunResult = {
+    signals: [],
+    finalText: '',
+    usage: ZERO_USAGE,
+    steps: 0,
+    stepLimitHit: false,
+    toolCalls: 0,
+    toolErrors: 0,
+    stopped: false,
+  };
   private readonly tools: ReturnType<ToolRegistry['specs']>;
   private readonly tag: { agent?: string };
   private readonly toolContext: ToolContext;
@@ -105,7 +114,14 @@ class IterationConversation {
       conversation: { taskId: deps.taskId, iteration: deps.iteration, modelName: deps.modelName, request, agent, emit: deps.emit },
     };
     this.compactor = deps.compaction
-      ? new Compactor({ ...deps.compaction, model: deps.model, modelName: deps.modelName, temperature: deps.temperature, pinned: request, signal: deps.signal })
+      ? new Compactor({
+          ...deps.compaction,
+          model: deps.model,
+          modelName: deps.modelName,
+          temperature: deps.temperature,
+          pinned: request,
+          signal: deps.signal,
+        })
       : undefined;
   }
 
@@ -123,7 +139,12 @@ class IterationConversation {
           await this.compactNow(false);
         } catch (error) {
           if (deps.signal.aborted) return this.interrupted({ ...this.result, stopped: true });
-          deps.emit({ type: 'warning', taskId: deps.taskId, code: 'compaction-failed', message: `${this.speaker}: ${errorMessage(error)}` });
+          deps.emit({
+            type: 'warning',
+            taskId: deps.taskId,
+            code: 'compaction-failed',
+            message: `${this.speaker}: ${errorMessage(error)}`,
+          });
         }
       }
       this.result.steps++;
@@ -149,14 +170,21 @@ class IterationConversation {
         signal: pausing ? AbortSignal.any([deps.signal, pausing]) : deps.signal,
         purpose: this.speaker,
         onDelta: (delta) => {
-          if (delta.kind === 'text') deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text, ...tag });
+          if (delta.kind === 'text')
+            deps.emit({ type: 'model.delta', taskId: deps.taskId, iteration: deps.iteration, text: delta.text, ...tag });
         },
       });
       return { reply };
     } catch (error) {
       if (!deps.signal.aborted && pausing?.aborted) {
         // Pause cancelled the request: the same request goes out again after Resume (loop top)
-        deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'request-paused', message: `${this.speaker}: paused — the model request in flight was cancelled; it is sent again on Resume` });
+        deps.emit({
+          type: 'warning',
+          taskId: deps.taskId,
+          iteration: deps.iteration,
+          code: 'request-paused',
+          message: `${this.speaker}: paused — the model request in flight was cancelled; it is sent again on Resume`,
+        });
         this.result.steps--;
         return { again: true };
       }
@@ -167,14 +195,20 @@ class IterationConversation {
   /** A model request that failed: compact and retry once on a context refusal, feedback on the content filter, else the end. */
   private async refused(error: unknown): Promise<Asked> {
     const { deps } = this;
-    if (deps.signal.aborted || error instanceof StopRequestedError) return { end: await this.interrupted({ ...this.result, stopped: true }) };
+    if (deps.signal.aborted || error instanceof StopRequestedError)
+      return { end: await this.interrupted({ ...this.result, stopped: true }) };
     const kind = error instanceof ModelError ? error.fault : undefined;
     if (kind === 'context_length' && this.compactor && !this.contextRetried) {
       // compact and retry once; a second refusal (or nothing to compact) ends the iteration with the error
       this.contextRetried = true;
       this.fault(kind, 'compact-retry', errorMessage(error));
       const compacted = await this.compactNow(true).catch((failure: unknown) => {
-        deps.emit({ type: 'warning', taskId: deps.taskId, code: 'compaction-failed', message: `${this.speaker}: ${errorMessage(failure)}` });
+        deps.emit({
+          type: 'warning',
+          taskId: deps.taskId,
+          code: 'compaction-failed',
+          message: `${this.speaker}: ${errorMessage(failure)}`,
+        });
         return false;
       });
       if (deps.signal.aborted) return { end: await this.interrupted({ ...this.result, stopped: true }) };
@@ -191,15 +225,27 @@ class IterationConversation {
       return { again: true };
     }
     // a sub-agent's conversation only ends; the orchestrator's next call halts the task
-    if (kind && kind !== 'unknown') this.fault(kind, !deps.agent && (kind === 'auth' || kind === 'quota') ? 'halt' : 'error', errorMessage(error));
-    return { end: await this.interrupted({ ...this.result, error: errorMessage(error), ...(kind && kind !== 'unknown' ? { fault: kind } : {}) }, error) };
+    if (kind && kind !== 'unknown')
+      this.fault(kind, !deps.agent && (kind === 'auth' || kind === 'quota') ? 'halt' : 'error', errorMessage(error));
+    return {
+      end: await this.interrupted(
+        { ...this.result, error: errorMessage(error), ...(kind && kind !== 'unknown' ? { fault: kind } : {}) },
+        error,
+      ),
+    };
   }
 
   /** The model's reply: recorded, its tool calls run, its signals taken; the result when the iteration ends here. */
   private async answer(response: ChatResponse): Promise<IterationRunResult | undefined> {
     const { deps, result, tag } = this;
     for (const message of response.warnings ?? []) {
-      deps.emit({ type: 'warning', taskId: deps.taskId, iteration: deps.iteration, code: 'model-wire', message: `${this.speaker}: ${message}` });
+      deps.emit({
+        type: 'warning',
+        taskId: deps.taskId,
+        iteration: deps.iteration,
+        code: 'model-wire',
+        message: `${this.speaker}: ${message}`,
+      });
     }
     result.usage = addUsage(result.usage, response.usage);
     result.finalText = response.content;
@@ -213,7 +259,11 @@ class IterationConversation {
       finishReason: response.finishReason,
       ...tag,
     });
-    this.messages.push({ role: 'assistant', content: response.content || null, toolCalls: response.toolCalls.length ? response.toolCalls : undefined });
+    this.messages.push({
+      role: 'assistant',
+      content: response.content || null,
+      toolCalls: response.toolCalls.length ? response.toolCalls : undefined,
+    });
     this.compactor?.noteResponse(response.usage, this.messages.length);
     const stepSignals = deps.agent ? [] : parseSignals(response.content);
     const endTurn = await this.runTools(response.toolCalls, stepSignals);
@@ -249,7 +299,15 @@ class IterationConversation {
         continue;
       }
       result.toolCalls++;
-      deps.emit({ type: 'tool.call', taskId: deps.taskId, iteration: deps.iteration, callId: call.id, tool: call.name, args: abbreviate(call.arguments, 300), ...tag });
+      deps.emit({
+        type: 'tool.call',
+        taskId: deps.taskId,
+        iteration: deps.iteration,
+        callId: call.id,
+        tool: call.name,
+        args: abbreviate(call.arguments, 300),
+        ...tag,
+      });
       const started = Date.now();
       const outcome = await deps.registry.execute(call, this.toolContext);
       if (!outcome.ok) result.toolErrors++;
@@ -257,7 +315,17 @@ class IterationConversation {
       if (outcome.usage) result.usage = addUsage(result.usage, outcome.usage);
       if (outcome.endTurn) endTurn = true;
       deps.onToolResult?.(call, outcome);
-      deps.emit({ type: 'tool.result', taskId: deps.taskId, iteration: deps.iteration, callId: call.id, tool: call.name, ok: outcome.ok, summary: outcome.summary, durationMs: Date.now() - started, ...tag });
+      deps.emit({
+        type: 'tool.result',
+        taskId: deps.taskId,
+        iteration: deps.iteration,
+        callId: call.id,
+        tool: call.name,
+        ok: outcome.ok,
+        summary: outcome.summary,
+        durationMs: Date.now() - started,
+        ...tag,
+      });
       this.messages.push({ role: 'tool', toolCallId: call.id, content: outcome.ok ? outcome.content : `ERROR: ${outcome.content}` });
     }
     return endTurn;
@@ -271,14 +339,39 @@ class IterationConversation {
     this.result.usage = addUsage(this.result.usage, compacted.usage);
     // the summary is a model call like any other: usage and cost meters read model.response
     const { model, usage, finishReason } = compacted;
-    deps.emit({ type: 'model.response', taskId: deps.taskId, iteration: deps.iteration, model, usage, toolCalls: 0, finishReason, ...this.tag });
-    deps.emit({ type: 'compaction', taskId: deps.taskId, iteration: deps.iteration, scope: this.speaker, tokensBefore: compacted.tokensBefore, tokensAfter: compacted.tokensAfter });
+    deps.emit({
+      type: 'model.response',
+      taskId: deps.taskId,
+      iteration: deps.iteration,
+      model,
+      usage,
+      toolCalls: 0,
+      finishReason,
+      ...this.tag,
+    });
+    deps.emit({
+      type: 'compaction',
+      taskId: deps.taskId,
+      iteration: deps.iteration,
+      scope: this.speaker,
+      tokensBefore: compacted.tokensBefore,
+      tokensAfter: compacted.tokensAfter,
+    });
     return true;
   }
 
   private fault(kind: ModelFaultKind, action: 'halt' | 'compact-retry' | 'feedback' | 'error', message: string): void {
     const { deps } = this;
-    deps.emit({ type: 'model.fault', taskId: deps.taskId, iteration: deps.iteration, model: deps.modelName, fault: kind, action, message, ...this.tag });
+    deps.emit({
+      type: 'model.fault',
+      taskId: deps.taskId,
+      iteration: deps.iteration,
+      model: deps.modelName,
+      fault: kind,
+      action,
+      message,
+      ...this.tag,
+    });
   }
 
   /** The conversation was cut short: the loop's wind-down turn sees it. */

@@ -13,7 +13,20 @@ export type PathVerdict = { action: 'deny' | 'ask'; reason: string; confinable?:
 
 /** Build folders a recursive delete may target without asking (anywhere in the workspace). */
 export const BUILD_FOLDERS = new Set([
-  'node_modules', 'dist', 'build', 'out', 'target', 'coverage', '.next', '.nuxt', '.cache', '.pytest_cache', '__pycache__', 'tmp', '.turbo', '.parcel-cache',
+  'node_modules',
+  'dist',
+  'build',
+  'out',
+  'target',
+  'coverage',
+  '.next',
+  '.nuxt',
+  '.cache',
+  '.pytest_cache',
+  '__pycache__',
+  'tmp',
+  '.turbo',
+  '.parcel-cache',
 ]);
 
 /** `.ralph/` files the orchestrator alone writes; the agent's notes (progress/) are its own. */
@@ -51,7 +64,8 @@ export function judgeWrite(value: string | undefined, shown: string, where: Path
   if (value === undefined) return { action: 'ask', reason: `${what} to a path known only when it runs (${shown})`, confinable: true };
   if (DEVICES_OK.test(value)) return undefined;
   const abs = resolvePath(value, where);
-  if (abs === undefined) return { action: 'ask', reason: `${what} to ${shown} after changing to a directory known only when it runs`, confinable: true };
+  if (abs === undefined)
+    return { action: 'ask', reason: `${what} to ${shown} after changing to a directory known only when it runs`, confinable: true };
   if (DEVICES_OK.test(abs)) return undefined;
   const rel = insideRoot(abs, where.root);
   if (rel === undefined) {
@@ -63,11 +77,16 @@ export function judgeWrite(value: string | undefined, shown: string, where: Path
 
 /** `.git/` and the orchestrator's records are never the agent's to write, by whatever path. */
 export function judgeInside(rel: string[], shown: string, what: string): PathVerdict {
-  if (rel.includes('.git')) return { action: 'deny', reason: `${what} inside .git (${shown}): git's hooks and configuration run on the orchestrator's own commits` };
+  if (rel.includes('.git'))
+    return {
+      action: 'deny',
+      reason: `${what} inside .git (${shown}): git's hooks and configuration run on the orchestrator's own commits`,
+    };
   if (rel[0] === '.ralph' && rel.length >= 2 && RALPH_CONTROL.has(rel[1])) {
     return { action: 'deny', reason: `${what} to .ralph/${rel[1]}: the orchestrator's own records (tasks, config, checkpoints)` };
   }
-  if (rel[0] === '.ralph' && rel.length === 1) return { action: 'deny', reason: `${what} to .ralph itself: the orchestrator's own records` };
+  if (rel[0] === '.ralph' && rel.length === 1)
+    return { action: 'deny', reason: `${what} to .ralph itself: the orchestrator's own records` };
   return undefined;
 }
 
@@ -76,7 +95,8 @@ export function judgeRecursiveDelete(value: string | undefined, shown: string, w
   const only = 'only build folders such as dist/ or node_modules/ inside the workspace may be removed';
   if (value === undefined) return { action: 'deny', reason: `recursive delete of ${shown}, a path known only when it runs (${only})` };
   const abs = resolvePath(value, where);
-  if (abs === undefined) return { action: 'deny', reason: `recursive delete of ${shown} after changing to a directory known only when it runs (${only})` };
+  if (abs === undefined)
+    return { action: 'deny', reason: `recursive delete of ${shown} after changing to a directory known only when it runs (${only})` };
   const rel = insideRoot(abs, where.root);
   if (rel === undefined) return { action: 'deny', reason: `recursive delete of ${shown} (${abs}), outside the workspace` };
   const inside = judgeInside(rel, shown, 'deleting');

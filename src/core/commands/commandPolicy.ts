@@ -30,7 +30,11 @@ const FORK_BOMB = /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/;
  * Config patterns are globs (`*` any text) or `/regex/`, matched against the whole line and
  * against each simple command in its normalised form (`\rm -rf x` is tried as `rm -rf x`).
  */
-export async function evaluateCommand(command: string, config: Pick<RalphConfig, 'commands' | 'loop'>, place: CommandPlace): Promise<CommandDecision> {
+export async function evaluateCommand(
+  command: string,
+  config: Pick<RalphConfig, 'commands' | 'loop'>,
+  place: CommandPlace,
+): Promise<CommandDecision> {
   const text = command.trim();
   let parser;
   try {
@@ -50,7 +54,12 @@ export async function evaluateCommand(command: string, config: Pick<RalphConfig,
   if (ask) return { action: 'ask', reason: `commands.requireApproval (${ask})` };
   const allowedBy = (form: string) => config.commands.allow.find((p) => matches(p, text) || matches(p, form));
   const gated = analysis.findings.filter((f) => !allowedBy(f.command));
-  if (gated.length > 0) return { action: 'ask', reason: gated[0].reason, ...(config.loop.mode !== 'semi-auto' && gated.every((f) => f.confinable) ? { confinable: true } : {}) };
+  if (gated.length > 0)
+    return {
+      action: 'ask',
+      reason: gated[0].reason,
+      ...(config.loop.mode !== 'semi-auto' && gated.every((f) => f.confinable) ? { confinable: true } : {}),
+    };
   if (config.loop.mode === 'semi-auto') return { action: 'ask', reason: 'semi-auto mode asks before every command' };
   const allowed = analysis.findings.length > 0 ? allowedBy(analysis.findings[0].command) : configured(config.commands.allow);
   return { action: 'allow', reason: allowed ? `commands.allow (${allowed})` : 'no rule applies' };
@@ -67,4 +76,3 @@ export function matches(pattern: string, command: string): boolean {
   const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
   return new RegExp(`^${escaped}$`).test(command) || new RegExp(`^${escaped}(?:\\s|$)`).test(command);
 }
-

@@ -20,16 +20,69 @@ const WRITES_AFTER_FIRST = new Set(['chmod', 'chown', 'chgrp']);
 const WRITES_LAST = new Set(['cp', 'install', 'rsync', 'scp']);
 
 /** git options that come before the subcommand and take a value (as the next word or after `=`). */
-const GIT_VALUE_OPTIONS = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--super-prefix', '--exec-path', '--attr-source', '--list-cmds']);
-const GIT_FLAG_OPTIONS = new Set(['--no-pager', '-p', '--paginate', '-P', '--bare', '--no-replace-objects', '--literal-pathspecs', '--glob-pathspecs', '--noglob-pathspecs', '--icase-pathspecs', '--no-optional-locks', '--no-advice', '--html-path', '--man-path', '--info-path']);
+const GIT_VALUE_OPTIONS = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--config-env',
+  '--super-prefix',
+  '--exec-path',
+  '--attr-source',
+  '--list-cmds',
+]);
+const GIT_FLAG_OPTIONS = new Set([
+  '--no-pager',
+  '-p',
+  '--paginate',
+  '-P',
+  '--bare',
+  '--no-replace-objects',
+  '--literal-pathspecs',
+  '--glob-pathspecs',
+  '--noglob-pathspecs',
+  '--icase-pathspecs',
+  '--no-optional-locks',
+  '--no-advice',
+  '--html-path',
+  '--man-path',
+  '--info-path',
+]);
 /** Configuration that makes git run a program or read more configuration. */
-const GIT_RISKY_KEY = /^(?:core\.(?:hookspath|fsmonitor|pager|editor|sshcommand|askpass|gitproxy|worktree|attributesfile|excludesfile)|alias\..*|include\..*|includeif\..*|diff\.external|pager\..*|sequence\.editor|gpg\..*program|credential\..*|.*\.(?:textconv|command|cmd|program|process|clean|smudge|helper|receivepack|uploadpack))$/i;
+const GIT_RISKY_KEY =
+  /^(?:core\.(?:hookspath|fsmonitor|pager|editor|sshcommand|askpass|gitproxy|worktree|attributesfile|excludesfile)|alias\..*|include\..*|includeif\..*|diff\.external|pager\..*|sequence\.editor|gpg\..*program|credential\..*|.*\.(?:textconv|command|cmd|program|process|clean|smudge|helper|receivepack|uploadpack))$/i;
 
 const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
-const PM_VALUE_OPTIONS = new Set(['--registry', '--prefix', '-C', '--dir', '--cwd', '--filter', '-F', '--workspace', '-w', '--userconfig', '--cache', '--otp', '--tag', '--access', '--loglevel']);
+const PM_VALUE_OPTIONS = new Set([
+  '--registry',
+  '--prefix',
+  '-C',
+  '--dir',
+  '--cwd',
+  '--filter',
+  '-F',
+  '--workspace',
+  '-w',
+  '--userconfig',
+  '--cache',
+  '--otp',
+  '--tag',
+  '--access',
+  '--loglevel',
+]);
 const PM_SCRIPT_RUNNERS = new Set(['run', 'run-script', 'exec', 'x', 'dlx', 'test', 'start', 'create', 'init']);
 /** Other publishers: the subcommand (or two) that uploads. */
-const PUBLISHERS: Record<string, string[]> = { cargo: ['publish'], twine: ['upload'], gem: ['push'], poetry: ['publish'], uv: ['publish'], flit: ['publish'], hatch: ['publish'], dotnet: ['nuget', 'push'] };
+const PUBLISHERS: Record<string, string[]> = {
+  cargo: ['publish'],
+  twine: ['upload'],
+  gem: ['push'],
+  poetry: ['publish'],
+  uv: ['publish'],
+  flit: ['publish'],
+  hatch: ['publish'],
+  dotnet: ['nuget', 'push'],
+};
 
 export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
   const { name, args } = cmd;
@@ -39,9 +92,12 @@ export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
   };
   if (PRIVILEGE.has(name)) add({ action: 'deny', reason: `${name}: running as another user` });
   if (POWER.has(name)) add({ action: 'deny', reason: `${name}: stopping the machine` });
-  if (/^mkfs(?:\..+)?$/.test(name) || name === 'mkswap' || name === 'fdisk' || name === 'parted') add({ action: 'deny', reason: 'writing a device or file system' });
-  if (name === 'kill' && args.length >= 2 && args.at(-1)?.value === '-1') add({ action: 'deny', reason: 'killing every process of the user' });
-  if (args.some((a) => a.value?.includes('.git/hooks'))) add({ action: 'deny', reason: 'touching git hooks (they would run on the orchestrator\'s own commits)' });
+  if (/^mkfs(?:\..+)?$/.test(name) || name === 'mkswap' || name === 'fdisk' || name === 'parted')
+    add({ action: 'deny', reason: 'writing a device or file system' });
+  if (name === 'kill' && args.length >= 2 && args.at(-1)?.value === '-1')
+    add({ action: 'deny', reason: 'killing every process of the user' });
+  if (args.some((a) => a.value?.includes('.git/hooks')))
+    add({ action: 'deny', reason: "touching git hooks (they would run on the orchestrator's own commits)" });
 
   if (name === 'rm') out.push(...judgeRm(args, where));
   else if (name === 'git') out.push(...judgeGit(args, where));
@@ -49,10 +105,18 @@ export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
     for (const a of args) {
       if (a.value?.startsWith('of=')) {
         const target = a.value.slice(3);
-        add(target.startsWith('/dev/') && !/^\/dev\/(?:null|stdout|stderr)$/.test(target) ? { action: 'deny', reason: 'writing a device or file system' } : judgeWrite(target, a.text, where, 'writing'));
+        add(
+          target.startsWith('/dev/') && !/^\/dev\/(?:null|stdout|stderr)$/.test(target)
+            ? { action: 'deny', reason: 'writing a device or file system' }
+            : judgeWrite(target, a.text, where, 'writing'),
+        );
       }
     }
-  } else if (name === 'chmod' && args.some((a) => a.value !== undefined && /(?:7{3}|a\+rwx|o\+w)$/.test(a.value)) && positionals(args).some((a) => a.value !== undefined && resolvePath(a.value, where) === '/')) {
+  } else if (
+    name === 'chmod' &&
+    args.some((a) => a.value !== undefined && /(?:7{3}|a\+rwx|o\+w)$/.test(a.value)) &&
+    positionals(args).some((a) => a.value !== undefined && resolvePath(a.value, where) === '/')
+  ) {
     add({ action: 'deny', reason: 'opening the whole file system' });
   }
 
@@ -63,7 +127,9 @@ export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
     if (target) add(judgeWrite(target.value, target.text, where, `${name}`));
   }
   if (name === 'sed' && args.some((a) => a.value !== undefined && (/^-[^-]*i/.test(a.value) || a.value.startsWith('--in-place')))) {
-    const files = positionals(args).slice(args.some((a) => a.value === '-e' || a.value === '-f' || a.value?.startsWith('--expression')) ? 0 : 1);
+    const files = positionals(args).slice(
+      args.some((a) => a.value === '-e' || a.value === '-f' || a.value?.startsWith('--expression')) ? 0 : 1,
+    );
     for (const a of files) add(judgeWrite(a.value, a.text, where, 'sed -i'));
   }
   if (name === 'curl' || name === 'wget') {
@@ -84,12 +150,37 @@ export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
 }
 
 /** Commands whose arguments are program text: paths inside their words are looked into. */
-const CODE_RUNNERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript', 'awk', 'gawk', 'mawk', 'jq', 'osascript', 'pwsh', 'powershell']);
+const CODE_RUNNERS = new Set([
+  'python',
+  'python2',
+  'python3',
+  'node',
+  'nodejs',
+  'perl',
+  'ruby',
+  'php',
+  'deno',
+  'bun',
+  'lua',
+  'Rscript',
+  'awk',
+  'gawk',
+  'mawk',
+  'jq',
+  'osascript',
+  'pwsh',
+  'powershell',
+]);
 
 function judgeRm(args: ShellWord[], where: PathContext): Verdict[] {
-  const recursive = optionWords(args).some((a) => a.value === '--recursive' || (a.value !== undefined && /^-[a-zA-Z]*[rR]/.test(a.value) && !a.value.startsWith('--')));
+  const recursive = optionWords(args).some(
+    (a) => a.value === '--recursive' || (a.value !== undefined && /^-[a-zA-Z]*[rR]/.test(a.value) && !a.value.startsWith('--')),
+  );
   const targets = positionals(args);
-  if (recursive && targets.length === 0) return [{ action: 'deny', reason: 'recursive delete of (nothing named) (only build folders such as dist/ or node_modules/ may be removed)' }];
+  if (recursive && targets.length === 0)
+    return [
+      { action: 'deny', reason: 'recursive delete of (nothing named) (only build folders such as dist/ or node_modules/ may be removed)' },
+    ];
   const out: Verdict[] = [];
   for (const t of targets) {
     const verdict = recursive ? judgeRecursiveDelete(t.value, t.text, where) : judgeWrite(t.value, t.text, where, 'deleting');
@@ -105,7 +196,10 @@ function judgeGit(args: ShellWord[], where: PathContext): Verdict[] {
     const word = args[i].value;
     if (word === undefined) return [{ action: 'ask', reason: `git with an option known only when it runs (${args[i].text})` }];
     if (!word.startsWith('-')) break;
-    const [option, inline] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined];
+    const [option, inline] =
+      word.startsWith('--') && word.includes('=')
+        ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]
+        : [word, undefined];
     if (GIT_FLAG_OPTIONS.has(option)) continue;
     if (option === '--version' || option === '--help' || option === '-h') return out;
     if (!GIT_VALUE_OPTIONS.has(option)) return [{ action: 'ask', reason: `git with an unknown option ${word}` }];
@@ -114,11 +208,13 @@ function judgeGit(args: ShellWord[], where: PathContext): Verdict[] {
     const value = valueWord.value;
     if (option === '-c' || option === '--config-env') {
       const key = value?.split('=')[0];
-      if (key === undefined || GIT_RISKY_KEY.test(key)) out.push({ action: 'deny', reason: `git ${option} ${valueWord.text}: configuration that makes git run a program` });
+      if (key === undefined || GIT_RISKY_KEY.test(key))
+        out.push({ action: 'deny', reason: `git ${option} ${valueWord.text}: configuration that makes git run a program` });
     } else if (option === '-C' || option === '--git-dir' || option === '--work-tree') {
       const dir = value === undefined ? undefined : resolvePath(value, where);
       if (dir === undefined) out.push({ action: 'ask', reason: `git ${option} ${valueWord.text}: a repository known only when it runs` });
-      else if (insideRoot(dir, where.root) === undefined) out.push({ action: 'ask', reason: `git ${option} ${valueWord.text}: a repository outside the workspace` });
+      else if (insideRoot(dir, where.root) === undefined)
+        out.push({ action: 'ask', reason: `git ${option} ${valueWord.text}: a repository outside the workspace` });
       if (option === '-C' && dir !== undefined) where = { ...where, cwd: dir };
     } else if (option === '--exec-path' && value !== undefined) {
       out.push({ action: 'deny', reason: 'git --exec-path: runs git commands from another folder' });
@@ -134,19 +230,30 @@ function judgeGit(args: ShellWord[], where: PathContext): Verdict[] {
   if (history) out.push(history);
   switch (sub.value) {
     case 'push': {
-      const force = values.some((v) => v === undefined || /^--(?:force|force-with-lease|force-if-includes|mirror|delete|prune)(?:=|$)/.test(v) || v.startsWith('+') || (v.startsWith(':') && v.length > 1)) || hasShort('f') || hasShort('d');
+      const force =
+        values.some(
+          (v) =>
+            v === undefined ||
+            /^--(?:force|force-with-lease|force-if-includes|mirror|delete|prune)(?:=|$)/.test(v) ||
+            v.startsWith('+') ||
+            (v.startsWith(':') && v.length > 1),
+        ) ||
+        hasShort('f') ||
+        hasShort('d');
       out.push({ action: 'ask', reason: force ? 'force-pushing' : 'pushing to a remote' });
       break;
     }
     case 'reset':
-      if (values.some((v) => v === '--hard' || v === '--merge' || v === '--keep')) out.push({ action: 'ask', reason: 'discarding work in the repository' });
+      if (values.some((v) => v === '--hard' || v === '--merge' || v === '--keep'))
+        out.push({ action: 'ask', reason: 'discarding work in the repository' });
       break;
     case 'clean':
       if (values.some((v) => v === '--force') || hasShort('f')) out.push({ action: 'ask', reason: 'discarding work in the repository' });
       break;
     case 'checkout':
     case 'switch':
-      if (values.some((v) => v === '--force' || v === '--discard-changes') || hasShort('f')) out.push({ action: 'ask', reason: 'discarding work in the repository' });
+      if (values.some((v) => v === '--force' || v === '--discard-changes') || hasShort('f'))
+        out.push({ action: 'ask', reason: 'discarding work in the repository' });
       break;
     case 'config':
       out.push(...judgeGitConfig(rest));
@@ -165,13 +272,29 @@ function judgeGitConfig(args: ShellWord[]): Verdict[] {
   const values = args.map((a) => a.value);
   if (values.some((v) => v === undefined)) return [{ action: 'ask', reason: 'git config with a value known only when it runs' }];
   const words = values as string[];
-  const reads = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '-l', '--list', 'get', 'list', '--show-origin', '--show-scope', '--name-only'];
+  const reads = [
+    '--get',
+    '--get-all',
+    '--get-regexp',
+    '--get-urlmatch',
+    '-l',
+    '--list',
+    'get',
+    'list',
+    '--show-origin',
+    '--show-scope',
+    '--name-only',
+  ];
   const positional = words.filter((w) => !w.startsWith('-'));
   const modern = ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(positional[0] ?? '');
-  const writes = modern || words.some((w) => /^--(?:unset|unset-all|add|replace-all|rename-section|remove-section|edit)$/.test(w) || w === '-e') || (!words.some((w) => reads.includes(w)) && positional.length >= 2);
+  const writes =
+    modern ||
+    words.some((w) => /^--(?:unset|unset-all|add|replace-all|rename-section|remove-section|edit)$/.test(w) || w === '-e') ||
+    (!words.some((w) => reads.includes(w)) && positional.length >= 2);
   if (!writes) return [];
   const key = modern ? positional[1] : positional[0];
-  if (key === undefined || GIT_RISKY_KEY.test(key) || words.includes('--edit') || words.includes('-e')) return [{ action: 'deny', reason: `git config ${key ?? ''}: configuration that makes git run a program` }];
+  if (key === undefined || GIT_RISKY_KEY.test(key) || words.includes('--edit') || words.includes('-e'))
+    return [{ action: 'deny', reason: `git config ${key ?? ''}: configuration that makes git run a program` }];
   return [{ action: 'ask', reason: 'changing the git configuration' }];
 }
 

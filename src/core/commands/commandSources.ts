@@ -43,7 +43,12 @@ export function stdinSources(command: SyntaxNode): StdinSources {
       out.downloads = true;
       continue;
     }
-    const words = source.type === 'command' ? [source.childForFieldName('name'), ...source.childrenForFieldName('argument')].filter((n): n is SyntaxNode => n !== null).map(shellWord) : [];
+    const words =
+      source.type === 'command'
+        ? [source.childForFieldName('name'), ...source.childrenForFieldName('argument')]
+            .filter((n): n is SyntaxNode => n !== null)
+            .map(shellWord)
+        : [];
     const name = words[0]?.value === undefined ? undefined : commandBase(words[0].value);
     const literals = words.slice(1).map((w) => w.value);
     if (name === 'cat' && positionals(words.slice(1)).length === 0) continue; // passes its own stdin (the here-doc) on
@@ -63,17 +68,23 @@ function addText(out: StdinSources, node: SyntaxNode | null | undefined): void {
 }
 
 function heredocText(redirect: SyntaxNode): string {
-  return redirect.namedChildren.filter((c) => c?.type === 'heredoc_body').map((c) => c?.text ?? '').join('');
+  return redirect.namedChildren
+    .filter((c) => c?.type === 'heredoc_body')
+    .map((c) => c?.text ?? '')
+    .join('');
 }
 
 export function containsDownloader(node: SyntaxNode): boolean {
   return descendants(node, 'command').some((c) => {
     const name = c.childForFieldName('name');
     const value = name ? literal(name) : undefined;
-    return value !== undefined && DOWNLOADERS.has(commandBase(value)) || c.childrenForFieldName('argument').some((a) => {
-      const v = a ? literal(a) : undefined;
-      return v !== undefined && DOWNLOADERS.has(commandBase(v));
-    });
+    return (
+      (value !== undefined && DOWNLOADERS.has(commandBase(value))) ||
+      c.childrenForFieldName('argument').some((a) => {
+        const v = a ? literal(a) : undefined;
+        return v !== undefined && DOWNLOADERS.has(commandBase(v));
+      })
+    );
   });
 }
 

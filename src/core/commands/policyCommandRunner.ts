@@ -33,7 +33,9 @@ export class PolicyCommandRunner implements CommandRunner {
     const decision = await evaluateCommand(request.command, this.config, { root: this.root, cwd: request.cwd });
     if (decision.action === 'deny') {
       this.emit({ type: 'warning', code: 'command-refused', message: `refused \`${request.command}\`: ${decision.reason}` });
-      throw new CommandRefusedError(`\`${request.command}\` was refused (${decision.reason}); it did not run. Find another way that stays inside the workspace.`);
+      throw new CommandRefusedError(
+        `\`${request.command}\` was refused (${decision.reason}); it did not run. Find another way that stays inside the workspace.`,
+      );
     }
     if (decision.action === 'ask') return this.askPerson(request, decision);
     return this.inner.run(request);
@@ -50,12 +52,20 @@ export class PolicyCommandRunner implements CommandRunner {
     if (this.person.questions?.approvedByPerson(request.command)) return this.inner.run({ ...request, approved: true });
     if (this.approval.unattended && this.person.questions) {
       this.person.questions.record(request.command, decision.reason);
-      this.emit({ type: 'warning', code: 'command-question', message: `\`${request.command}\` needs a person's approval (${decision.reason}); nobody can answer now, so it is the task's question` });
+      this.emit({
+        type: 'warning',
+        code: 'command-question',
+        message: `\`${request.command}\` needs a person's approval (${decision.reason}); nobody can answer now, so it is the task's question`,
+      });
       throw new CommandRefusedError(
         `\`${request.command}\` needs a person's approval (${decision.reason}) and nobody can answer during this run; it did not run. It is recorded as your task's question: the task waits for the answer after this iteration. Finish what you can without it, update your progress notes, and end the iteration.`,
       );
     }
-    const approved = await this.approval.approve({ kind: 'command', title: `Run this command the agent wants to run? (${decision.reason})`, detail: request.command });
+    const approved = await this.approval.approve({
+      kind: 'command',
+      title: `Run this command the agent wants to run? (${decision.reason})`,
+      detail: request.command,
+    });
     if (!approved) {
       this.emit({ type: 'warning', code: 'command-refused', message: `not approved \`${request.command}\` (${decision.reason})` });
       throw new CommandRefusedError(`\`${request.command}\` needs approval (${decision.reason}) and was not approved; it did not run.`);

@@ -96,10 +96,13 @@ export class NodeCommandRunner implements CommandRunner {
         aborted = true;
         void killTree();
       };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        void killTree();
-      }, Math.min(MAX_TIMER_MS, Math.max(0, req.timeoutMs)));
+      const timer = setTimeout(
+        () => {
+          timedOut = true;
+          void killTree();
+        },
+        Math.min(MAX_TIMER_MS, Math.max(0, req.timeoutMs)),
+      );
       req.signal?.addEventListener('abort', onAbort, { once: true });
 
       const cleanup = (): void => {
@@ -150,7 +153,12 @@ export class NodeCommandRunner implements CommandRunner {
   }
 
   private spawn(req: CommandRequest, marker: string): ChildProcess {
-    const env: Record<string, string> = { ...(req.replaceEnv ? {} : definedOnly(process.env)), ...NON_INTERACTIVE_ENV, ...definedOnly(req.env ?? {}), [COMMAND_MARKER_ENV]: marker };
+    const env: Record<string, string> = {
+      ...(req.replaceEnv ? {} : definedOnly(process.env)),
+      ...NON_INTERACTIVE_ENV,
+      ...definedOnly(req.env ?? {}),
+      [COMMAND_MARKER_ENV]: marker,
+    };
     if (IS_WINDOWS) {
       return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }
@@ -176,7 +184,7 @@ export class NodeCommandRunner implements CommandRunner {
       });
       return;
     }
-    const alive = async (): Promise<number[]> => [...(await groupHasLiveMember(pid) ? [-pid] : []), ...(await markedProcesses(marker))];
+    const alive = async (): Promise<number[]> => [...((await groupHasLiveMember(pid)) ? [-pid] : []), ...(await markedProcesses(marker))];
     let left = await alive();
     if (left.length === 0) return;
     signalAll(pid, left, 'SIGTERM');

@@ -24,7 +24,22 @@ export class SandboxUnavailableError extends RalphError {
 /** Inside the sandbox HOME, caches and temp files live in the private /tmp and vanish with it. */
 const SANDBOX_HOME = '/tmp/home';
 /** Variables of the host environment a sandboxed command keeps (besides `commands.env`). */
-const SANDBOX_KEEP = ['PATH', 'LANG', 'LANGUAGE', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'NODE_PATH', 'NVM_BIN', 'JAVA_HOME', 'GOROOT', 'CARGO_HOME', 'RUSTUP_HOME'];
+const SANDBOX_KEEP = [
+  'PATH',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'TZ',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'NODE_PATH',
+  'NVM_BIN',
+  'JAVA_HOME',
+  'GOROOT',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+];
 
 export interface SandboxProbe {
   available: boolean;
@@ -51,12 +66,38 @@ export function probeSandbox(bwrap = 'bwrap', platform: NodeJS.Platform = proces
   const known = probes.get(bwrap);
   if (known) return known;
   const probe = new Promise<SandboxProbe>((resolve) => {
-    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--die-with-parent', '--', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      bwrap,
+      [
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--unshare-pid',
+        '--unshare-net',
+        '--die-with-parent',
+        '--',
+        'true',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));
     child.on('error', (error) => resolve({ available: false, reason: `bubblewrap (bwrap) not found: ${error.message}` }));
     child.on('close', (code) =>
-      resolve(code === 0 ? { available: true, reason: 'bubblewrap' } : { available: false, reason: `bubblewrap fails here (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces may be disabled` }),
+      resolve(
+        code === 0
+          ? { available: true, reason: 'bubblewrap' }
+          : {
+              available: false,
+              reason: `bubblewrap fails here (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces may be disabled`,
+            },
+      ),
     );
   });
   probes.set(bwrap, probe);
@@ -117,14 +158,31 @@ export interface SandboxLaunch {
  * private /tmp holds HOME), sandbox-exec with a generated Seatbelt profile on macOS (HOME and
  * TMPDIR in a temp folder of the workspace's own, writable).
  */
-export function sandboxLaunch(spec: SandboxSpec, cwd: string, env: Record<string, string>, shell: string, command: string, options: { platform?: NodeJS.Platform; bwrap?: string } = {}): SandboxLaunch {
+export function sandboxLaunch(
+  spec: SandboxSpec,
+  cwd: string,
+  env: Record<string, string>,
+  shell: string,
+  command: string,
+  options: { platform?: NodeJS.Platform; bwrap?: string } = {},
+): SandboxLaunch {
   if ((options.platform ?? process.platform) === 'darwin') {
     const temp = seatbeltTemp(spec.root);
     const profile = seatbeltProfile(spec, { home: os.homedir(), temp }, spec.gitWritable ? repositoryDirs(spec.root) : []);
-    const inside = { ...env, HOME: path.join(temp, 'home'), TMPDIR: temp, XDG_CACHE_HOME: path.join(temp, '.cache'), npm_config_cache: path.join(temp, '.npm') };
+    const inside = {
+      ...env,
+      HOME: path.join(temp, 'home'),
+      TMPDIR: temp,
+      XDG_CACHE_HOME: path.join(temp, '.cache'),
+      npm_config_cache: path.join(temp, '.npm'),
+    };
     return { file: SANDBOX_EXEC, args: ['-p', profile, shell, '-c', command], env: inside };
   }
-  return { file: options.bwrap ?? 'bwrap', args: bwrapArgs(spec, cwd, env, shell, command), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } };
+  return {
+    file: options.bwrap ?? 'bwrap',
+    args: bwrapArgs(spec, cwd, env, shell, command),
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  };
 }
 
 /** The bwrap argument list that runs `shell -c command` inside the sandbox. */
@@ -160,7 +218,14 @@ export function sandboxEnvironment(scrubbed: Record<string, string>, passThrough
     if (SANDBOX_KEEP.includes(name) || name.startsWith('LC_') || passThrough.includes(name)) env[name] = value;
   }
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
-  return { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
+  return {
+    ...env,
+    HOME: SANDBOX_HOME,
+    TMPDIR: '/tmp',
+    XDG_CACHE_HOME: '/tmp/.cache',
+    npm_config_cache: '/tmp/.npm',
+    npm_config_update_notifier: 'false',
+  };
 }
 
 export interface IsolationSettings {
@@ -219,7 +284,9 @@ export class IsolatedCommandRunner implements CommandRunner {
         throw new SandboxUnavailableError(probe.reason);
       } else if (!this.warned) {
         this.warned = true;
-        this.onWarning(`commands run without a sandbox (${probe.reason}); they can write anywhere the user can and reach the network. Set commands.sandbox to "required" to refuse instead.`);
+        this.onWarning(
+          `commands run without a sandbox (${probe.reason}); they can write anywhere the user can and reach the network. Set commands.sandbox to "required" to refuse instead.`,
+        );
       }
     }
     const base = sandbox ? sandboxEnvironment(scrub.env, passThrough) : scrub.env;

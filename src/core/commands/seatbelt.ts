@@ -33,22 +33,33 @@ export interface SeatbeltPlaces {
 export function seatbeltProfile(spec: SandboxSpec, places: SeatbeltPlaces, gitDirs: readonly string[] = []): string {
   const root = real(spec.root);
   const home = real(places.home);
-  const lines = ['(version 1)', '(allow default)', '', ';; writes: the workspace (not its .git and .ralph), the temp folders, the harmless devices', '(deny file-write*)'];
+  const lines = [
+    '(version 1)',
+    '(allow default)',
+    '',
+    ';; writes: the workspace (not its .git and .ralph), the temp folders, the harmless devices',
+    '(deny file-write*)',
+  ];
   lines.push(
     `(allow file-write* (require-all (subpath ${q(root)}) (require-not (subpath ${q(path.join(root, '.git'))})) (require-not (literal ${q(path.join(root, '.git'))})) (require-not (subpath ${q(path.join(root, '.ralph'))}))))`,
   );
   const temps = [...new Set([real(places.temp), real(os.tmpdir()), '/private/tmp', '/private/var/folders'])];
   lines.push(`(allow file-write* ${temps.map((t) => `(subpath ${q(t)})`).join(' ')})`);
-  lines.push('(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") (regex #"^/dev/tty") (regex #"^/dev/fd/"))');
+  lines.push(
+    '(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
+  );
   for (const file of spec.writablePaths) lines.push(`(allow file-write* (literal ${q(real(file))}))`);
   if (spec.gitWritable && gitDirs.length > 0) {
-    lines.push('', ';; a person approved this command: the repository\'s data is writable, what makes git run programs is not');
+    lines.push('', ";; a person approved this command: the repository's data is writable, what makes git run programs is not");
     lines.push(`(allow file-write* ${gitDirs.map((d) => `(subpath ${q(real(d))})`).join(' ')})`);
     const locked = gitDirs.flatMap((d) => ['hooks', 'config', 'config.worktree', 'info'].map((name) => path.join(real(d), name)));
     lines.push(`(deny file-write* ${locked.map((p) => `(literal ${q(p)}) (subpath ${q(p)})`).join(' ')})`);
   }
   lines.push('', ';; credentials under the home folder are not read');
-  const stores = [...CREDENTIAL_DIRS.map((d) => `(subpath ${q(path.join(home, d))})`), ...CREDENTIAL_FILES.map((f) => `(literal ${q(path.join(home, f))})`)];
+  const stores = [
+    ...CREDENTIAL_DIRS.map((d) => `(subpath ${q(path.join(home, d))})`),
+    ...CREDENTIAL_FILES.map((f) => `(literal ${q(path.join(home, f))})`),
+  ];
   lines.push(`(deny file-read* ${stores.join(' ')})`);
   if (!spec.network) {
     lines.push('', ';; no network (Unix sockets on this machine excepted)');
@@ -85,6 +96,12 @@ export function probeSeatbelt(executable = SANDBOX_EXEC): Promise<{ available: b
     let stderr = '';
     child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));
     child.on('error', (error) => resolve({ available: false, reason: `sandbox-exec not found: ${error.message}` }));
-    child.on('close', (code) => resolve(code === 0 ? { available: true, reason: 'sandbox-exec' } : { available: false, reason: `sandbox-exec fails here (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''}` }));
+    child.on('close', (code) =>
+      resolve(
+        code === 0
+          ? { available: true, reason: 'sandbox-exec' }
+          : { available: false, reason: `sandbox-exec fails here (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''}` },
+      ),
+    );
   });
 }

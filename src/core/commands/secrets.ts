@@ -176,14 +176,20 @@ export class RedactingModelClient implements ModelClient {
     const inner = this.inner.tokens;
     if (!inner) return undefined;
     return {
-      countTokens: (model, messages, tools, signal) => inner.countTokens(model, this.redactor.size === 0 ? messages : this.redactAll(messages), tools, signal),
+      countTokens: (model, messages, tools, signal) =>
+        inner.countTokens(model, this.redactor.size === 0 ? messages : this.redactAll(messages), tools, signal),
       maxInputTokens: (model) => inner.maxInputTokens(model),
     };
   }
 
   private redactAll(messages: readonly ChatMessage[]): ChatMessage[] {
     return messages.map((message) => {
-      if (message.role === 'assistant') return { ...message, content: message.content === null ? null : this.redactor.redact(message.content), toolCalls: message.toolCalls?.map((call) => ({ ...call, arguments: this.redactor.redact(call.arguments) })) };
+      if (message.role === 'assistant')
+        return {
+          ...message,
+          content: message.content === null ? null : this.redactor.redact(message.content),
+          toolCalls: message.toolCalls?.map((call) => ({ ...call, arguments: this.redactor.redact(call.arguments) })),
+        };
       return { ...message, content: this.redactor.redact(message.content) };
     });
   }

@@ -64,7 +64,20 @@ export function unescapeWord(text: string): string {
 }
 
 function ansiC(text: string): string {
-  const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"' };
+  const simple: Record<string, string> = {
+    n: '\n',
+    t: '\t',
+    r: '\r',
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+  };
   return text.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/gs, (_m, c: string) => {
     if (c.startsWith('x')) return String.fromCharCode(parseInt(c.slice(1), 16));
     if (/^[0-7]+$/.test(c)) return String.fromCharCode(parseInt(c, 8));

@@ -23,7 +23,8 @@ export interface EditorModelSelector {
 /** `vendor/family` or `vendor/id`: a vendor without spaces or slashes, then a non-empty name without spaces. */
 export const EDITOR_MODEL_SELECTOR = /^([A-Za-z0-9][A-Za-z0-9._-]*)\/(\S+)$/;
 
-export const EDITOR_MODEL_SELECTOR_HELP = 'an editor model is named "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1" (run "Ralph: Select Model" to pick one)';
+export const EDITOR_MODEL_SELECTOR_HELP =
+  'an editor model is named "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1" (run "Ralph: Select Model" to pick one)';
 
 export function parseEditorModelSelector(entry: string): EditorModelSelector | undefined {
   const match = EDITOR_MODEL_SELECTOR.exec(entry.trim());

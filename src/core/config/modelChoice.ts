@@ -42,7 +42,10 @@ export async function writeModelChoice(service: ConfigService, choice: ModelChoi
   try {
     config = parseConfigText(next, shown);
   } catch (error) {
-    throw new ConfigError(`${shown} was left unchanged: choosing ${choice.model} would make it invalid (${(error as Error).message})`, shown);
+    throw new ConfigError(
+      `${shown} was left unchanged: choosing ${choice.model} would make it invalid (${(error as Error).message})`,
+      shown,
+    );
   }
   await writeFileAtomic(paths.config, next.endsWith('\n') ? next : `${next}\n`);
   await service.reload();

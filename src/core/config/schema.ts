@@ -7,13 +7,21 @@ import { ProofSchema, TASK_TYPES } from '../tasks/schema';
 const Price = z.strictObject({
   input: z.number().min(0).describe('USD per 1M input tokens'),
   output: z.number().min(0).describe('USD per 1M output tokens'),
-  cachedInput: z.number().min(0).optional().describe('USD per 1M input tokens served from the provider\'s prompt cache; the input price when absent'),
+  cachedInput: z
+    .number()
+    .min(0)
+    .optional()
+    .describe("USD per 1M input tokens served from the provider's prompt cache; the input price when absent"),
 });
 
 const FallbackEntry = z.strictObject({
   model: z.string().min(1).describe('model name sent to the fallback endpoint'),
   baseUrl: z.url().optional().describe('OpenAI-compatible endpoint of this fallback; default: llm.baseUrl'),
-  apiKeyEnv: z.string().min(1).optional().describe('environment variable holding this endpoint\'s key; default: the primary\'s key (same endpoint) or none (another endpoint)'),
+  apiKeyEnv: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("environment variable holding this endpoint's key; default: the primary's key (same endpoint) or none (another endpoint)"),
 });
 export type FallbackConfig = z.infer<typeof FallbackEntry>;
 
@@ -22,7 +30,9 @@ export const LlmConfigSchema = z
     provider: z
       .enum(['openai', 'vscode'])
       .default('openai')
-      .describe('"openai": an OpenAI-compatible endpoint (llm.baseUrl, key in llm.apiKeyEnv); "vscode": the chat models the editor already has (GitHub Copilot or any extension contributing one, through VS Code\'s Language Model API; extension only, no key). With "vscode", llm.models entries name editor models as "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1"'),
+      .describe(
+        '"openai": an OpenAI-compatible endpoint (llm.baseUrl, key in llm.apiKeyEnv); "vscode": the chat models the editor already has (GitHub Copilot or any extension contributing one, through VS Code\'s Language Model API; extension only, no key). With "vscode", llm.models entries name editor models as "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1"',
+      ),
     baseUrl: z.url().optional().describe('OpenAI-compatible endpoint; the SDK default (api.openai.com) when absent'),
     apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('environment variable holding the API key'),
     models: z.array(z.string().min(1)).min(1).default(['gpt-4.1-mini', 'gpt-4.1', 'o3']).describe('model ladder, cheapest first'),
@@ -36,18 +46,34 @@ export const LlmConfigSchema = z
     fallback: z
       .array(FallbackEntry)
       .default([])
-      .describe('ordered models or endpoints used while the primary fails (quota exhausted, outage or rate limit after the retries); the primary is probed again after fallbackCooldownSec'),
-    fallbackCooldownSec: z.number().int().min(1).default(300).describe('seconds on a fallback before a probe request checks whether the primary is back'),
+      .describe(
+        'ordered models or endpoints used while the primary fails (quota exhausted, outage or rate limit after the retries); the primary is probed again after fallbackCooldownSec',
+      ),
+    fallbackCooldownSec: z
+      .number()
+      .int()
+      .min(1)
+      .default(300)
+      .describe('seconds on a fallback before a probe request checks whether the primary is back'),
   })
   .superRefine((llm, ctx) => {
     if (llm.provider !== 'vscode') return;
     llm.models.forEach((entry, index) => {
-      if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['models', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+      if (!parseEditorModelSelector(entry))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', index],
+          message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
+        });
     });
     // a fallback without its own baseUrl is another editor model; with one, an OpenAI-compatible endpoint
     llm.fallback.forEach((entry, index) => {
       if (entry.baseUrl === undefined && !parseEditorModelSelector(entry.model)) {
-        ctx.addIssue({ code: 'custom', path: ['fallback', index, 'model'], message: `"${entry.model}" does not name an editor model (give the entry a "baseUrl" to fall back to an OpenAI-compatible endpoint instead): ${EDITOR_MODEL_SELECTOR_HELP}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['fallback', index, 'model'],
+          message: `"${entry.model}" does not name an editor model (give the entry a "baseUrl" to fall back to an OpenAI-compatible endpoint instead): ${EDITOR_MODEL_SELECTOR_HELP}`,
+        });
       }
     });
   })
@@ -63,8 +89,15 @@ export const LoopConfigSchema = z
       .min(0)
       .max(600)
       .default(60)
-      .describe('when the budget, the task timeout or Stop arrives mid-iteration: the deadline of the one tool-limited turn in which the agent writes its progress notes before the commit; 0 = no wind-down turn'),
-    maxParallel: z.number().int().positive().default(3).describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
+      .describe(
+        'when the budget, the task timeout or Stop arrives mid-iteration: the deadline of the one tool-limited turn in which the agent writes its progress notes before the commit; 0 = no wind-down turn',
+      ),
+    maxParallel: z
+      .number()
+      .int()
+      .positive()
+      .default(3)
+      .describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
     mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
     commitEachIteration: z.boolean().default(true),
     fixTasks: z.boolean().default(false).describe('also add each failing required gate of a task to the store as a linked fix task'),
@@ -82,22 +115,30 @@ export const GateSchema = z.strictObject({
   baseline: z
     .boolean()
     .optional()
-    .describe('default true: failing tests that already failed at the task\'s base (and on the merge target\'s tip) are named as pre-existing and not held against the task; false = all green only'),
+    .describe(
+      "default true: failing tests that already failed at the task's base (and on the merge target's tip) are named as pre-existing and not held against the task; false = all green only",
+    ),
   rerunFailures: z
     .number()
     .int()
     .min(0)
     .max(5)
     .optional()
-    .describe('default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky'),
+    .describe(
+      'default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky',
+    ),
   exclusive: z
     .boolean()
     .optional()
-    .describe('default false: the merge queue runs this gate in one merged check at a time (a fixed port, a shared database); other gates of concurrent checks go on side by side'),
+    .describe(
+      'default false: the merge queue runs this gate in one merged check at a time (a fixed port, a shared database); other gates of concurrent checks go on side by side',
+    ),
   reuse: z
     .boolean()
     .optional()
-    .describe('default true: a run of this gate on a clean tree stands for it on the same tree anywhere in the run (the agents\' base runs, the merged checks); false for a gate whose result depends on more than the tree (a service, the network, the clock, where it runs)'),
+    .describe(
+      "default true: a run of this gate on a clean tree stands for it on the same tree anywhere in the run (the agents' base runs, the merged checks); false for a gate whose result depends on more than the tree (a service, the network, the clock, where it runs)",
+    ),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 
@@ -128,17 +169,17 @@ export const BudgetSchema = z
       .number()
       .positive()
       .optional()
-      .describe('spend-rate alarm: pause with a warning when the run spends more than this in USD within an hour (Continue allows another hour\'s worth)'),
+      .describe(
+        "spend-rate alarm: pause with a warning when the run spends more than this in USD within an hour (Continue allows another hour's worth)",
+      ),
     spendSpikeFactor: z
       .number()
       .min(0)
       .default(5)
-      .describe('spend-rate alarm relative to the run\'s own rate: pause when the last 5 minutes cost this many times the trailing hour\'s rate (0 turns it off)'),
-    spendSpikeMinUsdPerHour: z
-      .number()
-      .min(0)
-      .default(2)
-      .describe('a spend spike below this rate (USD per hour) never raises the alarm'),
+      .describe(
+        "spend-rate alarm relative to the run's own rate: pause when the last 5 minutes cost this many times the trailing hour's rate (0 turns it off)",
+      ),
+    spendSpikeMinUsdPerHour: z.number().min(0).default(2).describe('a spend spike below this rate (USD per hour) never raises the alarm'),
   })
   .prefault({});
 
@@ -152,18 +193,22 @@ export const CommandsSchema = z
     sandbox: z
       .enum(['auto', 'required', 'off'])
       .default('auto')
-      .describe('bubblewrap sandbox for run_command and the gates (Linux): auto = use it when it works, warn once when not; required = refuse to run commands without it; off = never'),
+      .describe(
+        'bubblewrap sandbox for run_command and the gates (Linux): auto = use it when it works, warn once when not; required = refuse to run commands without it; off = never',
+      ),
     network: z.boolean().default(false).describe('let sandboxed commands and gates reach the network'),
     env: z
       .array(z.string().min(1))
       .default([])
-      .describe('environment variables passed to commands and gates on purpose, even when named like a secret (*_KEY, *_TOKEN…); all other secrets are removed'),
+      .describe(
+        'environment variables passed to commands and gates on purpose, even when named like a secret (*_KEY, *_TOKEN…); all other secrets are removed',
+      ),
   })
   .prefault({});
 
 const AgentProfileSchema = z.strictObject({
   model: z.string().min(1).optional().describe('model name for this sub-agent; wins over tier'),
-  tier: z.number().int().min(0).optional().describe('index into llm.models (0 = cheapest); default: the orchestrator\'s model'),
+  tier: z.number().int().min(0).optional().describe("index into llm.models (0 = cheapest); default: the orchestrator's model"),
   tools: z.array(z.string().min(1)).optional().describe('tool names this sub-agent may call (escalate is always added)'),
   systemPrompt: z.string().min(1).optional().describe('replaces the built-in system prompt of this sub-agent'),
   maxSteps: z.number().int().positive().optional().describe('model calls per delegation'),
@@ -187,7 +232,12 @@ export const AgentsConfigSchema = z
     devo: AgentProfileSchema.optional(),
     caio: AgentProfileSchema.extend({
       commands: CaioCommandsSchema.optional(),
-      env: z.array(z.string().min(1)).optional().describe('secret variables (e.g. GH_TOKEN) given only to caio\'s approved external commands (push, pull request), never to the agent\'s commands'),
+      env: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          "secret variables (e.g. GH_TOKEN) given only to caio's approved external commands (push, pull request), never to the agent's commands",
+        ),
     }).optional(),
   })
   .prefault({});
@@ -195,36 +245,55 @@ export const AgentsConfigSchema = z
 /** The merge queue of parallel runs (DESIGN §5, "Parallel runs and the merge queue"). */
 export const MergeConfigSchema = z
   .object({
-    targetBranch: z.string().min(1).optional().describe('branch the queue merges finished tasks into; default: the branch checked out when the run starts'),
+    targetBranch: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('branch the queue merges finished tasks into; default: the branch checked out when the run starts'),
     strategy: z
       .enum(['squash', 'merge'])
       .default('squash')
-      .describe('squash: one commit per task on the target, exactly the tree the queue checked (linear, green at every commit); merge: a --no-ff merge commit that keeps the iteration commits as its second parent'),
+      .describe(
+        'squash: one commit per task on the target, exactly the tree the queue checked (linear, green at every commit); merge: a --no-ff merge commit that keeps the iteration commits as its second parent',
+      ),
     deleteBranch: z.boolean().default(true).describe('delete the task branch ralph/<taskId> once merged'),
-    maxReturns: z.number().int().min(0).default(3).describe('times a task goes back to its agent after a merge conflict or a red merged check before it ends needs_help'),
+    maxReturns: z
+      .number()
+      .int()
+      .min(0)
+      .default(3)
+      .describe('times a task goes back to its agent after a merge conflict or a red merged check before it ends needs_help'),
     review: z
       .enum(['auto', 'manual'])
       .default('auto')
-      .describe('auto: a task whose merged check passes lands at once; manual: it waits as "review" until a person approves it (Show Changes, Approve, Request Changes, Reject; ralph review …). A task\'s own "review" wins'),
+      .describe(
+        'auto: a task whose merged check passes lands at once; manual: it waits as "review" until a person approves it (Show Changes, Approve, Request Changes, Reject; ralph review …). A task\'s own "review" wins',
+      ),
     waitForUserMinutes: z
       .number()
       .min(0)
       .default(30)
-      .describe('how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it'),
+      .describe(
+        'how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it',
+      ),
     concurrency: z
       .number()
       .int()
       .min(1)
       .max(16)
       .default(3)
-      .describe('merged checks run at once: the queue checks target + A, target + A + B, … side by side (each in its own merge worktree) and lands each task in order once its own prefix is green. Default 3 (one per agent of the default loop.maxParallel), which fits a laptop; 1 checks one task at a time'),
+      .describe(
+        'merged checks run at once: the queue checks target + A, target + A + B, … side by side (each in its own merge worktree) and lands each task in order once its own prefix is green. Default 3 (one per agent of the default loop.maxParallel), which fits a laptop; 1 checks one task at a time',
+      ),
     batchSize: z
       .number()
       .int()
       .min(1)
       .max(16)
       .default(1)
-      .describe('tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. Default 1: every landed commit was itself checked'),
+      .describe(
+        'tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. Default 1: every landed commit was itself checked',
+      ),
   })
   .prefault({});
 
@@ -232,9 +301,16 @@ export const WorktreesConfigSchema = z
   .object({
     keepFailed: z.boolean().default(true).describe('keep the worktree of a failed, timed-out or halted task for inspection and Retry'),
     link: z
-      .array(z.string().min(1).regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a workspace-relative path without ..'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a workspace-relative path without ..'),
+      )
       .default(['node_modules'])
-      .describe('untracked paths of the workspace (installed dependencies) linked into every task and merge worktree so that gates can run there; skipped when absent'),
+      .describe(
+        'untracked paths of the workspace (installed dependencies) linked into every task and merge worktree so that gates can run there; skipped when absent',
+      ),
   })
   .prefault({});
 
@@ -244,11 +320,15 @@ export const ProofConfigSchema = z
     types: z
       .partialRecord(z.enum(TASK_TYPES), ProofSchema)
       .default({})
-      .describe('the proof each task type gets unless the task says otherwise: "fail-to-pass" (the tests the task added or changed must fail on its base code and pass on the result) or "none"; bugfix defaults to "fail-to-pass", every other type to "none"'),
+      .describe(
+        'the proof each task type gets unless the task says otherwise: "fail-to-pass" (the tests the task added or changed must fail on its base code and pass on the result) or "none"; bugfix defaults to "fail-to-pass", every other type to "none"',
+      ),
     testFiles: z
       .array(z.string().min(1))
       .default([])
-      .describe('globs of test files, beyond the conventions (test/, *.test.*, test_*.py, *_test.go…) and the runner configs (jest testMatch, mocha spec, pytest python_files/testpaths)'),
+      .describe(
+        'globs of test files, beyond the conventions (test/, *.test.*, test_*.py, *_test.go…) and the runner configs (jest testMatch, mocha spec, pytest python_files/testpaths)',
+      ),
   })
   .prefault({});
 export type ProofConfig = z.infer<typeof ProofConfigSchema>;
@@ -256,29 +336,39 @@ export type ProofConfig = z.infer<typeof ProofConfigSchema>;
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
 export const RalphConfigSchema = z
   .strictObject({
-  $schema: z.string().optional(),
-  llm: LlmConfigSchema,
-  loop: LoopConfigSchema,
-  gates: z.array(GateSchema).default([]),
-  escalation: EscalationConfigSchema,
-  safeguards: SafeguardsSchema,
-  budget: BudgetSchema,
-  commands: CommandsSchema,
-  agents: AgentsConfigSchema,
-  merge: MergeConfigSchema,
-  worktrees: WorktreesConfigSchema,
-  forge: ForgeConfigSchema,
-  reports: ReportsConfigSchema,
-  proof: ProofConfigSchema,
+    $schema: z.string().optional(),
+    llm: LlmConfigSchema,
+    loop: LoopConfigSchema,
+    gates: z.array(GateSchema).default([]),
+    escalation: EscalationConfigSchema,
+    safeguards: SafeguardsSchema,
+    budget: BudgetSchema,
+    commands: CommandsSchema,
+    agents: AgentsConfigSchema,
+    merge: MergeConfigSchema,
+    worktrees: WorktreesConfigSchema,
+    forge: ForgeConfigSchema,
+    reports: ReportsConfigSchema,
+    proof: ProofConfigSchema,
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;
     (config.escalation.councilModels ?? []).forEach((entry, index) => {
-      if (!parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['escalation', 'councilModels', index], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+      if (!parseEditorModelSelector(entry))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['escalation', 'councilModels', index],
+          message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
+        });
     });
     for (const agent of ['scout', 'devo', 'caio'] as const) {
       const entry = config.agents[agent]?.model;
-      if (entry !== undefined && !parseEditorModelSelector(entry)) ctx.addIssue({ code: 'custom', path: ['agents', agent, 'model'], message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}` });
+      if (entry !== undefined && !parseEditorModelSelector(entry))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', agent, 'model'],
+          message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
+        });
     }
   });
 export type RalphConfig = z.infer<typeof RalphConfigSchema>;

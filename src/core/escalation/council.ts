@@ -8,11 +8,11 @@ import type { Task } from '../tasks/schema';
 const ANALYST_BRIEFS = [
   'You are the root-cause analyst. From the failure history, name the most likely root cause and the evidence for it.',
   'You are the test analyst. Read the failing tests and errors literally: what exactly do they expect that the code does not do?',
-  'You are the devil\'s advocate. The attempted fixes did not work: what assumption do they share that may be wrong, and what different approach would avoid it?',
+  "You are the devil's advocate. The attempted fixes did not work: what assumption do they share that may be wrong, and what different approach would avoid it?",
 ];
 
 const SYNTHESIZER_BRIEF =
-  'You chair a bug council. Merge the analysts\' answers into: (1) the root cause, in one or two sentences; (2) a numbered plan of at most five concrete steps for the next attempt; (3) what NOT to try again. Be specific: files, functions, tests.';
+  "You chair a bug council. Merge the analysts' answers into: (1) the root cause, in one or two sentences; (2) a numbered plan of at most five concrete steps for the next attempt; (3) what NOT to try again. Be specific: files, functions, tests.";
 
 export interface CouncilInput {
   task: Task;
@@ -39,7 +39,13 @@ export interface CouncilResult {
  */
 export async function conveneCouncil(input: CouncilInput): Promise<CouncilResult> {
   const dossier = buildDossier(input.task, input.history, input.trigger);
-  input.emit({ type: 'council.started', taskId: input.task.id, iteration: input.iteration, models: [...input.models], reason: input.trigger });
+  input.emit({
+    type: 'council.started',
+    taskId: input.task.id,
+    iteration: input.iteration,
+    models: [...input.models],
+    reason: input.trigger,
+  });
   const answers = await Promise.all(
     input.models.map(async (model, index) => {
       const messages: ChatMessage[] = [
@@ -62,7 +68,10 @@ export async function conveneCouncil(input: CouncilInput): Promise<CouncilResult
     purpose: 'council',
     messages: [
       { role: 'system', content: SYNTHESIZER_BRIEF },
-      { role: 'user', content: `${dossier}\n\n## Analysts' answers\n${usable.map((a, i) => `### Analyst ${i + 1} (${a.model})\n${a.text}`).join('\n\n')}` },
+      {
+        role: 'user',
+        content: `${dossier}\n\n## Analysts' answers\n${usable.map((a, i) => `### Analyst ${i + 1} (${a.model})\n${a.text}`).join('\n\n')}`,
+      },
     ],
   });
   const plan = synthesis.content.trim() || usable.map((a) => a.text).join('\n\n');
@@ -72,7 +81,13 @@ export async function conveneCouncil(input: CouncilInput): Promise<CouncilResult
 
 function buildDossier(task: Task, history: readonly IterationRecord[], trigger: string): string {
   const recent = history.slice(-6);
-  const lines = [`# Task ${task.id}: ${task.title}`, `## Request\n${task.prompt}`, `## Promise\n${task.promise}`, `## Why the council was convened\n${trigger}`, '## Attempts (most recent last)'];
+  const lines = [
+    `# Task ${task.id}: ${task.title}`,
+    `## Request\n${task.prompt}`,
+    `## Promise\n${task.promise}`,
+    `## Why the council was convened\n${trigger}`,
+    '## Attempts (most recent last)',
+  ];
   for (const r of recent) {
     lines.push(
       [
@@ -80,7 +95,12 @@ function buildDossier(task: Task, history: readonly IterationRecord[], trigger: 
         r.filesChanged.length ? `Files changed: ${r.filesChanged.slice(0, 15).join(', ')}` : 'No files changed.',
         r.gates.length ? `Gates: ${r.gates.map((g) => `${g.name} ${g.passed ? 'pass' : `FAIL (${g.summary})`}`).join('; ')}` : '',
         r.error ? `Error: ${r.error}` : '',
-        r.feedback.length ? `Fed back:\n${r.feedback.slice(0, 8).map((f) => `- ${f.slice(0, 400)}`).join('\n')}` : '',
+        r.feedback.length
+          ? `Fed back:\n${r.feedback
+              .slice(0, 8)
+              .map((f) => `- ${f.slice(0, 400)}`)
+              .join('\n')}`
+          : '',
         r.summary ? `Agent's last words: ${r.summary.slice(0, 400)}` : '',
       ]
         .filter(Boolean)

@@ -27,7 +27,8 @@ export async function conveneCouncilOnDemand(deps: CouncilOnDemandDeps, taskId: 
   const refusal = actionRefusal('council', task);
   if (refusal) throw new RalphError(refusal, 'invalid-transition');
   const cp = await deps.checkpoints.load(taskId);
-  if (!cp || cp.history.length === 0) throw new RalphError(`task ${taskId} has no iterations yet: the council needs a history of attempts to look at`, 'no-history');
+  if (!cp || cp.history.length === 0)
+    throw new RalphError(`task ${taskId} has no iterations yet: the council needs a history of attempts to look at`, 'no-history');
   const models = deps.config.escalation.councilModels ?? deps.config.llm.models;
   const trigger = `asked for by the person${note?.trim() ? `: ${note.trim()}` : ''}`;
   const council = await conveneCouncil({
@@ -43,6 +44,11 @@ export async function conveneCouncilOnDemand(deps: CouncilOnDemandDeps, taskId: 
   });
   const last = cp.history[cp.history.length - 1];
   const line = `Bug council plan (root cause and next steps, from ${models.length} analysts, convened by the person):\n${council.plan}`;
-  await deps.checkpoints.save({ ...cp, councilPlan: council.plan, history: [...cp.history.slice(0, -1), { ...last, feedback: [line, ...last.feedback] }], updatedAt: new Date().toISOString() });
+  await deps.checkpoints.save({
+    ...cp,
+    councilPlan: council.plan,
+    history: [...cp.history.slice(0, -1), { ...last, feedback: [line, ...last.feedback] }],
+    updatedAt: new Date().toISOString(),
+  });
   return council.plan;
 }

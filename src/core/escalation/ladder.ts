@@ -76,7 +76,8 @@ export function recordIterationResult(
       iteration: result.iteration,
       from: settings.ladder[state.tier],
       to: settings.ladder[to],
-      reason: result.force ?? result.raise ?? `${failuresAtTier} consecutive failed iterations${result.reason ? ` (${result.reason})` : ''}`,
+      reason:
+        result.force ?? result.raise ?? `${failuresAtTier} consecutive failed iterations${result.reason ? ` (${result.reason})` : ''}`,
     };
     return {
       state: { ...state, tier: to, failuresAtTier: 0, failuresAtTop: 0, history: [...state.history, escalated] },
@@ -91,7 +92,16 @@ export function recordIterationResult(
     failuresAtTier === 1
       ? `The previous iteration failed${result.reason ? `: ${result.reason}` : ''}. Look at what failed and why before changing anything.`
       : `${failuresAtTier} iterations in a row have failed${result.reason ? ` (${result.reason})` : ''}. Do not repeat the last fix: take a different approach.`;
-  return { state: { ...state, failuresAtTier, failuresAtTop: convene ? 0 : failuresAtTop, councilAt: convene ? result.iteration : state.councilAt }, convene, guidance };
+  return {
+    state: {
+      ...state,
+      failuresAtTier,
+      failuresAtTop: convene ? 0 : failuresAtTop,
+      councilAt: convene ? result.iteration : state.councilAt,
+    },
+    convene,
+    guidance,
+  };
 }
 
 export function currentModel(state: EscalationState, ladder: readonly string[]): string {

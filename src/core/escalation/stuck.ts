@@ -30,9 +30,13 @@ export function detectStuck(history: readonly IterationFingerprint[], window = S
   if (same((r) => [...r.failingTests].sort().join('\n'))) {
     return { stuck: true, reason: `the same failing tests ${window} iterations running: ${recent[0].failingTests.slice(0, 5).join(', ')}` };
   }
-  if (same((r) => normalizeError(r.error))) return { stuck: true, reason: `the same error ${window} iterations running: ${recent[0].error?.slice(0, 200)}` };
+  if (same((r) => normalizeError(r.error)))
+    return { stuck: true, reason: `the same error ${window} iterations running: ${recent[0].error?.slice(0, 200)}` };
   if (same((r) => [...r.filesChanged].sort().join('\n'))) {
-    return { stuck: true, reason: `the same files modified ${window} iterations running: ${recent[0].filesChanged.slice(0, 5).join(', ')}` };
+    return {
+      stuck: true,
+      reason: `the same files modified ${window} iterations running: ${recent[0].filesChanged.slice(0, 5).join(', ')}`,
+    };
   }
   return { stuck: false };
 }

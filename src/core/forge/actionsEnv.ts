@@ -36,7 +36,12 @@ export async function readActionsEnv(env: NodeJS.ProcessEnv = process.env): Prom
     inActions: env.GITHUB_ACTIONS === 'true',
     ...(env.GITHUB_REPOSITORY ? { repository: env.GITHUB_REPOSITORY } : {}),
     serverUrl,
-    ...(env.GITHUB_RUN_ID ? { runId: env.GITHUB_RUN_ID, runUrl: `${serverUrl}/${env.GITHUB_REPOSITORY ?? ''}/actions/runs/${env.GITHUB_RUN_ID}${env.GITHUB_RUN_ATTEMPT ? `/attempts/${env.GITHUB_RUN_ATTEMPT}` : ''}` } : {}),
+    ...(env.GITHUB_RUN_ID
+      ? {
+          runId: env.GITHUB_RUN_ID,
+          runUrl: `${serverUrl}/${env.GITHUB_REPOSITORY ?? ''}/actions/runs/${env.GITHUB_RUN_ID}${env.GITHUB_RUN_ATTEMPT ? `/attempts/${env.GITHUB_RUN_ATTEMPT}` : ''}`,
+        }
+      : {}),
     ...(env.GITHUB_RUN_ATTEMPT ? { runAttempt: env.GITHUB_RUN_ATTEMPT } : {}),
     ...(env.GITHUB_REF_NAME ? { refName: env.GITHUB_REF_NAME } : {}),
     ...(env.GITHUB_EVENT_NAME ? { eventName: env.GITHUB_EVENT_NAME } : {}),

@@ -22,12 +22,23 @@ export type JobStart = { kind: 'fresh' } | { kind: 'resume'; from: TaskStatus } 
  * branch from the target's tip. Refuses a working tree with changes to tracked files (a local
  * `--ci` run must not clobber anyone's work).
  */
-export async function checkOutTaskBranch(workspace: string, remote: string, taskId: string, target: string, auth: GitAuth): Promise<{ branch: string; existed: boolean }> {
+export async function checkOutTaskBranch(
+  workspace: string,
+  remote: string,
+  taskId: string,
+  target: string,
+  auth: GitAuth,
+): Promise<{ branch: string; existed: boolean }> {
   const dirty = (await git(workspace, ['status', '--porcelain', '--untracked-files=no'])).trim();
-  if (dirty) throw new RalphError(`the checkout has uncommitted changes (${dirty.split('\n').slice(0, 3).join('; ')}): a CI run of a task starts from a clean checkout`, 'dirty-checkout');
+  if (dirty)
+    throw new RalphError(
+      `the checkout has uncommitted changes (${dirty.split('\n').slice(0, 3).join('; ')}): a CI run of a task starts from a clean checkout`,
+      'dirty-checkout',
+    );
   const branch = `${TASK_BRANCH_PREFIX}${taskId}`;
   const targetRef = `refs/remotes/${remote}/${target}`;
-  if (!(await fetchRef(workspace, remote, target, targetRef, auth))) throw new RalphError(`the target branch ${target} is not on ${remote}`, 'no-target-branch');
+  if (!(await fetchRef(workspace, remote, target, targetRef, auth)))
+    throw new RalphError(`the target branch ${target} is not on ${remote}`, 'no-target-branch');
   const existed = await fetchRef(workspace, remote, branch, `refs/remotes/${remote}/${branch}`, auth);
   await git(workspace, ['checkout', '-q', '-B', branch, existed ? `refs/remotes/${remote}/${branch}` : targetRef]);
   return { branch, existed };
@@ -49,16 +60,27 @@ function restorable(file: string, taskId: string): boolean {
 export async function restoreTaskState(records: TaskRecords, taskId: string, files: StateFiles | undefined): Promise<JobStart> {
   const current = await records.store.get(taskId);
   if (!files || !files['task.json']) {
-    if (current.status === 'done' || current.status === 'cancelled') return { kind: 'nothing', why: `task ${taskId} is ${current.status} in .ralph/tasks.json` };
+    if (current.status === 'done' || current.status === 'cancelled')
+      return { kind: 'nothing', why: `task ${taskId} is ${current.status} in .ralph/tasks.json` };
     return { kind: 'fresh' };
   }
   for (const [file, content] of Object.entries(files)) {
     if (restorable(file, taskId)) await writeFileAtomic(path.join(records.paths.dir, ...file.split('/')), content);
   }
   const recorded = TaskSchema.safeParse(JSON.parse(files['task.json']));
-  if (!recorded.success) throw new RalphError(`the state of ${taskId} on its state branch is not a task record; delete the branch ralph-state/${taskId} to start the task over`, 'bad-state');
+  if (!recorded.success)
+    throw new RalphError(
+      `the state of ${taskId} on its state branch is not a task record; delete the branch ralph-state/${taskId} to start the task over`,
+      'bad-state',
+    );
   const r = recorded.data;
-  await records.store.update(taskId, { status: r.status, iterations: r.iterations, progress: r.progress, lastSignal: r.lastSignal, blockedReason: r.blockedReason });
+  await records.store.update(taskId, {
+    status: r.status,
+    iterations: r.iterations,
+    progress: r.progress,
+    lastSignal: r.lastSignal,
+    blockedReason: r.blockedReason,
+  });
   const cp = await records.checkpoints.load(taskId, { onCorrupt: 'throw' });
   const actions = new TaskActions(records.store, records.checkpoints, records.git, []);
   switch (r.status) {
@@ -91,7 +113,14 @@ export function completeAwaitingMerge(cp: Checkpoint | undefined): boolean {
  * markers left for the agent to resolve) and the queue's failure becomes the next iteration's
  * feedback, as the local queue does.
  */
-export async function returnToAgent(records: Pick<TaskRecords, 'checkpoints' | 'store'>, workspace: string, remote: string, target: string, taskId: string, why: string): Promise<string[]> {
+export async function returnToAgent(
+  records: Pick<TaskRecords, 'checkpoints' | 'store'>,
+  workspace: string,
+  remote: string,
+  target: string,
+  taskId: string,
+  why: string,
+): Promise<string[]> {
   const conflicted = await mergeTargetKeepingStore(records.store, workspace, `refs/remotes/${remote}/${target}`, taskId);
   const lines = [
     `Merge queue: your pull request was removed from the forge's merge queue: ${why}. ${target} is now merged into your branch${conflicted.length > 0 ? `; resolve the conflict markers in ${conflicted.join(', ')} (keep both intents), commit,` : ';'} make the required checks pass on the merged result and signal COMPLETE again.`,
@@ -99,10 +128,14 @@ export async function returnToAgent(records: Pick<TaskRecords, 'checkpoints' | '
   const cp = await records.checkpoints.load(taskId);
   if (cp && cp.history.length > 0) {
     const last = cp.history[cp.history.length - 1];
-    await records.checkpoints.save({ ...cp, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
+    await records.checkpoints.save({
+      ...cp,
+      history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }],
+    });
   }
   const task: Task = await records.store.get(taskId);
-  if (task.status !== 'in_progress' && task.status !== 'halted') await records.store.update(taskId, { status: 'halted', blockedReason: undefined });
+  if (task.status !== 'in_progress' && task.status !== 'halted')
+    await records.store.update(taskId, { status: 'halted', blockedReason: undefined });
   return conflicted;
 }
 

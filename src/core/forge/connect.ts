@@ -42,7 +42,12 @@ function splitSlug(slug: string): RepoRef {
 }
 
 /** The forge of the configuration, with a token from `tokens`. */
-export async function connectForge(workspace: string, config: RalphConfig, tokens: ForgeTokenSource, env: NodeJS.ProcessEnv = process.env): Promise<ForgeConnection> {
+export async function connectForge(
+  workspace: string,
+  config: RalphConfig,
+  tokens: ForgeTokenSource,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ForgeConnection> {
   const repo = await resolveRepository(workspace, config, env);
   const token = await tokens();
   const apiUrl = config.forge.apiUrl ?? env.GITHUB_API_URL ?? 'https://api.github.com';

@@ -54,7 +54,11 @@ export class RemoteFollower {
   async target(): Promise<string> {
     if (this.deps.config.merge.targetBranch) return this.deps.config.merge.targetBranch;
     const head = await runGit(this.deps.workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
-    if (head.code !== 0) throw new RalphError('no branch is checked out and merge.targetBranch is not set: the forge needs a branch to start the tasks from', 'no-target-branch');
+    if (head.code !== 0)
+      throw new RalphError(
+        'no branch is checked out and merge.targetBranch is not set: the forge needs a branch to start the tasks from',
+        'no-target-branch',
+      );
     return head.stdout.trim();
   }
 
@@ -66,20 +70,33 @@ export class RemoteFollower {
     const tasks = await this.deps.store.list();
     const byId = new Map(tasks.map((t) => [t.id, t]));
     for (const id of only ?? []) if (!byId.has(id)) throw new RalphError(`no task "${id}" in .ralph/tasks.json`, 'task-not-found');
-    const ready = tasks.filter((t) => (only ? only.includes(t.id) : true) && !remoteActive(t.remote) && startable(t, only !== undefined) && dependenciesDone(t, byId));
+    const ready = tasks.filter(
+      (t) =>
+        (only ? only.includes(t.id) : true) && !remoteActive(t.remote) && startable(t, only !== undefined) && dependenciesDone(t, byId),
+    );
     if (ready.length === 0) return [];
     const target = await this.target();
     await this.checkPublished(target, ready);
     return this.send(ready, target, {});
   }
 
-  private async send(tasks: readonly Task[], target: string, feedback: Record<string, string>, returns: Record<string, number> = {}, removedAt: Record<string, string> = {}): Promise<string[]> {
+  private async send(
+    tasks: readonly Task[],
+    target: string,
+    feedback: Record<string, string>,
+    returns: Record<string, number> = {},
+    removedAt: Record<string, string> = {},
+  ): Promise<string[]> {
     const { forge, config } = this.deps;
     const marker = randomBytes(4).toString('hex');
     const ids = tasks.map((t) => t.id);
     const dispatchedAt = new Date(this.now()).toISOString();
     const minutes = await minutesInput(this.deps.workspace, `refs/remotes/${config.forge.remote}/${target}`, config);
-    const run = await forge.dispatch({ workflow: config.forge.workflow, ref: target, inputs: { tasks: JSON.stringify(ids), target, dispatch: marker, feedback: JSON.stringify(feedback), ...minutes } });
+    const run = await forge.dispatch({
+      workflow: config.forge.workflow,
+      ref: target,
+      inputs: { tasks: JSON.stringify(ids), target, dispatch: marker, feedback: JSON.stringify(feedback), ...minutes },
+    });
     for (const task of tasks) {
       const remote: TaskRemote = {
         state: 'queued',
@@ -88,8 +105,12 @@ export class RemoteFollower {
         ...(task.remote?.pr ? { pr: task.remote.pr } : {}),
         dispatchedAt,
         dispatch: marker,
-        ...(returns[task.id] !== undefined ? { returns: returns[task.id] } : task.remote?.returns !== undefined ? { returns: task.remote.returns } : {}),
-        ...(removedAt[task.id] ?? task.remote?.removedAt ? { removedAt: removedAt[task.id] ?? task.remote?.removedAt } : {}),
+        ...(returns[task.id] !== undefined
+          ? { returns: returns[task.id] }
+          : task.remote?.returns !== undefined
+            ? { returns: task.remote.returns }
+            : {}),
+        ...((removedAt[task.id] ?? task.remote?.removedAt) ? { removedAt: removedAt[task.id] ?? task.remote?.removedAt } : {}),
       };
       await this.deps.store.update(task.id, { status: 'in_progress', blockedReason: undefined, remote });
     }
@@ -101,7 +122,8 @@ export class RemoteFollower {
   private async checkPublished(target: string, tasks: readonly Task[]): Promise<void> {
     const { workspace, config, auth } = this.deps;
     const ref = `refs/remotes/${config.forge.remote}/${target}`;
-    if (!(await fetchRef(workspace, config.forge.remote, target, ref, auth))) throw new RalphError(`the branch ${target} is not on ${config.forge.remote}: push it first`, 'not-published');
+    if (!(await fetchRef(workspace, config.forge.remote, target, ref, auth)))
+      throw new RalphError(`the branch ${target} is not on ${config.forge.remote}: push it first`, 'not-published');
     const missing: string[] = [];
     const published = await runGit(workspace, ['show', `${ref}:.ralph/tasks.json`]);
     const ids = new Set<string>();
@@ -111,9 +133,17 @@ export class RemoteFollower {
       // no store there at all: every task is missing
     }
     for (const task of tasks) if (!ids.has(task.id)) missing.push(task.id);
-    if (missing.length > 0) throw new RalphError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in .ralph/tasks.json on ${config.forge.remote}/${target}: commit and push the task store first (the jobs clone ${target})`, 'not-published');
+    if (missing.length > 0)
+      throw new RalphError(
+        `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in .ralph/tasks.json on ${config.forge.remote}/${target}: commit and push the task store first (the jobs clone ${target})`,
+        'not-published',
+      );
     const workflow = await runGit(workspace, ['cat-file', '-e', `${ref}:.github/workflows/${config.forge.workflow}`]);
-    if (workflow.code !== 0) throw new RalphError(`.github/workflows/${config.forge.workflow} is not on ${config.forge.remote}/${target}: run ralph ci init, commit and push it`, 'not-published');
+    if (workflow.code !== 0)
+      throw new RalphError(
+        `.github/workflows/${config.forge.workflow} is not on ${config.forge.remote}/${target}: run ralph ci init, commit and push it`,
+        'not-published',
+      );
   }
 
   /** One look at every task the forge holds; returns them as they stand now. */
@@ -152,17 +182,49 @@ export class RemoteFollower {
     const job = remote.runId !== undefined ? (await forge.jobs(remote.runId)).find((j) => j.name === `ralph ${task.id}`) : undefined;
     const pr = await forge.pullRequestFor(`ralph/${task.id}`);
     const jobActive = job !== undefined && job.status !== 'completed';
-    if (pr?.merged) return this.settle(task, { ...remote, state: 'merged', url: pr.url, pr: pr.number, detail: `merged${pr.mergeCommit ? ` as ${pr.mergeCommit.slice(0, 10)}` : ''}` }, 'done', `pull request #${pr.number} merged`);
-    if (jobActive) return this.settle(task, { ...remote, state: job.status === 'queued' ? 'queued' : 'running', url: job.url, detail: undefined }, 'in_progress');
-    if (pr && pr.state === 'closed') return this.settle(task, { ...remote, state: 'failed', url: pr.url, pr: pr.number, detail: 'pull request closed without merging' }, 'failed', `pull request #${pr.number} was closed without merging`);
+    if (pr?.merged)
+      return this.settle(
+        task,
+        {
+          ...remote,
+          state: 'merged',
+          url: pr.url,
+          pr: pr.number,
+          detail: `merged${pr.mergeCommit ? ` as ${pr.mergeCommit.slice(0, 10)}` : ''}`,
+        },
+        'done',
+        `pull request #${pr.number} merged`,
+      );
+    if (jobActive)
+      return this.settle(
+        task,
+        { ...remote, state: job.status === 'queued' ? 'queued' : 'running', url: job.url, detail: undefined },
+        'in_progress',
+      );
+    if (pr && pr.state === 'closed')
+      return this.settle(
+        task,
+        { ...remote, state: 'failed', url: pr.url, pr: pr.number, detail: 'pull request closed without merging' },
+        'failed',
+        `pull request #${pr.number} was closed without merging`,
+      );
     if (pr && !pr.draft) return this.followQueue(task, remote, pr);
     if (job === undefined && remote.runId === undefined) return this.settle(task, remote, 'in_progress'); // the run has not shown up yet
     if (job === undefined) return this.settle(task, remote, 'in_progress');
     // the job ended without a pull request ready to merge: its recorded end, and the draft (or the job) to look at
     const recorded = await this.importState(task.id);
-    const status: TaskStatus = recorded && recorded.status !== 'in_progress' && recorded.status !== 'todo' && recorded.status !== 'done' ? recorded.status : 'failed';
-    const reason = recorded?.blockedReason ?? `the job ended ${job.conclusion ?? 'without a result'}${pr ? `; draft pull request #${pr.number}` : ''}`;
-    return this.settle(task, { ...remote, state: 'failed', url: pr?.url ?? job.url, ...(pr ? { pr: pr.number } : {}), detail: reason }, status, reason);
+    const status: TaskStatus =
+      recorded && recorded.status !== 'in_progress' && recorded.status !== 'todo' && recorded.status !== 'done'
+        ? recorded.status
+        : 'failed';
+    const reason =
+      recorded?.blockedReason ?? `the job ended ${job.conclusion ?? 'without a result'}${pr ? `; draft pull request #${pr.number}` : ''}`;
+    return this.settle(
+      task,
+      { ...remote, state: 'failed', url: pr?.url ?? job.url, ...(pr ? { pr: pr.number } : {}), detail: reason },
+      status,
+      reason,
+    );
   }
 
   /** A ready pull request: waiting for its checks, in the merge queue, or just removed from it. */
@@ -171,21 +233,60 @@ export class RemoteFollower {
     const removal = queue.lastRemoval;
     if (!queue.inQueue && removal && (!remote.removedAt || removal.at > remote.removedAt)) return this.sendBack(task, remote, pr, removal);
     const base = { ...remote, url: pr.url, pr: pr.number };
-    if (queue.inQueue) return this.settle(task, { ...base, state: 'in-queue', detail: queue.position ? `position ${queue.position}${queue.entryState ? `, ${queue.entryState.toLowerCase().replace(/_/g, ' ')}` : ''}` : undefined }, 'in_progress');
-    return this.settle(task, { ...base, state: 'pr-open', detail: queue.autoMerge ? 'auto-merge on: waiting for the required checks' : 'waiting for a merge (auto-merge is off)' }, 'in_progress');
+    if (queue.inQueue)
+      return this.settle(
+        task,
+        {
+          ...base,
+          state: 'in-queue',
+          detail: queue.position
+            ? `position ${queue.position}${queue.entryState ? `, ${queue.entryState.toLowerCase().replace(/_/g, ' ')}` : ''}`
+            : undefined,
+        },
+        'in_progress',
+      );
+    return this.settle(
+      task,
+      {
+        ...base,
+        state: 'pr-open',
+        detail: queue.autoMerge ? 'auto-merge on: waiting for the required checks' : 'waiting for a merge (auto-merge is off)',
+      },
+      'in_progress',
+    );
   }
 
   /** The merge queue removed the pull request: back to its agent with the queue's failure, or needs_help after merge.maxReturns. */
-  private async sendBack(task: Task, remote: TaskRemote, pr: PullRequestInfo, removal: { at: string; reason: string }): Promise<RemoteTaskView> {
+  private async sendBack(
+    task: Task,
+    remote: TaskRemote,
+    pr: PullRequestInfo,
+    removal: { at: string; reason: string },
+  ): Promise<RemoteTaskView> {
     const returns = (remote.returns ?? 0) + 1;
     const failures = await this.deps.forge.mergeGroupFailures(pr, remote.removedAt).catch(() => []);
-    const why = [removal.reason, ...failures.map((f) => `${f.name} ${f.conclusion}${f.summary ? `: ${f.summary}` : ''}`)].join('; ').slice(0, FEEDBACK_CHARS);
+    const why = [removal.reason, ...failures.map((f) => `${f.name} ${f.conclusion}${f.summary ? `: ${f.summary}` : ''}`)]
+      .join('; ')
+      .slice(0, FEEDBACK_CHARS);
     if (returns > this.deps.config.merge.maxReturns) {
       const reason = `not merged after ${returns} attempts: the merge queue removed #${pr.number} (${why})`;
-      return this.settle(task, { ...remote, state: 'failed', url: pr.url, pr: pr.number, returns: returns - 1, removedAt: removal.at, detail: reason }, 'needs_help', reason);
+      return this.settle(
+        task,
+        { ...remote, state: 'failed', url: pr.url, pr: pr.number, returns: returns - 1, removedAt: removal.at, detail: reason },
+        'needs_help',
+        reason,
+      );
     }
-    this.deps.say(`${task.id}: the merge queue removed #${pr.number} (${why}); back to its agent (return ${returns} of ${this.deps.config.merge.maxReturns})`);
-    await this.send([await this.deps.store.get(task.id)], await this.target(), { [task.id]: why }, { [task.id]: returns }, { [task.id]: removal.at });
+    this.deps.say(
+      `${task.id}: the merge queue removed #${pr.number} (${why}); back to its agent (return ${returns} of ${this.deps.config.merge.maxReturns})`,
+    );
+    await this.send(
+      [await this.deps.store.get(task.id)],
+      await this.target(),
+      { [task.id]: why },
+      { [task.id]: returns },
+      { [task.id]: removal.at },
+    );
     const now = await this.deps.store.get(task.id);
     return { id: now.id, title: now.title, status: now.status, remote: now.remote! };
   }
@@ -198,7 +299,8 @@ export class RemoteFollower {
       if (!REMOTE_ACTIVE.has(clean.state) && clean.state !== task.remote?.state) await this.importState(task.id).catch(() => undefined);
       const blockedReason = status === 'needs_help' || status === 'blocked' || status === 'halted' ? reason : undefined;
       await this.deps.store.update(task.id, { status, remote: clean, blockedReason });
-      if (clean.state !== task.remote?.state) this.deps.say(`${task.id}: ${stateWords(clean.state)}${clean.detail ? ` (${clean.detail})` : ''} — ${clean.url}`);
+      if (clean.state !== task.remote?.state)
+        this.deps.say(`${task.id}: ${stateWords(clean.state)}${clean.detail ? ` (${clean.detail})` : ''} — ${clean.url}`);
     }
     return { id: task.id, title: task.title, status, remote: clean };
   }
@@ -213,10 +315,15 @@ export class RemoteFollower {
     if (!files?.['task.json']) return undefined;
     for (const [file, content] of Object.entries(files)) {
       if (file.includes('..')) continue;
-      if (file === `state/${taskId}.json` || file.startsWith(`reports/${taskId}/`)) await writeFileAtomic(path.join(paths.dir, ...file.split('/')), content);
+      if (file === `state/${taskId}.json` || file.startsWith(`reports/${taskId}/`))
+        await writeFileAtomic(path.join(paths.dir, ...file.split('/')), content);
     }
     // the task's branch too, for a later local run in its worktree (never over a checked-out or diverged one)
-    await runGit(workspace, ['fetch', '--no-tags', '--quiet', config.forge.remote, `refs/heads/ralph/${taskId}:refs/heads/ralph/${taskId}`], { env: auth.env });
+    await runGit(
+      workspace,
+      ['fetch', '--no-tags', '--quiet', config.forge.remote, `refs/heads/ralph/${taskId}:refs/heads/ralph/${taskId}`],
+      { env: auth.env },
+    );
     const parsed = TaskSchema.safeParse(JSON.parse(files['task.json']));
     return parsed.success ? parsed.data : undefined;
   }
@@ -231,6 +338,12 @@ function startable(task: Task, named: boolean): boolean {
 }
 
 export function stateWords(state: RemoteState): string {
-  return { queued: 'queued on GitHub Actions', running: 'running on GitHub Actions', 'pr-open': 'pull request open', 'in-queue': 'in the merge queue', merged: 'merged', failed: 'failed on GitHub Actions' }[state];
+  return {
+    queued: 'queued on GitHub Actions',
+    running: 'running on GitHub Actions',
+    'pr-open': 'pull request open',
+    'in-queue': 'in the merge queue',
+    merged: 'merged',
+    failed: 'failed on GitHub Actions',
+  }[state];
 }
-

@@ -1,6 +1,16 @@
 import { errorMessage, RalphError } from '../errors';
 import { githubClient, type Octokit } from './githubClient';
-import type { CheckFailure, DispatchRequest, Forge, JobInfo, PullRequestDraft, PullRequestInfo, QueueInfo, RepoRef, RunInfo } from './types';
+import type {
+  CheckFailure,
+  DispatchRequest,
+  Forge,
+  JobInfo,
+  PullRequestDraft,
+  PullRequestInfo,
+  QueueInfo,
+  RepoRef,
+  RunInfo,
+} from './types';
 
 /** A call to the forge that failed: the message names the call and GitHub's answer, never the token. */
 export class ForgeError extends RalphError {
@@ -21,7 +31,18 @@ export interface GitHubForgeOptions {
   serverUrl?: string;
 }
 
-type Pull = { number: number; html_url: string; node_id: string; state: string; merged_at?: string | null; merged?: boolean; draft?: boolean; head: { ref: string }; base: { ref: string }; merge_commit_sha?: string | null };
+type Pull = {
+  number: number;
+  html_url: string;
+  node_id: string;
+  state: string;
+  merged_at?: string | null;
+  merged?: boolean;
+  draft?: boolean;
+  head: { ref: string };
+  base: { ref: string };
+  merge_commit_sha?: string | null;
+};
 
 /**
  * GitHub through @octokit/core: REST for runs, jobs, pull requests and check runs, GraphQL for
@@ -55,7 +76,8 @@ export class GitHubForge implements Forge {
     try {
       const response = await o.request(route, { ...params, return_run_details: true });
       const data = response.data as { workflow_run_id?: number; html_url?: string } | undefined;
-      if (response.status === 200 && data?.workflow_run_id) return { id: data.workflow_run_id, url: data.html_url ?? `${this.webUrl}/actions/runs/${data.workflow_run_id}`, status: 'queued' };
+      if (response.status === 200 && data?.workflow_run_id)
+        return { id: data.workflow_run_id, url: data.html_url ?? `${this.webUrl}/actions/runs/${data.workflow_run_id}`, status: 'queued' };
       return undefined;
     } catch (error) {
       // servers older than the run details (GitHub Enterprise Server) refuse the parameter: dispatch without it
@@ -72,7 +94,13 @@ export class GitHubForge implements Forge {
   async findRun(workflow: string, marker: string, since: string): Promise<RunInfo | undefined> {
     const o = await this.octokit();
     const { data } = await this.call('list workflow runs', () =>
-      o.request('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', { ...this.where, workflow_id: workflow, event: 'workflow_dispatch', created: `>=${since}`, per_page: 50 }),
+      o.request('GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', {
+        ...this.where,
+        workflow_id: workflow,
+        event: 'workflow_dispatch',
+        created: `>=${since}`,
+        per_page: 50,
+      }),
     );
     const run = data.workflow_runs.find((r) => (r.display_title ?? r.name ?? '').includes(marker));
     return run ? runInfo(run) : undefined;
@@ -80,19 +108,31 @@ export class GitHubForge implements Forge {
 
   async run(runId: number): Promise<RunInfo> {
     const o = await this.octokit();
-    const { data } = await this.call(`get run ${runId}`, () => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...this.where, run_id: runId }));
+    const { data } = await this.call(`get run ${runId}`, () =>
+      o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...this.where, run_id: runId }),
+    );
     return runInfo(data);
   }
 
   async jobs(runId: number): Promise<JobInfo[]> {
     const o = await this.octokit();
-    const { data } = await this.call(`list the jobs of run ${runId}`, () => o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...this.where, run_id: runId, filter: 'latest', per_page: 100 }));
-    return data.jobs.map((j) => ({ id: Number(j.id), name: j.name, url: j.html_url ?? `${this.webUrl}/actions/runs/${runId}/job/${j.id}`, status: jobStatus(j.status), ...(j.conclusion ? { conclusion: j.conclusion } : {}) }));
+    const { data } = await this.call(`list the jobs of run ${runId}`, () =>
+      o.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...this.where, run_id: runId, filter: 'latest', per_page: 100 }),
+    );
+    return data.jobs.map((j) => ({
+      id: Number(j.id),
+      name: j.name,
+      url: j.html_url ?? `${this.webUrl}/actions/runs/${runId}/job/${j.id}`,
+      status: jobStatus(j.status),
+      ...(j.conclusion ? { conclusion: j.conclusion } : {}),
+    }));
   }
 
   async pullRequestFor(head: string): Promise<PullRequestInfo | undefined> {
     const o = await this.octokit();
-    const { data } = await this.call(`find the pull request of ${head}`, () => o.request('GET /repos/{owner}/{repo}/pulls', { ...this.where, head: `${this.repo.owner}:${head}`, state: 'all', per_page: 20 }));
+    const { data } = await this.call(`find the pull request of ${head}`, () =>
+      o.request('GET /repos/{owner}/{repo}/pulls', { ...this.where, head: `${this.repo.owner}:${head}`, state: 'all', per_page: 20 }),
+    );
     const pulls = (data as Pull[]).filter((p) => p.head.ref === head);
     const chosen = pulls.find((p) => p.state === 'open') ?? pulls.sort((a, b) => b.number - a.number)[0];
     if (!chosen) return undefined;
@@ -103,21 +143,33 @@ export class GitHubForge implements Forge {
 
   private async pull(number: number): Promise<PullRequestInfo> {
     const o = await this.octokit();
-    const { data } = await this.call(`get pull request #${number}`, () => o.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...this.where, pull_number: number }));
+    const { data } = await this.call(`get pull request #${number}`, () =>
+      o.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...this.where, pull_number: number }),
+    );
     return pullInfo(data as Pull);
   }
 
   async openPullRequest(draft: PullRequestDraft): Promise<PullRequestInfo> {
     const o = await this.octokit();
     const { data } = await this.call(`open a pull request from ${draft.head}`, () =>
-      o.request('POST /repos/{owner}/{repo}/pulls', { ...this.where, head: draft.head, base: draft.base, title: draft.title, body: draft.body, draft: draft.draft, maintainer_can_modify: false }),
+      o.request('POST /repos/{owner}/{repo}/pulls', {
+        ...this.where,
+        head: draft.head,
+        base: draft.base,
+        title: draft.title,
+        body: draft.body,
+        draft: draft.draft,
+        maintainer_can_modify: false,
+      }),
     );
     return pullInfo(data as Pull);
   }
 
   async updatePullRequest(number: number, change: { title?: string; body?: string }): Promise<PullRequestInfo> {
     const o = await this.octokit();
-    const { data } = await this.call(`update pull request #${number}`, () => o.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...this.where, pull_number: number, ...change }));
+    const { data } = await this.call(`update pull request #${number}`, () =>
+      o.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...this.where, pull_number: number, ...change }),
+    );
     return pullInfo(data as Pull);
   }
 
@@ -165,20 +217,30 @@ export class GitHubForge implements Forge {
 
   async mergeGroupFailures(pr: PullRequestInfo, since?: string): Promise<CheckFailure[]> {
     const o = await this.octokit();
-    const { data } = await this.call('list the merge queue\'s runs', () => o.request('GET /repos/{owner}/{repo}/actions/runs', { ...this.where, event: 'merge_group', per_page: 50 }));
+    const { data } = await this.call("list the merge queue's runs", () =>
+      o.request('GET /repos/{owner}/{repo}/actions/runs', { ...this.where, event: 'merge_group', per_page: 50 }),
+    );
     // the queue tests each entry on a branch of its own: gh-readonly-queue/<base>/pr-<number>-<sha>
     const prefix = `gh-readonly-queue/${pr.base}/pr-${pr.number}-`;
     // an earlier entry's failures are not this removal's
-    const run = data.workflow_runs.filter((r) => (r.head_branch ?? '').startsWith(prefix) && (!since || r.created_at > since)).sort((a, b) => Number(b.id) - Number(a.id))[0];
+    const run = data.workflow_runs
+      .filter((r) => (r.head_branch ?? '').startsWith(prefix) && (!since || r.created_at > since))
+      .sort((a, b) => Number(b.id) - Number(a.id))[0];
     return run ? this.failingChecks(run.head_sha) : [];
   }
 
   private async failingChecks(sha: string): Promise<CheckFailure[]> {
     const o = await this.octokit();
-    const { data } = await this.call(`list the checks of ${sha.slice(0, 10)}`, () => o.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { ...this.where, ref: sha, per_page: 100 }));
+    const { data } = await this.call(`list the checks of ${sha.slice(0, 10)}`, () =>
+      o.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { ...this.where, ref: sha, per_page: 100 }),
+    );
     return data.check_runs
       .filter((c) => c.status === 'completed' && c.conclusion !== null && !['success', 'neutral', 'skipped'].includes(c.conclusion))
-      .map((c) => ({ name: c.name, conclusion: c.conclusion ?? 'failure', summary: [c.output?.title, c.output?.summary].filter(Boolean).join(': ').slice(0, 4000) }));
+      .map((c) => ({
+        name: c.name,
+        conclusion: c.conclusion ?? 'failure',
+        summary: [c.output?.title, c.output?.summary].filter(Boolean).join(': ').slice(0, 4000),
+      }));
   }
 
   private async graphql<T = unknown>(what: string, query: string, variables: Record<string, unknown>): Promise<T> {
@@ -197,7 +259,12 @@ export class GitHubForge implements Forge {
 
   private wrap(what: string, error: unknown): ForgeError {
     const status = statusOf(error);
-    const hint = status === 401 ? ' (the token is missing, expired or revoked)' : status === 403 || status === 404 ? ` (does the token have access to ${repoText(this.repo)} with the permissions it needs: contents, pull requests, actions?)` : '';
+    const hint =
+      status === 401
+        ? ' (the token is missing, expired or revoked)'
+        : status === 403 || status === 404
+          ? ` (does the token have access to ${repoText(this.repo)} with the permissions it needs: contents, pull requests, actions?)`
+          : '';
     return new ForgeError(`GitHub: could not ${what}: ${errorMessage(error)}${hint}`, status);
   }
 }
@@ -223,11 +290,20 @@ function repoText(repo: RepoRef): string {
 }
 
 function jobStatus(status: string): JobInfo['status'] {
-  return status === 'completed' ? 'completed' : status === 'queued' || status === 'waiting' || status === 'pending' || status === 'requested' ? 'queued' : 'in_progress';
+  return status === 'completed'
+    ? 'completed'
+    : status === 'queued' || status === 'waiting' || status === 'pending' || status === 'requested'
+      ? 'queued'
+      : 'in_progress';
 }
 
 function runInfo(run: { id: number | bigint; html_url: string; status: string | null; conclusion: string | null }): RunInfo {
-  return { id: Number(run.id), url: run.html_url, status: jobStatus(run.status ?? 'queued'), ...(run.conclusion ? { conclusion: run.conclusion } : {}) };
+  return {
+    id: Number(run.id),
+    url: run.html_url,
+    status: jobStatus(run.status ?? 'queued'),
+    ...(run.conclusion ? { conclusion: run.conclusion } : {}),
+  };
 }
 
 function pullInfo(p: Pull): PullRequestInfo {

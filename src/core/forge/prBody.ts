@@ -39,24 +39,39 @@ export function pullRequestText(f: PullRequestFacts): PullRequestText {
     `## Ralph task ${task.id}: ${task.title}`,
     '',
     `**${done ? '✅ Done' : `⚠️ ${f.status}`}** — ${f.reason}${cp ? ` (iteration ${cp.iteration}${task.maxIterations ? `/${task.maxIterations}` : ''})` : ''}.`,
-    done ? 'Auto-merge is on: the merge queue lands it once the required checks pass on the merged result.' : 'A draft: the task did not finish. Retry dispatches it again and it resumes from its state (branch `ralph-state/' + task.id + '`).',
+    done
+      ? 'Auto-merge is on: the merge queue lands it once the required checks pass on the merged result.'
+      : 'A draft: the task did not finish. Retry dispatches it again and it resumes from its state (branch `ralph-state/' + task.id + '`).',
     ...(f.runUrl ? ['', `Job: ${f.runUrl}`] : []),
     '',
     '### Promise',
     '',
     quote(task.promise),
   ];
-  const gates = last && last.gates.length > 0 ? gateTable(last.gates, last.iteration) : ['### Gate verdicts', '', '_no gates ran in the last iteration_'];
+  const gates =
+    last && last.gates.length > 0
+      ? gateTable(last.gates, last.iteration)
+      : ['### Gate verdicts', '', '_no gates ran in the last iteration_'];
   const proof = proofLines(f);
   const report = f.finalReport ? ['', '<details><summary>Final report</summary>', '', f.finalReport.trim(), '', '</details>'] : [];
   let body = [...head, '', ...gates, '', ...proof, ...report, ''].join('\n');
-  if (body.length > BODY_LIMIT) body = `${body.slice(0, BODY_LIMIT)}\n\n… (cut: the whole report is in the job's summary and on ralph-state/${task.id})\n</details>\n`;
+  if (body.length > BODY_LIMIT)
+    body = `${body.slice(0, BODY_LIMIT)}\n\n… (cut: the whole report is in the job's summary and on ralph-state/${task.id})\n</details>\n`;
   return { title, body };
 }
 
 function gateTable(gates: NonNullable<Checkpoint['history'][number]['gates']>, iteration: number): string[] {
-  const rows = gates.map((g) => `| ${cell(g.name)} | ${g.kind} | ${g.required ? 'yes' : 'no'} | ${g.passed ? '✅ pass' : '❌ fail'} | ${cell(g.summary)}${integrityCell(g.integrity)} |`);
-  return [`### Gate verdicts (iteration ${iteration})`, '', '| Gate | Kind | Required | Result | Details |', '| --- | --- | --- | --- | --- |', ...rows];
+  const rows = gates.map(
+    (g) =>
+      `| ${cell(g.name)} | ${g.kind} | ${g.required ? 'yes' : 'no'} | ${g.passed ? '✅ pass' : '❌ fail'} | ${cell(g.summary)}${integrityCell(g.integrity)} |`,
+  );
+  return [
+    `### Gate verdicts (iteration ${iteration})`,
+    '',
+    '| Gate | Kind | Required | Result | Details |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+  ];
 }
 
 function integrityCell(integrity: { violations: string[]; allowed: string[] } | undefined): string {
@@ -78,11 +93,15 @@ function proofLines(f: PullRequestFacts): string[] {
   for (const base of cp.integrity?.gates ?? []) {
     const now = last?.gates.find((g) => g.name === base.gate);
     const before = base.tests ? `${base.tests.total - base.tests.skipped} tests ran, ${base.tests.failed} failing` : 'no test counts';
-    lines.push(`- **${base.gate}** at the base: ${before}; now: ${now ? now.summary : 'not run'}${now?.integrity?.violations.length ? ' (weakened: not accepted)' : ''}`);
+    lines.push(
+      `- **${base.gate}** at the base: ${before}; now: ${now ? now.summary : 'not run'}${now?.integrity?.violations.length ? ' (weakened: not accepted)' : ''}`,
+    );
   }
   if (!cp.integrity) lines.push('- no gate baseline was recorded for this task (its gates were judged on their own)');
-  lines.push(`- base commit: ${cp.baseCommit ? `\`${cp.baseCommit.slice(0, 10)}\`` : 'unknown'}; ${cp.commits} commit${cp.commits === 1 ? '' : 's'} over ${cp.iteration} iteration${cp.iteration === 1 ? '' : 's'}`);
-  if (last?.summary) lines.push('', '**The agent\'s last words**', '', quote(last.summary));
+  lines.push(
+    `- base commit: ${cp.baseCommit ? `\`${cp.baseCommit.slice(0, 10)}\`` : 'unknown'}; ${cp.commits} commit${cp.commits === 1 ? '' : 's'} over ${cp.iteration} iteration${cp.iteration === 1 ? '' : 's'}`,
+  );
+  if (last?.summary) lines.push('', "**The agent's last words**", '', quote(last.summary));
   return lines;
 }
 

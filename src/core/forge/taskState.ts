@@ -37,7 +37,13 @@ export function tokenAuth(remoteUrl: string, token: string | undefined): GitAuth
   if (!token || !/^https?:\/\//i.test(remoteUrl)) return { env: {} };
   const origin = new URL(remoteUrl);
   const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  return { env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `http.${origin.protocol}//${origin.host}/.extraheader`, GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}` } };
+  return {
+    env: {
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: `http.${origin.protocol}//${origin.host}/.extraheader`,
+      GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
+    },
+  };
 }
 
 /** Fetches `refs/heads/<branch>` of `remote` into `local` (a ref); false when the remote has no such branch. */
@@ -66,7 +72,14 @@ export async function loadTaskState(workspace: string, remote: string, taskId: s
  * pushes it. The branch is the task's alone: the push is forced, so a job that lost a race with
  * an older one still leaves the newest state.
  */
-export async function saveTaskState(workspace: string, remote: string, taskId: string, files: StateFiles, message: string, auth: GitAuth): Promise<string> {
+export async function saveTaskState(
+  workspace: string,
+  remote: string,
+  taskId: string,
+  files: StateFiles,
+  message: string,
+  auth: GitAuth,
+): Promise<string> {
   const ref = `refs/heads/${stateBranch(taskId)}`;
   const index = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-state-')), 'index');
   try {
@@ -77,7 +90,11 @@ export async function saveTaskState(workspace: string, remote: string, taskId: s
     }
     const tree = (await git(workspace, ['write-tree'], { env })).trim();
     const parent = await runGit(workspace, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-    const commit = (await git(workspace, ['commit-tree', tree, ...(parent.code === 0 ? ['-p', parent.stdout.trim()] : []), '-m', message], { env: identity() })).trim();
+    const commit = (
+      await git(workspace, ['commit-tree', tree, ...(parent.code === 0 ? ['-p', parent.stdout.trim()] : []), '-m', message], {
+        env: identity(),
+      })
+    ).trim();
     await git(workspace, ['update-ref', ref, commit]);
     await git(workspace, ['push', '--quiet', '--force', remote, `${ref}:${ref}`], { env: auth.env });
     return commit;

@@ -23,7 +23,10 @@ export class ForgeTokenError extends RalphError {
  * passed to a command the agent runs (both variables are scrubbed from its environment and their
  * values redacted, like every variable named like a secret).
  */
-export function environmentToken(env: NodeJS.ProcessEnv = process.env, gh: () => Promise<string | undefined> = ghAuthToken): ForgeTokenSource {
+export function environmentToken(
+  env: NodeJS.ProcessEnv = process.env,
+  gh: () => Promise<string | undefined> = ghAuthToken,
+): ForgeTokenSource {
   return async () => {
     for (const name of ['GITHUB_TOKEN', 'GH_TOKEN']) {
       const value = env[name]?.trim();
@@ -31,16 +34,23 @@ export function environmentToken(env: NodeJS.ProcessEnv = process.env, gh: () =>
     }
     const fromGh = await gh();
     if (fromGh) return { value: fromGh, source: 'the GitHub CLI (gh auth token)' };
-    throw new ForgeTokenError('no GitHub token: set GITHUB_TOKEN (a token with the contents, pull requests and actions permissions of the repository) or log in with the GitHub CLI (gh auth login)');
+    throw new ForgeTokenError(
+      'no GitHub token: set GITHUB_TOKEN (a token with the contents, pull requests and actions permissions of the repository) or log in with the GitHub CLI (gh auth login)',
+    );
   };
 }
 
 /** `gh auth token`, or undefined when gh is missing, not logged in, or slow. */
 export function ghAuthToken(): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('gh', ['auth', 'token'], { timeout: 10_000, env: { ...process.env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' } }, (error, stdout) => {
-      const token = stdout?.toString().trim();
-      resolve(!error && token ? token : undefined);
-    });
+    execFile(
+      'gh',
+      ['auth', 'token'],
+      { timeout: 10_000, env: { ...process.env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' } },
+      (error, stdout) => {
+        const token = stdout?.toString().trim();
+        resolve(!error && token ? token : undefined);
+      },
+    );
   });
 }

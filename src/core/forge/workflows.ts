@@ -53,7 +53,15 @@ export async function projectFacts(workspace: string): Promise<ProjectFacts> {
       // a broken package.json: the install step will say so in the job
     }
   }
-  const install = (await exists('package-lock.json')) ? 'npm' : (await exists('pnpm-lock.yaml')) ? 'pnpm' : (await exists('yarn.lock')) ? 'yarn' : pkg ? 'npm' : undefined;
+  const install = (await exists('package-lock.json'))
+    ? 'npm'
+    : (await exists('pnpm-lock.yaml'))
+      ? 'pnpm'
+      : (await exists('yarn.lock'))
+        ? 'yarn'
+        : pkg
+          ? 'npm'
+          : undefined;
   const python = (await exists('requirements.txt')) ? 'requirements' : (await exists('pyproject.toml')) ? 'pyproject' : undefined;
   return { ralphDependency, ...(install ? { install } : {}), ...(python ? { python } : {}) };
 }
@@ -64,15 +72,20 @@ export function ralphCommand(facts: ProjectFacts): string {
 }
 
 function setupSteps(facts: ProjectFacts, node: string): Record<string, unknown>[] {
-  const steps: Record<string, unknown>[] = [{ name: 'Set up Node.js (the Ralph CLI)', uses: 'actions/setup-node@v4', with: { 'node-version': node } }];
+  const steps: Record<string, unknown>[] = [
+    { name: 'Set up Node.js (the Ralph CLI)', uses: 'actions/setup-node@v4', with: { 'node-version': node } },
+  ];
   if (facts.install === 'pnpm') steps.push({ name: 'Set up pnpm', uses: 'pnpm/action-setup@v4' });
   if (facts.install) {
     const command = { npm: 'npm ci', pnpm: 'pnpm install --frozen-lockfile', yarn: 'yarn install --frozen-lockfile' }[facts.install];
-    steps.push({ name: 'Install the project\'s dependencies (the gates run them)', run: command });
+    steps.push({ name: "Install the project's dependencies (the gates run them)", run: command });
   }
   if (facts.python) {
     steps.push({ name: 'Set up Python', uses: 'actions/setup-python@v5', with: { 'python-version': '3.x' } });
-    steps.push({ name: 'Install the Python dependencies', run: facts.python === 'requirements' ? 'pip install -r requirements.txt' : 'pip install -e .' });
+    steps.push({
+      name: 'Install the Python dependencies',
+      run: facts.python === 'requirements' ? 'pip install -r requirements.txt' : 'pip install -e .',
+    });
   }
   return steps;
 }
@@ -83,7 +96,8 @@ function modelKeyEnv(config: RalphConfig): Record<string, string> {
   return Object.fromEntries([...new Set(names)].map((name) => [name, `\${{ secrets.${name} }}`]));
 }
 
-const HEADER = (what: string) => `# Written by \`ralph ci init\` (Ralph Loop ${RALPH_VERSION}): ${what}.\n# Change it freely; \`ralph ci init --force\` writes it again.\n`;
+const HEADER = (what: string) =>
+  `# Written by \`ralph ci init\` (Ralph Loop ${RALPH_VERSION}): ${what}.\n# Change it freely; \`ralph ci init --force\` writes it again.\n`;
 
 /**
  * The dispatch workflow: one job per task (a matrix over the dispatched ids), at most
@@ -101,10 +115,20 @@ export function dispatchWorkflow(config: RalphConfig, facts: ProjectFacts, optio
         inputs: {
           tasks: { description: 'JSON array of the task ids to run, e.g. ["T-001","T-002"]', required: true, type: 'string' },
           target: { description: 'the branch the tasks start from and merge into', required: true, type: 'string' },
-          dispatch: { description: 'the dispatch\'s id (Ralph finds its run by it)', required: false, type: 'string', default: '' },
-          feedback: { description: 'JSON object: task id → why the merge queue sent it back', required: false, type: 'string', default: '{}' },
+          dispatch: { description: "the dispatch's id (Ralph finds its run by it)", required: false, type: 'string', default: '' },
+          feedback: {
+            description: 'JSON object: task id → why the merge queue sent it back',
+            required: false,
+            type: 'string',
+            default: '{}',
+          },
           // sent by Ralph from the target's .ralph/config.json, so a changed limit needs no new workflow
-          [MINUTES_INPUT]: { description: 'the job\'s time limit in minutes: the task\'s (loop.taskTimeoutMinutes) plus set-up', required: false, type: 'string', default: String(jobTimeoutMinutes(config)) },
+          [MINUTES_INPUT]: {
+            description: "the job's time limit in minutes: the task's (loop.taskTimeoutMinutes) plus set-up",
+            required: false,
+            type: 'string',
+            default: String(jobTimeoutMinutes(config)),
+          },
         },
       },
     },
@@ -119,7 +143,11 @@ export function dispatchWorkflow(config: RalphConfig, facts: ProjectFacts, optio
         concurrency: { group: 'ralph-task-${{ matrix.task }}', 'cancel-in-progress': false },
         steps: [
           // no token left in .git/config: the agent's commands can read that file
-          { name: 'Check out the target', uses: 'actions/checkout@v4', with: { ref: '${{ inputs.target }}', 'fetch-depth': 0, 'persist-credentials': false } },
+          {
+            name: 'Check out the target',
+            uses: 'actions/checkout@v4',
+            with: { ref: '${{ inputs.target }}', 'fetch-depth': 0, 'persist-credentials': false },
+          },
           ...setupSteps(facts, options.node),
           {
             name: 'Run the task',
@@ -168,7 +196,7 @@ export function checksWorkflow(config: RalphConfig, facts: ProjectFacts, options
       },
     },
   };
-  return HEADER('the required check of Ralph\'s pull requests and of the merge queue') + stringify(workflow, { lineWidth: 0 });
+  return HEADER("the required check of Ralph's pull requests and of the merge queue") + stringify(workflow, { lineWidth: 0 });
 }
 
 export interface WrittenWorkflow {
@@ -178,7 +206,12 @@ export interface WrittenWorkflow {
 }
 
 /** Writes both workflows under `.github/workflows/`. */
-export async function writeWorkflows(workspace: string, config: RalphConfig, options: WorkflowOptions, force: boolean): Promise<WrittenWorkflow[]> {
+export async function writeWorkflows(
+  workspace: string,
+  config: RalphConfig,
+  options: WorkflowOptions,
+  force: boolean,
+): Promise<WrittenWorkflow[]> {
   const facts = await projectFacts(workspace);
   const dir = path.join(workspace, '.github', 'workflows');
   const files: [string, string][] = [
@@ -189,7 +222,8 @@ export async function writeWorkflows(workspace: string, config: RalphConfig, opt
   for (const [name, text] of files) {
     const file = path.join(dir, name);
     const current = await readTextIfExists(file);
-    const state: WrittenWorkflow['state'] = current === undefined ? 'created' : current === text ? 'unchanged' : force ? 'replaced' : 'kept';
+    const state: WrittenWorkflow['state'] =
+      current === undefined ? 'created' : current === text ? 'unchanged' : force ? 'replaced' : 'kept';
     if (state === 'created' || state === 'replaced') await writeFileAtomic(file, text);
     out.push({ file, state });
   }

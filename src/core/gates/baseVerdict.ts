@@ -38,7 +38,13 @@ export const TASK_BASE: BaseWhere = { at: "at the task's base" };
  * failed outcome of a gate that was red on the base changes: its failures that were there are
  * named (`preExisting`) and, when they are all it has, the gate passes.
  */
-export function forgivePreExisting(outcome: GateOutcome, base: BaseVerdict | undefined, where: BaseWhere, enabled = true, taskText = ''): GateOutcome {
+export function forgivePreExisting(
+  outcome: GateOutcome,
+  base: BaseVerdict | undefined,
+  where: BaseWhere,
+  enabled = true,
+  taskText = '',
+): GateOutcome {
   if (!enabled || outcome.passed || !base || base.passed) return outcome;
   const tests = outcome.parsed.tests;
   const named = tests?.failures ?? [];
@@ -47,7 +53,13 @@ export function forgivePreExisting(outcome: GateOutcome, base: BaseVerdict | und
     // a red gate whose failures cannot all be named here and at the base: nothing is told apart
     const why = !tests || !base.counted ? 'its output gives no test names' : 'its output does not name every failing test';
     const note = `${outcome.name} failed ${where.at} too, but ${why}, so no failure can be told apart from one the task caused: nothing is forgiven. Make the test runner name its failing tests (see "Pre-existing failures" in the README: the reporter to use per runner), or set "baseline": false on the gate to require it all green.`;
-    return tests?.failed === 0 ? outcome : { ...outcome, baselineNote: note, fixItems: [...outcome.fixItems, { gate: outcome.name, kind: outcome.kind, level: 'warning', text: note }] };
+    return tests?.failed === 0
+      ? outcome
+      : {
+          ...outcome,
+          baselineNote: note,
+          fixItems: [...outcome.fixItems, { gate: outcome.name, kind: outcome.kind, level: 'warning', text: note }],
+        };
   }
   const before = new Set(base.failing.map((f) => f.name));
   // "not yours unless the task says so": a failure the task names (its test or its file) is the task's to fix
@@ -77,7 +89,11 @@ function isFailureOf(item: FixItem, names: ReadonlySet<string>): boolean {
 }
 
 function preExistingItem(item: FixItem, where: BaseWhere): FixItem {
-  return { ...item, level: 'observation', text: item.text.replace(/^failing test: /, `pre-existing failure (already failing ${where.at}; not yours unless the task says so): `) };
+  return {
+    ...item,
+    level: 'observation',
+    text: item.text.replace(/^failing test: /, `pre-existing failure (already failing ${where.at}; not yours unless the task says so): `),
+  };
 }
 
 /**
@@ -90,10 +106,19 @@ export function namedByTask(failure: { name: string; file?: string }, taskText: 
   const text = taskText.toLowerCase();
   if (!text.trim()) return false;
   const name = failure.name.toLowerCase();
-  const title = name.split(/ › | > |::/).at(-1)!.replace(/\[[^\]]*\]$/, '');
-  const file = failure.file?.toLowerCase() ?? (/[\w-]+\.[a-z]+(?=::| >)/.exec(name)?.[0] ?? '');
+  const title = name
+    .split(/ › | > |::/)
+    .at(-1)!
+    .replace(/\[[^\]]*\]$/, '');
+  const file = failure.file?.toLowerCase() ?? /[\w-]+\.[a-z]+(?=::| >)/.exec(name)?.[0] ?? '';
   const base = file.split('/').at(-1) ?? '';
-  if (text.includes(name) || (title.length >= 4 && text.includes(title)) || (file !== '' && text.includes(file)) || (base.includes('.') && text.includes(base))) return true;
+  if (
+    text.includes(name) ||
+    (title.length >= 4 && text.includes(title)) ||
+    (file !== '' && text.includes(file)) ||
+    (base.includes('.') && text.includes(base))
+  )
+    return true;
   // every significant word of the title, in any form (test_parse_header, "parses headers")
   const words = stems(title);
   if (words.length < 2) return false;

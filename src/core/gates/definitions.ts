@@ -65,10 +65,25 @@ const PACKAGE_KEYS: Record<string, string[]> = {
 };
 /** INI/TOML sections that configure the gate (section names as a regexp). */
 const SECTIONS: Record<string, [file: string, sections: string][]> = {
-  tests: [['pyproject.toml', '^tool\\.pytest'], ['setup.cfg', '^tool:pytest$'], ['tox.ini', '^pytest$']],
-  coverage: [['pyproject.toml', '^tool\\.(pytest|coverage)'], ['setup.cfg', '^(tool:pytest|coverage:.*)$'], ['tox.ini', '^(pytest|coverage:.*)$']],
-  types: [['pyproject.toml', '^tool\\.(mypy|pyright)'], ['setup.cfg', '^mypy']],
-  lint: [['pyproject.toml', '^tool\\.(ruff|pylint|flake8)'], ['setup.cfg', '^flake8$'], ['tox.ini', '^flake8$']],
+  tests: [
+    ['pyproject.toml', '^tool\\.pytest'],
+    ['setup.cfg', '^tool:pytest$'],
+    ['tox.ini', '^pytest$'],
+  ],
+  coverage: [
+    ['pyproject.toml', '^tool\\.(pytest|coverage)'],
+    ['setup.cfg', '^(tool:pytest|coverage:.*)$'],
+    ['tox.ini', '^(pytest|coverage:.*)$'],
+  ],
+  types: [
+    ['pyproject.toml', '^tool\\.(mypy|pyright)'],
+    ['setup.cfg', '^mypy'],
+  ],
+  lint: [
+    ['pyproject.toml', '^tool\\.(ruff|pylint|flake8)'],
+    ['setup.cfg', '^flake8$'],
+    ['tox.ini', '^flake8$'],
+  ],
 };
 /** Cargo.toml without its dependency tables: adding a crate is not a change to the tests. */
 const CARGO: [string, string] = ['Cargo.toml', '^(?!(.*\\.)?(dev-|build-)?dependencies(\\.|$)).*'];
@@ -82,7 +97,8 @@ export async function definitionParts(gate: GateConfig, workspace: string): Prom
   for (const name of scripts) add({ key: `package.json scripts.${name}`, file: 'package.json', part: `json:scripts.${name}` });
   if (usesPackageManager(gate.command)) {
     // the script itself may be missing at the base; its appearance is a change too
-    for (const name of scriptNames(gate.command)) add({ key: `package.json scripts.${name}`, file: 'package.json', part: `json:scripts.${name}` });
+    for (const name of scriptNames(gate.command))
+      add({ key: `package.json scripts.${name}`, file: 'package.json', part: `json:scripts.${name}` });
   }
   for (const key of PACKAGE_KEYS[gate.kind] ?? []) add({ key: `package.json ${key}`, file: 'package.json', part: `json:${key}` });
   const files: string[] = [];
@@ -92,7 +108,8 @@ export async function definitionParts(gate: GateConfig, workspace: string): Prom
   if (gate.kind === 'lint') files.push(...LINT_CONFIGS);
   for (const file of files) add({ key: file, file });
   for (const [file, sections] of SECTIONS[gate.kind] ?? []) add({ key: `${file} [${sections}]`, file, part: `sections:${sections}` });
-  if (gate.kind === 'tests' || gate.kind === 'coverage') add({ key: 'Cargo.toml (without dependencies)', file: CARGO[0], part: `sections:${CARGO[1]}` });
+  if (gate.kind === 'tests' || gate.kind === 'coverage')
+    add({ key: 'Cargo.toml (without dependencies)', file: CARGO[0], part: `sections:${CARGO[1]}` });
   const texts = [gate.command, ...scripts.map((name) => pkg?.scripts?.[name] ?? '')];
   for (const file of await definitionFilesNamed(texts, workspace)) add({ key: file, file });
   return [...parts.values()];
@@ -115,7 +132,10 @@ function stateOf(p: DefinitionPart, text: string | undefined): DefinitionState {
   if (p.part.startsWith('json:')) {
     let value: unknown;
     try {
-      value = p.part.slice(5).split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), JSON.parse(text));
+      value = p.part
+        .slice(5)
+        .split('.')
+        .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), JSON.parse(text));
     } catch {
       return { hash: sha(text), preview: '(not valid JSON)' };
     }
@@ -141,7 +161,29 @@ export function iniSections(text: string, names: RegExp): string {
 }
 
 const PM = /(?:^|[;&|(]\s*|\s)(?:npm|pnpm|yarn|bun)\s+(?:(?:run|run-script)\s+)?([A-Za-z0-9:_.-]+)/g;
-const PM_BUILTINS = new Set(['install', 'i', 'ci', 'exec', 'x', 'dlx', 'add', 'remove', 'audit', 'outdated', 'ls', 'list', 'view', 'pack', 'publish', 'config', 'init', 'create', 'why', 'run', 'run-script']);
+const PM_BUILTINS = new Set([
+  'install',
+  'i',
+  'ci',
+  'exec',
+  'x',
+  'dlx',
+  'add',
+  'remove',
+  'audit',
+  'outdated',
+  'ls',
+  'list',
+  'view',
+  'pack',
+  'publish',
+  'config',
+  'init',
+  'create',
+  'why',
+  'run',
+  'run-script',
+]);
 
 function usesPackageManager(command: string): boolean {
   return /(?:^|[;&|(]\s*|\s)(?:npm|pnpm|yarn|bun)\s/.test(` ${command}`);

@@ -10,7 +10,13 @@ import type { GateConfig } from '../config/schema';
 export async function detectGates(workspace: string): Promise<GateConfig[]> {
   const has = async (...names: string[]) => {
     for (const name of names) {
-      if (await fs.stat(path.join(workspace, name)).then(() => true, () => false)) return true;
+      if (
+        await fs.stat(path.join(workspace, name)).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
     }
     return false;
   };
@@ -23,11 +29,25 @@ export async function detectGates(workspace: string): Promise<GateConfig[]> {
     if (scripts.typecheck) gates.push(gate('types', 'npm run typecheck', 'types'));
     else if ((await has('tsconfig.json')) && deps.typescript) gates.push(gate('types', 'npx tsc --noEmit', 'types'));
     if (scripts.lint) gates.push(gate('lint', 'npm run lint', 'lint'));
-    else if (deps.eslint && (await has('eslint.config.js', 'eslint.config.mjs', 'eslint.config.cjs', 'eslint.config.ts', '.eslintrc.json', '.eslintrc.js', '.eslintrc.cjs', '.eslintrc.yml', '.eslintrc'))) {
+    else if (
+      deps.eslint &&
+      (await has(
+        'eslint.config.js',
+        'eslint.config.mjs',
+        'eslint.config.cjs',
+        'eslint.config.ts',
+        '.eslintrc.json',
+        '.eslintrc.js',
+        '.eslintrc.cjs',
+        '.eslintrc.yml',
+        '.eslintrc',
+      ))
+    ) {
       gates.push(gate('lint', 'npx eslint .', 'lint'));
     }
   }
-  if (await has('pyproject.toml', 'pytest.ini', 'setup.cfg', 'tox.ini', 'conftest.py')) gates.push(gate('tests (pytest)', 'python3 -m pytest -q', 'tests'));
+  if (await has('pyproject.toml', 'pytest.ini', 'setup.cfg', 'tox.ini', 'conftest.py'))
+    gates.push(gate('tests (pytest)', 'python3 -m pytest -q', 'tests'));
   if (await has('go.mod')) gates.push(gate('tests (go)', 'go test ./...', 'tests'));
   if (await has('Cargo.toml')) gates.push(gate('tests (cargo)', 'cargo test', 'tests'));
   return gates;

@@ -27,7 +27,13 @@ export function evaluateGate(gate: GateConfig, run: GateRunResult, parsed: Parse
   };
   if (run.timedOut || run.aborted) {
     const why = run.timedOut ? `timed out after ${Math.round(run.durationMs / 1000)}s` : 'was stopped';
-    return { ...base, passed: false, summary: `${gate.name} ${why}`, fixItems: run.timedOut ? [item(gate, 'error', `\`${gate.command}\` ${why}`)] : [], outputTail: tail(run.output) };
+    return {
+      ...base,
+      passed: false,
+      summary: `${gate.name} ${why}`,
+      fixItems: run.timedOut ? [item(gate, 'error', `\`${gate.command}\` ${why}`)] : [],
+      outputTail: tail(run.output),
+    };
   }
   const exitOk = run.exitCode === 0;
   switch (gate.kind) {
@@ -46,7 +52,9 @@ export function evaluateGate(gate: GateConfig, run: GateRunResult, parsed: Parse
         ...base,
         passed: exitOk,
         summary: exitOk ? 'passed' : `exit code ${run.exitCode}`,
-        fixItems: exitOk ? [] : [item(gate, 'error', `\`${gate.command}\` failed with exit code ${run.exitCode}:\n${tail(run.output, 15)}`)],
+        fixItems: exitOk
+          ? []
+          : [item(gate, 'error', `\`${gate.command}\` failed with exit code ${run.exitCode}:\n${tail(run.output, 15)}`)],
         outputTail: exitOk ? undefined : tail(run.output),
       };
   }
@@ -59,21 +67,42 @@ function testsVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutpu
   if (!tests) {
     return exitOk
       ? { passed: true, summary: 'passed (no test counts found in the output)', fixItems: [] }
-      : { passed: false, summary: `failed with exit code ${run.exitCode}`, fixItems: [item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}):\n${tail(run.output, 15)}`)], outputTail: tail(run.output) };
+      : {
+          passed: false,
+          summary: `failed with exit code ${run.exitCode}`,
+          fixItems: [item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}):\n${tail(run.output, 15)}`)],
+          outputTail: tail(run.output),
+        };
   }
   const passed = exitOk && tests.failed === 0;
   const summary = `${tests.passed}/${tests.total} tests passing${tests.failed ? `, ${tests.failed} failing` : ''}`;
-  const fixItems = tests.failures.slice(0, MAX_ITEMS_PER_GATE).map((f) => item(gate, 'error', `failing test: ${f.name}${f.message ? `\n${indent(firstLines(f.message, 6))}` : ''}`));
-  if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}, ${tests.failed} failing):\n${tail(run.output, 15)}`));
+  const fixItems = tests.failures
+    .slice(0, MAX_ITEMS_PER_GATE)
+    .map((f) => item(gate, 'error', `failing test: ${f.name}${f.message ? `\n${indent(firstLines(f.message, 6))}` : ''}`));
+  if (!passed && fixItems.length === 0)
+    fixItems.push(
+      item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}, ${tests.failed} failing):\n${tail(run.output, 15)}`),
+    );
   return { passed, summary, fixItems, outputTail: passed ? undefined : tail(run.output) };
 }
 
 function typesVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
   const count = parsed.typeErrors?.count ?? (exitOk ? 0 : undefined);
   const passed = exitOk && (count ?? 0) === 0;
-  const fixItems = (parsed.typeErrors?.errors ?? []).slice(0, MAX_ITEMS_PER_GATE).map((e) => item(gate, 'error', `type error ${location(e)}${e.message}`));
+  const fixItems = (parsed.typeErrors?.errors ?? [])
+    .slice(0, MAX_ITEMS_PER_GATE)
+    .map((e) => item(gate, 'error', `type error ${location(e)}${e.message}`));
   if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed:\n${tail(run.output, 15)}`));
-  return { passed, summary: count === undefined ? `failed with exit code ${run.exitCode}` : count === 0 ? 'no type errors' : `${count} type error${count === 1 ? '' : 's'}`, fixItems };
+  return {
+    passed,
+    summary:
+      count === undefined
+        ? `failed with exit code ${run.exitCode}`
+        : count === 0
+          ? 'no type errors'
+          : `${count} type error${count === 1 ? '' : 's'}`,
+    fixItems,
+  };
 }
 
 function lintVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
@@ -83,9 +112,18 @@ function lintVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput
   const fixItems = (lint?.problems ?? [])
     .filter((p) => p.severity === 'error' || passed === false)
     .slice(0, MAX_ITEMS_PER_GATE)
-    .map((p) => item(gate, p.severity === 'error' ? 'error' : 'warning', `lint ${p.severity} ${location(p)}${p.message}${p.rule ? ` (${p.rule})` : ''}`));
+    .map((p) =>
+      item(
+        gate,
+        p.severity === 'error' ? 'error' : 'warning',
+        `lint ${p.severity} ${location(p)}${p.message}${p.rule ? ` (${p.rule})` : ''}`,
+      ),
+    );
   if (!passed && fixItems.length === 0) fixItems.push(item(gate, 'error', `\`${gate.command}\` failed:\n${tail(run.output, 15)}`));
-  const summary = errors === undefined ? `failed with exit code ${run.exitCode}` : `${errors} lint error${errors === 1 ? '' : 's'}, ${lint?.warnings ?? 0} warning${lint?.warnings === 1 ? '' : 's'}`;
+  const summary =
+    errors === undefined
+      ? `failed with exit code ${run.exitCode}`
+      : `${errors} lint error${errors === 1 ? '' : 's'}, ${lint?.warnings ?? 0} warning${lint?.warnings === 1 ? '' : 's'}`;
   return { passed, summary, fixItems };
 }
 
@@ -93,23 +131,37 @@ function coverageVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOu
   const threshold = gate.threshold ?? DEFAULT_COVERAGE_THRESHOLD;
   const percent = parsed.coverage?.percent;
   if (percent === undefined) {
-    return { passed: false, summary: exitOk ? 'no coverage figure found in the output' : `failed with exit code ${run.exitCode}`, fixItems: [item(gate, 'warning', `\`${gate.command}\` gave no coverage figure:\n${tail(run.output, 10)}`)] };
+    return {
+      passed: false,
+      summary: exitOk ? 'no coverage figure found in the output' : `failed with exit code ${run.exitCode}`,
+      fixItems: [item(gate, 'warning', `\`${gate.command}\` gave no coverage figure:\n${tail(run.output, 10)}`)],
+    };
   }
   const passed = percent >= threshold;
   const summary = `${round(percent)}% coverage (threshold ${threshold}%)`;
-  return { passed, summary, fixItems: passed ? [] : [item(gate, 'warning', `coverage is ${round(percent)}%, below the ${threshold}% threshold: add tests for the uncovered code`)] };
+  return {
+    passed,
+    summary,
+    fixItems: passed
+      ? []
+      : [item(gate, 'warning', `coverage is ${round(percent)}%, below the ${threshold}% threshold: add tests for the uncovered code`)],
+  };
 }
 
 function securityVerdict(gate: GateConfig, parsed: ParsedGateOutput): Verdict {
   const findings = parsed.security?.findings ?? [];
-  const worst = findings.reduce<SecuritySeverity | undefined>((w, f) => (!w || SEVERITY_RANK[f.severity] > SEVERITY_RANK[w] ? f.severity : w), undefined);
+  const worst = findings.reduce<SecuritySeverity | undefined>(
+    (w, f) => (!w || SEVERITY_RANK[f.severity] > SEVERITY_RANK[w] ? f.severity : w),
+    undefined,
+  );
   const bySeverity = (s: SecuritySeverity) => findings.filter((f) => f.severity === s).length;
   const fixItems: FixItem[] = findings
     .slice()
     .sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity])
     .slice(0, MAX_ITEMS_PER_GATE)
     .map((f) => {
-      const level: FixItem['level'] = f.severity === 'critical' || f.severity === 'high' ? 'error' : f.severity === 'medium' ? 'warning' : 'observation';
+      const level: FixItem['level'] =
+        f.severity === 'critical' || f.severity === 'high' ? 'error' : f.severity === 'medium' ? 'warning' : 'observation';
       const where = [f.package, f.file].filter(Boolean).join(' ');
       return item(gate, level, `${f.severity} security finding${where ? ` in ${where}` : ''}: ${f.title}${f.id ? ` (${f.id})` : ''}`);
     });
@@ -142,7 +194,12 @@ function item(gate: GateConfig, level: FixItem['level'], text: string): FixItem 
  * what failed) or its end (an output tail). Only a bounded window is split into lines, so a
  * 50 MB log costs no more than a short one.
  */
-export function capText(text: string, maxChars: number, keep: 'start' | 'end' = 'start', lineChars: number = GATE_TEXT_LIMITS.lineChars): string {
+export function capText(
+  text: string,
+  maxChars: number,
+  keep: 'start' | 'end' = 'start',
+  lineChars: number = GATE_TEXT_LIMITS.lineChars,
+): string {
   const span = maxChars * 4;
   const window = text.length <= span ? text : keep === 'start' ? text.slice(0, span) : text.slice(-span);
   let cut = window.length < text.length;
@@ -171,11 +228,19 @@ export function tail(text: string, lines = 30): string {
 }
 
 function firstLines(text: string, lines: number): string {
-  return text.slice(0, GATE_TEXT_LIMITS.itemChars * 2).trim().split('\n').slice(0, lines).join('\n');
+  return text
+    .slice(0, GATE_TEXT_LIMITS.itemChars * 2)
+    .trim()
+    .split('\n')
+    .slice(0, lines)
+    .join('\n');
 }
 
 function indent(text: string): string {
-  return text.split('\n').map((l) => `    ${l}`).join('\n');
+  return text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
 }
 
 function round(n: number): number {

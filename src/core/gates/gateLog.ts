@@ -32,7 +32,12 @@ export class GateLog {
   }
 
   /** `<dir>/iteration-<n>-<gate>.log`; the gate name is reduced to safe file-name characters. */
-  static async open(dir: string, iteration: number | undefined, gate: string, maxBytes = DEFAULT_LOG_MAX_BYTES): Promise<GateLog | undefined> {
+  static async open(
+    dir: string,
+    iteration: number | undefined,
+    gate: string,
+    maxBytes = DEFAULT_LOG_MAX_BYTES,
+  ): Promise<GateLog | undefined> {
     const safe = gate.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'gate';
     const log = new GateLog(path.join(dir, `iteration-${iteration ?? 0}-${safe}.log`), Math.max(1024, maxBytes));
     try {
@@ -80,7 +85,10 @@ export class GateLog {
     if (!this.stream) return undefined;
     if (!this.wrote && capturedOutput) this.write(capturedOutput);
     const stream = this.stream;
-    if (this.dropped > 0) stream.write(`\n… [${this.dropped} bytes of output left out here: a gate log keeps its first and last part, ${this.maxBytes} bytes in all (reports.logMaxKb)] …\n`);
+    if (this.dropped > 0)
+      stream.write(
+        `\n… [${this.dropped} bytes of output left out here: a gate log keeps its first and last part, ${this.maxBytes} bytes in all (reports.logMaxKb)] …\n`,
+      );
     for (const part of this.tail) stream.write(part);
     this.tail = [];
     await new Promise<void>((resolve) => stream.end(resolve));

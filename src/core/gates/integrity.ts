@@ -29,7 +29,10 @@ export const GateBaselineSchema = z.object({
     .object({ total: z.number(), passed: z.number(), failed: z.number(), skipped: z.number(), names: z.array(TestNameSchema).optional() })
     .optional(),
   /** Definition part key → where it is and its state at the base (see `definitions.ts`). */
-  definition: z.record(z.string(), z.object({ file: z.string(), part: z.string().optional(), hash: z.string().nullable(), preview: z.string().optional() })),
+  definition: z.record(
+    z.string(),
+    z.object({ file: z.string(), part: z.string().optional(), hash: z.string().nullable(), preview: z.string().optional() }),
+  ),
   /** Workspace-relative file → its text at the base, for each file holding a test that failed there. */
   failingSources: z.record(z.string(), z.string()).default({}),
   /** How the gate ended at the base (green or not, its failing tests by name); absent for gates not run there. */
@@ -76,7 +79,9 @@ export function baselineOf(
     gate: gate.name,
     command: gate.command,
     kind: gate.kind,
-    tests: tests ? { total: tests.total, passed: tests.passed, failed: tests.failed, skipped: tests.skipped, ...(names ? { names } : {}) } : undefined,
+    tests: tests
+      ? { total: tests.total, passed: tests.passed, failed: tests.failed, skipped: tests.skipped, ...(names ? { names } : {}) }
+      : undefined,
     definition,
     failingSources: sources,
   };
@@ -106,8 +111,14 @@ export function judgeIntegrity(
   for (const [key, before] of Object.entries(base.definition)) {
     const after = definition[key] ?? { hash: null };
     if (after.hash === before.hash) continue;
-    if (before.hash === null) violations.push(`\`${key}\` was added since the task's base${after.preview !== undefined ? ` (\`${after.preview}\`)` : ''}; it changes what the gate runs — remove it`);
-    else if (after.hash === null) violations.push(`\`${key}\` was removed since the task's base${before.preview !== undefined ? ` (it was \`${before.preview}\`)` : ''} — restore it`);
+    if (before.hash === null)
+      violations.push(
+        `\`${key}\` was added since the task's base${after.preview !== undefined ? ` (\`${after.preview}\`)` : ''}; it changes what the gate runs — remove it`,
+      );
+    else if (after.hash === null)
+      violations.push(
+        `\`${key}\` was removed since the task's base${before.preview !== undefined ? ` (it was \`${before.preview}\`)` : ''} — restore it`,
+      );
     else {
       const values = before.preview !== undefined && after.preview !== undefined ? ` (\`${before.preview}\` → \`${after.preview}\`)` : '';
       violations.push(`\`${key}\` changed since the task's base${values} — restore it`);
@@ -123,11 +134,25 @@ export function goneAndAdded(base: GateBaseline, now: TestCounts | undefined): {
   if (!base.tests?.names || !now?.names) return { gone: [], added: [] };
   const before = new Set(base.tests.names.map((t) => t.name));
   const current = new Set(now.names.map((t) => t.name));
-  return { gone: base.tests.names.filter((t) => t.status !== 'skip' && !current.has(t.name)), added: now.names.filter((t) => !before.has(t.name)) };
+  return {
+    gone: base.tests.names.filter((t) => t.status !== 'skip' && !current.has(t.name)),
+    added: now.names.filter((t) => !before.has(t.name)),
+  };
 }
 
-function testViolations(base: GateBaseline, before: NonNullable<GateBaseline['tests']>, now: TestCounts | undefined, sources: Record<string, string | undefined>, renames: readonly Rename[]): IntegrityJudgement {
-  if (!now) return { violations: [`the gate's output gave no test count; at the task's base it ran ${ran(before)} test${ran(before) === 1 ? '' : 's'} — restore the test run`] };
+function testViolations(
+  base: GateBaseline,
+  before: NonNullable<GateBaseline['tests']>,
+  now: TestCounts | undefined,
+  sources: Record<string, string | undefined>,
+  renames: readonly Rename[],
+): IntegrityJudgement {
+  if (!now)
+    return {
+      violations: [
+        `the gate's output gave no test count; at the task's base it ran ${ran(before)} test${ran(before) === 1 ? '' : 's'} — restore the test run`,
+      ],
+    };
   const out: string[] = [];
   const result: IntegrityJudgement = { violations: out };
   if (before.names && now.names) {
@@ -138,18 +163,36 @@ function testViolations(base: GateBaseline, before: NonNullable<GateBaseline['te
     const gone = before.names.filter((t) => t.status !== 'skip' && !current.has(t.name) && !accepted.includes(t));
     const goneWhilePassing = gone.filter((t) => t.status === 'pass').map((t) => t.name);
     if (goneWhilePassing.length) result.gone = goneWhilePassing;
-    if (accepted.length) result.renamed = accepted.map((t) => { const r = renamedFrom.get(t.name)!; return `test \`${r.from}\` renamed to \`${r.to}\` in \`${r.file}\` (the same body but for renamed identifiers): accepted`; });
+    if (accepted.length)
+      result.renamed = accepted.map((t) => {
+        const r = renamedFrom.get(t.name)!;
+        return `test \`${r.from}\` renamed to \`${r.to}\` in \`${r.file}\` (the same body but for renamed identifiers): accepted`;
+      });
     const skipped = before.names.filter((t) => t.status !== 'skip' && current.get(t.name)?.status === 'skip');
     const them = gone.length === 1 ? 'it' : 'them';
     // a rename the orchestrator recognises keeps the test in its file with the same body; anything else is asked about once more
-    const ask = goneWhilePassing.length > 0 ? ` (a renamed test is accepted when it stays in its file with the same body but for renamed identifiers; if removing ${them} is really part of the task, keeping this change once more hands the question to a person)` : '';
-    if (gone.length) out.push(`test${gone.length === 1 ? '' : 's'} ${listed(gone.map((t) => t.name))} ran at the task's base and ${gone.length === 1 ? 'is' : 'are'} gone now (deleted, renamed or filtered out) — restore ${them}${ask}`);
-    if (skipped.length) out.push(`test${skipped.length === 1 ? '' : 's'} ${listed(skipped.map((t) => t.name))} ${skipped.length === 1 ? 'is' : 'are'} skipped now but ran at the task's base — un-skip ${skipped.length === 1 ? 'it' : 'them'}`);
+    const ask =
+      goneWhilePassing.length > 0
+        ? ` (a renamed test is accepted when it stays in its file with the same body but for renamed identifiers; if removing ${them} is really part of the task, keeping this change once more hands the question to a person)`
+        : '';
+    if (gone.length)
+      out.push(
+        `test${gone.length === 1 ? '' : 's'} ${listed(gone.map((t) => t.name))} ran at the task's base and ${gone.length === 1 ? 'is' : 'are'} gone now (deleted, renamed or filtered out) — restore ${them}${ask}`,
+      );
+    if (skipped.length)
+      out.push(
+        `test${skipped.length === 1 ? '' : 's'} ${listed(skipped.map((t) => t.name))} ${skipped.length === 1 ? 'is' : 'are'} skipped now but ran at the task's base — un-skip ${skipped.length === 1 ? 'it' : 'them'}`,
+      );
   } else if (now.skipped > before.skipped) {
-    out.push(`${now.skipped - before.skipped} more test${now.skipped - before.skipped === 1 ? ' is' : 's are'} skipped than at the task's base (${before.skipped} → ${now.skipped}) — un-skip them`);
+    out.push(
+      `${now.skipped - before.skipped} more test${now.skipped - before.skipped === 1 ? ' is' : 's are'} skipped than at the task's base (${before.skipped} → ${now.skipped}) — un-skip them`,
+    );
   }
   out.push(...emptiedFailures(base, now, sources));
-  if (ran(now) < ran(before)) out.push(`${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`);
+  if (ran(now) < ran(before))
+    out.push(
+      `${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`,
+    );
   return result;
 }
 
@@ -180,8 +223,13 @@ function emptiedFailures(base: GateBaseline, now: TestCounts, sources: Record<st
     if (before === undefined) continue;
     const removed = removedLines(before, sources[file] ?? '');
     if (removed.length === 0) continue;
-    const shown = removed.slice(0, 3).map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``).join(', ');
-    out.push(`test \`${name}\` failed at the task's base and passes now, but \`${file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`);
+    const shown = removed
+      .slice(0, 3)
+      .map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``)
+      .join(', ');
+    out.push(
+      `test \`${name}\` failed at the task's base and passes now, but \`${file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`,
+    );
   }
   return out;
 }
@@ -213,8 +261,17 @@ export function applyIntegrity(outcome: GateOutcome, judgement: IntegrityJudgeme
   const renamed = judgement.renamed ?? [];
   if (judgement.violations.length === 0) return renamed.length ? { ...outcome, integrity: { violations: [], allowed: renamed } } : outcome;
   // what changed, without the request to undo it
-  if (allowed) return { ...outcome, integrity: { violations: [], allowed: [...renamed, ...judgement.violations.map((v) => v.replace(/ — [^—]*$/, ''))] } };
-  const items: FixItem[] = judgement.violations.map((text) => ({ gate: outcome.name, kind: outcome.kind, level: 'error', text: `gate weakened: ${text}` }));
+  if (allowed)
+    return {
+      ...outcome,
+      integrity: { violations: [], allowed: [...renamed, ...judgement.violations.map((v) => v.replace(/ — [^—]*$/, ''))] },
+    };
+  const items: FixItem[] = judgement.violations.map((text) => ({
+    gate: outcome.name,
+    kind: outcome.kind,
+    level: 'error',
+    text: `gate weakened: ${text}`,
+  }));
   return {
     ...outcome,
     passed: false,
@@ -229,6 +286,9 @@ function ran(t: { total: number; skipped: number }): number {
 }
 
 function listed(names: string[]): string {
-  const shown = names.slice(0, MAX_LISTED).map((n) => `\`${n}\``).join(', ');
+  const shown = names
+    .slice(0, MAX_LISTED)
+    .map((n) => `\`${n}\``)
+    .join(', ');
   return names.length > MAX_LISTED ? `${shown} and ${names.length - MAX_LISTED} more` : shown;
 }

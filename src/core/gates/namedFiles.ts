@@ -14,7 +14,8 @@ export async function definitionFilesNamed(texts: readonly string[], workspace: 
   const found: string[] = [];
   for (const candidate of texts.flatMap((t) => candidates(t))) {
     const rel = path.normalize(candidate).replace(/\\/g, '/');
-    if (rel.startsWith('../') || path.isAbsolute(rel) || rel.startsWith('.git/') || rel.startsWith('node_modules/') || found.includes(rel)) continue;
+    if (rel.startsWith('../') || path.isAbsolute(rel) || rel.startsWith('.git/') || rel.startsWith('node_modules/') || found.includes(rel))
+      continue;
     const stat = await fs.stat(path.join(workspace, rel)).catch(() => undefined);
     if (stat?.isFile()) found.push(rel);
   }
@@ -22,12 +23,31 @@ export async function definitionFilesNamed(texts: readonly string[], workspace: 
 }
 
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh']);
-const INTERPRETERS = new Set(['node', 'nodejs', 'python', 'python3', 'python2', 'ruby', 'perl', 'php', 'deno', 'bun', 'tsx', 'ts-node', 'pwsh', 'Rscript', 'lua', ...SHELLS]);
+const INTERPRETERS = new Set([
+  'node',
+  'nodejs',
+  'python',
+  'python3',
+  'python2',
+  'ruby',
+  'perl',
+  'php',
+  'deno',
+  'bun',
+  'tsx',
+  'ts-node',
+  'pwsh',
+  'Rscript',
+  'lua',
+  ...SHELLS,
+]);
 /** Flags after which the interpreter runs inline code, not a file. */
 const INLINE = new Set(['-e', '--eval', '-p', '--print', '-c', '-m', '-r', '--require', '--import', '--loader']);
 /** Flags whose value is a config file, for any tool. */
-const CONFIG_FLAG = /^(?:--?(?:c|config|config-file|configFile|project|p|rcfile|settings|setup-file|setupFiles|reporter-options|spec-config|tsconfig))$/;
-const CONFIG_FILE = /(?:^|\/)(?:\.[^/]+rc(?:\.[a-z]+)?|[^/]+\.(?:json|jsonc|json5|ya?ml|toml|ini|cfg|conf)|[^/]+\.config\.[a-z]+|Makefile|makefile|GNUmakefile|justfile|Taskfile\.ya?ml)$/;
+const CONFIG_FLAG =
+  /^(?:--?(?:c|config|config-file|configFile|project|p|rcfile|settings|setup-file|setupFiles|reporter-options|spec-config|tsconfig))$/;
+const CONFIG_FILE =
+  /(?:^|\/)(?:\.[^/]+rc(?:\.[a-z]+)?|[^/]+\.(?:json|jsonc|json5|ya?ml|toml|ini|cfg|conf)|[^/]+\.config\.[a-z]+|Makefile|makefile|GNUmakefile|justfile|Taskfile\.ya?ml)$/;
 const SCRIPT_DIR = /^(?:\.\/)?(?:scripts?|bin|tools|ci|\.ci|\.github)\//;
 
 /** The words of a command line that name definition files (scripts run, configs read). */

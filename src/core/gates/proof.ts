@@ -56,28 +56,61 @@ export function judgeProof(files: readonly string[], runs: readonly ProofRun[]):
     const ofTask = (t: { name: string; file?: string }) => (t.file ? changed.has(t.file) : !oldFailures.has(t.name));
     for (const f of scratch?.failures ?? []) {
       // a failure already there at the base, or one the result still has, says nothing about the fix
-      if (oldFailures.has(f.name) || failingOnResult.has(f.name) || !ofTask({ name: f.name, file: f.file ?? (changed.has(f.name.replace(/^\.\//, '')) ? f.name.replace(/^\.\//, '') : undefined) })) continue;
+      if (
+        oldFailures.has(f.name) ||
+        failingOnResult.has(f.name) ||
+        !ofTask({ name: f.name, file: f.file ?? (changed.has(f.name.replace(/^\.\//, '')) ? f.name.replace(/^\.\//, '') : undefined) })
+      )
+        continue;
       tests.push({ name: f.name, ...(f.message ? { baseFailure: f.message.split('\n', 1)[0].slice(0, 300) } : {}) });
     }
     if (!scratch && run.scratch.exitCode !== 0 && !run.scratch.timedOut && (run.base?.counted ?? true)) {
       // the runner did not get to count: the result's tests do not even load on the base code
-      const first = run.scratch.outputTail?.split('\n').find((l) => /error|cannot|not found|undefined|not a function/i.test(l)) ?? run.scratch.summary;
+      const first =
+        run.scratch.outputTail?.split('\n').find((l) => /error|cannot|not found|undefined|not a function/i.test(l)) ?? run.scratch.summary;
       tests.push({ name: `${run.gate}: the test run`, baseFailure: first.trim().slice(0, 300) });
     }
     // the task's tests: in the files it changed (where the runner says), or not there at the base
     const before = run.baseNames ? new Set(run.baseNames) : undefined;
-    const resultNames = run.result?.parsed.tests?.names?.filter((t) => (t.file ? changed.has(t.file) : before !== undefined && !before.has(t.name))).map((t) => t.name) ?? [];
+    const resultNames =
+      run.result?.parsed.tests?.names
+        ?.filter((t) => (t.file ? changed.has(t.file) : before !== undefined && !before.has(t.name)))
+        .map((t) => t.name) ?? [];
     const passed = new Set(scratch?.names?.filter((t) => t.status === 'pass').map((t) => t.name) ?? []);
     passingOnBase.push(...resultNames.filter((name) => passed.has(name)));
   }
   if (files.length === 0) {
-    return { status: 'not-proven', files: [], tests: [], passingOnBase: [], reason: 'no test file was added or changed: a fix must come with a test that fails without it' };
+    return {
+      status: 'not-proven',
+      files: [],
+      tests: [],
+      passingOnBase: [],
+      reason: 'no test file was added or changed: a fix must come with a test that fails without it',
+    };
   }
   if (tests.length > 0) {
-    return { status: 'proven', files: [...files], tests: tests.slice(0, MAX_LISTED), passingOnBase: passingOnBase.slice(0, MAX_LISTED), reason: `${tests.length} test${tests.length === 1 ? '' : 's'} of the task fail${tests.length === 1 ? 's' : ''} on the base code and pass${tests.length === 1 ? 'es' : ''} on the result` };
+    return {
+      status: 'proven',
+      files: [...files],
+      tests: tests.slice(0, MAX_LISTED),
+      passingOnBase: passingOnBase.slice(0, MAX_LISTED),
+      reason: `${tests.length} test${tests.length === 1 ? '' : 's'} of the task fail${tests.length === 1 ? 's' : ''} on the base code and pass${tests.length === 1 ? 'es' : ''} on the result`,
+    };
   }
-  const named = passingOnBase.length > 0 ? `: ${passingOnBase.slice(0, MAX_LISTED).map((n) => `\`${n}\``).join(', ')} pass${passingOnBase.length === 1 ? 'es' : ''} without your change` : '';
-  return { status: 'not-proven', files: [...files], tests: [], passingOnBase: passingOnBase.slice(0, MAX_LISTED), reason: `the tests in ${files.map((f) => `\`${f}\``).join(', ')} pass on the base code too${named}: they do not prove the fix` };
+  const named =
+    passingOnBase.length > 0
+      ? `: ${passingOnBase
+          .slice(0, MAX_LISTED)
+          .map((n) => `\`${n}\``)
+          .join(', ')} pass${passingOnBase.length === 1 ? 'es' : ''} without your change`
+      : '';
+  return {
+    status: 'not-proven',
+    files: [...files],
+    tests: [],
+    passingOnBase: passingOnBase.slice(0, MAX_LISTED),
+    reason: `the tests in ${files.map((f) => `\`${f}\``).join(', ')} pass on the base code too${named}: they do not prove the fix`,
+  };
 }
 
 /** The feedback a COMPLETE gets when the proof does not hold. */

@@ -25,7 +25,11 @@ export interface Rename {
 }
 
 /** Each gone test whose body reappears, renamed, as one of the added tests in the same file. */
-export function findRenames(gone: readonly RenameCandidate[], added: readonly RenameCandidate[], files: readonly TestFileChange[]): Rename[] {
+export function findRenames(
+  gone: readonly RenameCandidate[],
+  added: readonly RenameCandidate[],
+  files: readonly TestFileChange[],
+): Rename[] {
   const renames: Rename[] = [];
   const used = new Set<string>();
   for (const g of gone) {
@@ -33,7 +37,9 @@ export function findRenames(gone: readonly RenameCandidate[], added: readonly Re
       const old = locateTest(g.name, f.before!);
       if (!old) continue;
       // the new name may differ only by its suite (a renamed describe): an unchanged body counts then
-      const match = added.find((a) => !used.has(a.name) && (!a.file || a.file === f.file) && sameButRenamed(old, locateTest(a.name, f.after!)));
+      const match = added.find(
+        (a) => !used.has(a.name) && (!a.file || a.file === f.file) && sameButRenamed(old, locateTest(a.name, f.after!)),
+      );
       if (!match) continue;
       used.add(match.name);
       renames.push({ from: g.name, to: match.name, file: f.file });
@@ -122,7 +128,9 @@ function pythonBlock(text: string, start: number, indent: number): string {
 
 const TOKEN = /"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|[A-Za-z_$][\w$]*|\d[\w.]*|\S/g;
 const KEYWORDS = new Set(
-  'async await break case catch class const continue def default delete do elif else except export extends false finally fn for from func function if import in instanceof is let match mod mut new None not null of or and pass pub raise return self static struct super switch this throw true True False try typeof undefined use var void while with yield impl let go defer type interface package range chan'.split(' '),
+  'async await break case catch class const continue def default delete do elif else except export extends false finally fn for from func function if import in instanceof is let match mod mut new None not null of or and pass pub raise return self static struct super switch this throw true True False try typeof undefined use var void while with yield impl let go defer type interface package range chan'.split(
+    ' ',
+  ),
 );
 
 /** The same tokens in order, identifiers renamed one-to-one (or none), the title aside; the caller knows the names differ. */

@@ -36,9 +36,17 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
   const outcomes: GateOutcome[] = [];
   for (const gate of options.gates) {
     if (options.signal?.aborted) break;
-    options.emit?.({ type: 'gate.started', taskId: options.taskId, iteration: options.iteration, gate: gate.name, kind: gate.kind, command: gate.command });
+    options.emit?.({
+      type: 'gate.started',
+      taskId: options.taskId,
+      iteration: options.iteration,
+      gate: gate.name,
+      kind: gate.kind,
+      command: gate.command,
+    });
     const runs = [await runGateOnce(gate, options, 0)];
-    for (let k = 1; k <= (gate.rerunFailures ?? 0) && rerunnable(runs[runs.length - 1]) && !options.signal?.aborted; k++) runs.push(await runGateOnce(gate, options, k));
+    for (let k = 1; k <= (gate.rerunFailures ?? 0) && rerunnable(runs[runs.length - 1]) && !options.signal?.aborted; k++)
+      runs.push(await runGateOnce(gate, options, k));
     const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1) : runs[0];
     const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
@@ -52,7 +60,14 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       passed: outcome.passed,
       summary: outcome.summary,
       durationMs: runs.reduce((sum, r) => sum + r.durationMs, 0),
-      tests: outcome.parsed.tests ? { passed: outcome.parsed.tests.passed, failed: outcome.parsed.tests.failed, total: outcome.parsed.tests.total, failing: outcome.parsed.tests.failures.slice(0, 20).map((f) => f.name.slice(0, 300)) } : undefined,
+      tests: outcome.parsed.tests
+        ? {
+            passed: outcome.parsed.tests.passed,
+            failed: outcome.parsed.tests.failed,
+            total: outcome.parsed.tests.total,
+            failing: outcome.parsed.tests.failures.slice(0, 20).map((f) => f.name.slice(0, 300)),
+          }
+        : undefined,
       severity: outcome.worstSeverity,
       integrity: outcome.integrity,
       ...(outcome.preExisting?.length ? { preExisting: outcome.preExisting.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
@@ -66,12 +81,27 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
 /** One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the first). */
 async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number): Promise<GateOutcome> {
   let run: GateRunResult;
-  const log = options.logDir ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes) : undefined;
+  const log = options.logDir
+    ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes)
+    : undefined;
   try {
     const reuse = attempt > 0 ? 'none' : options.reuse;
-    run = await options.runner.run({ gate, cwd: options.cwd, timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS, signal: options.signal, ...(reuse ? { reuse } : {}), ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}) });
+    run = await options.runner.run({
+      gate,
+      cwd: options.cwd,
+      timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
+      signal: options.signal,
+      ...(reuse ? { reuse } : {}),
+      ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}),
+    });
   } catch (error) {
-    run = { exitCode: null, timedOut: false, aborted: false, output: `could not run \`${gate.command}\`: ${errorMessage(error)}`, durationMs: 0 };
+    run = {
+      exitCode: null,
+      timedOut: false,
+      aborted: false,
+      output: `could not run \`${gate.command}\`: ${errorMessage(error)}`,
+      durationMs: 0,
+    };
   }
   const logPath = await log?.close(run.output);
   const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
@@ -110,6 +140,12 @@ export class ProcessGateRunner implements GateRunner {
       onOutput: request.onOutput,
       purpose: 'gate',
     });
-    return { exitCode: result.exitCode, timedOut: result.timedOut, aborted: result.aborted, output: result.output, durationMs: result.durationMs };
+    return {
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      aborted: result.aborted,
+      output: result.output,
+      durationMs: result.durationMs,
+    };
   }
 }

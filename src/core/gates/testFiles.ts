@@ -19,7 +19,10 @@ import { CONVENTIONAL_TEST_FILE } from './testFilePattern';
 
 export type TestFileMatcher = (file: string) => boolean;
 
-export async function testFileMatcher(workspace: string, globs: { task?: readonly string[]; config?: readonly string[] }): Promise<TestFileMatcher> {
+export async function testFileMatcher(
+  workspace: string,
+  globs: { task?: readonly string[]; config?: readonly string[] },
+): Promise<TestFileMatcher> {
   if (globs.task && globs.task.length > 0) return globMatcher(globs.task);
   const patterns = [...(globs.config ?? []), ...(await runnerPatterns(workspace))];
   const fromConfig = globMatcher(patterns.filter((p) => !p.startsWith('re:')));
@@ -37,7 +40,12 @@ function globMatcher(globs: readonly string[]): TestFileMatcher {
     }
   });
   // a folder named alone (`tests`, `spec/`) stands for every file under it
-  return (file) => compiled.some((g) => matchesGlob(g, file) || (!/[*?[{]/.test(g) && (file === g.replace(/^\.\/|\/$/g, '') || file.startsWith(`${g.replace(/^\.\/|\/$/g, '')}/`))));
+  return (file) =>
+    compiled.some(
+      (g) =>
+        matchesGlob(g, file) ||
+        (!/[*?[{]/.test(g) && (file === g.replace(/^\.\/|\/$/g, '') || file.startsWith(`${g.replace(/^\.\/|\/$/g, '')}/`))),
+    );
 }
 
 /** Test-file patterns of the runner configs found in the workspace (`re:` marks a regular expression). */
@@ -61,12 +69,20 @@ async function runnerPatterns(workspace: string): Promise<string[]> {
   const mocharc = (await jsonOf('.mocharc.json')) ?? (await jsonOf('.mocharc.jsonc'));
   out.push(...strings(mocharc?.spec));
   for (const file of ['.mocharc.yml', '.mocharc.yaml']) out.push(...yamlSpec((await read(file)) ?? ''));
-  for (const [file, section] of [['pytest.ini', '^pytest$'], ['pyproject.toml', '^tool\\.pytest'], ['setup.cfg', '^tool:pytest$'], ['tox.ini', '^pytest$']] as const) {
+  for (const [file, section] of [
+    ['pytest.ini', '^pytest$'],
+    ['pyproject.toml', '^tool\\.pytest'],
+    ['setup.cfg', '^tool:pytest$'],
+    ['tox.ini', '^pytest$'],
+  ] as const) {
     const text = await read(file);
     if (text === undefined) continue;
     const body = iniSections(text, new RegExp(section));
     for (const m of body.matchAll(/^(python_files|testpaths)\s*=\s*(.+)$/gm)) {
-      const values = m[2].replace(/[[\]",']/g, ' ').split(/\s+/).filter(Boolean);
+      const values = m[2]
+        .replace(/[[\]",']/g, ' ')
+        .split(/\s+/)
+        .filter(Boolean);
       out.push(...(m[1] === 'python_files' ? values : values.map((dir) => `${dir.replace(/\/$/, '')}/**`)));
     }
   }
@@ -84,7 +100,12 @@ function yamlSpec(text: string): string[] {
   const at = lines.findIndex((l) => /^spec\s*:/.test(l));
   if (at < 0) return [];
   const inline = lines[at].replace(/^spec\s*:\s*/, '').trim();
-  if (inline) return inline.replace(/^\[|\]$/g, '').split(',').map((v) => v.trim().replace(/^['"]|['"]$/g, '')).filter(Boolean);
+  if (inline)
+    return inline
+      .replace(/^\[|\]$/g, '')
+      .split(',')
+      .map((v) => v.trim().replace(/^['"]|['"]$/g, ''))
+      .filter(Boolean);
   const out: string[] = [];
   for (const line of lines.slice(at + 1)) {
     const item = /^\s+-\s*(.+)$/.exec(line);

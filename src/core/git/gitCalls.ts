@@ -56,7 +56,12 @@ export interface GitReply {
  * the opposite of what those checks guard against. Nothing an agent writes is passed as an
  * option: paths come after `--`, refs are the orchestrator's own names.
  */
-const ORCHESTRATOR_OPTIONS = { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafePager: true, allowUnsafeEditor: true } as const;
+const ORCHESTRATOR_OPTIONS = {
+  allowUnsafeHooksPath: true,
+  allowUnsafeFsMonitor: true,
+  allowUnsafePager: true,
+  allowUnsafeEditor: true,
+} as const;
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 const LOG_FIELDS = { hash: '%H', parents: '%P', subject: '%s', body: '%b' };
@@ -69,10 +74,15 @@ export async function handleGitCall(call: GitCall): Promise<GitReply> {
 
 function raw(call: GitCall & { op: 'raw' }): Promise<GitReply> {
   return new Promise((resolve) => {
-    const child = execFile('git', [...call.config.flatMap((option) => ['-c', option]), ...call.args], { cwd: call.cwd, env: call.env, maxBuffer: MAX_OUTPUT, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 128) : 0;
-      resolve({ code, stdout, stderr: stderr || (error && code === 128 ? error.message : '') });
-    });
+    const child = execFile(
+      'git',
+      [...call.config.flatMap((option) => ['-c', option]), ...call.args],
+      { cwd: call.cwd, env: call.env, maxBuffer: MAX_OUTPUT, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 128) : 0;
+        resolve({ code, stdout, stderr: stderr || (error && code === 128 ? error.message : '') });
+      },
+    );
     if (call.input !== undefined) child.stdin?.end(call.input);
   });
 }
@@ -109,7 +119,12 @@ async function log(git: SimpleGit, args: readonly string[]): Promise<GitReply> {
   // simple-git reads a leading array as the command's own arguments (ranges, counts, paths) and
   // the trailing object as the log options; its typings know only one of the two at a time
   const result = await (git as unknown as { log: LogWithArgs }).log([...args], { format: LOG_FIELDS, splitter: '\x1e' });
-  const entries = result.all.map((e) => ({ hash: e.hash, parents: e.parents.split(' ').filter(Boolean), subject: e.subject, body: e.body }));
+  const entries = result.all.map((e) => ({
+    hash: e.hash,
+    parents: e.parents.split(' ').filter(Boolean),
+    subject: e.subject,
+    body: e.body,
+  }));
   return { code: 0, stdout: '', stderr: '', log: entries };
 }
 

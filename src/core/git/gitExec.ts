@@ -9,7 +9,13 @@ import { callGit } from './gitHost';
  * No automatic gc / maintenance after the orchestrator's commits: with parallel agents it would
  * prune and repack under the other agents' worktrees while they work (the user's own git still does).
  */
-export const HARDENED_GIT_CONFIG = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'gc.auto=0', 'maintenance.auto=false'];
+export const HARDENED_GIT_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.pager=cat',
+  'gc.auto=0',
+  'maintenance.auto=false',
+];
 
 export interface GitResult {
   code: number;
@@ -36,7 +42,12 @@ export class GitCommandError extends RalphError {
 export function gitMessage(result: Pick<GitResult, 'stdout' | 'stderr'>): string {
   const paragraphs = (result.stderr || result.stdout)
     .split(/\n\s*\n/)
-    .map((p) => p.split('\n').map((line) => line.trim()).filter(Boolean))
+    .map((p) =>
+      p
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean),
+    )
     .filter((p) => p.length > 0);
   const at = paragraphs.findIndex((p) => p.some((line) => /^(fatal|error):/.test(line)));
   if (at < 0) return (paragraphs.at(-1) ?? []).slice(-3).join(' ');
@@ -70,13 +81,28 @@ function gitEnv(extra: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
  * fsmonitor, no pager (`HARDENED_GIT_CONFIG`). Run through simple-git in a small helper process,
  * not this one (see gitHost.ts).
  */
-export async function runGit(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
-  const { code, stdout, stderr } = await callGit({ op: 'raw', cwd, env: gitEnv(options.env), config: HARDENED_GIT_CONFIG, args, input: options.input });
+export async function runGit(
+  cwd: string,
+  args: readonly string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<GitResult> {
+  const { code, stdout, stderr } = await callGit({
+    op: 'raw',
+    cwd,
+    env: gitEnv(options.env),
+    config: HARDENED_GIT_CONFIG,
+    args,
+    input: options.input,
+  });
   return { code, stdout, stderr };
 }
 
 /** Runs git and throws a `GitCommandError` on a non-zero exit; returns stdout. */
-export async function git(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function git(
+  cwd: string,
+  args: readonly string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
   const result = await runGit(cwd, args, options);
   if (result.code !== 0) throw new GitCommandError(args, result);
   return result.stdout;
@@ -102,4 +128,3 @@ export async function gitStatus(cwd: string, args: readonly string[] = []): Prom
 export async function gitLog(cwd: string, args: readonly string[]): Promise<GitLogEntry[]> {
   return (await parsed('log', cwd, args)).log ?? [];
 }
-

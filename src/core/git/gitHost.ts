@@ -59,7 +59,11 @@ function ensureHost(): ChildProcess | undefined {
   try {
     // ELECTRON_RUN_AS_NODE: in an editor, process.execPath is the editor's own binary
     if (!existsSync(HOST_SCRIPT)) throw new Error(`no ${HOST_SCRIPT}`);
-    child = spawn(process.execPath, [HOST_SCRIPT], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, windowsHide: true });
+    child = spawn(process.execPath, [HOST_SCRIPT], {
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      windowsHide: true,
+    });
   } catch {
     unavailable = true;
     return undefined;

@@ -10,8 +10,6 @@ import { git, gitLog, gitStatus, runGit } from './gitExec';
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
 const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
 
-
-
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 
 export interface CommitInfo {
@@ -34,8 +32,7 @@ export class GitService {
   constructor(
     readonly root: string,
     private readonly secrets?: SecretGuard,
-  ) {
-  }
+  ) {}
 
   /** git in this repository; throws a GitCommandError with git's own message on a non-zero exit. */
   private run(args: readonly string[], input?: string): Promise<string> {
@@ -76,7 +73,8 @@ export class GitService {
     await this.run(['add', '-A', ...pathspec]);
     const withheld = await this.withholdSecrets();
     const staged = (await this.run(['diff', '--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
-    if (staged.length === 0 && withheld.length > 0) throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
+    if (staged.length === 0 && withheld.length > 0)
+      throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
     await this.run(['commit', '--no-verify', '-q', '-F', '-'], message);
@@ -140,7 +138,10 @@ export class GitService {
     const loose = (await readTextIfExists(path.join(gitDir, ref)).catch(() => undefined))?.trim();
     if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
     const packed = await readTextIfExists(path.join(gitDir, 'packed-refs')).catch(() => undefined);
-    return packed?.split('\n').find((line) => line.endsWith(` ${ref}`))?.slice(0, 40);
+    return packed
+      ?.split('\n')
+      .find((line) => line.endsWith(` ${ref}`))
+      ?.slice(0, 40);
   }
 
   /** Commits need an author; CI machines and fresh containers often have none configured. */

@@ -5,9 +5,7 @@ import * as path from 'node:path';
 export const INDEX_LOCK_MIN_AGE_MS = 2_000;
 
 export type IndexLockCheck =
-  | { state: 'absent' }
-  | { state: 'removed'; file: string; ageMs: number }
-  | { state: 'kept'; file: string; why: string };
+  { state: 'absent' } | { state: 'removed'; file: string; ageMs: number } | { state: 'kept'; file: string; why: string };
 
 /** `<repo>/.git`, or the directory a `.git` file (worktree, submodule) points to. */
 export async function gitDirOf(root: string): Promise<string> {
@@ -41,7 +39,12 @@ export function clearStaleIndexLock(root: string, now = Date.now(), procDir = '/
  * only inside the repository's git dirs: a path from a message that points anywhere else is
  * never removed (answered `kept`).
  */
-export async function clearStaleGitLock(root: string, lockFile: string | undefined, now = Date.now(), procDir = '/proc'): Promise<IndexLockCheck> {
+export async function clearStaleGitLock(
+  root: string,
+  lockFile: string | undefined,
+  now = Date.now(),
+  procDir = '/proc',
+): Promise<IndexLockCheck> {
   const gitDir = await realDir(await gitDirOf(root));
   const commonDir = await realDir(await commonDirOf(gitDir));
   const named = lockFile === undefined ? path.join(gitDir, 'index.lock') : path.resolve(root, lockFile);
@@ -54,7 +57,10 @@ export async function clearStaleGitLock(root: string, lockFile: string | undefin
   if (ageMs < INDEX_LOCK_MIN_AGE_MS) return { state: 'kept', file, why: 'it was created moments ago, a git process may be using it' };
   // the main work tree holds every linked worktree (.ralph/worktrees/…): its git processes count too
   const mainRoot = path.basename(commonDir) === '.git' ? path.dirname(commonDir) : commonDir;
-  const holders = await gitProcessesIn([...new Set([path.resolve(root), path.resolve(gitDir), path.resolve(commonDir), path.resolve(mainRoot)])], procDir);
+  const holders = await gitProcessesIn(
+    [...new Set([path.resolve(root), path.resolve(gitDir), path.resolve(commonDir), path.resolve(mainRoot)])],
+    procDir,
+  );
   if (holders === undefined) return { state: 'kept', file, why: 'this system has no /proc to check for running git processes' };
   if (holders.length > 0) return { state: 'kept', file, why: `git process ${holders.join(', ')} is working in this repository` };
   await fs.rm(file, { force: true });

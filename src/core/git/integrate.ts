@@ -3,7 +3,15 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { git, GitCommandError, gitStatus, runGit } from './gitExec';
 import { lockFileOf, underGitLockRule } from './lockRule';
-import { type ConflictHunk, extractConflictBlocks, MAX_HUNK_CHARS, MAX_HUNKS_CHARS, mergeByTree, mergeTreeSupported, parseMarkers } from './mergeTree';
+import {
+  type ConflictHunk,
+  extractConflictBlocks,
+  MAX_HUNK_CHARS,
+  MAX_HUNKS_CHARS,
+  mergeByTree,
+  mergeTreeSupported,
+  parseMarkers,
+} from './mergeTree';
 import { RefReader } from './refRead';
 import { uncommittedFiles, type WorktreeManager } from './worktrees';
 
@@ -47,7 +55,12 @@ export type LandResult =
 
 const TRAILER_TASK = 'Ralph-Task';
 const TRAILER_TIP = 'Ralph-Branch-Tip';
-const FALLBACK_IDENTITY: NodeJS.ProcessEnv = { GIT_AUTHOR_NAME: 'Ralph Loop', GIT_AUTHOR_EMAIL: 'ralph-loop@localhost', GIT_COMMITTER_NAME: 'Ralph Loop', GIT_COMMITTER_EMAIL: 'ralph-loop@localhost' };
+const FALLBACK_IDENTITY: NodeJS.ProcessEnv = {
+  GIT_AUTHOR_NAME: 'Ralph Loop',
+  GIT_AUTHOR_EMAIL: 'ralph-loop@localhost',
+  GIT_COMMITTER_NAME: 'Ralph Loop',
+  GIT_COMMITTER_EMAIL: 'ralph-loop@localhost',
+};
 
 /**
  * The queue's git side: a dedicated worktree (`.ralph/worktrees/_merge`, detached) in which a
@@ -102,7 +115,16 @@ export class MergeWorkspace {
     const notes = task.notes?.length ? `${task.notes.join('\n')}\n\n` : '';
     const message = `ralph(${task.id}): ${task.title}\n\n${notes}${TRAILER_TASK}: ${task.id}\n${TRAILER_TIP}: ${branchTip}\n`;
     if (await mergeTreeSupported(this.worktrees.root)) {
-      return mergeByTree({ root: this.worktrees.root, base, branchTip, branch, strategy, message, env: await this.identityEnv(), trees: this.trees });
+      return mergeByTree({
+        root: this.worktrees.root,
+        base,
+        branchTip,
+        branch,
+        strategy,
+        message,
+        env: await this.identityEnv(),
+        trees: this.trees,
+      });
     }
     return this.prepareInWorktree(branch, base, strategy, message);
   }
@@ -129,7 +151,12 @@ export class MergeWorkspace {
     if (markers.length > 0) {
       // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
       await this.checkout(base);
-      return { kind: 'conflict', base, files: [...new Set(markers.map((m) => m.file))], hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })) };
+      return {
+        kind: 'conflict',
+        base,
+        files: [...new Set(markers.map((m) => m.file))],
+        hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })),
+      };
     }
     if (staged.length === 0) {
       await this.checkout(base);
@@ -166,7 +193,12 @@ export class MergeWorkspace {
       changed ??= (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
       const touched = changed.filter((f) => dirty.has(f));
       if (touched.length > 0) {
-        return { kind: 'waiting', worktree, files: touched, reason: `uncommitted changes in ${worktree} to ${touched.join(', ')} would be overwritten by the merge; commit or stash them yourself (Ralph never does) and the merge continues` };
+        return {
+          kind: 'waiting',
+          worktree,
+          files: touched,
+          reason: `uncommitted changes in ${worktree} to ${touched.join(', ')} would be overwritten by the merge; commit or stash them yourself (Ralph never does) and the merge continues`,
+        };
       }
     }
     const followed: string[] = [];
@@ -176,7 +208,12 @@ export class MergeWorkspace {
         await this.unfollow(followed, base, result);
         // a lock is not the user's changes in the way: the rule decides (cleared and tried again, or the run halts)
         if (lockFileOf(moved.stderr)) throw new GitCommandError(['read-tree', '-m', '-u', base, result], moved);
-        return { kind: 'waiting', worktree, files: [], reason: `${worktree} could not follow the merge: ${moved.stderr.trim().split('\n')[0]}` };
+        return {
+          kind: 'waiting',
+          worktree,
+          files: [],
+          reason: `${worktree} could not follow the merge: ${moved.stderr.trim().split('\n')[0]}`,
+        };
       }
       followed.push(worktree);
     }
@@ -222,7 +259,13 @@ export class MergeWorkspace {
   /** The target commit that landed this branch tip, by its trailers; undefined when none did. */
   async findLanded(target: string, taskId: string, branchTip: string): Promise<string | undefined> {
     // a landing commit can only come after the branch forked: the target's commits the branch does not have, not the whole history
-    const out = await runGit(this.worktrees.root, ['log', '-F', `--grep=${TRAILER_TIP}: ${branchTip}`, '--format=%H%x00%B%x01', `${branchTip}..refs/heads/${target}`]);
+    const out = await runGit(this.worktrees.root, [
+      'log',
+      '-F',
+      `--grep=${TRAILER_TIP}: ${branchTip}`,
+      '--format=%H%x00%B%x01',
+      `${branchTip}..refs/heads/${target}`,
+    ]);
     if (out.code !== 0) return undefined;
     for (const record of out.stdout.split('\x01')) {
       const [sha, body] = record.trim().split('\0');
@@ -283,11 +326,18 @@ export function mergeTargetInto(worktree: string, target: string, taskId: string
 async function mergeTargetIntoOnce(worktree: string, target: string, taskId: string): Promise<string[]> {
   if ((await gitStatus(worktree)).files.length > 0) {
     await git(worktree, ['add', '-A']);
-    await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], { env: await identityEnv(worktree) });
+    await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], {
+      env: await identityEnv(worktree),
+    });
   }
-  const merged = await runGit(worktree, ['merge', '--no-ff', '--no-edit', '-m', `ralph(${taskId}): merge ${target} (merge queue)`, target], { env: await identityEnv(worktree) });
+  const merged = await runGit(
+    worktree,
+    ['merge', '--no-ff', '--no-edit', '-m', `ralph(${taskId}): merge ${target} (merge queue)`, target],
+    { env: await identityEnv(worktree) },
+  );
   const unmerged = (await git(worktree, ['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
-  if (merged.code !== 0 && unmerged.length === 0) throw new RalphError(`could not merge ${target} into the worktree of ${taskId}: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+  if (merged.code !== 0 && unmerged.length === 0)
+    throw new RalphError(`could not merge ${target} into the worktree of ${taskId}: ${(merged.stderr || merged.stdout).trim()}`, 'git');
   return unmerged;
 }
 
@@ -308,8 +358,10 @@ async function conflictHunks(dir: string, files: string[]): Promise<ConflictHunk
   for (const file of files) {
     if (budget <= 0) break;
     const text = await fs.readFile(path.join(dir, file), 'utf8').catch(() => undefined);
-    const blocks = text === undefined ? '(binary or deleted on one side)' : extractConflictBlocks(text) || '(deleted on one side, changed on the other)';
-    const capped = blocks.length > Math.min(MAX_HUNK_CHARS, budget) ? `${blocks.slice(0, Math.min(MAX_HUNK_CHARS, budget))}\n… [truncated]` : blocks;
+    const blocks =
+      text === undefined ? '(binary or deleted on one side)' : extractConflictBlocks(text) || '(deleted on one side, changed on the other)';
+    const capped =
+      blocks.length > Math.min(MAX_HUNK_CHARS, budget) ? `${blocks.slice(0, Math.min(MAX_HUNK_CHARS, budget))}\n… [truncated]` : blocks;
     budget -= capped.length;
     hunks.push({ file, text: capped });
   }

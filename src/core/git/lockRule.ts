@@ -56,7 +56,13 @@ export async function underGitLockRule<T>(root: string, op: () => Promise<T>, op
 }
 
 /** `runGit` under the rule: a lock failure is settled and the command run again; other failures are returned as they are. */
-export async function runGitUnderLockRule(root: string, cwd: string, args: readonly string[], options: LockRuleOptions, gitOptions: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
+export async function runGitUnderLockRule(
+  root: string,
+  cwd: string,
+  args: readonly string[],
+  options: LockRuleOptions,
+  gitOptions: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<GitResult> {
   for (let attempt = 1; ; attempt++) {
     const result = await runGit(cwd, args, gitOptions);
     const file = result.code === 0 ? undefined : lockFileOf(result.stderr);
@@ -68,7 +74,10 @@ export async function runGitUnderLockRule(root: string, cwd: string, args: reado
 async function settleOrThrow(root: string, file: string, attempt: number, options: LockRuleOptions): Promise<void> {
   const shown = options.shown ?? ((f: string) => f);
   if (attempt >= MAX_ATTEMPTS) {
-    throw new GitLockHeldError(`git cannot change ${options.where}: ${shown(file)} came back ${attempt} times (a git process keeps taking it); once no git process works in this repository, run again`, file);
+    throw new GitLockHeldError(
+      `git cannot change ${options.where}: ${shown(file)} came back ${attempt} times (a git process keeps taking it); once no git process works in this repository, run again`,
+      file,
+    );
   }
   const check = await settleGitLock(root, file, options.waitMs ?? GIT_LOCK_WAIT_MS);
   if (check.state === 'removed') options.onCleared?.({ file: check.file, ageMs: check.ageMs });
@@ -85,7 +94,12 @@ async function settleOrThrow(root: string, file: string, attempt: number, option
  * judgement, a git process at work may finish. A path outside the repository's git dirs is
  * answered at once (kept), never waited on.
  */
-export async function settleGitLock(root: string, file: string | undefined, waitMs: number, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<IndexLockCheck> {
+export async function settleGitLock(
+  root: string,
+  file: string | undefined,
+  waitMs: number,
+  sleep = (ms: number) => new Promise((r) => setTimeout(r, ms)),
+): Promise<IndexLockCheck> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const check = await clearStaleGitLock(root, file);

@@ -63,7 +63,8 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
   const { root, base, branchTip, branch } = input;
   // the branch by name (its tip is `branchTip`: its agent is done) so that conflict markers say whose side is whose
   const merged = await runGit(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', base, branch]);
-  if (merged.code !== 0 && merged.code !== 1) throw new RalphError(`git merge-tree failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
+  if (merged.code !== 0 && merged.code !== 1)
+    throw new RalphError(`git merge-tree failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
   const [tree, ...rest] = merged.stdout.split('\n');
   if (merged.code === 1) {
     const files = [...new Set(rest.map((l) => l.trim()).filter(Boolean))];
@@ -75,7 +76,12 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
   const markers = await leftoverMarkersBetween(root, base, tree.trim());
   if (markers.length > 0) {
     // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
-    return { kind: 'conflict', base, files: [...new Set(markers.map((m) => m.file))], hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })) };
+    return {
+      kind: 'conflict',
+      base,
+      files: [...new Set(markers.map((m) => m.file))],
+      hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })),
+    };
   }
   const parents = input.strategy === 'squash' ? ['-p', base] : ['-p', base, '-p', branchTip];
   const result = (await git(root, ['commit-tree', tree.trim(), ...parents, '-F', '-'], { input: input.message, env: input.env })).trim();
@@ -104,7 +110,10 @@ async function treeConflictHunks(root: string, tree: string, files: string[]): P
   for (const file of files) {
     if (budget <= 0) break;
     const read = await runGit(root, ['cat-file', '-p', `${tree}:${file}`]);
-    const blocks = read.code !== 0 ? '(binary or deleted on one side)' : extractConflictBlocks(read.stdout) || '(deleted on one side, changed on the other)';
+    const blocks =
+      read.code !== 0
+        ? '(binary or deleted on one side)'
+        : extractConflictBlocks(read.stdout) || '(deleted on one side, changed on the other)';
     const cap = Math.min(MAX_HUNK_CHARS, budget);
     const capped = blocks.length > cap ? `${blocks.slice(0, cap)}\n… [truncated]` : blocks;
     budget -= capped.length;

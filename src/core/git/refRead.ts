@@ -25,7 +25,10 @@ export class RefReader {
     if (loose !== undefined && /^[0-9a-f]{40,64}$/.test(loose.trim())) return loose.trim();
     if (loose === undefined) {
       const packed = await readIfExists(path.join(common, 'packed-refs'));
-      const sha = packed?.split('\n').find((l) => l.endsWith(` refs/heads/${branch}`))?.split(' ')[0];
+      const sha = packed
+        ?.split('\n')
+        .find((l) => l.endsWith(` refs/heads/${branch}`))
+        ?.split(' ')[0];
       if (sha && /^[0-9a-f]{40,64}$/.test(sha)) return sha;
     }
     return this.asked(branch);

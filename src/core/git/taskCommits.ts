@@ -58,7 +58,12 @@ async function logEntries(root: string, args: readonly string[]): Promise<LogEnt
 export async function findTaskCommits(root: string, taskId: string): Promise<TaskCommit[]> {
   const head = await runGit(root, ['rev-parse', '--verify', '-q', 'HEAD']);
   if (head.code !== 0) return [];
-  const entries = await logEntries(root, ['--fixed-strings', `--grep=${taskSubjectPrefix(taskId)}`, `--grep=${TASK_TRAILER}: ${taskId}`, 'HEAD']);
+  const entries = await logEntries(root, [
+    '--fixed-strings',
+    `--grep=${taskSubjectPrefix(taskId)}`,
+    `--grep=${TASK_TRAILER}: ${taskId}`,
+    'HEAD',
+  ]);
   const reverted = new Set<string>();
   const mine: LogEntry[] = [];
   for (const entry of entries) {

@@ -39,7 +39,12 @@ export interface RevertResult {
  * or HEAD; only a clean result is brought over, as a fast-forward. Refuses, changing nothing,
  * when uncommitted changes sit in a file the revert would touch.
  */
-export async function revertCommits(root: string, commits: readonly TaskCommit[], message: string, scope: RevertScope = {}): Promise<RevertResult> {
+export async function revertCommits(
+  root: string,
+  commits: readonly TaskCommit[],
+  message: string,
+  scope: RevertScope = {},
+): Promise<RevertResult> {
   if (commits.length === 0) return { files: [] };
   await refuseDuringOperation(root);
   // git names files from the repository's top; the workspace may be a folder inside it
@@ -47,7 +52,12 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
   const excluded = scope.exclude && `${prefix}${scope.exclude}`;
   const included = (scope.include ?? []).map((file) => `${prefix}${file}`);
   const inScope = (file: string) => !excluded || !(file === excluded || file.startsWith(`${excluded}/`)) || included.includes(file);
-  const touched = (await filesOfCommits(root, commits.map((c) => c.sha))).filter(inScope);
+  const touched = (
+    await filesOfCommits(
+      root,
+      commits.map((c) => c.sha),
+    )
+  ).filter(inScope);
   const touchedSet = new Set(touched);
   // the revert is committed in its own worktree: other uncommitted work (staged or not) stays as it is
   const dirty = (await dirtyPaths(root)).filter((d) => touchedSet.has(d.path));
@@ -90,7 +100,10 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
   }
   const merged = await runGit(root, ['merge', '--ff-only', '--quiet', newCommit]);
   if (merged.code !== 0) {
-    throw new RollbackBlockedError(`the rollback could not be applied to the working tree; nothing was changed: ${(merged.stderr || merged.stdout).trim()}`, 'busy');
+    throw new RollbackBlockedError(
+      `the rollback could not be applied to the working tree; nothing was changed: ${(merged.stderr || merged.stdout).trim()}`,
+      'busy',
+    );
   }
   const files = (await git(root, ['diff-tree', '-r', '--no-commit-id', '--name-only', '-z', newCommit])).split('\0').filter(Boolean);
   return { commit: newCommit, files };
@@ -101,12 +114,19 @@ export async function revertCommits(root: string, commits: readonly TaskCommit[]
  * a three-way merge, as `git revert` would, but limited to the scope. Returns the files that
  * could not be reverted cleanly (empty: all applied).
  */
-async function applyReverse(root: string, tree: string, temp: string, newestFirst: readonly TaskCommit[], scope: RevertScope): Promise<string[]> {
+async function applyReverse(
+  root: string,
+  tree: string,
+  temp: string,
+  newestFirst: readonly TaskCommit[],
+  scope: RevertScope,
+): Promise<string[]> {
   const specs = scope.exclude ? [['.', `:(exclude)${scope.exclude}`], ...(scope.include ?? []).map((file) => [file])] : [['.']];
   for (const [index, commit] of newestFirst.entries()) {
     const parent = (await runGit(root, ['rev-parse', '--verify', '-q', `${commit.sha}^`])).stdout.trim() || EMPTY_TREE;
     let patch = '';
-    for (const spec of specs) patch += await git(root, ['diff', '--binary', '--full-index', '--no-renames', '--no-color', commit.sha, parent, '--', ...spec]);
+    for (const spec of specs)
+      patch += await git(root, ['diff', '--binary', '--full-index', '--no-renames', '--no-color', commit.sha, parent, '--', ...spec]);
     if (!patch.trim()) continue;
     const file = path.join(temp, `revert-${index}.patch`);
     await fs.writeFile(file, patch);
@@ -117,7 +137,11 @@ async function applyReverse(root: string, tree: string, temp: string, newestFirs
     // a patch that cannot even be placed (the file is gone since): git names it in its errors
     const named = [
       ...[...applied.stderr.matchAll(/^error: patch failed: (.+):\d+$/gm)].map((m) => m[1]),
-      ...[...applied.stderr.matchAll(/^error: (.+?): (?:patch does not apply|does not exist in index|already exists in .+|does not match index)$/gm)].map((m) => m[1]),
+      ...[
+        ...applied.stderr.matchAll(
+          /^error: (.+?): (?:patch does not apply|does not exist in index|already exists in .+|does not match index)$/gm,
+        ),
+      ].map((m) => m[1]),
     ];
     if (named.length > 0) return [...new Set(named)];
     throw new Error(`git apply failed: ${(applied.stderr || applied.stdout).trim()}`);
@@ -129,7 +153,9 @@ async function applyReverse(root: string, tree: string, temp: string, newestFirs
 export function describeConflict(blockers: readonly RevertBlocker[]): string {
   const lines = blockers.map(({ file, commits }) => {
     if (commits.length === 0) return `  ${file}`;
-    const who = commits.map((c) => (c.taskId ? `task ${c.taskId} (${c.sha.slice(0, 7)} ${c.subject})` : `your commit ${c.sha.slice(0, 7)} "${c.subject}"`));
+    const who = commits.map((c) =>
+      c.taskId ? `task ${c.taskId} (${c.sha.slice(0, 7)} ${c.subject})` : `your commit ${c.sha.slice(0, 7)} "${c.subject}"`,
+    );
     return `  ${file}: changed since by ${[...new Set(who)].join(', ')}`;
   });
   return `the revert conflicts with later work, so nothing was changed:\n${lines.join('\n')}\nRoll back the later work first, or undo the task's changes by hand.`;
@@ -139,7 +165,13 @@ async function refuseDuringOperation(root: string): Promise<void> {
   for (const marker of ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'rebase-merge', 'rebase-apply']) {
     const where = (await git(root, ['rev-parse', '--git-path', marker])).trim();
     if (existsSync(path.resolve(root, where))) {
-      throw new RollbackBlockedError(`a git ${marker.replace(/_HEAD$|-.*$/, '').toLowerCase().replace('_', '-')} is in progress in this repository; finish or abort it first. Nothing was changed.`, 'busy');
+      throw new RollbackBlockedError(
+        `a git ${marker
+          .replace(/_HEAD$|-.*$/, '')
+          .toLowerCase()
+          .replace('_', '-')} is in progress in this repository; finish or abort it first. Nothing was changed.`,
+        'busy',
+      );
     }
   }
 }

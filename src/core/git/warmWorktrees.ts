@@ -108,7 +108,14 @@ export class WarmWorktrees {
    * refuses to overwrite anything changed there); false when either step refuses.
    */
   private async bringTo(warm: CreatedWorktree, tip: string): Promise<boolean> {
-    const moved = await runGit(this.worktrees.root, ['update-ref', '-m', 'ralph: worktree to the current tip', `refs/heads/${warm.branch}`, tip, warm.base]);
+    const moved = await runGit(this.worktrees.root, [
+      'update-ref',
+      '-m',
+      'ralph: worktree to the current tip',
+      `refs/heads/${warm.branch}`,
+      tip,
+      warm.base,
+    ]);
     if (moved.code !== 0) return false;
     return (await runGit(warm.path, ['read-tree', '-m', '-u', warm.base, tip])).code === 0;
   }

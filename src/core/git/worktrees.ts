@@ -168,7 +168,8 @@ export class WorktreeManager {
     const existing = (await this.registered()).find((w) => w.path === wtPath);
     if (existing && options.fresh) await this.removeUnlocked(taskId, { deleteBranch: true });
     else if (existing && !existing.prunable && existing.locked === undefined) {
-      if (existing.branch !== branch) throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
+      if (existing.branch !== branch)
+        throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
       await this.linkShared(wtPath);
       return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
     } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
@@ -209,7 +210,8 @@ export class WorktreeManager {
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
     const branchTip = options.fresh ? undefined : tips.get(branch);
     // the task's branch survived (its worktree did not): its commits are the task's work, keep them
-    if (branchTip) return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
+    if (branchTip)
+      return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
     return { args: ['worktree', 'add', '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
   }
 
@@ -219,10 +221,12 @@ export class WorktreeManager {
   }
 
   private async listUnlocked(): Promise<TaskWorktree[]> {
-    return (await this.registered())
-      // `_merge` (the queue's) and `_proof-<id>` (a fail-to-pass proof's scratch): `_` starts no task id
-      .filter((w) => path.dirname(w.path) === this.dir && !path.basename(w.path).startsWith('_'))
-      .map((w) => ({ taskId: path.basename(w.path), path: w.path, branch: w.branch, head: w.head, locked: w.locked }));
+    return (
+      (await this.registered())
+        // `_merge` (the queue's) and `_proof-<id>` (a fail-to-pass proof's scratch): `_` starts no task id
+        .filter((w) => path.dirname(w.path) === this.dir && !path.basename(w.path).startsWith('_'))
+        .map((w) => ({ taskId: path.basename(w.path), path: w.path, branch: w.branch, head: w.head, locked: w.locked }))
+    );
   }
 
   /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
@@ -316,13 +320,21 @@ export class WorktreeManager {
    * list's `prunable`: what `worktree prune` removes). Two git calls instead of the full pass's seven.
    */
   private async nothingLeft(): Promise<boolean> {
-    const [registered, entries, branches] = await Promise.all([this.registered(), fs.readdir(this.dir).catch(() => [] as string[]), this.branches()]);
+    const [registered, entries, branches] = await Promise.all([
+      this.registered(),
+      fs.readdir(this.dir).catch(() => [] as string[]),
+      this.branches(),
+    ]);
     return entries.length === 0 && branches.size === 0 && registered.every((w) => !w.prunable && path.dirname(w.path) !== this.dir);
   }
 
   /** The commits local branches point at (branches that do not exist are absent). */
   async branchTips(branches: readonly string[]): Promise<Map<string, string>> {
-    const out = await git(this.root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(objecttype)', ...branches.map((b) => `refs/heads/${b}`)]);
+    const out = await git(this.root, [
+      'for-each-ref',
+      '--format=%(refname)%00%(objectname)%00%(objecttype)',
+      ...branches.map((b) => `refs/heads/${b}`),
+    ]);
     const tips = new Map<string, string>();
     for (const line of out.split('\n').filter(Boolean)) {
       const [ref, sha, type] = line.split('\0');
@@ -341,7 +353,8 @@ export class WorktreeManager {
 
   private async deleteBranch(branch: string): Promise<void> {
     const result = await runGit(this.root, ['branch', '-D', branch]);
-    if (result.code !== 0 && !/not found/.test(result.stderr)) throw new RalphError(`could not delete branch ${branch}: ${result.stderr.trim()}`, 'git');
+    if (result.code !== 0 && !/not found/.test(result.stderr))
+      throw new RalphError(`could not delete branch ${branch}: ${result.stderr.trim()}`, 'git');
   }
 
   /** `--force` twice: also a locked worktree, and one with uncommitted changes. True when git removed it (folder and record). */
@@ -390,7 +403,8 @@ async function removeIfExists(file: string): Promise<boolean> {
 }
 
 function checkedId(taskId: string): string {
-  if (!TASK_ID.test(taskId) || taskId.length > 64) throw new RalphError(`"${taskId}" is not a valid task id for a worktree`, 'invalid-task-id');
+  if (!TASK_ID.test(taskId) || taskId.length > 64)
+    throw new RalphError(`"${taskId}" is not a valid task id for a worktree`, 'invalid-task-id');
   return taskId;
 }
 

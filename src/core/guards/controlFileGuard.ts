@@ -14,7 +14,8 @@ export interface TamperFinding {
   during: string;
 }
 
-type Entry = { kind: 'file'; data: Buffer; mode: number } | { kind: 'dir'; mode: number } | { kind: 'link'; target: string } | { kind: 'other' };
+type Entry =
+  { kind: 'file'; data: Buffer; mode: number } | { kind: 'dir'; mode: number } | { kind: 'link'; target: string } | { kind: 'other' };
 type Snapshot = Map<string, Entry>;
 
 /**
@@ -50,7 +51,18 @@ export class ControlFileGuard {
   ) {
     const git = gitDirs(paths.workspace);
     this.gitDirs = git;
-    this.roots = [paths.config, paths.tasks, paths.lock, paths.stateDir, ...git.flatMap((dir) => [path.join(dir, 'config'), path.join(dir, 'config.worktree'), path.join(dir, 'hooks'), path.join(dir, 'info')])];
+    this.roots = [
+      paths.config,
+      paths.tasks,
+      paths.lock,
+      paths.stateDir,
+      ...git.flatMap((dir) => [
+        path.join(dir, 'config'),
+        path.join(dir, 'config.worktree'),
+        path.join(dir, 'hooks'),
+        path.join(dir, 'info'),
+      ]),
+    ];
   }
 
   /** The task and iteration findings are reported on, until the next call. */
@@ -130,7 +142,11 @@ export class ControlFileGuard {
       const before = expected.get(file);
       const after = actual.get(file);
       if (same(before, after) || this.ownLock(file, after)) continue;
-      found.push({ file: this.paths.relative(file), change: before === undefined ? 'created' : after === undefined ? 'deleted' : 'modified', during });
+      found.push({
+        file: this.paths.relative(file),
+        change: before === undefined ? 'created' : after === undefined ? 'deleted' : 'modified',
+        during,
+      });
     }
     if (found.length === 0) return [];
     const kept = await this.quarantine(found, actual).catch(() => undefined);
@@ -141,7 +157,11 @@ export class ControlFileGuard {
       failure = `; COULD NOT RESTORE ALL OF THEM (${errorMessage(error)}): check them before the next run`;
     }
     this.findings.push(...found);
-    const names = found.slice(0, 8).map((f) => `${f.file} (${f.change})`).join(', ') + (found.length > 8 ? `, and ${found.length - 8} more` : '');
+    const names =
+      found
+        .slice(0, 8)
+        .map((f) => `${f.file} (${f.change})`)
+        .join(', ') + (found.length > 8 ? `, and ${found.length - 8} more` : '');
     this.emit({
       type: 'warning',
       taskId: this.context?.taskId,
@@ -177,13 +197,25 @@ export class ControlFileGuard {
 
   /** Keeps what the agent wrote, so nothing is lost if it was a person's edit after all. */
   private async quarantine(found: TamperFinding[], actual: Snapshot): Promise<string | undefined> {
-    const base = this.context ? path.join(this.paths.reportsDir(this.context.taskId), 'tampered', `iteration-${this.context.iteration}-${randomBytes(3).toString('hex')}`) : path.join(this.paths.dir, 'runs', `tampered-${randomBytes(3).toString('hex')}`);
+    const base = this.context
+      ? path.join(
+          this.paths.reportsDir(this.context.taskId),
+          'tampered',
+          `iteration-${this.context.iteration}-${randomBytes(3).toString('hex')}`,
+        )
+      : path.join(this.paths.dir, 'runs', `tampered-${randomBytes(3).toString('hex')}`);
     let any = false;
     for (const f of found) {
       const entry = actual.get(path.resolve(this.paths.workspace, f.file));
       if (entry?.kind !== 'file') continue;
       // `.git`/`.ralph` segments renamed: a copy must not look like a repository or a control file
-      const target = path.join(base, ...f.file.split('/').filter((s) => s !== '..').map((s) => s.replace(/^\./, 'dot-')));
+      const target = path.join(
+        base,
+        ...f.file
+          .split('/')
+          .filter((s) => s !== '..')
+          .map((s) => s.replace(/^\./, 'dot-')),
+      );
       await fs.mkdir(path.dirname(target), { recursive: true });
       await fs.writeFile(target, entry.data);
       any = true;

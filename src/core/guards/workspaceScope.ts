@@ -38,9 +38,7 @@ export class WorkspaceScope {
 
     const real = await realpathDeep(lexical);
     if (!isInside(this.root, real)) {
-      throw new PathEscapeError(
-        `path "${p}" leads through a symbolic link to ${real}, outside the workspace ${this.root}`,
-      );
+      throw new PathEscapeError(`path "${p}" leads through a symbolic link to ${real}, outside the workspace ${this.root}`);
     }
     this.refuseGitSegments(p, real);
     if (opts.forWrite && real === this.root) {

@@ -77,7 +77,9 @@ export function headings(text: string): Heading[] {
 /** The heading `name` names: its text or its slug, case-insensitively. */
 export function findHeading(all: readonly Heading[], name: string): Heading | undefined {
   const wanted = name.trim().replace(/^#/, '').toLowerCase();
-  return all.find((h) => h.text.toLowerCase() === wanted) ?? all.find((h) => h.slug === wanted) ?? all.find((h) => h.slug === slugify(wanted));
+  return (
+    all.find((h) => h.text.toLowerCase() === wanted) ?? all.find((h) => h.slug === wanted) ?? all.find((h) => h.slug === slugify(wanted))
+  );
 }
 
 /** The lines `from`..`to` (0-based, end exclusive). */

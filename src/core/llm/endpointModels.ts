@@ -20,6 +20,8 @@ export async function listEndpointModels(options: EndpointModelsOptions): Promis
   if (!response.ok) throw new Error(`GET /models answered HTTP ${response.status}`);
   const body = (await response.json()) as { data?: unknown };
   if (!Array.isArray(body?.data)) throw new Error('GET /models did not return a model list');
-  const ids = body.data.map((m) => (m as { id?: unknown })?.id).filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length <= 200);
+  const ids = body.data
+    .map((m) => (m as { id?: unknown })?.id)
+    .filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length <= 200);
   return [...new Set(ids)].sort();
 }

@@ -35,7 +35,8 @@ export async function resolveFallbackKeys(llm: RalphConfig['llm'], secrets: Secr
   for (const entry of llm.fallback) {
     if (!entry.apiKeyEnv || entry.apiKeyEnv in keys) continue;
     const key = entry.apiKeyEnv === llm.apiKeyEnv ? await secrets.getApiKey(entry.apiKeyEnv) : process.env[entry.apiKeyEnv];
-    if (!key) throw new ConfigError(`llm.fallback entry "${entry.model}" names the environment variable ${entry.apiKeyEnv}, which is not set`);
+    if (!key)
+      throw new ConfigError(`llm.fallback entry "${entry.model}" names the environment variable ${entry.apiKeyEnv}, which is not set`);
     keys[entry.apiKeyEnv] = key;
   }
   return keys;
@@ -55,14 +56,21 @@ export interface ModelClientHooks {
 }
 
 /** The model client of `llm`: the OpenAI-compatible endpoint, behind `llm.fallback` when entries are configured. */
-export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRetry?: (notice: RetryNotice) => void, hooks: ModelClientHooks = {}): ModelClient {
+export function createModelClient(
+  llm: RalphConfig['llm'],
+  apiKey: string,
+  onRetry?: (notice: RetryNotice) => void,
+  hooks: ModelClientHooks = {},
+): ModelClient {
   const retry = onRetry ?? hooks.onRetry;
   const endpoint = (baseUrl: string | undefined, key: string, keySource: string | undefined, maxRetries = llm.maxRetries) =>
     new OpenAIModelClient({ apiKey: key, baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries, onRetry: retry, keySource });
   const primary = endpoint(llm.baseUrl, apiKey, hooks.keySource);
   if (llm.fallback.length === 0) return primary;
   return behindFallbacks(llm, primary, endpoint(llm.baseUrl, apiKey, hooks.keySource, 0), hooks, (entry) => {
-    const client = sameEndpoint(entry, llm) ? primary : endpoint(entry.baseUrl ?? llm.baseUrl, fallbackKey(entry, llm, apiKey, hooks.fallbackKeys), keySourceOf(entry));
+    const client = sameEndpoint(entry, llm)
+      ? primary
+      : endpoint(entry.baseUrl ?? llm.baseUrl, fallbackKey(entry, llm, apiKey, hooks.fallbackKeys), keySourceOf(entry));
     return { model: entry.model, client, label: entry.baseUrl ? `${entry.model} at ${hostOf(entry.baseUrl)}` : entry.model };
   });
 }
@@ -73,18 +81,36 @@ export function createModelClient(llm: RalphConfig['llm'], apiKey: string, onRet
  * endpoint with the key of its `apiKeyEnv` (none otherwise). `probe` reaches the primary without
  * retries. Without fallback entries, `editor` as it is.
  */
-export function withEditorFallback(llm: RalphConfig['llm'], editor: ModelClient, probe: ModelClient, hooks: ModelClientHooks = {}): ModelClient {
+export function withEditorFallback(
+  llm: RalphConfig['llm'],
+  editor: ModelClient,
+  probe: ModelClient,
+  hooks: ModelClientHooks = {},
+): ModelClient {
   if (llm.fallback.length === 0) return editor;
   return behindFallbacks(llm, editor, probe, hooks, (entry) => {
     if (entry.baseUrl === undefined) return { model: entry.model, client: editor, label: entry.model };
     const key = entry.apiKeyEnv ? resolvedKey(entry, hooks.fallbackKeys) : '';
-    const client = new OpenAIModelClient({ apiKey: key, baseUrl: entry.baseUrl, timeoutMs: llm.requestTimeoutMs, maxRetries: llm.maxRetries, onRetry: hooks.onRetry, keySource: keySourceOf(entry) });
+    const client = new OpenAIModelClient({
+      apiKey: key,
+      baseUrl: entry.baseUrl,
+      timeoutMs: llm.requestTimeoutMs,
+      maxRetries: llm.maxRetries,
+      onRetry: hooks.onRetry,
+      keySource: keySourceOf(entry),
+    });
     return { model: entry.model, client, label: `${entry.model} at ${hostOf(entry.baseUrl)}` };
   });
 }
 
 /** `primary` behind the `llm.fallback` entries, each made a target by `target`. */
-function behindFallbacks(llm: RalphConfig['llm'], primary: ModelClient, probe: ModelClient, hooks: ModelClientHooks, target: (entry: FallbackConfig) => FallbackTarget): ModelClient {
+function behindFallbacks(
+  llm: RalphConfig['llm'],
+  primary: ModelClient,
+  probe: ModelClient,
+  hooks: ModelClientHooks,
+  target: (entry: FallbackConfig) => FallbackTarget,
+): ModelClient {
   return new FallbackModelClient({
     primary,
     probe,
@@ -96,7 +122,9 @@ function behindFallbacks(llm: RalphConfig['llm'], primary: ModelClient, probe: M
 }
 
 function sameEndpoint(entry: FallbackConfig, llm: RalphConfig['llm']): boolean {
-  return (entry.baseUrl === undefined || entry.baseUrl === llm.baseUrl) && (entry.apiKeyEnv === undefined || entry.apiKeyEnv === llm.apiKeyEnv);
+  return (
+    (entry.baseUrl === undefined || entry.baseUrl === llm.baseUrl) && (entry.apiKeyEnv === undefined || entry.apiKeyEnv === llm.apiKeyEnv)
+  );
 }
 
 /** A fallback on another endpoint never gets the primary's key unless it names the same variable. */
@@ -109,7 +137,8 @@ function fallbackKey(entry: FallbackConfig, llm: RalphConfig['llm'], apiKey: str
 /** The key of the variable an entry names, as resolveFallbackKeys found it. */
 function resolvedKey(entry: FallbackConfig, keys: Record<string, string> = {}): string {
   const key = entry.apiKeyEnv ? keys[entry.apiKeyEnv] : undefined;
-  if (key === undefined) throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
+  if (key === undefined)
+    throw new ConfigError(`llm.fallback entry "${entry.model}": the key of ${entry.apiKeyEnv} was not resolved (resolveFallbackKeys)`);
   return key;
 }
 

@@ -91,7 +91,12 @@ export class FallbackModelClient implements ModelClient {
    * Tries the fallbacks from `start`; `cause` is the primary's failure when this call found it.
    * The first that answers is the one in use until the primary's cool-down ends.
    */
-  private async viaFallbacks(request: ChatRequest, primaryFailure: ModelError | undefined, start: number, inUse: string): Promise<ChatResponse> {
+  private async viaFallbacks(
+    request: ChatRequest,
+    primaryFailure: ModelError | undefined,
+    start: number,
+    inUse: string,
+  ): Promise<ChatResponse> {
     let cause = primaryFailure;
     const { fallbacks, clock } = this.options;
     const primary = request.model;
@@ -107,7 +112,14 @@ export class FallbackModelClient implements ModelClient {
         // the primary's cool-down starts when it failed, not when a later fallback failed too
         const since = this.failing.get(primary)?.since ?? clock.now();
         this.failing.set(primary, { since, active: i });
-        this.options.onNotice({ kind: 'switch', from, to: target.label, fault: lastFault, reason, cooldownSec: this.cooldownLeftSec(since) });
+        this.options.onNotice({
+          kind: 'switch',
+          from,
+          to: target.label,
+          fault: lastFault,
+          reason,
+          cooldownSec: this.cooldownLeftSec(since),
+        });
       }
       try {
         const response = await target.client.chat({ ...request, model: target.model });
@@ -125,7 +137,12 @@ export class FallbackModelClient implements ModelClient {
     this.failing.delete(primary);
     if (!cause) {
       // the primary was not asked in this call: it may be back, ask it before giving up
-      this.options.onNotice({ kind: 'return', from, to: primary, reason: `every llm.fallback entry failed (${faultLabel(lastFault)}); trying the primary again` });
+      this.options.onNotice({
+        kind: 'return',
+        from,
+        to: primary,
+        reason: `every llm.fallback entry failed (${faultLabel(lastFault)}); trying the primary again`,
+      });
       try {
         return await this.options.primary.chat(request);
       } catch (error) {
@@ -135,7 +152,12 @@ export class FallbackModelClient implements ModelClient {
       }
     }
     const fault = cause.fault;
-    throw new ModelError(`${primary} and every llm.fallback entry failed (${faultLabel(fault)}): ${failures.join(' | ')}`, cause.status, false, fault);
+    throw new ModelError(
+      `${primary} and every llm.fallback entry failed (${faultLabel(fault)}): ${failures.join(' | ')}`,
+      cause.status,
+      false,
+      fault,
+    );
   }
 
   /** Asks the primary whether it is back. True when it answered; the outage is renewed otherwise. */
@@ -143,16 +165,33 @@ export class FallbackModelClient implements ModelClient {
     const primary = request.model;
     const using = this.options.fallbacks[outage.active]?.label ?? primary;
     try {
-      await this.options.probe.chat({ model: primary, messages: [{ role: 'user', content: PROBE_MESSAGE }], maxTokens: PROBE_MAX_TOKENS, signal: request.signal });
+      await this.options.probe.chat({
+        model: primary,
+        messages: [{ role: 'user', content: PROBE_MESSAGE }],
+        maxTokens: PROBE_MAX_TOKENS,
+        signal: request.signal,
+      });
     } catch (error) {
       if (request.signal?.aborted || error instanceof StopRequestedError) throw error;
       const fault = error instanceof ModelError ? error.fault : 'unknown';
       const since = this.options.clock.now();
       this.failing.set(primary, { ...outage, since });
-      this.options.onNotice({ kind: 'probe-failed', from: using, to: using, fault, reason: error instanceof Error ? error.message : String(error), cooldownSec: this.cooldownLeftSec(since) });
+      this.options.onNotice({
+        kind: 'probe-failed',
+        from: using,
+        to: using,
+        fault,
+        reason: error instanceof Error ? error.message : String(error),
+        cooldownSec: this.cooldownLeftSec(since),
+      });
       return false;
     }
-    this.options.onNotice({ kind: 'return', from: using, to: primary, reason: `the probe to ${primary} succeeded after the ${Math.round(this.options.cooldownMs / 1000)} s cool-down` });
+    this.options.onNotice({
+      kind: 'return',
+      from: using,
+      to: primary,
+      reason: `the probe to ${primary} succeeded after the ${Math.round(this.options.cooldownMs / 1000)} s cool-down`,
+    });
     return true;
   }
 

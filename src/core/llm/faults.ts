@@ -17,14 +17,30 @@ export interface ProviderErrorBody {
   metadata?: unknown;
 }
 
-const QUOTA_CODES = new Set(['insufficient_quota', 'billing_hard_limit_reached', 'billing_not_active', 'quota_exceeded', 'insufficient_credits', 'payment_required']);
-const AUTH_CODES = new Set(['invalid_api_key', 'invalid_authentication', 'unauthorized', 'permission_denied', 'account_deactivated', 'invalid_organization']);
+const QUOTA_CODES = new Set([
+  'insufficient_quota',
+  'billing_hard_limit_reached',
+  'billing_not_active',
+  'quota_exceeded',
+  'insufficient_credits',
+  'payment_required',
+]);
+const AUTH_CODES = new Set([
+  'invalid_api_key',
+  'invalid_authentication',
+  'unauthorized',
+  'permission_denied',
+  'account_deactivated',
+  'invalid_organization',
+]);
 const CONTEXT_CODES = new Set(['context_length_exceeded', 'string_above_max_length', 'context_window_exceeded']);
 const FILTER_CODES = new Set(['content_filter', 'content_policy_violation', 'moderation', 'flagged', 'responsible_ai_policy_violation']);
 const NOT_FOUND_CODES = new Set(['model_not_found', 'not_found']);
 
-const CONTEXT_MESSAGE = /maximum context length|context length|context window|too many tokens|prompt is too long|reduce the length of the messages/i;
-const QUOTA_MESSAGE = /insufficient[_ ](quota|credits|balance)|exceeded your current quota|billing|credit balance|out of credits|payment required/i;
+const CONTEXT_MESSAGE =
+  /maximum context length|context length|context window|too many tokens|prompt is too long|reduce the length of the messages/i;
+const QUOTA_MESSAGE =
+  /insufficient[_ ](quota|credits|balance)|exceeded your current quota|billing|credit balance|out of credits|payment required/i;
 const FILTER_MESSAGE = /content (management )?policy|content[_ ]filter|flagged|requires moderation|safety system/i;
 
 /** The fault kind of an HTTP error answer (status undefined: an error event inside a stream). */

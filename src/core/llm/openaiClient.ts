@@ -1,12 +1,6 @@
 /** The OpenAI-compatible adapter of the ModelClient port (OpenAI, Azure, OpenRouter, Ollama, vLLM…). */
 
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-  OpenAI,
-} from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { ModelError, type ModelFaultKind } from '../errors';
 import { faultLabel, faultOf, type ProviderErrorBody, retryableFault } from './faults';

@@ -1,10 +1,6 @@
 /** Translation between the core's chat types and the OpenAI wire format (requests and streamed chunks). */
 
-import type {
-  ChatCompletionChunk,
-  ChatCompletionFunctionTool,
-  ChatCompletionMessageParam,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionChunk, ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ZERO_USAGE } from './types';
 import type { ChatMessage, ChatResponse, StreamDelta, TokenUsage, ToolCall, ToolSpec } from './types';
 
@@ -160,7 +156,8 @@ export class StreamAssembler {
       }
       call = { id: '', name: '', arguments: '' };
       this.calls.set(index, call);
-      if (typeof piece.index === 'number' && index !== piece.index) call.malformed = `tool-call index ${String(piece.index)} is not a whole number from 0 to ${WIRE_LIMITS.maxToolCallIndex}`;
+      if (typeof piece.index === 'number' && index !== piece.index)
+        call.malformed = `tool-call index ${String(piece.index)} is not a whole number from 0 to ${WIRE_LIMITS.maxToolCallIndex}`;
     }
     if (piece.id !== undefined && piece.id !== null) {
       if (typeof piece.id === 'string' && piece.id.length <= 200) call.id = piece.id;
@@ -289,7 +286,8 @@ export class StreamAssembler {
         if (!malformed && !call.name) malformed = 'the tool call has no name';
         toolCalls.push({ id, name: call.name, arguments: call.arguments, ...(malformed ? { malformed } : {}) });
       });
-    if (this.droppedCalls > 0) this.warn(`${this.droppedCalls} tool calls beyond the limit of ${WIRE_LIMITS.maxToolCalls} per reply were dropped`);
+    if (this.droppedCalls > 0)
+      this.warn(`${this.droppedCalls} tool calls beyond the limit of ${WIRE_LIMITS.maxToolCalls} per reply were dropped`);
     return {
       model: this.model,
       content: this.text.text,

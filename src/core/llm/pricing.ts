@@ -41,7 +41,11 @@ export const BUILT_IN_PRICES: Readonly<Record<string, Price>> = {
  * price applies, so only a configured `llm.prices` entry prices them; otherwise their cost is
  * unknown ("included"), never $0.
  */
-export function priceOf(model: string, prices: RalphConfig['llm']['prices'], provider: RalphConfig['llm']['provider'] = 'openai'): Price | undefined {
+export function priceOf(
+  model: string,
+  prices: RalphConfig['llm']['prices'],
+  provider: RalphConfig['llm']['provider'] = 'openai',
+): Price | undefined {
   if (prices[model]) return prices[model];
   if (provider === 'vscode') return undefined;
   if (BUILT_IN_PRICES[model]) return BUILT_IN_PRICES[model];
@@ -50,7 +54,12 @@ export function priceOf(model: string, prices: RalphConfig['llm']['prices'], pro
 }
 
 /** Estimated USD for `tokens` on `model`; undefined when no price is known. */
-export function estimateCostUsd(model: string, tokens: ModelTokens, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): number | undefined {
+export function estimateCostUsd(
+  model: string,
+  tokens: ModelTokens,
+  prices: RalphConfig['llm']['prices'],
+  provider?: RalphConfig['llm']['provider'],
+): number | undefined {
   const price = priceOf(model, prices, provider);
   if (!price) return undefined;
   const cached = Math.min(tokens.promptTokens, Math.max(0, tokens.cachedPromptTokens ?? 0));

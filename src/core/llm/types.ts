@@ -105,7 +105,8 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
-  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) sum.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined)
+    sum.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
   // a provider's cost is not summed here: a sum over calls of which only some reported one would read as the whole; the receipt keeps it per call
   return sum;
 }

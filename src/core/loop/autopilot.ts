@@ -10,7 +10,17 @@ import type { TaskStore } from '../tasks/store';
 import type { CheckpointStore } from '../record/checkpoint';
 import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus, taskReceipt } from './mergeEnds';
 import type { MergeOutcome, MergeQueue } from './mergeQueue';
-import { agentEnded, type AgentEnd, EMPTY_SCHEDULE, fillSlots, mergeEnded, readyTasks, reopen, scheduleFinished, type SchedulerState } from './scheduler';
+import {
+  agentEnded,
+  type AgentEnd,
+  EMPTY_SCHEDULE,
+  fillSlots,
+  mergeEnded,
+  readyTasks,
+  reopen,
+  scheduleFinished,
+  type SchedulerState,
+} from './scheduler';
 import { PersonWaits } from './personWaits';
 import { pruneLeftovers } from './pruneLeftovers';
 import type { ReviewHolds } from '../review/reviewHolds';
@@ -137,7 +147,11 @@ export class Autopilot {
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
       if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
         if (!stop.aborted && !this.providerHalt && !this.noMoreStarts && !scheduleFinished(this.schedule, await this.candidates())) {
-          d.emit({ type: 'warning', code: 'autopilot-stalled', message: `tasks ${this.schedule.merging.join(', ')} wait for a merge that is not queued; the next run queues them again` });
+          d.emit({
+            type: 'warning',
+            code: 'autopilot-stalled',
+            message: `tasks ${this.schedule.merging.join(', ')} wait for a merge that is not queued; the next run queues them again`,
+          });
         }
         break;
       }
@@ -165,7 +179,10 @@ export class Autopilot {
   /** The queue's next step, unless one is under way, a merge waits for the person's files, or the run stops (tasks already landed are still taken). */
   private nextMerge(stop: AbortSignal): void {
     if (this.merging || !this.d.queue.pending || (stop.aborted ? !this.d.queue.landedToReport : Date.now() < this.retryMergeAt)) return;
-    this.merging = this.d.queue.processNext(stop).then((outcome) => ({ kind: 'merge', outcome }) as Finished, (error) => this.mergeThrew(error));
+    this.merging = this.d.queue.processNext(stop).then(
+      (outcome) => ({ kind: 'merge', outcome }) as Finished,
+      (error) => this.mergeThrew(error),
+    );
   }
 
   /**
@@ -203,7 +220,10 @@ export class Autopilot {
     const { d } = this;
     for (const taskId of [...this.keep]) {
       this.keep.delete(taskId);
-      const held = d.queue.holdWaiting(taskId, `kept on its branch at your request: its checked result waits for you (approve it to land it, or merge ${d.worktrees.branchFor(taskId)} yourself)`);
+      const held = d.queue.holdWaiting(
+        taskId,
+        `kept on its branch at your request: its checked result waits for you (approve it to land it, or merge ${d.worktrees.branchFor(taskId)} yourself)`,
+      );
       if (held) await this.holdForPerson(held);
     }
     const acted = await this.person.acted();
@@ -215,7 +235,12 @@ export class Autopilot {
         d.queue.enqueue(taskId, task.title, { checked: hold ? { base: hold.base, result: hold.result, gates: hold.gates } : undefined });
         this.retryMergeAt = 0;
       } catch (error) {
-        d.emit({ type: 'warning', taskId, code: 'review-approve', message: `approved, but it could not be queued: ${errorMessage(error)}` });
+        d.emit({
+          type: 'warning',
+          taskId,
+          code: 'review-approve',
+          message: `approved, but it could not be queued: ${errorMessage(error)}`,
+        });
         this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       }
     }
@@ -226,9 +251,24 @@ export class Autopilot {
     const { d } = this;
     const { taskId } = outcome;
     const reason = outcome.detail ?? 'waits for your review';
-    if (outcome.base && outcome.result) await d.holds?.hold(taskId, { target: d.target, base: outcome.base, result: outcome.result, gates: outcome.gates ?? [], reason, ...(outcome.files?.length ? { files: outcome.files } : {}) });
+    if (outcome.base && outcome.result)
+      await d.holds?.hold(taskId, {
+        target: d.target,
+        base: outcome.base,
+        result: outcome.result,
+        gates: outcome.gates ?? [],
+        reason,
+        ...(outcome.files?.length ? { files: outcome.files } : {}),
+      });
     const task = await this.setStatus(taskId, 'review', reason);
-    d.emit({ type: 'task.finished', taskId, status: 'review', iterations: task.iterations, reason, ...(await taskReceipt(d.checkpoints, taskId)) });
+    d.emit({
+      type: 'task.finished',
+      taskId,
+      status: 'review',
+      iterations: task.iterations,
+      reason,
+      ...(await taskReceipt(d.checkpoints, taskId)),
+    });
     this.results.push({ taskId, status: 'review', reason, iterations: task.iterations });
     this.schedule = mergeEnded(this.schedule, taskId, 'review');
     this.person.ended(taskId, 'review');
@@ -262,7 +302,14 @@ export class Autopilot {
     const { d } = this;
     try {
       const worktree = await this.warm.take(task.id);
-      d.emit({ type: 'worktree', taskId: task.id, state: 'ready', path: worktree.path, branch: worktree.branch, created: worktree.created });
+      d.emit({
+        type: 'worktree',
+        taskId: task.id,
+        state: 'ready',
+        path: worktree.path,
+        branch: worktree.branch,
+        created: worktree.created,
+      });
       const current = await d.store.get(task.id);
       return await (await d.loopFor(worktree.path)).run(current, stop);
     } catch (error) {
@@ -326,7 +373,12 @@ export class Autopilot {
   /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
   private async maybeHold(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
     const { d } = this;
-    const ask = result.critical && d.criticalHold ? (id: string, _s: TaskStatus, why: string) => d.criticalHold!(id, why) : HOLD_ENDS.has(result.status) ? d.hold : undefined;
+    const ask =
+      result.critical && d.criticalHold
+        ? (id: string, _s: TaskStatus, why: string) => d.criticalHold!(id, why)
+        : HOLD_ENDS.has(result.status)
+          ? d.hold
+          : undefined;
     if (!ask || this.holding || this.noMoreStarts || stop.aborted) return;
     const waiting = fillSlots(this.schedule, await this.candidates(), Number.MAX_SAFE_INTEGER).start;
     if (waiting.length === 0) return;
@@ -346,12 +398,16 @@ export class Autopilot {
       if (this.person.mergeWaits(taskId)) {
         // never forever: past merge.waitForUserMinutes the checked result waits for the person instead
         const files = outcome.files?.length ? outcome.files.join(', ') : 'files the merge touches';
-        const held = d.queue.holdWaiting(taskId, `waited ${d.config.merge.waitForUserMinutes} min (merge.waitForUserMinutes) for your uncommitted changes to ${files}; its checked result waits for you: commit or stash them, then approve it (or merge ${d.worktrees.branchFor(taskId)} yourself)`);
+        const held = d.queue.holdWaiting(
+          taskId,
+          `waited ${d.config.merge.waitForUserMinutes} min (merge.waitForUserMinutes) for your uncommitted changes to ${files}; its checked result waits for you: commit or stash them, then approve it (or merge ${d.worktrees.branchFor(taskId)} yourself)`,
+        );
         this.waitingSaid.delete(taskId);
         if (held) return this.holdForPerson(held);
       }
       this.retryMergeAt = Date.now() + Math.min(d.waitRetryMs ?? 2000, this.person.msUntilGiveUp(taskId) ?? Number.POSITIVE_INFINITY);
-      if (this.waitingSaid.get(taskId) !== outcome.detail) d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
+      if (this.waitingSaid.get(taskId) !== outcome.detail)
+        d.emit({ type: 'warning', taskId, code: 'merge-waiting', message: `merge of ${taskId} waits: ${outcome.detail ?? ''}` });
       this.waitingSaid.set(taskId, outcome.detail ?? '');
       return;
     }
@@ -368,7 +424,9 @@ export class Autopilot {
     const returnable = outcome.state === 'conflict' || outcome.feedback !== undefined;
     if (!returnable || outcome.attempts > d.config.merge.maxReturns) {
       const status: TaskStatus = returnable ? 'needs_help' : 'failed';
-      const reason = returnable ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}` : (outcome.detail ?? 'merge failed');
+      const reason = returnable
+        ? `not merged after ${outcome.attempts} attempts: ${outcome.detail ?? ''}`
+        : (outcome.detail ?? 'merge failed');
       this.results.push(await endAfterMerge(d, outcome, status, reason));
       this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
       return;

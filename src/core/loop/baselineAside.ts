@@ -34,7 +34,9 @@ export class AsideBaseline {
     stop: AbortSignal,
   ) {
     const signal = AbortSignal.any([stop, this.abort.signal]);
-    this.ready = this.take(base, signal).catch((error: unknown) => this.missing(`the scratch worktree at the base failed: ${errorMessage(error)}`, signal));
+    this.ready = this.take(base, signal).catch((error: unknown) =>
+      this.missing(`the scratch worktree at the base failed: ${errorMessage(error)}`, signal),
+    );
   }
 
   /** The task ended first: the run stops, and its scratch worktree is gone when this resolves. */
@@ -45,12 +47,23 @@ export class AsideBaseline {
 
   private async take(base: string, signal: AbortSignal): Promise<IntegrityBaseline | undefined> {
     const { services, task } = this;
-    const take = async (scratch: string) => (await takeIntegrityBaseline({ ...services, gates: services.baseGates ?? services.gates, work: new RalphPaths(scratch) }, task, signal)) ?? this.missing('the run of the gates at the base was stopped', signal);
+    const take = async (scratch: string) =>
+      (await takeIntegrityBaseline(
+        { ...services, gates: services.baseGates ?? services.gates, work: new RalphPaths(scratch) },
+        task,
+        signal,
+      )) ?? this.missing('the run of the gates at the base was stopped', signal);
     return inScratchWorktree(services, `_base-${task.id}`, base, take, (why) => this.missing(why, signal));
   }
 
   private missing(why: string, signal: AbortSignal): undefined {
-    if (!signal.aborted) this.services.emit({ type: 'warning', taskId: this.task.id, code: 'integrity-baseline-missing', message: `no gate baseline for ${this.task.id} (${why}): its gates are not compared with the task's base` });
+    if (!signal.aborted)
+      this.services.emit({
+        type: 'warning',
+        taskId: this.task.id,
+        code: 'integrity-baseline-missing',
+        message: `no gate baseline for ${this.task.id} (${why}): its gates are not compared with the task's base`,
+      });
     return undefined;
   }
 }

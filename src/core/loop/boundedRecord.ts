@@ -25,7 +25,10 @@ export function boundRecord(record: IterationRecord): IterationRecord {
     filesChanged: files.kept,
     ...(files.total !== undefined ? { filesChangedTotal: files.total } : {}),
     failingTests: tests.kept.map((name) => boundText(name, TEST_NAME_MAX)),
-    feedback: [...feedback.kept.map((line) => boundText(line)), ...(feedback.total ? [`… and ${feedback.total - FEEDBACK_MAX} more feedback lines`] : [])],
+    feedback: [
+      ...feedback.kept.map((line) => boundText(line)),
+      ...(feedback.total ? [`… and ${feedback.total - FEEDBACK_MAX} more feedback lines`] : []),
+    ],
     tampering: boundList(record.tampering, FEEDBACK_MAX).kept.map((line) => boundText(line)),
   };
 }
@@ -41,8 +44,21 @@ export function boundPending(pending: PendingCommit): PendingCommit {
       case 'PROGRESS':
         return { ...signal, note: boundOptionalText(signal.note) };
       case 'COMPLETE':
-        return { ...signal, summary: boundOptionalText(signal.summary), promiseEvidence: boundOptionalText(signal.promiseEvidence), artifactPaths: signal.artifactPaths ? boundList(signal.artifactPaths).kept : undefined };
+        return {
+          ...signal,
+          summary: boundOptionalText(signal.summary),
+          promiseEvidence: boundOptionalText(signal.promiseEvidence),
+          artifactPaths: signal.artifactPaths ? boundList(signal.artifactPaths).kept : undefined,
+        };
     }
   });
-  return { ...pending, run: { ...pending.run, signals: signals.slice(-50), finalText: boundText(pending.run.finalText), error: boundOptionalText(pending.run.error) } };
+  return {
+    ...pending,
+    run: {
+      ...pending.run,
+      signals: signals.slice(-50),
+      finalText: boundText(pending.run.finalText),
+      error: boundOptionalText(pending.run.error),
+    },
+  };
 }

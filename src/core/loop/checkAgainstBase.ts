@@ -59,7 +59,11 @@ export async function checkAgainstBase(input: BaseCheckInput): Promise<BaseCheck
     base = await resolveCommit(workspace, input.base);
     const scratch = await addScratchWorktree(workspace, base, config.worktrees.link);
     try {
-      const baseline = await takeIntegrityBaseline({ config, gates: input.runnerFor(scratch), paths, work: new RalphPaths(scratch), clock, emit }, task, input.signal ?? new AbortController().signal);
+      const baseline = await takeIntegrityBaseline(
+        { config, gates: input.runnerFor(scratch), paths, work: new RalphPaths(scratch), clock, emit },
+        task,
+        input.signal ?? new AbortController().signal,
+      );
       if (!baseline) throw new RalphError('stopped while recording the gates at the base', 'stopped');
       judge = integrityJudge({ paths, work: undefined }, task, baseline);
       notes.push(`judged against ${base.slice(0, 10)}: what each required gate checked there (tests, definitions) must still be checked`);
@@ -69,7 +73,14 @@ export async function checkAgainstBase(input: BaseCheckInput): Promise<BaseCheck
   } else {
     notes.push('no --base: the gates are judged on their own, not against a base (tests removed or skipped would go unnoticed)');
   }
-  const report = await runGates({ gates: config.gates, runner: input.runnerFor(workspace), cwd: workspace, signal: input.signal, emit, ...(judge ? { judge } : {}) });
+  const report = await runGates({
+    gates: config.gates,
+    runner: input.runnerFor(workspace),
+    cwd: workspace,
+    signal: input.signal,
+    emit,
+    ...(judge ? { judge } : {}),
+  });
   if (config.gates.length === 0) notes.push('no gates are configured in .ralph/config.json: nothing to check');
   const requiredPass = report.outcomes.filter((o) => o.required).every((o) => o.passed) && !report.critical;
   const complete = report.outcomes.length === config.gates.length;
@@ -79,13 +90,23 @@ export async function checkAgainstBase(input: BaseCheckInput): Promise<BaseCheck
 /** A stand-in task for a check that belongs to none: nothing about its gates may change. */
 function gateTask(): Task {
   const now = new Date(0).toISOString();
-  return TaskSchema.parse({ id: 'ralph-gate', title: 'ralph gate', prompt: 'ralph gate', promise: 'the required gates pass', createdAt: now, updatedAt: now });
+  return TaskSchema.parse({
+    id: 'ralph-gate',
+    title: 'ralph gate',
+    prompt: 'ralph gate',
+    promise: 'the required gates pass',
+    createdAt: now,
+    updatedAt: now,
+  });
 }
 
 async function resolveCommit(workspace: string, rev: string): Promise<string> {
   const result = await runGit(workspace, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
   if (result.code !== 0) {
-    throw new RalphError(`the base ${rev} is not a commit of this clone (in a workflow, check out with fetch-depth: 0, or fetch the base first)`, 'bad-base');
+    throw new RalphError(
+      `the base ${rev} is not a commit of this clone (in a workflow, check out with fetch-depth: 0, or fetch the base first)`,
+      'bad-base',
+    );
   }
   return result.stdout.trim();
 }

@@ -34,7 +34,12 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
   if (gates?.high && !gates.critical) gateFeedback.unshift(HIGH_FIRST);
   if (gates?.critical) {
     const finding = gates.outcomes.flatMap((o) => o.fixItems).find((f) => /^critical/.test(f.text));
-    return { kind: 'finish', status: 'halted', reason: `critical security finding: ${finding?.text.split('\n', 1)[0].replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`, notes: gateFeedback };
+    return {
+      kind: 'finish',
+      status: 'halted',
+      reason: `critical security finding: ${finding?.text.split('\n', 1)[0].replace(/^critical security finding:?\s*/, '') ?? 'see the gate report'}`,
+      notes: gateFeedback,
+    };
   }
   if (signal?.kind === 'BLOCKED') return { kind: 'finish', status: 'blocked', reason: signal.reason, notes: [] };
   if (signal?.kind === 'NEEDS_HELP') return { kind: 'finish', status: 'needs_help', reason: signal.question, notes: [] };
@@ -49,7 +54,10 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
       ]);
     }
     if (input.errored) {
-      return continueWith('COMPLETE signalled, but the iteration ended with an error', ['You signalled COMPLETE, but the iteration ended with an error; verify the work and signal again.', ...gateFeedback]);
+      return continueWith('COMPLETE signalled, but the iteration ended with an error', [
+        'You signalled COMPLETE, but the iteration ended with an error; verify the work and signal again.',
+        ...gateFeedback,
+      ]);
     }
     if (requiredFailed.length > 0) {
       return continueWith(`COMPLETE not accepted: required gates failed: ${requiredFailed.join(', ')}`, [
@@ -62,7 +70,10 @@ export function decideCompletion(input: CompletionInput): CompletionDecision {
       return {
         kind: 'continue',
         reason: `COMPLETE held back once more for optional gates: ${retried.join(', ')}`,
-        feedback: [`The required gates pass. Optional gates still fail (${retried.join(', ')}); improve them if you can, then signal COMPLETE again.`, ...gateFeedback],
+        feedback: [
+          `The required gates pass. Optional gates still fail (${retried.join(', ')}); improve them if you can, then signal COMPLETE again.`,
+          ...gateFeedback,
+        ],
         optionalGatesRetried: retried,
       };
     }

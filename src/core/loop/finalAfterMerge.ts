@@ -26,7 +26,12 @@ export interface FinalAfterMergeDeps {
  * so it never says COMPLETE for work that did not land. Files changed are read from the
  * landed commit (merged) or the task's branch (not merged).
  */
-export async function rewriteFinalAfterMerge(deps: FinalAfterMergeDeps, outcome: MergeOutcome, status: TaskStatus, reason: string): Promise<void> {
+export async function rewriteFinalAfterMerge(
+  deps: FinalAfterMergeDeps,
+  outcome: MergeOutcome,
+  status: TaskStatus,
+  reason: string,
+): Promise<void> {
   const paths = new RalphPaths(deps.workspace);
   try {
     const [task, cp] = await Promise.all([deps.store.get(outcome.taskId), deps.checkpoints.load(outcome.taskId)]);
@@ -41,21 +46,36 @@ export async function rewriteFinalAfterMerge(deps: FinalAfterMergeDeps, outcome:
       checkpoint: cp,
       files,
       escalations: (cp.escalation?.history ?? []).map((e) => `iteration ${e.iteration}: ${e.from} → ${e.to} — ${e.reason}`),
-      merge: { outcome: `${outcome.state === 'merged' ? 'Merged' : `Not merged (${outcome.state}, attempt ${outcome.attempts})`}: ${outcome.detail ?? reason}`, gates: outcome.gates },
+      merge: {
+        outcome: `${outcome.state === 'merged' ? 'Merged' : `Not merged (${outcome.state}, attempt ${outcome.attempts})`}: ${outcome.detail ?? reason}`,
+        gates: outcome.gates,
+      },
       observations: await observationsOf({ paths }, outcome.taskId),
     });
     deps.emit({ type: 'report.written', taskId: outcome.taskId, file: paths.relative(file), final: true });
   } catch (error) {
-    deps.emit({ type: 'warning', taskId: outcome.taskId, code: 'report-failed', message: `could not rewrite the final report after the merge queue decided: ${errorMessage(error)}` });
+    deps.emit({
+      type: 'warning',
+      taskId: outcome.taskId,
+      code: 'report-failed',
+      message: `could not rewrite the final report after the merge queue decided: ${errorMessage(error)}`,
+    });
   }
 }
 
-async function changedFiles(workspace: string, base: string | undefined, head: string): Promise<{ added: string[]; modified: string[]; deleted: string[] }> {
+async function changedFiles(
+  workspace: string,
+  base: string | undefined,
+  head: string,
+): Promise<{ added: string[]; modified: string[]; deleted: string[] }> {
   const files = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
   if (!base) return files;
   const diff = await runGit(workspace, ['diff', '--name-status', '--no-renames', base, head, '--']);
   if (diff.code !== 0) return files;
-  for (const [status, file] of diff.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'))) {
+  for (const [status, file] of diff.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('\t'))) {
     if (!file || file === '.ralph/tasks.json' || file === '.ralph/config.json') continue;
     (status.startsWith('A') ? files.added : status.startsWith('D') ? files.deleted : files.modified).push(file);
   }

@@ -7,7 +7,12 @@ const MAX_ITEMS = 15;
 
 /** The id of the fix task linked to `task` for `gate`: stable, so one gate has one fix task. */
 export function fixTaskId(task: Task, gate: string): string {
-  const slug = gate.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24) || 'gate';
+  const slug =
+    gate
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 24) || 'gate';
   return `${task.id}-fix-${slug}`;
 }
 
@@ -17,7 +22,11 @@ export function fixTaskId(task: Task, gate: string): string {
  * visible and schedulable after the task itself stops. When a later iteration passes the gate,
  * its still-open fix task is cancelled as resolved by the parent.
  */
-export async function syncFixTasks(services: Pick<TaskLoopServices, 'config' | 'store' | 'emit'>, task: Task, gates: GateReport | undefined): Promise<void> {
+export async function syncFixTasks(
+  services: Pick<TaskLoopServices, 'config' | 'store' | 'emit'>,
+  task: Task,
+  gates: GateReport | undefined,
+): Promise<void> {
   if (!services.config.loop.fixTasks || !gates) return;
   try {
     const existing = new Map((await services.store.list()).map((t) => [t.id, t]));
@@ -48,12 +57,22 @@ export async function syncFixTasks(services: Pick<TaskLoopServices, 'config' | '
           priority: task.priority,
           complexity: task.complexity,
         });
-        services.emit({ type: 'warning', taskId: task.id, code: 'fix-task', message: `added fix task ${id} for the failing gate ${outcome.name}` });
+        services.emit({
+          type: 'warning',
+          taskId: task.id,
+          code: 'fix-task',
+          message: `added fix task ${id} for the failing gate ${outcome.name}`,
+        });
       } else if (current.status === 'todo' || current.status === 'cancelled') {
         await services.store.update(id, { prompt, status: 'todo', blockedReason: undefined });
       }
     }
   } catch (error) {
-    services.emit({ type: 'warning', taskId: task.id, code: 'fix-task-failed', message: `could not update the linked fix tasks: ${errorMessage(error)}` });
+    services.emit({
+      type: 'warning',
+      taskId: task.id,
+      code: 'fix-task-failed',
+      message: `could not update the linked fix tasks: ${errorMessage(error)}`,
+    });
   }
 }

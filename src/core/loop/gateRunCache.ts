@@ -76,7 +76,10 @@ export class GateRunCache {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
       const shared = this.runs.get(key);
       if (!shared) return this.start(key, inner, request);
-      const portable = await untilStopped(shared.catch(() => undefined), request.signal);
+      const portable = await untilStopped(
+        shared.catch(() => undefined),
+        request.signal,
+      );
       if (portable && (portable.exitCode === 0 || reuse === 'any')) {
         this.counts.reused++;
         const output = localizedOutput(portable.output, request.cwd);
@@ -92,7 +95,9 @@ export class GateRunCache {
   private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     this.counts.started++;
     const running = inner.run(request);
-    const kept = running.then((r) => (r.exitCode !== null && !r.aborted && !r.timedOut ? { ...r, output: portableOutput(r.output, request.cwd) } : undefined));
+    const kept = running.then((r) =>
+      r.exitCode !== null && !r.aborted && !r.timedOut ? { ...r, output: portableOutput(r.output, request.cwd) } : undefined,
+    );
     this.runs.set(key, kept);
     const drop = () => {
       if (this.runs.get(key) === kept) this.runs.delete(key);

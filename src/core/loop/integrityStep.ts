@@ -1,7 +1,16 @@
 import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { definitionParts, readDefinition } from '../gates/definitions';
-import { applyIntegrity, baselineOf, baselineParts, gateChangesAllowed, type GateBaseline, goneAndAdded, type IntegrityBaseline, judgeIntegrity } from '../gates/integrity';
+import {
+  applyIntegrity,
+  baselineOf,
+  baselineParts,
+  gateChangesAllowed,
+  type GateBaseline,
+  goneAndAdded,
+  type IntegrityBaseline,
+  judgeIntegrity,
+} from '../gates/integrity';
 import { findRenames, type Rename } from '../gates/renames';
 import { runGit } from '../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
@@ -24,7 +33,11 @@ export const RUN_AT_BASE: ReadonlySet<GateConfig['kind']> = new Set(['tests', 'c
  * of those that run tests, from one run of them. Undefined when stopped midway (taken again
  * on the next start).
  */
-export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>, task: Task, stop: AbortSignal): Promise<IntegrityBaseline | undefined> {
+export async function takeIntegrityBaseline(
+  services: Pick<TaskLoopServices, 'config' | 'gates' | 'paths' | 'work' | 'clock' | 'emit'>,
+  task: Task,
+  stop: AbortSignal,
+): Promise<IntegrityBaseline | undefined> {
   const workspace = (services.work ?? services.paths).workspace;
   // runners print real paths; the workspace may be reached through a symlink (macOS /var → /private/var)
   const roots = rootsOf(workspace);
@@ -40,7 +53,10 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
       ({ tests, verdict } = result);
     }
     const names = tests?.names;
-    const failingFiles = [...(names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!), ...(verdict?.failing ?? []).flatMap((f) => (f.file ? [f.file] : []))];
+    const failingFiles = [
+      ...(names ?? []).filter((t) => t.status === 'fail' && t.file).map((t) => t.file!),
+      ...(verdict?.failing ?? []).flatMap((f) => (f.file ? [f.file] : [])),
+    ];
     const failingSources: Record<string, string> = {};
     for (const file of new Set(failingFiles)) {
       const text = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
@@ -55,7 +71,9 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
       gates: gates.map((g) => ({
         gate: g.gate,
         ...(g.tests ? { tests: { total: g.tests.total, skipped: g.tests.skipped, named: g.tests.names?.length ?? 0 } } : {}),
-        definition: Object.entries(g.definition).filter(([, d]) => d.hash !== null).map(([key]) => key),
+        definition: Object.entries(g.definition)
+          .filter(([, d]) => d.hash !== null)
+          .map(([key]) => key),
       })),
     });
   }
@@ -67,7 +85,13 @@ export async function takeIntegrityBaseline(services: Pick<TaskLoopServices, 'co
  * failing run on the same tree earlier in the run stands for it too (the run's gate cache):
  * what is red at a base is the same for every task that starts there.
  */
-async function runAtBase(services: Pick<TaskLoopServices, 'gates'>, gate: GateConfig, workspace: string, roots: readonly string[], stop: AbortSignal): Promise<{ tests?: TestCounts; verdict: BaseVerdict } | undefined> {
+async function runAtBase(
+  services: Pick<TaskLoopServices, 'gates'>,
+  gate: GateConfig,
+  workspace: string,
+  roots: readonly string[],
+  stop: AbortSignal,
+): Promise<{ tests?: TestCounts; verdict: BaseVerdict } | undefined> {
   const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any' });
   if (stop.aborted || report.outcomes.length === 0) return undefined;
   // inventory and failures: another worktree's paths would name nothing in this one
@@ -77,18 +101,32 @@ async function runAtBase(services: Pick<TaskLoopServices, 'gates'>, gate: GateCo
 }
 
 /** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */
-export function integrityJudge(services: Pick<TaskLoopServices, 'paths' | 'work'>, task: Task, baseline: IntegrityBaseline, baseCommit?: string): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
+export function integrityJudge(
+  services: Pick<TaskLoopServices, 'paths' | 'work'>,
+  task: Task,
+  baseline: IntegrityBaseline,
+  baseCommit?: string,
+): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
   const workspace = (services.work ?? services.paths).workspace;
   return async (gate, outcome) => {
     const base = baseline.gates.find((g) => g.gate === gate.name);
     if (!gate.required || !base) return outcome;
     if (base.command !== gate.command) {
       // the configuration changed between runs (the agent cannot write it): nothing to compare the counts with
-      return { ...outcome, integrity: { violations: [], allowed: [`the gate's command changed in the configuration since the task's base (\`${base.command}\` → \`${gate.command}\`); not compared with the base`] } };
+      return {
+        ...outcome,
+        integrity: {
+          violations: [],
+          allowed: [
+            `the gate's command changed in the configuration since the task's base (\`${base.command}\` → \`${gate.command}\`); not compared with the base`,
+          ],
+        },
+      };
     }
     const definition = await readDefinition(baselineParts(base), workspace);
     const sources: Record<string, string | undefined> = {};
-    for (const file of Object.keys(base.failingSources)) sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
+    for (const file of Object.keys(base.failingSources))
+      sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
     const completed = !outcome.timedOut && outcome.exitCode === 0;
     const tests = relativeTests(outcome.parsed.tests, workspace);
     const { gone, added } = goneAndAdded(base, tests);
@@ -103,7 +141,12 @@ export function integrityJudge(services: Pick<TaskLoopServices, 'paths' | 'work'
 /** Files a rename is looked for in: where the runner says the tests are, else the files changed since the base. */
 const MAX_RENAME_FILES = 40;
 
-async function renamedTests(workspace: string, baseCommit: string, gone: readonly TestName[], added: readonly TestName[]): Promise<Rename[]> {
+async function renamedTests(
+  workspace: string,
+  baseCommit: string,
+  gone: readonly TestName[],
+  added: readonly TestName[],
+): Promise<Rename[]> {
   let files = [...new Set([...gone, ...added].flatMap((t) => (t.file ? [t.file] : [])))];
   if (gone.some((t) => !t.file) || added.some((t) => !t.file)) {
     const diff = await runGit(workspace, ['diff', '--name-only', '--no-renames', baseCommit, '--']);

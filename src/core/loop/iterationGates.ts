@@ -33,7 +33,15 @@ export function isFinalSignal(signal: Signal | undefined): boolean {
 }
 
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
-export async function runGatesUnlessFinal(services: TaskLoopServices, task: Task, cp: Checkpoint, n: number, signal: Signal | undefined, abort: AbortSignal, aside?: Promise<IntegrityBaseline | undefined>): Promise<GateReport | undefined> {
+export async function runGatesUnlessFinal(
+  services: TaskLoopServices,
+  task: Task,
+  cp: Checkpoint,
+  n: number,
+  signal: Signal | undefined,
+  abort: AbortSignal,
+  aside?: Promise<IntegrityBaseline | undefined>,
+): Promise<GateReport | undefined> {
   const gates = gatesFor(task, services.config.gates);
   if (gates.length === 0) return undefined;
   if (isFinalSignal(signal)) return undefined;
@@ -43,7 +51,18 @@ export async function runGatesUnlessFinal(services: TaskLoopServices, task: Task
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
   const judge = cp.integrity ? against(cp.integrity) : aside && later;
-  return runGates({ gates, runner: services.gates, cwd: (services.work ?? services.paths).workspace, signal: abort, taskId: task.id, iteration: n, emit: services.emit, judge, logDir: path.join(services.paths.reportsDir(task.id), 'gates'), logMaxBytes: services.config.reports.logMaxKb * 1024 });
+  return runGates({
+    gates,
+    runner: services.gates,
+    cwd: (services.work ?? services.paths).workspace,
+    signal: abort,
+    taskId: task.id,
+    iteration: n,
+    emit: services.emit,
+    judge,
+    logDir: path.join(services.paths.reportsDir(task.id), 'gates'),
+    logMaxBytes: services.config.reports.logMaxKb * 1024,
+  });
 }
 
 export function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {

@@ -42,7 +42,15 @@ export function chainSnapshot(state: MergeQueueState, target: string, now: Date 
       state: e.state,
       attempts: e.attempts,
       ...(e.detail ? { detail: e.detail.slice(0, 500) } : {}),
-      ...(place >= 0 ? { place: place + 1, ahead: e.ahead ?? [], ...(e.passed ? { passed: true } : {}), ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}), ...(e.aside ? { aside: true } : {}) } : {}),
+      ...(place >= 0
+        ? {
+            place: place + 1,
+            ahead: e.ahead ?? [],
+            ...(e.passed ? { passed: true } : {}),
+            ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}),
+            ...(e.aside ? { aside: true } : {}),
+          }
+        : {}),
     };
   });
   return { target, updatedAt: now.toISOString(), entries };
@@ -77,7 +85,7 @@ export class ChainFileWriter {
       const started = Date.now();
       await writeJsonAtomic(this.file, next).catch(() => undefined);
       const gap = WRITE_GAP_MS - (Date.now() - started);
-      if (this.latest && gap > 0) await new Promise<void>((resolve) => this.pause = { resolve, timer: setTimeout(resolve, gap) });
+      if (this.latest && gap > 0) await new Promise<void>((resolve) => (this.pause = { resolve, timer: setTimeout(resolve, gap) }));
       this.pause = undefined;
     }
     this.writing = undefined;
@@ -114,8 +122,14 @@ export function chainLines(snapshot: ChainSnapshot, live: boolean): string[] {
   for (const e of shown.filter((x) => x.place !== undefined).sort((a, b) => a.place! - b.place!)) {
     const prefix = [snapshot.target, ...(e.ahead ?? []), e.taskId].join(' + ');
     const waits = e.ahead?.length ? `, lands after ${e.ahead.join(', ')}` : '';
-    const how = e.passed ? `green${waits || ', lands next'}` : e.coveredBy ? `covered by the check of ${e.coveredBy}${waits}` : `checking${waits}`;
-    lines.push(`  #${e.place} ${e.taskId} ${e.state} on ${prefix} — ${how}${e.aside ? ' (held for review once green; the ones behind are built without it)' : ''}`);
+    const how = e.passed
+      ? `green${waits || ', lands next'}`
+      : e.coveredBy
+        ? `covered by the check of ${e.coveredBy}${waits}`
+        : `checking${waits}`;
+    lines.push(
+      `  #${e.place} ${e.taskId} ${e.state} on ${prefix} — ${how}${e.aside ? ' (held for review once green; the ones behind are built without it)' : ''}`,
+    );
   }
   for (const e of shown.filter((x) => x.place === undefined)) lines.push(`  ${e.taskId} ${e.state}${e.detail ? `: ${e.detail}` : ''}`);
   return lines;

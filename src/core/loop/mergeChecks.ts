@@ -21,7 +21,8 @@ export class ExclusiveGates implements GateRunner {
     this.line = new Promise<void>((resolve) => (release = resolve));
     try {
       await waitOrAbort(before, request.signal);
-      if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped while waiting for an exclusive gate', durationMs: 0 };
+      if (request.signal?.aborted)
+        return { exitCode: null, timedOut: false, aborted: true, output: 'stopped while waiting for an exclusive gate', durationMs: 0 };
       return await this.inner.run(request);
     } finally {
       // the next in line goes once the one before it is done, even if this one left early

@@ -29,7 +29,12 @@ export interface MergeEndDeps {
 }
 
 /** Sets the task's status (the reason kept as `blockedReason` where the status waits for a person) and announces a change. */
-export async function setTaskStatus(d: Pick<MergeEndDeps, 'store' | 'emit'>, taskId: string, to: TaskStatus, reason: string): Promise<Task> {
+export async function setTaskStatus(
+  d: Pick<MergeEndDeps, 'store' | 'emit'>,
+  taskId: string,
+  to: TaskStatus,
+  reason: string,
+): Promise<Task> {
   const before = await d.store.get(taskId);
   const blockedReason = to === 'needs_help' || to === 'blocked' || to === 'review' ? reason : undefined;
   const task = await d.store.update(taskId, { status: to, blockedReason });
@@ -47,7 +52,12 @@ export async function taskReceipt(checkpoints: CheckpointStore, taskId: string):
 export async function endAfterMerge(d: MergeEndDeps, outcome: MergeOutcome, status: TaskStatus, reason: string): Promise<TaskRunResult> {
   const { taskId } = outcome;
   const task = await setTaskStatus(d, taskId, status, reason);
-  await rewriteFinalAfterMerge({ workspace: d.worktrees.root, target: d.target, config: d.config, store: d.store, checkpoints: d.checkpoints, emit: d.emit }, outcome, status, reason);
+  await rewriteFinalAfterMerge(
+    { workspace: d.worktrees.root, target: d.target, config: d.config, store: d.store, checkpoints: d.checkpoints, emit: d.emit },
+    outcome,
+    status,
+    reason,
+  );
   d.emit({ type: 'task.finished', taskId, status, iterations: task.iterations, reason, ...(await taskReceipt(d.checkpoints, taskId)) });
   return { taskId, status, reason, iterations: task.iterations };
 }
@@ -57,7 +67,13 @@ export function removeMergedWorktree(d: MergeEndDeps, taskId: string): Promise<v
   const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
   return d.worktrees.remove(taskId, { deleteBranch: d.config.merge.deleteBranch }).then(
     () => d.emit({ type: 'worktree', taskId, state: 'removed', ...where }),
-    (error) => d.emit({ type: 'warning', taskId, code: 'worktree-cleanup', message: `merged, but its worktree could not be removed: ${errorMessage(error)}` }),
+    (error) =>
+      d.emit({
+        type: 'warning',
+        taskId,
+        code: 'worktree-cleanup',
+        message: `merged, but its worktree could not be removed: ${errorMessage(error)}`,
+      }),
   );
 }
 

@@ -7,8 +7,28 @@ import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integr
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
 import type { WorktreeManager } from '../git/worktrees';
-import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, type MergeEntry, type MergeQueueState, nextToMerge, reduceMergeQueue } from './mergeChain';
-import { type CheckedResult, dedupe, ExclusiveGates, type Gates, type Job, type JobResult, MergeWorkspacePool, summarizeOutcome, wakeUp } from './mergeChecks';
+import {
+  chainHead,
+  chainOf,
+  EMPTY_QUEUE,
+  entryOf,
+  type MergeAction,
+  type MergeEntry,
+  type MergeQueueState,
+  nextToMerge,
+  reduceMergeQueue,
+} from './mergeChain';
+import {
+  type CheckedResult,
+  dedupe,
+  ExclusiveGates,
+  type Gates,
+  type Job,
+  type JobResult,
+  MergeWorkspacePool,
+  summarizeOutcome,
+  wakeUp,
+} from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
 import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether } from './greenHeads';
 
@@ -69,7 +89,11 @@ export class MergeQueue {
 
   constructor(private readonly deps: MergeQueueDeps) {
     this.pool = new MergeWorkspacePool(deps.worktrees, this.concurrency, ({ file, ageMs }) =>
-      deps.emit?.({ type: 'warning', code: 'git-lock-cleared', message: `removed a stale ${path.relative(deps.worktrees.root, file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository); the merge goes on` }),
+      deps.emit?.({
+        type: 'warning',
+        code: 'git-lock-cleared',
+        message: `removed a stale ${path.relative(deps.worktrees.root, file)} (${Math.round(ageMs / 1000)} s old, no git process works in this repository); the merge goes on`,
+      }),
     );
     this.gates = new ExclusiveGates(deps.gates);
   }
@@ -137,7 +161,9 @@ export class MergeQueue {
     const landed = this.landedAhead.shift();
     if (landed) return landed;
     let onAbort: (() => void) | undefined;
-    const aborted = signal ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true })) : undefined;
+    const aborted = signal
+      ? new Promise<'wake'>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve('wake')), { once: true }))
+      : undefined;
     try {
       return await this.chainStep(signal, aborted);
     } finally {
@@ -146,7 +172,7 @@ export class MergeQueue {
   }
 
   private async chainStep(signal: AbortSignal | undefined, aborted: Promise<'wake'> | undefined): Promise<MergeOutcome | undefined> {
-    for (let moves = 0; ; ) {
+    for (let moves = 0; ;) {
       if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
       this.wake = wakeUp();
       // a head whose check is done lands first: building the tasks behind it can wait that long
@@ -171,19 +197,33 @@ export class MergeQueue {
   private async fill(signal: AbortSignal | undefined): Promise<void> {
     const tried = new Set<string>();
     // room is looked at again after each round: a prefix that turned green meanwhile (no gate to run) no longer takes a check's place
-    for (let groups = joiningGroups(this.state, this.concurrency, this.batchSize); groups.flat().some((e) => !tried.has(e.taskId)); groups = joiningGroups(this.state, this.concurrency, this.batchSize)) {
+    for (
+      let groups = joiningGroups(this.state, this.concurrency, this.batchSize);
+      groups.flat().some((e) => !tried.has(e.taskId));
+      groups = joiningGroups(this.state, this.concurrency, this.batchSize)
+    ) {
       for (const group of groups) {
         const checker = group.at(-1)!.taskId;
         for (const e of group) {
           tried.add(e.taskId);
-          await this.build(e, e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined, e.taskId === checker ? undefined : checker, signal);
+          await this.build(
+            e,
+            e.taskId === checker ? group.slice(0, -1).map((m) => m.taskId) : undefined,
+            e.taskId === checker ? undefined : checker,
+            signal,
+          );
         }
       }
     }
   }
 
   /** Builds one task's prefix on the chain's current end and starts its check (not awaited). */
-  private async build(entry: MergeEntry, covers: string[] | undefined, coveredBy: string | undefined, signal: AbortSignal | undefined): Promise<void> {
+  private async build(
+    entry: MergeEntry,
+    covers: string[] | undefined,
+    coveredBy: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const { deps } = this;
     const aside = (await deps.holdForReview?.(entry.taskId).catch(() => false)) ?? false;
     if (entryOf(this.state, entry.taskId)?.state !== entry.state) return; // cancelled meanwhile
@@ -205,7 +245,15 @@ export class MergeQueue {
         job.result = checked.result;
         this.apply({ type: 'prepared', taskId: entry.taskId });
         this.apply({ type: 'green', taskId: entry.taskId, gates: checked.gates });
-        job.value = { kind: 'checked', base, result: checked.result, gates: checked.gates, passed: true, feedback: [], detail: 'checked before' };
+        job.value = {
+          kind: 'checked',
+          base,
+          result: checked.result,
+          gates: checked.gates,
+          passed: true,
+          feedback: [],
+          detail: 'checked before',
+        };
         job.done = Promise.resolve(job.value);
         return;
       }
@@ -220,18 +268,28 @@ export class MergeQueue {
     }
     if (this.jobs.get(entry.taskId) !== job) return; // cancelled meanwhile
     if (prepared.kind !== 'ready') {
-      job.done = Promise.resolve(prepared.kind === 'already-merged' ? { kind: 'already', commit: prepared.commit } : prepared.kind === 'empty' ? { kind: 'empty' } : { kind: 'conflict', files: prepared.files, hunks: prepared.hunks });
+      job.done = Promise.resolve(
+        prepared.kind === 'already-merged'
+          ? { kind: 'already', commit: prepared.commit }
+          : prepared.kind === 'empty'
+            ? { kind: 'empty' }
+            : { kind: 'conflict', files: prepared.files, hunks: prepared.hunks },
+      );
       return;
     }
     job.result = prepared.result;
     this.apply({ type: 'prepared', taskId: entry.taskId });
     const { result } = prepared;
-    job.done = coveredBy ? Promise.resolve({ kind: 'covered', base: prepared.base, result }) : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
+    job.done = coveredBy
+      ? Promise.resolve({ kind: 'covered', base: prepared.base, result })
+      : this.check(entry.taskId, covers ?? [], prepared.base, result, run);
     this.running.add(job.done);
-    void job.done.then((value) => (job.value = value)).finally(() => {
-      job.settled = true;
-      this.running.delete(job.done);
-    });
+    void job.done
+      .then((value) => (job.value = value))
+      .finally(() => {
+        job.settled = true;
+        this.running.delete(job.done);
+      });
   }
 
   /** Resolves once no check runs any more (a stopped one included): then the merge worktrees may go. */
@@ -253,7 +311,18 @@ export class MergeQueue {
           await ws.checkout(result);
           ws.used();
           // judged against the prefix before it: a failure already red there does not hold the merge back
-          return mergedCheck({ gates: required, runner: this.gates, workspace: ws, target: deps.target, base, result, taskId, tips: this.tips, signal, emit: deps.emit });
+          return mergedCheck({
+            gates: required,
+            runner: this.gates,
+            workspace: ws,
+            target: deps.target,
+            base,
+            result,
+            taskId,
+            tips: this.tips,
+            signal,
+            emit: deps.emit,
+          });
         });
         if (signal.aborted) throw new RalphError('stopped during the merged check', 'stopped');
         gates = report.outcomes.map(summarizeOutcome);
@@ -264,7 +333,8 @@ export class MergeQueue {
       const detail = `required gates fail on the merged result: ${failing.map((o) => `${o.name} (${o.summary})`).join('; ')}`;
       const entry = entryOf(this.state, taskId);
       // green shows at once (the views); red is decided only once it is the head (the prefixes ahead may be red)
-      if (passed && entry?.state === 'checking' && this.jobs.get(taskId)?.result === result) this.apply({ type: 'green', taskId, gates, covers });
+      if (passed && entry?.state === 'checking' && this.jobs.get(taskId)?.result === result)
+        this.apply({ type: 'green', taskId, gates, covers });
       return { kind: 'checked', base, result, gates, passed, feedback, detail };
     } catch (error) {
       return { kind: 'error', error };
@@ -272,7 +342,11 @@ export class MergeQueue {
   }
 
   /** The head's job is done: the head lands, leaves, or the chain is put back. */
-  private async decide(head: MergeEntry, done: JobResult, signal: AbortSignal | undefined): Promise<MergeOutcome | 'again' | 'moved' | undefined> {
+  private async decide(
+    head: MergeEntry,
+    done: JobResult,
+    signal: AbortSignal | undefined,
+  ): Promise<MergeOutcome | 'again' | 'moved' | undefined> {
     const { taskId } = head;
     const { target } = this.deps;
     switch (done.kind) {
@@ -297,11 +371,19 @@ export class MergeQueue {
       case 'covered': {
         const checker = head.coveredBy ? this.jobs.get(head.coveredBy) : undefined;
         const verdict = checker ? await checker.done : undefined;
-        if (verdict?.kind === 'checked' && verdict.passed && entryOf(this.state, taskId)?.state === 'checking') return this.land(taskId, done.base, done.result, verdict.gates);
+        if (verdict?.kind === 'checked' && verdict.passed && entryOf(this.state, taskId)?.state === 'checking')
+          return this.land(taskId, done.base, done.result, verdict.gates);
         if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
         // its batch is red (or its check could not run): every task of the batch is checked on its own prefix now
-        const members = chainOf(this.state).filter((e) => e.coveredBy === head.coveredBy).map((e) => e.taskId);
-        this.apply({ type: 'split', taskId, members: [...members, ...(head.coveredBy ? [head.coveredBy] : [])], detail: `its batch (with ${head.coveredBy}) was red on ${target}: checked on its own prefix now` });
+        const members = chainOf(this.state)
+          .filter((e) => e.coveredBy === head.coveredBy)
+          .map((e) => e.taskId);
+        this.apply({
+          type: 'split',
+          taskId,
+          members: [...members, ...(head.coveredBy ? [head.coveredBy] : [])],
+          detail: `its batch (with ${head.coveredBy}) was red on ${target}: checked on its own prefix now`,
+        });
         return 'again';
       }
       case 'checked':
@@ -311,7 +393,14 @@ export class MergeQueue {
           return this.current(taskId);
         }
         if (head.aside) {
-          this.apply({ type: 'review', taskId, base: done.base, result: done.result, gates: done.gates, detail: `the merged check passed on ${target}; it waits for your review (merge.review: manual)` });
+          this.apply({
+            type: 'review',
+            taskId,
+            base: done.base,
+            result: done.result,
+            gates: done.gates,
+            detail: `the merged check passed on ${target}; it waits for your review (merge.review: manual)`,
+          });
           return this.current(taskId);
         }
         return this.landGreen({ taskId, base: done.base, result: done.result, gates: done.gates });
@@ -324,7 +413,14 @@ export class MergeQueue {
     if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
     const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
     if (!(await landTogether(this.pool.main, this.deps.target, heads))) return this.land(head.taskId, head.base, head.result, head.gates);
-    for (const h of heads) this.apply({ type: 'landed', taskId: h.taskId, commit: h.result, gates: h.gates, detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}` });
+    for (const h of heads)
+      this.apply({
+        type: 'landed',
+        taskId: h.taskId,
+        commit: h.result,
+        gates: h.gates,
+        detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}`,
+      });
     this.landedAhead.push(...heads.slice(1).map((h) => this.current(h.taskId)));
     return this.current(head.taskId);
   }
@@ -356,7 +452,8 @@ export class MergeQueue {
 
   /** Every task of the chain back to the queue (its place kept); their checks stop. */
   private putBack(detail: string): undefined {
-    for (const e of chainOf(this.state)) if (entryOf(this.state, e.taskId)?.state === e.state) this.apply({ type: 'requeue', taskId: e.taskId, detail });
+    for (const e of chainOf(this.state))
+      if (entryOf(this.state, e.taskId)?.state === e.state) this.apply({ type: 'requeue', taskId: e.taskId, detail });
     return undefined;
   }
 
@@ -394,7 +491,17 @@ export class MergeQueue {
       attempts: e.attempts,
       ...(e.gates ? { gates: e.gates } : {}),
       ...(e.proof ? { proof: e.proof } : {}),
-      ...(place >= 0 ? { chain: { place: place + 1, ahead: e.ahead ?? [], ...(e.passed ? { passed: true } : {}), ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}), ...(e.aside ? { aside: true } : {}) } } : {}),
+      ...(place >= 0
+        ? {
+            chain: {
+              place: place + 1,
+              ahead: e.ahead ?? [],
+              ...(e.passed ? { passed: true } : {}),
+              ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}),
+              ...(e.aside ? { aside: true } : {}),
+            },
+          }
+        : {}),
     });
   }
 }

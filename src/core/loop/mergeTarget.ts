@@ -7,7 +7,11 @@ import { runGit } from '../git/gitExec';
  * Worktrees need a commit to start from: without one (a fresh repository) or without a
  * branch (detached HEAD) the run goes one task at a time in the workspace, and says why.
  */
-export async function mergeTarget(workspace: string, config: Pick<RalphConfig, 'merge'>, emit: (body: RalphEventBody) => void): Promise<string | undefined> {
+export async function mergeTarget(
+  workspace: string,
+  config: Pick<RalphConfig, 'merge'>,
+  emit: (body: RalphEventBody) => void,
+): Promise<string | undefined> {
   const head = await runGit(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
   const target = config.merge.targetBranch ?? (head.code === 0 ? head.stdout.trim() : undefined);
   const why = !target

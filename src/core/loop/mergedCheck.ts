@@ -58,7 +58,13 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
       await input.workspace.checkout(input.base);
       try {
         input.workspace.used();
-        const atTip = await runGates({ gates: [gate], runner: input.runner, cwd: input.workspace.path, signal: input.signal, reuse: 'any' });
+        const atTip = await runGates({
+          gates: [gate],
+          runner: input.runner,
+          cwd: input.workspace.path,
+          signal: input.signal,
+          reuse: 'any',
+        });
         if (atTip.outcomes[0]) verdicts.set(gate.name, (verdict = baseVerdictOf(atTip.outcomes[0])));
       } finally {
         await input.workspace.checkout(input.result);
@@ -68,5 +74,14 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
     return forgivePreExisting(outcome, verdict, where);
   };
   // a run on the same tree earlier in the run stands for this one, red included: judged against the tip here as it was there
-  return runGates({ gates: input.gates, runner: input.runner, cwd: input.workspace.path, signal: input.signal, taskId: input.taskId, emit: input.emit, judge, reuse: 'any' });
+  return runGates({
+    gates: input.gates,
+    runner: input.runner,
+    cwd: input.workspace.path,
+    signal: input.signal,
+    taskId: input.taskId,
+    emit: input.emit,
+    judge,
+    reuse: 'any',
+  });
 }

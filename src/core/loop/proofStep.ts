@@ -23,16 +23,31 @@ const HOW_TEST_FILES_ARE_TOLD =
  * are run, by the required `tests` gates, against the task's base code in a scratch worktree
  * (`.ralph/worktrees/_proof-<id>`, removed afterwards); see `gates/proof.ts` for the verdict.
  */
-export async function proveFailToPass(services: ProofServices, task: Task, cp: Checkpoint, gates: GateReport | undefined, stop: AbortSignal): Promise<ProofRecord> {
+export async function proveFailToPass(
+  services: ProofServices,
+  task: Task,
+  cp: Checkpoint,
+  gates: GateReport | undefined,
+  stop: AbortSignal,
+): Promise<ProofRecord> {
   const work = (services.work ?? services.paths).workspace;
   const base = cp.baseCommit;
   const testsGates = services.config.gates.filter((g) => g.required && g.kind === 'tests');
-  if (!base) return { ...notProven([], 'the task has no base commit to compare with (the repository had no commit when it started)'), unprovable: true };
-  if (testsGates.length === 0) return { ...notProven([], 'no required gate of kind "tests" is configured to run the task\'s tests'), unprovable: true };
+  if (!base)
+    return {
+      ...notProven([], 'the task has no base commit to compare with (the repository had no commit when it started)'),
+      unprovable: true,
+    };
+  if (testsGates.length === 0)
+    return { ...notProven([], 'no required gate of kind "tests" is configured to run the task\'s tests'), unprovable: true };
   const isTest = await testFileMatcher(work, { task: task.proofTests, config: services.config.proof.testFiles });
   const diff = await runGit(work, ['diff', '--name-status', '--no-renames', base, 'HEAD', '--']);
   if (diff.code !== 0) return notProven([], `could not list the task's changes since ${base.slice(0, 10)}: ${diff.stderr.trim()}`);
-  const changes = diff.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')).filter(([, file]) => file && isTest(file) && !file.startsWith('.ralph/'));
+  const changes = diff.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\t'))
+    .filter(([, file]) => file && isTest(file) && !file.startsWith('.ralph/'));
   const files = changes.filter(([status]) => !status.startsWith('D')).map(([, file]) => file);
   if (files.length === 0) return judgeProof([], []);
 
@@ -45,14 +60,30 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
         await fs.copyFile(path.join(work, file), target);
       }
     }
-    const report = await runGates({ gates: testsGates, runner: services.gates, cwd: scratch, signal: stop, logDir: path.join(services.paths.reportsDir(task.id), 'gates', 'proof'), iteration: cp.iteration });
+    const report = await runGates({
+      gates: testsGates,
+      runner: services.gates,
+      cwd: scratch,
+      signal: stop,
+      logDir: path.join(services.paths.reportsDir(task.id), 'gates', 'proof'),
+      iteration: cp.iteration,
+    });
     const verdicts = new Map(cp.integrity?.gates.map((g) => [g.gate, g.verdict]) ?? []);
     const baseNames = new Map(cp.integrity?.gates.map((g) => [g.gate, g.tests?.names?.map((t) => t.name)]) ?? []);
     // locations relative to each run's own root, to compare them with the changed files
-    const relative = (o: GateOutcome, root: string): GateOutcome => ({ ...o, parsed: { ...o.parsed, tests: relativeTests(o.parsed.tests, root) } });
+    const relative = (o: GateOutcome, root: string): GateOutcome => ({
+      ...o,
+      parsed: { ...o.parsed, tests: relativeTests(o.parsed.tests, root) },
+    });
     const runs: ProofRun[] = report.outcomes.map((o) => {
       const result = gates?.outcomes.find((r) => r.name === o.name);
-      return { gate: o.name, scratch: relative(o, scratch), result: result && relative(result, work), base: verdicts.get(o.name), baseNames: baseNames.get(o.name) };
+      return {
+        gate: o.name,
+        scratch: relative(o, scratch),
+        result: result && relative(result, work),
+        base: verdicts.get(o.name),
+        baseNames: baseNames.get(o.name),
+      };
     });
     return judgeProof(files, runs);
   };
@@ -68,26 +99,43 @@ export async function proveFailToPass(services: ProofServices, task: Task, cp: C
  * fail-to-pass proof is proven first; the proof is announced (`proof` event) and returned for
  * the iteration's record.
  */
-export async function proofStep(services: ProofServices, task: Task, cp: Checkpoint, iteration: number, decision: CompletionDecision, gates: GateReport | undefined, stop: AbortSignal): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
+export async function proofStep(
+  services: ProofServices,
+  task: Task,
+  cp: Checkpoint,
+  iteration: number,
+  decision: CompletionDecision,
+  gates: GateReport | undefined,
+  stop: AbortSignal,
+): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
   if (decision.kind !== 'finish' || decision.status !== 'done' || proofKind(task, services.config) !== 'fail-to-pass') return { decision };
   const proof = await proveFailToPass(services, task, cp, gates, stop);
-  if (stop.aborted) return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };
+  if (stop.aborted)
+    return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };
   services.emit({ type: 'proof', taskId: task.id, iteration, ...proof });
   return { decision: withProof(decision, proof, task), proof };
 }
 
 /** A COMPLETE the gates accepted, with the proof applied: not proven → another iteration, told why. */
 export function withProof(decision: Extract<CompletionDecision, { kind: 'finish' }>, proof: ProofRecord, task: Task): CompletionDecision {
-  if (proof.status === 'proven') return { ...decision, notes: [...decision.notes, `fail-to-pass proof: ${proof.reason} (${proof.tests.map((t) => `\`${t.name}\``).join(', ')})`] };
+  if (proof.status === 'proven')
+    return {
+      ...decision,
+      notes: [...decision.notes, `fail-to-pass proof: ${proof.reason} (${proof.tests.map((t) => `\`${t.name}\``).join(', ')})`],
+    };
   if (proof.unprovable) {
     // no iteration of the agent can change this: a person adds a tests gate or lets the task go without a proof
     const question = `${task.id} needs a fail-to-pass proof (${task.type === 'bugfix' ? 'a bugfix' : `proof "fail-to-pass"`}), but ${proof.reason}. Add a required gate of kind "tests" to .ralph/config.json, or let this task go without a proof: \`ralph task edit ${task.id} --proof none\` (then \`ralph task unblock ${task.id}\`).`;
     return { kind: 'finish', status: 'needs_help', reason: question, notes: [] };
   }
-  return { kind: 'continue', reason: `COMPLETE not accepted: no fail-to-pass proof — ${proof.reason}`, feedback: [proofFeedback(proof, HOW_TEST_FILES_ARE_TOLD)], optionalGatesRetried: [] };
+  return {
+    kind: 'continue',
+    reason: `COMPLETE not accepted: no fail-to-pass proof — ${proof.reason}`,
+    feedback: [proofFeedback(proof, HOW_TEST_FILES_ARE_TOLD)],
+    optionalGatesRetried: [],
+  };
 }
 
 function notProven(files: string[], reason: string): ProofRecord {
   return { status: 'not-proven', files, tests: [], passingOnBase: [], reason };
 }
-

@@ -27,5 +27,9 @@ export async function handBack(checkpoints: CheckpointStore, taskId: string, lin
   const cp = await checkpoints.load(taskId);
   if (!cp || cp.history.length === 0) return;
   const last = cp.history[cp.history.length - 1];
-  await checkpoints.save({ ...cp, review: undefined, history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }] });
+  await checkpoints.save({
+    ...cp,
+    review: undefined,
+    history: [...cp.history.slice(0, -1), { ...last, outcome: 'continue', feedback: [...lines, ...last.feedback] }],
+  });
 }

@@ -176,19 +176,51 @@ export class RunAssembly {
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
     const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true });
     this.guards.add(guard);
-    const commands = new IsolatedCommandRunner(deps.commands, isolationSettings(worktrees.mergePath, deps.config), redactor, () => {}, deps.sandboxProbe);
+    const commands = new IsolatedCommandRunner(
+      deps.commands,
+      isolationSettings(worktrees.mergePath, deps.config),
+      redactor,
+      () => {},
+      deps.sandboxProbe,
+    );
     const gates = this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard));
     const checkpoints = new CheckpointStore(paths);
     const holds = new ReviewHolds({ config: deps.config, store, checkpoints, root: deps.workspace });
-    const queue = createMergeQueue({ config: deps.config, store, workspace: deps.workspace, worktrees, gates, target, emit, holdForReview: (taskId) => holds.wanted(taskId), paths });
+    const queue = createMergeQueue({
+      config: deps.config,
+      store,
+      workspace: deps.workspace,
+      worktrees,
+      gates,
+      target,
+      emit,
+      holdForReview: (taskId) => holds.wanted(taskId),
+      paths,
+    });
     const loopFor = async (root: string) => (await this.loop(root)).loop;
-    return new Autopilot({ config: deps.config, store, checkpoints, worktrees, queue, target, loopFor, emit, only, hold, holds, criticalHold });
+    return new Autopilot({
+      config: deps.config,
+      store,
+      checkpoints,
+      worktrees,
+      queue,
+      target,
+      loopFor,
+      emit,
+      only,
+      hold,
+      holds,
+      criticalHold,
+    });
   }
 
   /** The run's spend meter; its spend-rate alarm is asked of the person with the autopilot paused. */
   private newMeter(): SpendMeter {
     const { deps, questions } = this.run;
-    const meter = new SpendMeter(deps.config, undefined, { clock: deps.clock ?? systemClock, ...(deps.costIncluded ? { included: deps.costIncluded } : {}) });
+    const meter = new SpendMeter(deps.config, undefined, {
+      clock: deps.clock ?? systemClock,
+      ...(deps.costIncluded ? { included: deps.costIncluded } : {}),
+    });
     meter.onRateAlarm(questions.rateAlarm);
     return meter;
   }

@@ -40,7 +40,11 @@ export class RunLock {
    * that is not a node/Ralph process (a reused pid), or another host's lock (the user vouches
    * that run is gone). A live Ralph-like process on this host is never taken over.
    */
-  static async acquire(paths: RalphPaths, runId: string, options: { force?: boolean; onTakeover?: (message: string) => void; now?: () => number } = {}): Promise<RunLock> {
+  static async acquire(
+    paths: RalphPaths,
+    runId: string,
+    options: { force?: boolean; onTakeover?: (message: string) => void; now?: () => number } = {},
+  ): Promise<RunLock> {
     const info: LockInfo = { pid: process.pid, host: os.hostname(), runId, startedAt: new Date().toISOString() };
     const now = options.now ?? Date.now;
     await fs.mkdir(paths.dir, { recursive: true });
@@ -54,12 +58,15 @@ export class RunLock {
       if (!seen.holder) {
         const ageMs = now() - Number(seen.stat.mtimeMs);
         if (ageMs < UNREADABLE_LOCK_GRACE_MS) {
-          throw new LockError(`another Ralph run is taking ${shown} right now (the file is still being written); wait until it ends, or stop it, then run again`);
+          throw new LockError(
+            `another Ralph run is taking ${shown} right now (the file is still being written); wait until it ends, or stop it, then run again`,
+          );
         }
       } else {
         const state = await holderState(holder(seen), HELD.get(paths.lock));
         if (state.kind !== 'dead') {
-          if (!options.force || state.kind === 'ralph') throw new LockError(describeHolder(holder(seen), state, shown, options.force === true), holder(seen).pid);
+          if (!options.force || state.kind === 'ralph')
+            throw new LockError(describeHolder(holder(seen), state, shown, options.force === true), holder(seen).pid);
           options.onTakeover?.(`took over ${shown} from ${holderText(holder(seen))} (${stateText(state)}) because of --force`);
         }
       }

@@ -9,7 +9,8 @@ export interface LockInfo {
   startedAt: string;
 }
 
-export type HolderState = { kind: 'dead' } | { kind: 'other-host' } | { kind: 'ralph'; command: string } | { kind: 'unrelated'; command: string };
+export type HolderState =
+  { kind: 'dead' } | { kind: 'other-host' } | { kind: 'ralph'; command: string } | { kind: 'unrelated'; command: string };
 
 /**
  * Whether the lock's holder may still run. `heldHere` is the run id this process holds the
@@ -65,7 +66,8 @@ export function stateText(state: HolderState): string {
 
 export function describeHolder(holder: LockInfo, state: HolderState, shown: string, forced: boolean): string {
   const head = `another Ralph run holds ${shown}: ${holderText(holder)}; ${stateText(state)}.`;
-  if (holder.pid === process.pid) return `another run of this process (run ${holder.runId}, started ${holder.startedAt}) holds ${shown}: stop it first, then run again`;
+  if (holder.pid === process.pid)
+    return `another run of this process (run ${holder.runId}, started ${holder.startedAt}) holds ${shown}: stop it first, then run again`;
   if (state.kind === 'ralph') {
     return `${head} ${forced ? '--force does not take over a live run: ' : ''}stop that run first (Stop in the editor, Ctrl-C, or kill ${holder.pid}), then run again`;
   }

@@ -39,13 +39,22 @@ export class RunQuestions {
   safeguards(parallel: boolean): SafeguardPrompt {
     if (!parallel) return this.prompt;
     return {
-      decide: (warning) => (warning.code === 'error-threshold' ? this.paused(warning.taskId, () => this.prompt.decide(warning)) : this.prompt.decide(warning)),
+      decide: (warning) =>
+        warning.code === 'error-threshold' ? this.paused(warning.taskId, () => this.prompt.decide(warning)) : this.prompt.decide(warning),
     };
   }
 
   /** The spend-rate alarm: the autopilot pauses, the warning names the task, the model and the rate. */
   readonly rateAlarm: RateAlarmHandler = (alarm) =>
-    this.paused(alarm.taskId, () => this.ask({ code: 'spend-rate', taskId: alarm.taskId, message: alarm.message, iteration: alarm.iteration, maxIterations: alarm.maxIterations }));
+    this.paused(alarm.taskId, () =>
+      this.ask({
+        code: 'spend-rate',
+        taskId: alarm.taskId,
+        message: alarm.message,
+        iteration: alarm.iteration,
+        maxIterations: alarm.maxIterations,
+      }),
+    );
 
   /**
    * Semi-auto mode: a task that ended blocked, needs_help or timeout freed its slot, and the run
@@ -63,7 +72,17 @@ export class RunQuestions {
       const message = asks
         ? `${taskId} asks: ${why} — semi-auto mode waits for your answer (the task then resumes) before it starts the next task`
         : `${taskId} ended ${status.replace('_', ' ')} (${why}); semi-auto mode waits for you before it starts the next task`;
-      return this.ask({ code: 'task-ended', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations, ...(asks ? { question: why } : {}) }, answer);
+      return this.ask(
+        {
+          code: 'task-ended',
+          taskId,
+          message,
+          iteration: known?.iterations ?? 0,
+          maxIterations: known?.maxIterations ?? this.config.loop.maxIterations,
+          ...(asks ? { question: why } : {}),
+        },
+        answer,
+      );
     };
   }
 
@@ -72,11 +91,19 @@ export class RunQuestions {
    * the run asks a person before it starts another task (`stop`: none starts; agents at work go
    * on). Unattended, nobody can say the next task is safe to start: the run stops.
    */
-  criticalHold(task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>): (taskId: string, why: string) => Promise<'continue' | 'stop'> {
+  criticalHold(
+    task: (taskId: string) => Promise<{ iterations: number; maxIterations?: number } | undefined>,
+  ): (taskId: string, why: string) => Promise<'continue' | 'stop'> {
     return async (taskId: string, why: string) => {
       const known = await task(taskId).catch(() => undefined);
       const message = `${taskId} halted on a ${why}; a person decides before the next task starts (Continue starts it, Stop starts none)`;
-      return this.ask({ code: 'security-critical', taskId, message, iteration: known?.iterations ?? 0, maxIterations: known?.maxIterations ?? this.config.loop.maxIterations });
+      return this.ask({
+        code: 'security-critical',
+        taskId,
+        message,
+        iteration: known?.iterations ?? 0,
+        maxIterations: known?.maxIterations ?? this.config.loop.maxIterations,
+      });
     };
   }
 
@@ -85,7 +112,15 @@ export class RunQuestions {
     const { question: _asked, ...warning } = question;
     this.emit({ type: 'warning', ...warning });
     const answer = await this.prompt.decide(question);
-    if (answer.action === 'answer' && answerTask) await answerTask(question.taskId, answer.text).catch((error: unknown) => this.emit({ type: 'warning', taskId: question.taskId, code: 'answer-failed', message: `the answer could not be recorded: ${String(error)}` }));
+    if (answer.action === 'answer' && answerTask)
+      await answerTask(question.taskId, answer.text).catch((error: unknown) =>
+        this.emit({
+          type: 'warning',
+          taskId: question.taskId,
+          code: 'answer-failed',
+          message: `the answer could not be recorded: ${String(error)}`,
+        }),
+      );
     const action = answer.action === 'stop' ? 'stop' : answer.action === 'answer' ? 'answered' : 'continue';
     this.emit({ type: 'warning.answered', taskId: question.taskId, code: question.code, action });
     return action === 'stop' ? 'stop' : 'continue';

@@ -270,7 +270,9 @@ export class TaskLoop {
       : undefined;
     // queued for the merge, the task stays as the iteration's end stored it (in progress, no reason): nothing to write
     const unchanged = deferred && task.status === 'in_progress' && task.blockedReason === undefined;
-    const updated = unchanged ? task : await setTaskStatus(services, task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
+    const updated = unchanged
+      ? task
+      : await setTaskStatus(services, task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
     await this.reports.correctLast(cp, status, reason, deferred);
     const reportFile = await this.reports.writeFinal(updated, status, reason, maxIterations, { ...cp, receipt }, deferred);
     await services.disk?.prune();

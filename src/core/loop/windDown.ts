@@ -52,7 +52,10 @@ export interface WindDownResult {
  * Runs the wind-down turn and reports it as a `wind-down` event. Never throws: a turn that
  * fails (the provider is down, the deadline passed) loses only the notes, never the commit.
  */
-export async function windDownTurn(services: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>, input: WindDownInput): Promise<WindDownResult | undefined> {
+export async function windDownTurn(
+  services: Pick<TaskLoopServices, 'config' | 'model' | 'emit'>,
+  input: WindDownInput,
+): Promise<WindDownResult | undefined> {
   // the turn ends by the task's time limit too (a model that never answers cannot stretch the task
   // past it), give or take the few seconds a turn needs at all when the limit is tiny
   if (services.config.loop.windDownSeconds <= 0) return undefined;
@@ -72,21 +75,60 @@ export async function windDownTurn(services: Pick<TaskLoopServices, 'config' | '
       windDown: true,
       signal,
     });
-    services.emit({ type: 'model.response', taskId: input.taskId, iteration: input.iteration, model: response.model, usage: response.usage, toolCalls: response.toolCalls.length, finishReason: response.finishReason, agent: 'wind-down' });
+    services.emit({
+      type: 'model.response',
+      taskId: input.taskId,
+      iteration: input.iteration,
+      model: response.model,
+      usage: response.usage,
+      toolCalls: response.toolCalls.length,
+      finishReason: response.finishReason,
+      agent: 'wind-down',
+    });
     const context: ToolContext = { ...input.toolContext, signal };
     for (const call of response.toolCalls.slice(0, MAX_CALLS)) {
       if (signal.aborted) break;
-      services.emit({ type: 'tool.call', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, args: call.arguments.slice(0, 300), agent: 'wind-down' });
+      services.emit({
+        type: 'tool.call',
+        taskId: input.taskId,
+        iteration: input.iteration,
+        callId: call.id,
+        tool: call.name,
+        args: call.arguments.slice(0, 300),
+        agent: 'wind-down',
+      });
       const started = Date.now();
       const outcome = await registry.execute(call, context);
-      services.emit({ type: 'tool.result', taskId: input.taskId, iteration: input.iteration, callId: call.id, tool: call.name, ok: outcome.ok, summary: outcome.summary, durationMs: Date.now() - started, agent: 'wind-down' });
+      services.emit({
+        type: 'tool.result',
+        taskId: input.taskId,
+        iteration: input.iteration,
+        callId: call.id,
+        tool: call.name,
+        ok: outcome.ok,
+        summary: outcome.summary,
+        durationMs: Date.now() - started,
+        agent: 'wind-down',
+      });
       if (outcome.ok && !wrote.includes(input.progressFile)) wrote.push(input.progressFile);
     }
-    if (wrote.length === 0) error = response.toolCalls.length === 0 ? 'the agent wrote no progress notes' : 'no progress notes were written (refused or failed tool calls)';
+    if (wrote.length === 0)
+      error =
+        response.toolCalls.length === 0
+          ? 'the agent wrote no progress notes'
+          : 'no progress notes were written (refused or failed tool calls)';
   } catch (failure) {
     error = signal.aborted ? `the wind-down turn did not finish within ${seconds} s` : errorMessage(failure);
   }
-  services.emit({ type: 'wind-down', taskId: input.taskId, iteration: input.iteration, cause: input.cause, reason: input.reason, wrote, ...(error ? { error } : {}) });
+  services.emit({
+    type: 'wind-down',
+    taskId: input.taskId,
+    iteration: input.iteration,
+    cause: input.cause,
+    reason: input.reason,
+    wrote,
+    ...(error ? { error } : {}),
+  });
   return { wrote, ...(error ? { error } : {}) };
 }
 
@@ -130,7 +172,10 @@ function onlyProgress(tool: AgentTool, progressFile: string): AgentTool {
     description: `${tool.description} During the wind-down only ${progressFile} may be written.`,
     async run(args, ctx) {
       const target = (args as { path?: unknown }).path;
-      const allowed = typeof target === 'string' && (await ctx.scope.resolve(target, { forWrite: true }).catch(() => '')) === (await ctx.scope.resolve(progressFile, { forWrite: true }));
+      const allowed =
+        typeof target === 'string' &&
+        (await ctx.scope.resolve(target, { forWrite: true }).catch(() => '')) ===
+          (await ctx.scope.resolve(progressFile, { forWrite: true }));
       if (!allowed) {
         return errorResult(`only ${progressFile} may be written during the wind-down; ${String(target)} was not touched`);
       }

@@ -22,7 +22,11 @@ export interface LimitRaised {
 }
 
 /** Which limit ended a timed-out task: minutes when its active time reached its time limit, else iterations. */
-export function endedBy(task: Task, checkpoint: Checkpoint | undefined, defaults: { maxIterations: number; timeoutMinutes: number }): LimitKind {
+export function endedBy(
+  task: Task,
+  checkpoint: Checkpoint | undefined,
+  defaults: { maxIterations: number; timeoutMinutes: number },
+): LimitKind {
   const minutes = task.timeoutMinutes ?? defaults.timeoutMinutes;
   if (checkpoint && checkpoint.elapsedMs >= minutes * 60_000) return 'minutes';
   if (/task timeout/.test(task.blockedReason ?? '')) return 'minutes';
@@ -73,7 +77,13 @@ export class TaskActions {
       await this.worktrees.dropForFresh(id);
     }
     await this.checkpoints.clear(id);
-    return this.store.update(task.id, { status: 'todo', iterations: 0, progress: undefined, lastSignal: undefined, blockedReason: undefined });
+    return this.store.update(task.id, {
+      status: 'todo',
+      iterations: 0,
+      progress: undefined,
+      lastSignal: undefined,
+      blockedReason: undefined,
+    });
   }
 
   /** blocked / needs_help → todo, keeping the iteration count and checkpoint (the answer is in the prompt or notes). */
@@ -107,7 +117,9 @@ export class TaskActions {
 
   /** Raises the task's iteration limit; a timed-out task becomes resumable again. */
   async increaseMaxIterations(id: string, by: number, defaultMax: number): Promise<Task> {
-    return (await this.increaseLimit(id, { by, limit: 'iterations' }, { maxIterations: defaultMax, timeoutMinutes: Number.POSITIVE_INFINITY })).task;
+    return (
+      await this.increaseLimit(id, { by, limit: 'iterations' }, { maxIterations: defaultMax, timeoutMinutes: Number.POSITIVE_INFINITY })
+    ).task;
   }
 
   /** Which limit Increase Limit raises for this task by default: the one that ended it (iterations otherwise). */
@@ -121,12 +133,20 @@ export class TaskActions {
    * time-out by the clock) — or the one named; a timed-out task becomes resumable from its
    * checkpoint. Says which limit it raised, from what to what.
    */
-  async increaseLimit(id: string, request: { by?: number; limit?: LimitKind }, defaults: { maxIterations: number; timeoutMinutes: number }): Promise<LimitRaised> {
+  async increaseLimit(
+    id: string,
+    request: { by?: number; limit?: LimitKind },
+    defaults: { maxIterations: number; timeoutMinutes: number },
+  ): Promise<LimitRaised> {
     const task = await this.store.get(id);
     const checkpoint = await this.checkpoints.load(id);
     const limit = request.limit ?? (task.status === 'timeout' ? endedBy(task, checkpoint, defaults) : 'iterations');
     const by = request.by ?? (limit === 'iterations' ? 10 : defaults.timeoutMinutes);
-    if (!(by > 0) || (limit === 'iterations' && !Number.isInteger(by))) throw new RalphError(limit === 'iterations' ? 'the increase must be a whole number of at least 1' : 'the increase must be a number of minutes above 0', 'invalid-increase');
+    if (!(by > 0) || (limit === 'iterations' && !Number.isInteger(by)))
+      throw new RalphError(
+        limit === 'iterations' ? 'the increase must be a whole number of at least 1' : 'the increase must be a number of minutes above 0',
+        'invalid-increase',
+      );
     const resumable = task.status === 'timeout' && checkpoint !== undefined ? { status: 'halted' as const, blockedReason: undefined } : {};
     if (limit === 'iterations') {
       const from = task.maxIterations ?? defaults.maxIterations;
@@ -149,10 +169,17 @@ export class TaskActions {
     const task = await this.expect(id, ['needs_help', 'blocked'], 'answered');
     const answer = text.trim();
     const open = openQuestion(task.questions);
-    if (!answer && options.approved === undefined) throw new RalphError('the answer is empty; say what the agent should know or do', 'invalid-answer');
-    if (options.approved !== undefined && open?.kind !== 'command') throw new RalphError(`task ${id} does not wait for a command's approval; answer its question in words`, 'invalid-answer');
+    if (!answer && options.approved === undefined)
+      throw new RalphError('the answer is empty; say what the agent should know or do', 'invalid-answer');
+    if (options.approved !== undefined && open?.kind !== 'command')
+      throw new RalphError(`task ${id} does not wait for a command's approval; answer its question in words`, 'invalid-answer');
     const words = answer || (options.approved ? 'approved' : 'not approved');
-    const questions = withAnswer(task.questions, { text: words, at: new Date().toISOString(), approved: options.approved, question: task.blockedReason ?? 'the task stopped for help' });
+    const questions = withAnswer(task.questions, {
+      text: words,
+      at: new Date().toISOString(),
+      approved: options.approved,
+      question: task.blockedReason ?? 'the task stopped for help',
+    });
     const checkpoint = await this.checkpoints.load(id);
     return this.store.update(task.id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined, questions });
   }
@@ -171,11 +198,13 @@ export class TaskActions {
     const tasks = await this.store.list();
     for (const dep of dependsOn) {
       if (dep === id) throw new RalphError(`task ${id} cannot depend on itself`, 'invalid-task');
-      if (!tasks.some((t) => t.id === dep)) throw new RalphError(`task ${id} cannot depend on "${dep}", which is not in the store`, 'unknown-dependency');
+      if (!tasks.some((t) => t.id === dep))
+        throw new RalphError(`task ${id} cannot depend on "${dep}", which is not in the store`, 'unknown-dependency');
     }
     const trial = tasks.map((t) => (t.id === id ? { ...t, status: 'todo' as const, dependsOn: [...dependsOn] } : t));
     const block = dependencyBlocks(trial).get(id);
-    if (block?.kind === 'invalid') throw new RalphError(`task ${id} cannot depend on ${dependsOn.join(', ')}: ${block.message}`, 'invalid-task');
+    if (block?.kind === 'invalid')
+      throw new RalphError(`task ${id} cannot depend on ${dependsOn.join(', ')}: ${block.message}`, 'invalid-task');
   }
 
   async remove(id: string): Promise<void> {
@@ -208,13 +237,27 @@ export class TaskActions {
    */
   async rollback(id: string, confirmed?: RollbackPlan): Promise<RollbackOutcome> {
     const plan = await this.planRollback(id);
-    if (confirmed && (confirmed.kind !== plan.kind || confirmed.commits.map((c) => c.sha).join() !== plan.commits.map((c) => c.sha).join())) {
-      throw new RalphError(`the commits of task ${id} changed since the rollback was confirmed; nothing was changed, look at it again`, 'rollback-changed');
+    if (
+      confirmed &&
+      (confirmed.kind !== plan.kind || confirmed.commits.map((c) => c.sha).join() !== plan.commits.map((c) => c.sha).join())
+    ) {
+      throw new RalphError(
+        `the commits of task ${id} changed since the rollback was confirmed; nothing was changed, look at it again`,
+        'rollback-changed',
+      );
     }
     const applied = await plan.apply();
     await this.checkpoints.clear(id);
-    const task = await this.store.update(id, { status: 'todo', iterations: 0, progress: undefined, lastSignal: undefined, blockedReason: undefined });
-    const dependents = (await this.store.list()).filter((t) => t.dependsOn.includes(id) && t.status !== 'todo').map((t) => `${t.id} (${t.status})`);
+    const task = await this.store.update(id, {
+      status: 'todo',
+      iterations: 0,
+      progress: undefined,
+      lastSignal: undefined,
+      blockedReason: undefined,
+    });
+    const dependents = (await this.store.list())
+      .filter((t) => t.dependsOn.includes(id) && t.status !== 'todo')
+      .map((t) => `${t.id} (${t.status})`);
     const notes = dependents.length > 0 ? ` Tasks that depend on it keep their status: ${dependents.join(', ')}.` : '';
     return { task, plan, applied, message: `${id}: ${applied.summary}. ${id} is back to todo.${notes}` };
   }

@@ -40,7 +40,9 @@ export const IterationRecordSchema = z.object({
         passed: z.boolean(),
         summary: z.string(),
         /** How the gate was weakened against the task's base, or the changes the task was allowed to make. */
-        integrity: z.object({ violations: z.array(z.string()), allowed: z.array(z.string()), gone: z.array(z.string()).optional() }).optional(),
+        integrity: z
+          .object({ violations: z.array(z.string()), allowed: z.array(z.string()), gone: z.array(z.string()).optional() })
+          .optional(),
         /** Failing tests that already failed at the task's base (not held against it). */
         preExisting: z.array(z.string()).optional(),
         /** Tests that failed, then passed when the gate ran again. */
@@ -63,7 +65,12 @@ export const IterationRecordSchema = z.object({
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
 const SignalSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('COMPLETE'), summary: z.string().optional(), promiseEvidence: z.string().optional(), artifactPaths: z.array(z.string()).optional() }),
+  z.object({
+    kind: z.literal('COMPLETE'),
+    summary: z.string().optional(),
+    promiseEvidence: z.string().optional(),
+    artifactPaths: z.array(z.string()).optional(),
+  }),
   z.object({ kind: z.literal('PROGRESS'), percent: z.number(), note: z.string().optional() }),
   z.object({ kind: z.literal('BLOCKED'), reason: z.string() }),
   z.object({ kind: z.literal('NEEDS_HELP'), question: z.string() }),
@@ -87,7 +94,9 @@ export const PendingCommitSchema = z.object({
     toolCalls: z.number().int().min(0),
     toolErrors: z.number().int().min(0),
     error: z.string().optional(),
-    fault: z.enum(['rate_limit', 'quota', 'auth', 'context_length', 'outage', 'content_filter', 'not_found', 'consent', 'bad_request', 'unknown']).optional(),
+    fault: z
+      .enum(['rate_limit', 'quota', 'auth', 'context_length', 'outage', 'content_filter', 'not_found', 'consent', 'bad_request', 'unknown'])
+      .optional(),
     stopped: z.boolean(),
   }),
 });
@@ -176,7 +185,9 @@ export class CheckpointStore {
     const backup = parseCheckpoint((await readTextIfExists(backupOf(file))) ?? '');
     const shown = this.paths.relative(file);
     if (backup.ok) {
-      options.onWarning?.(`${shown} is unreadable (${current.why}); resuming from the previous checkpoint ${this.paths.relative(backupOf(file))} (iteration ${backup.value.iteration})`);
+      options.onWarning?.(
+        `${shown} is unreadable (${current.why}); resuming from the previous checkpoint ${this.paths.relative(backupOf(file))} (iteration ${backup.value.iteration})`,
+      );
       return backup.value;
     }
     if (options.onCorrupt === 'throw') {

@@ -51,7 +51,11 @@ export class DiskBudget {
 
   async prune(): Promise<PruneResult> {
     this.lastLook = this.now();
-    const result = await pruneToBudget([path.join(this.paths.dir, 'reports'), path.join(this.paths.dir, 'runs')], this.budgetBytes, new Set(this.keep.map((f) => path.resolve(f))));
+    const result = await pruneToBudget(
+      [path.join(this.paths.dir, 'reports'), path.join(this.paths.dir, 'runs')],
+      this.budgetBytes,
+      new Set(this.keep.map((f) => path.resolve(f))),
+    );
     if (result.removed.length > 0) {
       const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
       this.emit({
@@ -69,7 +73,11 @@ export class DiskBudget {
  * is within `PRUNE_TO` of `budgetBytes`; nothing when the folders are within the budget.
  * Folders left empty are removed too. Links are never followed.
  */
-export async function pruneToBudget(dirs: readonly string[], budgetBytes: number, keep: ReadonlySet<string> = new Set()): Promise<PruneResult> {
+export async function pruneToBudget(
+  dirs: readonly string[],
+  budgetBytes: number,
+  keep: ReadonlySet<string> = new Set(),
+): Promise<PruneResult> {
   const entries: Entry[] = [];
   for (const dir of dirs) await collect(path.resolve(dir), entries, 0);
   const totalBytes = entries.reduce((n, e) => n + e.bytes, 0);

@@ -45,10 +45,15 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
       `Commits: ${cp.commits}${cp.baseCommit ? ` (since ${cp.baseCommit.slice(0, 8)})` : ''}`,
     ]),
   );
-  out.push(`## Task\n**Prompt**\n\n${fence(task.prompt)}\n\n**Promise**\n\n${fence(task.promise)}${task.check ? `\n\n**Check** (a required gate of this task): \`${task.check}\`` : ''}`);
+  out.push(
+    `## Task\n**Prompt**\n\n${fence(task.prompt)}\n\n**Promise**\n\n${fence(task.promise)}${task.check ? `\n\n**Check** (a required gate of this task): \`${task.check}\`` : ''}`,
+  );
   const last = [...cp.history].reverse().find((r) => r.gates.length > 0);
   out.push(qualitySummary(last));
-  if (input.merge) out.push(`## Merge queue\n${input.merge.outcome}${input.merge.gates?.length ? `\n\n${list(input.merge.gates.map((g) => `${g.name}: ${g.passed ? 'yes' : 'no'} — ${g.summary}`))}` : ''}`);
+  if (input.merge)
+    out.push(
+      `## Merge queue\n${input.merge.outcome}${input.merge.gates?.length ? `\n\n${list(input.merge.gates.map((g) => `${g.name}: ${g.passed ? 'yes' : 'no'} — ${g.summary}`))}` : ''}`,
+    );
   if (cp.proof) out.push(proofSection(cp.proof));
   out.push(...baseSections(last));
   out.push(...gateChanges(cp, last));
@@ -64,13 +69,25 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
     .map(([model, u]) => `\`${model}\` (llm.fallback) served ${u.calls} call${u.calls === 1 ? '' : 's'} while the primary was failing`);
   if (faults.length || servedByFallback.length) out.push(`## Errors and model faults\n${list([...servedByFallback, ...faults])}`);
   const tampered = cp.history.flatMap((r) => r.tampering.map((t) => `iteration ${r.iteration}: ${t}`));
-  if (tampered.length) out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
-  if (input.observations?.length) out.push(`## Observations (low-severity findings)\nLogged in \`.ralph/observations.md\`; they never block a task.\n\n${list(input.observations)}`);
+  if (tampered.length)
+    out.push(`## Tampering (restored)\nThe agent's commands or the gates changed control files; each was put back.\n\n${list(tampered)}`);
+  if (input.observations?.length)
+    out.push(
+      `## Observations (low-severity findings)\nLogged in \`.ralph/observations.md\`; they never block a task.\n\n${list(input.observations)}`,
+    );
   out.push('## Iterations');
   out.push(
     table(
       ['#', 'Started', 'Duration', 'Model', 'Signal', 'Gates', 'Outcome'],
-      cp.history.map((r) => [String(r.iteration), r.startedAt.slice(11, 19), duration(r.durationMs), r.model, r.signal ?? '(no signal)', r.gates.length ? `${r.gates.filter((g) => g.passed).length}/${r.gates.length} pass` : '—', r.outcome]),
+      cp.history.map((r) => [
+        String(r.iteration),
+        r.startedAt.slice(11, 19),
+        duration(r.durationMs),
+        r.model,
+        r.signal ?? '(no signal)',
+        r.gates.length ? `${r.gates.filter((g) => g.passed).length}/${r.gates.length} pass` : '—',
+        r.outcome,
+      ]),
     ),
   );
   if (cp.history.length > 0 && cp.history[0].iteration > 1) out.push(`_Earlier iterations are in the iteration reports and run logs._`);
@@ -80,8 +97,14 @@ export function renderFinal(input: FinalReportInput, config: RalphConfig): strin
 /** Seed 003's quality summary: a yes/no line per gate with its counts, then the table. */
 function qualitySummary(last: IterationRecord | undefined): string {
   if (!last) return '## Quality summary\n_no gates ran_';
-  const lines = last.gates.map((g) => `${GATE_QUESTION[g.kind] ?? `${g.name} passes`} (${g.name}${g.required ? '' : ', optional'}): ${g.passed ? 'yes' : 'no'} — ${g.summary}`);
-  return `## Quality summary\nGates of iteration ${last.iteration}:\n\n${list(lines)}\n\n${table(['Gate', 'Required', 'Result', 'Details'], last.gates.map((g) => [g.name, g.required ? 'yes' : 'no', g.passed ? '✓ pass' : '✗ FAIL', g.summary]))}`;
+  const lines = last.gates.map(
+    (g) =>
+      `${GATE_QUESTION[g.kind] ?? `${g.name} passes`} (${g.name}${g.required ? '' : ', optional'}): ${g.passed ? 'yes' : 'no'} — ${g.summary}`,
+  );
+  return `## Quality summary\nGates of iteration ${last.iteration}:\n\n${list(lines)}\n\n${table(
+    ['Gate', 'Required', 'Result', 'Details'],
+    last.gates.map((g) => [g.name, g.required ? 'yes' : 'no', g.passed ? '✓ pass' : '✗ FAIL', g.summary]),
+  )}`;
 }
 
 const GATE_QUESTION: Record<string, string> = {
@@ -96,7 +119,10 @@ const GATE_QUESTION: Record<string, string> = {
 function baseSections(last: IterationRecord | undefined): string[] {
   const out: string[] = [];
   const pre = (last?.gates ?? []).flatMap((g) => (g.preExisting ?? []).map((n) => `**${g.name}**: \`${n}\``));
-  if (pre.length) out.push(`## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it.\n\n${list(pre)}`);
+  if (pre.length)
+    out.push(
+      `## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it.\n\n${list(pre)}`,
+    );
   const flaky = (last?.gates ?? []).flatMap((g) => (g.flaky ?? []).map((n) => `**${g.name}**: \`${n}\``));
   if (flaky.length) out.push(`## Flaky tests\nFailed, then passed when the gate ran again (gates[].rerunFailures).\n\n${list(flaky)}`);
   return out;
@@ -110,7 +136,10 @@ function gateChanges(cp: Checkpoint, last: IterationRecord | undefined): string[
   if (!cp.integrity) return [];
   const allowed = (last?.gates ?? []).flatMap((g) => (g.integrity?.allowed ?? []).map((v) => `**${g.name}**: ${v}`));
   const weakened = (last?.gates ?? []).flatMap((g) => (g.integrity?.violations ?? []).map((v) => `**${g.name}**: ${v}`));
-  const out = ['## Gate integrity', `Judged against the base taken ${cp.integrity.takenAt} (${cp.integrity.gates.map((g) => `${g.gate}${g.tests ? `: ${g.tests.total - g.tests.skipped} tests run` : ''}`).join(', ') || 'no required gates'}).`];
+  const out = [
+    '## Gate integrity',
+    `Judged against the base taken ${cp.integrity.takenAt} (${cp.integrity.gates.map((g) => `${g.gate}${g.tests ? `: ${g.tests.total - g.tests.skipped} tests run` : ''}`).join(', ') || 'no required gates'}).`,
+  ];
   if (allowed.length) out.push(`**Gate changes the task was allowed to make**\n\n${list(allowed)}`);
   if (weakened.length) out.push(`**Gates weakened when the task ended**\n\n${list(weakened)}`);
   if (!allowed.length && !weakened.length) out.push('_The gates check what they checked at the base._');
@@ -122,17 +151,30 @@ function filesSection(files: FinalReportInput['files']): string {
   const product = (list_: string[]) => list_.filter((f) => !f.startsWith('.ralph/'));
   const [added, modified, deleted] = [product(files.added), product(files.modified), product(files.deleted)];
   // the counts are whole; the names past STORED_FILES_MAX are one line with their count
-  const named = (title: string, fs: string[]) => `**${title}: ${fs.length}**\n${list(summarizedFiles(fs).map((f, i) => (i < STORED_FILES_MAX ? `\`${f}\`` : f)))}`;
+  const named = (title: string, fs: string[]) =>
+    `**${title}: ${fs.length}**\n${list(summarizedFiles(fs).map((f, i) => (i < STORED_FILES_MAX ? `\`${f}\`` : f)))}`;
   return `## Files changed\n${named('Created', added)}\n\n${named('Modified', modified)}\n\n${named('Deleted', deleted)}`;
 }
 
 function usageTable(cp: Checkpoint, config: RalphConfig): string {
-  const rows = Object.entries(cp.modelUsage).map(([model, u]) => [model, String(u.calls), String(u.promptTokens), String(u.completionTokens), costCell(estimateCostUsd(model, u, config.llm.prices, config.llm.provider), config.llm.provider)]);
+  const rows = Object.entries(cp.modelUsage).map(([model, u]) => [
+    model,
+    String(u.calls),
+    String(u.promptTokens),
+    String(u.completionTokens),
+    costCell(estimateCostUsd(model, u, config.llm.prices, config.llm.provider), config.llm.provider),
+  ]);
   const totalCost = Object.entries(cp.modelUsage).reduce<number | undefined>((sum, [model, u]) => {
     const cost = estimateCostUsd(model, u, config.llm.prices, config.llm.provider);
     return cost === undefined ? sum : (sum ?? 0) + cost;
   }, undefined);
-  rows.push(['**total**', String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)), String(cp.usage.promptTokens), String(cp.usage.completionTokens), costCell(totalCost, config.llm.provider)]);
+  rows.push([
+    '**total**',
+    String(Object.values(cp.modelUsage).reduce((n, u) => n + u.calls, 0)),
+    String(cp.usage.promptTokens),
+    String(cp.usage.completionTokens),
+    costCell(totalCost, config.llm.provider),
+  ]);
   return `## Model usage\n${table(['Model', 'Calls', 'Prompt tokens', 'Completion tokens', 'Est. cost'], rows)}`;
 }
 

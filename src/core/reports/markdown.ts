@@ -2,7 +2,11 @@
 
 export function table(header: string[], rows: string[][]): string {
   const escape = (cell: string) => cell.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(escape).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(escape).join(' | ')} |`),
+  ].join('\n');
 }
 
 export function duration(ms: number): string {

@@ -36,7 +36,6 @@ export interface IterationReportInput {
   councilPlan?: string;
 }
 
-
 /** Writes `.ralph/reports/<taskId>/iteration-<n>.md` and `final.md`. */
 export class ReportWriter {
   constructor(
@@ -80,20 +79,39 @@ export function renderIteration(input: IterationReportInput): string {
     ]),
   );
   out.push('## Agents executed');
-  out.push(table(['Agent', 'Model', 'Status', 'Detail'], [['orchestrator', record.model, record.outcome, record.error ?? (record.summary ? firstLine(record.summary) : '')], ...input.agents.map((a) => [a.agent, a.model, a.status, a.detail])]));
+  out.push(
+    table(
+      ['Agent', 'Model', 'Status', 'Detail'],
+      [
+        ['orchestrator', record.model, record.outcome, record.error ?? (record.summary ? firstLine(record.summary) : '')],
+        ...input.agents.map((a) => [a.agent, a.model, a.status, a.detail]),
+      ],
+    ),
+  );
   out.push('## Quality gates');
   const gates = input.gates;
   if (!gates || gates.outcomes.length === 0) {
-    out.push(record.signal?.startsWith('BLOCKED') || record.signal?.startsWith('NEEDS_HELP') ? '_not run: the agent stopped the task_' : '_no gates configured_');
+    out.push(
+      record.signal?.startsWith('BLOCKED') || record.signal?.startsWith('NEEDS_HELP')
+        ? '_not run: the agent stopped the task_'
+        : '_no gates configured_',
+    );
   } else {
-    out.push(table(['Gate', 'Kind', 'Required', 'Result', 'Details'], gates.outcomes.map((o) => [o.name, o.kind, o.required ? 'yes' : 'no', o.passed ? '✓ pass' : '✗ FAIL', o.summary])));
+    out.push(
+      table(
+        ['Gate', 'Kind', 'Required', 'Result', 'Details'],
+        gates.outcomes.map((o) => [o.name, o.kind, o.required ? 'yes' : 'no', o.passed ? '✓ pass' : '✗ FAIL', o.summary]),
+      ),
+    );
     out.push(...gateSections(gates));
   }
   if (record.proof) out.push(proofSection(record.proof));
   out.push(`## Model changes\n${list(input.modelChanges)}`);
   if (input.councilPlan) out.push(`## Bug council\n${input.councilPlan}`);
   const label = input.label ?? iterationLabel(record, input.decision?.kind === 'finish' ? input.decision.status : undefined);
-  const after = input.ended ? `${input.ended}${record.decision && record.decision !== input.ended ? ` (the iteration's own verdict: ${record.decision})` : ''}` : (record.decision ?? record.error ?? record.outcome);
+  const after = input.ended
+    ? `${input.ended}${record.decision && record.decision !== input.ended ? ` (the iteration's own verdict: ${record.decision})` : ''}`
+    : (record.decision ?? record.error ?? record.outcome);
   out.push(`## Decision: ${label}\n${after}`);
   if (record.tampering.length) out.push(`## Tampering (restored)\n${list(record.tampering)}`);
   if (record.feedback.length) out.push(`### Fed back to the next iteration\n${list(record.feedback)}`);
@@ -104,22 +122,32 @@ export function renderIteration(input: IterationReportInput): string {
 function gateSections(gates: GateReport): string[] {
   const out: string[] = [];
   const failing = gates.outcomes.flatMap((o) =>
-    (o.parsed.tests?.failures ?? []).map((f) => `\`${f.name}\`${o.preExisting?.includes(f.name) ? " — **pre-existing** (already failing at the task's base; not held against the task)" : ''}${f.message ? ` — ${firstLine(f.message)}` : ''}`),
+    (o.parsed.tests?.failures ?? []).map(
+      (f) =>
+        `\`${f.name}\`${o.preExisting?.includes(f.name) ? " — **pre-existing** (already failing at the task's base; not held against the task)" : ''}${f.message ? ` — ${firstLine(f.message)}` : ''}`,
+    ),
   );
   if (failing.length) out.push(`### Failing tests\n${list(failing)}`);
-  const flaky = gates.outcomes.flatMap((o) => (o.flaky ?? []).map((n) => `**${o.name}**: \`${n}\` failed, then passed on a re-run (${o.reruns ?? 0} re-run${o.reruns === 1 ? '' : 's'})`));
+  const flaky = gates.outcomes.flatMap((o) =>
+    (o.flaky ?? []).map(
+      (n) => `**${o.name}**: \`${n}\` failed, then passed on a re-run (${o.reruns ?? 0} re-run${o.reruns === 1 ? '' : 's'})`,
+    ),
+  );
   if (flaky.length) out.push(`### Flaky tests\n${list(flaky)}`);
   const notes = gates.outcomes.flatMap((o) => (o.baselineNote ? [o.baselineNote] : []));
   if (notes.length) out.push(`### Not compared with the base\n${list(notes)}`);
   const findings = gates.outcomes.flatMap((o) => o.parsed.security?.findings ?? []);
-  out.push(`### Security findings\n${list(findings.map((f) => `**${f.severity}** ${f.title}${f.package ? ` (${f.package})` : ''}${f.id ? ` ${f.id}` : ''}${SEVERITY_ACTION[f.severity] ? ` — ${SEVERITY_ACTION[f.severity]}` : ''}`))}`);
+  out.push(
+    `### Security findings\n${list(findings.map((f) => `**${f.severity}** ${f.title}${f.package ? ` (${f.package})` : ''}${f.id ? ` ${f.id}` : ''}${SEVERITY_ACTION[f.severity] ? ` — ${SEVERITY_ACTION[f.severity]}` : ''}`))}`,
+  );
   const weakened = gates.outcomes.flatMap((o) => (o.integrity?.violations ?? []).map((v) => `**${o.name}**: ${v}`));
   const allowed = gates.outcomes.flatMap((o) => (o.integrity?.allowed ?? []).map((v) => `**${o.name}**: ${v}`));
   if (weakened.length) out.push(`### Gates weakened against the task's base\n${list(weakened)}`);
   if (allowed.length) out.push(`### Gate changes the task was allowed to make\n${list(allowed)}`);
   const coverage = gates.outcomes.filter((o) => o.kind === 'coverage');
   if (coverage.length) out.push(`### Coverage\n${list(coverage.map((o) => `${o.name}: ${o.summary}`))}`);
-  for (const o of gates.outcomes.filter((g) => !g.passed && g.outputTail)) out.push(`### Output of ${o.name} (last lines)\n${fence(o.outputTail ?? '')}${o.logPath ? `\nFull log: \`${o.logPath}\`` : ''}`);
+  for (const o of gates.outcomes.filter((g) => !g.passed && g.outputTail))
+    out.push(`### Output of ${o.name} (last lines)\n${fence(o.outputTail ?? '')}${o.logPath ? `\nFull log: \`${o.logPath}\`` : ''}`);
   return out;
 }
 

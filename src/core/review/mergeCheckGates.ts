@@ -14,7 +14,17 @@ import type { SecretRedactor } from '../commands/secrets';
  * moved tip): sandboxed, scrubbed and watched like the queue's own check, as child processes —
  * or through `gates` (the editor's Tasks API runner) when given.
  */
-export function mergeCheckGates(deps: { paths: RalphPaths; config: RalphConfig; commands: CommandRunner; redactor: SecretRedactor; emit?: (body: RalphEventBody) => void; gates?: GateRunner }, mergeWorktree: string): GateRunner {
+export function mergeCheckGates(
+  deps: {
+    paths: RalphPaths;
+    config: RalphConfig;
+    commands: CommandRunner;
+    redactor: SecretRedactor;
+    emit?: (body: RalphEventBody) => void;
+    gates?: GateRunner;
+  },
+  mergeWorktree: string,
+): GateRunner {
   const guard = new ControlFileGuard(deps.paths, deps.emit ?? (() => {}), { ownStateOnly: true });
   const isolated = new IsolatedCommandRunner(deps.commands, isolationSettings(mergeWorktree, deps.config), deps.redactor);
   return new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(isolated), guard);

@@ -85,7 +85,11 @@ export class ReviewDesk {
   async approve(id: string, options: { runInProgress?: boolean } = {}): Promise<ApproveOutcome> {
     const task = await this.expectReview(id);
     const hold = await this.holds.get(id);
-    if (!hold) throw new RalphError(`task ${id} waits for review, but its checked result is not recorded (.ralph/state/${id}.json); retry it`, 'no-review-hold');
+    if (!hold)
+      throw new RalphError(
+        `task ${id} waits for review, but its checked result is not recorded (.ralph/state/${id}.json); retry it`,
+        'no-review-hold',
+      );
     let lock: RunLock | undefined;
     if (!options.runInProgress) {
       try {
@@ -96,7 +100,8 @@ export class ReviewDesk {
     }
     await this.holds.approve(id);
     await this.d.store.update(id, { status: 'in_progress', blockedReason: undefined });
-    if (!lock) return { kind: 'queued', message: `${id} is approved; the run in progress lands it (re-checked if ${hold.target} moved since)` };
+    if (!lock)
+      return { kind: 'queued', message: `${id} is approved; the run in progress lands it (re-checked if ${hold.target} moved since)` };
     try {
       return await this.land(task, hold);
     } finally {
@@ -107,10 +112,22 @@ export class ReviewDesk {
   /** Back to its agent, with `feedback` (and the line comments) pinned in its next context. */
   async requestChanges(id: string, feedback: string, comments: readonly LineComment[] = []): Promise<Task> {
     const task = await this.expectReview(id);
-    const text = [feedback.trim(), ...(comments.length > 0 ? ['On the diff:', ...comments.map((c) => `- ${c.file}:${c.line}: ${c.text.trim()}`)] : [])].filter(Boolean).join('\n');
+    const text = [
+      feedback.trim(),
+      ...(comments.length > 0 ? ['On the diff:', ...comments.map((c) => `- ${c.file}:${c.line}: ${c.text.trim()}`)] : []),
+    ]
+      .filter(Boolean)
+      .join('\n');
     if (!text) throw new RalphError('say what to change (the feedback is empty)', 'invalid-answer');
-    const questions = withAnswer(task.questions, { kind: 'review', question: 'Review of the finished work', text, at: new Date().toISOString() });
-    await handBack(this.d.checkpoints, id, ['Review: a person looked at your finished work and asked for changes (the review feedback is pinned above). Make them in this worktree, then signal COMPLETE again.']);
+    const questions = withAnswer(task.questions, {
+      kind: 'review',
+      question: 'Review of the finished work',
+      text,
+      at: new Date().toISOString(),
+    });
+    await handBack(this.d.checkpoints, id, [
+      'Review: a person looked at your finished work and asked for changes (the review feedback is pinned above). Make them in this worktree, then signal COMPLETE again.',
+    ]);
     await this.holds.release(id);
     const checkpoint = await this.d.checkpoints.load(id);
     return this.d.store.update(id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined, questions });
@@ -121,16 +138,28 @@ export class ReviewDesk {
     await this.expectReview(id);
     await this.holds.release(id);
     const manager = new WorktreeManager(this.d.paths.workspace);
-    if ((await manager.list()).some((w) => w.taskId === id) || (await manager.branches()).has(id)) await manager.remove(id, { deleteBranch: true });
+    if ((await manager.list()).some((w) => w.taskId === id) || (await manager.branches()).has(id))
+      await manager.remove(id, { deleteBranch: true });
     await this.d.checkpoints.clear(id);
-    return this.d.store.update(id, { status: 'cancelled', blockedReason: 'rejected in review: its branch and worktree were dropped (Retry starts it over)' });
+    return this.d.store.update(id, {
+      status: 'cancelled',
+      blockedReason: 'rejected in review: its branch and worktree were dropped (Retry starts it over)',
+    });
   }
 
   /** Lands an approved hold with the run lock held: the merge queue, for this one task. */
   private async land(task: Task, hold: ReviewHold): Promise<ApproveOutcome> {
     const worktrees = new WorktreeManager(this.d.paths.workspace, this.d.config.worktrees.link);
     // the same queue as a run's (one factory): its chain rules, the task's own check, `Closes #N` in its commit
-    const queue = createMergeQueue({ config: this.d.config, store: this.d.store, workspace: this.d.paths.workspace, worktrees, gates: this.d.gates(worktrees.mergePath), target: hold.target, emit: this.d.emit });
+    const queue = createMergeQueue({
+      config: this.d.config,
+      store: this.d.store,
+      workspace: this.d.paths.workspace,
+      worktrees,
+      gates: this.d.gates(worktrees.mergePath),
+      target: hold.target,
+      emit: this.d.emit,
+    });
     queue.enqueue(task.id, task.title, { checked: { base: hold.base, result: hold.result, gates: hold.gates } });
     let outcome: MergeOutcome | undefined;
     try {
@@ -149,19 +178,30 @@ export class ReviewDesk {
       await this.holds.release(task.id);
       await this.d.store.update(task.id, { status: 'done', blockedReason: undefined });
       await worktrees.remove(task.id, { deleteBranch: this.d.config.merge.deleteBranch }).catch(() => undefined);
-      return { kind: 'landed', commit: outcome.commit ?? '', message: `${task.id} landed: ${outcome.detail ?? `merged into ${hold.target}`}` };
+      return {
+        kind: 'landed',
+        commit: outcome.commit ?? '',
+        message: `${task.id} landed: ${outcome.detail ?? `merged into ${hold.target}`}`,
+      };
     }
     // merged again onto a moved tip it conflicts, or the re-check is red: the agent makes both work together
     const conflicted = await mergeTargetInto(worktrees.pathFor(task.id), hold.target, task.id).catch(() => [] as string[]);
     await handBack(this.d.checkpoints, task.id, mergeFeedback(outcome, hold.target, conflicted));
     await this.holds.release(task.id);
-    await this.d.store.update(task.id, { status: 'halted', blockedReason: `approved, but ${outcome.detail ?? 'the merge failed'}; back to its agent` });
-    return { kind: 'returned', message: `${task.id} did not land: ${outcome.detail ?? outcome.state}. It goes back to its agent with that (the next Start resumes it)` };
+    await this.d.store.update(task.id, {
+      status: 'halted',
+      blockedReason: `approved, but ${outcome.detail ?? 'the merge failed'}; back to its agent`,
+    });
+    return {
+      kind: 'returned',
+      message: `${task.id} did not land: ${outcome.detail ?? outcome.state}. It goes back to its agent with that (the next Start resumes it)`,
+    };
   }
 
   private async expectReview(id: string): Promise<Task> {
     const task = await this.d.store.get(id);
-    if (task.status !== 'review') throw new RalphError(`task ${id} is ${task.status}; only a task waiting for review can be reviewed`, 'invalid-transition');
+    if (task.status !== 'review')
+      throw new RalphError(`task ${id} is ${task.status}; only a task waiting for review can be reviewed`, 'invalid-transition');
     return task;
   }
 

@@ -18,7 +18,9 @@ export function reviewMode(config: Pick<RalphConfig, 'merge'>, task: { review?: 
  * Reject (with or without a run) read and clear it.
  */
 export class ReviewHolds {
-  constructor(private readonly deps: { config: Pick<RalphConfig, 'merge'>; store: TaskStore; checkpoints: CheckpointStore; root: string }) {}
+  constructor(
+    private readonly deps: { config: Pick<RalphConfig, 'merge'>; store: TaskStore; checkpoints: CheckpointStore; root: string },
+  ) {}
 
   /** Whether a checked result of this task must wait for a person: manual review, not approved yet. */
   async wanted(taskId: string): Promise<boolean> {

@@ -46,24 +46,60 @@ export async function taskChanges(root: string, task: Task, options: { target: s
   if (worktree && existsSync(worktree.path)) return worktreeChanges(task, worktree.path, options.target);
   const landed = await landingCommit(root, task.id, options.target);
   if (landed) {
-    return { taskId: task.id, kind: 'landed', title: `${task.id}: what it landed on ${options.target} (${landed.slice(0, 10)})`, base: `${landed}^`, head: landed, files: await diffFiles(root, [`${landed}^`, landed]) };
+    return {
+      taskId: task.id,
+      kind: 'landed',
+      title: `${task.id}: what it landed on ${options.target} (${landed.slice(0, 10)})`,
+      base: `${landed}^`,
+      head: landed,
+      files: await diffFiles(root, [`${landed}^`, landed]),
+    };
   }
-  return { taskId: task.id, kind: 'none', title: `${task.id}: no changes to show`, files: [], note: `${task.id} has no worktree, no held result and no commit on ${options.target} that landed it` };
+  return {
+    taskId: task.id,
+    kind: 'none',
+    title: `${task.id}: no changes to show`,
+    files: [],
+    note: `${task.id} has no worktree, no held result and no commit on ${options.target} that landed it`,
+  };
 }
 
 /** The held result against the target's tip: as checked while the tip stays; merged again onto a moved tip. */
 async function wouldLand(root: string, task: Task, hold: ReviewHold): Promise<TaskChanges> {
   const tip = (await runGit(root, ['rev-parse', '--verify', '--quiet', `refs/heads/${hold.target}^{commit}`])).stdout.trim() || hold.base;
   const title = `${task.id}: what would land on ${hold.target}`;
-  if (tip === hold.base) return { taskId: task.id, kind: 'would-land', title, base: hold.base, head: hold.result, files: await diffFiles(root, [hold.base, hold.result]) };
+  if (tip === hold.base)
+    return {
+      taskId: task.id,
+      kind: 'would-land',
+      title,
+      base: hold.base,
+      head: hold.result,
+      files: await diffFiles(root, [hold.base, hold.result]),
+    };
   // the tip moved since the check: the same merge onto the new tip, without a worktree (approving re-checks it)
   const branchTip = hold.branchTip ?? `refs/heads/ralph/${task.id}`;
   const merged = await runGit(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', tip, branchTip]);
   const tree = merged.stdout.split('\n')[0]?.trim();
   if (merged.code > 1 || !/^[0-9a-f]{40,64}$/.test(tree ?? '')) {
-    return { taskId: task.id, kind: 'would-land', title, base: hold.base, head: hold.result, files: await diffFiles(root, [hold.base, hold.result]), note: `${hold.target} moved since the check and the branch could not be merged onto it here; shown against the checked base` };
+    return {
+      taskId: task.id,
+      kind: 'would-land',
+      title,
+      base: hold.base,
+      head: hold.result,
+      files: await diffFiles(root, [hold.base, hold.result]),
+      note: `${hold.target} moved since the check and the branch could not be merged onto it here; shown against the checked base`,
+    };
   }
-  const conflicts = merged.code === 1 ? merged.stdout.split('\n').slice(1).map((l) => l.trim()).filter(Boolean) : [];
+  const conflicts =
+    merged.code === 1
+      ? merged.stdout
+          .split('\n')
+          .slice(1)
+          .map((l) => l.trim())
+          .filter(Boolean)
+      : [];
   return {
     taskId: task.id,
     kind: 'would-land',
@@ -71,16 +107,26 @@ async function wouldLand(root: string, task: Task, hold: ReviewHold): Promise<Ta
     base: tip,
     head: tree,
     files: await diffFiles(root, [tip, tree]),
-    note: conflicts.length > 0 ? `${hold.target} moved since the check: merging onto its tip conflicts in ${conflicts.join(', ')} (approving sends the task back to its agent)` : `${hold.target} moved since the check: shown merged onto its current tip; approving re-runs the check`,
+    note:
+      conflicts.length > 0
+        ? `${hold.target} moved since the check: merging onto its tip conflicts in ${conflicts.join(', ')} (approving sends the task back to its agent)`
+        : `${hold.target} moved since the check: shown merged onto its current tip; approving re-runs the check`,
   };
 }
 
 /** What the worktree holds now against the point its branch left the target. */
 async function worktreeChanges(task: Task, worktree: string, target: string): Promise<TaskChanges> {
-  const base = (await runGit(worktree, ['merge-base', 'HEAD', `refs/heads/${target}`])).stdout.trim() || (await git(worktree, ['rev-parse', 'HEAD'])).trim();
+  const base =
+    (await runGit(worktree, ['merge-base', 'HEAD', `refs/heads/${target}`])).stdout.trim() ||
+    (await git(worktree, ['rev-parse', 'HEAD'])).trim();
   const tracked = await diffFiles(worktree, [base]);
-  const untracked = (await git(worktree, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter(Boolean).map((path) => ({ path, status: 'added' as const }));
-  const files = [...tracked, ...untracked.filter((u) => !tracked.some((t) => t.path === u.path))].sort((a, b) => a.path.localeCompare(b.path));
+  const untracked = (await git(worktree, ['ls-files', '--others', '--exclude-standard', '-z']))
+    .split('\0')
+    .filter(Boolean)
+    .map((path) => ({ path, status: 'added' as const }));
+  const files = [...tracked, ...untracked.filter((u) => !tracked.some((t) => t.path === u.path))].sort((a, b) =>
+    a.path.localeCompare(b.path),
+  );
   return { taskId: task.id, kind: 'worktree', title: `${task.id}: its worktree now, against ${target}`, base, worktree, files };
 }
 
@@ -100,7 +146,8 @@ async function diffFiles(cwd: string, sides: string[]): Promise<ChangedFile[]> {
   const out = await git(cwd, ['diff', '--name-status', '--no-renames', '-z', ...sides, '--']);
   const fields = out.split('\0');
   const files: ChangedFile[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]) files.push({ path: fields[i + 1], status: STATUS[fields[i][0]] ?? 'modified' });
+  for (let i = 0; i + 1 < fields.length; i += 2)
+    if (fields[i]) files.push({ path: fields[i + 1], status: STATUS[fields[i][0]] ?? 'modified' });
   return files;
 }
 

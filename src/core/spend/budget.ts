@@ -3,7 +3,18 @@ import { estimateCostUsd, type ModelTokens } from '../llm/pricing';
 import type { ChatRequest, ChatResponse, ModelClient, TokenCounter, TokenUsage } from '../llm/types';
 import type { RalphConfig } from '../config/schema';
 import { type Clock, systemClock } from '../ports';
-import { addLine, callEntry, type CostReceipt, CostReceiptSchema, emptyLine, emptyReceipt, type ReceiptEntry, type ReceiptLine, recordOnReceipt, type RunSpendSummary } from './receipt';
+import {
+  addLine,
+  callEntry,
+  type CostReceipt,
+  CostReceiptSchema,
+  emptyLine,
+  emptyReceipt,
+  type ReceiptEntry,
+  type ReceiptLine,
+  recordOnReceipt,
+  type RunSpendSummary,
+} from './receipt';
 import { pruneSamples, type RateAcknowledgement, type SpendRateAlarm, spendRateAlarm, type SpendSample } from './spendRate';
 
 /** A budget cap was reached; the task is halted with its state saved. */
@@ -81,7 +92,12 @@ export class SpendMeter {
     run?: SpendTotals | RunSpend,
     private readonly options: SpendMeterOptions = {},
   ) {
-    this.run = run === undefined ? { totals: emptyTotals(), receipt: emptyReceipt(), byTask: {}, samples: [] } : 'totals' in run ? run : { totals: run, receipt: emptyReceipt(), byTask: {}, samples: [] };
+    this.run =
+      run === undefined
+        ? { totals: emptyTotals(), receipt: emptyReceipt(), byTask: {}, samples: [] }
+        : 'totals' in run
+          ? run
+          : { totals: run, receipt: emptyReceipt(), byTask: {}, samples: [] };
     this.clock = options.clock ?? systemClock;
   }
 
@@ -102,7 +118,8 @@ export class SpendMeter {
     this.iteration = 0;
     // parsing builds new objects: the checkpoint's receipt is not shared
     this.receipt = priorReceipt ? CostReceiptSchema.parse(priorReceipt) : emptyReceipt();
-    for (const [model, usage] of Object.entries(prior)) this.add(this.task, model, usage, estimateCostUsd(model, usage, this.config.llm.prices, this.config.llm.provider) ?? 0);
+    for (const [model, usage] of Object.entries(prior))
+      this.add(this.task, model, usage, estimateCostUsd(model, usage, this.config.llm.prices, this.config.llm.provider) ?? 0);
   }
 
   /** Calls from now on belong to iteration `n` (the council after it too). */
@@ -153,15 +170,35 @@ export class SpendMeter {
     const { budget } = this.config;
     const run = this.run.totals;
     if (this.run.stopped) return this.run.stopped;
-    if (over(run.costUsd, budget.maxCostUsd)) return new BudgetExceededError(`run budget reached: $${run.costUsd.toFixed(4)} of $${budget.maxCostUsd} spent`, 'budget.maxCostUsd', true);
-    if (over(run.tokens, budget.maxTokens)) return new BudgetExceededError(`run token budget reached: ${run.tokens} of ${budget.maxTokens} tokens used`, 'budget.maxTokens', true);
+    if (over(run.costUsd, budget.maxCostUsd))
+      return new BudgetExceededError(
+        `run budget reached: $${run.costUsd.toFixed(4)} of $${budget.maxCostUsd} spent`,
+        'budget.maxCostUsd',
+        true,
+      );
+    if (over(run.tokens, budget.maxTokens))
+      return new BudgetExceededError(
+        `run token budget reached: ${run.tokens} of ${budget.maxTokens} tokens used`,
+        'budget.maxTokens',
+        true,
+      );
     return undefined;
   }
 
   private taskCapReached(): BudgetExceededError | undefined {
     const { budget } = this.config;
-    if (over(this.task.costUsd, budget.taskMaxCostUsd)) return new BudgetExceededError(`task ${this.taskId} budget reached: $${this.task.costUsd.toFixed(4)} of $${budget.taskMaxCostUsd} spent`, 'budget.taskMaxCostUsd', false);
-    if (over(this.task.tokens, budget.taskMaxTokens)) return new BudgetExceededError(`task ${this.taskId} token budget reached: ${this.task.tokens} of ${budget.taskMaxTokens} tokens used`, 'budget.taskMaxTokens', false);
+    if (over(this.task.costUsd, budget.taskMaxCostUsd))
+      return new BudgetExceededError(
+        `task ${this.taskId} budget reached: $${this.task.costUsd.toFixed(4)} of $${budget.taskMaxCostUsd} spent`,
+        'budget.taskMaxCostUsd',
+        false,
+      );
+    if (over(this.task.tokens, budget.taskMaxTokens))
+      return new BudgetExceededError(
+        `task ${this.taskId} token budget reached: ${this.task.tokens} of ${budget.taskMaxTokens} tokens used`,
+        'budget.taskMaxTokens',
+        false,
+      );
     return undefined;
   }
 
@@ -177,12 +214,19 @@ export class SpendMeter {
       if (!alarm) return;
       const handler = this.run.onAlarm;
       const settle = (answer: RateAlarmAnswer): RateAlarmAnswer => {
-        if (answer === 'stop') this.run.stopped = new BudgetExceededError(`stopped at the spend-rate alarm: ${alarm.message}`, alarm.kind === 'spike' ? 'budget.spendSpikeFactor' : 'budget.maxCostPerHourUsd', true);
+        if (answer === 'stop')
+          this.run.stopped = new BudgetExceededError(
+            `stopped at the spend-rate alarm: ${alarm.message}`,
+            alarm.kind === 'spike' ? 'budget.spendSpikeFactor' : 'budget.maxCostPerHourUsd',
+            true,
+          );
         else this.run.ack = { since: this.clock.now(), acceptedRateUsdPerHour: alarm.rateUsdPerHour };
         this.run.asking = undefined;
         return answer;
       };
-      const asked = handler ? handler({ ...alarm, iteration: this.iteration, maxIterations: this.maxIterations }) : Promise.resolve<RateAlarmAnswer>('stop');
+      const asked = handler
+        ? handler({ ...alarm, iteration: this.iteration, maxIterations: this.maxIterations })
+        : Promise.resolve<RateAlarmAnswer>('stop');
       // a prompt that fails cannot allow more spending: that is a Stop
       this.run.asking = asked.then(settle, () => settle('stop'));
     }
@@ -194,7 +238,15 @@ export class SpendMeter {
   record(model: string, usage: ModelTokens & Partial<TokenUsage>, role = 'orchestrator'): void {
     const full: TokenUsage = { totalTokens: usage.promptTokens + usage.completionTokens, ...usage };
     const included = this.options.included ?? editorPlanIncluded(this.config);
-    const entry = callEntry(model, role, this.iteration, full, this.config.llm.prices, included?.(model) ?? false, this.config.llm.provider);
+    const entry = callEntry(
+      model,
+      role,
+      this.iteration,
+      full,
+      this.config.llm.prices,
+      included?.(model) ?? false,
+      this.config.llm.provider,
+    );
     const cost = usage.providerCostUsd ?? entry.estimatedUsd ?? 0;
     const row = { calls: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     this.add(this.run.totals, model, row, cost);

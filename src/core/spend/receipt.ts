@@ -105,8 +105,24 @@ export function recordOnReceipt(receipt: CostReceipt, e: ReceiptEntry): void {
 }
 
 /** The receipt entry of a call that returned: priced from `llm.prices` unless `included`. */
-export function callEntry(model: string, role: string, iteration: number, usage: TokenUsage, prices: RalphConfig['llm']['prices'], included = false, provider?: RalphConfig['llm']['provider']): ReceiptEntry {
-  return { model, role, iteration, kind: 'call', usage, included, estimatedUsd: included ? undefined : estimateCostUsd(model, usage, prices, provider) };
+export function callEntry(
+  model: string,
+  role: string,
+  iteration: number,
+  usage: TokenUsage,
+  prices: RalphConfig['llm']['prices'],
+  included = false,
+  provider?: RalphConfig['llm']['provider'],
+): ReceiptEntry {
+  return {
+    model,
+    role,
+    iteration,
+    kind: 'call',
+    usage,
+    included,
+    estimatedUsd: included ? undefined : estimateCostUsd(model, usage, prices, provider),
+  };
 }
 
 /** The line's cost as spent against the budget: the provider's figure where it gave one, our estimate for the other priced calls. */
@@ -138,4 +154,3 @@ export function sumLines(lines: readonly ReceiptLine[]): ReceiptLine {
   for (const line of lines) addLine(total, line);
   return total;
 }
-

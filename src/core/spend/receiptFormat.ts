@@ -7,8 +7,18 @@ export function formatLineCost(line: ReceiptLine): string {
   const known = line.calls - line.unpricedCalls - line.includedCalls;
   const parts: string[] = [];
   if (known > 0 || (line.unpricedCalls === 0 && line.includedCalls === 0)) parts.push(formatUsd(line.estimatedUsd));
-  if (line.unpricedCalls > 0) parts.push(known > 0 || line.includedCalls > 0 ? `unknown for ${line.unpricedCalls} of ${line.calls} calls (no price)` : 'unknown (no price in llm.prices)');
-  if (line.includedCalls > 0) parts.push(known > 0 || line.unpricedCalls > 0 ? `included for ${line.includedCalls} call${line.includedCalls === 1 ? '' : 's'}` : 'included (editor plan)');
+  if (line.unpricedCalls > 0)
+    parts.push(
+      known > 0 || line.includedCalls > 0
+        ? `unknown for ${line.unpricedCalls} of ${line.calls} calls (no price)`
+        : 'unknown (no price in llm.prices)',
+    );
+  if (line.includedCalls > 0)
+    parts.push(
+      known > 0 || line.unpricedCalls > 0
+        ? `included for ${line.includedCalls} call${line.includedCalls === 1 ? '' : 's'}`
+        : 'included (editor plan)',
+    );
   return parts.join(' + ');
 }
 

@@ -43,7 +43,12 @@ type BudgetRates = Pick<RalphConfig['budget'], 'maxCostPerHourUsd' | 'spendSpike
  *   least `spendSpikeMinUsdPerHour`. After Continue the accepted rate is the new baseline.
  * Pure: `now` comes from the injected clock, so tests move time instead of waiting.
  */
-export function spendRateAlarm(samples: readonly SpendSample[], now: number, budget: BudgetRates, ack?: RateAcknowledgement): SpendRateAlarm | undefined {
+export function spendRateAlarm(
+  samples: readonly SpendSample[],
+  now: number,
+  budget: BudgetRates,
+  ack?: RateAcknowledgement,
+): SpendRateAlarm | undefined {
   const since = ack?.since ?? -Infinity;
   const cap = budget.maxCostPerHourUsd;
   if (cap !== undefined) {

@@ -46,20 +46,38 @@ export function withQuestion(questions: readonly Question[] | undefined, asked: 
 }
 
 /** Answers the open question (or records `answer` as a new entry of `kind` when none is open). */
-export function withAnswer(questions: readonly Question[] | undefined, answer: { text: string; at: string; approved?: boolean; kind?: QuestionKind; question?: string }): Question[] {
+export function withAnswer(
+  questions: readonly Question[] | undefined,
+  answer: { text: string; at: string; approved?: boolean; kind?: QuestionKind; question?: string },
+): Question[] {
   const list = [...(questions ?? [])];
   const open = openQuestion(list);
-  const answered = { answer: boundText(answer.text), answeredAt: answer.at, ...(answer.approved !== undefined ? { approved: answer.approved } : {}) };
+  const answered = {
+    answer: boundText(answer.text),
+    answeredAt: answer.at,
+    ...(answer.approved !== undefined ? { approved: answer.approved } : {}),
+  };
   if (open && (answer.kind === undefined || answer.kind === open.kind)) {
     list[list.length - 1] = { ...open, ...answered };
     return list;
   }
-  return [...list, { id: `q${list.length + 1}`, kind: answer.kind ?? 'help', question: boundText(answer.question ?? '(no question asked)'), askedAt: answer.at, ...answered }];
+  return [
+    ...list,
+    {
+      id: `q${list.length + 1}`,
+      kind: answer.kind ?? 'help',
+      question: boundText(answer.question ?? '(no question asked)'),
+      askedAt: answer.at,
+      ...answered,
+    },
+  ];
 }
 
 /** Commands the person approved for this task (answered `command` questions). */
 export function approvedCommands(questions: readonly Question[] | undefined): Set<string> {
-  return new Set((questions ?? []).filter((q) => q.kind === 'command' && q.approved === true && q.command !== undefined).map((q) => q.command!));
+  return new Set(
+    (questions ?? []).filter((q) => q.kind === 'command' && q.approved === true && q.command !== undefined).map((q) => q.command!),
+  );
 }
 
 /** The header of the pinned answers in an iteration's context. */
@@ -74,7 +92,8 @@ export function pinnedAnswers(questions: readonly Question[] | undefined): strin
   if (answered.length === 0) return '';
   const lines = answered.map((q) => {
     if (q.kind === 'review') return `- Review of your finished work (${q.answeredAt}): changes requested:\n${indent(q.answer!)}`;
-    if (q.kind === 'command') return `- You wanted to run \`${q.command ?? q.question}\`: ${q.approved ? 'approved — you may run exactly that command' : 'not approved — find another way'}${q.answer && !/^(yes|no|y|n|approved?|refused?)$/i.test(q.answer.trim()) ? `. The person said: ${q.answer}` : ''}`;
+    if (q.kind === 'command')
+      return `- You wanted to run \`${q.command ?? q.question}\`: ${q.approved ? 'approved — you may run exactly that command' : 'not approved — find another way'}${q.answer && !/^(yes|no|y|n|approved?|refused?)$/i.test(q.answer.trim()) ? `. The person said: ${q.answer}` : ''}`;
     return `- Q (${q.askedAt}${q.iteration ? `, iteration ${q.iteration}` : ''}): ${q.question}\n  A (${q.answeredAt}): ${q.answer}`;
   });
   return `${ANSWERS_HEADER}\n${lines.join('\n')}`;

@@ -77,6 +77,9 @@ export function rollbackConfirmation(plan: RollbackPlan): string {
   if (plan.commits.length === 0) {
     return `No commits of ${plan.taskId} are in the history, so nothing is reverted; the task goes back to to do with a fresh iteration counter.`;
   }
-  const what = plan.kind === 'revert' ? `A new commit reverts ${plan.commits.length === 1 ? 'this commit' : `these ${plan.commits.length} commits`} of ${plan.taskId}:` : `This undoes ${plan.taskId}'s work:`;
+  const what =
+    plan.kind === 'revert'
+      ? `A new commit reverts ${plan.commits.length === 1 ? 'this commit' : `these ${plan.commits.length} commits`} of ${plan.taskId}:`
+      : `This undoes ${plan.taskId}'s work:`;
   return `${what}\n${plan.describe.map((line) => `  ${line}`).join('\n')}\nCommits of other tasks and your own stay; nothing is reset. If the revert conflicts with later work, nothing changes. The task goes back to to do.`;
 }

@@ -97,7 +97,12 @@ export const TaskFileSchema = z.strictObject({
     tasks.forEach((task, index) => {
       const first = seen.get(task.id);
       if (first === undefined) seen.set(task.id, index);
-      else ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate task id "${task.id}" (also tasks.${first}); every id must be unique` });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'id'],
+          message: `duplicate task id "${task.id}" (also tasks.${first}); every id must be unique`,
+        });
     });
   }),
 });

@@ -76,7 +76,8 @@ export function dependencyBlocks(tasks: readonly Task[]): Map<string, Dependency
         continue;
       }
       visit(dep);
-      if (invalid.has(dep) && byId.get(dep)?.status !== 'done') setOnce(invalid, id, `${id} waits on ${dep}, which can never start (${invalid.get(dep)})`);
+      if (invalid.has(dep) && byId.get(dep)?.status !== 'done')
+        setOnce(invalid, id, `${id} waits on ${dep}, which can never start (${invalid.get(dep)})`);
     }
     visiting.pop();
     settled.add(id);

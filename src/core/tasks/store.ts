@@ -97,7 +97,10 @@ export class TaskStore {
     const parsed = inputs.map((input, index) => {
       const result = NewTaskSchema.safeParse(input);
       if (result.success) return result.data;
-      throw new RalphError(`invalid task${inputs.length > 1 ? ` ${index + 1} ("${String((input as { title?: unknown }).title ?? '')}")` : ''}: ${formatZodIssues(result.error).join('; ')}`, 'invalid-task');
+      throw new RalphError(
+        `invalid task${inputs.length > 1 ? ` ${index + 1} ("${String((input as { title?: unknown }).title ?? '')}")` : ''}: ${formatZodIssues(result.error).join('; ')}`,
+        'invalid-task',
+      );
     });
     return this.mutate((file, byId) => {
       const known = new Set(byId.keys());
@@ -106,7 +109,8 @@ export class TaskStore {
         const id = fields.id ?? nextTaskId(file.tasks);
         if (known.has(id)) throw new RalphError(`a task with id "${id}" already exists`, 'duplicate-task');
         for (const dependency of fields.dependsOn ?? []) {
-          if (!known.has(dependency)) throw new RalphError(`task depends on "${dependency}", which is not in the store`, 'unknown-dependency');
+          if (!known.has(dependency))
+            throw new RalphError(`task depends on "${dependency}", which is not in the store`, 'unknown-dependency');
         }
         const task: Task = {
           id,
@@ -242,7 +246,13 @@ export class TaskStore {
       const same = kept?.byId.get(task.id);
       return same && sameTask(same, task) ? same : freezeTask(task);
     });
-    const parsed: Parsed = { data: got.data, file: { ...file, tasks }, byId: new Map(tasks.map((t) => [t.id, t])), sig: got.sig, checkedAtMs: got.checkedAtMs };
+    const parsed: Parsed = {
+      data: got.data,
+      file: { ...file, tasks },
+      byId: new Map(tasks.map((t) => [t.id, t])),
+      sig: got.sig,
+      checkedAtMs: got.checkedAtMs,
+    };
     this.cache = parsed;
     return parsed;
   }

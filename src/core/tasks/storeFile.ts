@@ -29,7 +29,15 @@ export function sigOf(stat: BigIntStats): FileSig {
 }
 
 export function sameSig(a: FileSig | undefined, b: FileSig | undefined): boolean {
-  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
 }
 
 /**

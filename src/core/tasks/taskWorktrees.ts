@@ -16,10 +16,10 @@ export interface KeptWorktree {
 
 /** Clean Up Worktree would lose uncommitted work and the person did not say to discard it. */
 export class UncommittedWorkError extends RalphError {
-  constructor(
-    readonly worktree: KeptWorktree,
-  ) {
-    const list = worktree.uncommitted.slice(0, 10).join(', ') + (worktree.uncommitted.length > 10 ? `, and ${worktree.uncommitted.length - 10} more` : '');
+  constructor(readonly worktree: KeptWorktree) {
+    const list =
+      worktree.uncommitted.slice(0, 10).join(', ') +
+      (worktree.uncommitted.length > 10 ? `, and ${worktree.uncommitted.length - 10} more` : '');
     super(
       `the worktree ${worktree.relative} of ${worktree.taskId} has uncommitted changes (${list}); they would be lost. Commit them on ${worktree.branch}, or confirm to discard them`,
       'uncommitted-work',
@@ -72,6 +72,12 @@ export class TaskWorktrees {
 
   private async describe(taskId: string, wtPath: string, branch: string | undefined): Promise<KeptWorktree> {
     const uncommitted = [...(await uncommittedFiles(wtPath).catch(() => new Set<string>()))];
-    return { taskId, path: wtPath, relative: path.relative(this.manager.root, wtPath) || wtPath, branch: branch ?? this.manager.branchFor(taskId), uncommitted };
+    return {
+      taskId,
+      path: wtPath,
+      relative: path.relative(this.manager.root, wtPath) || wtPath,
+      branch: branch ?? this.manager.branchFor(taskId),
+      uncommitted,
+    };
   }
 }

@@ -22,7 +22,9 @@ export class WorktreeRollbackPlanner implements RollbackPlanner {
       taskId: task.id,
       kind: 'drop-branch',
       commits: [],
-      describe: [`remove the worktree ${where} and the branch ${branch}: ${task.id}'s work was never merged, so nothing on your branch changes`],
+      describe: [
+        `remove the worktree ${where} and the branch ${branch}: ${task.id}'s work was never merged, so nothing on your branch changes`,
+      ],
       apply: async () => {
         await manager.remove(task.id, { deleteBranch: true });
         return { files: [], summary: `removed the worktree ${where} and the branch ${branch} (never merged); your branch is untouched` };

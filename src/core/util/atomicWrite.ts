@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { type BigIntStats, closeSync, constants, fstatSync, fsync, openSync, promises as fs, readFileSync, renameSync, write, writeSync } from 'node:fs';
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  fstatSync,
+  fsync,
+  openSync,
+  promises as fs,
+  readFileSync,
+  renameSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { ConfigError } from '../errors';
@@ -66,7 +78,13 @@ export function identityOf(stat: BigIntStats): WrittenFile {
 
 /** Whether `file` (a path, or a stat of it) is still the version `written` describes. */
 export function isWrittenFile(stat: BigIntStats | undefined, written: WrittenFile): boolean {
-  return stat !== undefined && stat.dev === written.dev && stat.ino === written.ino && stat.size === written.size && stat.mtimeNs === written.mtimeNs;
+  return (
+    stat !== undefined &&
+    stat.dev === written.dev &&
+    stat.ino === written.ino &&
+    stat.size === written.size &&
+    stat.mtimeNs === written.mtimeNs
+  );
 }
 
 /** This process's mark in its temporary names: the pid, plus random bytes taken once (two containers' processes may share a pid and a folder). */
@@ -80,15 +98,20 @@ export function tempNameFor(file: string): string {
 }
 
 function writeAllSync(fd: number, bytes: Uint8Array): void {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.length; ) at += (await writeAsync(fd, bytes, at, bytes.length - at)).bytesWritten;
+  for (let at = 0; at < bytes.length;) at += (await writeAsync(fd, bytes, at, bytes.length - at)).bytesWritten;
 }
 
 const fsyncAsync = promisify(fsync);
-const writeAsync = promisify(write) as (fd: number, buffer: Uint8Array, offset: number, length: number) => Promise<{ bytesWritten: number }>;
+const writeAsync = promisify(write) as (
+  fd: number,
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+) => Promise<{ bytesWritten: number }>;
 
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
@@ -106,7 +129,8 @@ export async function readTextIfExists(file: string): Promise<string | undefined
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     if (code === 'EISDIR') throw new ConfigError(`${file} is a directory, but it must be a file; move it away and run again`, file);
-    if (code === 'ENOTDIR') throw new ConfigError(`${file}: a parent of it is a file, not a directory (is .ralph a file?); move it away and run again`, file);
+    if (code === 'ENOTDIR')
+      throw new ConfigError(`${file}: a parent of it is a file, not a directory (is .ralph a file?); move it away and run again`, file);
     throw error;
   }
 }
@@ -130,4 +154,3 @@ async function readSmallInPlace(file: string): Promise<string> {
 
 /** Open for reading without waiting (a FIFO would wait for a writer); no effect on a regular file. */
 export const READ_NOW = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-

@@ -42,7 +42,11 @@ export function summarizedFiles(files: readonly string[], max = STORED_FILES_MAX
  * records whose shape is open, like the events of the run log. An array past its bound keeps
  * its head and ends with a string saying how many entries were left out.
  */
-export function boundDeep(value: unknown, limits: { text: number; list: number } = { text: LOGGED_TEXT_MAX, list: LOGGED_LIST_MAX }, depth = 0): unknown {
+export function boundDeep(
+  value: unknown,
+  limits: { text: number; list: number } = { text: LOGGED_TEXT_MAX, list: LOGGED_LIST_MAX },
+  depth = 0,
+): unknown {
   if (typeof value === 'string') return boundText(value, limits.text);
   if (value === null || typeof value !== 'object') return value;
   if (depth > 12) return '[nested too deep: not kept]';

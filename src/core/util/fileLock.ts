@@ -71,7 +71,10 @@ async function lockWhileHeldElsewhere(file: string, options: lockfile.LockOption
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ELOCKED') throw cannotLock(file, error as NodeJS.ErrnoException);
       if (attempt >= RETRIES.retries) {
-        throw new RalphError(`${file} is locked by another process (lock ${file}.lock); try again, or remove the lock if no Ralph process is running`, 'store-locked');
+        throw new RalphError(
+          `${file} is locked by another process (lock ${file}.lock); try again, or remove the lock if no Ralph process is running`,
+          'store-locked',
+        );
       }
       const wait = Math.min(RETRIES.maxTimeout, RETRIES.minTimeout * RETRIES.factor ** attempt) * (1 + Math.random());
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -81,7 +84,7 @@ async function lockWhileHeldElsewhere(file: string, options: lockfile.LockOption
 
 function cannotLock(file: string, error: NodeJS.ErrnoException): Error {
   const why: Record<string, string> = {
-    EROFS: 'the file system is read-only here (inside Ralph\'s sandbox .ralph/ is read-only: the task list is the orchestrator\'s to change)',
+    EROFS: "the file system is read-only here (inside Ralph's sandbox .ralph/ is read-only: the task list is the orchestrator's to change)",
     EACCES: 'permission denied',
     EPERM: 'operation not permitted',
     ENOSPC: 'the disk is full',

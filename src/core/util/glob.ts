@@ -33,7 +33,8 @@ export interface GlobMatcher {
 }
 
 export function compileGlob(glob: string): GlobMatcher {
-  if (glob.length > MAX_GLOB_CHARS) throw new GlobTooComplexError(`the pattern is ${glob.length} characters; the limit is ${MAX_GLOB_CHARS}`);
+  if (glob.length > MAX_GLOB_CHARS)
+    throw new GlobTooComplexError(`the pattern is ${glob.length} characters; the limit is ${MAX_GLOB_CHARS}`);
   const programs = expandBraces(glob).map(tokenize);
   return { test: (path) => programs.some((tokens) => run(tokens, path)) };
 }
@@ -181,7 +182,8 @@ function expandBraces(glob: string): string[] {
   for (const alt of splitAlternatives(glob.slice(open + 1, close))) {
     for (const rest of expandBraces(`${alt}${glob.slice(close + 1)}`)) {
       out.push(head + rest);
-      if (out.length > MAX_GLOB_ALTERNATIVES) throw new GlobTooComplexError(`the pattern's braces expand to more than ${MAX_GLOB_ALTERNATIVES} alternatives`);
+      if (out.length > MAX_GLOB_ALTERNATIVES)
+        throw new GlobTooComplexError(`the pattern's braces expand to more than ${MAX_GLOB_ALTERNATIVES} alternatives`);
     }
   }
   return out;

@@ -13,7 +13,11 @@ export function formatZodIssues(error: z.ZodError, prefix = '', schema?: z.ZodTy
       return issue.keys.map((key) => {
         const full = [...where, key].join('.');
         const guess = closest(key, known);
-        const hint = guess ? `; did you mean ${[...where, guess].join('.')}?` : known.length > 0 ? `; known keys here: ${known.join(', ')}` : '';
+        const hint = guess
+          ? `; did you mean ${[...where, guess].join('.')}?`
+          : known.length > 0
+            ? `; known keys here: ${known.join(', ')}`
+            : '';
         return `${full}: unknown key${hint}`;
       });
     }

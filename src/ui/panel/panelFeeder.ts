@@ -60,7 +60,10 @@ export class PanelFeeder {
     const seeds = tasks.map((task) => taskSeed(task, checkpoints?.get(task.id), this.deps.prices(), this.deps.provider?.()));
     this.deps.model.apply({ type: 'panel.sync', time: this.isoNow(), tasks: seeds, adopt });
     // a task just held for review: its checked result (target, merged check) is in its checkpoint
-    if (!checkpoints) void this.syncReviews(tasks.filter((t) => t.status === 'review' && !this.deps.model.state.tasks.find((v) => v.id === t.id)?.reviewHold));
+    if (!checkpoints)
+      void this.syncReviews(
+        tasks.filter((t) => t.status === 'review' && !this.deps.model.state.tasks.find((v) => v.id === t.id)?.reviewHold),
+      );
   }
 
   private async syncReviews(tasks: readonly Task[]): Promise<void> {
@@ -70,7 +73,12 @@ export class PanelFeeder {
       const cp = await this.deps.checkpoints.load(task.id).catch(() => undefined);
       if (cp?.review) found.set(task.id, cp);
     }
-    if (found.size > 0) this.syncTasks(tasks.filter((t) => found.has(t.id)), false, found);
+    if (found.size > 0)
+      this.syncTasks(
+        tasks.filter((t) => found.has(t.id)),
+        false,
+        found,
+      );
   }
 
   private async adopt(): Promise<void> {
@@ -97,7 +105,8 @@ export class PanelFeeder {
 
   private async readReport(taskId: string, file: string): Promise<void> {
     const text = await readTextIfExists(path.join(this.deps.paths.workspace, file)).catch(() => undefined);
-    if (text !== undefined) this.deps.model.apply({ type: 'panel.report', taskId, file, final: true, text: text.slice(0, LIMITS.reportChars) });
+    if (text !== undefined)
+      this.deps.model.apply({ type: 'panel.report', taskId, file, final: true, text: text.slice(0, LIMITS.reportChars) });
   }
 
   private isoNow(): string {
@@ -106,7 +115,12 @@ export class PanelFeeder {
 }
 
 /** A task of the store (and its checkpoint) as the panel's `panel.sync` input. */
-export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphConfig['llm']['prices'], provider?: RalphConfig['llm']['provider']): TaskSeed {
+export function taskSeed(
+  task: Task,
+  cp: Checkpoint | undefined,
+  prices: RalphConfig['llm']['prices'],
+  provider?: RalphConfig['llm']['provider'],
+): TaskSeed {
   return {
     id: task.id,
     title: task.title,
@@ -118,7 +132,13 @@ export function taskSeed(task: Task, cp: Checkpoint | undefined, prices: RalphCo
     blockedReason: task.blockedReason,
     updatedAt: task.updatedAt,
     ...remoteSeed(task),
-    ...(task.questions?.length ? { questions: task.questions.slice(-LIMITS.questions).map((q) => ({ ...q, question: clip(q.question), ...(q.answer !== undefined ? { answer: clip(q.answer) } : {}) })) } : {}),
+    ...(task.questions?.length
+      ? {
+          questions: task.questions
+            .slice(-LIMITS.questions)
+            .map((q) => ({ ...q, question: clip(q.question), ...(q.answer !== undefined ? { answer: clip(q.answer) } : {}) })),
+        }
+      : {}),
     ...(cp ? { checkpoint: checkpointSeed(cp, prices, provider) } : {}),
     ...(task.check ? { check: task.check } : {}),
     ...(cp?.proof ? { proof: proofLine(cp.proof) } : {}),
@@ -157,7 +177,17 @@ function checkpointSeed(cp: Checkpoint, prices: RalphConfig['llm']['prices'], pr
     costUsd,
     unpricedTokens,
     ...(includedTokens > 0 ? { includedTokens } : {}),
-    ...(cp.review ? { reviewHold: { target: cp.review.target, reason: clip(cp.review.reason), gates: cp.review.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })), heldAt: cp.review.heldAt, ...(cp.review.files ? { files: cp.review.files.slice(0, 20) } : {}) } } : {}),
+    ...(cp.review
+      ? {
+          reviewHold: {
+            target: cp.review.target,
+            reason: clip(cp.review.reason),
+            gates: cp.review.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })),
+            heldAt: cp.review.heldAt,
+            ...(cp.review.files ? { files: cp.review.files.slice(0, 20) } : {}),
+          },
+        }
+      : {}),
     history: cp.history.map((r) => ({
       n: r.iteration,
       startedAt: r.startedAt,

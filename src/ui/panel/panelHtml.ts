@@ -5,7 +5,9 @@ import type * as vscode from 'vscode';
 export const WEBVIEW_DIST = ['dist', 'webview'] as const;
 
 export function newNonce(): string {
-  return randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  return randomBytes(18)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
 }
 
 /**
@@ -23,7 +25,12 @@ export interface WebviewPage {
 
 export const PROGRESS_PAGE: WebviewPage = { script: 'main.js', style: 'main.css', title: 'Ralph Progress', label: 'Ralph Loop progress' };
 
-export function panelHtml(webview: vscode.Webview, asset: (name: string) => vscode.Uri, nonce: string, page: WebviewPage = PROGRESS_PAGE): string {
+export function panelHtml(
+  webview: vscode.Webview,
+  asset: (name: string) => vscode.Uri,
+  nonce: string,
+  page: WebviewPage = PROGRESS_PAGE,
+): string {
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,

@@ -17,9 +17,16 @@ export function createPanelMessageHandlers(s: PanelMessageServices): PanelMessag
     // the buttons run the same commands as the palette and the tree (same checks, same errors)
     command: (message) => vscode.commands.executeCommand(`ralph.${message.command}`, ...(message.taskId ? [message.taskId] : [])),
     warningAction: (message) => s.warnings.run(message.warningId, message.action),
-    openFile: (message) => vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(path.join(s.workspace, ...message.path.split('/')))),
+    openFile: (message) =>
+      vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(path.join(s.workspace, ...message.path.split('/')))),
     // the answer box and Request Changes carry the person's text to the same commands as the tree and the palette
-    answer: (message) => vscode.commands.executeCommand('ralph.answerTask', message.taskId, message.text, message.approved === undefined ? {} : { approved: message.approved }),
+    answer: (message) =>
+      vscode.commands.executeCommand(
+        'ralph.answerTask',
+        message.taskId,
+        message.text,
+        message.approved === undefined ? {} : { approved: message.approved },
+      ),
     requestChanges: (message) => vscode.commands.executeCommand('ralph.requestChanges', message.taskId, message.text),
   };
 }

@@ -35,7 +35,9 @@ export class PanelPersistence implements vscode.Disposable {
       errors: Array.isArray(saved.errors) ? saved.errors : [],
       workspaceGates: Array.isArray(saved.workspaceGates) ? saved.workspaceGates : [],
       // saved before the queue existed, or mid-run: entries still moving are stale in a fresh window
-      queue: Array.isArray(saved.queue) ? saved.queue.filter((q) => q.state === 'merged' || q.state === 'conflict' || q.state === 'failed') : [],
+      queue: Array.isArray(saved.queue)
+        ? saved.queue.filter((q) => q.state === 'merged' || q.state === 'conflict' || q.state === 'failed')
+        : [],
     };
   }
 

@@ -59,9 +59,11 @@ export class ProgressPanel extends DisposableBase {
       snapshot: () => this.sendSnapshot(),
     });
     this.register({ dispose: () => this.batcher.dispose() });
-    this.register(this.model.subscribe(({ seq, input }) => {
-      if (this.connected) this.batcher.push(seq, input);
-    }));
+    this.register(
+      this.model.subscribe(({ seq, input }) => {
+        if (this.connected) this.batcher.push(seq, input);
+      }),
+    );
     this.register({ dispose: () => this.disposePanel() });
   }
 
@@ -99,7 +101,12 @@ export class ProgressPanel extends DisposableBase {
       return;
     }
     await this.beforeFirstSnapshot();
-    const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Ralph Progress', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, this.options());
+    const panel = vscode.window.createWebviewPanel(
+      PANEL_VIEW_TYPE,
+      'Ralph Progress',
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+      this.options(),
+    );
     this.attach(panel);
   }
 

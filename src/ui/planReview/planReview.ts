@@ -4,14 +4,27 @@ import * as vscode from 'vscode';
 import { DisposableBase } from '../disposableBase';
 import { errorMessage } from '../../core/errors';
 import { headings, findHeading } from '../../core/intake/markdownOutline';
-import { acceptPlan, dropPlannedTask, editPlannedTask, mergePlannedTasks, movePlannedTask, PlanRefusedError, planProblems } from '../../core/intake/plan/planDraft';
+import {
+  acceptPlan,
+  dropPlannedTask,
+  editPlannedTask,
+  mergePlannedTasks,
+  movePlannedTask,
+  PlanRefusedError,
+  planProblems,
+} from '../../core/intake/plan/planDraft';
 import { noteAccepted, planFiles } from '../../core/intake/plan/planReport';
 import type { PlanDraft } from '../../core/intake/plan/planSchema';
 import type { RalphPaths } from '../../core/paths';
 import type { Logger } from '../../core/ports';
 import { type Task, TASK_TYPES, type TaskType } from '../../core/tasks/schema';
 import type { TaskStore } from '../../core/tasks/store';
-import { PLAN_REVIEW_VIEW_TYPE, type PlanReviewMessage, type PlanReviewMessageType, type PlanReviewState } from '../../protocol/planReviewProtocol';
+import {
+  PLAN_REVIEW_VIEW_TYPE,
+  type PlanReviewMessage,
+  type PlanReviewMessageType,
+  type PlanReviewState,
+} from '../../protocol/planReviewProtocol';
 import { parsePlanReviewMessage } from '../../protocol/planReviewSchema';
 import { newNonce, panelHtml, WEBVIEW_DIST, type WebviewPage } from '../panel/panelHtml';
 
@@ -83,7 +96,12 @@ export class PlanReview extends DisposableBase {
     this.existing = await this.deps.store.list();
     if (this.panel) return this.panel.reveal(undefined, false);
     const root = vscode.Uri.joinPath(this.deps.extensionUri, ...WEBVIEW_DIST);
-    const panel = vscode.window.createWebviewPanel(PLAN_REVIEW_VIEW_TYPE, `Plan: ${path.basename(this.draft.document)}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [root] });
+    const panel = vscode.window.createWebviewPanel(
+      PLAN_REVIEW_VIEW_TYPE,
+      `Plan: ${path.basename(this.draft.document)}`,
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [root] },
+    );
     panel.iconPath = vscode.Uri.joinPath(this.deps.extensionUri, 'media', 'ralph.svg');
     panel.webview.html = panelHtml(panel.webview, (name) => vscode.Uri.joinPath(root, name), newNonce(), PAGE);
     this.panel = panel;
@@ -119,7 +137,8 @@ export class PlanReview extends DisposableBase {
     },
     edit: ({ key, fields }) => {
       this.expectReviewing();
-      if (fields.type !== undefined && !(TASK_TYPES as readonly string[]).includes(fields.type)) throw new Error(`"${fields.type}" is not a task type (${TASK_TYPES.join(', ')})`);
+      if (fields.type !== undefined && !(TASK_TYPES as readonly string[]).includes(fields.type))
+        throw new Error(`"${fields.type}" is not a task type (${TASK_TYPES.join(', ')})`);
       const { type, ...rest } = fields;
       this.draft = editPlannedTask(this.draft, key, { ...rest, ...(type !== undefined ? { type: type as TaskType } : {}) });
     },

@@ -19,7 +19,13 @@ function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement 
       'data-task': task.id,
       'data-focus-key': `tile:${task.id}`,
     },
-    h('div', { class: 'tile-title' }, icon('sync~spin', 'info'), h('strong', {}, ` ${task.id}`), h('span', { class: 'tile-name' }, ` ${task.title}`)),
+    h(
+      'div',
+      { class: 'tile-title' },
+      icon('sync~spin', 'info'),
+      h('strong', {}, ` ${task.id}`),
+      h('span', { class: 'tile-name' }, ` ${task.title}`),
+    ),
     h(
       'div',
       { class: 'tile-progress' },

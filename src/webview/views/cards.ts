@@ -30,11 +30,26 @@ const CLEANABLE: ReadonlySet<TaskView['status']> = new Set(['failed', 'timeout',
 
 const KINDS: Partial<Record<TaskView['status'], CardKind>> = {
   done: { glyph: 'pass-filled', title: 'Task complete', tone: 'passed', actions: [REPORT, ROLLBACK] },
-  timeout: { glyph: 'watch', title: 'Task timed out', tone: 'warning', actions: [RETRY, EDIT, ['Increase Limit', 'increaseMaxIterations', 'add'], ['Abandon', 'cancelTask', 'close']] },
+  timeout: {
+    glyph: 'watch',
+    title: 'Task timed out',
+    tone: 'warning',
+    actions: [RETRY, EDIT, ['Increase Limit', 'increaseMaxIterations', 'add'], ['Abandon', 'cancelTask', 'close']],
+  },
   blocked: { glyph: 'circle-slash', title: 'Task blocked', tone: 'warning', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, CANCEL] },
-  needs_help: { glyph: 'question', title: 'Task needs you', tone: 'info', actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, ['Convene Bug Council', 'conveneCouncil', 'organization'], CANCEL] },
+  needs_help: {
+    glyph: 'question',
+    title: 'Task needs you',
+    tone: 'info',
+    actions: [['Unblock', 'unblockTask', 'unlock'], EDIT, ['Convene Bug Council', 'conveneCouncil', 'organization'], CANCEL],
+  },
   failed: { glyph: 'error', title: 'Task failed', tone: 'failed', actions: [RETRY, EDIT, ROLLBACK, ['Open Log', 'showLog', 'output']] },
-  halted: { glyph: 'debug-pause', title: 'Task halted', tone: 'warning', actions: [['Resume', 'runSelectedTask', 'debug-continue'], EDIT, ROLLBACK, CANCEL] },
+  halted: {
+    glyph: 'debug-pause',
+    title: 'Task halted',
+    tone: 'warning',
+    actions: [['Resume', 'runSelectedTask', 'debug-continue'], EDIT, ROLLBACK, CANCEL],
+  },
   // the review box carries its actions (Show Changes, Approve, Request Changes, Reject)
   review: { glyph: 'git-pull-request-draft', title: 'Ready for review', tone: 'info', actions: [] },
   cancelled: { glyph: 'close', title: 'Task cancelled', tone: 'muted', actions: [RETRY, REPORT] },
@@ -59,12 +74,32 @@ function receiptTable(receipt: ReceiptView): HTMLElement {
   return h(
     'table',
     { class: 'receipt', 'data-testid': 'receipt', 'aria-label': 'Cost by role' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Role'), h('th', {}, 'Calls'), h('th', {}, 'Tokens in / out'), h('th', {}, 'Est. cost'), h('th', {}, 'Provider-reported'))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, 'Role'),
+        h('th', {}, 'Calls'),
+        h('th', {}, 'Tokens in / out'),
+        h('th', {}, 'Est. cost'),
+        h('th', {}, 'Provider-reported'),
+      ),
+    ),
     h(
       'tbody',
       {},
       ...receipt.byRole.map((line) =>
-        h('tr', { 'data-role': line.role }, h('td', {}, line.role), h('td', {}, String(line.calls)), h('td', {}, line.tokens), h('td', {}, line.cost), h('td', {}, line.providerCost)),
+        h(
+          'tr',
+          { 'data-role': line.role },
+          h('td', {}, line.role),
+          h('td', {}, String(line.calls)),
+          h('td', {}, line.tokens),
+          h('td', {}, line.cost),
+          h('td', {}, line.providerCost),
+        ),
       ),
     ),
   );
@@ -75,7 +110,10 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
   // a task that waits for the person shows its card (and its answer or review box) also when this
   // window did not see it end (a reload, a run from the CLI): the store says why it waits
-  const waits = task && WAITS_FOR_PERSON.has(task.status) ? { status: task.status, reason: task.blockedReason ?? '', iterations: task.iteration, time: task.updatedAt } : undefined;
+  const waits =
+    task && WAITS_FOR_PERSON.has(task.status)
+      ? { status: task.status, reason: task.blockedReason ?? '', iterations: task.iteration, time: task.updatedAt }
+      : undefined;
   const finish = task?.finish && task.status === task.finish.status ? task.finish : waits;
   if (!task || !finish) return null;
   const kind = KINDS[finish.status];
@@ -86,7 +124,10 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
     ...fact('Iterations', `${finish.iterations}${finish.status === 'timeout' && task.maxIterations ? `/${task.maxIterations}` : ''}`),
   ];
   if (finish.status !== 'done') {
-    facts.push(...fact('Last progress', task.progress === undefined ? '—' : `${task.progress}%`), ...fact('Last signal', signalChip(task.lastSignal)));
+    facts.push(
+      ...fact('Last progress', task.progress === undefined ? '—' : `${task.progress}%`),
+      ...fact('Last signal', signalChip(task.lastSignal)),
+    );
   }
   if (task.tests) facts.push(...fact('Tests', `${task.tests.passed}/${task.tests.total} passing`));
   if (task.check) facts.push(...fact('Check', h('code', { 'data-testid': 'card-check' }, task.check)));
@@ -104,7 +145,12 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
     h('h2', { id: 'card-heading', class: kind.tone }, icon(kind.glyph), ` ${kind.title}`),
     h('dl', { class: 'facts' }, ...facts),
     blocked
-      ? h('div', { class: 'reason-box', 'data-testid': 'reason' }, h('strong', {}, heading), h('p', {}, task.blockedReason ?? finish.reason))
+      ? h(
+          'div',
+          { class: 'reason-box', 'data-testid': 'reason' },
+          h('strong', {}, heading),
+          h('p', {}, task.blockedReason ?? finish.reason),
+        )
       : h('p', {}, h('strong', {}, 'Reason: '), finish.reason),
     answerBox(ctx, task),
     reviewBox(ctx, task),
@@ -113,11 +159,29 @@ export function finishCard(ctx: ViewContext): HTMLElement | null {
       ? h(
           'ul',
           { class: 'checks', 'aria-label': 'Quality checks' },
-          ...task.gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary ?? ''}`))),
+          ...task.gates.map((g) =>
+            h(
+              'li',
+              { class: g.passed ? 'passed' : 'failed' },
+              icon(g.passed ? 'check' : 'close'),
+              ` ${g.name}`,
+              h('span', { class: 'muted' }, ` ${g.summary ?? ''}`),
+            ),
+          ),
         )
       : undefined,
     // with an answer or review box, its button is the main action; the card's are the others
-    h('div', { class: 'actions' }, ...actions.map(([label, command, glyph], i) => button(label, () => ctx.client.command(command, task.id), { icon: glyph, secondary: i > 0 || WAITS_FOR_PERSON.has(finish.status), focusKey: `card:${command}` }))),
+    h(
+      'div',
+      { class: 'actions' },
+      ...actions.map(([label, command, glyph], i) =>
+        button(label, () => ctx.client.command(command, task.id), {
+          icon: glyph,
+          secondary: i > 0 || WAITS_FOR_PERSON.has(finish.status),
+          focusKey: `card:${command}`,
+        }),
+      ),
+    ),
   );
 }
 
@@ -131,7 +195,11 @@ export function report(ctx: ViewContext): HTMLElement | null {
     { class: 'box report', 'aria-labelledby': 'report-heading' },
     h('h2', { id: 'report-heading' }, 'Final report'),
     collapsible(ctx, `report:${task.id}:${r.file}`, 'Report', r.file, false, h('pre', { class: 'text report-text' }, r.text)),
-    h('div', { class: 'actions' }, button('Open in Preview', () => ctx.client.openFile(r.file), { icon: 'open-preview', secondary: true, focusKey: 'report-open' })),
+    h(
+      'div',
+      { class: 'actions' },
+      button('Open in Preview', () => ctx.client.openFile(r.file), { icon: 'open-preview', secondary: true, focusKey: 'report-open' }),
+    ),
   );
 }
 

@@ -14,10 +14,19 @@ const STATUS_ICON: Record<DelegationView['status'], string> = {
 const TAG_CLASS = { OK: 'passed', ERROR: 'failed', PENDING: 'info', MISSING: 'warning' } as const;
 
 /** A collapsible whose open state survives re-renders. */
-export function collapsible(ctx: ViewContext, key: string, heading: string, description: string, defaultOpen: boolean, ...body: (HTMLElement | undefined)[]): HTMLElement {
+export function collapsible(
+  ctx: ViewContext,
+  key: string,
+  heading: string,
+  description: string,
+  defaultOpen: boolean,
+  ...body: (HTMLElement | undefined)[]
+): HTMLElement {
   const open = ctx.client.view.open[key] ?? defaultOpen;
   const element = h('vscode-collapsible', { heading, description, open, 'data-focus-key': key }, ...body);
-  element.addEventListener('vsc-collapsible-toggle', (event) => ctx.client.setOpen(key, Boolean((event as CustomEvent<{ open: boolean }>).detail?.open)));
+  element.addEventListener('vsc-collapsible-toggle', (event) =>
+    ctx.client.setOpen(key, Boolean((event as CustomEvent<{ open: boolean }>).detail?.open)),
+  );
   return element;
 }
 
@@ -36,7 +45,13 @@ function card(ctx: ViewContext, d: DelegationView): HTMLElement {
           'ul',
           { class: 'evidence', 'aria-label': 'Evidence' },
           ...d.evidence.map((e) =>
-            h('li', {}, h('span', { class: `tag ${TAG_CLASS[e.tag]}` }, `[${e.tag}]`), ` ${e.tool}: ${e.summary}`, e.externalId ? h('span', { class: 'muted' }, ` id=${e.externalId}`) : ''),
+            h(
+              'li',
+              {},
+              h('span', { class: `tag ${TAG_CLASS[e.tag]}` }, `[${e.tag}]`),
+              ` ${e.tool}: ${e.summary}`,
+              e.externalId ? h('span', { class: 'muted' }, ` id=${e.externalId}`) : '',
+            ),
           ),
         )
       : h('p', { class: 'muted' }, d.status === 'running' ? 'Working…' : 'No tool calls.');
@@ -49,12 +64,30 @@ function card(ctx: ViewContext, d: DelegationView): HTMLElement {
     evidence,
     d.escalation ? h('p', { class: 'warning' }, icon('arrow-up'), ` Escalated: ${d.escalation}`) : undefined,
     d.summary ? h('div', {}, h('strong', {}, 'Agent response'), h('pre', { class: 'text' }, d.summary)) : undefined,
-    d.envelope ? collapsible(ctx, `envelope:${d.id}`, 'Verification envelope', 'as the orchestrator read it', false, h('pre', { class: 'text' }, d.envelope)) : undefined,
+    d.envelope
+      ? collapsible(
+          ctx,
+          `envelope:${d.id}`,
+          'Verification envelope',
+          'as the orchestrator read it',
+          false,
+          h('pre', { class: 'text' }, d.envelope),
+        )
+      : undefined,
   );
-  const element = collapsible(ctx, `delegation:${d.id}`, target, d.objective, d.status === 'running' || d.status === 'failed' || d.status === 'escalated', body);
+  const element = collapsible(
+    ctx,
+    `delegation:${d.id}`,
+    target,
+    d.objective,
+    d.status === 'running' || d.status === 'failed' || d.status === 'escalated',
+    body,
+  );
   element.classList.add('delegation', `delegation-${d.status}`);
   element.setAttribute('data-testid', 'delegation-card');
-  element.append(h('span', { slot: 'decorations', class: `delegation-status delegation-${d.status}` }, icon(STATUS_ICON[d.status]), ` ${status}`));
+  element.append(
+    h('span', { slot: 'decorations', class: `delegation-status delegation-${d.status}` }, icon(STATUS_ICON[d.status]), ` ${status}`),
+  );
   return element;
 }
 

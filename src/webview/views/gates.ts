@@ -19,8 +19,18 @@ function gateRow(gate: GateView): HTMLElement {
       { class: 'gate-line' },
       h('span', { class: state }, icon(glyph)),
       h('strong', {}, ` ${gate.name}`),
-      h('span', { class: 'muted' }, ` ${gate.kind}${gate.required ? '' : ' · optional'}${gate.durationMs !== undefined ? ` · ${duration(gate.durationMs)}` : ''}`),
-      gate.tests ? h('span', { class: 'counts' }, ` ${gate.tests.passed}/${gate.tests.total} passing${gate.tests.failed ? `, ${gate.tests.failed} failing` : ''}`) : '',
+      h(
+        'span',
+        { class: 'muted' },
+        ` ${gate.kind}${gate.required ? '' : ' · optional'}${gate.durationMs !== undefined ? ` · ${duration(gate.durationMs)}` : ''}`,
+      ),
+      gate.tests
+        ? h(
+            'span',
+            { class: 'counts' },
+            ` ${gate.tests.passed}/${gate.tests.total} passing${gate.tests.failed ? `, ${gate.tests.failed} failing` : ''}`,
+          )
+        : '',
     ),
     gate.summary ? h('div', { class: 'gate-summary' }, gate.summary) : undefined,
     failing.length > 0
@@ -29,18 +39,39 @@ function gateRow(gate: GateView): HTMLElement {
           { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` },
           ...failing.map((f) =>
             pre.has(f)
-              ? h('li', { class: 'muted', 'data-testid': 'gate-pre-existing' }, icon('history'), ` ${f} — pre-existing: already failing at the task's base, not held against it`)
+              ? h(
+                  'li',
+                  { class: 'muted', 'data-testid': 'gate-pre-existing' },
+                  icon('history'),
+                  ` ${f} — pre-existing: already failing at the task's base, not held against it`,
+                )
               : h('li', {}, icon('close', 'failed'), ` ${f}`),
           ),
         )
       : undefined,
-    flaky.length > 0 ? h('ul', { class: 'integrity muted', 'aria-label': `Flaky tests of ${gate.name}`, 'data-testid': 'gate-flaky' }, ...flaky.map((f) => h('li', {}, icon('sync'), ` Flaky: ${f} failed, then passed on a re-run`))) : undefined,
-    gate.baselineNote ? h('p', { class: 'gate-summary warning', 'data-testid': 'gate-baseline-note' }, icon('info'), ` ${gate.baselineNote}`) : undefined,
+    flaky.length > 0
+      ? h(
+          'ul',
+          { class: 'integrity muted', 'aria-label': `Flaky tests of ${gate.name}`, 'data-testid': 'gate-flaky' },
+          ...flaky.map((f) => h('li', {}, icon('sync'), ` Flaky: ${f} failed, then passed on a re-run`)),
+        )
+      : undefined,
+    gate.baselineNote
+      ? h('p', { class: 'gate-summary warning', 'data-testid': 'gate-baseline-note' }, icon('info'), ` ${gate.baselineNote}`)
+      : undefined,
     weakened.length > 0
-      ? h('ul', { class: 'integrity failed', 'aria-label': `How ${gate.name} was weakened`, 'data-testid': 'gate-weakened' }, ...weakened.map((v) => h('li', {}, icon('warning', 'failed'), ` Weakened: ${v}`)))
+      ? h(
+          'ul',
+          { class: 'integrity failed', 'aria-label': `How ${gate.name} was weakened`, 'data-testid': 'gate-weakened' },
+          ...weakened.map((v) => h('li', {}, icon('warning', 'failed'), ` Weakened: ${v}`)),
+        )
       : undefined,
     allowed.length > 0
-      ? h('ul', { class: 'integrity muted', 'aria-label': `Allowed changes to ${gate.name}`, 'data-testid': 'gate-allowed-changes' }, ...allowed.map((v) => h('li', {}, icon('info'), ` Allowed change: ${v}`)))
+      ? h(
+          'ul',
+          { class: 'integrity muted', 'aria-label': `Allowed changes to ${gate.name}`, 'data-testid': 'gate-allowed-changes' },
+          ...allowed.map((v) => h('li', {}, icon('info'), ` Allowed change: ${v}`)),
+        )
       : undefined,
   );
 }

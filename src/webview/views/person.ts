@@ -14,7 +14,15 @@ function textOf(element: Element | null): string {
 }
 
 function textarea(label: string, placeholder: string, testId: string): HTMLElement {
-  return h('vscode-textarea', { 'aria-label': label, placeholder, rows: 3, resize: 'vertical', class: 'answer-text', 'data-testid': testId, 'data-focus-key': testId });
+  return h('vscode-textarea', {
+    'aria-label': label,
+    placeholder,
+    rows: 3,
+    resize: 'vertical',
+    class: 'answer-text',
+    'data-testid': testId,
+    'data-focus-key': testId,
+  });
 }
 
 /** The questions answered before (the last few), oldest first. */
@@ -30,7 +38,12 @@ function history(questions: readonly QuestionView[]): HTMLElement | undefined {
         {},
         h('span', { class: 'muted' }, `${q.kind === 'review' ? 'Review' : 'Q'} · ${clock(q.askedAt)}: `),
         q.kind === 'review' ? 'changes requested' : q.question,
-        h('div', { class: 'qa-answer' }, icon('reply'), ` ${q.kind === 'command' ? (q.approved ? 'approved' : 'refused') + (q.answer && !/^(not )?approved$/.test(q.answer) ? ` — ${q.answer}` : '') : q.answer}`),
+        h(
+          'div',
+          { class: 'qa-answer' },
+          icon('reply'),
+          ` ${q.kind === 'command' ? (q.approved ? 'approved' : 'refused') + (q.answer && !/^(not )?approved$/.test(q.answer) ? ` — ${q.answer}` : '') : q.answer}`,
+        ),
       ),
     ),
   );
@@ -42,7 +55,11 @@ export function answerBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
   const questions = task.questions ?? [];
   const open = questions.at(-1)?.answer === undefined ? questions.at(-1) : undefined;
   const command = open?.kind === 'command' ? open.command : undefined;
-  const field = textarea(command ? 'Anything to tell the agent' : `Your answer to ${task.id}`, command ? 'Optional: what to tell the agent' : 'Your answer — pinned in the agent\'s next iteration', 'answer-text');
+  const field = textarea(
+    command ? 'Anything to tell the agent' : `Your answer to ${task.id}`,
+    command ? 'Optional: what to tell the agent' : "Your answer — pinned in the agent's next iteration",
+    'answer-text',
+  );
   const send = (approved?: boolean) => {
     const text = textOf(field);
     if (!text && approved === undefined) {
@@ -53,12 +70,23 @@ export function answerBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
     ctx.client.answer(task.id, text, approved);
   };
   const buttons = command
-    ? [button('Approve and Resume', () => send(true), { icon: 'check', focusKey: 'answer:approve' }), button('Refuse', () => send(false), { icon: 'close', secondary: true, focusKey: 'answer:refuse' })]
+    ? [
+        button('Approve and Resume', () => send(true), { icon: 'check', focusKey: 'answer:approve' }),
+        button('Refuse', () => send(false), { icon: 'close', secondary: true, focusKey: 'answer:refuse' }),
+      ]
     : [button('Answer and Resume', () => send(), { icon: 'reply', focusKey: 'answer:send' })];
   return h(
     'div',
     { class: 'answer-box', 'data-testid': 'answer-box', role: 'group', 'aria-label': `Answer ${task.id}` },
-    h('strong', {}, command ? 'The agent wants to run a command nobody could approve during the run' : task.status === 'blocked' ? 'What would unblock it?' : 'Answer the question'),
+    h(
+      'strong',
+      {},
+      command
+        ? 'The agent wants to run a command nobody could approve during the run'
+        : task.status === 'blocked'
+          ? 'What would unblock it?'
+          : 'Answer the question',
+    ),
     command ? h('pre', { class: 'text command-line' }, command) : undefined,
     history(questions),
     field,
@@ -72,7 +100,11 @@ export function reviewBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
   const entry = ctx.state.queue.find((q) => q.taskId === task.id && q.state === 'review');
   const gates = entry?.gates ?? task.reviewHold?.gates ?? [];
   const files = entry?.files ?? task.reviewHold?.files ?? [];
-  const field = textarea(`What ${task.id} should change`, 'What to change — sent back to its agent, pinned in its next context', 'review-text');
+  const field = textarea(
+    `What ${task.id} should change`,
+    'What to change — sent back to its agent, pinned in its next context',
+    'review-text',
+  );
   const requestChanges = () => {
     const text = textOf(field);
     if (!text) {
@@ -86,9 +118,23 @@ export function reviewBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
     'div',
     { class: 'review-box', 'data-testid': 'review-box', role: 'group', 'aria-label': `Review ${task.id}` },
     gates.length > 0
-      ? h('ul', { class: 'checks', 'aria-label': `Merged check of ${task.id}` }, ...gates.map((g) => h('li', { class: g.passed ? 'passed' : 'failed' }, icon(g.passed ? 'check' : 'close'), ` ${g.name}`, h('span', { class: 'muted' }, ` ${g.summary}`))))
+      ? h(
+          'ul',
+          { class: 'checks', 'aria-label': `Merged check of ${task.id}` },
+          ...gates.map((g) =>
+            h(
+              'li',
+              { class: g.passed ? 'passed' : 'failed' },
+              icon(g.passed ? 'check' : 'close'),
+              ` ${g.name}`,
+              h('span', { class: 'muted' }, ` ${g.summary}`),
+            ),
+          ),
+        )
       : undefined,
-    files.length > 0 ? h('p', { class: 'warning' }, icon('warning'), ` Your uncommitted changes are in the way: ${files.join(', ')}`) : undefined,
+    files.length > 0
+      ? h('p', { class: 'warning' }, icon('warning'), ` Your uncommitted changes are in the way: ${files.join(', ')}`)
+      : undefined,
     h(
       'div',
       { class: 'actions' },
@@ -97,6 +143,10 @@ export function reviewBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
       button('Reject', () => ctx.client.command('rejectTask', task.id), { icon: 'trash', secondary: true, focusKey: 'review:reject' }),
     ),
     field,
-    h('div', { class: 'actions' }, button('Request Changes', requestChanges, { icon: 'comment-discussion', secondary: true, focusKey: 'review:changes' })),
+    h(
+      'div',
+      { class: 'actions' },
+      button('Request Changes', requestChanges, { icon: 'comment-discussion', secondary: true, focusKey: 'review:changes' }),
+    ),
   );
 }

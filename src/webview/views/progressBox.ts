@@ -10,7 +10,18 @@ export function bar(percent: number | undefined, label: string, size: 'large' | 
   const fill = h('div', { class: 'bar-fill' });
   // through the CSSOM: the CSP allows no inline style attributes
   fill.style.width = `${value}%`;
-  return h('div', { class: `bar bar-${size}`, role: 'progressbar', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': value }, fill);
+  return h(
+    'div',
+    {
+      class: `bar bar-${size}`,
+      role: 'progressbar',
+      'aria-label': label,
+      'aria-valuemin': 0,
+      'aria-valuemax': 100,
+      'aria-valuenow': value,
+    },
+    fill,
+  );
 }
 
 export function signalChip(signal: string | undefined): HTMLElement {
@@ -48,11 +59,21 @@ export function progressBox(ctx: ViewContext): HTMLElement | null {
       { class: 'facts' },
       item('Iteration', h('span', { 'data-testid': 'iteration' }, `${task.iteration}/${task.maxIterations ?? '?'}`)),
       item('Duration', liveDuration(task.elapsedMs, runningSince(task))),
-      item('Progress', bar(task.progress, 'Task progress'), h('span', { class: 'percent' }, task.progress === undefined ? '—' : `${task.progress}%`)),
+      item(
+        'Progress',
+        bar(task.progress, 'Task progress'),
+        h('span', { class: 'percent' }, task.progress === undefined ? '—' : `${task.progress}%`),
+      ),
       item('Last signal', signalChip(task.lastSignal)),
       item('Tests', tests ? `${tests.passed}/${tests.total} passing` : 'not run yet'),
       item('Commits', `${plural(task.commits, 'commit')} made for this task`),
-      item('Model', task.model ?? '—', escalated ? h('span', { class: 'escalated', title: `escalated from ${escalated}` }, ' ', icon('arrow-up'), ` from ${escalated}`) : ''),
+      item(
+        'Model',
+        task.model ?? '—',
+        escalated
+          ? h('span', { class: 'escalated', title: `escalated from ${escalated}` }, ' ', icon('arrow-up'), ` from ${escalated}`)
+          : '',
+      ),
       item('Cost', `${cost} · ${tokens(task.tokens)} tokens`),
     ),
   );

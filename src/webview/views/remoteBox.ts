@@ -8,7 +8,13 @@ import { h, icon } from '../dom';
  * path as the tree's, so VS Code asks once before it opens an external site. Left to the webview,
  * code-server opens such a link twice (a new tab at once, and again after its own question).
  */
-export function remoteLink(client: PanelClient, taskId: string, remote: RemoteView, attributes: Record<string, string>, ...children: (HTMLElement | string)[]): HTMLElement {
+export function remoteLink(
+  client: PanelClient,
+  taskId: string,
+  remote: RemoteView,
+  attributes: Record<string, string>,
+  ...children: (HTMLElement | string)[]
+): HTMLElement {
   const link = h('a', { ...attributes, href: remote.url, 'data-focus-key': `remote-link:${attributes['data-testid'] ?? ''}` }, ...children);
   link.addEventListener('click', (event) => {
     // before the webview host's own handler on the window (it ignores preventDefault alone)
@@ -36,8 +42,15 @@ export function remoteBox(client: PanelClient, taskId: string, remote: RemoteVie
       { class: 'facts' },
       item('State', icon(look.icon), remoteWords(remote)),
       ...(remote.detail && remote.state !== 'in-queue' ? [item('Detail', remote.detail)] : []),
-      item('Link', remoteLink(client, taskId, remote, { 'data-testid': 'remote-link' }, remoteLinkLabel(remote), ' ', icon('link-external'))),
+      item(
+        'Link',
+        remoteLink(client, taskId, remote, { 'data-testid': 'remote-link' }, remoteLinkLabel(remote), ' ', icon('link-external')),
+      ),
     ),
-    h('p', { class: 'muted' }, 'The task runs as a job on GitHub Actions: its iterations, gates and cost are in the job\'s summary and in the pull request\'s report. It is done when the pull request merges.'),
+    h(
+      'p',
+      { class: 'muted' },
+      "The task runs as a job on GitHub Actions: its iterations, gates and cost are in the job's summary and in the pull request's report. It is done when the pull request merges.",
+    ),
   );
 }

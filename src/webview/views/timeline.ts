@@ -21,9 +21,19 @@ function gatesCell(row: IterationView): HTMLElement | string {
 
 function marks(row: IterationView): HTMLElement {
   const parts: (HTMLElement | string)[] = [];
-  if (row.escalatedFrom) parts.push(h('span', { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` }, icon('arrow-up'), ` ${row.model}`));
-  if (row.delegations > 0) parts.push(h('span', { class: 'mark', title: `${row.delegations} delegation(s)` }, icon('organization'), ` ${row.delegations}`));
-  if (row.compactions > 0) parts.push(h('span', { class: 'mark', title: `${row.compactions} compaction(s)` }, icon('fold'), ` ${row.compactions}`));
+  if (row.escalatedFrom)
+    parts.push(
+      h(
+        'span',
+        { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` },
+        icon('arrow-up'),
+        ` ${row.model}`,
+      ),
+    );
+  if (row.delegations > 0)
+    parts.push(h('span', { class: 'mark', title: `${row.delegations} delegation(s)` }, icon('organization'), ` ${row.delegations}`));
+  if (row.compactions > 0)
+    parts.push(h('span', { class: 'mark', title: `${row.compactions} compaction(s)` }, icon('fold'), ` ${row.compactions}`));
   if (row.commit) parts.push(h('span', { class: 'mark', title: `commit ${row.commit}` }, icon('git-commit'), ` ${shortSha(row.commit)}`));
   if (row.error) parts.push(h('span', { class: 'mark failed', title: row.error }, icon('warning'), ' error'));
   return h('span', { class: 'marks' }, ...parts);
@@ -37,10 +47,24 @@ function rowOf(task: TaskView, row: IterationView, current: boolean): HTMLElemen
     h('th', { scope: 'row' }, `#${row.n}`),
     h('td', { class: 'bar-cell' }, bar(row.progress, `Progress after iteration ${row.n}`, 'small')),
     h('td', {}, clock(row.startedAt)),
-    h('td', {}, row.durationMs === undefined ? (current && task.status === 'in_progress' ? liveDuration(0, row.startedAt) : '—') : duration(row.durationMs)),
+    h(
+      'td',
+      {},
+      row.durationMs === undefined
+        ? current && task.status === 'in_progress'
+          ? liveDuration(0, row.startedAt)
+          : '—'
+        : duration(row.durationMs),
+    ),
     h('td', {}, signalChip(row.signal)),
     h('td', {}, gatesCell(row)),
-    h('td', {}, outcome ? h('span', { class: outcome[1], title: row.outcome }, icon(outcome[0]), ` ${row.outcome}`) : h('span', { class: 'muted' }, current ? 'running' : '—')),
+    h(
+      'td',
+      {},
+      outcome
+        ? h('span', { class: outcome[1], title: row.outcome }, icon(outcome[0]), ` ${row.outcome}`)
+        : h('span', { class: 'muted' }, current ? 'running' : '—'),
+    ),
     h('td', {}, marks(row), current ? h('span', { class: 'current-mark' }, ' ← current') : ''),
   );
 }
@@ -61,7 +85,15 @@ export function timeline(ctx: ViewContext): HTMLElement | null {
       h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, ...['#', 'Progress', 'Started', 'Duration', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) => h('th', { scope: 'col' }, c)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ...['#', 'Progress', 'Started', 'Duration', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
         h('tbody', {}, ...rows),
       ),
     ),

@@ -14,15 +14,32 @@ const TITLES: Record<string, [string, string]> = {
   'security-critical': ['shield', 'Critical security finding — the next task waits for you'],
 };
 
-const ACTION_ICON: Record<string, string> = { continue: 'debug-continue', stop: 'debug-stop', increaseMax: 'add', reviewErrors: 'output', dismiss: 'close' };
+const ACTION_ICON: Record<string, string> = {
+  continue: 'debug-continue',
+  stop: 'debug-stop',
+  increaseMax: 'add',
+  reviewErrors: 'output',
+  dismiss: 'close',
+};
 
 /** An answered warning: one quiet line. */
 function answered(w: WarningView): HTMLElement {
   const [, title] = TITLES[w.code] ?? ['warning', 'Warning'];
   return h(
     'div',
-    { class: 'warning-card resolved', role: 'group', 'aria-label': `Answered warning: ${title}`, 'data-testid': 'warning', 'data-warning-code': w.code },
-    h('span', { class: 'muted', 'data-testid': 'warning-resolved' }, icon('check'), ` ${title} — answered: ${WARNING_ACTION_LABEL[w.resolved!]} · ${clock(w.time)}`),
+    {
+      class: 'warning-card resolved',
+      role: 'group',
+      'aria-label': `Answered warning: ${title}`,
+      'data-testid': 'warning',
+      'data-warning-code': w.code,
+    },
+    h(
+      'span',
+      { class: 'muted', 'data-testid': 'warning-resolved' },
+      icon('check'),
+      ` ${title} — answered: ${WARNING_ACTION_LABEL[w.resolved!]} · ${clock(w.time)}`,
+    ),
   );
 }
 
@@ -33,14 +50,32 @@ function card(ctx: ViewContext, w: WarningView): HTMLElement {
   const actions = warningActions(w.code);
   return h(
     'div',
-    { class: `warning-card${w.resolved ? ' resolved' : ''} warning-${w.code}`, role: 'group', 'aria-label': `Warning: ${title}`, 'data-testid': 'warning', 'data-warning-code': w.code },
+    {
+      class: `warning-card${w.resolved ? ' resolved' : ''} warning-${w.code}`,
+      role: 'group',
+      'aria-label': `Warning: ${title}`,
+      'data-testid': 'warning',
+      'data-warning-code': w.code,
+    },
     h('div', { class: 'warning-title' }, icon(glyph), h('strong', {}, ` ${title}`), h('span', { class: 'muted' }, ` · ${clock(w.time)}`)),
     h('p', {}, w.message),
-    task ? h('p', { class: 'muted' }, `Task: ${task.id} ${task.title}${w.iteration ? ` · iteration ${w.iteration}/${w.maxIterations ?? '?'}` : ''}`) : undefined,
+    task
+      ? h(
+          'p',
+          { class: 'muted' },
+          `Task: ${task.id} ${task.title}${w.iteration ? ` · iteration ${w.iteration}/${w.maxIterations ?? '?'}` : ''}`,
+        )
+      : undefined,
     h(
       'div',
       { class: 'actions' },
-      ...actions.map((action, i) => button(WARNING_ACTION_LABEL[action], () => ctx.client.answerWarning(w.id, action), { icon: ACTION_ICON[action], secondary: i > 0, focusKey: `warning:${w.id}:${action}` })),
+      ...actions.map((action, i) =>
+        button(WARNING_ACTION_LABEL[action], () => ctx.client.answerWarning(w.id, action), {
+          icon: ACTION_ICON[action],
+          secondary: i > 0,
+          focusKey: `warning:${w.id}:${action}`,
+        }),
+      ),
     ),
   );
 }

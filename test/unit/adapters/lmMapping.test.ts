@@ -6,7 +6,14 @@
 import * as assert from 'node:assert/strict';
 import { ModelError, StopRequestedError } from '../../../src/core/errors';
 import type { ChatMessage, StreamDelta } from '../../../src/core/llm/types';
-import { classifyLmError, LmResponseAssembler, lmModelError, toLmMessages, toLmTools, type LmShapes } from '../../../src/adapters/lmMapping';
+import {
+  classifyLmError,
+  LmResponseAssembler,
+  lmModelError,
+  toLmMessages,
+  toLmTools,
+  type LmShapes,
+} from '../../../src/adapters/lmMapping';
 
 class TextPart {
   constructor(public value: string) {}
@@ -112,7 +119,13 @@ describe('LM API mapping (editor models)', () => {
             { call: 'c2', name: 'read_file', input: { path: 'b.ts' } },
           ],
         },
-        { role: 'user', parts: [{ result: 'c1', content: ['A'] }, { result: 'c2', content: ['B'] }] },
+        {
+          role: 'user',
+          parts: [
+            { result: 'c1', content: ['A'] },
+            { result: 'c2', content: ['B'] },
+          ],
+        },
         { role: 'assistant', parts: [{ call: 'c3', name: 'run_command', input: {} }] },
         { role: 'user', parts: [{ result: 'c3', content: ['exit 0'] }] },
         { role: 'assistant', parts: [{ text: 'Done.' }] },
@@ -153,7 +166,9 @@ describe('LM API mapping (editor models)', () => {
 
     it('maps tools to LanguageModelChatTools with their JSON schema as inputSchema', () => {
       const parameters = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
-      assert.deepEqual(toLmTools([{ name: 'read_file', description: 'Read a file', parameters }]), [{ name: 'read_file', description: 'Read a file', inputSchema: parameters }]);
+      assert.deepEqual(toLmTools([{ name: 'read_file', description: 'Read a file', parameters }]), [
+        { name: 'read_file', description: 'Read a file', inputSchema: parameters },
+      ]);
     });
   });
 
@@ -184,7 +199,16 @@ describe('LM API mapping (editor models)', () => {
       assert.equal(response.warnings, undefined);
       // the calls map back onto the LM API unchanged: a full round trip
       const back = plain(toLmMessages([{ role: 'assistant', content: response.content, toolCalls: response.toolCalls }], lm));
-      assert.deepEqual(back, [{ role: 'assistant', parts: [{ text: 'Hello' }, { call: 'call-1', name: 'read_file', input: { path: 'src/a.ts' } }, { call: 'call-1_1', name: 'write_file', input: { path: 'b', content: 'x' } }] }]);
+      assert.deepEqual(back, [
+        {
+          role: 'assistant',
+          parts: [
+            { text: 'Hello' },
+            { call: 'call-1', name: 'read_file', input: { path: 'src/a.ts' } },
+            { call: 'call-1_1', name: 'write_file', input: { path: 'b', content: 'x' } },
+          ],
+        },
+      ]);
     });
 
     it('ignores unknown parts with a warning, marks a nameless or absurd call malformed, and ends with stop without calls', () => {
@@ -220,9 +244,24 @@ describe('LM API mapping (editor models)', () => {
       ['NoPermissions → consent', LanguageModelErrorFake.NoPermissions('User did not consent.'), 'consent', false],
       ['NotFound → not_found', LanguageModelErrorFake.NotFound('Language model x is unknown.'), 'not_found', false],
       ['Blocked → content_filter', LanguageModelErrorFake.Blocked('Response got filtered.'), 'content_filter', false],
-      ['Blocked with a quota message → quota', LanguageModelErrorFake.Blocked('You have exceeded your premium request allowance.'), 'quota', false],
-      ['Blocked with a rate-limit message → rate_limit, retried', LanguageModelErrorFake.Blocked('Rate limit exceeded, please slow down.'), 'rate_limit', true],
-      ['Unknown with a context message → context_length', new LanguageModelErrorFake('prompt token count exceeds the limit: maximum context length is 8192', 'Unknown'), 'context_length', false],
+      [
+        'Blocked with a quota message → quota',
+        LanguageModelErrorFake.Blocked('You have exceeded your premium request allowance.'),
+        'quota',
+        false,
+      ],
+      [
+        'Blocked with a rate-limit message → rate_limit, retried',
+        LanguageModelErrorFake.Blocked('Rate limit exceeded, please slow down.'),
+        'rate_limit',
+        true,
+      ],
+      [
+        'Unknown with a context message → context_length',
+        new LanguageModelErrorFake('prompt token count exceeds the limit: maximum context length is 8192', 'Unknown'),
+        'context_length',
+        false,
+      ],
       ['Unknown network failure → outage, retried', new LanguageModelErrorFake('fetch failed: ECONNRESET', 'Unknown'), 'outage', true],
       ['Unknown 503 → outage, retried', new LanguageModelErrorFake('Server error: 503 Service Unavailable', 'Unknown'), 'outage', true],
       ['Unknown auth → auth', new LanguageModelErrorFake('Not signed in to GitHub', 'Unknown'), 'auth', false],
@@ -240,7 +279,11 @@ describe('LM API mapping (editor models)', () => {
     it('reads the cause of an unspecified error', () => {
       const error = new LanguageModelErrorFake('Request failed', 'Unknown');
       (error as { cause?: unknown }).cause = new Error('429 Too Many Requests');
-      assert.deepEqual(classifyLmError(error, lm), { fault: 'rate_limit', retryable: true, reason: 'Request failed: 429 Too Many Requests' });
+      assert.deepEqual(classifyLmError(error, lm), {
+        fault: 'rate_limit',
+        retryable: true,
+        reason: 'Request failed: 429 Too Many Requests',
+      });
     });
 
     it('leaves our own errors and programming errors alone', () => {
@@ -254,7 +297,10 @@ describe('LM API mapping (editor models)', () => {
       assert.ok(error instanceof ModelError);
       assert.equal(error.fault, 'consent');
       assert.equal(error.retryable, false);
-      assert.match(error.message, /^editor model copilot\/gpt-4\.1 failed: User did not consent\. \(Ralph Loop was not allowed to use this model/);
+      assert.match(
+        error.message,
+        /^editor model copilot\/gpt-4\.1 failed: User did not consent\. \(Ralph Loop was not allowed to use this model/,
+      );
       const retried = lmModelError('m', { fault: 'outage', retryable: true, reason: 'fetch failed' }, 5);
       assert.match(retried.message, /failed after 5 attempts: fetch failed$/);
     });

@@ -11,7 +11,11 @@ import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../he
 import { type DelegationEnv, makeDelegationEnv, ofType, TASK_PROMPT } from './delegation/delegationEnv';
 
 const PROMPT = 'Create hello.txt containing "hi".\nKeep the   spacing — and the unicode: ✓ exactly.';
-const call = (id: string, name = 'read_file'): ChatMessage => ({ role: 'assistant', content: null, toolCalls: [{ id, name, arguments: '{"path":"README.md"}' }] });
+const call = (id: string, name = 'read_file'): ChatMessage => ({
+  role: 'assistant',
+  content: null,
+  toolCalls: [{ id, name, arguments: '{"path":"README.md"}' }],
+});
 const result = (id: string, content = 'x'.repeat(400)): ChatMessage => ({ role: 'tool', toolCallId: id, content });
 
 describe('compaction with spec pinning', function () {
@@ -21,10 +25,20 @@ describe('compaction with spec pinning', function () {
       assert.equal(estimateTokens([{ role: 'assistant', content: null, toolCalls: [{ id: '1', name: 'abcd', arguments: 'efgh' }] }]), 2);
     });
 
-    it('uses the last response\'s usage and estimates only the messages appended since', () => {
+    it("uses the last response's usage and estimates only the messages appended since", () => {
       const model = createModelClient(parseConfig({ llm: { baseUrl: 'http://127.0.0.1:9/v1' } }).llm, 'k');
-      const compactor = new Compactor({ contextWindow: 1000, compactAt: 0.5, model, modelName: 'm', pinned: 'p', signal: new AbortController().signal });
-      const messages: ChatMessage[] = [{ role: 'system', content: 's'.repeat(400) }, { role: 'user', content: 'u'.repeat(400) }];
+      const compactor = new Compactor({
+        contextWindow: 1000,
+        compactAt: 0.5,
+        model,
+        modelName: 'm',
+        pinned: 'p',
+        signal: new AbortController().signal,
+      });
+      const messages: ChatMessage[] = [
+        { role: 'system', content: 's'.repeat(400) },
+        { role: 'user', content: 'u'.repeat(400) },
+      ];
       assert.equal(compactor.estimate(messages, []), 200, 'nothing reported yet: all estimated');
       messages.push(call('a'));
       compactor.noteResponse({ promptTokens: 450, completionTokens: 20, totalTokens: 470 }, messages.length);
@@ -39,7 +53,14 @@ describe('compaction with spec pinning', function () {
       const messages: ChatMessage[] = [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'task' },
-        { role: 'assistant', content: 'two calls', toolCalls: [{ id: 'a', name: 'read_file', arguments: '{}' }, { id: 'b', name: 'search', arguments: '{}' }] },
+        {
+          role: 'assistant',
+          content: 'two calls',
+          toolCalls: [
+            { id: 'a', name: 'read_file', arguments: '{}' },
+            { id: 'b', name: 'search', arguments: '{}' },
+          ],
+        },
         result('a'),
         result('b'),
         call('c'),
@@ -72,7 +93,11 @@ describe('compaction with spec pinning', function () {
       assert.equal(splitForCompaction(messages, 0), undefined);
       const more = [...messages, call('y'), result('y')];
       const split = splitForCompaction(more, 0);
-      assert.deepEqual(split?.older.map((m) => m.role), ['user', 'assistant', 'tool'], 'the summary rolls in; the old pin does not');
+      assert.deepEqual(
+        split?.older.map((m) => m.role),
+        ['user', 'assistant', 'tool'],
+        'the summary rolls in; the old pin does not',
+      );
     });
   });
 
@@ -81,10 +106,29 @@ describe('compaction with spec pinning', function () {
     afterEach(async () => server?.close());
 
     it('compacts in place, pins the request verbatim right after the summary, and stops trying after a failed summary', async () => {
-      server = await startScriptedServer({ steps: [{ content: 'SUMMARY ONE', usage: { prompt_tokens: 50, completion_tokens: 5 } }, { fault: 'status', status: 400 }] });
+      server = await startScriptedServer({
+        steps: [
+          { content: 'SUMMARY ONE', usage: { prompt_tokens: 50, completion_tokens: 5 } },
+          { fault: 'status', status: 400 },
+        ],
+      });
       const llm = parseConfig({ llm: { baseUrl: server.url, maxRetries: 0 } }).llm;
-      const compactor = new Compactor({ contextWindow: 400, compactAt: 0.5, model: createModelClient(llm, 'k'), modelName: 'model-a', pinned: PROMPT, signal: new AbortController().signal });
-      const messages: ChatMessage[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'the whole context' }, call('a'), result('a', 'x'.repeat(1000)), call('b'), result('b', 'short')];
+      const compactor = new Compactor({
+        contextWindow: 400,
+        compactAt: 0.5,
+        model: createModelClient(llm, 'k'),
+        modelName: 'model-a',
+        pinned: PROMPT,
+        signal: new AbortController().signal,
+      });
+      const messages: ChatMessage[] = [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'the whole context' },
+        call('a'),
+        result('a', 'x'.repeat(1000)),
+        call('b'),
+        result('b', 'short'),
+      ];
       const outcome = await compactor.beforeRequest(messages, []);
       assert.ok(outcome);
       assert.ok(outcome.tokensBefore > 200 && outcome.tokensAfter < outcome.tokensBefore);
@@ -121,7 +165,10 @@ describe('compaction with spec pinning', function () {
       const steps: Step[] = [
         { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }], usage: bigUsage },
         { content: 'SUMMARY: README.md read; it is a sample.', usage: { prompt_tokens: 300, completion_tokens: 20 } },
-        { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }], usage: { prompt_tokens: 900, completion_tokens: 10 } },
+        {
+          toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }],
+          usage: { prompt_tokens: 900, completion_tokens: 10 },
+        },
       ];
       h = await makeLoopHarness(steps);
       await h.configure({ llm: { contextWindow: 20_000, compactAt: 0.5 } });
@@ -133,7 +180,10 @@ describe('compaction with spec pinning', function () {
       assert.match(String(summarize.body?.messages?.[0].content), /^You compress the earlier part/);
       assert.match(String(summarize.body?.messages?.[1].content), /Original request \(exact\)/, 'the old context is what gets summarized');
       const messages = after.body?.messages ?? [];
-      assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'user', 'assistant', 'tool']);
+      assert.deepEqual(
+        messages.map((m) => m.role),
+        ['system', 'user', 'user', 'assistant', 'tool'],
+      );
       assert.equal(messages[0].content, first.body?.messages?.[0].content, 'the system message stays');
       assert.equal(messages[1].content, `${SUMMARY_HEADER}\nSUMMARY: README.md read; it is a sample.`);
       assert.equal(messages[2].content, `[ORIGINAL REQUEST — pinned]\n${PROMPT}`);
@@ -148,10 +198,16 @@ describe('compaction with spec pinning', function () {
       assert.equal(usage.totalTokens, 10_090 + 320 + 910, 'the summary call counts into the iteration');
       const responses = eventsOf(h.events, 'model.response');
       assert.equal(responses.length, 3, 'the summary call is reported like any model call');
-      assert.equal(responses.reduce((n, e) => n + e.usage.totalTokens, 0), usage.totalTokens);
+      assert.equal(
+        responses.reduce((n, e) => n + e.usage.totalTokens, 0),
+        usage.totalTokens,
+      );
       // on the receipt the summary is the compaction's, not the orchestrator's
       const receipt = (await new CheckpointStore(h.paths).load(summary.results[0].taskId))?.receipt;
-      assert.deepEqual([receipt?.byRole.compaction.calls, receipt?.byRole.compaction.promptTokens, receipt?.byRole.compaction.completionTokens], [1, 300, 20]);
+      assert.deepEqual(
+        [receipt?.byRole.compaction.calls, receipt?.byRole.compaction.promptTokens, receipt?.byRole.compaction.completionTokens],
+        [1, 300, 20],
+      );
       assert.deepEqual([receipt?.byRole.orchestrator.calls, receipt?.byRole.orchestrator.promptTokens], [2, 9990 + 900]);
     });
 
@@ -170,8 +226,14 @@ describe('compaction with spec pinning', function () {
       );
       const messages = env.server.requests[2].body?.messages ?? [];
       assert.equal(messages[1].content, `${SUMMARY_HEADER}\nSUB SUMMARY`);
-      assert.equal(messages[2].content, `${PINNED_HEADER}\n# Objective\nCheck the README\n\n# The task this serves (its original request, verbatim)\n${TASK_PROMPT}`);
-      assert.deepEqual(ofType(env.events, 'compaction').map((e) => e.scope), ['devo']);
+      assert.equal(
+        messages[2].content,
+        `${PINNED_HEADER}\n# Objective\nCheck the README\n\n# The task this serves (its original request, verbatim)\n${TASK_PROMPT}`,
+      );
+      assert.deepEqual(
+        ofType(env.events, 'compaction').map((e) => e.scope),
+        ['devo'],
+      );
       assert.match(outcome.content, /Status: SUCCESS\nEvidence:\n {2}- \[OK\] read_file: /, 'evidence from before the compaction is kept');
     });
   });

@@ -61,7 +61,10 @@ describe('ToolRegistry', () => {
   it('turns an unknown tool into an error result listing the available ones', async () => {
     const result = await execute(new ToolRegistry([...CORE_TOOLS]), 'delete_everything', '{}');
     assert.equal(result.ok, false);
-    assert.match(result.content, /^unknown tool "delete_everything"\. Available tools: read_file, write_file, edit_file, list_files, search, run_command, git_commit, ralph_complete, report_progress, report_blocked, ask_for_help\.$/);
+    assert.match(
+      result.content,
+      /^unknown tool "delete_everything"\. Available tools: read_file, write_file, edit_file, list_files, search, run_command, git_commit, ralph_complete, report_progress, report_blocked, ask_for_help\.$/,
+    );
   });
 
   it('names every invalid field and what was expected', async () => {
@@ -87,7 +90,10 @@ describe('ToolRegistry', () => {
   it('does not run tools once the signal is aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    const result = await execute(new ToolRegistry([...CORE_TOOLS]), 'write_file', '{"path":"x.txt","content":"x"}', { ...ctx, signal: controller.signal });
+    const result = await execute(new ToolRegistry([...CORE_TOOLS]), 'write_file', '{"path":"x.txt","content":"x"}', {
+      ...ctx,
+      signal: controller.signal,
+    });
     assert.equal(result.ok, false);
     assert.equal(result.summary, 'aborted');
     assert.equal(ws.exists('x.txt'), false);
@@ -115,7 +121,10 @@ describe('ToolRegistry', () => {
     };
 
     it('lists every core tool in DESIGN §4 order', () => {
-      assert.deepEqual(specs.map((spec) => spec.name), Object.keys(required));
+      assert.deepEqual(
+        specs.map((spec) => spec.name),
+        Object.keys(required),
+      );
     });
 
     it('gives object schemas without $schema, with the right required fields and described properties', () => {

@@ -59,7 +59,10 @@ describe('run_command, git_commit and the signal tools', () => {
       await call('run_command', { command: 'a', timeoutMs: 500 }, recorded);
       await call('run_command', { command: 'b', timeoutMs: 99_999 }, recorded);
       await call('run_command', { command: 'c' }, recorded);
-      assert.deepEqual(seen.map((req) => req.timeoutMs), [500, 10_000, 10_000]);
+      assert.deepEqual(
+        seen.map((req) => req.timeoutMs),
+        [500, 10_000, 10_000],
+      );
       assert.ok(seen.every((req) => req.maxOutputChars === 1234 && req.cwd === ctx.scope.root && req.signal === ctx.signal));
     });
 
@@ -99,7 +102,12 @@ describe('run_command, git_commit and the signal tools', () => {
     it('ralph_complete carries the summary, evidence and artifacts', async () => {
       const result = await call('ralph_complete', { summary: 'Done', promiseEvidence: 'npm test passes', artifactPaths: ['src/a.ts'] });
       assert.equal(result.ok, true);
-      assert.deepEqual(result.signal, { kind: 'COMPLETE', summary: 'Done', promiseEvidence: 'npm test passes', artifactPaths: ['src/a.ts'] });
+      assert.deepEqual(result.signal, {
+        kind: 'COMPLETE',
+        summary: 'Done',
+        promiseEvidence: 'npm test passes',
+        artifactPaths: ['src/a.ts'],
+      });
       const bare = await call('ralph_complete', { summary: 'Done', promiseEvidence: 'e' });
       assert.deepEqual(bare.signal, { kind: 'COMPLETE', summary: 'Done', promiseEvidence: 'e' });
     });

@@ -43,7 +43,14 @@ describe('list_files and search', () => {
       const result = await call('list_files', {});
       assert.equal(result.ok, true);
       assert.match(result.content, /^6 files under the workspace root:/);
-      assert.deepEqual(listed(result), ['.gitignore', 'README.md', 'docs/guide.md', 'src/app.ts', 'src/lib/helper.test.ts', 'src/lib/helper.ts']);
+      assert.deepEqual(listed(result), [
+        '.gitignore',
+        'README.md',
+        'docs/guide.md',
+        'src/app.ts',
+        'src/lib/helper.test.ts',
+        'src/lib/helper.ts',
+      ]);
     });
 
     it('leaves out tracked files deleted from disk', async () => {
@@ -57,8 +64,15 @@ describe('list_files and search', () => {
     it('narrows by folder and by glob', async () => {
       assert.deepEqual(listed(await call('list_files', { path: 'src/lib' })), ['src/lib/helper.test.ts', 'src/lib/helper.ts']);
       assert.deepEqual(listed(await call('list_files', { pattern: '*.md' })), ['README.md', 'docs/guide.md']);
-      assert.deepEqual(listed(await call('list_files', { pattern: 'src/**/*.ts' })), ['src/app.ts', 'src/lib/helper.test.ts', 'src/lib/helper.ts']);
-      assert.deepEqual(listed(await call('list_files', { path: 'src', pattern: 'lib/*.{ts,js}' })), ['src/lib/helper.test.ts', 'src/lib/helper.ts']);
+      assert.deepEqual(listed(await call('list_files', { pattern: 'src/**/*.ts' })), [
+        'src/app.ts',
+        'src/lib/helper.test.ts',
+        'src/lib/helper.ts',
+      ]);
+      assert.deepEqual(listed(await call('list_files', { path: 'src', pattern: 'lib/*.{ts,js}' })), [
+        'src/lib/helper.test.ts',
+        'src/lib/helper.ts',
+      ]);
       assert.deepEqual(listed(await call('list_files', { pattern: '*.test.ts' })), ['src/lib/helper.test.ts']);
     });
 

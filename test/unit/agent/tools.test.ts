@@ -31,7 +31,10 @@ describe('file tools', () => {
 
     it('reads a line range, clamping endLine to the end', async () => {
       assert.equal((await call('read_file', { path: 'src/a.ts', startLine: 2, endLine: 2 })).content, 'src/a.ts — lines 2-2 of 3\ntwo');
-      assert.equal((await call('read_file', { path: 'src/a.ts', startLine: 2, endLine: 99 })).content, 'src/a.ts — lines 2-3 of 3\ntwo\nthree');
+      assert.equal(
+        (await call('read_file', { path: 'src/a.ts', startLine: 2, endLine: 99 })).content,
+        'src/a.ts — lines 2-3 of 3\ntwo\nthree',
+      );
     });
 
     it('refuses ranges past the end or backwards', async () => {
@@ -47,7 +50,10 @@ describe('file tools', () => {
       const result = await call('read_file', { path: 'big.txt' });
       assert.equal(result.ok, true);
       const [header, ...body] = result.content.split('\n');
-      assert.match(header, new RegExp(`lines 1-${body.length} of 1000 \\(output cap reached; continue with startLine=${body.length + 1}\\)`));
+      assert.match(
+        header,
+        new RegExp(`lines 1-${body.length} of 1000 \\(output cap reached; continue with startLine=${body.length + 1}\\)`),
+      );
       assert.ok(body.every((shown) => shown === line));
     });
 

@@ -7,8 +7,16 @@ import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-const request = { kind: 'action' as const, title: 'Ralph (caio) wants to push HEAD to origin', detail: 'Command: git push\nRALPH_REMOTE=origin' };
-const gated = { kind: 'command' as const, title: 'Run this command the agent wants to run? (discarding work in the repository)', detail: 'git reset --hard' };
+const request = {
+  kind: 'action' as const,
+  title: 'Ralph (caio) wants to push HEAD to origin',
+  detail: 'Command: git push\nRALPH_REMOTE=origin',
+};
+const gated = {
+  kind: 'command' as const,
+  title: 'Run this command the agent wants to run? (discarding work in the repository)',
+  detail: 'git reset --hard',
+};
 
 function fakeIo(confirm?: (question: string) => Promise<boolean>): CliIo & { errors: string[] } {
   const errors: string[] = [];
@@ -19,7 +27,15 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
   this.timeout(60000);
 
   it('parses --yes (and -y), --approve-commands and --force on run only', () => {
-    assert.deepEqual(parseCli(['run', '--yes'], '/w'), { kind: 'run', workspace: '/w', taskId: undefined, json: false, yes: true, approveCommands: false, force: false });
+    assert.deepEqual(parseCli(['run', '--yes'], '/w'), {
+      kind: 'run',
+      workspace: '/w',
+      taskId: undefined,
+      json: false,
+      yes: true,
+      approveCommands: false,
+      force: false,
+    });
     assert.equal((parseCli(['run', '--approve-commands'], '/w') as { approveCommands: boolean }).approveCommands, true);
     assert.throws(() => parseCli(['status', '--approve-commands'], '/w'), /--approve-commands does not apply/);
     assert.equal((parseCli(['run', '--force'], '/w') as { force: boolean }).force, true);
@@ -44,7 +60,7 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
     assert.match(noTerminal.errors[0], /not approved: .*stdin is not a terminal; run with --yes/);
   });
 
-  it('--yes does not approve the agent\'s gated commands; --approve-commands does, and not caio\'s actions', async () => {
+  it("--yes does not approve the agent's gated commands; --approve-commands does, and not caio's actions", async () => {
     const yesOnly = fakeIo();
     assert.equal(await cliApproval({ actions: true, commands: false }, yesOnly).approve(gated), false);
     assert.match(yesOnly.errors[0], /not approved: Run this command .* run with --approve-commands/);
@@ -73,7 +89,10 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
       server = await startScriptedServer({ steps: steps() });
       assert.equal((await runCli(['init'], ws.dir)).code, 0);
-      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, agents: { caio: { commands: { notify: 'touch notified.marker' } } } };
+      const config = {
+        llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+        agents: { caio: { commands: { notify: 'touch notified.marker' } } },
+      };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
       assert.equal((await runCli(['task', 'add', 'Notify', '--prompt', 'Notify the team', '--promise', 'notified'], ws.dir)).code, 0);
     });
@@ -87,7 +106,10 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       assert.equal(result.code, 0, result.stderr);
       assert.equal(ws.exists('notified.marker'), false);
       assert.match(result.stderr, /not approved: Ralph \(caio\) wants to send the notification "done"/);
-      const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; envelope?: string });
+      const events = result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; envelope?: string });
       const delegation = events.find((e) => e.type === 'delegation.result');
       assert.match(delegation?.envelope ?? '', /\[PENDING\] notify/);
     });
@@ -113,7 +135,11 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
         ],
       });
       assert.equal((await runCli(['init'], ws.dir)).code, 0);
-      const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxParallel: 1 }, commands: { sandbox: 'off' } };
+      const config = {
+        llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+        loop: { maxParallel: 1 },
+        commands: { sandbox: 'off' },
+      };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
       assert.equal((await runCli(['task', 'add', 'Reset', '--prompt', 'Reset the tree', '--promise', 'reset'], ws.dir)).code, 0);
     });
@@ -122,14 +148,20 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
       await ws.cleanup();
     });
 
-    it('--yes alone does not run `git reset --hard`: without a terminal it becomes the task\'s question, and how to answer it is named', async () => {
+    it("--yes alone does not run `git reset --hard`: without a terminal it becomes the task's question, and how to answer it is named", async () => {
       const result = await runCli(['run', '--yes'], ws.dir);
       assert.equal(ws.exists('reset.marker'), false, 'the gated command never ran');
       assert.equal(result.code, 3, 'the task needs the person');
-      assert.match(result.stdout, /needs a person's approval \((git reset: )?discarding work in the repository\); nobody can answer now, so it is the task's question/);
+      assert.match(
+        result.stdout,
+        /needs a person's approval \((git reset: )?discarding work in the repository\); nobody can answer now, so it is the task's question/,
+      );
       const toolMessage = String(server.requests.filter((r) => r.path.endsWith('/chat/completions'))[1]?.body?.messages?.at(-1)?.content);
       assert.match(toolMessage, /needs a person's approval .* it did not run\. It is recorded as your task's question/);
-      assert.match(result.stdout, /T-001 asks: May the agent run `git reset --hard && echo ran > reset\.marker`\?[\s\S]*ralph task answer T-001 --approve/);
+      assert.match(
+        result.stdout,
+        /T-001 asks: May the agent run `git reset --hard && echo ran > reset\.marker`\?[\s\S]*ralph task answer T-001 --approve/,
+      );
       const task = JSON.parse(await fs.readFile(ws.path('.ralph/tasks.json'), 'utf8')).tasks[0];
       assert.equal(task.status, 'needs_help');
       assert.equal(task.questions[0].kind, 'command');

@@ -20,7 +20,8 @@ console.log('ok');
 
 const agent: Step = (request) => {
   const file = fileOf(request);
-  if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
+  if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
   return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `made for ${file}\n` } }] };
 };
 
@@ -52,7 +53,8 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     const ids: string[] = [];
     for (const file of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) {
-      const added = await startCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir).done;
+      const added = await startCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)
+        .done;
       assert.equal(added.code, 0, added.stderr);
       ids.push(added.stdout.trim());
     }
@@ -66,8 +68,10 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
       const chain = text ? (JSON.parse(text) as Chain) : { entries: [] };
       return chain.entries.filter((e) => e.state === 'checking' && e.place !== undefined).length;
     };
-    const mergeDirs = async () => (await fs.readdir(ws.path('.ralph', 'worktrees')).catch(() => [] as string[])).filter((n) => n.startsWith('_merge')).sort();
-    for (let waited = 0; ((await checking()) < 3 || (await mergeDirs()).length < 3) && waited < 600; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const mergeDirs = async () =>
+      (await fs.readdir(ws.path('.ralph', 'worktrees')).catch(() => [] as string[])).filter((n) => n.startsWith('_merge')).sort();
+    for (let waited = 0; ((await checking()) < 3 || (await mergeDirs()).length < 3) && waited < 600; waited++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(await checking(), 3, 'three prefixes in their checks at once');
     assert.deepEqual(await mergeDirs(), ['_merge', '_merge-2', '_merge-3'], 'each in its own merge worktree');
     first.child.kill('SIGKILL');
@@ -87,13 +91,31 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     const second = await startCli(['run'], ws.dir).done;
     assert.equal(second.code, 0, second.stderr + second.stdout);
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
-    assert.deepEqual(tasks.map((t) => t.status), ['done', 'done', 'done', 'done']);
+    assert.deepEqual(
+      tasks.map((t) => t.status),
+      ['done', 'done', 'done', 'done'],
+    );
     const landed = ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean);
     assert.deepEqual([...landed].sort(), [...ids].sort(), 'each task landed exactly once');
     // every commit main got is a prefix the second run checked (a merged check's gate passed for each task)
     const checkedTasks = [...second.stdout.matchAll(/^⇶ (T-00\d) merge merged: merged into main as ([0-9a-f]{10})$/gm)].map((m) => m[2]);
-    assert.deepEqual(new Set(checkedTasks), new Set(ws.git('rev-list', 'main', '--max-count=3').split('\n').map((s) => s.slice(0, 10))));
-    assert.deepEqual(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${ws.dir}`], 'no orphan merge worktree');
+    assert.deepEqual(
+      new Set(checkedTasks),
+      new Set(
+        ws
+          .git('rev-list', 'main', '--max-count=3')
+          .split('\n')
+          .map((s) => s.slice(0, 10)),
+      ),
+    );
+    assert.deepEqual(
+      ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+      [`worktree ${ws.dir}`],
+      'no orphan merge worktree',
+    );
     assert.deepEqual(await mergeDirs(), []);
     assert.equal(ws.git('status', '--porcelain', '--untracked-files=no'), '');
   });

@@ -23,7 +23,10 @@ describe('the ralph CLI', function () {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer();
     assert.equal((await cli(['init'], ws.dir)).code, 0);
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 }, loop: { maxIterations: 4 } };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
+      loop: { maxIterations: 4 },
+    };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
   });
   afterEach(async () => {
@@ -32,7 +35,10 @@ describe('the ralph CLI', function () {
   });
 
   async function addTask(...extra: string[]): Promise<string> {
-    const result = await cli(['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra], ws.dir);
+    const result = await cli(
+      ['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra],
+      ws.dir,
+    );
     assert.equal(result.code, 0, result.stderr);
     return result.stdout.trim();
   }
@@ -47,7 +53,10 @@ describe('the ralph CLI', function () {
     await addTask('--allow-gate-changes', 'tests', '--allow-gate-changes', 'types');
     await addTask('--allow-gate-changes', 'all');
     const allowed = JSON.parse((await cli(['task', 'list', '--json'], ws.dir)).stdout);
-    assert.deepEqual(allowed.slice(1).map((t: { allowGateChanges?: unknown }) => t.allowGateChanges), [['tests', 'types'], true]);
+    assert.deepEqual(
+      allowed.slice(1).map((t: { allowGateChanges?: unknown }) => t.allowGateChanges),
+      [['tests', 'types'], true],
+    );
     const status = JSON.parse((await cli(['status', '--json'], ws.dir)).stdout);
     assert.equal(status.counts.todo, 3);
     assert.equal(status.running, null);
@@ -58,7 +67,10 @@ describe('the ralph CLI', function () {
     server.push(write('hi'), complete);
     const result = await cli(['run', '--json'], ws.dir);
     assert.equal(result.code, 0, result.stderr);
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.equal(events[0].type, 'run.started');
     assert.ok(events.some((e) => e.type === 'task.finished' && e.status === 'done'));
     assert.equal(events.at(-1).type, 'run.finished');
@@ -132,7 +144,14 @@ describe('the ralph CLI', function () {
     // there after the kill, and landed through the merge queue as one checked commit
     assert.equal(ws.git('log', '-1', '--format=%s%n%(trailers:key=Ralph-Task,valueonly)'), `ralph(${id}): Write hello\n${id}`);
     assert.equal(await ws.read('hello.txt'), 'hi');
-    assert.deepEqual(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${ws.dir}`], 'no orphan worktree');
+    assert.deepEqual(
+      ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+      [`worktree ${ws.dir}`],
+      'no orphan worktree',
+    );
     assert.equal(ws.git('branch', '--list', 'ralph/*'), '', 'no orphan branch');
   });
 

@@ -56,13 +56,26 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
       gates: [{ name: 'loud', kind: 'custom', command: LOUD_GATE, required: true, timeoutMs: 240000 }],
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-    const big = await runCli(['task', 'add', 'Many files', '--prompt', 'make the data files', '--promise', 'data/ holds 100000 files'], ws.dir);
+    const big = await runCli(
+      ['task', 'add', 'Many files', '--prompt', 'make the data files', '--promise', 'data/ holds 100000 files'],
+      ws.dir,
+    );
     const blocked = await runCli(['task', 'add', 'Blocked', '--prompt', 'cannot be done', '--promise', 'never'], ws.dir);
     const reason = `the sky is falling ${'and falling '.repeat(17_000)}`;
     assert.ok(reason.length > 200_000);
     server.push(
       // iteration 1: 100,000 files, the gate fails after 50 MB of output
-      { toolCalls: [{ name: 'run_command', arguments: { command: `node -e "const fs = require('fs'); fs.mkdirSync('data'); for (let i = 0; i < 100000; i++) fs.writeFileSync('data/f' + i, '')"`, timeoutMs: 200000 } }] },
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: {
+              command: `node -e "const fs = require('fs'); fs.mkdirSync('data'); for (let i = 0; i < 100000; i++) fs.writeFileSync('data/f' + i, '')"`,
+              timeoutMs: 200000,
+            },
+          },
+        ],
+      },
       { content: 'made the files; the gate decides' },
       // iteration 2: fixed, complete; the gate passes after 50 MB again
       { toolCalls: [{ name: 'write_file', arguments: { path: 'fixed', content: 'yes\n' } }] },
@@ -73,7 +86,10 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 3, run.stderr + run.stdout.slice(-3000));
     const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
-    assert.deepEqual(tasks.map((t) => t.status), ['done', 'blocked']);
+    assert.deepEqual(
+      tasks.map((t) => t.status),
+      ['done', 'blocked'],
+    );
     assert.equal(ws.git('ls-tree', '--name-only', 'HEAD', 'data/f99999'), 'data/f99999', 'the files are committed');
     const [bigId, blockedId] = [big.stdout.trim(), blocked.stdout.trim()];
     const first = ws.git('log', '--format=%H', '-F', `--grep=ralph(${bigId}): iteration 1`);
@@ -87,13 +103,18 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
       assert.ok(Buffer.byteLength(text) <= MB + 300, `${log}: ${Buffer.byteLength(text)} bytes`);
       assert.match(text, /^line 0 x/);
       assert.match(text, /THE END\n$/);
-      assert.match(text, /… \[\d+ bytes of output left out here: a gate log keeps its first and last part, 1048576 bytes in all \(reports\.logMaxKb\)\] …/);
+      assert.match(
+        text,
+        /… \[\d+ bytes of output left out here: a gate log keeps its first and last part, 1048576 bytes in all \(reports\.logMaxKb\)\] …/,
+      );
     }
     // checkpoint, its backup, the final report, the run log: small, with the file list summarized
     for (const file of [`.ralph/state/${bigId}.json`, `.ralph/state/${bigId}.json.bak`]) {
       assert.ok((await fs.stat(ws.path(file))).size < 100 * 1024, `${file}: ${(await fs.stat(ws.path(file))).size} bytes`);
     }
-    const checkpoint = JSON.parse(await ws.read(`.ralph/state/${bigId}.json`)) as { history: { filesChanged: string[]; filesChangedTotal?: number }[] };
+    const checkpoint = JSON.parse(await ws.read(`.ralph/state/${bigId}.json`)) as {
+      history: { filesChanged: string[]; filesChangedTotal?: number }[];
+    };
     assert.equal(checkpoint.history[0].filesChanged.length, STORED_FILES_MAX);
     assert.ok((checkpoint.history[0].filesChangedTotal ?? 0) >= 100_000, String(checkpoint.history[0].filesChangedTotal));
     const final = await ws.read(`.ralph/reports/${bigId}/final.md`);
@@ -118,8 +139,11 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...config, reports: { maxTotalMb: 1.5 } }));
     const again = await runCli(['run'], ws.dir);
     assert.equal(again.code, 0, again.stderr + again.stdout);
-    assert.match(again.stdout, /\.ralph\/reports and \.ralph\/runs held [\d.]+ MB, over their budget of 1\.5 MB \(reports\.maxTotalMb\): removed the \d+ oldest files?/);
-    const kept = await sizeOf(ws.path('.ralph/reports')) + (await sizeOf(ws.path('.ralph/runs')));
+    assert.match(
+      again.stdout,
+      /\.ralph\/reports and \.ralph\/runs held [\d.]+ MB, over their budget of 1\.5 MB \(reports\.maxTotalMb\): removed the \d+ oldest files?/,
+    );
+    const kept = (await sizeOf(ws.path('.ralph/reports'))) + (await sizeOf(ws.path('.ralph/runs')));
     assert.ok(kept <= 1.5 * MB, `kept ${kept}`);
     assert.equal(ws.exists(path.relative(ws.dir, logs[0])), false, 'the oldest gate log went first');
     assert.equal(ws.exists(`.ralph/reports/${bigId}/final.md`), true, 'final reports go last');

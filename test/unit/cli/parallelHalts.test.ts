@@ -7,7 +7,6 @@ import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { fileOf, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-
 /** Writes the task's file, then completes; tasks whose file is in `hang` wait for their model forever. */
 function agent(hang: ReadonlySet<string> = new Set()): StepFunction {
   return (request) => {
@@ -15,7 +14,8 @@ function agent(hang: ReadonlySet<string> = new Set()): StepFunction {
     const last = (request.body?.messages ?? []).at(-1);
     if (typeof last?.content === 'string' && last.content.includes('[WIND-DOWN]')) return { content: 'nothing to note' };
     if (hang.has(file)) return { fault: 'hang' };
-    if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
+    if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
     return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
   };
 }
@@ -28,7 +28,13 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer();
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxIterations: 3, maxParallel: 3 } }));
+    await fs.writeFile(
+      ws.path('.ralph/config.json'),
+      JSON.stringify({
+        llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+        loop: { maxIterations: 3, maxParallel: 3 },
+      }),
+    );
   });
   afterEach(async () => {
     await server.close();
@@ -54,8 +60,14 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     server.push(...Array.from({ length: 4 }, () => agent()));
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 0, run.stderr + run.stdout);
-    assert.match(run.stdout, /removed a stale \.git\/index\.lock \(\d+ s old, no git process works in this repository\); the merge goes on/);
-    assert.deepEqual((await tasks()).map((t) => t.status), ['done', 'done']);
+    assert.match(
+      run.stdout,
+      /removed a stale \.git\/index\.lock \(\d+ s old, no git process works in this repository\); the merge goes on/,
+    );
+    assert.deepEqual(
+      (await tasks()).map((t) => t.status),
+      ['done', 'done'],
+    );
     assert.deepEqual(landed(), [...ids].sort());
     assert.equal(await ws.read('a.txt'), 'a.txt\n', 'your working tree followed the merge');
     assert.equal(ws.exists('.git/index.lock'), false);
@@ -64,7 +76,11 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
   it('a held one halts the run at once with the way out (exit 1): the other agent stops, state saved, nothing lost; after it is released the next runs merge', async () => {
     const [a, b] = [await add('a.txt'), await add('b.txt')];
     await staleLock();
-    const holder: ChildProcess = spawn('git', ['hash-object', '--stdin'], { cwd: ws.dir, env: TEST_GIT_ENV, stdio: ['pipe', 'ignore', 'ignore'] });
+    const holder: ChildProcess = spawn('git', ['hash-object', '--stdin'], {
+      cwd: ws.dir,
+      env: TEST_GIT_ENV,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     try {
       server.push(...Array.from({ length: 4 }, () => agent(new Set(['b.txt']))));
       const run = await runCli(['run'], ws.dir);
@@ -75,7 +91,7 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
       assert.match(run.stdout, /wind-down \(the run halted: git cannot change/);
       assert.doesNotMatch(run.stdout, /merge-waiting|waits:/, 'no endless wait');
       const [ta, tb] = await tasks();
-      assert.equal(ta.status, 'in_progress', 'its checked work waits for the next run\'s queue');
+      assert.equal(ta.status, 'in_progress', "its checked work waits for the next run's queue");
       assert.equal(tb.status, 'halted');
       assert.match(tb.blockedReason ?? '', /index\.lock was kept/);
       assert.deepEqual(landed(), []);
@@ -90,7 +106,10 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     assert.equal(again.code, 0, again.stderr + again.stdout);
     assert.match(again.stdout, /removed a stale \.git\/index\.lock/);
     // the queued task lands, and the halted one is resumed by the same run (a stopped task is picked up again)
-    assert.deepEqual((await tasks()).map((t) => t.status), ['done', 'done']);
+    assert.deepEqual(
+      (await tasks()).map((t) => t.status),
+      ['done', 'done'],
+    );
     assert.deepEqual(landed(), [a, b].sort());
   });
   it("a held lock in a task's own worktree halts that task only, the others go on; resumed, it commits that iteration under its own number", async () => {
@@ -109,8 +128,13 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     try {
       const run = await runCli(['run'], ws.dir);
       assert.equal(run.code, 1, run.stderr + run.stdout);
-      assert.match(run.stdout, new RegExp(`could not commit iteration 1: git cannot change the worktree of ${a}: \\.git/worktrees/${a}/index\\.lock was kept because git process \\d+ is working in this repository \\(waited 15 s\\)`));
-      assert.doesNotMatch(run.stderr, /the run halted/, 'a task worktree\'s lock halts that task only');
+      assert.match(
+        run.stdout,
+        new RegExp(
+          `could not commit iteration 1: git cannot change the worktree of ${a}: \\.git/worktrees/${a}/index\\.lock was kept because git process \\d+ is working in this repository \\(waited 15 s\\)`,
+        ),
+      );
+      assert.doesNotMatch(run.stderr, /the run halted/, "a task worktree's lock halts that task only");
       const [ta, tb] = await tasks();
       assert.equal(ta.status, 'halted');
       assert.equal(ta.iterations, 0, 'iteration 1 has not ended');
@@ -134,13 +158,25 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
     const added = await runCli(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt', '--promise', 'a.txt exists'], ws.dir);
     const id = added.stdout.trim();
     const file = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json')));
-    await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify({ ...file, tasks: file.tasks.map((t) => ({ ...t, status: 'in_progress', iterations: 2 })) }));
+    await fs.writeFile(
+      ws.path('.ralph/tasks.json'),
+      JSON.stringify({ ...file, tasks: file.tasks.map((t) => ({ ...t, status: 'in_progress', iterations: 2 })) }),
+    );
     await ws.write(`.ralph/state/${id}.json`, '{"version":1, torn');
     for (const agents of [3, 1]) {
-      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxIterations: 3, maxParallel: agents } }));
+      await fs.writeFile(
+        ws.path('.ralph/config.json'),
+        JSON.stringify({
+          llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+          loop: { maxIterations: 3, maxParallel: agents },
+        }),
+      );
       const run = await runCli(['run'], ws.dir);
       assert.equal(run.code, 2, `${agents} agents: ${run.stdout}${run.stderr}`);
-      assert.match(run.stderr, new RegExp(`^ralph: \\.ralph/state/${id}\\.json is unreadable .*no good backup.*rm \\.ralph/state/${id}\\.json$`, 'm'));
+      assert.match(
+        run.stderr,
+        new RegExp(`^ralph: \\.ralph/state/${id}\\.json is unreadable .*no good backup.*rm \\.ralph/state/${id}\\.json$`, 'm'),
+      );
       const [task] = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
       assert.equal(task.status, 'in_progress', 'kept, never failed');
       assert.equal(task.iterations, 2);

@@ -27,7 +27,7 @@ const writer: Step = (request: RecordedRequest) => {
   return { toolCalls: [{ name: 'write_file', arguments: { path: match[1], content } }] };
 };
 
-describe('the person\'s verbs of the CLI (task answer, task council, review …)', function () {
+describe("the person's verbs of the CLI (task answer, task council, review …)", function () {
   this.timeout(180_000);
   let ws: TempWorkspace;
   let server: ScriptedServer;
@@ -40,16 +40,35 @@ describe('the person\'s verbs of the CLI (task answer, task council, review …)
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer({ steps });
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxParallel: 1, maxIterations: 4 }, ...extra };
+    const config = {
+      llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+      loop: { maxParallel: 1, maxIterations: 4 },
+      ...extra,
+    };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     ws.git('add', '-A');
     ws.git('commit', '-q', '-m', 'ralph init');
   }
 
   it('parses the verbs and refuses malformed ones (exit 2 with usage)', async () => {
-    assert.deepEqual(parseCli(['task', 'answer', 'T-1', 'use tabs'], '/w'), { kind: 'task.answer', workspace: '/w', taskId: 'T-1', text: 'use tabs' });
-    assert.deepEqual(parseCli(['task', 'answer', 'T-1', '--approve'], '/w'), { kind: 'task.answer', workspace: '/w', taskId: 'T-1', approved: true });
-    assert.deepEqual(parseCli(['review', 'changes', 'T-1', 'more tests'], '/w'), { kind: 'review.changes', workspace: '/w', taskId: 'T-1', text: 'more tests' });
+    assert.deepEqual(parseCli(['task', 'answer', 'T-1', 'use tabs'], '/w'), {
+      kind: 'task.answer',
+      workspace: '/w',
+      taskId: 'T-1',
+      text: 'use tabs',
+    });
+    assert.deepEqual(parseCli(['task', 'answer', 'T-1', '--approve'], '/w'), {
+      kind: 'task.answer',
+      workspace: '/w',
+      taskId: 'T-1',
+      approved: true,
+    });
+    assert.deepEqual(parseCli(['review', 'changes', 'T-1', 'more tests'], '/w'), {
+      kind: 'review.changes',
+      workspace: '/w',
+      taskId: 'T-1',
+      text: 'more tests',
+    });
     assert.deepEqual(parseCli(['review', 'list', '--json'], '/w'), { kind: 'review.list', workspace: '/w', json: true });
     assert.throws(() => parseCli(['task', 'answer', 'T-1', 'two', 'words'], '/w'), /quote it/);
     assert.throws(() => parseCli(['task', 'answer', 'T-1', '--approve', '--refuse'], '/w'), /not both/);
@@ -65,13 +84,18 @@ describe('the person\'s verbs of the CLI (task answer, task council, review …)
     await setUp([
       { content: '<ralph>NEEDS_HELP:Which port should the server use?</ralph>' },
       (request: RecordedRequest) =>
-        /A \(.*\): 8080 please/.test(requestText(request)) ? { toolCalls: [{ name: 'write_file', arguments: { path: 'port.txt', content: '8080' } }] } : { content: '<ralph>BLOCKED:no answer in my context</ralph>' },
+        /A \(.*\): 8080 please/.test(requestText(request))
+          ? { toolCalls: [{ name: 'write_file', arguments: { path: 'port.txt', content: '8080' } }] }
+          : { content: '<ralph>BLOCKED:no answer in my context</ralph>' },
       complete,
     ]);
     assert.equal((await runCli(['task', 'add', 'Pick a port', '--prompt', 'Write port.txt', '--promise', 'port.txt'], ws.dir)).code, 0);
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 3, run.stderr);
-    assert.match(run.stdout, /run summary: 0 done · 1 needs you \(1 question\)\n  T-001 asks: Which port should the server use\?\n    → ralph task answer T-001 "<text>"/);
+    assert.match(
+      run.stdout,
+      /run summary: 0 done · 1 needs you \(1 question\)\n  T-001 asks: Which port should the server use\?\n    → ralph task answer T-001 "<text>"/,
+    );
     const status = await runCli(['status'], ws.dir);
     assert.match(status.stdout, /needs you: 1 question\n  T-001 asks: Which port should the server use\?/);
     const json = JSON.parse((await runCli(['status', '--json'], ws.dir)).stdout);
@@ -105,20 +129,32 @@ describe('the person\'s verbs of the CLI (task answer, task council, review …)
   });
 
   it('review: run holds it (exit 3), list and diff show it, changes sends it back, approve lands it; reject needs confirmation', async () => {
-    await setUp(Array.from({ length: 12 }, () => writer), { loop: { maxParallel: 2, maxIterations: 4 }, merge: { review: 'manual' } });
+    await setUp(
+      Array.from({ length: 12 }, () => writer),
+      { loop: { maxParallel: 2, maxIterations: 4 }, merge: { review: 'manual' } },
+    );
     assert.equal((await runCli(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt <<alpha>>', '--promise', 'a.txt'], ws.dir)).code, 0);
     assert.equal((await runCli(['task', 'add', 'Write b', '--prompt', 'WRITE b.txt <<beta>>', '--promise', 'b.txt'], ws.dir)).code, 0);
     const main = ws.git('rev-parse', 'main');
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 3, run.stdout + run.stderr);
     assert.match(run.stdout, /run summary: 0 done · 2 need you \(2 to review\)/);
-    assert.match(run.stdout, /T-001 waits for review: the merged check passed on main; it waits for your review[\s\S]*→ ralph review diff T-001 · ralph review approve T-001/);
+    assert.match(
+      run.stdout,
+      /T-001 waits for review: the merged check passed on main; it waits for your review[\s\S]*→ ralph review diff T-001 · ralph review approve T-001/,
+    );
     assert.equal(ws.git('rev-parse', 'main'), main, 'nothing landed before the review');
 
     const list = await runCli(['review', 'list'], ws.dir);
     assert.match(list.stdout, /^T-001  Write a  → main\n/m);
     const listed = JSON.parse((await runCli(['review', 'list', '--json'], ws.dir)).stdout);
-    assert.deepEqual(listed.map((i: { id: string; base: string }) => [i.id, i.base]), [['T-001', main], ['T-002', main]]);
+    assert.deepEqual(
+      listed.map((i: { id: string; base: string }) => [i.id, i.base]),
+      [
+        ['T-001', main],
+        ['T-002', main],
+      ],
+    );
     const diff = await runCli(['review', 'diff', 'T-001'], ws.dir);
     assert.equal(diff.code, 0, diff.stderr);
     assert.match(diff.stderr, /T-001: what would land on main \(2 files\)/);
@@ -130,7 +166,11 @@ describe('the person\'s verbs of the CLI (task answer, task council, review …)
     assert.match(changes.stdout, /goes back to its agent with your feedback pinned/);
     const again = await runCli(['run'], ws.dir);
     assert.equal(again.code, 3, again.stdout);
-    const lastRequest = requestText(chatRequests(server).filter((r) => /WRITE a\.txt/.test(requestText(r))).at(-2)!);
+    const lastRequest = requestText(
+      chatRequests(server)
+        .filter((r) => /WRITE a\.txt/.test(requestText(r)))
+        .at(-2)!,
+    );
     assert.match(lastRequest, /changes requested:\n\s+USE ALPHA/);
 
     const approved = await runCli(['review', 'approve', 'T-001'], ws.dir);
@@ -146,11 +186,17 @@ describe('the person\'s verbs of the CLI (task answer, task council, review …)
     assert.equal(rejected.code, 0, rejected.stderr);
     assert.equal(ws.git('branch', '--list', 'ralph/T-002'), '');
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json')).tasks;
-    assert.deepEqual(tasks.map((t: { id: string; status: string }) => [t.id, t.status]), [['T-001', 'done'], ['T-002', 'cancelled']]);
+    assert.deepEqual(
+      tasks.map((t: { id: string; status: string }) => [t.id, t.status]),
+      [
+        ['T-001', 'done'],
+        ['T-002', 'cancelled'],
+      ],
+    );
     assert.equal((await runCli(['review', 'approve', 'T-002'], ws.dir)).code, 2, 'not waiting for review');
   });
 
-  it('task council convenes the bug council on the task\'s history; its plan is the next iteration\'s feedback', async () => {
+  it("task council convenes the bug council on the task's history; its plan is the next iteration's feedback", async () => {
     await setUp([
       { content: 'Trying. <ralph>PROGRESS:10</ralph>' },
       { content: 'Still failing. <ralph>BLOCKED:the tests keep failing</ralph>' },

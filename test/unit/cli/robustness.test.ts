@@ -15,12 +15,14 @@ const cli = (args: string[], cwd: string) => runCli(args, cwd);
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt has hi' } }] };
 const write = (content: string): StaticStep => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
 
-
 describe('the ralph CLI under crashes, races and bad input', function () {
   this.timeout(120000);
   let ws: TempWorkspace;
   let server: ScriptedServer;
-  const baseConfig = () => ({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 }, loop: { maxIterations: 3, maxParallel: 1 } });
+  const baseConfig = () => ({
+    llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
+    loop: { maxIterations: 3, maxParallel: 1 },
+  });
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
@@ -34,7 +36,10 @@ describe('the ralph CLI under crashes, races and bad input', function () {
   });
 
   async function addTask(...extra: string[]): Promise<string> {
-    const result = await cli(['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra], ws.dir);
+    const result = await cli(
+      ['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra],
+      ws.dir,
+    );
     assert.equal(result.code, 0, result.stderr);
     return result.stdout.trim();
   }
@@ -70,14 +75,22 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     try {
       const result = await cli(['run'], ws.dir);
       assert.equal(result.code, 1, result.stderr + result.stdout);
-      assert.match(result.stdout, new RegExp(`could not commit iteration 2: git cannot change your working tree: \\.git/index\\.lock was kept because git process ${holder?.pid} is working in this repository \\(waited 15 s\\); once no git process works in this repository, delete it \\(rm \\.git/index\\.lock\\) and run again \\(resume with: ralph run --task ${id}; iteration 2 is committed then, without a new model call\\)`));
+      assert.match(
+        result.stdout,
+        new RegExp(
+          `could not commit iteration 2: git cannot change your working tree: \\.git/index\\.lock was kept because git process ${holder?.pid} is working in this repository \\(waited 15 s\\); once no git process works in this repository, delete it \\(rm \\.git/index\\.lock\\) and run again \\(resume with: ralph run --task ${id}; iteration 2 is committed then, without a new model call\\)`,
+        ),
+      );
       assert.doesNotMatch(result.stdout + result.stderr, /are terminated then try again/);
       assert.match(result.stderr, /the run halted: could not commit iteration 2/);
       const [task, other] = await tasks();
       assert.equal(task.status, 'halted');
       assert.equal(task.iterations, 1, 'iteration 2 has not ended');
       assert.equal(other.status, 'todo', 'the run stopped: no other task met the same lock');
-      assert.deepEqual(subjects().filter((s) => s.startsWith('ralph(')), [`ralph(${id}): iteration 1`]);
+      assert.deepEqual(
+        subjects().filter((s) => s.startsWith('ralph(')),
+        [`ralph(${id}): iteration 1`],
+      );
       assert.equal(await ws.read('hello.txt'), 'hi again', 'the work stays in the working tree');
       assert.equal(ws.exists('.git/index.lock'), true, 'a held lock is never removed');
     } finally {
@@ -89,7 +102,10 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
     assert.match(resumed.stdout, /removed a stale \.git\/index\.lock/);
     assert.equal(server.requests.length, calls, 'no model call for the iteration already run');
-    assert.deepEqual(subjects().filter((s) => s.startsWith('ralph(')), [`ralph(${id}): iteration 2`, `ralph(${id}): iteration 1`]);
+    assert.deepEqual(
+      subjects().filter((s) => s.startsWith('ralph(')),
+      [`ralph(${id}): iteration 2`, `ralph(${id}): iteration 1`],
+    );
     const [task] = await tasks();
     assert.equal(task.status, 'done');
     assert.equal(task.iterations, 2);
@@ -102,7 +118,11 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     // the gate runs after the commit and before the checkpoint: it reports its pid and hangs there
     // (not in the integrity baseline taken before iteration 1, when hello.txt does not exist yet)
     // the host sees the marker and the gate's pid only outside the sandbox (its /tmp and pids are private)
-    const config = { ...baseConfig(), commands: { sandbox: 'off' }, gates: [{ name: 'hang', kind: 'custom', command: `test -e hello.txt || exit 0; echo $$ > ${marker} && exec sleep 300` }] };
+    const config = {
+      ...baseConfig(),
+      commands: { sandbox: 'off' },
+      gates: [{ name: 'hang', kind: 'custom', command: `test -e hello.txt || exit 0; echo $$ > ${marker} && exec sleep 300` }],
+    };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     server.push(write('hi'), complete);
     const first = startCli(['run'], ws.dir);
@@ -115,7 +135,10 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     assert.deepEqual(subjects().filter((s) => s === `ralph(${id}): iteration 1`).length, 1);
     const callsBefore = server.requests.length;
 
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...baseConfig(), gates: [{ name: 'ok', kind: 'custom', command: 'true' }] }));
+    await fs.writeFile(
+      ws.path('.ralph/config.json'),
+      JSON.stringify({ ...baseConfig(), gates: [{ name: 'ok', kind: 'custom', command: 'true' }] }),
+    );
     const second = await cli(['run'], ws.dir);
     assert.equal(second.code, 0, second.stderr + second.stdout);
     assert.equal(server.requests.length, callsBefore, 'no model call for the iteration already run');
@@ -145,7 +168,9 @@ describe('the ralph CLI under crashes, races and bad input', function () {
 
   it('a corrupt checkpoint resumes from the previous good one with a warning; with no good one it stops (exit 2)', async () => {
     const id = await addTask();
-    server.push(write('draft'), { content: 'half <ralph>PROGRESS:50</ralph>' }, write('more'), { content: 'more <ralph>PROGRESS:60</ralph>' });
+    server.push(write('draft'), { content: 'half <ralph>PROGRESS:50</ralph>' }, write('more'), {
+      content: 'more <ralph>PROGRESS:60</ralph>',
+    });
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...baseConfig(), loop: { maxIterations: 2, maxParallel: 1 } }));
     const stopped = await cli(['run'], ws.dir);
     assert.equal(stopped.code, 1, stopped.stdout);
@@ -178,7 +203,16 @@ describe('the ralph CLI under crashes, races and bad input', function () {
 
   it('dependency cycles, self-dependencies and missing ids are named; exit 2', async () => {
     const now = new Date().toISOString();
-    const t = (id: string, dependsOn: string[]) => ({ id, title: id, prompt: 'p', promise: 'q', status: 'todo', dependsOn, createdAt: now, updatedAt: now });
+    const t = (id: string, dependsOn: string[]) => ({
+      id,
+      title: id,
+      prompt: 'p',
+      promise: 'q',
+      status: 'todo',
+      dependsOn,
+      createdAt: now,
+      updatedAt: now,
+    });
     const store = { version: 1, tasks: [t('A', ['B']), t('B', ['A']), t('S', ['S']), t('M', ['NOPE']), t('W', ['A'])] };
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify(store));
     const result = await cli(['run'], ws.dir);

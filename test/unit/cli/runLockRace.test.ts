@@ -10,13 +10,18 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 
 const STARTS = 30;
 
-
 /**
  * A preload for each `ralph run`: it loads the CLI's modules, then waits at a barrier (a file
  * appearing) so that every process reaches the run lock at the same moment.
  */
 function barrierPreload(dir: string, gate: string): string {
-  const modules = ['core/loop/runner.js', 'core/config/service.js', 'core/llm/factory.js', 'core/eventFormat.js', 'core/loop/runLock.js'].map((m) => path.resolve(path.dirname(CLI), '..', m));
+  const modules = [
+    'core/loop/runner.js',
+    'core/config/service.js',
+    'core/llm/factory.js',
+    'core/eventFormat.js',
+    'core/loop/runLock.js',
+  ].map((m) => path.resolve(path.dirname(CLI), '..', m));
   return `
     for (const m of ${JSON.stringify(modules)}) require(m);
     require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
@@ -43,17 +48,28 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
   for (const agents of [1, 3]) {
     it(`exactly one runs, every time (${agents} agent${agents === 1 ? '' : 's'}, two rounds)`, async () => {
       assert.equal((await runCli(['init'], ws.dir)).code, 0);
-      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 }, loop: { maxIterations: 3, maxParallel: agents } }));
+      await fs.writeFile(
+        ws.path('.ralph/config.json'),
+        JSON.stringify({
+          llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
+          loop: { maxIterations: 3, maxParallel: agents },
+        }),
+      );
       for (const round of [1, 2]) {
         const files = Array.from({ length: agents }, (_, i) => `r${round}-${i}.txt`);
-        for (const file of files) assert.equal((await runCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)).code, 0);
+        for (const file of files)
+          assert.equal(
+            (await runCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)).code,
+            0,
+          );
         // the winner's agents wait at their first model call until every other start has ended
         let released!: () => void;
         const everyLoserEnded = new Promise<void>((resolve) => (released = resolve));
         let firstCalls = 0;
         const agent: Step = async (request) => {
           const file = fileOf(request);
-          if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
+          if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+            return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: 'written' } }] };
           firstCalls++;
           await everyLoserEnded;
           return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
@@ -80,7 +96,12 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
         });
         await fs.writeFile(gate, '');
         // a second run past the lock would wait at the model too: it cannot end, and its calls show
-        await until(() => (runs.filter((r) => r.result).length >= STARTS - 1 && firstCalls >= agents) || firstCalls > agents || runs.every((r) => r.result));
+        await until(
+          () =>
+            (runs.filter((r) => r.result).length >= STARTS - 1 && firstCalls >= agents) ||
+            firstCalls > agents ||
+            runs.every((r) => r.result),
+        );
         try {
           const ended = runs.filter((r) => r.result);
           assert.equal(firstCalls, agents, `only one run's agents reached the model (${firstCalls} first calls)`);
@@ -101,7 +122,10 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
         assert.equal(winner.code, 0, winner.stderr + winner.stdout);
         assert.doesNotMatch(winner.stdout, /tamper|restored|run-lock/i);
         const tasks = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
-        assert.ok(tasks.every((t) => t.status === 'done'), JSON.stringify(tasks.map((t) => [t.id, t.status])));
+        assert.ok(
+          tasks.every((t) => t.status === 'done'),
+          JSON.stringify(tasks.map((t) => [t.id, t.status])),
+        );
         for (const file of files) assert.equal(await ws.read(file), `${file}\n`);
         assert.equal(ws.exists('.ralph/run.lock'), false);
         for (const name of await fs.readdir(barrier)) if (name.startsWith('ready-')) await fs.rm(path.join(barrier, name));
@@ -109,9 +133,19 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
       // each task's work landed once
       const ids = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks.map((t) => t.id);
       if (agents === 1) {
-        assert.deepEqual(ws.git('log', '--format=%s').split('\n').filter((s) => s.startsWith('ralph(')).sort(), ids.map((id) => `ralph(${id}): iteration 1`).sort());
+        assert.deepEqual(
+          ws
+            .git('log', '--format=%s')
+            .split('\n')
+            .filter((s) => s.startsWith('ralph('))
+            .sort(),
+          ids.map((id) => `ralph(${id}): iteration 1`).sort(),
+        );
       } else {
-        assert.deepEqual(ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean).sort(), [...ids].sort());
+        assert.deepEqual(
+          ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean).sort(),
+          [...ids].sort(),
+        );
       }
     });
   }

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { type CliIo, cliSafeguards } from '../../../src/cli/main';
 import type { SafeguardWarning } from '../../../src/core/ports';
 
-const warning = (code: SafeguardWarning['code']): SafeguardWarning => ({ code, taskId: 'T-001', message: 'm', iteration: 8, maxIterations: 10 });
+const warning = (code: SafeguardWarning['code']): SafeguardWarning => ({
+  code,
+  taskId: 'T-001',
+  message: 'm',
+  iteration: 8,
+  maxIterations: 10,
+});
 const io = (answers?: boolean[]): CliIo & { asked: string[] } => {
   const asked: string[] = [];
   return {

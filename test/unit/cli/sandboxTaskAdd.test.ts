@@ -29,12 +29,25 @@ describe("an agent's own `ralph task add` inside the sandbox", function () {
 
   it('fails at once on the read-only .ralph/ with a clear message (no minute-long retries on the lock), and the task list is unchanged', async () => {
     const before = await ws.read('.ralph/tasks.json');
-    const runner = new IsolatedCommandRunner(new NodeCommandRunner(), { root: ws.dir, commands: { sandbox: 'required', network: false, env: [] }, keyVariables: [] }, new SecretRedactor(), () => undefined);
+    const runner = new IsolatedCommandRunner(
+      new NodeCommandRunner(),
+      { root: ws.dir, commands: { sandbox: 'required', network: false, env: [] }, keyVariables: [] },
+      new SecretRedactor(),
+      () => undefined,
+    );
     // the command's own timeout is well below the ≈ 100 s the lock used to retry a read-only file system for
-    const result = await runner.run({ command: `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} task add sneaky --prompt p --promise q`, cwd: ws.dir, timeoutMs: 20000, maxOutputChars: 10000 });
+    const result = await runner.run({
+      command: `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} task add sneaky --prompt p --promise q`,
+      cwd: ws.dir,
+      timeoutMs: 20000,
+      maxOutputChars: 10000,
+    });
     assert.equal(result.timedOut, false, result.output);
     assert.equal(result.exitCode, 1, result.output);
-    assert.match(result.output, /ralph: cannot change .*\.ralph\/tasks\.json: the file system is read-only here \(inside Ralph's sandbox \.ralph\/ is read-only/);
+    assert.match(
+      result.output,
+      /ralph: cannot change .*\.ralph\/tasks\.json: the file system is read-only here \(inside Ralph's sandbox \.ralph\/ is read-only/,
+    );
     assert.equal(await ws.read('.ralph/tasks.json'), before);
   });
 });

@@ -25,7 +25,14 @@ describe('secrets and history with commands.sandbox "off" (what runs on macOS an
     await fs.mkdir(path.join(home, '.aws'));
     await fs.writeFile(path.join(home, '.aws', 'credentials'), `[default]\naws_secret_access_key = ${MARKER}\n`);
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxIterations: 2, maxParallel: 1 }, commands: { sandbox: 'off' } }));
+    await fs.writeFile(
+      ws.path('.ralph/config.json'),
+      JSON.stringify({
+        llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+        loop: { maxIterations: 2, maxParallel: 1 },
+        commands: { sandbox: 'off' },
+      }),
+    );
   });
   afterEach(async () => {
     await server.close();
@@ -35,7 +42,16 @@ describe('secrets and history with commands.sandbox "off" (what runs on macOS an
   it("an agent's credential reads are refused and its history-destroying git is asked (refused unattended); nothing of the key reaches the model", async () => {
     const added = await runCli(['task', 'add', 'Work', '--prompt', 'write work.txt', '--promise', 'work.txt exists'], ws.dir);
     assert.equal(added.code, 0, added.stderr);
-    const tries = ['cat ~/.ssh/id_rsa', 'cat "$HOME/.aws/credentials"', 'printenv', "python3 -c \"print(open('" + path.join(home, '.ssh', 'id_rsa') + "').read())\"", 'git stash', 'git checkout -- .', 'git commit --amend -m mine', 'git reflog expire --expire=now --all && git gc --prune=now'];
+    const tries = [
+      'cat ~/.ssh/id_rsa',
+      'cat "$HOME/.aws/credentials"',
+      'printenv',
+      'python3 -c "print(open(\'' + path.join(home, '.ssh', 'id_rsa') + '\').read())"',
+      'git stash',
+      'git checkout -- .',
+      'git commit --amend -m mine',
+      'git reflog expire --expire=now --all && git gc --prune=now',
+    ];
     server.push(
       { toolCalls: [{ name: 'write_file', arguments: { path: 'work.txt', content: 'work\n' } }] },
       ...tries.map((command) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] })),

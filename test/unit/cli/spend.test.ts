@@ -16,16 +16,31 @@ describe('spend in the ralph CLI: the run summary and status --json', function (
     await ws?.cleanup();
   });
 
-  it('prints the run\'s total and each task\'s, and status --json carries every task\'s receipt', async () => {
+  it("prints the run's total and each task's, and status --json carries every task's receipt", async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer({
       steps: [
-        { content: 'working <ralph>PROGRESS:50</ralph>', usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 600, cost: 0.002 } },
-        { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'ok' } }], usage: { prompt_tokens: 1000, completion_tokens: 50, cached_tokens: 900 } },
+        {
+          content: 'working <ralph>PROGRESS:50</ralph>',
+          usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 600, cost: 0.002 },
+        },
+        {
+          toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'ok' } }],
+          usage: { prompt_tokens: 1000, completion_tokens: 50, cached_tokens: 900 },
+        },
       ],
     });
     assert.equal((await cli(['init'], ws.dir)).code, 0);
-    const config = { llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0, prices: { 'model-a': { input: 1, output: 4, cachedInput: 0.1 } } }, loop: { maxIterations: 4 } };
+    const config = {
+      llm: {
+        baseUrl: server.url,
+        apiKeyEnv: TEST_KEY_ENV,
+        models: ['model-a'],
+        maxRetries: 0,
+        prices: { 'model-a': { input: 1, output: 4, cachedInput: 0.1 } },
+      },
+      loop: { maxIterations: 4 },
+    };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     assert.equal((await cli(['task', 'add', 'Write', 'hello', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
 

@@ -8,7 +8,6 @@ import { TaskStore } from '../../../src/core/tasks/store';
 import { runCli as runCliWith, runOnTerminal as runOnTerminalWith } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
-
 const runCli = (args: string[], cwd: string) => runCliWith(args, cwd, TEST_GIT_ENV);
 const runOnTerminal = (args: string[], cwd: string, answer: string) => runOnTerminalWith(args, cwd, answer, TEST_GIT_ENV);
 
@@ -36,7 +35,17 @@ describe('ralph task <action>: recovery from the CLI', function () {
 
   async function checkpoint(taskId: string): Promise<void> {
     const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    await new CheckpointStore(paths).save({ version: 1, taskId, runId: 'r', iteration: 2, phase: 'between', elapsedMs: 5, usage, history: [], updatedAt: new Date().toISOString() });
+    await new CheckpointStore(paths).save({
+      version: 1,
+      taskId,
+      runId: 'r',
+      iteration: 2,
+      phase: 'between',
+      elapsedMs: 5,
+      usage,
+      history: [],
+      updatedAt: new Date().toISOString(),
+    });
   }
 
   /** A commit like the loop's own for `taskId`. */
@@ -48,13 +57,45 @@ describe('ralph task <action>: recovery from the CLI', function () {
   }
 
   it('parses every action, with its own options, and rejects options that do not apply', () => {
-    assert.deepEqual(parseCli(['task', 'retry', 'T-001'], '/w'), { kind: 'task.action', workspace: '/w', action: 'retry', taskId: 'T-001', yes: false });
-    assert.deepEqual((parseCli(['task', 'edit', 'T-1', '--title', 'New', '--max-iterations', '7'], '/w') as { fields: unknown }).fields, { title: 'New', maxIterations: 7 });
-    assert.equal((parseCli(['task', 'increase-max', 'T-1'], '/w') as { by?: number }).by, undefined, 'the core raises whichever limit ended the task by its default');
-    assert.deepEqual(parseCli(['task', 'increase-max', 'T-1', '--minutes', '--by', '7.5'], '/w'), { kind: 'task.action', workspace: '/w', action: 'increase-max', taskId: 'T-1', yes: false, by: 7.5, minutes: true });
-    assert.deepEqual((parseCli(['task', 'edit', 'T-1', '--type', 'bugfix', '--complexity', '9', '--depends-on', 'T-2,T-3', '--review', 'manual'], '/w') as { fields: unknown }).fields, { type: 'bugfix', complexity: 9, dependsOn: ['T-2', 'T-3'], review: 'manual' });
+    assert.deepEqual(parseCli(['task', 'retry', 'T-001'], '/w'), {
+      kind: 'task.action',
+      workspace: '/w',
+      action: 'retry',
+      taskId: 'T-001',
+      yes: false,
+    });
+    assert.deepEqual((parseCli(['task', 'edit', 'T-1', '--title', 'New', '--max-iterations', '7'], '/w') as { fields: unknown }).fields, {
+      title: 'New',
+      maxIterations: 7,
+    });
+    assert.equal(
+      (parseCli(['task', 'increase-max', 'T-1'], '/w') as { by?: number }).by,
+      undefined,
+      'the core raises whichever limit ended the task by its default',
+    );
+    assert.deepEqual(parseCli(['task', 'increase-max', 'T-1', '--minutes', '--by', '7.5'], '/w'), {
+      kind: 'task.action',
+      workspace: '/w',
+      action: 'increase-max',
+      taskId: 'T-1',
+      yes: false,
+      by: 7.5,
+      minutes: true,
+    });
+    assert.deepEqual(
+      (
+        parseCli(
+          ['task', 'edit', 'T-1', '--type', 'bugfix', '--complexity', '9', '--depends-on', 'T-2,T-3', '--review', 'manual'],
+          '/w',
+        ) as { fields: unknown }
+      ).fields,
+      { type: 'bugfix', complexity: 9, dependsOn: ['T-2', 'T-3'], review: 'manual' },
+    );
     assert.throws(() => parseCli(['task', 'edit', 'T-1', '--complexity', '15'], '/w'), /from 1 to 14/);
-    assert.equal((parseCli(['--workspace', '/x', 'task', 'rollback', 'T-1', '-y'], '/w') as { yes: boolean; workspace: string }).workspace, '/x');
+    assert.equal(
+      (parseCli(['--workspace', '/x', 'task', 'rollback', 'T-1', '-y'], '/w') as { yes: boolean; workspace: string }).workspace,
+      '/x',
+    );
     assert.throws(() => parseCli(['task', 'retry'], '/w'), /needs a task id/);
     assert.throws(() => parseCli(['task', 'retry', 'T-1', '--by', '3'], '/w'), /--by does not apply to task retry/);
     assert.throws(() => parseCli(['task', 'edit', 'T-1'], '/w'), /at least one of --title/);
@@ -93,7 +134,10 @@ describe('ralph task <action>: recovery from the CLI', function () {
     await checkpoint(timedOut);
     ran = await runCli(['task', 'increase-max', timedOut, '--by', '3'], ws.dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stdout, /may now run 8 iterations \(was 5; 5 used\) — its iteration limit ended it; resume it with: ralph run \(or ralph run --task T-003\)/);
+    assert.match(
+      ran.stdout,
+      /may now run 8 iterations \(was 5; 5 used\) — its iteration limit ended it; resume it with: ralph run \(or ralph run --task T-003\)/,
+    );
     assert.deepEqual([(await store.get(timedOut)).status, (await store.get(timedOut)).maxIterations], ['halted', 8]);
 
     const running = await task('in_progress');
@@ -127,7 +171,10 @@ describe('ralph task <action>: recovery from the CLI', function () {
     assert.match(ran.stdout, /not confirmed; nothing was changed/);
     ran = await runOnTerminal(['task', 'delete', c], ws.dir, 'y');
     assert.equal(ran.code, 0, ran.stdout);
-    assert.deepEqual((await store.list()).map((t) => t.id), [b]);
+    assert.deepEqual(
+      (await store.list()).map((t) => t.id),
+      [b],
+    );
   });
 
   it('rollback: names the commits, reverts only that task on --yes or a terminal "y", keeps later work', async () => {
@@ -146,7 +193,12 @@ describe('ralph task <action>: recovery from the CLI', function () {
 
     ran = await runOnTerminal(['task', 'rollback', first], ws.dir, 'y');
     assert.equal(ran.code, 0, ran.stdout);
-    assert.match(ran.stdout, new RegExp(`Roll back ${first} "a done task"\\?[\\s\\S]*${mine.slice(0, 7)} ralph\\(${first}\\): iteration 1[\\s\\S]*Continue\\? \\[y/N\\]`));
+    assert.match(
+      ran.stdout,
+      new RegExp(
+        `Roll back ${first} "a done task"\\?[\\s\\S]*${mine.slice(0, 7)} ralph\\(${first}\\): iteration 1[\\s\\S]*Continue\\? \\[y/N\\]`,
+      ),
+    );
     assert.match(ran.stdout, /later commits are kept/);
     assert.equal(ws.exists('one.txt'), false);
     assert.ok(ws.exists('two.txt') && ws.exists('user.txt'));
@@ -181,7 +233,10 @@ describe('ralph task <action>: recovery from the CLI', function () {
     assert.equal(ran.code, 2);
     assert.match(ran.stderr, /is todo; it cannot be rolled back/);
 
-    await ws.write('.ralph/run.lock', JSON.stringify({ pid: process.pid, host: os.hostname(), runId: 'r', startedAt: new Date().toISOString() }));
+    await ws.write(
+      '.ralph/run.lock',
+      JSON.stringify({ pid: process.pid, host: os.hostname(), runId: 'r', startedAt: new Date().toISOString() }),
+    );
     ran = await runCli(['task', 'rollback', second, '--yes'], ws.dir);
     assert.equal(ran.code, 2);
     assert.match(ran.stderr, /stop the run before rolling back/);

@@ -47,7 +47,13 @@ describe('ralph task cleanup / retry --fresh: kept worktrees of parallel tasks',
   const worktreeExists = async (id: string) => (await manager.list()).some((w) => w.taskId === id);
 
   it('parses cleanup and retry --fresh, and refuses --fresh where it does not apply', () => {
-    assert.deepEqual(parseCli(['task', 'cleanup', 'T-1'], '/w'), { kind: 'task.action', workspace: '/w', action: 'cleanup', taskId: 'T-1', yes: false });
+    assert.deepEqual(parseCli(['task', 'cleanup', 'T-1'], '/w'), {
+      kind: 'task.action',
+      workspace: '/w',
+      action: 'cleanup',
+      taskId: 'T-1',
+      yes: false,
+    });
     assert.equal((parseCli(['task', 'retry', 'T-1', '--fresh'], '/w') as { fresh?: boolean }).fresh, true);
     assert.throws(() => parseCli(['task', 'cancel', 'T-1', '--fresh'], '/w'), /--fresh does not apply to task cancel/);
   });
@@ -57,7 +63,10 @@ describe('ralph task cleanup / retry --fresh: kept worktrees of parallel tasks',
     const tip = ws.git('rev-parse', `ralph/${id}`);
     const ran = await runCli(['task', 'cleanup', id], ws.dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stdout, new RegExp(`removed the worktree \\.ralph/worktrees/${id} of ${id}; the branch ralph/${id} keeps its commits and ${id} stays failed`));
+    assert.match(
+      ran.stdout,
+      new RegExp(`removed the worktree \\.ralph/worktrees/${id} of ${id}; the branch ralph/${id} keeps its commits and ${id} stays failed`),
+    );
     assert.equal(await worktreeExists(id), false);
     await assert.rejects(fs.stat(wt));
     assert.equal(ws.git('rev-parse', `ralph/${id}`), tip, 'the branch and its commit stay');

@@ -86,8 +86,8 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
       'if true; then rm -rf src; fi',
       'for d in a b; do rm -rf "$d"; done',
       'bash -c "rm -rf /"',
-      'sh -ec \'rm -rf /\'',
-      "bash -c 'bash -c \"sudo id\"'",
+      "sh -ec 'rm -rf /'",
+      'bash -c \'bash -c "sudo id"\'',
       'eval "rm -rf /"',
       'eval rm -rf /',
       'cat <<EOF | sh\nrm -rf /\nEOF',
@@ -214,8 +214,16 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
 
   it('applies commands.deny, requireApproval, allow and semi-auto mode to each simple command', async () => {
     assert.equal(await decide('docker run x', config({ deny: ['docker *'] })), 'deny');
-    assert.equal(await decide('npm test && docker run x', config({ deny: ['docker *'] })), 'deny', 'a chained command is matched on its own');
-    assert.equal(await decide('env A=1 /usr/bin/docker run x', config({ deny: ['docker *'] })), 'deny', 'the wrapper and the path do not hide it');
+    assert.equal(
+      await decide('npm test && docker run x', config({ deny: ['docker *'] })),
+      'deny',
+      'a chained command is matched on its own',
+    );
+    assert.equal(
+      await decide('env A=1 /usr/bin/docker run x', config({ deny: ['docker *'] })),
+      'deny',
+      'the wrapper and the path do not hide it',
+    );
     assert.equal(await decide('npm install left-pad', config({ requireApproval: ['/^npm (i|install)\\b/'] })), 'ask');
     assert.equal(await decide('cd web && npm install left-pad', config({ requireApproval: ['/^npm (i|install)\\b/'] })), 'ask');
     assert.equal(await decide('git push origin main', config({ allow: ['git push origin *'] })), 'allow');
@@ -267,7 +275,18 @@ describe('command policy: dangerous commands in random disguises (fixed seed)', 
     (s: (w: string) => string) => `${s('sudo')} id`,
     (s: (w: string) => string) => `${s('rm')} --recursive /etc`,
   ];
-  const wrappers = [(c: string) => c, (c: string) => `env ${c}`, (c: string) => `env -i A=1 ${c}`, (c: string) => `command ${c}`, (c: string) => `nice -n 5 ${c}`, (c: string) => `nohup ${c}`, (c: string) => `timeout 10 ${c}`, (c: string) => `exec ${c}`, (c: string) => `time ${c}`, (c: string) => `setsid ${c}`];
+  const wrappers = [
+    (c: string) => c,
+    (c: string) => `env ${c}`,
+    (c: string) => `env -i A=1 ${c}`,
+    (c: string) => `command ${c}`,
+    (c: string) => `nice -n 5 ${c}`,
+    (c: string) => `nohup ${c}`,
+    (c: string) => `timeout 10 ${c}`,
+    (c: string) => `exec ${c}`,
+    (c: string) => `time ${c}`,
+    (c: string) => `setsid ${c}`,
+  ];
   const containers = [
     (c: string) => c,
     (c: string) => `npm test; ${c}`,

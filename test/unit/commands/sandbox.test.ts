@@ -49,9 +49,16 @@ describe('IsolatedCommandRunner', function () {
   const warnings: string[] = [];
   const inner = new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300 });
 
-  function isolated(commands: Partial<IsolationSettings['commands']> = {}, probe?: () => ReturnType<typeof probeSandbox>): { runner: IsolatedCommandRunner; redactor: SecretRedactor } {
+  function isolated(
+    commands: Partial<IsolationSettings['commands']> = {},
+    probe?: () => ReturnType<typeof probeSandbox>,
+  ): { runner: IsolatedCommandRunner; redactor: SecretRedactor } {
     const redactor = new SecretRedactor();
-    const settings: IsolationSettings = { root: ws.dir, commands: { sandbox: 'auto', network: false, env: [], ...commands }, keyVariables: [KEY_ENV] };
+    const settings: IsolationSettings = {
+      root: ws.dir,
+      commands: { sandbox: 'auto', network: false, env: [], ...commands },
+      keyVariables: [KEY_ENV],
+    };
     return { runner: new IsolatedCommandRunner(inner, settings, redactor, (m) => warnings.push(m), probe), redactor };
   }
   const run = (runner: IsolatedCommandRunner, command: string, extra: Partial<CommandRequest> = {}) =>
@@ -75,7 +82,10 @@ describe('IsolatedCommandRunner', function () {
     for (const sandbox of ['off', 'auto'] as const) {
       it(`removes the API key and secret-named variables from the environment (sandbox ${sandbox})`, async () => {
         const { runner } = isolated({ sandbox });
-        const result = await run(runner, `printenv ${KEY_ENV}; printenv ${TOKEN_ENV}; printenv RALPH_SANDBOX_TEST_PASSWORD; env | grep -c RALPH_SANDBOX_TEST || true`);
+        const result = await run(
+          runner,
+          `printenv ${KEY_ENV}; printenv ${TOKEN_ENV}; printenv RALPH_SANDBOX_TEST_PASSWORD; env | grep -c RALPH_SANDBOX_TEST || true`,
+        );
         assert.equal(result.output.trim(), '0', result.output);
       });
     }
@@ -112,7 +122,11 @@ describe('IsolatedCommandRunner', function () {
     it('a setsid child of a gate is gone after the gate timed out', async () => {
       const sleep = uniqueSleep();
       const gates = new ProcessGateRunner(isolated().runner);
-      const result = await gates.run({ gate: { name: 't', command: `setsid sleep ${sleep} & sleep 30`, kind: 'tests', required: true }, cwd: ws.dir, timeoutMs: 1500 });
+      const result = await gates.run({
+        gate: { name: 't', command: `setsid sleep ${sleep} & sleep 30`, kind: 'tests', required: true },
+        cwd: ws.dir,
+        timeoutMs: 1500,
+      });
       assert.equal(result.timedOut, true);
       assert.ok(await goneEventually(sleep), `setsid sleep ${sleep} survived the gate`);
     });
@@ -121,7 +135,10 @@ describe('IsolatedCommandRunner', function () {
   describe('sandbox: required', () => {
     it('refuses clearly without bubblewrap and runs nothing', async () => {
       const { runner } = isolated({ sandbox: 'required' }, () => probeSandbox('/nonexistent/bwrap'));
-      await assert.rejects(run(runner, 'touch ran'), (error: unknown) => error instanceof SandboxUnavailableError && /required/.test(error.message) && /bubblewrap/.test(error.message));
+      await assert.rejects(
+        run(runner, 'touch ran'),
+        (error: unknown) => error instanceof SandboxUnavailableError && /required/.test(error.message) && /bubblewrap/.test(error.message),
+      );
       assert.equal(ws.exists('ran'), false);
     });
 
@@ -160,7 +177,7 @@ describe('IsolatedCommandRunner', function () {
       assert.equal(existsSync(home), false);
     });
 
-    it('keeps .git and .ralph read-only except the task\'s progress notes', async () => {
+    it("keeps .git and .ralph read-only except the task's progress notes", async () => {
       const { runner } = isolated({ sandbox: 'required' });
       const notes = ws.path('.ralph/progress/t1.md');
       const hook = await run(runner, 'echo "touch pwned" > .git/hooks/post-commit');
@@ -191,15 +208,15 @@ describe('IsolatedCommandRunner', function () {
       assert.notEqual(config.exitCode, 0);
       assert.throws(() => ws.git('config', '--get', 'core.hooksPath'), 'core.hooksPath was not set');
       const ralph = await run(runner, 'echo "{}" > .ralph/config.json', { approved: true });
-      assert.notEqual(ralph.exitCode, 0, 'Ralph\'s own files stay read-only for approved commands too');
+      assert.notEqual(ralph.exitCode, 0, "Ralph's own files stay read-only for approved commands too");
     });
 
-    it('lets a person-approved command commit in a task\'s worktree, its repository\'s hooks read-only', async () => {
+    it("lets a person-approved command commit in a task's worktree, its repository's hooks read-only", async () => {
       const { runner } = isolated({ sandbox: 'required' });
       ws.git('worktree', 'add', '-q', '-b', 'ralph/t1', ws.path('.ralph/worktrees/t1'));
       const tree = ws.path('.ralph/worktrees/t1');
       const refused = await run(runner, 'echo a > a.txt && git add a.txt && git commit -qm sneaky', { cwd: tree });
-      assert.notEqual(refused.exitCode, 0, 'without approval the worktree\'s repository is read-only');
+      assert.notEqual(refused.exitCode, 0, "without approval the worktree's repository is read-only");
       const approved = await run(runner, 'git add a.txt && git commit -qm "approved in worktree"', { cwd: tree, approved: true });
       assert.equal(approved.exitCode, 0, approved.output);
       assert.equal(ws.git('log', '--format=%s', '-1', 'ralph/t1').trim(), 'approved in worktree');
@@ -227,7 +244,11 @@ describe('IsolatedCommandRunner', function () {
 
     it('runs gates sandboxed too', async () => {
       const gates = new ProcessGateRunner(isolated({ sandbox: 'required' }).runner);
-      const result = await gates.run({ gate: { name: 'g', command: 'touch .git/gate-was-here; echo "home=$HOME"; printenv ' + KEY_ENV, kind: 'custom', required: true }, cwd: ws.dir, timeoutMs: 10_000 });
+      const result = await gates.run({
+        gate: { name: 'g', command: 'touch .git/gate-was-here; echo "home=$HOME"; printenv ' + KEY_ENV, kind: 'custom', required: true },
+        cwd: ws.dir,
+        timeoutMs: 10_000,
+      });
       assert.equal(ws.exists('.git/gate-was-here'), false);
       assert.match(result.output, /Read-only file system/);
       assert.match(result.output, /home=\/tmp\/home/);

@@ -25,28 +25,52 @@ describe('macOS sandbox (sandbox-exec with a generated Seatbelt profile)', () =>
   const rules = (profile: string) => profile.split('\n').filter((l) => l.startsWith('('));
 
   it('writes only to the workspace (not .git or .ralph), the progress notes and temp folders; denies credential reads; no network', () => {
-    const profile = seatbeltProfile({ root, network: false, writablePaths: [path.join(root, '.ralph', 'progress', 'T-001.md')] }, { home, temp });
+    const profile = seatbeltProfile(
+      { root, network: false, writablePaths: [path.join(root, '.ralph', 'progress', 'T-001.md')] },
+      { home, temp },
+    );
     const lines = rules(profile);
-    assert.deepEqual(lines.slice(0, 3), ['(version 1)', '(allow default)', '(deny file-write*)'], 'everything else allowed, then every write denied before the allowed ones (the last matching rule decides)');
-    assert.ok(lines.includes(`(allow file-write* (require-all (subpath "${root}") (require-not (subpath "${root}/.git")) (require-not (literal "${root}/.git")) (require-not (subpath "${root}/.ralph"))))`));
+    assert.deepEqual(
+      lines.slice(0, 3),
+      ['(version 1)', '(allow default)', '(deny file-write*)'],
+      'everything else allowed, then every write denied before the allowed ones (the last matching rule decides)',
+    );
+    assert.ok(
+      lines.includes(
+        `(allow file-write* (require-all (subpath "${root}") (require-not (subpath "${root}/.git")) (require-not (literal "${root}/.git")) (require-not (subpath "${root}/.ralph"))))`,
+      ),
+    );
     assert.ok(lines.includes(`(allow file-write* (literal "${root}/.ralph/progress/T-001.md"))`));
     const temps = lines.find((l) => l.startsWith('(allow file-write* (subpath') && l.includes(temp));
     assert.ok(temps?.includes('(subpath "/private/tmp")') && temps.includes('(subpath "/private/var/folders")'), temps);
     assert.ok(lines.some((l) => l.includes('(literal "/dev/null")')));
     const reads = lines.find((l) => l.startsWith('(deny file-read*'));
-    for (const store of ['.ssh', '.aws', '.gnupg', '.config/gh', '.kube', '.docker']) assert.ok(reads?.includes(`(subpath "${home}/${store}")`), store);
+    for (const store of ['.ssh', '.aws', '.gnupg', '.config/gh', '.kube', '.docker'])
+      assert.ok(reads?.includes(`(subpath "${home}/${store}")`), store);
     for (const file of ['.netrc', '.npmrc', '.git-credentials', '.pypirc']) assert.ok(reads?.includes(`(literal "${home}/${file}")`), file);
     assert.ok(lines.indexOf(reads!) > lines.findIndex((l) => l === '(allow default)'), 'the read denial comes after the general allow');
-    assert.deepEqual(lines.slice(-3), ['(deny network-outbound (remote ip))', '(deny network-inbound (local ip))', '(deny network-bind (local ip))']);
+    assert.deepEqual(lines.slice(-3), [
+      '(deny network-outbound (remote ip))',
+      '(deny network-inbound (local ip))',
+      '(deny network-bind (local ip))',
+    ]);
     assert.equal(profile.split('(').length, profile.split(')').length, 'balanced parentheses');
   });
 
-  it('with commands.network the network stays open; an approved command may write the repository\'s data, never its hooks and config', () => {
-    const profile = seatbeltProfile({ root, network: true, writablePaths: [], gitWritable: true }, { home, temp }, [path.join(root, '.git')]);
+  it("with commands.network the network stays open; an approved command may write the repository's data, never its hooks and config", () => {
+    const profile = seatbeltProfile({ root, network: true, writablePaths: [], gitWritable: true }, { home, temp }, [
+      path.join(root, '.git'),
+    ]);
     assert.doesNotMatch(profile, /network/);
     const lines = rules(profile);
     const allowGit = lines.findIndex((l) => l === `(allow file-write* (subpath "${root}/.git"))`);
-    const denyHooks = lines.findIndex((l) => l.startsWith('(deny file-write*') && l.includes(`(subpath "${root}/.git/hooks")`) && l.includes(`(literal "${root}/.git/config")`) && l.includes(`(subpath "${root}/.git/info")`));
+    const denyHooks = lines.findIndex(
+      (l) =>
+        l.startsWith('(deny file-write*') &&
+        l.includes(`(subpath "${root}/.git/hooks")`) &&
+        l.includes(`(literal "${root}/.git/config")`) &&
+        l.includes(`(subpath "${root}/.git/info")`),
+    );
     assert.ok(allowGit > 0 && denyHooks > allowGit, profile);
   });
 
@@ -58,14 +82,24 @@ describe('macOS sandbox (sandbox-exec with a generated Seatbelt profile)', () =>
   });
 
   it('is what runs a sandboxed command on macOS: sandbox-exec -p <profile> shell -c command, HOME and TMPDIR in a temp folder of its own', () => {
-    const launch = sandboxLaunch({ root, network: false, writablePaths: [] }, root, { PATH: '/usr/bin:/bin', HOME: '/tmp/home' }, '/bin/bash', 'npm test', { platform: 'darwin' });
+    const launch = sandboxLaunch(
+      { root, network: false, writablePaths: [] },
+      root,
+      { PATH: '/usr/bin:/bin', HOME: '/tmp/home' },
+      '/bin/bash',
+      'npm test',
+      { platform: 'darwin' },
+    );
     assert.equal(launch.file, SANDBOX_EXEC);
     assert.equal(launch.args[0], '-p');
     assert.match(launch.args[1], /^\(version 1\)\n\(allow default\)/);
     assert.deepEqual(launch.args.slice(2), ['/bin/bash', '-c', 'npm test']);
     assert.ok(launch.env.HOME.startsWith(launch.env.TMPDIR) && launch.env.HOME.endsWith('home'));
     assert.ok(launch.args[1].includes(`(subpath "${realpathSync(launch.env.TMPDIR)}")`), 'its temp folder is writable');
-    const linux = sandboxLaunch({ root, network: false, writablePaths: [] }, root, { PATH: '/usr/bin' }, '/bin/bash', 'npm test', { platform: 'linux', bwrap: 'bwrap' });
+    const linux = sandboxLaunch({ root, network: false, writablePaths: [] }, root, { PATH: '/usr/bin' }, '/bin/bash', 'npm test', {
+      platform: 'linux',
+      bwrap: 'bwrap',
+    });
     assert.equal(linux.file, 'bwrap');
     assert.ok(linux.args.includes('--unshare-net'));
   });

@@ -11,7 +11,14 @@ import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, readJson, TE
 /** A runner wired like the harness's, with the sandbox probe given. */
 async function runnerWith(h: LoopHarness, sandboxProbe: () => Promise<SandboxProbe>): Promise<RalphRunner> {
   const config = parseConfig(await readJson(h.paths.config));
-  return new RalphRunner({ workspace: h.ws.dir, config, bus: h.bus, commands: new NodeCommandRunner(), model: createModelClient(config.llm, TEST_KEY, () => {}), sandboxProbe });
+  return new RalphRunner({
+    workspace: h.ws.dir,
+    config,
+    bus: h.bus,
+    commands: new NodeCommandRunner(),
+    model: createModelClient(config.llm, TEST_KEY, () => {}),
+    sandboxProbe,
+  });
 }
 const noBwrap = async (): Promise<SandboxProbe> => ({ available: false, reason: 'bubblewrap (bwrap) not found (test)' });
 
@@ -67,13 +74,21 @@ describe('no secret in reach (the loop against the scripted server)', function (
     h = await makeLoopHarness([call('write_file', { path: 'hello.txt', content: 'hi' }), complete]);
     await h.configure({ commands: { sandbox: 'required' } });
     const id = await h.addTask();
-    await assert.rejects((await runnerWith(h, noBwrap)).run(), (error: unknown) => error instanceof SandboxUnavailableError && /required/.test(error.message));
+    await assert.rejects(
+      (await runnerWith(h, noBwrap)).run(),
+      (error: unknown) => error instanceof SandboxUnavailableError && /required/.test(error.message),
+    );
     assert.equal(chatRequests(h.server).length, 0);
     assert.notEqual((await h.store.get(id)).status, 'done');
   });
 
   it('commands.sandbox "auto" without bubblewrap runs and warns once per run', async () => {
-    h = await makeLoopHarness([call('run_command', { command: 'echo one' }), call('run_command', { command: 'echo two' }), call('write_file', { path: 'hello.txt', content: 'hi' }), complete]);
+    h = await makeLoopHarness([
+      call('run_command', { command: 'echo one' }),
+      call('run_command', { command: 'echo two' }),
+      call('write_file', { path: 'hello.txt', content: 'hi' }),
+      complete,
+    ]);
     const id = await h.addTask();
     await (await runnerWith(h, noBwrap)).run();
     assert.equal((await h.store.get(id)).status, 'done');
@@ -98,7 +113,10 @@ describe('no secret in reach (the loop against the scripted server)', function (
       call('write_file', { path: 'hello.txt', content: 'hi' }),
       complete,
     ]);
-    await h.configure({ commands: { sandbox: 'required' }, gates: [{ name: 'g', command: 'touch .git/gate-was-here; test ! -e .git/gate-was-here', kind: 'custom' }] });
+    await h.configure({
+      commands: { sandbox: 'required' },
+      gates: [{ name: 'g', command: 'touch .git/gate-was-here; test ! -e .git/gate-was-here', kind: 'custom' }],
+    });
     const id = await h.addTask();
     await h.runner().run();
     assert.equal(id, 'T-001');

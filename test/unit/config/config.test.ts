@@ -57,6 +57,21 @@ describe('config (.ralph/config.json)', () => {
     assert.deepEqual(shipped('config.schema.json'), JSON.parse(JSON.stringify(configJsonSchema())));
     assert.deepEqual(shipped('tasks.schema.json'), JSON.parse(JSON.stringify(tasksJsonSchema())));
     const properties = (configJsonSchema() as { properties: Record<string, unknown> }).properties;
-    assert.deepEqual(Object.keys(properties).sort(), ['$schema', 'agents', 'budget', 'commands', 'escalation', 'forge', 'gates', 'llm', 'loop', 'merge', 'proof', 'reports', 'safeguards', 'worktrees']);
+    assert.deepEqual(Object.keys(properties).sort(), [
+      '$schema',
+      'agents',
+      'budget',
+      'commands',
+      'escalation',
+      'forge',
+      'gates',
+      'llm',
+      'loop',
+      'merge',
+      'proof',
+      'reports',
+      'safeguards',
+      'worktrees',
+    ]);
   });
 });

@@ -50,7 +50,10 @@ describe('ConfigService (.ralph/config.json)', () => {
 
   it('rejects a misspelt key with the closest known one, and keeps nothing half-loaded', async () => {
     const service = new ConfigService(new RalphPaths(ws.dir));
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { model: ['x'] }, gates: [{ name: 'g', command: 'true', kind: 'tests', requried: true }] }));
+    await fs.writeFile(
+      ws.path('.ralph/config.json'),
+      JSON.stringify({ llm: { model: ['x'] }, gates: [{ name: 'g', command: 'true', kind: 'tests', requried: true }] }),
+    );
     await assert.rejects(service.reload(), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.match(error.message, /llm\.model: unknown key; did you mean llm\.models\?/);

@@ -5,7 +5,10 @@ import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 
 const idle = (text = 'still working'): Step => ({ content: text, usage: { prompt_tokens: 1000, completion_tokens: 10 } });
-const analyst: Step = { content: 'Root cause: the function returns the wrong value.', usage: { prompt_tokens: 500, completion_tokens: 50 } };
+const analyst: Step = {
+  content: 'Root cause: the function returns the wrong value.',
+  usage: { prompt_tokens: 500, completion_tokens: 50 },
+};
 
 describe('escalation, council, stuck detection, budgets and warnings (observed from the server)', function () {
   this.timeout(60000);
@@ -13,7 +16,18 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
   afterEach(async () => h?.cleanup());
 
   it('with ladder [a, b, c] and threshold 2, asks a, a, b, b, c, then the council in parallel, and logs the escalations', async () => {
-    h = await makeLoopHarness([idle(), idle(), idle(), idle(), idle(), analyst, analyst, analyst, { content: '1. Fix greet.\n2. Run the tests.' }, idle()]);
+    h = await makeLoopHarness([
+      idle(),
+      idle(),
+      idle(),
+      idle(),
+      idle(),
+      analyst,
+      analyst,
+      analyst,
+      { content: '1. Fix greet.\n2. Run the tests.' },
+      idle(),
+    ]);
     await h.configure({
       llm: { models: ['a', 'b', 'c'] },
       loop: { maxIterations: 6 },
@@ -29,11 +43,19 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     assert.deepEqual(models.slice(5, 8).sort(), ['a', 'b', 'c'], 'three analysts');
     assert.equal(models[8], 'c', 'the synthesizer is the top model');
     assert.equal(models[9], 'c', 'the next iteration stays on the top model');
-    const analystTimes = chatRequests(h.server).slice(5, 8).map((r) => r.time);
+    const analystTimes = chatRequests(h.server)
+      .slice(5, 8)
+      .map((r) => r.time);
     assert.ok(Math.max(...analystTimes) - Math.min(...analystTimes) < 1000, 'the analysts were asked together');
     assert.match(requestText(chatRequests(h.server)[9]), /Bug council plan[\s\S]*1\. Fix greet/);
 
-    assert.deepEqual(eventsOf(h.events, 'escalation').map((e) => [e.iteration, e.from, e.to]), [[2, 'a', 'b'], [4, 'b', 'c']]);
+    assert.deepEqual(
+      eventsOf(h.events, 'escalation').map((e) => [e.iteration, e.from, e.to]),
+      [
+        [2, 'a', 'b'],
+        [4, 'b', 'c'],
+      ],
+    );
     assert.equal(eventsOf(h.events, 'council.started').length, 1);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /iteration 2: a → b/);
@@ -54,7 +76,12 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     await h.ws.write('fail.test.js', "require('node:test')('always fails', () => { throw new Error('nope'); });\n");
     h.ws.git('add', '-A');
     h.ws.git('commit', '-qm', 'failing test');
-    await h.configure({ llm: { models: ['a', 'b'] }, loop: { maxIterations: 4 }, escalation: { threshold: 5, councilAfter: 5 }, gates: [{ name: 'tests', command: 'node --test', kind: 'tests' }] });
+    await h.configure({
+      llm: { models: ['a', 'b'] },
+      loop: { maxIterations: 4 },
+      escalation: { threshold: 5, councilAfter: 5 },
+      gates: [{ name: 'tests', command: 'node --test', kind: 'tests' }],
+    });
     // the task names the failing test: it is its to fix (a failure it did not name would be pre-existing)
     await h.addTask({ complexity: 1, prompt: 'Make the test "always fails" pass.' });
     await h.runner().run();
@@ -62,12 +89,19 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     assert.equal(escalations.length, 1);
     assert.equal(escalations[0].iteration, 3);
     assert.match(escalations[0].reason, /stuck: the same failing tests 3 iterations running: always fails/);
-    assert.deepEqual(chatRequests(h.server).map((r) => r.model), ['a', 'a', 'a', 'a', 'b', 'b', 'b']);
+    assert.deepEqual(
+      chatRequests(h.server).map((r) => r.model),
+      ['a', 'a', 'a', 'a', 'b', 'b', 'b'],
+    );
   });
 
   it('halts on a budget cap no more than one call past it, with state saved', async () => {
     h = await makeLoopHarness([idle(), idle(), idle(), idle(), idle()]);
-    await h.configure({ llm: { models: ['a'], prices: { a: { input: 1000, output: 0 } } }, budget: { maxCostUsd: 2.5 }, loop: { maxIterations: 10 } });
+    await h.configure({
+      llm: { models: ['a'], prices: { a: { input: 1000, output: 0 } } },
+      budget: { maxCostUsd: 2.5 },
+      loop: { maxIterations: 10 },
+    });
     const id = await h.addTask();
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'halted');
@@ -80,7 +114,12 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
 
   it('fires the safeguard warnings at the right iterations and applies the answers', async () => {
     h = await makeLoopHarness([idle(), idle(), idle(), idle(), idle(), idle(), idle(), idle()]);
-    await h.configure({ llm: { models: ['a'] }, loop: { maxIterations: 6 }, escalation: { councilAfter: 100 }, safeguards: { noCommitWarnIterations: 2, iterationWarnRatio: 0.5 } });
+    await h.configure({
+      llm: { models: ['a'] },
+      loop: { maxIterations: 6 },
+      escalation: { councilAfter: 100 },
+      safeguards: { noCommitWarnIterations: 2, iterationWarnRatio: 0.5 },
+    });
     const id = await h.addTask({ maxIterations: 6 });
     const asked: SafeguardWarning[] = [];
     const runner = h.runner({
@@ -96,13 +135,16 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     assert.equal(summary.results[0].status, 'timeout');
     // iteration 1 commits the new progress notes; no commit after it: warned at 3, 5, 7.
     // max 6 at ratio 0.5 → warned at 3 and raised to 8, whose own threshold (4) warns once more
-    assert.deepEqual(asked.map((w) => [w.code, w.iteration, w.maxIterations]), [
-      ['no-commits', 3, 6],
-      ['iteration-ratio', 3, 6],
-      ['iteration-ratio', 4, 8],
-      ['no-commits', 5, 8],
-      ['no-commits', 7, 8],
-    ]);
+    assert.deepEqual(
+      asked.map((w) => [w.code, w.iteration, w.maxIterations]),
+      [
+        ['no-commits', 3, 6],
+        ['iteration-ratio', 3, 6],
+        ['iteration-ratio', 4, 8],
+        ['no-commits', 5, 8],
+        ['no-commits', 7, 8],
+      ],
+    );
     assert.equal((await h.store.get(id)).maxIterations, 8, 'raised once by 2');
     assert.equal(chatRequests(h.server).length, 8);
     assert.equal(eventsOf(h.events, 'warning.answered').length, 5);
@@ -121,9 +163,14 @@ describe('escalation, council, stuck detection, budgets and warnings (observed f
     await h.runner({ approval: { approve: async (request) => (asked.push(request.detail), false) } }).run();
     for (const marker of ['denied-marker', 'rm-marker', 'push-marker']) assert.equal(h.ws.exists(marker), false, marker);
     const results = eventsOf(h.events, 'tool.result').filter((r) => r.tool === 'run_command');
-    assert.deepEqual(results.map((r) => r.ok), [false, false, false]);
+    assert.deepEqual(
+      results.map((r) => r.ok),
+      [false, false, false],
+    );
     assert.deepEqual(asked, ['git push --force origin main; echo pushed > push-marker']);
-    const toolMessages = chatRequests(h.server).slice(1, 4).map((r) => String(r.body?.messages?.at(-1)?.content));
+    const toolMessages = chatRequests(h.server)
+      .slice(1, 4)
+      .map((r) => String(r.body?.messages?.at(-1)?.content));
     assert.match(toolMessages[0], /refused \(refused by commands\.deny \(touch \*\)\)/);
     assert.match(toolMessages[1], /recursive delete of src/);
     assert.match(toolMessages[2], /not approved/);

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { currentModel, type EscalationState, initialTier, recordIterationResult, startEscalation } from '../../../src/core/escalation/ladder';
+import {
+  currentModel,
+  type EscalationState,
+  initialTier,
+  recordIterationResult,
+  startEscalation,
+} from '../../../src/core/escalation/ladder';
 import { detectStuck, type IterationFingerprint } from '../../../src/core/escalation/stuck';
 
 const settings = { ladder: ['a', 'b', 'c'], threshold: 2, councilAfter: 3 };
@@ -32,7 +38,10 @@ describe('model ladder', () => {
     assert.equal(convenedAt, 7);
     assert.match(guidance[0] ?? '', /Look at what failed/);
     assert.match(guidance[1] ?? '', /stronger model/);
-    assert.deepEqual(state.history.map((h) => `${h.from}->${h.to}@${h.iteration}`), ['a->b@2', 'b->c@4']);
+    assert.deepEqual(
+      state.history.map((h) => `${h.from}->${h.to}@${h.iteration}`),
+      ['a->b@2', 'b->c@4'],
+    );
   });
 
   it('resets the count on success and asks for a different approach on a repeated failure', () => {
@@ -47,7 +56,11 @@ describe('model ladder', () => {
   });
 
   it('escalates to the top at once when forced (stuck, persistent high security finding)', () => {
-    const step = recordIterationResult(startEscalation({ type: 'feature', complexity: 2 }, 3), settings, { failed: true, iteration: 1, force: 'stuck: same failing tests' });
+    const step = recordIterationResult(startEscalation({ type: 'feature', complexity: 2 }, 3), settings, {
+      failed: true,
+      iteration: 1,
+      force: 'stuck: same failing tests',
+    });
     assert.equal(step.state.tier, 2);
     assert.equal(step.escalated?.reason, 'stuck: same failing tests');
     const atTop = recordIterationResult(step.state, settings, { failed: true, iteration: 2, force: 'stuck again' });
@@ -60,15 +73,33 @@ describe('stuck detection', () => {
     fields.map((f, i) => ({ iteration: i + 1, filesChanged: [], failingTests: [], failed: true, ...f }));
 
   it('flags the same failing tests, the same error, or the same files three iterations running', () => {
-    assert.match(detectStuck(it3([{ failingTests: ['t1', 't2'] }, { failingTests: ['t2', 't1'] }, { failingTests: ['t1', 't2'] }])).reason ?? '', /same failing tests/);
-    assert.match(detectStuck(it3([{ error: 'ECONNREFUSED 127.0.0.1:5432 at 12:00:01' }, { error: 'ECONNREFUSED 127.0.0.1:5432 at 12:00:09' }, { error: 'ECONNREFUSED 127.0.0.1:5432 at 12:01:44' }])).reason ?? '', /same error/);
-    assert.match(detectStuck(it3([{ filesChanged: ['a.ts'] }, { filesChanged: ['a.ts'] }, { filesChanged: ['a.ts'] }])).reason ?? '', /same files/);
+    assert.match(
+      detectStuck(it3([{ failingTests: ['t1', 't2'] }, { failingTests: ['t2', 't1'] }, { failingTests: ['t1', 't2'] }])).reason ?? '',
+      /same failing tests/,
+    );
+    assert.match(
+      detectStuck(
+        it3([
+          { error: 'ECONNREFUSED 127.0.0.1:5432 at 12:00:01' },
+          { error: 'ECONNREFUSED 127.0.0.1:5432 at 12:00:09' },
+          { error: 'ECONNREFUSED 127.0.0.1:5432 at 12:01:44' },
+        ]),
+      ).reason ?? '',
+      /same error/,
+    );
+    assert.match(
+      detectStuck(it3([{ filesChanged: ['a.ts'] }, { filesChanged: ['a.ts'] }, { filesChanged: ['a.ts'] }])).reason ?? '',
+      /same files/,
+    );
   });
 
   it('does not flag varying failures, fewer than three, or a success in between', () => {
     assert.equal(detectStuck(it3([{ failingTests: ['t1'] }, { failingTests: ['t2'] }, { failingTests: ['t1'] }])).stuck, false);
     assert.equal(detectStuck(it3([{ failingTests: ['t1'] }, { failingTests: ['t1'] }])).stuck, false);
-    assert.equal(detectStuck(it3([{ failingTests: ['t1'] }, { failingTests: ['t1'], failed: false }, { failingTests: ['t1'] }])).stuck, false);
+    assert.equal(
+      detectStuck(it3([{ failingTests: ['t1'] }, { failingTests: ['t1'], failed: false }, { failingTests: ['t1'] }])).stuck,
+      false,
+    );
     assert.equal(detectStuck(it3([{}, {}, {}])).stuck, false, 'nothing in common is not a pattern');
   });
 });

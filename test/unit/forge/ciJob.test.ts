@@ -4,10 +4,24 @@ import { FORGE_TOKEN, type ForgeProject, makeForgeProject, runJob, startJob } fr
 import { requestText } from '../helpers/loopHarness';
 import { waitFor } from '../../helpers/waitFor';
 
-const polite: Step = { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name = 'world') => `Hello, ${name}`;\nexports.polite = (name) => `Good day, ${name}`;\n" } }] };
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'added polite()', promiseEvidence: 'node --test passes' } }] };
-const progress = (note: string): Step => ({ toolCalls: [{ name: 'report_progress', arguments: { percent: 50, note } }], finishReason: 'tool_calls' });
-
+const polite: Step = {
+  toolCalls: [
+    {
+      name: 'write_file',
+      arguments: {
+        path: 'greet.js',
+        content: "exports.greet = (name = 'world') => `Hello, ${name}`;\nexports.polite = (name) => `Good day, ${name}`;\n",
+      },
+    },
+  ],
+};
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'added polite()', promiseEvidence: 'node --test passes' } }],
+};
+const progress = (note: string): Step => ({
+  toolCalls: [{ name: 'report_progress', arguments: { percent: 50, note } }],
+  finishReason: 'tool_calls',
+});
 
 describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', function () {
   this.timeout(120000);
@@ -29,7 +43,11 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     // the work is on the task's branch; nothing reached the target (the forge's merge queue lands it)
     assert.equal(project.originGit('rev-parse', 'main'), mainBefore);
     assert.match(project.originShow(`ralph/${id}`, 'greet.js') ?? '', /Good day/);
-    assert.equal(project.originShow(`ralph/${id}`, '.ralph/tasks.json'), project.originShow('main', '.ralph/tasks.json'), 'the job\'s task store is never committed');
+    assert.equal(
+      project.originShow(`ralph/${id}`, '.ralph/tasks.json'),
+      project.originShow('main', '.ralph/tasks.json'),
+      "the job's task store is never committed",
+    );
     // the state travels on its own branch, outside the pull request
     const record = JSON.parse(project.originShow(`ralph-state/${id}`, 'task.json') ?? '{}');
     assert.equal(record.status, 'in_progress', 'done only once merged');
@@ -44,7 +62,15 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     assert.equal(pr.draft, false);
     assert.equal(pr.autoMerge, true, `auto-merge hands it to the merge queue: ${job.stderr}`);
     assert.match(pr.title, new RegExp(`^ralph\\(${id}\\): `));
-    for (const part of [`<!-- ralph-task: ${id} -->`, '### Gate verdicts', '| tests | tests | yes | ✅ pass', '### Proof', 'at the base: 2 tests ran, 0 failing', 'Cost receipt', 'Job: https://github.example/acme/widgets/actions/runs/4242']) {
+    for (const part of [
+      `<!-- ralph-task: ${id} -->`,
+      '### Gate verdicts',
+      '| tests | tests | yes | ✅ pass',
+      '### Proof',
+      'at the base: 2 tests ran, 0 failing',
+      'Cost receipt',
+      'Job: https://github.example/acme/widgets/actions/runs/4242',
+    ]) {
       assert.ok(pr.body.includes(part), `the body has ${part}`);
     }
     // the job's outputs and summary
@@ -55,11 +81,21 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     assert.match(job.summary, /auto-merge|Pull request/);
     // the token went to GitHub and nowhere else
     assert.ok(project.github.requests.every((r) => r.authorization === `token ${FORGE_TOKEN}`));
-    const everything = [job.stdout, job.stderr, job.summary, JSON.stringify(job.outputs), ...['task.json', `state/${id}.json`, `reports/${id}/final.md`].map((f) => project.originShow(`ralph-state/${id}`, f) ?? ''), ...project.model.requests.map((r) => JSON.stringify(r.body))];
-    assert.ok(everything.every((text) => !text.includes(FORGE_TOKEN)), 'the forge token never reaches a log, a file or the model');
+    const everything = [
+      job.stdout,
+      job.stderr,
+      job.summary,
+      JSON.stringify(job.outputs),
+      ...['task.json', `state/${id}.json`, `reports/${id}/final.md`].map((f) => project.originShow(`ralph-state/${id}`, f) ?? ''),
+      ...project.model.requests.map((r) => JSON.stringify(r.body)),
+    ];
+    assert.ok(
+      everything.every((text) => !text.includes(FORGE_TOKEN)),
+      'the forge token never reaches a log, a file or the model',
+    );
   });
 
-  it('resumes a killed job\'s task in the next job, from the state and branch it pushed', async () => {
+  it("resumes a killed job's task in the next job, from the state and branch it pushed", async () => {
     const [id] = await project.addTasks([{}]);
     project.publish('add a task');
     // iteration 1 changes a file and ends without COMPLETE; iteration 2's model call never answers
@@ -97,7 +133,7 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     assert.equal(job.code, 1, job.stderr);
     assert.equal(job.outputs.status, 'timeout');
     const pr = project.github.pullOf(`ralph/${id}`)!;
-    assert.equal(pr.draft, true, 'a failed task\'s pull request is a draft');
+    assert.equal(pr.draft, true, "a failed task's pull request is a draft");
     assert.equal(pr.autoMerge, false);
     assert.match(pr.body, /⚠️ timeout/);
     assert.equal(JSON.parse(project.originShow(`ralph-state/${id}`, 'task.json') ?? '{}').status, 'timeout');
@@ -111,7 +147,7 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     assert.equal(project.github.pullOf(`ralph/${id}`)!.autoMerge, true);
   });
 
-  it('goes back to its agent with the merge queue\'s failure and the target merged in', async () => {
+  it("goes back to its agent with the merge queue's failure and the target merged in", async () => {
     const [id] = await project.addTasks([{}]);
     project.publish('add a task');
     project.model.push(polite, complete);
@@ -120,11 +156,13 @@ describe('a task as a GitHub Actions job (ralph run --task in GITHUB_ACTIONS)', 
     await project.ws.write('NOTES.md', 'moved on\n');
     project.publish('target moves');
     project.model.push({ content: 'checked the merged result <ralph>COMPLETE</ralph>' });
-    const job = await runJob(project, id, { feedback: { [id]: 'the required check ralph gate failed on the merged result: 1 test failing' } });
+    const job = await runJob(project, id, {
+      feedback: { [id]: 'the required check ralph gate failed on the merged result: 1 test failing' },
+    });
     assert.equal(job.code, 0, job.stderr);
     const prompt = requestText(project.model.requests.at(-1)!);
     assert.match(prompt, /Merge queue: your pull request was removed from the forge's merge queue: the required check ralph gate failed/);
-    assert.equal(project.originShow(`ralph/${id}`, 'NOTES.md'), 'moved on', 'the target\'s tip is merged into the task branch');
+    assert.equal(project.originShow(`ralph/${id}`, 'NOTES.md'), 'moved on', "the target's tip is merged into the task branch");
     assert.equal(project.originShow(`ralph/${id}`, '.ralph/tasks.json'), project.originShow('main', '.ralph/tasks.json'));
   });
 

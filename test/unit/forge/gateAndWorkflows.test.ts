@@ -18,7 +18,14 @@ describe('ralph gate: the required gates with integrity against a base', functio
   let base: string;
 
   beforeEach(async () => {
-    ws = await makeTempWorkspace({ commit: true, files: { 'greet.js': "exports.greet = (name = 'world') => `Hello, ${name}`;\n", 'test/greet.test.js': GREET_TEST, '.ralph/config.json': JSON.stringify(config) } });
+    ws = await makeTempWorkspace({
+      commit: true,
+      files: {
+        'greet.js': "exports.greet = (name = 'world') => `Hello, ${name}`;\n",
+        'test/greet.test.js': GREET_TEST,
+        '.ralph/config.json': JSON.stringify(config),
+      },
+    });
     base = ws.git('rev-parse', 'HEAD');
   });
   afterEach(async () => ws.cleanup());
@@ -36,13 +43,21 @@ describe('ralph gate: the required gates with integrity against a base', functio
   });
 
   it('fails (exit 1) a head that removed a test the base ran, though its command exits 0', async () => {
-    await ws.write('test/greet.test.js', GREET_TEST.split('\n').filter((l) => !l.includes('greets the world')).join('\n'));
+    await ws.write(
+      'test/greet.test.js',
+      GREET_TEST.split('\n')
+        .filter((l) => !l.includes('greets the world'))
+        .join('\n'),
+    );
     ws.git('commit', '-qam', 'drop a test');
     const result = await runCli(['gate', '--base', base, '--json'], ws.dir, env);
     assert.equal(result.code, 1, result.stderr);
     const verdict = JSON.parse(result.stdout);
     assert.equal(verdict.verdict, 'fail');
-    assert.ok(verdict.gates[0].integrity.violations.some((v: string) => /greets the world/.test(v)), JSON.stringify(verdict.gates[0]));
+    assert.ok(
+      verdict.gates[0].integrity.violations.some((v: string) => /greets the world/.test(v)),
+      JSON.stringify(verdict.gates[0]),
+    );
     // human output names the verdict; no --base judges the gate on its own (and says so)
     const plain = await runCli(['gate'], ws.dir, env);
     assert.equal(plain.code, 0);
@@ -54,9 +69,17 @@ describe('ralph gate: the required gates with integrity against a base', functio
     await ws.write('greet.js', 'exports.greet = () => "broken";\n');
     ws.git('commit', '-qam', 'break it');
     const dir = await ws.outsideDir();
-    await fs.writeFile(path.join(dir, 'event.json'), JSON.stringify({ pull_request: { base: { sha: base }, head: { ref: 'ralph/T-009' } } }));
+    await fs.writeFile(
+      path.join(dir, 'event.json'),
+      JSON.stringify({ pull_request: { base: { sha: base }, head: { ref: 'ralph/T-009' } } }),
+    );
     const summary = path.join(dir, 'summary.md');
-    const result = await runCli(['gate'], ws.dir, { ...env, GITHUB_ACTIONS: 'true', GITHUB_EVENT_PATH: path.join(dir, 'event.json'), GITHUB_STEP_SUMMARY: summary });
+    const result = await runCli(['gate'], ws.dir, {
+      ...env,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_EVENT_PATH: path.join(dir, 'event.json'),
+      GITHUB_STEP_SUMMARY: summary,
+    });
     assert.equal(result.code, 1);
     assert.match(result.stdout, new RegExp(`judged against ${base.slice(0, 10)}`));
     const text = await fs.readFile(summary, 'utf8');
@@ -73,7 +96,14 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
   let ws: TempWorkspace;
 
   beforeEach(async () => {
-    ws = await makeTempWorkspace({ commit: true, files: { 'package.json': '{"name":"w","devDependencies":{}}', 'package-lock.json': '{}', '.ralph/config.json': JSON.stringify({ ...config, loop: { taskTimeoutMinutes: 45 }, llm: { apiKeyEnv: 'OPENROUTER_API_KEY' } }) } });
+    ws = await makeTempWorkspace({
+      commit: true,
+      files: {
+        'package.json': '{"name":"w","devDependencies":{}}',
+        'package-lock.json': '{}',
+        '.ralph/config.json': JSON.stringify({ ...config, loop: { taskTimeoutMinutes: 45 }, llm: { apiKeyEnv: 'OPENROUTER_API_KEY' } }),
+      },
+    });
   });
   afterEach(async () => ws.cleanup());
 
@@ -100,7 +130,10 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
     const run = job.steps.at(-1);
     assert.equal(run.run, 'npx --yes ralph-loop@0.1.0 run --ci --task "$RALPH_TASK"', 'the pinned CLI');
     assert.equal(run.env.OPENROUTER_API_KEY, '${{ secrets.OPENROUTER_API_KEY }}');
-    assert.ok(job.steps.some((s: { run?: string }) => s.run === 'npm ci'), 'the project\'s dependencies for its gates');
+    assert.ok(
+      job.steps.some((s: { run?: string }) => s.run === 'npm ci'),
+      "the project's dependencies for its gates",
+    );
     const checks = parse(await ws.read('.github/workflows/ralph-checks.yml'));
     assert.deepEqual(Object.keys(checks.on), ['pull_request', 'merge_group']);
     assert.deepEqual(checks.permissions, { contents: 'read' });
@@ -108,7 +141,7 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
     assert.match(checks.jobs.gate.steps.at(-1).run, /gate --base "\$RALPH_BASE"/);
   });
 
-  it('keeps a workflow the user changed (exit 1) unless --force; uses the project\'s own ralph-loop dependency', async () => {
+  it("keeps a workflow the user changed (exit 1) unless --force; uses the project's own ralph-loop dependency", async () => {
     await ws.write('.github/workflows/ralph.yml', 'name: mine\n');
     const kept = await runCli(['ci', 'init'], ws.dir, env);
     assert.equal(kept.code, 1);
@@ -124,9 +157,15 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
     const facts = await projectFacts(ws.dir);
     const good = dispatchWorkflow(parsed, facts, { ...DEFAULT_WORKFLOW_OPTIONS, workflow: 'ralph.yml' });
     const lint = await createLinter();
-    const broken = good.replace("'pull-requests': write", "'pull-requests': writ").replace('pull-requests: write', 'pull-requests: writ').replace('${{ matrix.task }}', '${{ matrix.nope }}');
+    const broken = good
+      .replace("'pull-requests': write", "'pull-requests': writ")
+      .replace('pull-requests: write', 'pull-requests: writ')
+      .replace('${{ matrix.task }}', '${{ matrix.nope }}');
     const problems = lint(broken, 'ralph.yml');
-    assert.ok(problems.some((p) => p.kind === 'permissions'), JSON.stringify(problems));
+    assert.ok(
+      problems.some((p) => p.kind === 'permissions'),
+      JSON.stringify(problems),
+    );
     assert.ok(problems.some((p) => p.kind === 'expression'));
     assert.deepEqual(lint(checksWorkflow(parsed, facts, { ...DEFAULT_WORKFLOW_OPTIONS, workflow: 'ralph.yml' }), 'c.yml'), []);
   });

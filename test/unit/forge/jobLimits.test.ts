@@ -31,7 +31,7 @@ jobs:
     steps: [{ run: "true" }]
 `;
 
-describe('the job\'s time limit sent with each dispatch', function () {
+describe("the job's time limit sent with each dispatch", function () {
   this.timeout(60000);
   let project: ForgeProject;
 
@@ -53,11 +53,24 @@ describe('the job\'s time limit sent with each dispatch', function () {
     await fs.writeFile(configFile, JSON.stringify({ ...settings, loop: { maxIterations: 4, taskTimeoutMinutes: localMinutes } }, null, 2));
     const config = parseConfig({ ...settings, loop: { maxIterations: 4, taskTimeoutMinutes: localMinutes } });
     const paths = new RalphPaths(project.ws.dir);
-    return new RemoteFollower({ workspace: project.ws.dir, paths, config, store: new TaskStore(paths), forge: new GitHubForge({ repo: { owner: 'acme', name: 'widgets' }, token: FORGE_TOKEN, apiUrl: project.github.url }), auth: { env: {} }, say: () => undefined });
+    return new RemoteFollower({
+      workspace: project.ws.dir,
+      paths,
+      config,
+      store: new TaskStore(paths),
+      forge: new GitHubForge({ repo: { owner: 'acme', name: 'widgets' }, token: FORGE_TOKEN, apiUrl: project.github.url }),
+      auth: { env: {} },
+      say: () => undefined,
+    });
   }
 
-  it('sends the limit from the target\'s pushed configuration, which the job will run with, not the workspace\'s', async () => {
-    const follower = await setUp(async (config) => dispatchWorkflow(config, await projectFacts(project.ws.dir), { ...DEFAULT_WORKFLOW_OPTIONS, workflow: 'ralph.yml' }), 100, 10);
+  it("sends the limit from the target's pushed configuration, which the job will run with, not the workspace's", async () => {
+    const follower = await setUp(
+      async (config) =>
+        dispatchWorkflow(config, await projectFacts(project.ws.dir), { ...DEFAULT_WORKFLOW_OPTIONS, workflow: 'ralph.yml' }),
+      100,
+      10,
+    );
     assert.deepEqual(await follower.dispatch(), ['T-001']);
     const [run] = project.github.runs;
     assert.equal(run.inputs.minutes, '120', 'loop.taskTimeoutMinutes 100 on main, plus 20 for set-up');
@@ -71,7 +84,11 @@ describe('the job\'s time limit sent with each dispatch', function () {
   });
 
   it('the scripted forge refuses an input the workflow does not declare, as GitHub does', async () => {
-    const follower = await setUp(async () => OLDER_WORKFLOW.replace('      feedback: { required: false, type: string, default: "{}" }\n', ''), 100, 10);
+    const follower = await setUp(
+      async () => OLDER_WORKFLOW.replace('      feedback: { required: false, type: string, default: "{}" }\n', ''),
+      100,
+      10,
+    );
     await assert.rejects(follower.dispatch(), /Unexpected inputs provided: \["feedback"\]/);
     assert.equal(project.github.runs.length, 0);
   });

@@ -18,7 +18,6 @@ import { waitFor } from '../../helpers/waitFor';
 const writeFile = (file: string, content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] });
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'tests pass' } }] };
 
-
 /** The merge the forge's queue makes: the pull request's head squashed onto the target of the bare origin. */
 function squashOnOrigin(project: ForgeProject, pr: FakePull): string {
   const dir = path.join(path.dirname(project.origin), `merge-${pr.number}`);
@@ -47,20 +46,40 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
       autoQueue: true,
       onMerge: (pr) => squashOnOrigin(project, pr),
       onDispatch: (run) => {
-        dispatches.push({ run, mainAtDispatch: project.originGit('rev-parse', 'main'), greetAtDispatch: project.originShow('main', 'greet.js') });
+        dispatches.push({
+          run,
+          mainAtDispatch: project.originGit('rev-parse', 'main'),
+          greetAtDispatch: project.originShow('main', 'greet.js'),
+        });
         // the runner picks the jobs up: each one a simulated job against the scripted APIs
         for (const job of run.jobs) {
           const taskId = job.name.replace(/^ralph /, '');
           project.github.setJob(taskId, 'in_progress');
-          jobs.push(runJob(project, taskId, { runId: run.id }).then((result) => project.github.setJob(taskId, 'completed', result.code === 0 ? 'success' : 'failure')));
+          jobs.push(
+            runJob(project, taskId, { runId: run.id }).then((result) =>
+              project.github.setJob(taskId, 'completed', result.code === 0 ? 'success' : 'failure'),
+            ),
+          );
         }
       },
     });
     // the jobs run one after the other (the dependent only after the merge): the model serves them in turn
-    project.model.push(writeFile('polite.js', 'exports.polite = (n) => `Good day, ${n}`;\n'), complete, writeFile('farewell.js', "exports.bye = () => require('./polite.js').polite('and goodbye');\n"), complete);
-    const [first, second] = await project.addTasks([{ title: 'Polite greeting' }, { title: 'Farewell', prompt: 'Add farewell.js using polite.js', promise: 'farewell.js uses polite', dependsOn: ['T-001'] }]);
+    project.model.push(
+      writeFile('polite.js', 'exports.polite = (n) => `Good day, ${n}`;\n'),
+      complete,
+      writeFile('farewell.js', "exports.bye = () => require('./polite.js').polite('and goodbye');\n"),
+      complete,
+    );
+    const [first, second] = await project.addTasks([
+      { title: 'Polite greeting' },
+      { title: 'Farewell', prompt: 'Add farewell.js using polite.js', promise: 'farewell.js uses polite', dependsOn: ['T-001'] },
+    ]);
     project.publish('two tasks');
-    const cli = startCli(['remote', 'run'], project.ws.dir, { ...withoutActions(TEST_GIT_ENV), [TEST_KEY_ENV]: TEST_KEY, GITHUB_TOKEN: FORGE_TOKEN });
+    const cli = startCli(['remote', 'run'], project.ws.dir, {
+      ...withoutActions(TEST_GIT_ENV),
+      [TEST_KEY_ENV]: TEST_KEY,
+      GITHUB_TOKEN: FORGE_TOKEN,
+    });
     // the queue takes the first pull request; the test plays the merge queue landing it
     await waitFor('T-001 in the merge queue', () => project.github.pullOf(`ralph/${first}`)?.inQueue === true, 60_000);
     assert.equal(dispatches.length, 1, 'the dependent waits');
@@ -76,15 +95,27 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
     assert.match(result.stdout, /T-001: merged/);
     assert.match(result.stdout, /dispatched T-002/);
     const tasks = await new TaskStore(new RalphPaths(project.ws.dir)).list();
-    assert.deepEqual(tasks.map((t) => [t.id, t.status, t.remote?.state]), [[first, 'done', 'merged'], [second, 'done', 'merged']]);
+    assert.deepEqual(
+      tasks.map((t) => [t.id, t.status, t.remote?.state]),
+      [
+        [first, 'done', 'merged'],
+        [second, 'done', 'merged'],
+      ],
+    );
     assert.equal(tasks[0].remote?.url, project.github.pullOf(`ralph/${first}`)!.html_url, 'a merged task links to its pull request');
     // the job's reports came home: Show Report and the panel see them
     assert.match(await fs.readFile(path.join(project.ws.dir, '.ralph', 'reports', first, 'final.md'), 'utf8'), /Cost receipt/);
     const status = await runCliJson(project, ['remote', 'status', '--json']);
-    assert.deepEqual(status.map((t: { id: string; remote: { state: string } }) => [t.id, t.remote.state]), [[first, 'merged'], [second, 'merged']]);
+    assert.deepEqual(
+      status.map((t: { id: string; remote: { state: string } }) => [t.id, t.remote.state]),
+      [
+        [first, 'merged'],
+        [second, 'merged'],
+      ],
+    );
   });
 
-  it('sends a pull request the merge queue removed back to its agent with the queue\'s failure, then needs_help after merge.maxReturns', async () => {
+  it("sends a pull request the merge queue removed back to its agent with the queue's failure, then needs_help after merge.maxReturns", async () => {
     project = await makeForgeProject({}, { merge: { maxReturns: 1 } });
     const [id] = await project.addTasks([{}]);
     project.publish('a task');
@@ -93,7 +124,15 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
     const paths = new RalphPaths(project.ws.dir);
     const store = new TaskStore(paths);
     const said: string[] = [];
-    const follower = new RemoteFollower({ workspace: project.ws.dir, paths, config, store, forge: new GitHubForge({ repo: { owner: 'acme', name: 'widgets' }, token: FORGE_TOKEN, apiUrl: project.github.url }), auth: { env: {} }, say: (l) => said.push(l) });
+    const follower = new RemoteFollower({
+      workspace: project.ws.dir,
+      paths,
+      config,
+      store,
+      forge: new GitHubForge({ repo: { owner: 'acme', name: 'widgets' }, token: FORGE_TOKEN, apiUrl: project.github.url }),
+      auth: { env: {} },
+      say: (l) => said.push(l),
+    });
     assert.deepEqual(await follower.dispatch(), [id]);
     assert.equal((await store.get(id)).remote?.state, 'queued');
     project.github.setJob(id, 'in_progress');
@@ -106,15 +145,24 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
     assert.equal((await store.get(id)).remote?.state, 'pr-open');
     project.github.enqueue(`ralph/${id}`);
     await follower.refresh();
-    assert.deepEqual([(await store.get(id)).remote?.state, (await store.get(id)).remote?.detail], ['in-queue', 'position 1, awaiting checks']);
+    assert.deepEqual(
+      [(await store.get(id)).remote?.state, (await store.get(id)).remote?.detail],
+      ['in-queue', 'position 1, awaiting checks'],
+    );
 
-    project.github.removeFromQueue(`ralph/${id}`, 'a required status check failed', { name: 'ralph gate', summary: 'tests: 1 test failing on the merged result' });
+    project.github.removeFromQueue(`ralph/${id}`, 'a required status check failed', {
+      name: 'ralph gate',
+      summary: 'tests: 1 test failing on the merged result',
+    });
     await follower.refresh();
     const back = await store.get(id);
     assert.equal(back.remote?.state, 'queued', 'dispatched again');
     assert.equal(back.remote?.returns, 1);
     const feedback = JSON.parse(project.github.runs.at(-1)!.inputs.feedback);
-    assert.match(feedback[id], /a required status check failed; ralph gate failure: required gates failed: tests: 1 test failing on the merged result/);
+    assert.match(
+      feedback[id],
+      /a required status check failed; ralph gate failure: required gates failed: tests: 1 test failing on the merged result/,
+    );
     // the next job takes the feedback into the agent's context
     project.model.push(complete);
     const again = await runJob(project, id, { runId: project.github.runs.at(-1)!.id, feedback });

@@ -10,7 +10,7 @@ describe('gateLogPointer', () => {
     assert.equal(gateLogPointer('test', root, log), 'full output of test: .ralph/reports/T-1/gates/iteration-2-test.log');
   });
 
-  it('names the absolute path and a command that reads it from a parallel task\'s worktree', () => {
+  it("names the absolute path and a command that reads it from a parallel task's worktree", () => {
     const worktree = path.join(root, '.ralph/worktrees/T-1');
     const log = path.join(root, '.ralph/reports/T-1/gates/iteration-2-test.log');
     const text = gateLogPointer('test', worktree, log);

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 
-const complete = (summary = 'done'): Step => ({ toolCalls: [{ name: 'ralph_complete', arguments: { summary, promiseEvidence: 'tests pass' } }] });
+const complete = (summary = 'done'): Step => ({
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary, promiseEvidence: 'tests pass' } }],
+});
 
 const GREET_TEST = `const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -11,13 +13,17 @@ test('greets Ada by name', () => assert.equal(greet('Ada'), 'Hello, Ada!'));
 test('greets with an exclamation mark', () => assert.match(greet('x'), /!$/));
 `;
 
-const FIX_GREET = { title: 'Fix greet', prompt: 'greet(name) must return "Hello, <name>!"; make greet.test.js pass.', promise: 'node --test passes' };
+const FIX_GREET = {
+  title: 'Fix greet',
+  prompt: 'greet(name) must return "Hello, <name>!"; make greet.test.js pass.',
+  promise: 'node --test passes',
+};
 
 /** A workspace whose greet.js fails its two tests, and a model that claims COMPLETE, then fixes it, then claims again. */
 async function greetWithABug(): Promise<LoopHarness> {
   const harness = await makeLoopHarness([
     complete('claims done too early'),
-    { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "exports.greet = (name) => `Hello, ${name}!`;\n" } }] },
+    { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: 'exports.greet = (name) => `Hello, ${name}!`;\n' } }] },
     complete('fixed greet'),
   ]);
   await harness.ws.write('greet.js', "exports.greet = (name) => 'Hi ' + name;\n");
@@ -39,7 +45,10 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     const id = await h.addTask(FIX_GREET);
 
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['done']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+    );
     assert.equal((await h.store.get(id)).iterations, 2);
 
     const requests = chatRequests(h.server);
@@ -49,8 +58,19 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     assert.match(secondIteration, /failing test: greets with an exclamation mark/);
 
     const gateEvents = eventsOf(h.events, 'gate.finished');
-    assert.deepEqual(gateEvents.map((e) => [e.iteration, e.passed]), [[1, false], [2, true]]);
-    assert.deepEqual(gateEvents[0].tests, { passed: 0, failed: 2, total: 2, failing: ['greets Ada by name', 'greets with an exclamation mark'] });
+    assert.deepEqual(
+      gateEvents.map((e) => [e.iteration, e.passed]),
+      [
+        [1, false],
+        [2, true],
+      ],
+    );
+    assert.deepEqual(gateEvents[0].tests, {
+      passed: 0,
+      failed: 2,
+      total: 2,
+      failing: ['greets Ada by name', 'greets with an exclamation mark'],
+    });
 
     const report1 = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(report1, /## Decision: ITERATE/);
@@ -70,7 +90,14 @@ describe('quality gates in the loop (real commands, scripted model)', function (
       runs: [
         {
           tool: { driver: { name: 'scanner', rules: [{ id: 'SQLI-1', properties: { 'security-severity': '9.8' } }] } },
-          results: [{ ruleId: 'SQLI-1', level: 'error', message: { text: 'SQL injection in login query' }, locations: [{ physicalLocation: { artifactLocation: { uri: 'src/login.js' } } }] }],
+          results: [
+            {
+              ruleId: 'SQLI-1',
+              level: 'error',
+              message: { text: 'SQL injection in login query' },
+              locations: [{ physicalLocation: { artifactLocation: { uri: 'src/login.js' } } }],
+            },
+          ],
         },
       ],
     };
@@ -110,7 +137,10 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     await h.addTask();
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done');
-    assert.match(requestText(chatRequests(h.server)[1]), /required gates pass, but the previous iteration ended without a completion signal/);
+    assert.match(
+      requestText(chatRequests(h.server)[1]),
+      /required gates pass, but the previous iteration ended without a completion signal/,
+    );
   });
 
   it('with loop.fixTasks, keeps a failing required gate as a linked fix task, cancelled once the task passes it', async () => {
@@ -120,7 +150,10 @@ describe('quality gates in the loop (real commands, scripted model)', function (
     let afterFirst: { status: string; prompt: string } | undefined;
     h.bus.subscribe((event) => {
       if (event.type === 'iteration.finished' && event.iteration === 1) {
-        void h.store.get(`${id}-fix-tests`).then((t) => (afterFirst = t), () => undefined);
+        void h.store.get(`${id}-fix-tests`).then(
+          (t) => (afterFirst = t),
+          () => undefined,
+        );
       }
     });
     const summary = await h.runner().run({ taskId: id });

@@ -20,10 +20,13 @@ describe('gate integrity: definition parts and the comparison with the base', ()
   let ws: TempWorkspace;
   afterEach(async () => ws?.cleanup());
 
-  it('takes the scripts a gate runs (through npm run chains and pre/post hooks), its kind\'s configs and the files its command names', async () => {
+  it("takes the scripts a gate runs (through npm run chains and pre/post hooks), its kind's configs and the files its command names", async () => {
     ws = await makeTempWorkspace({
       files: {
-        'package.json': JSON.stringify({ scripts: { test: 'npm run unit && bash scripts/check.sh', pretest: 'tsc', unit: 'jest --config jest.ci.js', build: 'tsc' }, dependencies: { a: '1' } }),
+        'package.json': JSON.stringify({
+          scripts: { test: 'npm run unit && bash scripts/check.sh', pretest: 'tsc', unit: 'jest --config jest.ci.js', build: 'tsc' },
+          dependencies: { a: '1' },
+        }),
         'scripts/check.sh': 'exit 0\n',
         'jest.ci.js': 'module.exports = {};\n',
         'tsconfig.json': '{}',
@@ -31,7 +34,17 @@ describe('gate integrity: definition parts and the comparison with the base', ()
       },
     });
     const keys = (await definitionParts(gate('npm test'), ws.dir)).map((p) => p.key);
-    for (const key of ['package.json scripts.test', 'package.json scripts.pretest', 'package.json scripts.unit', 'package.json jest', 'jest.config.js', '.mocharc.json', 'pyproject.toml [^tool\\.pytest]', 'scripts/check.sh', 'jest.ci.js']) {
+    for (const key of [
+      'package.json scripts.test',
+      'package.json scripts.pretest',
+      'package.json scripts.unit',
+      'package.json jest',
+      'jest.config.js',
+      '.mocharc.json',
+      'pyproject.toml [^tool\\.pytest]',
+      'scripts/check.sh',
+      'jest.ci.js',
+    ]) {
       assert.ok(keys.includes(key), `${key} in ${keys.join(', ')}`);
     }
     assert.ok(!keys.includes('package.json scripts.build'), 'a script the gate does not run is not part of it');
@@ -41,7 +54,7 @@ describe('gate integrity: definition parts and the comparison with the base', ()
     assert.ok(lint.includes('eslint.config.js') && lint.includes('.eslintrc.json') && !lint.includes('jest.config.js'), lint.join(', '));
   });
 
-  it('ignores changes to a manifest outside the gate\'s part (a new dependency, another script)', async () => {
+  it("ignores changes to a manifest outside the gate's part (a new dependency, another script)", async () => {
     ws = await makeTempWorkspace({
       files: {
         'package.json': JSON.stringify({ scripts: { test: 'node --test' }, dependencies: {} }),
@@ -68,9 +81,40 @@ describe('gate integrity: definition parts and the comparison with the base', ()
   });
 
   it('allows new tests and flags gone, skipped and fewer tests', () => {
-    const base = baselineOf(gate('npm test'), counts([['a', 'pass'], ['b', 'fail'], ['c', 'skip']]), [], {}, {});
-    assert.deepEqual(judgeIntegrity(base, counts([['a', 'pass'], ['b', 'pass'], ['c', 'skip'], ['d', 'pass']]), {}, {}).violations, []);
-    const v = judgeIntegrity(base, counts([['a', 'skip'], ['x', 'pass']]), {}, {}).violations;
+    const base = baselineOf(
+      gate('npm test'),
+      counts([
+        ['a', 'pass'],
+        ['b', 'fail'],
+        ['c', 'skip'],
+      ]),
+      [],
+      {},
+      {},
+    );
+    assert.deepEqual(
+      judgeIntegrity(
+        base,
+        counts([
+          ['a', 'pass'],
+          ['b', 'pass'],
+          ['c', 'skip'],
+          ['d', 'pass'],
+        ]),
+        {},
+        {},
+      ).violations,
+      [],
+    );
+    const v = judgeIntegrity(
+      base,
+      counts([
+        ['a', 'skip'],
+        ['x', 'pass'],
+      ]),
+      {},
+      {},
+    ).violations;
     assert.deepEqual(v, [
       "test `b` ran at the task's base and is gone now (deleted, renamed or filtered out) — restore it",
       "test `a` is skipped now but ran at the task's base — un-skip it",
@@ -78,16 +122,32 @@ describe('gate integrity: definition parts and the comparison with the base', ()
     ]);
     // a runner that names no tests: the counts decide
     const plain = baselineOf(gate('make test'), { passed: 3, failed: 0, skipped: 0, total: 3, failures: [] }, [], {}, {});
-    assert.deepEqual(judgeIntegrity(plain, { passed: 3, failed: 0, skipped: 1, total: 4, failures: [] }, {}, {}).violations, ["1 more test is skipped than at the task's base (0 → 1) — un-skip them"]);
+    assert.deepEqual(judgeIntegrity(plain, { passed: 3, failed: 0, skipped: 1, total: 4, failures: [] }, {}, {}).violations, [
+      "1 more test is skipped than at the task's base (0 → 1) — un-skip them",
+    ]);
     assert.match(judgeIntegrity(plain, undefined, {}, {}).violations[0], /gave no test count; at the task's base it ran 3 tests/);
     // a run that timed out or failed before reporting fails on its own output, not as a weakening
     assert.deepEqual(judgeIntegrity(plain, undefined, {}, {}, { completed: false }).violations, []);
   });
 
   it('lets an allowed gate keep its verdict and records what changed, without asking to undo it', () => {
-    const outcome: GateOutcome = { name: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', exitCode: 0, timedOut: false, durationMs: 1, parsed: {}, fixItems: [] };
+    const outcome: GateOutcome = {
+      name: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: true,
+      summary: '2/2 tests passing',
+      exitCode: 0,
+      timedOut: false,
+      durationMs: 1,
+      parsed: {},
+      fixItems: [],
+    };
     const judgement = { violations: ["`package.json scripts.test` changed since the task's base (`a` → `b`) — restore it"] };
-    assert.deepEqual(applyIntegrity(outcome, judgement, true).integrity, { violations: [], allowed: ["`package.json scripts.test` changed since the task's base (`a` → `b`)"] });
+    assert.deepEqual(applyIntegrity(outcome, judgement, true).integrity, {
+      violations: [],
+      allowed: ["`package.json scripts.test` changed since the task's base (`a` → `b`)"],
+    });
     const failed = applyIntegrity(outcome, judgement, false);
     assert.equal(failed.passed, false);
     assert.equal(failed.fixItems[0].text, `gate weakened: ${judgement.violations[0]}`);

@@ -70,7 +70,11 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
     for (const color of [false, true]) {
       const run = await runTool([...toolchain().bin('eslint'), ...(color ? ['--color'] : []), 'src'], p.dir);
       assert.equal(run.exitCode, 1, run.output);
-      assert.deepEqual(parseGateOutput('lint', run.output, { cwd: p.dir }).lintProblems, { errors: 2, warnings: 2, problems }, `color: ${color}`);
+      assert.deepEqual(
+        parseGateOutput('lint', run.output, { cwd: p.dir }).lintProblems,
+        { errors: 2, warnings: 2, problems },
+        `color: ${color}`,
+      );
     }
     const json = await runTool([...toolchain().bin('eslint'), '-f', 'json', 'src'], p.dir);
     const fromJson = parseGateOutput('lint', `npm warn something\n${json.output}`, { cwd: p.dir }).lintProblems;
@@ -80,11 +84,17 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
 
   it('reads coverage from the c8 text table, the json-summary file, lcov and text-summary, all agreeing', async () => {
     const p = await project(COVERED_PROJECT);
-    const c8 = (...reporters: string[]) => runTool([...toolchain().bin('c8'), ...reporters.map((r) => `--reporter=${r}`), ...toolchain().bin('mocha').slice(1), 'test/calc.test.js'], p.dir);
+    const c8 = (...reporters: string[]) =>
+      runTool(
+        [...toolchain().bin('c8'), ...reporters.map((r) => `--reporter=${r}`), ...toolchain().bin('mocha').slice(1), 'test/calc.test.js'],
+        p.dir,
+      );
 
     const table = await c8('text', 'json-summary');
     assert.equal(table.exitCode, 0, table.output);
-    const summary = JSON.parse(await p.read('coverage/coverage-summary.json')) as { total: { lines: { pct: number; covered: number; total: number } } };
+    const summary = JSON.parse(await p.read('coverage/coverage-summary.json')) as {
+      total: { lines: { pct: number; covered: number; total: number } };
+    };
     const lines = summary.total.lines;
     assert.ok(lines.pct > 0 && lines.pct < 100, `partial coverage expected, got ${lines.pct}`);
     const fromTable = parseGateOutput('coverage', table.output, { cwd: p.dir });
@@ -93,7 +103,10 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
 
     const silent = await c8('json-summary');
     assert.doesNotMatch(silent.output, /All files/);
-    assert.deepEqual(parseGateOutput('coverage', silent.output, { cwd: p.dir }).coverage, { percent: lines.pct, source: 'coverage/coverage-summary.json (lines)' });
+    assert.deepEqual(parseGateOutput('coverage', silent.output, { cwd: p.dir }).coverage, {
+      percent: lines.pct,
+      source: 'coverage/coverage-summary.json (lines)',
+    });
     assert.equal(parseGateOutput('coverage', silent.output).coverage, undefined, 'files are read only with a cwd');
 
     await fs.rm(p.path('coverage'), { recursive: true });
@@ -102,7 +115,10 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
     const fromLcovFile = parseGateOutput('coverage', lcov.output, { cwd: p.dir }).coverage;
     assert.deepEqual(fromLcovFile, { percent: lines.pct, source: 'coverage/lcov.info (lines)' });
     const lcovText = await p.read('coverage/lcov.info');
-    assert.deepEqual(parseGateOutput('coverage', `${lcov.output}\n${lcovText}`).coverage, { ...fromLcovFile, source: 'lcov in the output (lines)' });
+    assert.deepEqual(parseGateOutput('coverage', `${lcov.output}\n${lcovText}`).coverage, {
+      ...fromLcovFile,
+      source: 'lcov in the output (lines)',
+    });
 
     const textSummary = await c8('text-summary');
     assert.deepEqual(parseGateOutput('coverage', textSummary.output).coverage, { percent: lines.pct, source: 'text-summary (lines)' });
@@ -114,7 +130,10 @@ describe('gate output parsers: tsc, eslint, coverage (real tools)', function () 
       'calc.js': COVERED_PROJECT['calc.js'],
       'calc.test.js': "const calc = require('./calc');\ntest('adds', () => expect(calc.add(1, 2)).toBe(3));\n",
     });
-    const run = await runTool([...toolchain().bin('jest'), '--ci', '--coverage', '--coverageReporters=text', '--coverageReporters=json-summary'], p.dir);
+    const run = await runTool(
+      [...toolchain().bin('jest'), '--ci', '--coverage', '--coverageReporters=text', '--coverageReporters=json-summary'],
+      p.dir,
+    );
     assert.equal(run.exitCode, 0, run.output);
     const summary = JSON.parse(await p.read('coverage/coverage-summary.json')) as { total: { lines: { pct: number } } };
     const parsed = parseGateOutput('tests', run.output, { cwd: p.dir });

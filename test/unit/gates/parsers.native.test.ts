@@ -42,7 +42,17 @@ def test_divides():
       const run = await runTool(['python3', '-m', 'pytest', '-p', 'no:cacheprovider', ...args], p.dir);
       assert.equal(run.exitCode, 1, run.output);
       const tests = parseGateOutput('tests', run.output).tests;
-      assert.deepEqual(tests, { passed: 2, failed: 1, skipped: 1, total: 4, failures: [{ name: 'test_calc.py::test_subtracts', message: 'AssertionError: subtraction is off', file: 'test_calc.py' }] }, args.join(' '));
+      assert.deepEqual(
+        tests,
+        {
+          passed: 2,
+          failed: 1,
+          skipped: 1,
+          total: 4,
+          failures: [{ name: 'test_calc.py::test_subtracts', message: 'AssertionError: subtraction is off', file: 'test_calc.py' }],
+        },
+        args.join(' '),
+      );
     }
   });
 
@@ -99,7 +109,9 @@ mod tests {
       'tests/more.rs': '#[test]\nfn multiplies() { assert_eq!(2 * 3, 6); }\n',
     });
     // --no-fail-fast runs every test binary, so there are several `test result:` lines to sum.
-    const run = await runTool(['cargo', 'test', '--offline', '--no-fail-fast'], p.dir, { env: { CARGO_TARGET_DIR: p.path('target'), CARGO_TERM_COLOR: 'always' } });
+    const run = await runTool(['cargo', 'test', '--offline', '--no-fail-fast'], p.dir, {
+      env: { CARGO_TARGET_DIR: p.path('target'), CARGO_TERM_COLOR: 'always' },
+    });
     assert.equal(run.exitCode, 101, run.output);
     assert.ok((run.output.match(/test result:/g) ?? []).length >= 2, run.output);
     const tests = parseGateOutput('tests', run.output).tests;

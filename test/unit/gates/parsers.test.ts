@@ -37,14 +37,21 @@ describe('gate output parsers: JS test runners (real tools)', function () {
   it('reads jest --verbose output, counts a test file that fails to load, and reads the failures once when jest repeats them', async () => {
     // summaryThreshold 0 makes jest re-print every failure under "Summary of all failing tests" (by default past 20 files).
     const jestConfig = { reporters: [['default', { summaryThreshold: 0 }]] };
-    const p = await project({ ...JEST_PROJECT, 'package.json': JSON.stringify({ name: 'j', private: true, jest: jestConfig }), 'broken.test.js': "test('x', () => { syntax error" });
+    const p = await project({
+      ...JEST_PROJECT,
+      'package.json': JSON.stringify({ name: 'j', private: true, jest: jestConfig }),
+      'broken.test.js': "test('x', () => { syntax error",
+    });
     const run = await runTool([...toolchain().bin('jest'), '--ci', '--verbose'], p.dir);
     assert.match(run.output, /Summary of all failing tests/);
     const tests = parseGateOutput('tests', run.output).tests;
     assert.ok(tests, run.output);
     assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);
     assert.deepEqual(tests.failures.map((f) => f.name).sort(), ['./broken.test.js', 'calc › subtracts']);
-    assert.match(tests.failures.find((f) => f.name === './broken.test.js')?.message ?? '', /^SyntaxError: .*broken\.test\.js: Missing semicolon/);
+    assert.match(
+      tests.failures.find((f) => f.name === './broken.test.js')?.message ?? '',
+      /^SyntaxError: .*broken\.test\.js: Missing semicolon/,
+    );
   });
 
   it('reads vitest output: `Tests  1 failed | 2 passed | 1 skipped (4)` and the FAIL blocks', async () => {
@@ -60,7 +67,10 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const tests = parseGateOutput('tests', run.output).tests;
     assert.ok(tests, run.output);
     assert.deepEqual([tests.passed, tests.failed, tests.skipped, tests.total], [2, 2, 1, 5]);
-    assert.ok(tests.failures.some((f) => f.name === 'broken.test.js'), JSON.stringify(tests.failures));
+    assert.ok(
+      tests.failures.some((f) => f.name === 'broken.test.js'),
+      JSON.stringify(tests.failures),
+    );
   });
 
   it('reads node --test in its default TAP form (suites that fail only through a test are not failures)', async () => {
@@ -70,7 +80,15 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const tests = parseGateOutput('tests', run.output).tests;
     assertCalcCounts(tests, /^subtracts$/, /subtraction is off/);
     // every test by name with its suite and outcome (the gate-integrity inventory); the suite itself is not a test
-    assert.deepEqual(tests?.names?.map((t) => [t.name, t.status]), [['calc > adds', 'pass'], ['calc > multiplies', 'pass'], ['calc > subtracts', 'fail'], ['calc > divides', 'skip']]);
+    assert.deepEqual(
+      tests?.names?.map((t) => [t.name, t.status]),
+      [
+        ['calc > adds', 'pass'],
+        ['calc > multiplies', 'pass'],
+        ['calc > subtracts', 'fail'],
+        ['calc > divides', 'skip'],
+      ],
+    );
     assert.match(tests?.names?.[2].file ?? '', /calc\.test\.js$/);
   });
 
@@ -82,7 +100,15 @@ describe('gate output parsers: JS test runners (real tools)', function () {
     const tests = parseGateOutput('tests', run.output).tests;
     assertCalcCounts(tests, /^subtracts$/, /subtraction is off/);
     // the same inventory as from TAP, read off the spec tree; the failing test's file from its `test at` line
-    assert.deepEqual(tests?.names?.map((t) => [t.name, t.status]), [['calc > adds', 'pass'], ['calc > multiplies', 'pass'], ['calc > subtracts', 'fail'], ['calc > divides', 'skip']]);
+    assert.deepEqual(
+      tests?.names?.map((t) => [t.name, t.status]),
+      [
+        ['calc > adds', 'pass'],
+        ['calc > multiplies', 'pass'],
+        ['calc > subtracts', 'fail'],
+        ['calc > divides', 'skip'],
+      ],
+    );
     assert.match(tests?.names?.[2].file ?? '', /calc\.test\.js$/);
   });
 
@@ -127,7 +153,8 @@ describe('gate output parsers: JS test runners (real tools)', function () {
 
   it('reads the plain `N passed, N failed` line of a home-made runner, with or without skipped and a label', async () => {
     const p = await project({
-      'run.js': "console.log('checking...');\nconsole.log('Results: 3 passed, 1 failed, 2 skipped');\nconsole.log('4 passed, 0 failed');\nprocess.exit(1);\n",
+      'run.js':
+        "console.log('checking...');\nconsole.log('Results: 3 passed, 1 failed, 2 skipped');\nconsole.log('4 passed, 0 failed');\nprocess.exit(1);\n",
     });
     const run = await runTool([process.execPath, 'run.js'], p.dir);
     const tests = parseGateOutput('tests', run.output).tests;

@@ -24,14 +24,14 @@ describe('test names at the base, from real runners', function () {
     for (const w of extra) await w.cleanup();
   });
 
-  it('node:test (TAP): every test, and the failing test\'s file', async () => {
+  it("node:test (TAP): every test, and the failing test's file", async () => {
     const p = await project(NODE_TEST_PROJECT);
     const tests = parseGateOutput('tests', (await runTool([process.execPath, '--test', '--test-reporter=tap'], p.dir)).output).tests;
     assert.deepEqual(statuses(tests), ['calc > adds: pass', 'calc > divides: skip', 'calc > multiplies: pass', 'calc > subtracts: fail']);
     assert.match(tests?.failures[0].file ?? '', /calc\.test\.js$/);
   });
 
-  it('mocha (its default spec reporter): every test under its suites; the failure\'s file from its stack', async () => {
+  it("mocha (its default spec reporter): every test under its suites; the failure's file from its stack", async () => {
     const p = await project(MOCHA_PROJECT);
     const tests = parseGateOutput('tests', (await runTool([...tools().bin('mocha'), 'test/calc.test.js'], p.dir)).output).tests;
     assert.deepEqual(statuses(tests), ['calc adds: pass', 'calc divides: skip', 'calc multiplies: pass', 'calc subtracts: fail']);
@@ -46,41 +46,77 @@ describe('test names at the base, from real runners', function () {
     assert.ok(verbose?.names?.every((t) => t.file === 'calc.test.js' || t.file === 'more.test.js'));
     const plain = parseGateOutput('tests', (await runTool([...tools().bin('jest'), '--ci'], p.dir)).output).tests;
     assert.equal(plain?.names, undefined, 'a partial list is no inventory');
-    assert.deepEqual(plain?.failures.map((f) => [f.name, f.file]), [['calc › subtracts', 'calc.test.js']]);
+    assert.deepEqual(
+      plain?.failures.map((f) => [f.name, f.file]),
+      [['calc › subtracts', 'calc.test.js']],
+    );
   });
 
   it('vitest --reporter=verbose: every test as `file > suite > test`', async () => {
     const p = await project(VITEST_PROJECT);
     const tests = parseGateOutput('tests', (await runTool([...tools().bin('vitest'), 'run', '--reporter=verbose'], p.dir)).output).tests;
-    assert.deepEqual(statuses(tests), ['calc.test.js > calc > adds: pass', 'calc.test.js > calc > divides: skip', 'calc.test.js > calc > subtracts: fail', 'more.test.js > multiplies: pass']);
+    assert.deepEqual(statuses(tests), [
+      'calc.test.js > calc > adds: pass',
+      'calc.test.js > calc > divides: skip',
+      'calc.test.js > calc > subtracts: fail',
+      'more.test.js > multiplies: pass',
+    ]);
     assert.equal(tests?.failures[0].file, 'calc.test.js');
   });
 
   it('pytest -v: every test by node id and file', async function () {
     if (!(await hasCommand(['python3', '-m', 'pytest', '--version']))) return skipBecause(this, '`python3 -m pytest` is not installed');
-    const w = await makeTempWorkspace({ prefix: 'ralph-gate-', files: { 'tests/test_calc.py': 'import pytest\ndef test_adds():\n    assert 1 + 2 == 3\nclass TestMore:\n    def test_multiplies(self):\n        assert 2 * 3 == 6\n    def test_subtracts(self):\n        assert 3 - 1 == 1\n@pytest.mark.skip(reason="later")\ndef test_divides():\n    pass\n' } });
+    const w = await makeTempWorkspace({
+      prefix: 'ralph-gate-',
+      files: {
+        'tests/test_calc.py':
+          'import pytest\ndef test_adds():\n    assert 1 + 2 == 3\nclass TestMore:\n    def test_multiplies(self):\n        assert 2 * 3 == 6\n    def test_subtracts(self):\n        assert 3 - 1 == 1\n@pytest.mark.skip(reason="later")\ndef test_divides():\n    pass\n',
+      },
+    });
     extra.push(w);
-    const tests = parseGateOutput('tests', (await runTool(['python3', '-m', 'pytest', '-p', 'no:cacheprovider', '-v'], w.dir)).output).tests;
-    assert.deepEqual(statuses(tests), ['tests/test_calc.py::TestMore::test_multiplies: pass', 'tests/test_calc.py::TestMore::test_subtracts: fail', 'tests/test_calc.py::test_adds: pass', 'tests/test_calc.py::test_divides: skip']);
+    const tests = parseGateOutput(
+      'tests',
+      (await runTool(['python3', '-m', 'pytest', '-p', 'no:cacheprovider', '-v'], w.dir)).output,
+    ).tests;
+    assert.deepEqual(statuses(tests), [
+      'tests/test_calc.py::TestMore::test_multiplies: pass',
+      'tests/test_calc.py::TestMore::test_subtracts: fail',
+      'tests/test_calc.py::test_adds: pass',
+      'tests/test_calc.py::test_divides: skip',
+    ]);
     const dots = parseGateOutput('tests', (await runTool(['python3', '-m', 'pytest', '-p', 'no:cacheprovider'], w.dir)).output).tests;
     assert.equal(dots?.names, undefined);
-    assert.deepEqual(dots?.failures.map((f) => f.file), ['tests/test_calc.py']);
+    assert.deepEqual(
+      dots?.failures.map((f) => f.file),
+      ['tests/test_calc.py'],
+    );
   });
 
-  it('cargo test: every test of every binary; the failure\'s file from its panic', async function () {
+  it("cargo test: every test of every binary; the failure's file from its panic", async function () {
     if (!(await hasCommand(['cargo', '--version']))) return skipBecause(this, '`cargo` is not installed');
     const w = await makeTempWorkspace({
       prefix: 'ralph-gate-',
       files: {
         'Cargo.toml': '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
-        'src/lib.rs': 'pub fn sub(a: i32, b: i32) -> i32 { a - b }\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(1 + 2, 3); }\n    #[test]\n    fn subtracts() { assert_eq!(super::sub(3, 1), 1, "subtraction is off"); }\n    #[test]\n    #[ignore]\n    fn divides() {}\n}\n',
+        'src/lib.rs':
+          'pub fn sub(a: i32, b: i32) -> i32 { a - b }\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(1 + 2, 3); }\n    #[test]\n    fn subtracts() { assert_eq!(super::sub(3, 1), 1, "subtraction is off"); }\n    #[test]\n    #[ignore]\n    fn divides() {}\n}\n',
       },
     });
     extra.push(w);
-    const run = await runTool(['cargo', 'test', '--offline', '-q'], w.dir, { env: { CARGO_TARGET_DIR: w.path('target'), CARGO_TERM_COLOR: 'never' } });
+    const run = await runTool(['cargo', 'test', '--offline', '-q'], w.dir, {
+      env: { CARGO_TARGET_DIR: w.path('target'), CARGO_TERM_COLOR: 'never' },
+    });
     const tests = parseGateOutput('tests', run.output).tests;
-    assert.deepEqual(tests?.failures.map((f) => [f.name, f.file]), [['tests::subtracts', 'src/lib.rs']], run.output);
-    const full = parseGateOutput('tests', (await runTool(['cargo', 'test', '--offline'], w.dir, { env: { CARGO_TARGET_DIR: w.path('target'), CARGO_TERM_COLOR: 'never' } })).output).tests;
+    assert.deepEqual(
+      tests?.failures.map((f) => [f.name, f.file]),
+      [['tests::subtracts', 'src/lib.rs']],
+      run.output,
+    );
+    const full = parseGateOutput(
+      'tests',
+      (await runTool(['cargo', 'test', '--offline'], w.dir, { env: { CARGO_TARGET_DIR: w.path('target'), CARGO_TERM_COLOR: 'never' } }))
+        .output,
+    ).tests;
     assert.deepEqual(statuses(full), ['tests::adds: pass', 'tests::divides: skip', 'tests::subtracts: fail']);
   });
 });

@@ -48,7 +48,10 @@ export function useToolchain(): () => Toolchain {
 
 /** `RALPH_GATE_TOOLS_DIR` moves the cache (a CI cache path); the hash keeps tool sets apart. */
 function cacheDir(): string {
-  const key = createHash('sha256').update(`${TOOL_SPECS.join(' ')} node${process.versions.node.split('.')[0]}`).digest('hex').slice(0, 12);
+  const key = createHash('sha256')
+    .update(`${TOOL_SPECS.join(' ')} node${process.versions.node.split('.')[0]}`)
+    .digest('hex')
+    .slice(0, 12);
   return process.env.RALPH_GATE_TOOLS_DIR ?? path.join(os.tmpdir(), `ralph-gate-tools-${key}`);
 }
 
@@ -61,7 +64,11 @@ async function install(): Promise<Toolchain> {
     const partial = `${dir}.partial-${process.pid}`;
     await fs.rm(partial, { recursive: true, force: true });
     await fs.mkdir(partial, { recursive: true });
-    const npm = await runTool(['npm', 'install', '--prefix', partial, '--no-audit', '--no-fund', '--loglevel=error', ...TOOL_SPECS], partial, { timeoutMs: INSTALL_TIMEOUT_MS });
+    const npm = await runTool(
+      ['npm', 'install', '--prefix', partial, '--no-audit', '--no-fund', '--loglevel=error', ...TOOL_SPECS],
+      partial,
+      { timeoutMs: INSTALL_TIMEOUT_MS },
+    );
     if (npm.exitCode !== 0) {
       await fs.rm(partial, { recursive: true, force: true });
       throw new Error(`npm install of the gate tools failed (exit ${npm.exitCode}):\n${npm.output.slice(-3000)}`);
@@ -75,7 +82,11 @@ async function install(): Promise<Toolchain> {
     }
   }
   const nodeModules = path.join(dir, 'node_modules');
-  const manifest = (pkg: string) => JSON.parse(readFileSync(path.join(nodeModules, pkg, 'package.json'), 'utf8')) as { version: string; bin?: string | Record<string, string> };
+  const manifest = (pkg: string) =>
+    JSON.parse(readFileSync(path.join(nodeModules, pkg, 'package.json'), 'utf8')) as {
+      version: string;
+      bin?: string | Record<string, string>;
+    };
   return {
     nodeModules,
     version: (pkg) => manifest(pkg).version,
@@ -115,7 +126,12 @@ export async function runTool(argv: readonly string[], cwd: string, options: Run
   }
   try {
     const exitCode = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ['ignore', fd, fd], shell: process.platform === 'win32' && argv[0] === 'npm' });
+      const child = spawn(argv[0], argv.slice(1), {
+        cwd,
+        env,
+        stdio: ['ignore', fd, fd],
+        shell: process.platform === 'win32' && argv[0] === 'npm',
+      });
       const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? RUN_TIMEOUT_MS);
       child.on('error', reject);
       child.on('close', (code) => {

@@ -24,12 +24,25 @@ function outcome(failing: string[], total = 4, extra: Partial<GateOutcome> = {})
     exitCode: failing.length ? 1 : 0,
     timedOut: false,
     durationMs: 5,
-    parsed: { tests: { passed: total - failing.length, failed: failing.length, skipped: 0, total, failures: named.map((name) => ({ name, message: `${name} broke` })) } },
+    parsed: {
+      tests: {
+        passed: total - failing.length,
+        failed: failing.length,
+        skipped: 0,
+        total,
+        failures: named.map((name) => ({ name, message: `${name} broke` })),
+      },
+    },
     fixItems: named.map((name) => ({ gate: 'tests', kind: 'tests', level: 'error', text: `failing test: ${name}\n    ${name} broke` })),
     ...extra,
   };
 }
-const base = (failing: string[], unnamed = 0) => ({ passed: failing.length + unnamed === 0, failing: failing.map((name) => ({ name })), unnamed, counted: true });
+const base = (failing: string[], unnamed = 0) => ({
+  passed: failing.length + unnamed === 0,
+  failing: failing.map((name) => ({ name })),
+  unnamed,
+  counted: true,
+});
 
 describe('verdicts against the base: the pure parts', () => {
   describe('pre-existing failures', () => {
@@ -39,27 +52,46 @@ describe('verdicts against the base: the pure parts', () => {
       assert.deepEqual(forgiven.preExisting, ['old date test']);
       assert.match(forgiven.summary, /1 already failing at the task's base, not held against the task/);
       assert.equal(forgiven.fixItems[0].level, 'observation');
-      assert.match(forgiven.fixItems[0].text, /^pre-existing failure \(already failing at the task's base; not yours unless the task says so\): old date test/);
+      assert.match(
+        forgiven.fixItems[0].text,
+        /^pre-existing failure \(already failing at the task's base; not yours unless the task says so\): old date test/,
+      );
 
       const mixed = forgivePreExisting(outcome(['old date test', 'login works']), base(['old date test']), TASK_BASE);
       assert.equal(mixed.passed, false, 'a test that passed at the base and fails now blocks');
       assert.deepEqual(mixed.preExisting, ['old date test']);
-      assert.deepEqual(mixed.fixItems.map((f) => f.level), ['observation', 'error']);
+      assert.deepEqual(
+        mixed.fixItems.map((f) => f.level),
+        ['observation', 'error'],
+      );
     });
 
     it('forgives nothing where the runner does not name every failure, and says why and what to do', () => {
       const unnamed = forgivePreExisting(outcome(['?']), base([], 1), TASK_BASE);
       assert.equal(unnamed.passed, false);
-      assert.match(unnamed.baselineNote ?? '', /tests failed at the task's base too, but its output does not name every failing test, so no failure can be told apart .*: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/);
-      const noCounts = forgivePreExisting({ ...outcome([]), passed: false, parsed: {}, exitCode: 1 }, { passed: false, failing: [], unnamed: 0, counted: false }, TASK_BASE);
+      assert.match(
+        unnamed.baselineNote ?? '',
+        /tests failed at the task's base too, but its output does not name every failing test, so no failure can be told apart .*: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/,
+      );
+      const noCounts = forgivePreExisting(
+        { ...outcome([]), passed: false, parsed: {}, exitCode: 1 },
+        { passed: false, failing: [], unnamed: 0, counted: false },
+        TASK_BASE,
+      );
       assert.match(noCounts.baselineNote ?? '', /its output gives no test names/);
     });
 
     it('leaves a green base, an opted-out gate and a failure the task names alone', () => {
       assert.equal(forgivePreExisting(outcome(['x']), base([]), TASK_BASE).passed, false, 'green at the base: every failure is new');
       assert.equal(forgivePreExisting(outcome(['x']), base(['x']), TASK_BASE, false).passed, false, 'baseline: false');
-      const named = forgivePreExisting(outcome(['calc › subtracts']), base(['calc › subtracts']), TASK_BASE, true, 'Fix subtraction: make `subtracts` pass');
-      assert.equal(named.passed, false, 'the task names the test: it is the task\'s to fix');
+      const named = forgivePreExisting(
+        outcome(['calc › subtracts']),
+        base(['calc › subtracts']),
+        TASK_BASE,
+        true,
+        'Fix subtraction: make `subtracts` pass',
+      );
+      assert.equal(named.passed, false, "the task names the test: it is the task's to fix");
       assert.ok(namedByTask({ name: 'x > y', file: 'test/date.test.js' }, 'the date.test.js suite must pass'));
       assert.ok(!namedByTask({ name: 'calc › subtracts' }, 'add a README'));
     });
@@ -71,28 +103,46 @@ describe('verdicts against the base: the pure parts', () => {
     assert.equal(flaky.passed, true);
     assert.deepEqual(flaky.flaky, ['sometimes times out']);
     assert.match(flaky.summary, /1 flaky \(passed on a re-run\)/);
-    assert.match(flaky.fixItems.at(-1)?.text ?? '', /flaky: `sometimes times out` failed, then passed when the gate ran again \(1 re-run, gates\[\]\.rerunFailures\)/);
+    assert.match(
+      flaky.fixItems.at(-1)?.text ?? '',
+      /flaky: `sometimes times out` failed, then passed when the gate ran again \(1 re-run, gates\[\]\.rerunFailures\)/,
+    );
   });
 
   describe('renamed tests', () => {
-    const before = "const { formatDate } = require('../src/date');\ntest('formats a date', () => {\n  const d = formatDate(new Date(0));\n  assert.equal(d, '1970-01-01');\n});\n";
-    const renamed = "const { renderDate } = require('../src/date');\ntest('renders a date', () => {\n  const d = renderDate(new Date(0));\n  assert.equal(d, '1970-01-01');\n});\n";
-    const weakened = "const { renderDate } = require('../src/date');\ntest('renders a date', () => {\n  const d = renderDate(new Date(0));\n  assert.ok(d);\n});\n";
+    const before =
+      "const { formatDate } = require('../src/date');\ntest('formats a date', () => {\n  const d = formatDate(new Date(0));\n  assert.equal(d, '1970-01-01');\n});\n";
+    const renamed =
+      "const { renderDate } = require('../src/date');\ntest('renders a date', () => {\n  const d = renderDate(new Date(0));\n  assert.equal(d, '1970-01-01');\n});\n";
+    const weakened =
+      "const { renderDate } = require('../src/date');\ntest('renders a date', () => {\n  const d = renderDate(new Date(0));\n  assert.ok(d);\n});\n";
 
     it('accepts a test whose body is the same but for renamed identifiers, in the same file', () => {
       assert.ok(sameButRenamed(locateTest('dates > formats a date', before), locateTest('dates > renders a date', renamed)));
-      assert.deepEqual(findRenames([{ name: 'formats a date' }], [{ name: 'renders a date' }], [{ file: 'test/date.test.js', before, after: renamed }]), [{ from: 'formats a date', to: 'renders a date', file: 'test/date.test.js' }]);
+      assert.deepEqual(
+        findRenames([{ name: 'formats a date' }], [{ name: 'renders a date' }], [{ file: 'test/date.test.js', before, after: renamed }]),
+        [{ from: 'formats a date', to: 'renders a date', file: 'test/date.test.js' }],
+      );
     });
 
     it('refuses a body that changed otherwise, and a test moved to another file', () => {
       assert.ok(!sameButRenamed(locateTest('formats a date', before), locateTest('renders a date', weakened)), 'the assertion changed');
-      assert.deepEqual(findRenames([{ name: 'formats a date', file: 'test/date.test.js' }], [{ name: 'renders a date', file: 'test/other.test.js' }], [{ file: 'test/date.test.js', before, after: "test('x', () => {});\n" }]), []);
+      assert.deepEqual(
+        findRenames(
+          [{ name: 'formats a date', file: 'test/date.test.js' }],
+          [{ name: 'renders a date', file: 'test/other.test.js' }],
+          [{ file: 'test/date.test.js', before, after: "test('x', () => {});\n" }],
+        ),
+        [],
+      );
     });
 
     it('finds python and go tests by their function', () => {
       const py = 'def test_parse_header():\n    assert parse_header("a: b") == ("a", "b")\n\ndef test_other():\n    pass\n';
       const pyRenamed = 'def test_read_header():\n    assert read_header("a: b") == ("a", "b")\n\ndef test_other():\n    pass\n';
-      assert.ok(sameButRenamed(locateTest('tests/test_h.py::test_parse_header', py), locateTest('tests/test_h.py::test_read_header', pyRenamed)));
+      assert.ok(
+        sameButRenamed(locateTest('tests/test_h.py::test_parse_header', py), locateTest('tests/test_h.py::test_read_header', pyRenamed)),
+      );
       const go = 'func TestParse(t *testing.T) {\n\tif Parse("1") != 1 { t.Fatal("x") }\n}\n';
       assert.ok(sameButRenamed(locateTest('TestParse', go), locateTest('TestRead', go.replace(/Parse/g, 'Read'))));
     });
@@ -103,20 +153,51 @@ describe('verdicts against the base: the pure parts', () => {
     afterEach(async () => ws?.cleanup());
 
     it('takes the scripts and configs a command names, not the source file it checks', async () => {
-      ws = await makeTempWorkspace({ files: { 'src/x.js': 'module.exports = 1;\n', 'scripts/check.sh': 'exit 0\n', 'tools/verify.js': '', 'ci.json': '{}', 'test/x.test.js': '', 'pytest.ini': '' } });
-      const keys = async (command: string) => (await definitionParts({ name: 'g', command, kind: 'custom', required: true }, ws.dir)).map((p) => p.key);
+      ws = await makeTempWorkspace({
+        files: {
+          'src/x.js': 'module.exports = 1;\n',
+          'scripts/check.sh': 'exit 0\n',
+          'tools/verify.js': '',
+          'ci.json': '{}',
+          'test/x.test.js': '',
+          'pytest.ini': '',
+        },
+      });
+      const keys = async (command: string) =>
+        (await definitionParts({ name: 'g', command, kind: 'custom', required: true }, ws.dir)).map((p) => p.key);
       assert.deepEqual(await keys(`node -e "require('./src/x.js')"`), []);
       assert.deepEqual(await keys('node --test test/x.test.js'), []);
-      assert.deepEqual(await keys('bash scripts/check.sh && node tools/verify.js --config ci.json'), ['scripts/check.sh', 'tools/verify.js', 'ci.json']);
+      assert.deepEqual(await keys('bash scripts/check.sh && node tools/verify.js --config ci.json'), [
+        'scripts/check.sh',
+        'tools/verify.js',
+        'ci.json',
+      ]);
       assert.deepEqual(await keys('node src/x.js'), ['src/x.js'], 'the script a gate runs defines it');
       assert.deepEqual(await keys('python -m pytest -c pytest.ini src/x.js'), ['pytest.ini']);
       assert.deepEqual(await keys(`sh -c "bash scripts/check.sh"`), ['scripts/check.sh']);
     });
 
-    it('tells test files apart by convention, runner config and the task\'s own globs', async () => {
-      ws = await makeTempWorkspace({ files: { 'package.json': JSON.stringify({ jest: { testMatch: ['**/checks/**/*.js'] } }), '.mocharc.yml': 'spec:\n  - verify/*.js\n', 'pytest.ini': '[pytest]\npython_files = check_*.py\n' } });
+    it("tells test files apart by convention, runner config and the task's own globs", async () => {
+      ws = await makeTempWorkspace({
+        files: {
+          'package.json': JSON.stringify({ jest: { testMatch: ['**/checks/**/*.js'] } }),
+          '.mocharc.yml': 'spec:\n  - verify/*.js\n',
+          'pytest.ini': '[pytest]\npython_files = check_*.py\n',
+        },
+      });
       const isTest = await testFileMatcher(ws.dir, { config: ['qa/**'] });
-      for (const file of ['test/a.js', 'src/a.test.ts', 'lib/__tests__/a.js', 'tests/test_a.py', 'a_test.go', 'checks/deep/a.js', 'verify/a.js', 'check_a.py', 'qa/x.txt']) assert.ok(isTest(file), file);
+      for (const file of [
+        'test/a.js',
+        'src/a.test.ts',
+        'lib/__tests__/a.js',
+        'tests/test_a.py',
+        'a_test.go',
+        'checks/deep/a.js',
+        'verify/a.js',
+        'check_a.py',
+        'qa/x.txt',
+      ])
+        assert.ok(isTest(file), file);
       for (const file of ['src/a.js', 'README.md', 'lib/testing.js']) assert.ok(!isTest(file), file);
       const own = await testFileMatcher(ws.dir, { task: ['regress/**'] });
       assert.ok(own('regress/a.js') && !own('test/a.js'), 'a task that names its test files gets only those');
@@ -135,31 +216,66 @@ describe('verdicts against the base: the pure parts', () => {
     it('holds when a test of the task fails on the base code and passes on the result; a test passing on both is named', () => {
       const scratch = outcome(['header › parses folded lines'], 3);
       scratch.parsed.tests!.failures[0].file = 'test/header.test.js';
-      scratch.parsed.tests!.names = [{ name: 'header › parses folded lines', status: 'fail', file: 'test/header.test.js' }, { name: 'header › returns a value', status: 'pass', file: 'test/header.test.js' }, { name: 'old', status: 'pass', file: 'test/old.test.js' }];
+      scratch.parsed.tests!.names = [
+        { name: 'header › parses folded lines', status: 'fail', file: 'test/header.test.js' },
+        { name: 'header › returns a value', status: 'pass', file: 'test/header.test.js' },
+        { name: 'old', status: 'pass', file: 'test/old.test.js' },
+      ];
       const result = outcome([], 3);
-      result.parsed.tests!.names = [{ name: 'header › parses folded lines', status: 'pass', file: 'test/header.test.js' }, { name: 'header › returns a value', status: 'pass', file: 'test/header.test.js' }, { name: 'old', status: 'pass', file: 'test/old.test.js' }];
+      result.parsed.tests!.names = [
+        { name: 'header › parses folded lines', status: 'pass', file: 'test/header.test.js' },
+        { name: 'header › returns a value', status: 'pass', file: 'test/header.test.js' },
+        { name: 'old', status: 'pass', file: 'test/old.test.js' },
+      ];
       const proof = judgeProof(['test/header.test.js'], [{ gate: 'tests', scratch, result, base: base([]) }]);
       assert.equal(proof.status, 'proven');
       assert.deepEqual(proof.tests, [{ name: 'header › parses folded lines', baseFailure: 'header › parses folded lines broke' }]);
       assert.deepEqual(proof.passingOnBase, ['header › returns a value']);
 
-      const nothing = judgeProof(['test/header.test.js'], [{ gate: 'tests', scratch: outcome([], 3, { parsed: { tests: { ...result.parsed.tests! } } }), result, base: base([]) }]);
+      const nothing = judgeProof(
+        ['test/header.test.js'],
+        [{ gate: 'tests', scratch: outcome([], 3, { parsed: { tests: { ...result.parsed.tests! } } }), result, base: base([]) }],
+      );
       assert.equal(nothing.status, 'not-proven');
-      assert.match(nothing.reason, /the tests in `test\/header\.test\.js` pass on the base code too: `header › parses folded lines`, `header › returns a value` pass without your change: they do not prove the fix/);
+      assert.match(
+        nothing.reason,
+        /the tests in `test\/header\.test\.js` pass on the base code too: `header › parses folded lines`, `header › returns a value` pass without your change: they do not prove the fix/,
+      );
       assert.match(judgeProof([], []).reason, /no test file was added or changed/);
     });
 
     it('does not count a failure that was already there at the base', () => {
       const scratch = outcome(['old date test'], 3);
-      assert.equal(judgeProof(['test/a.test.js'], [{ gate: 'tests', scratch, result: outcome([], 3), base: base(['old date test']) }]).status, 'not-proven');
+      assert.equal(
+        judgeProof(['test/a.test.js'], [{ gate: 'tests', scratch, result: outcome([], 3), base: base(['old date test']) }]).status,
+        'not-proven',
+      );
     });
   });
 
   it('reads go test -v names (go is not installed here: its documented -v output) and none without -v', () => {
-    const verbose = ['=== RUN   TestAdds', '--- PASS: TestAdds (0.00s)', '=== RUN   TestSubtracts', '    calc_test.go:9: subtraction is off', '--- FAIL: TestSubtracts (0.00s)', '=== RUN   TestDivides', '    calc_test.go:12: later', '--- SKIP: TestDivides (0.00s)', 'FAIL', 'FAIL\texample.com/calc\t0.002s', ''].join('\n');
+    const verbose = [
+      '=== RUN   TestAdds',
+      '--- PASS: TestAdds (0.00s)',
+      '=== RUN   TestSubtracts',
+      '    calc_test.go:9: subtraction is off',
+      '--- FAIL: TestSubtracts (0.00s)',
+      '=== RUN   TestDivides',
+      '    calc_test.go:12: later',
+      '--- SKIP: TestDivides (0.00s)',
+      'FAIL',
+      'FAIL\texample.com/calc\t0.002s',
+      '',
+    ].join('\n');
     const tests = parseGateOutput('tests', verbose).tests;
-    assert.deepEqual(tests?.names?.map((t) => `${t.name}: ${t.status}`), ['TestAdds: pass', 'TestSubtracts: fail', 'TestDivides: skip']);
-    const quiet = parseGateOutput('tests', ['--- FAIL: TestSubtracts (0.00s)', '    calc_test.go:9: subtraction is off', 'FAIL', 'FAIL\texample.com/calc\t0.002s'].join('\n')).tests;
+    assert.deepEqual(
+      tests?.names?.map((t) => `${t.name}: ${t.status}`),
+      ['TestAdds: pass', 'TestSubtracts: fail', 'TestDivides: skip'],
+    );
+    const quiet = parseGateOutput(
+      'tests',
+      ['--- FAIL: TestSubtracts (0.00s)', '    calc_test.go:9: subtraction is off', 'FAIL', 'FAIL\texample.com/calc\t0.002s'].join('\n'),
+    ).tests;
     assert.equal(quiet?.names, undefined, 'without -v go names only its failures: no inventory');
   });
 
@@ -170,6 +286,7 @@ describe('verdicts against the base: the pure parts', () => {
     assert.equal(usdText(0.99951), '$1.00');
     assert.equal(usdText(12.345), '$12.35');
     assert.equal(usdText(0), '$0.00');
-    for (const value of [0.0692, 0.0042, 0.5, 0.99951, 12.345, 0]) assert.equal(panelUsd(value), usdText(value), 'the panel reads money as the reports do');
+    for (const value of [0.0692, 0.0042, 0.5, 0.99951, 12.345, 0])
+      assert.equal(panelUsd(value), usdText(value), 'the panel reads money as the reports do');
   });
 });

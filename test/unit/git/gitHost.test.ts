@@ -11,7 +11,7 @@ describe('git started from the helper process (gitHost)', () => {
   });
   afterEach(async () => ws.cleanup());
 
-  it('gives git\'s exit code, output and errors as a direct start would, input included', async function () {
+  it("gives git's exit code, output and errors as a direct start would, input included", async function () {
     if (process.platform === 'win32') this.skip(); // no helper there: git is started directly
     const ok = await runGit(ws.dir, ['rev-parse', '--abbrev-ref', 'HEAD']);
     assert.deepEqual(ok, { code: 0, stdout: 'main\n', stderr: '' });
@@ -26,8 +26,13 @@ describe('git started from the helper process (gitHost)', () => {
     assert.equal(hashed.stdout.trim(), 'ce013625030ba8dba906f756967f9e9ca394464a');
     // several at once: each answer goes to its own call
     const many = await Promise.all(Array.from({ length: 8 }, (_, i) => runGit(ws.dir, ['hash-object', '--stdin'], { input: `${i}\n` })));
-    const direct = Array.from({ length: 8 }, (_, i) => execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: `${i}\n`, encoding: 'utf8' }));
-    assert.deepEqual(many.map((m) => m.stdout), direct);
+    const direct = Array.from({ length: 8 }, (_, i) =>
+      execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: `${i}\n`, encoding: 'utf8' }),
+    );
+    assert.deepEqual(
+      many.map((m) => m.stdout),
+      direct,
+    );
   });
 
   it('a helper that was killed is started again; a call in flight when it died fails rather than running twice', async function () {
@@ -57,7 +62,10 @@ describe('git started from the helper process (gitHost)', () => {
     const out = execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8' });
     const [branch, hashed] = JSON.parse(out) as { code: number; stdout: string }[];
     assert.deepEqual([branch.code, branch.stdout], [0, 'main\n']);
-    assert.equal(hashed.stdout.trim(), execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: 'x\n', encoding: 'utf8' }).trim());
+    assert.equal(
+      hashed.stdout.trim(),
+      execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: 'x\n', encoding: 'utf8' }).trim(),
+    );
   });
 });
 
@@ -101,14 +109,20 @@ describe('simple-git in the helper process (gitStatus, gitLog)', () => {
     assert.deepEqual(head.parents, [first.hash]);
     assert.deepEqual(first.parents, []);
     const touching = await gitLog(ws.dir, [`${first.hash}..HEAD`, '--', 'a.txt']);
-    assert.deepEqual(touching.map((e) => e.hash), [head.hash]);
+    assert.deepEqual(
+      touching.map((e) => e.hash),
+      [head.hash],
+    );
   });
 
-  it('a failing parsed call throws with git\'s own message', async () => {
-    await assert.rejects(gitLog(ws.dir, ['no-such-ref']), (error: Error) => error instanceof GitCommandError && /no-such-ref/.test(error.message));
+  it("a failing parsed call throws with git's own message", async () => {
+    await assert.rejects(
+      gitLog(ws.dir, ['no-such-ref']),
+      (error: Error) => error instanceof GitCommandError && /no-such-ref/.test(error.message),
+    );
   });
 
-  it('runs in this process the same way where the helper is off (RALPH_GIT_HOST=off), a hook\'s GIT_DIR ignored', async function () {
+  it("runs in this process the same way where the helper is off (RALPH_GIT_HOST=off), a hook's GIT_DIR ignored", async function () {
     await ws.write('new file.txt', 'n\n');
     const script = `
       const { gitStatus, runGit } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitExec'))});
@@ -117,7 +131,11 @@ describe('simple-git in the helper process (gitStatus, gitLog)', () => {
         .then(([status, top]) => console.log(JSON.stringify({ files: status.files.map((f) => f.path), top: top.stdout.trim(), pid: gitHostPid() ?? null })));
     `;
     const env = { ...process.env, RALPH_GIT_HOST: 'off', GIT_DIR: '/nonexistent/.git' };
-    const out = JSON.parse(execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8', env })) as { files: string[]; top: string; pid: number | null };
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8', env })) as {
+      files: string[];
+      top: string;
+      pid: number | null;
+    };
     assert.deepEqual(out.files, ['new file.txt']);
     assert.equal(out.top, execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: ws.dir, encoding: 'utf8' }).trim());
     assert.equal(out.pid, null, 'no helper process');

@@ -37,10 +37,20 @@ describe('git lock rule', function () {
 
   it('says what git said in whole sentences, never "File exists. are terminated then try again."', () => {
     const text = gitMessage({ stdout: '', stderr: INDEX_LOCK_ADVICE });
-    assert.equal(text, "fatal: Unable to create '/w/.git/index.lock': File exists. Another git process is working in this repository, or one that crashed left the lock behind.");
-    assert.doesNotMatch(new GitCommandError(['add', '-A'], { code: 128, stdout: '', stderr: INDEX_LOCK_ADVICE }).message, /are terminated|a git process$/);
-    const overwrite = 'error: Your local changes to the following files would be overwritten by merge:\n\ta.txt\nPlease commit your changes or stash them before you merge.\nAborting\n';
-    assert.equal(gitMessage({ stdout: '', stderr: overwrite }), 'error: Your local changes to the following files would be overwritten by merge: a.txt Please commit your changes or stash them before you merge. Aborting');
+    assert.equal(
+      text,
+      "fatal: Unable to create '/w/.git/index.lock': File exists. Another git process is working in this repository, or one that crashed left the lock behind.",
+    );
+    assert.doesNotMatch(
+      new GitCommandError(['add', '-A'], { code: 128, stdout: '', stderr: INDEX_LOCK_ADVICE }).message,
+      /are terminated|a git process$/,
+    );
+    const overwrite =
+      'error: Your local changes to the following files would be overwritten by merge:\n\ta.txt\nPlease commit your changes or stash them before you merge.\nAborting\n';
+    assert.equal(
+      gitMessage({ stdout: '', stderr: overwrite }),
+      'error: Your local changes to the following files would be overwritten by merge: a.txt Please commit your changes or stash them before you merge. Aborting',
+    );
     assert.equal(gitMessage({ stdout: '', stderr: 'hint: x\n\nfatal: bad revision\n\nAborting\n' }), 'fatal: bad revision Aborting');
     assert.equal(lockFileOf(INDEX_LOCK_ADVICE), '/w/.git/index.lock');
   });
@@ -49,7 +59,10 @@ describe('git lock rule', function () {
     await ws.write('b.txt', 'b\n');
     await aged(ws.path('.git/index.lock'));
     const cleared: string[] = [];
-    await underGitLockRule(ws.dir, () => git(ws.dir, ['add', 'b.txt']), { where: 'your working tree', onCleared: ({ file }) => cleared.push(file) });
+    await underGitLockRule(ws.dir, () => git(ws.dir, ['add', 'b.txt']), {
+      where: 'your working tree',
+      onCleared: ({ file }) => cleared.push(file),
+    });
     assert.deepEqual(cleared, [ws.path('.git/index.lock')]);
     assert.match(ws.git('status', '--porcelain'), /^A {2}b\.txt$/m);
   });
@@ -61,10 +74,16 @@ describe('git lock rule', function () {
       await new Promise((r) => setTimeout(r, 200)); // the git process is up
       let tries = 0;
       await assert.rejects(
-        underGitLockRule(ws.dir, () => (tries++, git(ws.dir, ['add', '-A'])), { where: 'your working tree', waitMs: 600, shown: (f) => path.relative(ws.dir, f) }),
+        underGitLockRule(ws.dir, () => (tries++, git(ws.dir, ['add', '-A'])), {
+          where: 'your working tree',
+          waitMs: 600,
+          shown: (f) => path.relative(ws.dir, f),
+        }),
         (e: unknown) =>
           e instanceof GitLockHeldError &&
-          new RegExp(`git cannot change your working tree: \\.git/index\\.lock was kept because git process ${holder.pid} is working in this repository \\(waited 1 s\\); once no git process works in this repository, delete it \\(rm \\.git/index\\.lock\\)`).test(e.message),
+          new RegExp(
+            `git cannot change your working tree: \\.git/index\\.lock was kept because git process ${holder.pid} is working in this repository \\(waited 1 s\\); once no git process works in this repository, delete it \\(rm \\.git/index\\.lock\\)`,
+          ).test(e.message),
       );
       assert.equal(tries, 1, 'tried once, then waited a bounded time');
       assert.equal(ws.exists('.git/index.lock'), true);
@@ -83,7 +102,7 @@ describe('git lock rule', function () {
     assert.notEqual(bad.code, 0);
   });
 
-  it('removes only lock files inside the repository\'s git dirs, whatever a message names', async () => {
+  it("removes only lock files inside the repository's git dirs, whatever a message names", async () => {
     const outside = path.join(await ws.outsideDir(), 'victim.lock');
     await aged(outside);
     const check = await clearStaleGitLock(ws.dir, outside);

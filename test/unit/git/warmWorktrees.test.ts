@@ -34,7 +34,11 @@ describe('worktrees made ahead for the next tasks (real git)', () => {
     assert.equal(taken.base, tip);
     assert.equal(ws.git('-C', taken.path, 'rev-parse', 'HEAD'), tip);
     await warm.dispose();
-    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-001'], 'a worktree a task took is the task\'s: never removed by dispose');
+    assert.deepEqual(
+      (await wt.list()).map((w) => w.taskId),
+      ['T-001'],
+      "a worktree a task took is the task's: never removed by dispose",
+    );
   });
 
   it('brings a worktree made ahead to the current tip when the target moved before the task started', async () => {
@@ -76,10 +80,17 @@ describe('worktrees made ahead for the next tasks (real git)', () => {
     warm.prepare(['T-005', 'T-006']);
     await warm.take('T-005');
     await warm.dispose();
-    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-005']);
+    assert.deepEqual(
+      (await wt.list()).map((w) => w.taskId),
+      ['T-005'],
+    );
     assert.equal(ws.git('for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph/'), 'ralph/T-005');
     warm.prepare(['T-007']);
-    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-005'], 'nothing is made ahead after the end');
+    assert.deepEqual(
+      (await wt.list()).map((w) => w.taskId),
+      ['T-005'],
+      'nothing is made ahead after the end',
+    );
   });
 
   it('after a killed run, removes the made-ahead worktrees of tasks that never started, unless something of a task is in them', async () => {

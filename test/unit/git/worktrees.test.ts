@@ -29,7 +29,10 @@ describe('WorktreeManager (real git)', () => {
     assert.equal(ws.git('status', '--porcelain'), '', 'the worktree does not show up in the user status');
     ws.git('add', '-A');
     assert.equal(ws.git('diff', '--cached', '--name-only'), '', 'nor is it added by git add -A');
-    assert.deepEqual((await wt.list()).map((w) => [w.taskId, w.branch]), [['T-001', 'ralph/T-001']]);
+    assert.deepEqual(
+      (await wt.list()).map((w) => [w.taskId, w.branch]),
+      [['T-001', 'ralph/T-001']],
+    );
   });
 
   it('picks an existing worktree up again with its work, and fresh starts over from the new tip', async () => {
@@ -60,11 +63,20 @@ describe('WorktreeManager (real git)', () => {
     assert.deepEqual([made.created, made.base, made.branch], [true, tip, 'ralph/T-007']);
     assert.equal(ws.git('-C', made.path, 'symbolic-ref', '--short', 'HEAD'), 'ralph/T-007');
     assert.equal(existsSync(path.join(made.path, 'README.md')), true);
-    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-007']);
+    assert.deepEqual(
+      (await wt.list()).map((w) => w.taskId),
+      ['T-007'],
+    );
     // removed the same way: folder and record in one go, nothing left to prune
     await wt.remove('T-007', { deleteBranch: true });
     assert.equal(existsSync(made.path), false);
-    assert.deepEqual(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${ws.dir}`]);
+    assert.deepEqual(
+      ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+      [`worktree ${ws.dir}`],
+    );
     assert.equal(ws.git('branch', '--list', 'ralph/*'), '');
   });
 
@@ -103,14 +115,23 @@ describe('WorktreeManager (real git)', () => {
     await ws.write('.ralph/worktrees/T-013/leftover.txt', 'no git metadata\n');
 
     const report = await wt.prune(new Set(['T-010', 'T-012']));
-    assert.deepEqual((await wt.list()).map((w) => w.taskId), ['T-010']);
+    assert.deepEqual(
+      (await wt.list()).map((w) => w.taskId),
+      ['T-010'],
+    );
     assert.deepEqual(report.removedBranches.sort(), ['ralph/T-011', 'ralph/T-099']);
     assert.ok(report.removedLocks.includes(path.join(gitDir, 'index.lock')));
     assert.ok(report.removedDirs.some((d) => d.endsWith('T-013')));
     assert.equal(existsSync(ws.path('.ralph', 'worktrees', 'T-012')), false);
     assert.equal(await fs.readFile(path.join(kept.path, 'notes.txt'), 'utf8'), 'agent work\n', 'a kept worktree keeps its files');
     ws.git('-C', kept.path, 'add', 'notes.txt'); // git works there again
-    assert.equal(ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 2);
+    assert.equal(
+      ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      2,
+    );
     assert.equal(ws.git('branch', '--list', 'ralph/*'), '+ ralph/T-010');
   });
 

@@ -28,7 +28,9 @@ describe('ControlFileGuard', () => {
     await fs.writeFile(paths.state('T-001'), '{"iteration":1}');
     const hooksBefore = (await fs.readdir(ws.path('.git/hooks'))).sort();
     const { restored } = await guard.around('`vandal`', () =>
-      sh('rm -rf .ralph/state && mkdir .ralph/state.x && ln -sfn /tmp .ralph/tasks.json && chmod 600 .ralph/config.json && rm -rf .git/hooks && mkdir .git/hooks && echo x > .git/hooks/pre-push && mkdir -p .git/info && echo "*" >> .git/info/exclude'),
+      sh(
+        'rm -rf .ralph/state && mkdir .ralph/state.x && ln -sfn /tmp .ralph/tasks.json && chmod 600 .ralph/config.json && rm -rf .git/hooks && mkdir .git/hooks && echo x > .git/hooks/pre-push && mkdir -p .git/info && echo "*" >> .git/info/exclude',
+      ),
     );
     assert.ok(restored.length >= 5, JSON.stringify(restored));
     assert.equal(await fs.readFile(paths.state('T-001'), 'utf8'), '{"iteration":1}');
@@ -36,7 +38,7 @@ describe('ControlFileGuard', () => {
     assert.equal(lstatSync(paths.config).mode & 0o777, 0o644);
     assert.deepEqual((await fs.readdir(ws.path('.git/hooks'))).sort(), hooksBefore);
     assert.doesNotMatch(await fs.readFile(ws.path('.git/info/exclude'), 'utf8'), /^\*$/m);
-    assert.equal(ws.exists('.ralph/state.x'), true, 'files beside the control files are not the guard\'s business');
+    assert.equal(ws.exists('.ralph/state.x'), true, "files beside the control files are not the guard's business");
     assert.equal(warnings.length, 1);
     assert.equal((warnings[0] as { code: string }).code, 'tampering');
   });
@@ -48,7 +50,7 @@ describe('ControlFileGuard', () => {
     assert.equal(readlinkSync(paths.state('link')), 'elsewhere');
   });
 
-  it('takes the task store\'s own writes during a command as expected, and nothing else', async () => {
+  it("takes the task store's own writes during a command as expected, and nothing else", async () => {
     const store = new TaskStore(paths);
     store.onDidChange(() => guard.acknowledge(paths.tasks));
     await store.add({ title: 'a', prompt: 'p', promise: 'q' });
@@ -71,6 +73,9 @@ describe('ControlFileGuard', () => {
     assert.equal(late, 'committed');
     assert.equal(ws.exists('.git/hooks/post-commit'), false);
     assert.equal(ws.exists('.ralph/tasks.json'), true);
-    assert.deepEqual(guard.drain().map((f) => f.file), ['.git/hooks/post-commit']);
+    assert.deepEqual(
+      guard.drain().map((f) => f.file),
+      ['.git/hooks/post-commit'],
+    );
   });
 });

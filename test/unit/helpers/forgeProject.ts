@@ -41,7 +41,10 @@ test('greets by name', () => assert.strictEqual(greet('Ann'), 'Hello, Ann'));
 test('greets the world', () => assert.strictEqual(greet(), 'Hello, world'));
 `;
 
-export async function makeForgeProject(githubOptions: GitHubServerOptions = {}, config: Record<string, unknown> = {}): Promise<ForgeProject> {
+export async function makeForgeProject(
+  githubOptions: GitHubServerOptions = {},
+  config: Record<string, unknown> = {},
+): Promise<ForgeProject> {
   const ws = await makeTempWorkspace({
     commit: false,
     git: true,
@@ -71,7 +74,8 @@ export async function makeForgeProject(githubOptions: GitHubServerOptions = {}, 
   ws.git('remote', 'add', 'origin', origin);
   ws.git('fetch', '-q', 'origin');
   ws.git('branch', '-q', '--set-upstream-to=origin/main', 'main');
-  const originGit = (...args: string[]) => execFileSync('git', args, { cwd: origin, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const originGit = (...args: string[]) =>
+    execFileSync('git', args, { cwd: origin, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   return {
     ws,
     origin,
@@ -88,7 +92,17 @@ export async function makeForgeProject(githubOptions: GitHubServerOptions = {}, 
     async addTasks(tasks) {
       const store = new TaskStore(new RalphPaths(ws.dir));
       const ids: string[] = [];
-      for (const t of tasks) ids.push((await store.add({ title: 'Greet politely', prompt: 'Make greet() say "Good day, <name>".', promise: 'greet says Good day and the tests pass', ...t })).id);
+      for (const t of tasks)
+        ids.push(
+          (
+            await store.add({
+              title: 'Greet politely',
+              prompt: 'Make greet() say "Good day, <name>".',
+              promise: 'greet says Good day and the tests pass',
+              ...t,
+            })
+          ).id,
+        );
       return ids;
     },
     publish(message) {
@@ -121,14 +135,25 @@ export interface SimulatedJob {
  * (GITHUB_ACTIONS, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, the workflow_dispatch event payload), and
  * the real CLI's `ralph run --task` (CI mode from GITHUB_ACTIONS alone unless `ci` is set).
  */
-export async function startJob(project: ForgeProject, taskId: string, options: { runId?: number; feedback?: Record<string, string>; ci?: boolean; target?: string; tokenless?: boolean } = {}): Promise<SimulatedJob> {
+export async function startJob(
+  project: ForgeProject,
+  taskId: string,
+  options: { runId?: number; feedback?: Record<string, string>; ci?: boolean; target?: string; tokenless?: boolean } = {},
+): Promise<SimulatedJob> {
   const home = await project.ws.outsideDir();
   const clone = path.join(home, 'work');
   const target = options.target ?? 'main';
   execFileSync('git', ['clone', '-q', '--branch', target, project.origin, clone], { env: TEST_GIT_ENV });
   const event = path.join(home, 'event.json');
   const feedback = JSON.stringify(options.feedback ?? {});
-  await fs.writeFile(event, JSON.stringify({ inputs: { tasks: JSON.stringify([taskId]), target, dispatch: 'test', feedback }, ref: `refs/heads/${target}`, workflow: '.github/workflows/ralph.yml' }));
+  await fs.writeFile(
+    event,
+    JSON.stringify({
+      inputs: { tasks: JSON.stringify([taskId]), target, dispatch: 'test', feedback },
+      ref: `refs/heads/${target}`,
+      workflow: '.github/workflows/ralph.yml',
+    }),
+  );
   const outputs = path.join(home, 'output');
   const summary = path.join(home, 'summary.md');
   const env: NodeJS.ProcessEnv = {
@@ -154,7 +179,11 @@ export async function startJob(project: ForgeProject, taskId: string, options: {
     delete env.GITHUB_TOKEN;
     env.GH_CONFIG_DIR = home; // a GitHub CLI here is logged in nowhere
   }
-  const child = spawn(process.execPath, [CLI, 'run', '--task', taskId, ...(options.ci ? ['--ci'] : [])], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'run', '--task', taskId, ...(options.ci ? ['--ci'] : [])], {
+    cwd: clone,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const done = collect(child).then((result) => ({ ...result, outputs: parseOutputs(readOr(outputs)), summary: readOr(summary), clone }));
   return { child, done };
 }

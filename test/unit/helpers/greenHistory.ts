@@ -4,7 +4,11 @@ import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { TempWorkspace } from './tempWorkspace';
 
 /** The invariant of the merge queue: `command` passes at each of `commits` (default: every commit of main), run in a scratch worktree. */
-export async function assertGreenAtEveryCommit(ws: Pick<TempWorkspace, 'git' | 'outsideDir'>, command = 'node check.js', commits?: readonly string[]): Promise<void> {
+export async function assertGreenAtEveryCommit(
+  ws: Pick<TempWorkspace, 'git' | 'outsideDir'>,
+  command = 'node check.js',
+  commits?: readonly string[],
+): Promise<void> {
   const scratch = path.join(await ws.outsideDir(), `scratch-${Date.now()}`);
   ws.git('worktree', 'add', '--detach', scratch, 'main');
   try {

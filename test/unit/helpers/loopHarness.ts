@@ -28,7 +28,12 @@ export interface LoopHarness {
   configure(extra?: RalphConfigInput): Promise<void>;
   addTask(task?: Partial<NewTask>): Promise<string>;
   /** A runner wired like the CLI's; `approval` answers caio's questions (default: refuse). */
-  runner(options?: { approval?: ApprovalPrompt; safeguards?: SafeguardPrompt; clock?: Clock; fallbackKeys?: Record<string, string> }): RalphRunner;
+  runner(options?: {
+    approval?: ApprovalPrompt;
+    safeguards?: SafeguardPrompt;
+    clock?: Clock;
+    fallbackKeys?: Record<string, string>;
+  }): RalphRunner;
   cleanup(): Promise<void>;
 }
 
@@ -53,7 +58,14 @@ export async function makeLoopHarness(steps: Step[] = [], serverOptions: Omit<Sc
     async configure(extra = {}) {
       config = {
         ...extra,
-        llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a', 'model-b'], maxRetries: 2, requestTimeoutMs: 5000, ...extra.llm },
+        llm: {
+          baseUrl: server.url,
+          apiKeyEnv: TEST_KEY_ENV,
+          models: ['model-a', 'model-b'],
+          maxRetries: 2,
+          requestTimeoutMs: 5000,
+          ...extra.llm,
+        },
         // one task at a time in the workspace unless a test asks for parallel agents in worktrees
         loop: { maxIterations: 5, maxParallel: 1, ...extra.loop },
       };
@@ -61,7 +73,12 @@ export async function makeLoopHarness(steps: Step[] = [], serverOptions: Omit<Sc
       await fs.writeFile(paths.config, JSON.stringify(config, null, 2));
     },
     async addTask(task = {}) {
-      const added = await store.add({ title: 'Write hello', prompt: 'Create hello.txt containing "hi".', promise: 'hello.txt contains hi', ...task });
+      const added = await store.add({
+        title: 'Write hello',
+        prompt: 'Create hello.txt containing "hi".',
+        promise: 'hello.txt contains hi',
+        ...task,
+      });
       return added.id;
     },
     runner(options = {}) {
@@ -99,7 +116,9 @@ export function chatRequests(server: ScriptedServer) {
 
 /** The text of every message of a recorded request, joined. */
 export function requestText(request: { body?: { messages?: { content?: unknown }[] } }): string {
-  return (request.body?.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''))).join('\n');
+  return (request.body?.messages ?? [])
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')))
+    .join('\n');
 }
 
 export function eventsOf<T extends RalphEvent['type']>(events: RalphEvent[], type: T): Extract<RalphEvent, { type: T }>[] {

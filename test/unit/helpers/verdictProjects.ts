@@ -27,7 +27,9 @@ export async function projectHarness(steps: Step[], options: ProjectOptions): Pr
 }
 
 export const writeStep = (path: string, content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path, content } }] });
-export const completeStep = (summary = 'done', evidence = 'the tests pass; the failure of `release date` was there before'): Step => ({ toolCalls: [{ name: 'ralph_complete', arguments: { summary, promiseEvidence: evidence } }] });
+export const completeStep = (summary = 'done', evidence = 'the tests pass; the failure of `release date` was there before'): Step => ({
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary, promiseEvidence: evidence } }],
+});
 
 /** The text of the first request of the iteration that follows `callsBefore` model calls. */
 export function requestAfter(h: LoopHarness, callsBefore: number): string {
@@ -56,5 +58,9 @@ export const SLUG_PROJECT: Record<string, string> = {
   'test/slug.test.js': SLUG_TEST,
   'test/release.test.js': RELEASE_TEST,
 };
-export const SLUG_TASK = { title: 'Collapse spaces in slugs', prompt: "slug('a  b') must be 'a-b' (runs of spaces become one dash).", promise: 'npm test shows the new behaviour tested and passing' };
+export const SLUG_TASK = {
+  title: 'Collapse spaces in slugs',
+  prompt: "slug('a  b') must be 'a-b' (runs of spaces become one dash).",
+  promise: 'npm test shows the new behaviour tested and passing',
+};
 export const TESTS_GATE = { name: 'tests', command: 'npm test', kind: 'tests' as const, required: true };

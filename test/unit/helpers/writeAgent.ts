@@ -12,6 +12,7 @@ export function writeInstruction(request: RecordedRequest): { file: string; cont
 /** A scripted agent for `WRITE <file> <<content>>` tasks: writes the file, then completes once the tool answered. */
 export const writeAgent: Step = (request) => {
   const { file, content } = writeInstruction(request);
-  if ((request.body?.messages ?? []).at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
+  if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
   return { toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] };
 };

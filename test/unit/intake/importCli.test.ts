@@ -19,7 +19,14 @@ describe('ralph task import --github (CLI)', function () {
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# shop\n' } });
-    github = await startScriptedGitHub({ owner: OWNER, repo: REPO, issues: backlog(), milestones: MILESTONES, token: TOKEN, maxPerPage: 4 });
+    github = await startScriptedGitHub({
+      owner: OWNER,
+      repo: REPO,
+      issues: backlog(),
+      milestones: MILESTONES,
+      token: TOKEN,
+      maxPerPage: 4,
+    });
     env = { ...CLI_ENV, GITHUB_TOKEN: TOKEN, GITHUB_API_URL: github.url };
     assert.equal((await runCli(['init'], ws.dir, env)).code, 0);
     ws.git('add', '-A');
@@ -32,13 +39,21 @@ describe('ralph task import --github (CLI)', function () {
   });
 
   it('parses --github, --label (repeated), --milestone, --dry-run and --json, and rejects the rest', () => {
-    assert.deepEqual(parseCli(['task', 'import', '--github', 'acme/shop', '--label', 'a', '--label', 'b', '--milestone', 'v1'], '/w'), { kind: 'task.import', workspace: '/w', repo: { owner: 'acme', repo: 'shop' }, labels: ['a', 'b'], milestone: 'v1', dryRun: false, json: false });
+    assert.deepEqual(parseCli(['task', 'import', '--github', 'acme/shop', '--label', 'a', '--label', 'b', '--milestone', 'v1'], '/w'), {
+      kind: 'task.import',
+      workspace: '/w',
+      repo: { owner: 'acme', repo: 'shop' },
+      labels: ['a', 'b'],
+      milestone: 'v1',
+      dryRun: false,
+      json: false,
+    });
     assert.throws(() => parseCli(['task', 'import'], '/w'), /task import needs --github owner\/repo/);
     assert.throws(() => parseCli(['task', 'import', '--github', 'acme'], '/w'), /--github must be owner\/repo, got "acme"/);
     assert.throws(() => parseCli(['task', 'import', '--github', 'a/b', 'extra'], '/w'), /unexpected argument "extra"/);
   });
 
-  it('imports, prints each issue\'s fate, exits 3 when some are flagged, and never shows or stores the token', async () => {
+  it("imports, prints each issue's fate, exits 3 when some are flagged, and never shows or stores the token", async () => {
     const result = await runCli(['task', 'import', '--github', 'acme/shop', '--label', 'ralph'], ws.dir, env);
     assert.equal(result.code, 3, result.stderr);
     assert.match(result.stdout, /^10 issues: 5 added, 0 updated, 0 unchanged, 5 flagged\n/);
@@ -66,7 +81,12 @@ describe('ralph task import --github (CLI)', function () {
   });
 
   it('on a terminal asks for the promise of an issue without criteria', async () => {
-    const result = await runOnTerminal(['task', 'import', '--github', 'acme/shop', '--label', 'triage'], ws.dir, 'checkout passes 50 runs in a row', env);
+    const result = await runOnTerminal(
+      ['task', 'import', '--github', 'acme/shop', '--label', 'triage'],
+      ws.dir,
+      'checkout passes 50 runs in a row',
+      env,
+    );
     assert.equal(result.code, 0, result.stdout);
     assert.match(result.stdout, /#3 "Investigate flaky checkout" states no testable acceptance criterion\.\r?\nIts promise/);
     assert.equal((await store.get('GH-3')).promise, 'checkout passes 50 runs in a row');
@@ -78,7 +98,13 @@ describe('ralph task import --github (CLI)', function () {
       const write = (file: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] });
       const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'written' } }] };
       server = await startScriptedServer({ steps: [write('signin.txt'), complete, write('lockout.txt'), complete] });
-      await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 }, loop: { maxParallel: 2, maxIterations: 3 } }));
+      await fs.writeFile(
+        ws.path('.ralph/config.json'),
+        JSON.stringify({
+          llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
+          loop: { maxParallel: 2, maxIterations: 3 },
+        }),
+      );
       ws.git('remote', 'add', 'origin', 'git@github.com:acme/shop.git');
       assert.equal((await runCli(['task', 'import', '--github', 'acme/shop', '--milestone', 'v1'], ws.dir, env)).code, 0);
       // #2 is labelled `bug`, so it is imported as a bugfix that needs a fail-to-pass proof; this
@@ -87,7 +113,13 @@ describe('ralph task import --github (CLI)', function () {
       assert.equal((await runCli(['task', 'edit', 'GH-2', '--proof', 'none'], ws.dir, env)).code, 0);
       const run = await runCli(['run'], ws.dir, env);
       assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-      assert.deepEqual((await store.list()).map((t) => [t.id, t.status]), [['GH-1', 'done'], ['GH-2', 'done']]);
+      assert.deepEqual(
+        (await store.list()).map((t) => [t.id, t.status]),
+        [
+          ['GH-1', 'done'],
+          ['GH-2', 'done'],
+        ],
+      );
       const log = ws.git('log', 'main', '--format=%B%x00');
       assert.match(log, /ralph\(GH-1\): Sign-in form\n\nCloses #1\n\nRalph-Task: GH-1/);
       assert.match(log, /ralph\(GH-2\): Lock accounts after failed sign-ins\n\nCloses #2\n\nRalph-Task: GH-2/);

@@ -20,7 +20,14 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ git: true });
-    github = await startScriptedGitHub({ owner: OWNER, repo: REPO, issues: backlog(), milestones: MILESTONES, token: TOKEN, maxPerPage: 3 });
+    github = await startScriptedGitHub({
+      owner: OWNER,
+      repo: REPO,
+      issues: backlog(),
+      milestones: MILESTONES,
+      token: TOKEN,
+      maxPerPage: 3,
+    });
     store = new TaskStore(new RalphPaths(ws.dir));
     source = new OctokitIssueSource({ token: TOKEN, baseUrl: github.url });
   });
@@ -44,13 +51,19 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
     assert.equal(byId.get('GH-2')?.promise, 'Five failed attempts lock the account for 15 minutes');
     assert.equal(byId.get('GH-4')?.promise, 'Every part below is done.');
     assert.equal(byId.get('GH-1')?.source, url(1));
-    assert.equal(byId.get('GH-1')?.prompt, 'Sign-in form (#1)\n\nUsers need to sign in.\n\n## Acceptance criteria\n- [ ] A wrong password shows "Invalid email or password"\n- [ ] The form links to "Forgot password"');
+    assert.equal(
+      byId.get('GH-1')?.prompt,
+      'Sign-in form (#1)\n\nUsers need to sign in.\n\n## Acceptance criteria\n- [ ] A wrong password shows "Invalid email or password"\n- [ ] The form links to "Forgot password"',
+    );
     // dependencies first in the store (one write)
     assert.ok(tasks.findIndex((t) => t.id === 'GH-1') < tasks.findIndex((t) => t.id === 'GH-2'));
     assert.ok(tasks.findIndex((t) => t.id === 'GH-5') < tasks.findIndex((t) => t.id === 'GH-4'));
 
     const flagged = new Map(result.actions.flatMap((a) => (a.kind === 'flagged' ? [[a.issue.number, a.reason]] : [])));
-    assert.deepEqual([...flagged.keys()].sort((a, b) => a - b), [3, 8, 9, 10, 12]);
+    assert.deepEqual(
+      [...flagged.keys()].sort((a, b) => a - b),
+      [3, 8, 9, 10, 12],
+    );
     assert.match(flagged.get(3) ?? '', /states no testable acceptance criterion: give it a promise/);
     assert.match(flagged.get(12) ?? '', /no testable acceptance criterion/, 'an issue form\'s "_No response_" is no criterion');
     assert.match(flagged.get(8) ?? '', /depends on #3, which is not imported \(it states no testable acceptance criterion\)/);
@@ -64,7 +77,10 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
 
     // every page was read, each request with the token in its header
     const lists = github.requests.filter((r) => r.path.endsWith('/issues'));
-    assert.deepEqual(lists.map((r) => r.query.page ?? '1'), ['1', '2', '3', '4']);
+    assert.deepEqual(
+      lists.map((r) => r.query.page ?? '1'),
+      ['1', '2', '3', '4'],
+    );
     assert.equal(lists[0].query.labels, 'ralph');
     assert.equal(lists[0].query.state, 'open');
     assert.ok(github.requests.every((r) => r.auth === 'ok'));
@@ -75,15 +91,33 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
     await importIssues(source, store, { repo, labels: ['ralph'] });
     await store.update('GH-2', { status: 'in_progress' });
     await store.update('GH-11', { status: 'done' });
-    github.setIssue(1, { title: 'Sign-in form with remember-me', body: 'Users need to sign in.\n\n## Acceptance criteria\n- A wrong password shows "Invalid email or password"\n- "Remember me" keeps the session for 30 days\n' });
+    github.setIssue(1, {
+      title: 'Sign-in form with remember-me',
+      body: 'Users need to sign in.\n\n## Acceptance criteria\n- A wrong password shows "Invalid email or password"\n- "Remember me" keeps the session for 30 days\n',
+    });
     github.setIssue(2, { body: 'Depends on #1.\n\n**Acceptance criteria**\n- Five failed attempts lock the account for 30 minutes\n' });
     github.setIssue(11, { title: 'Use the shared logger everywhere' });
     github.setIssue(12, { body: '### Acceptance criteria\n\n- the theme follows the OS setting\n' });
-    github.issues = [...github.issues, { number: 13, title: 'Footer links', labels: ['ralph'], body: '## Acceptance criteria\n- the footer links to the terms\n' }];
+    github.issues = [
+      ...github.issues,
+      { number: 13, title: 'Footer links', labels: ['ralph'], body: '## Acceptance criteria\n- the footer links to the terms\n' },
+    ];
 
     const result = await importIssues(source, store, { repo, labels: ['ralph'] });
     const kinds = Object.fromEntries(result.actions.map((a) => [a.issue.number, a.kind]));
-    assert.deepEqual(kinds, { 1: 'update', 2: 'kept', 3: 'flagged', 4: 'unchanged', 5: 'unchanged', 8: 'flagged', 9: 'flagged', 10: 'flagged', 11: 'kept', 12: 'add', 13: 'add' });
+    assert.deepEqual(kinds, {
+      1: 'update',
+      2: 'kept',
+      3: 'flagged',
+      4: 'unchanged',
+      5: 'unchanged',
+      8: 'flagged',
+      9: 'flagged',
+      10: 'flagged',
+      11: 'kept',
+      12: 'add',
+      13: 'add',
+    });
     const one = await store.get('GH-1');
     assert.equal(one.title, 'Sign-in form with remember-me');
     assert.match(one.promise, /Remember me" keeps the session for 30 days/);
@@ -91,7 +125,13 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
     assert.equal((await store.get('GH-11')).title, 'Use the shared logger', 'a done task keeps the request it was done for');
     const tasks = await store.list();
     assert.equal(new Set(tasks.map((t) => t.source)).size, tasks.length, 'one task per issue');
-    assert.deepEqual(tasks.map((t) => t.id).filter((id) => ['GH-12', 'GH-13'].includes(id)).sort(), ['GH-12', 'GH-13']);
+    assert.deepEqual(
+      tasks
+        .map((t) => t.id)
+        .filter((id) => ['GH-12', 'GH-13'].includes(id))
+        .sort(),
+      ['GH-12', 'GH-13'],
+    );
     assert.match(formatImport(result), /~ GH-1 {2}#1 Sign-in form with remember-me {2}\(title, request, promise changed\)/);
     assert.match(formatImport(result), /! GH-2 {2}#2 .*: the issue changed \(request, promise\) while GH-2 runs/);
   });
@@ -100,7 +140,10 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
     let result = await importIssues(source, store, { repo, milestone: 'v1' });
     assert.deepEqual(result.added.map((t) => t.id).sort(), ['GH-1', 'GH-2']);
     assert.equal(github.requests.find((r) => r.path.endsWith('/issues'))?.query.milestone, '1');
-    await assert.rejects(importIssues(source, store, { repo, milestone: 'v9' }), /acme\/shop has no milestone "v9"; its milestones: v1, Later/);
+    await assert.rejects(
+      importIssues(source, store, { repo, milestone: 'v9' }),
+      /acme\/shop has no milestone "v9"; its milestones: v1, Later/,
+    );
 
     const asked: number[] = [];
     result = await importIssues(source, store, {
@@ -126,11 +169,22 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
 
   it('says what went wrong with GitHub without the token: bad credentials, no such repository, rate limit', async () => {
     const wrong = new OctokitIssueSource({ token: 'ghp_wrongwrongwrongwrong', baseUrl: github.url });
-    await assert.rejects(importIssues(wrong, store, { repo }), (error: Error) => /GitHub refused the token \(401: Bad credentials\): it is wrong or expired; set GITHUB_TOKEN/.test(error.message) && !error.message.includes('ghp_'));
-    await assert.rejects(importIssues(source, store, { repo: { owner: OWNER, repo: 'nope' } }), /acme\/nope was not found on GitHub \(or the token cannot see it\)/);
+    await assert.rejects(
+      importIssues(wrong, store, { repo }),
+      (error: Error) =>
+        /GitHub refused the token \(401: Bad credentials\): it is wrong or expired; set GITHUB_TOKEN/.test(error.message) &&
+        !error.message.includes('ghp_'),
+    );
+    await assert.rejects(
+      importIssues(source, store, { repo: { owner: OWNER, repo: 'nope' } }),
+      /acme\/nope was not found on GitHub \(or the token cannot see it\)/,
+    );
     const limited = await startScriptedGitHub({ owner: OWNER, repo: REPO, issues: [], rateLimited: true });
     try {
-      await assert.rejects(importIssues(new OctokitIssueSource({ baseUrl: limited.url }), store, { repo }), /GitHub's rate limit is used up until 2026-01-05T11:00:00\.000Z \(a GITHUB_TOKEN raises it\)/);
+      await assert.rejects(
+        importIssues(new OctokitIssueSource({ baseUrl: limited.url }), store, { repo }),
+        /GitHub's rate limit is used up until 2026-01-05T11:00:00\.000Z \(a GITHUB_TOKEN raises it\)/,
+      );
     } finally {
       await limited.close();
     }
@@ -158,7 +212,11 @@ describe('GitHub issue import (core, scripted GitHub API)', function () {
     assert.equal(closingLine('docs/prd.md', undefined), undefined);
     assert.deepEqual(repoOfRemote('git@github.com:acme/shop.git'), { host: 'github.com', owner: 'acme', repo: 'shop' });
     assert.deepEqual(repoOfRemote('https://github.com/acme/shop'), { host: 'github.com', owner: 'acme', repo: 'shop' });
-    assert.deepEqual(repoOfRemote('ssh://git@ghe.example.com:2222/acme/shop.git'), { host: 'ghe.example.com', owner: 'acme', repo: 'shop' });
+    assert.deepEqual(repoOfRemote('ssh://git@ghe.example.com:2222/acme/shop.git'), {
+      host: 'ghe.example.com',
+      owner: 'acme',
+      repo: 'shop',
+    });
     assert.deepEqual(parseRepo('acme/shop'), repo);
     assert.equal(parseRepo('acme'), undefined);
     assert.equal(parseRepo('acme/shop/extra'), undefined);

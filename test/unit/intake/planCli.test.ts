@@ -19,7 +19,10 @@ describe('ralph plan (CLI)', function () {
     ws = await makeTempWorkspace({ commit: true, files: { 'docs/prd.md': PRD } });
     server = await startScriptedServer();
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
-    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 } }));
+    await fs.writeFile(
+      ws.path('.ralph/config.json'),
+      JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 } }),
+    );
     store = new TaskStore(new RalphPaths(ws.dir));
   });
   afterEach(async () => {
@@ -28,7 +31,15 @@ describe('ralph plan (CLI)', function () {
   });
 
   it('parses plan, --section, --yes, --json and --accept, and rejects what does not fit', () => {
-    assert.deepEqual(parseCli(['plan', 'docs/prd.md', '--section', 'Cart', '-y'], '/w'), { kind: 'plan', workspace: '/w', document: 'docs/prd.md', section: 'Cart', accept: undefined, yes: true, json: false });
+    assert.deepEqual(parseCli(['plan', 'docs/prd.md', '--section', 'Cart', '-y'], '/w'), {
+      kind: 'plan',
+      workspace: '/w',
+      document: 'docs/prd.md',
+      section: 'Cart',
+      accept: undefined,
+      yes: true,
+      json: false,
+    });
     assert.equal((parseCli(['plan', '--accept', 'p.json', '--workspace', '/x'], '/w') as { accept: string }).accept, 'p.json');
     assert.throws(() => parseCli(['plan'], '/w'), /plan needs a document/);
     assert.throws(() => parseCli(['plan', 'a.md', 'b.md'], '/w'), /unexpected argument "b\.md"/);
@@ -41,7 +52,10 @@ describe('ralph plan (CLI)', function () {
     const planned = await runCli(['plan', 'docs/prd.md'], ws.dir);
     assert.equal(planned.code, 0, planned.stderr);
     assert.match(planned.stdout, /Plan of docs\/prd\.md: 3 tasks proposed by model-a/);
-    assert.match(planned.stdout, / 1\. Sign-in form {2}\[login-form\]\n {4}feature · complexity 4 · from docs\/prd\.md#sign-in\n {4}request: Add the sign-in form at \/login\.\n {4}promise: A wrong password shows "Invalid email or password"\.\n {4}check: {3}npm test -- --grep login/);
+    assert.match(
+      planned.stdout,
+      / 1\. Sign-in form {2}\[login-form\]\n {4}feature · complexity 4 · from docs\/prd\.md#sign-in\n {4}request: Add the sign-in form at \/login\.\n {4}promise: A wrong password shows "Invalid email or password"\.\n {4}check: {3}npm test -- --grep login/,
+    );
     assert.match(planned.stdout, /after: {3}login-form \("Sign-in form"\)/);
     assert.match(planned.stdout, /note: {4}part 2 of 2 of "Sign-in": split because/);
     assert.match(planned.stderr, /▶ planning docs\/prd\.md with model-a/);
@@ -55,14 +69,23 @@ describe('ralph plan (CLI)', function () {
     await ws.write(kept, JSON.stringify(draft));
     const accepted = await runCli(['plan', '--accept', kept], ws.dir);
     assert.equal(accepted.code, 0, accepted.stderr);
-    assert.match(accepted.stdout, /added 3 tasks:\n {2}T-001 {2}Sign-in form\n {2}T-002 {2}Account lockout {2}\(after T-001\)\n {2}T-003 {2}Cart that survives a reload/);
-    assert.deepEqual((await store.list()).map((t) => [t.id, t.source, t.check]), [
-      ['T-001', 'docs/prd.md#sign-in', 'npm test -- --grep login'],
-      ['T-002', 'docs/prd.md#sign-in', undefined],
-      ['T-003', 'docs/prd.md#cart', undefined],
-    ]);
+    assert.match(
+      accepted.stdout,
+      /added 3 tasks:\n {2}T-001 {2}Sign-in form\n {2}T-002 {2}Account lockout {2}\(after T-001\)\n {2}T-003 {2}Cart that survives a reload/,
+    );
+    assert.deepEqual(
+      (await store.list()).map((t) => [t.id, t.source, t.check]),
+      [
+        ['T-001', 'docs/prd.md#sign-in', 'npm test -- --grep login'],
+        ['T-002', 'docs/prd.md#sign-in', undefined],
+        ['T-003', 'docs/prd.md#cart', undefined],
+      ],
+    );
     assert.equal(ws.exists(kept), false, 'an accepted proposal is not kept to be accepted twice');
-    assert.match(await ws.read(kept.replace(/\.json$/, '.md')), /## Accepted .*\n- T-001: Sign-in form\n- T-002: Account lockout \(after T-001\)/);
+    assert.match(
+      await ws.read(kept.replace(/\.json$/, '.md')),
+      /## Accepted .*\n- T-001: Sign-in form\n- T-002: Account lockout \(after T-001\)/,
+    );
   });
 
   it('--yes adds the tasks at once; --json prints the proposal and what was added', async () => {
@@ -73,7 +96,10 @@ describe('ralph plan (CLI)', function () {
     assert.deepEqual(json.accepted, ['T-001', 'T-002']);
     assert.equal(json.draft.tasks.length, 2);
     assert.equal(json.spend.total.calls, 1);
-    assert.deepEqual((await store.list()).map((t) => t.dependsOn), [[], ['T-001']]);
+    assert.deepEqual(
+      (await store.list()).map((t) => t.dependsOn),
+      [[], ['T-001']],
+    );
   });
 
   it('on a terminal asks y/N before adding: n keeps the store as it was, y adds', async () => {
@@ -89,7 +115,9 @@ describe('ralph plan (CLI)', function () {
   });
 
   it('refuses a plan with a dependency cycle, naming the tasks (exit 1, nothing saved, even with --yes)', async () => {
-    server.push(planReply([proposed('a', { title: 'Add login', dependsOn: ['b'] }), proposed('b', { title: 'Session store', dependsOn: ['a'] })]));
+    server.push(
+      planReply([proposed('a', { title: 'Add login', dependsOn: ['b'] }), proposed('b', { title: 'Session store', dependsOn: ['a'] })]),
+    );
     const result = await runCli(['plan', 'docs/prd.md', '--yes'], ws.dir);
     assert.equal(result.code, 1);
     assert.match(result.stdout, /Cannot be accepted as it is:\n {2}✗ dependency cycle "Add login" → "Session store" → "Add login"/);

@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import { parseConfig } from '../../../src/core/config/load';
 import type { RalphConfigInput } from '../../../src/core/config/schema';
 import { EventBus, type RalphEvent } from '../../../src/core/events';
-import { acceptPlan, dropPlannedTask, editPlannedTask, mergePlannedTasks, movePlannedTask, PlanRefusedError } from '../../../src/core/intake/plan/planDraft';
+import {
+  acceptPlan,
+  dropPlannedTask,
+  editPlannedTask,
+  mergePlannedTasks,
+  movePlannedTask,
+  PlanRefusedError,
+} from '../../../src/core/intake/plan/planDraft';
 import { PlanFailedError, planFromDocument } from '../../../src/core/intake/plan/planner';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { RalphPaths } from '../../../src/core/paths';
@@ -23,7 +30,10 @@ describe('planning from a document (core, scripted model)', function () {
   let bus: EventBus;
 
   beforeEach(async () => {
-    ws = await makeTempWorkspace({ commit: true, files: { 'docs/prd.md': PRD, 'src/cart.ts': 'export {};\n', 'package.json': JSON.stringify({ scripts: { test: 'mocha' } }) } });
+    ws = await makeTempWorkspace({
+      commit: true,
+      files: { 'docs/prd.md': PRD, 'src/cart.ts': 'export {};\n', 'package.json': JSON.stringify({ scripts: { test: 'mocha' } }) },
+    });
     // a file git does not track yet, and one it ignores: the layout lists the first only
     await ws.write('src/new.ts', 'export {};\n');
     await ws.write('.gitignore', 'secret.env\n');
@@ -40,7 +50,10 @@ describe('planning from a document (core, scripted model)', function () {
   });
 
   function deps(extra: RalphConfigInput = {}) {
-    const config = parseConfig({ ...extra, llm: { baseUrl: server.url, models: ['small', 'large'], maxRetries: 0, prices: { large: { input: 2, output: 8 } }, ...extra.llm } });
+    const config = parseConfig({
+      ...extra,
+      llm: { baseUrl: server.url, models: ['small', 'large'], maxRetries: 0, prices: { large: { input: 2, output: 8 } }, ...extra.llm },
+    });
     return { workspace: ws.dir, config, model: createModelClient(config.llm, TEST_KEY), bus, store };
   }
 
@@ -49,11 +62,14 @@ describe('planning from a document (core, scripted model)', function () {
     const outcome = await planFromDocument(deps(), { document: 'docs/prd.md' });
 
     assert.deepEqual(outcome.problems, []);
-    assert.deepEqual(outcome.draft.tasks.map((t) => [t.key, t.source]), [
-      ['login-form', 'docs/prd.md#sign-in'],
-      ['lockout', 'docs/prd.md#sign-in'],
-      ['cart', 'docs/prd.md#cart'],
-    ]);
+    assert.deepEqual(
+      outcome.draft.tasks.map((t) => [t.key, t.source]),
+      [
+        ['login-form', 'docs/prd.md#sign-in'],
+        ['lockout', 'docs/prd.md#sign-in'],
+        ['cart', 'docs/prd.md#cart'],
+      ],
+    );
     assert.equal(outcome.draft.tasks[0].check, 'npm test -- --grep login');
     assert.match(outcome.draft.tasks[1].notes.join(), /part 2 of 2 of "Sign-in": split because lockout needs its own store/);
     assert.equal(outcome.draft.notes, 'Payments are out of scope.');
@@ -70,9 +86,18 @@ describe('planning from a document (core, scripted model)', function () {
     assert.equal(server.requests[0].body?.tools?.[0].function.name, 'propose_tasks');
 
     // a run step of its own: events in its run log, a report with the receipt, the proposal beside it
-    assert.deepEqual(events.map((e) => e.type), ['plan.started', 'plan.finished']);
-    const log = (await fs.readFile(outcome.logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as RalphEvent);
-    assert.deepEqual(log.map((e) => e.type), ['plan.started', 'plan.finished']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['plan.started', 'plan.finished'],
+    );
+    const log = (await fs.readFile(outcome.logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RalphEvent);
+    assert.deepEqual(
+      log.map((e) => e.type),
+      ['plan.started', 'plan.finished'],
+    );
     const report = await fs.readFile(outcome.reportFile, 'utf8');
     assert.match(report, /Outcome: \*\*PROPOSED\*\* — 3 tasks proposed for review/);
     assert.match(report, /## Cost receipt/);
@@ -88,12 +113,24 @@ describe('planning from a document (core, scripted model)', function () {
   it('answers a reply it cannot use with what was wrong, and takes the corrected plan', async () => {
     server.push(
       { toolCalls: [{ name: 'propose_tasks', arguments: '{"tasks": [' }] },
-      { toolCalls: [{ name: 'propose_tasks', arguments: { tasks: [proposed('a', { promise: '' }), proposed('a', { dependsOn: ['ghost'] })] } }] },
+      {
+        toolCalls: [
+          { name: 'propose_tasks', arguments: { tasks: [proposed('a', { promise: '' }), proposed('a', { dependsOn: ['ghost'] })] } },
+        ],
+      },
       // a model that cannot call tools: the plan as JSON in its text
-      { content: `Here is the plan:\n\`\`\`json\n${JSON.stringify({ tasks: [proposed('a'), proposed('b', { dependsOn: ['a'] })] })}\n\`\`\`` },
+      {
+        content: `Here is the plan:\n\`\`\`json\n${JSON.stringify({ tasks: [proposed('a'), proposed('b', { dependsOn: ['a'] })] })}\n\`\`\``,
+      },
     );
     const outcome = await planFromDocument(deps(), { document: ws.path('docs', 'prd.md') });
-    assert.deepEqual(outcome.draft.tasks.map((t) => [t.key, t.dependsOn]), [['a', []], ['b', ['a']]]);
+    assert.deepEqual(
+      outcome.draft.tasks.map((t) => [t.key, t.dependsOn]),
+      [
+        ['a', []],
+        ['b', ['a']],
+      ],
+    );
     assert.equal(server.requests.length, 3);
     const second = server.requests[1].body?.messages ?? [];
     assert.equal(second.at(-1)?.role, 'tool', 'the malformed call is answered');
@@ -101,11 +138,18 @@ describe('planning from a document (core, scripted model)', function () {
     const third = server.requests[2].body?.messages ?? [];
     assert.match(String(third.at(-1)?.content), /tasks\.0\.promise: Too small/);
     assert.equal(outcome.spend.total.calls, 3, 'every attempt is on the receipt');
-    assert.match(await fs.readFile(outcome.reportFile, 'utf8'), /## Replies that could not be used\n- attempt 1 \(large\): the arguments of propose_tasks are not valid JSON/);
+    assert.match(
+      await fs.readFile(outcome.reportFile, 'utf8'),
+      /## Replies that could not be used\n- attempt 1 \(large\): the arguments of propose_tasks are not valid JSON/,
+    );
   });
 
   it('gives up after three unusable replies with a clear error and a report; nothing saved', async () => {
-    server.push({ content: 'I think you should build a shop.' }, { content: 'Sure!' }, { toolCalls: [{ name: 'write_file', arguments: { path: 'x' } }] });
+    server.push(
+      { content: 'I think you should build a shop.' },
+      { content: 'Sure!' },
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'x' } }] },
+    );
     await assert.rejects(planFromDocument(deps(), { document: 'docs/prd.md' }), (error: unknown) => {
       assert.ok(error instanceof PlanFailedError);
       assert.match(error.message, /no usable plan after 3 replies; the last: called write_file; the only tool is propose_tasks/);
@@ -115,48 +159,96 @@ describe('planning from a document (core, scripted model)', function () {
     assert.equal(events.at(-1)?.type, 'plan.finished');
     assert.equal((events.at(-1) as { outcome: string }).outcome, 'failed');
     const reports = await fs.readdir(ws.path('.ralph', 'reports', 'plans'));
-    assert.deepEqual(reports.filter((f) => f.endsWith('.json')), [], 'no proposal is kept from a failed plan');
+    assert.deepEqual(
+      reports.filter((f) => f.endsWith('.json')),
+      [],
+      'no proposal is kept from a failed plan',
+    );
     assert.match(await fs.readFile(ws.path('.ralph', 'reports', 'plans', reports[0]), 'utf8'), /Outcome: \*\*FAILED\*\*/);
   });
 
-  it('a provider fault ends planning with the provider\'s reason and a report; nothing saved', async () => {
-    server.push({ fault: 'status', status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } });
-    await assert.rejects(planFromDocument(deps(), { document: 'docs/prd.md' }), (error: unknown) => error instanceof PlanFailedError && /planning docs\/prd\.md failed: .*Incorrect API key provided.*\(report: \.ralph\/reports\/plans\//.test(error.message));
+  it("a provider fault ends planning with the provider's reason and a report; nothing saved", async () => {
+    server.push({
+      fault: 'status',
+      status: 401,
+      body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } },
+    });
+    await assert.rejects(
+      planFromDocument(deps(), { document: 'docs/prd.md' }),
+      (error: unknown) =>
+        error instanceof PlanFailedError &&
+        /planning docs\/prd\.md failed: .*Incorrect API key provided.*\(report: \.ralph\/reports\/plans\//.test(error.message),
+    );
     assert.deepEqual(await store.list(), []);
     const [report] = (await fs.readdir(ws.path('.ralph', 'reports', 'plans'))).filter((f) => f.endsWith('.md'));
     assert.match(await fs.readFile(ws.path('.ralph', 'reports', 'plans', report), 'utf8'), /FAILED[\s\S]*\| planner \| 0 \|/);
   });
 
   it('retries a rate-limited call like a run: a model.retry event, the retry on the receipt; .ralph/ gets its .gitignore', async () => {
-    server.push({ fault: 'status', status: 429, retryAfter: 0, body: { error: { message: 'Rate limit reached', type: 'requests' } } }, planReply([proposed('a')]));
+    server.push(
+      { fault: 'status', status: 429, retryAfter: 0, body: { error: { message: 'Rate limit reached', type: 'requests' } } },
+      planReply([proposed('a')]),
+    );
     const outcome = await planFromDocument(deps({ llm: { maxRetries: 1 } }), { document: 'docs/prd.md' });
     assert.equal(outcome.draft.tasks.length, 1);
-    assert.deepEqual(events.map((e) => e.type), ['plan.started', 'model.retry', 'plan.finished']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['plan.started', 'model.retry', 'plan.finished'],
+    );
     assert.equal(outcome.spend.total.retries, 1);
-    assert.match(await fs.readFile(ws.path('.ralph', '.gitignore'), 'utf8'), /^reports\/$/m, 'the plan report and run log are not committed');
+    assert.match(
+      await fs.readFile(ws.path('.ralph', '.gitignore'), 'utf8'),
+      /^reports\/$/m,
+      'the plan report and run log are not committed',
+    );
   });
 
   it('stops at the run budget like a run, and says which cap', async () => {
     server.push({ content: 'no plan here', usage: { prompt_tokens: 900, completion_tokens: 200 } });
-    await assert.rejects(planFromDocument(deps({ budget: { maxTokens: 1000 } }), { document: 'docs/prd.md' }), /run token budget reached: 1100 of 1000 tokens used \(raise budget\.maxTokens/);
+    await assert.rejects(
+      planFromDocument(deps({ budget: { maxTokens: 1000 } }), { document: 'docs/prd.md' }),
+      /run token budget reached: 1100 of 1000 tokens used \(raise budget\.maxTokens/,
+    );
     assert.equal(server.requests.length, 1, 'the second attempt is never sent');
   });
 
   it('refuses a proposal with a dependency cycle, naming the tasks; acceptance refuses it too', async () => {
-    server.push(planReply([proposed('a', { title: 'Add login', dependsOn: ['c'] }), proposed('b', { title: 'Session store', dependsOn: ['a'] }), proposed('c', { title: 'Logout', dependsOn: ['b'] })]));
+    server.push(
+      planReply([
+        proposed('a', { title: 'Add login', dependsOn: ['c'] }),
+        proposed('b', { title: 'Session store', dependsOn: ['a'] }),
+        proposed('c', { title: 'Logout', dependsOn: ['b'] }),
+      ]),
+    );
     const outcome = await planFromDocument(deps(), { document: 'docs/prd.md' });
     assert.deepEqual(outcome.problems, ['dependency cycle "Add login" → "Logout" → "Session store" → "Add login"']);
     assert.equal((events.at(-1) as { outcome: string }).outcome, 'refused');
-    await assert.rejects(acceptPlan(store, outcome.draft), (error: unknown) => error instanceof PlanRefusedError && /"Add login" → "Logout"/.test(error.message));
+    await assert.rejects(
+      acceptPlan(store, outcome.draft),
+      (error: unknown) => error instanceof PlanRefusedError && /"Add login" → "Logout"/.test(error.message),
+    );
     assert.deepEqual(await store.list(), []);
     // the person breaks the cycle in the review: then it can be accepted
     const fixed = editPlannedTask(outcome.draft, 'a', { dependsOn: [] });
-    assert.deepEqual((await acceptPlan(store, fixed)).map((t) => [t.id, t.dependsOn]), [['T-001', []], ['T-002', ['T-001']], ['T-003', ['T-002']]]);
+    assert.deepEqual(
+      (await acceptPlan(store, fixed)).map((t) => [t.id, t.dependsOn]),
+      [
+        ['T-001', []],
+        ['T-002', ['T-001']],
+        ['T-003', ['T-002']],
+      ],
+    );
   });
 
-  it('keeps the review\'s edits: edit, drop, reorder and merge, then saves all tasks at once in that order', async () => {
+  it("keeps the review's edits: edit, drop, reorder and merge, then saves all tasks at once in that order", async () => {
     await store.add({ title: 'Existing', prompt: 'p', promise: 'q' });
-    server.push(planReply([...SHOP_PLAN, proposed('styles', { title: 'Styles', dependsOn: ['cart', 'T-001'] }), proposed('docs', { title: 'Docs', type: 'docs', dependsOn: ['styles'] })]));
+    server.push(
+      planReply([
+        ...SHOP_PLAN,
+        proposed('styles', { title: 'Styles', dependsOn: ['cart', 'T-001'] }),
+        proposed('docs', { title: 'Docs', type: 'docs', dependsOn: ['styles'] }),
+      ]),
+    );
     let draft = (await planFromDocument(deps(), { document: 'docs/prd.md', section: 'sign-in' })).draft;
     assert.equal(draft.section, 'Sign-in');
     draft = editPlannedTask(draft, 'login-form', { title: 'Sign-in form (edited)', promise: 'edited promise', check: '', type: undefined });
@@ -166,11 +258,14 @@ describe('planning from a document (core, scripted model)', function () {
     draft = mergePlannedTasks(draft, 'cart', 'styles');
     draft = movePlannedTask(draft, 'cart', 0);
     const tasks = await acceptPlan(store, draft);
-    assert.deepEqual(tasks.map((t) => [t.id, t.title, t.priority]), [
-      ['T-002', 'Persistent cart + Styles', 100],
-      ['T-003', 'Sign-in form (edited)', 101],
-      ['T-004', 'Account lockout', 102],
-    ]);
+    assert.deepEqual(
+      tasks.map((t) => [t.id, t.title, t.priority]),
+      [
+        ['T-002', 'Persistent cart + Styles', 100],
+        ['T-003', 'Sign-in form (edited)', 101],
+        ['T-004', 'Account lockout', 102],
+      ],
+    );
     const [cart, login, lockout] = tasks;
     assert.equal(login.promise, 'edited promise');
     assert.equal(login.check, undefined, 'an emptied check is no check');
@@ -178,12 +273,18 @@ describe('planning from a document (core, scripted model)', function () {
     assert.equal(cart.complexity, 8);
     assert.match(cart.prompt, /Implement styles\./);
     assert.deepEqual(lockout.dependsOn, ['T-003']);
-    assert.match(lockout.prompt, /This is part 2 of 2 of "Sign-in", split because lockout needs its own store and tests\. Do only this part\./);
+    assert.match(
+      lockout.prompt,
+      /This is part 2 of 2 of "Sign-in", split because lockout needs its own store and tests\. Do only this part\./,
+    );
     assert.equal(lockout.source, 'docs/prd.md#sign-in');
     assert.equal(lockout.type, 'security');
     assert.equal(login.type, 'feature');
     // saved in dependency order in one write; accepting the same plan again is refused
-    assert.deepEqual((await store.list()).map((t) => t.id), ['T-001', 'T-002', 'T-003', 'T-004']);
+    assert.deepEqual(
+      (await store.list()).map((t) => t.id),
+      ['T-001', 'T-002', 'T-003', 'T-004'],
+    );
     await assert.rejects(acceptPlan(store, draft), /already in \.ralph\/tasks\.json as T-002 \(same title and source\)/);
   });
 
@@ -192,9 +293,15 @@ describe('planning from a document (core, scripted model)', function () {
     await fs.writeFile(outside, PRD);
     await assert.rejects(planFromDocument(deps(), { document: outside }), /is outside the workspace .*put it in the repository/);
     await assert.rejects(planFromDocument(deps(), { document: 'docs/missing.md' }), /docs\/missing\.md does not exist/);
-    await assert.rejects(planFromDocument(deps(), { document: 'docs/prd.md', section: 'Billing' }), /has no section "Billing"; its headings: Shop PRD, Sign-in, Cart, Out of scope/);
+    await assert.rejects(
+      planFromDocument(deps(), { document: 'docs/prd.md', section: 'Billing' }),
+      /has no section "Billing"; its headings: Shop PRD, Sign-in, Cart, Out of scope/,
+    );
     await ws.write('docs/big.md', `# Big\n\n## One\n${'word '.repeat(20000)}\n## Two\nmore\n`);
-    await assert.rejects(planFromDocument(deps({ llm: { contextWindow: 8000 } }), { document: 'docs/big.md' }), /too large to plan in one call .*--section, e\.g\. "Big"/);
+    await assert.rejects(
+      planFromDocument(deps({ llm: { contextWindow: 8000 } }), { document: 'docs/big.md' }),
+      /too large to plan in one call .*--section, e\.g\. "Big"/,
+    );
     assert.equal(server.requests.length, 0, 'no model call for bad input');
   });
 });

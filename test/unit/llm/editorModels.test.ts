@@ -8,7 +8,12 @@ import { loadConfig } from '../../../src/core/config/service';
 import { modelsAfterChoice, writeModelChoice } from '../../../src/core/config/modelChoice';
 import { ConfigService } from '../../../src/core/config/service';
 import { ConfigError } from '../../../src/core/errors';
-import { editorModelSelector, matchEditorModels, parseEditorModelSelector, type EditorModelInfo } from '../../../src/core/config/editorModels';
+import {
+  editorModelSelector,
+  matchEditorModels,
+  parseEditorModelSelector,
+  type EditorModelInfo,
+} from '../../../src/core/config/editorModels';
 import { listEndpointModels } from '../../../src/core/llm/endpointModels';
 import { createModelClient } from '../../../src/core/llm/factory';
 import { estimateCostUsd } from '../../../src/core/llm/pricing';
@@ -18,22 +23,45 @@ import { SpendMeter, MeteredModelClient } from '../../../src/core/spend/budget';
 import { RedactingModelClient, SecretRedactor } from '../../../src/core/commands/secrets';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 
-const model = (vendor: string, family: string, id: string, maxInputTokens = 64000): EditorModelInfo => ({ vendor, family, id, name: `${vendor} ${family}`, version: '1', maxInputTokens });
+const model = (vendor: string, family: string, id: string, maxInputTokens = 64000): EditorModelInfo => ({
+  vendor,
+  family,
+  id,
+  name: `${vendor} ${family}`,
+  version: '1',
+  maxInputTokens,
+});
 
 describe('editor models (llm.provider "vscode")', () => {
   describe('selectors in llm.models', () => {
-    const all = [model('copilot', 'gpt-4.1', 'gpt-4.1'), model('copilot', 'claude-sonnet-4', 'claude-sonnet-4'), model('copilot', 'gpt-4o', 'gpt-4o-2024'), model('copilot', 'gpt-4o', 'gpt-4o-mini-x'), model('acme', 'local', 'acme-local-7b')];
+    const all = [
+      model('copilot', 'gpt-4.1', 'gpt-4.1'),
+      model('copilot', 'claude-sonnet-4', 'claude-sonnet-4'),
+      model('copilot', 'gpt-4o', 'gpt-4o-2024'),
+      model('copilot', 'gpt-4o', 'gpt-4o-mini-x'),
+      model('acme', 'local', 'acme-local-7b'),
+    ];
 
     it('parses vendor/family and vendor/id and refuses anything else', () => {
       assert.deepEqual(parseEditorModelSelector('copilot/gpt-4.1'), { vendor: 'copilot', model: 'gpt-4.1' });
       assert.deepEqual(parseEditorModelSelector('acme/org/model:latest'), { vendor: 'acme', model: 'org/model:latest' });
-      for (const bad of ['gpt-4.1', 'copilot/', '/gpt-4.1', 'copilot/gpt 4', ' /x', 'co pilot/x']) assert.equal(parseEditorModelSelector(bad), undefined, bad);
+      for (const bad of ['gpt-4.1', 'copilot/', '/gpt-4.1', 'copilot/gpt 4', ' /x', 'co pilot/x'])
+        assert.equal(parseEditorModelSelector(bad), undefined, bad);
     });
 
     it('matches an id first, then the family, within the vendor (case-insensitive vendor)', () => {
-      assert.deepEqual(matchEditorModels('copilot/gpt-4.1', all).map((m) => m.id), ['gpt-4.1']);
-      assert.deepEqual(matchEditorModels('Copilot/gpt-4o', all).map((m) => m.id), ['gpt-4o-2024', 'gpt-4o-mini-x']);
-      assert.deepEqual(matchEditorModels('copilot/gpt-4o-mini-x', all).map((m) => m.id), ['gpt-4o-mini-x']);
+      assert.deepEqual(
+        matchEditorModels('copilot/gpt-4.1', all).map((m) => m.id),
+        ['gpt-4.1'],
+      );
+      assert.deepEqual(
+        matchEditorModels('Copilot/gpt-4o', all).map((m) => m.id),
+        ['gpt-4o-2024', 'gpt-4o-mini-x'],
+      );
+      assert.deepEqual(
+        matchEditorModels('copilot/gpt-4o-mini-x', all).map((m) => m.id),
+        ['gpt-4o-mini-x'],
+      );
       assert.deepEqual(matchEditorModels('acme/gpt-4.1', all), []);
       assert.deepEqual(matchEditorModels('nonsense', all), []);
     });
@@ -49,14 +77,29 @@ describe('editor models (llm.provider "vscode")', () => {
   describe('config', () => {
     it('accepts provider "vscode" with selectors, and defaults to "openai"', () => {
       assert.equal(parseConfig({}).llm.provider, 'openai');
-      const config = parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1', 'copilot/claude-sonnet-4'] }, escalation: { councilModels: ['copilot/o3'] } });
+      const config = parseConfig({
+        llm: { provider: 'vscode', models: ['copilot/gpt-4.1', 'copilot/claude-sonnet-4'] },
+        escalation: { councilModels: ['copilot/o3'] },
+      });
       assert.deepEqual(config.llm.models, ['copilot/gpt-4.1', 'copilot/claude-sonnet-4']);
     });
 
     it('refuses entries that name no editor model, with the key and the expected form', () => {
-      assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['gpt-4.1'] } }), (error: unknown) => error instanceof ConfigError && /llm\.models\.0|llm.models\[0\]|models/.test(error.message) && /copilot\/gpt-4\.1/.test(error.message));
-      assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, escalation: { councilModels: ['o3'] } }), /councilModels[\s\S]*"o3" does not name an editor model/);
-      assert.throws(() => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, agents: { devo: { model: 'gpt-4.1' } } }), /agents[\s\S]*devo[\s\S]*"gpt-4\.1" does not name an editor model/);
+      assert.throws(
+        () => parseConfig({ llm: { provider: 'vscode', models: ['gpt-4.1'] } }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /llm\.models\.0|llm.models\[0\]|models/.test(error.message) &&
+          /copilot\/gpt-4\.1/.test(error.message),
+      );
+      assert.throws(
+        () => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, escalation: { councilModels: ['o3'] } }),
+        /councilModels[\s\S]*"o3" does not name an editor model/,
+      );
+      assert.throws(
+        () => parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, agents: { devo: { model: 'gpt-4.1' } } }),
+        /agents[\s\S]*devo[\s\S]*"gpt-4\.1" does not name an editor model/,
+      );
       assert.throws(() => parseConfig({ llm: { provider: 'copilot' } }), ConfigError);
       // with the OpenAI provider, names are the endpoint's business
       assert.deepEqual(parseConfig({ llm: { models: ['gpt-4.1'] } }).llm.models, ['gpt-4.1']);
@@ -80,7 +123,8 @@ describe('editor models (llm.provider "vscode")', () => {
     });
 
     it('edits the file in place (other keys, order and indentation kept) and the config service sees it', async () => {
-      const text = '{\n    "llm": {\n        "models": ["gpt-4.1-mini", "gpt-4.1"],\n        "temperature": 0.2\n    },\n    "loop": { "maxIterations": 7 }\n}\n';
+      const text =
+        '{\n    "llm": {\n        "models": ["gpt-4.1-mini", "gpt-4.1"],\n        "temperature": 0.2\n    },\n    "loop": { "maxIterations": 7 }\n}\n';
       await fs.writeFile(paths.config, text);
       assert.equal((await loadConfig(paths)).llm.provider, 'openai');
       const written = await writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'copilot/gpt-4.1' });
@@ -107,14 +151,15 @@ describe('editor models (llm.provider "vscode")', () => {
       await fs.writeFile(paths.config, '{ "llm": { "models": [ }');
       await assert.rejects(writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'copilot/gpt-4.1' }), ConfigError);
       assert.equal(await fs.readFile(paths.config, 'utf8'), '{ "llm": { "models": [ }');
-      const valid = '{ "llm": { "models": ["copilot/gpt-4.1"], "provider": "vscode" }, "escalation": { "councilModels": ["copilot/o3"] } }\n';
+      const valid =
+        '{ "llm": { "models": ["copilot/gpt-4.1"], "provider": "vscode" }, "escalation": { "councilModels": ["copilot/o3"] } }\n';
       await fs.writeFile(paths.config, valid);
       await assert.rejects(writeModelChoice(new ConfigService(paths), { provider: 'vscode', model: 'not-a-selector' }), /left unchanged/);
       assert.equal(await fs.readFile(paths.config, 'utf8'), valid);
     });
   });
 
-  describe('the endpoint\'s models', () => {
+  describe("the endpoint's models", () => {
     let server: ScriptedServer | undefined;
     afterEach(async () => server?.close());
 
@@ -128,13 +173,20 @@ describe('editor models (llm.provider "vscode")', () => {
   describe('cost of editor models', () => {
     it('is unknown (not a list price, not $0) unless llm.prices names the model', () => {
       const tokens = { promptTokens: 1_000_000, completionTokens: 0 };
-      assert.equal(estimateCostUsd('copilot/gpt-4.1', tokens, {}), 2, 'an OpenRouter-style id still gets the list price on the openai provider');
+      assert.equal(
+        estimateCostUsd('copilot/gpt-4.1', tokens, {}),
+        2,
+        'an OpenRouter-style id still gets the list price on the openai provider',
+      );
       assert.equal(estimateCostUsd('copilot/gpt-4.1', tokens, {}, 'vscode'), undefined);
       assert.equal(estimateCostUsd('copilot/gpt-4.1', tokens, { 'copilot/gpt-4.1': { input: 1, output: 1 } }, 'vscode'), 1);
     });
 
     it('counts tokens against token budgets while the cost stays at zero spent', () => {
-      const config = parseConfig({ llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] }, budget: { maxTokens: 100, maxCostUsd: 0.01 } });
+      const config = parseConfig({
+        llm: { provider: 'vscode', models: ['copilot/gpt-4.1'] },
+        budget: { maxTokens: 100, maxCostUsd: 0.01 },
+      });
       const meter = new SpendMeter(config);
       meter.beginTask('T-1');
       meter.record('copilot/gpt-4.1', { promptTokens: 80, completionTokens: 30 });
@@ -153,21 +205,35 @@ describe('editor models (llm.provider "vscode")', () => {
       const tokens: TokenCounter = {
         countTokens: async (_model, messages) => {
           counted.push(messages.map((m) => m.content ?? ''));
-          return messages.reduce((n, m) => n + (m.content ?? '').length + (m.role === 'assistant' ? (m.toolCalls ?? []).reduce((k, c) => k + c.arguments.length, 0) : 0), 0);
+          return messages.reduce(
+            (n, m) =>
+              n + (m.content ?? '').length + (m.role === 'assistant' ? (m.toolCalls ?? []).reduce((k, c) => k + c.arguments.length, 0) : 0),
+            0,
+          );
         },
         maxInputTokens: async () => 1000,
       };
       return { chat: (request) => inner.chat(request), tokens };
     }
 
-    it('measures with the model\'s own count and context size, through the redacting and metering wrappers', async () => {
+    it("measures with the model's own count and context size, through the redacting and metering wrappers", async () => {
       server = await startScriptedServer({ steps: [{ content: 'SUMMARY', usage: { prompt_tokens: 5, completion_tokens: 2 } }] });
       const config = parseConfig({ llm: { baseUrl: server.url, maxRetries: 0 } });
       const counted: string[][] = [];
       const redactor = new SecretRedactor(['sk-secret-value-123']);
-      const wrapped = new MeteredModelClient(new RedactingModelClient(withCounter(createModelClient(config.llm, 'k'), counted), redactor), new SpendMeter(config));
+      const wrapped = new MeteredModelClient(
+        new RedactingModelClient(withCounter(createModelClient(config.llm, 'k'), counted), redactor),
+        new SpendMeter(config),
+      );
       // 100 000 configured, but the model says 1000: 0.5 × 1000 = 500 tokens is the threshold
-      const compactor = new Compactor({ contextWindow: 100_000, compactAt: 0.5, model: wrapped, modelName: 'm', pinned: 'p', signal: new AbortController().signal });
+      const compactor = new Compactor({
+        contextWindow: 100_000,
+        compactAt: 0.5,
+        model: wrapped,
+        modelName: 'm',
+        pinned: 'p',
+        signal: new AbortController().signal,
+      });
       const messages: ChatMessage[] = [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'task sk-secret-value-123' },
@@ -178,12 +244,15 @@ describe('editor models (llm.provider "vscode")', () => {
       ];
       // 4 characters a token would say ~160 tokens: no compaction; the model's count says ~640
       const outcome = await compactor.beforeRequest(messages, []);
-      assert.ok(outcome, 'compacted on the model\'s own count');
+      assert.ok(outcome, "compacted on the model's own count");
       assert.equal(compactor.threshold, 500);
       assert.ok(outcome.tokensBefore > 600, `counted ${outcome.tokensBefore}`);
       assert.ok(outcome.tokensAfter < outcome.tokensBefore);
       assert.ok(counted.length >= 2, 'counted before and after');
-      assert.ok(counted.flat().every((text) => !text.includes('sk-secret-value-123')), 'the counter sees redacted messages only');
+      assert.ok(
+        counted.flat().every((text) => !text.includes('sk-secret-value-123')),
+        'the counter sees redacted messages only',
+      );
       assert.equal(server.requests.length, 1, 'one summary call');
     });
   });

@@ -53,7 +53,17 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     assert.equal(first.content, 'from backup 1');
     assert.equal(first.servedBy, 'backup-model', 'priced as the model that served it');
     assert.equal(notices.length, 1);
-    assert.deepEqual({ ...notices[0], reason: undefined }, { kind: 'switch', from: 'primary-model', to: `backup-model at 127.0.0.1:${backup.port}`, fault: 'quota', reason: undefined, cooldownSec: 60 });
+    assert.deepEqual(
+      { ...notices[0], reason: undefined },
+      {
+        kind: 'switch',
+        from: 'primary-model',
+        to: `backup-model at 127.0.0.1:${backup.port}`,
+        fault: 'quota',
+        reason: undefined,
+        cooldownSec: 60,
+      },
+    );
     assert.match(notices[0].reason, /exceeded your current quota/);
     assert.equal(chats(primary).length, 1, 'quota is not retried');
     assert.equal(chats(backup)[0].headers.authorization, `Bearer ${BACKUP_KEY}`, 'the fallback endpoint gets its own key');
@@ -73,10 +83,13 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     assert.equal(probe.body?.messages?.length, 1);
     assert.equal(probe.body?.tools, undefined);
     assert.equal(real.body?.messages?.[0].content, 'the real request');
-    assert.deepEqual(notices.map((n) => `${n.kind} ${n.from} → ${n.to}`), [
-      `switch primary-model → backup-model at 127.0.0.1:${backup.port}`,
-      `return backup-model at 127.0.0.1:${backup.port} → primary-model`,
-    ]);
+    assert.deepEqual(
+      notices.map((n) => `${n.kind} ${n.from} → ${n.to}`),
+      [
+        `switch primary-model → backup-model at 127.0.0.1:${backup.port}`,
+        `return backup-model at 127.0.0.1:${backup.port} → primary-model`,
+      ],
+    );
     assert.equal(chats(backup).length, 2, 'nothing more went to the fallback after the return');
   });
 
@@ -97,7 +110,7 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     assert.equal(chats(primary).length, 2);
   });
 
-  it('when every fallback fails too, the call fails with the primary\'s fault and both messages; the next call tries the primary again', async () => {
+  it("when every fallback fails too, the call fails with the primary's fault and both messages; the next call tries the primary again", async () => {
     primary.push(openAI.quota());
     backup.push(openRouter.credits());
     const error = await ask().then(
@@ -120,20 +133,31 @@ describe('llm.fallback (a ModelClient decorator, two scripted endpoints, an inje
     primary.push({ content: 'primary is back' });
     now += 1_000;
     assert.equal((await ask()).content, 'primary is back');
-    assert.deepEqual(notices.map((n) => n.kind), ['switch', 'return']);
+    assert.deepEqual(
+      notices.map((n) => n.kind),
+      ['switch', 'return'],
+    );
     assert.match(notices[1].reason, /every llm\.fallback entry failed \(quota or credits exhausted\); trying the primary again/);
   });
 
   it('a fallback on the same endpoint shares its key, and the failing model itself is skipped when listed', async () => {
-    const config = parseConfig({ llm: { baseUrl: primary.url, models: ['gpt-a', 'gpt-b'], maxRetries: 0, fallback: [{ model: 'gpt-b' }, { model: 'gpt-c' }] } });
+    const config = parseConfig({
+      llm: { baseUrl: primary.url, models: ['gpt-a', 'gpt-b'], maxRetries: 0, fallback: [{ model: 'gpt-b' }, { model: 'gpt-c' }] },
+    });
     const same = createModelClient(config.llm, PRIMARY_KEY, undefined, { onFallback: (n) => notices.push(n), clock: { now: () => now } });
     primary.push(openAI.quota(), { content: 'from gpt-c' });
     // escalated to gpt-b, which is also the first fallback: it fails, so gpt-c serves
     const response = await same.chat({ model: 'gpt-b', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(response.content, 'from gpt-c');
-    assert.deepEqual(chats(primary).map((r) => r.model), ['gpt-b', 'gpt-c']);
+    assert.deepEqual(
+      chats(primary).map((r) => r.model),
+      ['gpt-b', 'gpt-c'],
+    );
     assert.ok(chats(primary).every((r) => r.headers.authorization === `Bearer ${PRIMARY_KEY}`));
-    assert.deepEqual(notices.map((n) => `${n.kind} ${n.from} → ${n.to}`), ['switch gpt-b → gpt-c']);
+    assert.deepEqual(
+      notices.map((n) => `${n.kind} ${n.from} → ${n.to}`),
+      ['switch gpt-b → gpt-c'],
+    );
   });
 
   it('faults that a fallback cannot cure are not hidden: a bad key on the primary fails at once', async () => {

@@ -80,7 +80,10 @@ describe('model faults told apart (real openai SDK against provider-shaped error
     const response = await client().chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(response.content, 'done');
     assert.deepEqual(delays, [1500, 2000]);
-    assert.deepEqual(notices.map((n) => n.fault), ['rate_limit', 'rate_limit']);
+    assert.deepEqual(
+      notices.map((n) => n.fault),
+      ['rate_limit', 'rate_limit'],
+    );
   });
 
   it('an outage (OpenAI 503, OpenRouter 502, an error mid-stream) is retried, then fails as an outage', async () => {
@@ -89,7 +92,10 @@ describe('model faults told apart (real openai SDK against provider-shaped error
     assert.equal(error.retryable, true);
     assert.match(error.message, /after 3 attempts \(provider outage\)/);
     assert.match(error.message, /Provider disconnected unexpectedly/);
-    assert.deepEqual(notices.map((n) => n.fault), ['outage', 'outage']);
+    assert.deepEqual(
+      notices.map((n) => n.fault),
+      ['outage', 'outage'],
+    );
     assert.equal(server.requests.length, 3);
   });
 

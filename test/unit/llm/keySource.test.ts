@@ -34,13 +34,20 @@ describe('where the key comes from (named in authentication faults, never the ke
   });
 
   it('a fallback entry naming an unset variable refuses the run before it starts; a set one is resolved from the environment', async () => {
-    const config = parseConfig({ llm: { fallback: [{ model: 'm2', baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'RALPH_FALLBACK_TEST_KEY' }] } }).llm;
+    const config = parseConfig({
+      llm: { fallback: [{ model: 'm2', baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'RALPH_FALLBACK_TEST_KEY' }] },
+    }).llm;
     delete process.env.RALPH_FALLBACK_TEST_KEY;
-    await assert.rejects(resolveFallbackKeys(config, envSecrets), /llm\.fallback entry "m2" names the environment variable RALPH_FALLBACK_TEST_KEY, which is not set/);
+    await assert.rejects(
+      resolveFallbackKeys(config, envSecrets),
+      /llm\.fallback entry "m2" names the environment variable RALPH_FALLBACK_TEST_KEY, which is not set/,
+    );
     process.env.RALPH_FALLBACK_TEST_KEY = 'sk-fallback';
     try {
       // the extension's secret-storage key is the primary's: another variable is read from the environment only
-      assert.deepEqual(await resolveFallbackKeys(config, new SecretStorageSource(storage('sk-primary-stored') as never)), { RALPH_FALLBACK_TEST_KEY: 'sk-fallback' });
+      assert.deepEqual(await resolveFallbackKeys(config, new SecretStorageSource(storage('sk-primary-stored') as never)), {
+        RALPH_FALLBACK_TEST_KEY: 'sk-fallback',
+      });
     } finally {
       delete process.env.RALPH_FALLBACK_TEST_KEY;
     }

@@ -258,7 +258,11 @@ describe('OpenAIModelClient (real openai SDK against the scripted server)', () =
 
     it('fails at once on 401 without leaking the key the server echoes back', async () => {
       server.push(
-        { fault: 'status', status: 401, body: { error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } } },
+        {
+          fault: 'status',
+          status: 401,
+          body: { error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } },
+        },
         { content: 'never reached' },
       );
       const error = await rejection(ask(client()));

@@ -1,13 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { StopRequestedError } from '../../../src/core/errors';
-import {
-  MAX_RETRY_DELAY_MS,
-  abortableSleep,
-  backoffDelayMs,
-  defaultSleep,
-  retryAfterMs,
-  retryDelayMs,
-} from '../../../src/core/llm/retry';
+import { MAX_RETRY_DELAY_MS, abortableSleep, backoffDelayMs, defaultSleep, retryAfterMs, retryDelayMs } from '../../../src/core/llm/retry';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 
@@ -39,16 +32,31 @@ describe('retry helpers', () => {
 
   describe('delays', () => {
     it('doubles the backoff and draws from its upper half', () => {
-      assert.equal(backoffDelayMs(1, () => 0), 500);
-      assert.equal(backoffDelayMs(1, () => 1), 1000);
-      assert.equal(backoffDelayMs(3, () => 1), 4000);
-      assert.equal(backoffDelayMs(20, () => 1), 30_000);
+      assert.equal(
+        backoffDelayMs(1, () => 0),
+        500,
+      );
+      assert.equal(
+        backoffDelayMs(1, () => 1),
+        1000,
+      );
+      assert.equal(
+        backoffDelayMs(3, () => 1),
+        4000,
+      );
+      assert.equal(
+        backoffDelayMs(20, () => 1),
+        30_000,
+      );
     });
 
     it('uses the server delay when given, capped at 60 s', () => {
       assert.equal(retryDelayMs(1, headers({ 'retry-after': '7' })), 7000);
       assert.equal(retryDelayMs(1, headers({ 'retry-after': '86400' })), MAX_RETRY_DELAY_MS);
-      assert.equal(retryDelayMs(2, undefined, () => 1), 2000);
+      assert.equal(
+        retryDelayMs(2, undefined, () => 1),
+        2000,
+      );
     });
   });
 

@@ -45,7 +45,10 @@ function agentSteps(count: number, fixes: Record<string, (text: string) => strin
   const step: Step = async (request) => {
     const plan = planOf(request);
     const last = (request.body?.messages ?? []).at(-1);
-    if (last?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${plan.file}`, promiseEvidence: `${plan.file} written` } }] };
+    if (last?.role === 'tool')
+      return {
+        toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${plan.file}`, promiseEvidence: `${plan.file} written` } }],
+      };
     if (barrier > 0) {
       arrived.add(`${plan.file}:${plan.content}`);
       if (arrived.size >= barrier) release();
@@ -83,7 +86,12 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
       for (const sha of h.ws.git('rev-list', 'main').split('\n')) {
         h.ws.git('-C', scratch, 'checkout', '-q', '--detach', sha);
         if (!h.ws.git('-C', scratch, 'ls-files', 'check.js')) continue; // before the project had its check
-        const result = await new NodeCommandRunner().run({ command: 'node check.js', cwd: scratch, timeoutMs: 20000, maxOutputChars: 2000 });
+        const result = await new NodeCommandRunner().run({
+          command: 'node check.js',
+          cwd: scratch,
+          timeoutMs: 20000,
+          maxOutputChars: 2000,
+        });
         assert.equal(result.exitCode, 0, `main is red at ${sha}: ${result.output}`);
       }
     } finally {
@@ -92,7 +100,14 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
   }
 
   function assertNoLeftovers(): void {
-    assert.deepEqual(h.ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${h.ws.dir}`], 'no worktree left behind');
+    assert.deepEqual(
+      h.ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+      [`worktree ${h.ws.dir}`],
+      'no worktree left behind',
+    );
     assert.equal(h.ws.git('branch', '--list', 'ralph/*'), '', 'no task branch left behind');
   }
 
@@ -102,7 +117,10 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     for (const [i, id] of ids.entries()) await addWriteTask(id, `f${i}.txt`, `content ${i}`);
     const summary = await h.runner().run();
 
-    assert.deepEqual(summary.results.map((r) => r.status), ['done', 'done', 'done', 'done']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done', 'done', 'done', 'done'],
+    );
     for (const id of ids) assert.equal((await h.store.get(id)).status, 'done');
     const merged = h.ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').split('\n').filter(Boolean);
     assert.deepEqual([...merged].sort(), ids, 'each task landed once, as one commit');
@@ -113,7 +131,9 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     // every agent worked in its own worktree: the write_file results never touched the workspace directly
     const started = eventsOf(h.events, 'task.started');
     assert.equal(started.length, 4);
-    const mergeStates = eventsOf(h.events, 'merge').filter((e) => e.state === 'merged').map((e) => e.taskId);
+    const mergeStates = eventsOf(h.events, 'merge')
+      .filter((e) => e.state === 'merged')
+      .map((e) => e.taskId);
     assert.deepEqual([...mergeStates].sort(), ids);
     // done only after merged: each task.finished(done) comes after its merge event
     for (const id of ids) {
@@ -132,10 +152,18 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     await setUp(agentSteps(10, { 'shared.txt': resolve }, 2), 2);
     // both prompts name shared.txt: planOf reads the file and content from each task's own prompt
     await h.addTask({ id: 'T-001', title: 'First', prompt: 'WRITE shared.txt <<line one\nline two: first\nline three\n>>', promise: 'p' });
-    await h.addTask({ id: 'T-002', title: 'Second', prompt: 'WRITE shared.txt <<line one\nline two: second\nline three\n>>', promise: 'p' });
+    await h.addTask({
+      id: 'T-002',
+      title: 'Second',
+      prompt: 'WRITE shared.txt <<line one\nline two: second\nline three\n>>',
+      promise: 'p',
+    });
     const summary = await h.runner().run();
 
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]).sort(), [['T-001', 'done'], ['T-002', 'done']]);
+    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]).sort(), [
+      ['T-001', 'done'],
+      ['T-002', 'done'],
+    ]);
     const conflict = eventsOf(h.events, 'merge').find((e) => e.state === 'conflict');
     assert.ok(conflict, 'the queue reported a conflict');
     assert.deepEqual(conflict.files, ['shared.txt']);
@@ -144,9 +172,19 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     // whichever agent finished first landed; the other one sees main's line first, its own second
     const loser = conflict.taskId === 'T-001' ? 'first' : 'second';
     const winner = loser === 'first' ? 'second' : 'first';
-    assert.match(requestText(returned[0]), new RegExp(`<<<<<<< [^\\n]*\\nline two: ${winner}\\n=======\\nline two: ${loser}\\n>>>>>>> ralph/${conflict.taskId}`));
+    assert.match(
+      requestText(returned[0]),
+      new RegExp(`<<<<<<< [^\\n]*\\nline two: ${winner}\\n=======\\nline two: ${loser}\\n>>>>>>> ralph/${conflict.taskId}`),
+    );
     assert.equal(await h.ws.read('shared.txt'), 'line one\nline two: first AND second\nline three\n');
-    assert.equal(h.ws.git('log', '-p', 'main').split('\n').filter((l) => /^\+(<<<<<<<|>>>>>>>) /.test(l)).length, 0, 'no conflict marker ever on main');
+    assert.equal(
+      h.ws
+        .git('log', '-p', 'main')
+        .split('\n')
+        .filter((l) => /^\+(<<<<<<<|>>>>>>>) /.test(l)).length,
+      0,
+      'no conflict marker ever on main',
+    );
     await assertMainGreenEverywhere();
     assertNoLeftovers();
   });
@@ -178,7 +216,12 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     await setUp(agentSteps(10, { 'shared.txt': () => 'line one\nline two: still mine\nline three\n' }, 2), 2);
     await h.configure({ loop: { maxParallel: 2, maxIterations: 6 }, gates: GATES, merge: { maxReturns: 0 } });
     await h.addTask({ id: 'T-001', title: 'First', prompt: 'WRITE shared.txt <<line one\nline two: first\nline three\n>>', promise: 'p' });
-    await h.addTask({ id: 'T-002', title: 'Second', prompt: 'WRITE shared.txt <<line one\nline two: second\nline three\n>>', promise: 'p' });
+    await h.addTask({
+      id: 'T-002',
+      title: 'Second',
+      prompt: 'WRITE shared.txt <<line one\nline two: second\nline three\n>>',
+      promise: 'p',
+    });
     const summary = await h.runner().run();
     const statuses = Object.fromEntries(summary.results.map((r) => [r.taskId, r.status]));
     const loser = statuses['T-001'] === 'needs_help' ? 'T-001' : 'T-002';
@@ -194,7 +237,10 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     h.ws.git('checkout', '-q', '--detach');
     const id = await addWriteTask('T-001', 'solo.txt', 'alone');
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [[id, 'done']],
+    );
     const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'parallel-unavailable');
     assert.match(warning?.message ?? '', /detached HEAD/);
     assert.equal(await h.ws.read('solo.txt'), 'alone');
@@ -206,7 +252,13 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     await addWriteTask('T-001', 'base.txt', 'from T-001');
     await addWriteTask('T-002', 'next.txt', 'from T-002', { dependsOn: ['T-001'] });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [['T-001', 'done'], ['T-002', 'done']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [
+        ['T-001', 'done'],
+        ['T-002', 'done'],
+      ],
+    );
     const merged = h.events.findIndex((e) => e.type === 'merge' && e.taskId === 'T-001' && e.state === 'merged');
     const started = h.events.findIndex((e) => e.type === 'task.started' && e.taskId === 'T-002');
     assert.ok(merged >= 0 && started > merged, 'T-002 waited for the merge of T-001, not just its COMPLETE');
@@ -227,11 +279,17 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     while (calls === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     first.stop();
     const halted = await running;
-    assert.deepEqual(halted.results.map((r) => r.status), ['halted']);
+    assert.deepEqual(
+      halted.results.map((r) => r.status),
+      ['halted'],
+    );
     assert.ok(h.ws.exists('.ralph/worktrees/T-001'), 'the halted task keeps its worktree');
     h.server.push(...agentSteps(2));
     const resumed = await h.runner().run({ taskId: 'T-001' });
-    assert.deepEqual(resumed.results.map((r) => [r.taskId, r.status]), [['T-001', 'done']]);
+    assert.deepEqual(
+      resumed.results.map((r) => [r.taskId, r.status]),
+      [['T-001', 'done']],
+    );
     assert.equal(await h.ws.read('late.txt'), 'after the halt');
   });
 
@@ -245,7 +303,10 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
       if (e.type === 'merge' && e.state === 'waiting' && ++looks === 2) h.ws.git('checkout', '--', 'shared.txt');
     });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['done']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+    );
     assert.equal(looks, 2);
     const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'merge-waiting');
     assert.equal(warnings.length, 1, 'said once, not at every look');
@@ -264,7 +325,10 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     await h.store.update('T-001', { status: 'in_progress' });
     await h.configure({ loop: { maxParallel: 1, maxIterations: 6 }, gates: GATES });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['done']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+    );
     assert.equal(await h.ws.read('earlier.txt'), 'work of an earlier parallel run\n', 'the branch work landed');
     assert.equal(await h.ws.read('w.txt'), 'finished later');
     assertNoLeftovers();
@@ -275,21 +339,43 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     await h.configure({ loop: { maxParallel: 3, maxIterations: 6 }, gates: GATES, budget: { maxTokens: 100 } });
     for (const [i, id] of ['T-001', 'T-002', 'T-003'].entries()) await addWriteTask(id, `b${i}.txt`, 'x');
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['halted', 'halted', 'halted']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['halted', 'halted', 'halted'],
+    );
     for (const r of summary.results) assert.match(r.reason, /run token budget reached/);
     const calls = chatRequests(h.server);
     const windDowns = calls.filter((r) => r.body?.max_completion_tokens !== undefined);
-    assert.equal(calls.length - windDowns.length, 3, 'each agent made the one call it had started; none after the cap but its wind-down turn');
+    assert.equal(
+      calls.length - windDowns.length,
+      3,
+      'each agent made the one call it had started; none after the cap but its wind-down turn',
+    );
     assert.equal(windDowns.length, 3, 'one bounded wind-down turn per agent the cap cut short');
-    for (const r of windDowns) assert.deepEqual(r.body?.tools?.map((t) => t.function.name), ['write_file', 'edit_file']);
-    assert.deepEqual(eventsOf(h.events, 'wind-down').map((e) => e.cause), ['budget', 'budget', 'budget']);
+    for (const r of windDowns)
+      assert.deepEqual(
+        r.body?.tools?.map((t) => t.function.name),
+        ['write_file', 'edit_file'],
+      );
+    assert.deepEqual(
+      eventsOf(h.events, 'wind-down').map((e) => e.cause),
+      ['budget', 'budget', 'budget'],
+    );
     for (const id of ['T-001', 'T-002', 'T-003']) assert.ok(h.ws.exists(`.ralph/worktrees/${id}`), 'halted work stays in its worktree');
   });
 
   it('the error-threshold question pauses the whole autopilot until it is answered', async () => {
     const normal = agentSteps(1)[0];
-    const failing: Step = (request) => (planOf(request).file === 'bad.txt' ? { fault: 'status', status: 400, body: { error: { message: 'bad request' } } } : typeof normal === 'function' ? normal(request) : normal);
-    await setUp(Array.from({ length: 12 }, () => failing), 2);
+    const failing: Step = (request) =>
+      planOf(request).file === 'bad.txt'
+        ? { fault: 'status', status: 400, body: { error: { message: 'bad request' } } }
+        : typeof normal === 'function'
+          ? normal(request)
+          : normal;
+    await setUp(
+      Array.from({ length: 12 }, () => failing),
+      2,
+    );
     await addWriteTask('T-001', 'bad.txt', 'never');
     await addWriteTask('T-002', 'good.txt', 'fine');
     const asked: { code: string; pausedWhileAsked: boolean }[] = [];
@@ -308,7 +394,13 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
     const threshold = asked.find((a) => a.code === 'error-threshold');
     assert.equal(threshold?.pausedWhileAsked, true, 'every agent waits while the person decides');
     assert.equal(runner.paused, false, 'resumed once answered');
-    assert.deepEqual(eventsOf(h.events, 'run.paused').map((e) => e.taskId), ['T-001']);
-    assert.deepEqual(eventsOf(h.events, 'run.resumed').map((e) => e.taskId), ['T-001']);
+    assert.deepEqual(
+      eventsOf(h.events, 'run.paused').map((e) => e.taskId),
+      ['T-001'],
+    );
+    assert.deepEqual(
+      eventsOf(h.events, 'run.resumed').map((e) => e.taskId),
+      ['T-001'],
+    );
   });
 });

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
 import { runCli } from '../helpers/cliHarness';
-import { completeStep, projectHarness, requestAfter, SLUG_FIXED_JS, SLUG_PROJECT, SLUG_TASK, SLUG_TEST, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
+import {
+  completeStep,
+  projectHarness,
+  requestAfter,
+  SLUG_FIXED_JS,
+  SLUG_PROJECT,
+  SLUG_TASK,
+  SLUG_TEST,
+  TESTS_GATE,
+  writeStep,
+} from '../helpers/verdictProjects';
 
 const SLUG_TEST_MORE = `${SLUG_TEST}test('collapses runs of spaces', () => assert.equal(slug('a  b'), 'a-b'));\n`;
 
@@ -16,7 +26,10 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
   afterEach(async () => h?.cleanup());
 
   it('lands an honest fix in one iteration, naming the old failure as pre-existing everywhere a failure is named', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', SLUG_TEST_MORE), completeStep('slugs collapse spaces')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } });
+    h = await projectHarness(
+      [writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', SLUG_TEST_MORE), completeStep('slugs collapse spaces')],
+      { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } },
+    );
     const id = await h.addTask(SLUG_TASK);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
@@ -29,22 +42,38 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.match(finished[0].summary, /3\/4 tests passing, 1 failing — 1 already failing at the task's base, not held against the task/);
 
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
-    assert.match(report, /`release date is in the future` — \*\*pre-existing\*\* \(already failing at the task's base; not held against the task\)/);
+    assert.match(
+      report,
+      /`release date is in the future` — \*\*pre-existing\*\* \(already failing at the task's base; not held against the task\)/,
+    );
     assert.match(report, /## Decision: COMPLETE/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /Status: \*\*COMPLETE\*\* \(done\)/);
-    assert.match(final, /## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it\.\n\n- \*\*tests\*\*: `release date is in the future`/);
+    assert.match(
+      final,
+      /## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it\.\n\n- \*\*tests\*\*: `release date is in the future`/,
+    );
     assert.match(final, /All tests passing \(tests\): yes — 3\/4 tests passing, 1 failing — 1 already failing/);
 
     const status = await runCli(['status'], h.ws.dir);
-    assert.match(status.stdout, new RegExp(`${id} tests: 1 pre-existing failure \\(already failing at the task's base, not held against it\\): \`release date is in the future\``));
-    const json = JSON.parse((await runCli(['status', '--json'], h.ws.dir)).stdout) as { verdicts: { taskId: string; gates: { preExisting?: string[] }[] }[] };
+    assert.match(
+      status.stdout,
+      new RegExp(
+        `${id} tests: 1 pre-existing failure \\(already failing at the task's base, not held against it\\): \`release date is in the future\``,
+      ),
+    );
+    const json = JSON.parse((await runCli(['status', '--json'], h.ws.dir)).stdout) as {
+      verdicts: { taskId: string; gates: { preExisting?: string[] }[] }[];
+    };
     assert.deepEqual(json.verdicts.find((v) => v.taskId === id)?.gates[0].preExisting, ['release date is in the future']);
   });
 
   it('does not land a fix that breaks a test that passed at the base: the test is named, the old failure marked as such', async () => {
     const breaking = "exports.slug = (text) => text.replace(/\\s+/g, '-');\n"; // no longer lowercases
-    h = await projectHarness([writeStep('src/slug.js', breaking), completeStep('slugs collapse spaces')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } } });
+    h = await projectHarness([writeStep('src/slug.js', breaking), completeStep('slugs collapse spaces')], {
+      files: SLUG_PROJECT,
+      config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } },
+    });
     const id = await h.addTask(SLUG_TASK);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'timeout');
@@ -54,20 +83,29 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.deepEqual(finished.tests?.failing.sort(), ['lowercases', 'release date is in the future']);
     const record = await fs.readFile(h.paths.state(id), 'utf8');
     assert.match(record, /failing test: lowercases/);
-    assert.match(record, /pre-existing failure \(already failing at the task's base; not yours unless the task says so\): release date is in the future/);
+    assert.match(
+      record,
+      /pre-existing failure \(already failing at the task's base; not yours unless the task says so\): release date is in the future/,
+    );
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(report, /## Decision: TIMEOUT\nmax iterations \(1\) reached/);
   });
 
-  it('treats a failure the task names as the task\'s own: not forgiven', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } } });
+  it("treats a failure the task names as the task's own: not forgiven", async () => {
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], {
+      files: SLUG_PROJECT,
+      config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } },
+    });
     await h.addTask({ ...SLUG_TASK, prompt: `${SLUG_TASK.prompt} Also fix test/release.test.js.` });
     assert.equal((await h.runner().run()).results[0].status, 'timeout');
     assert.equal(eventsOf(h.events, 'gate.finished')[0].passed, false);
   });
 
   it('forgives nothing with gates[].baseline false (all green only)', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], { files: SLUG_PROJECT, config: { gates: [{ ...TESTS_GATE, baseline: false }], loop: { maxIterations: 1 } } });
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], {
+      files: SLUG_PROJECT,
+      config: { gates: [{ ...TESTS_GATE, baseline: false }], loop: { maxIterations: 1 } },
+    });
     await h.addTask(SLUG_TASK);
     assert.equal((await h.runner().run()).results[0].status, 'timeout');
     const [finished] = eventsOf(h.events, 'gate.finished');
@@ -86,8 +124,18 @@ test('talks to the slow service', () => {
   if (runs % 2 === 1) throw new Error('ETIMEDOUT: the service did not answer in time');
 });
 `;
-    const files = { ...SLUG_PROJECT, 'test/release.test.js': flaky.replace('talks to the slow service', 'release date is in the future').replace(/test\('release[^]*$/, "test('release date is in the future', () => {});\n"), 'test/service.test.js': flaky, '.gitignore': 'test/.runs\n' };
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', SLUG_TEST_MORE), completeStep()], { files, config: { gates: [{ ...TESTS_GATE, rerunFailures: 2 }] } });
+    const files = {
+      ...SLUG_PROJECT,
+      'test/release.test.js': flaky
+        .replace('talks to the slow service', 'release date is in the future')
+        .replace(/test\('release[^]*$/, "test('release date is in the future', () => {});\n"),
+      'test/service.test.js': flaky,
+      '.gitignore': 'test/.runs\n',
+    };
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', SLUG_TEST_MORE), completeStep()], {
+      files,
+      config: { gates: [{ ...TESTS_GATE, rerunFailures: 2 }] },
+    });
     const id = await h.addTask(SLUG_TASK);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
@@ -101,14 +149,21 @@ test('talks to the slow service', () => {
   });
 
   it('forgives nothing where the runner gives no names, and the verdict says why and how to get them', async () => {
-    const check = "const ok = require('./src/slug').slug('a  b') === 'a-b';\nconsole.log(ok ? '3 passed, 1 failed' : '2 passed, 2 failed');\nprocess.exit(1);\n";
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], { files: { ...SLUG_PROJECT, 'check.js': check }, config: { gates: [{ name: 'check', command: 'node check.js', kind: 'tests', required: true }], loop: { maxIterations: 2 } } });
+    const check =
+      "const ok = require('./src/slug').slug('a  b') === 'a-b';\nconsole.log(ok ? '3 passed, 1 failed' : '2 passed, 2 failed');\nprocess.exit(1);\n";
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], {
+      files: { ...SLUG_PROJECT, 'check.js': check },
+      config: { gates: [{ name: 'check', command: 'node check.js', kind: 'tests', required: true }], loop: { maxIterations: 2 } },
+    });
     await h.addTask(SLUG_TASK);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'timeout');
     const [finished] = eventsOf(h.events, 'gate.finished');
     assert.equal(finished.passed, false);
-    assert.match(finished.baselineNote ?? '', /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/);
+    assert.match(
+      finished.baselineNote ?? '',
+      /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/,
+    );
     assert.match(requestAfter(h, 2), /check failed at the task's base too, but its output does not name every failing test/);
   });
 });

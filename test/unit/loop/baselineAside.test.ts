@@ -51,14 +51,26 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
   async function project(steps: Step[]): Promise<string> {
     h = await makeLoopHarness(steps);
     // no sandbox: the suite writes its log outside the repository
-    await h.configure({ loop: { maxParallel: 2, maxIterations: 3 }, commands: { sandbox: 'off' }, gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }] });
+    await h.configure({
+      loop: { maxParallel: 2, maxIterations: 3 },
+      commands: { sandbox: 'off' },
+      gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }],
+    });
     await h.ws.write('suite.test.js', suite(log, release));
     h.ws.git('add', '-A');
     h.ws.git('commit', '-q', '-m', 'project with a red legacy test');
     return h.addTask({ title: 'Write n1', prompt: 'Write n1.num holding 1', promise: 'n1.num written' });
   }
-  const logged = async () => (await fs.readFile(log, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Logged);
-  const worktrees = () => h.ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '));
+  const logged = async () =>
+    (await fs.readFile(log, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Logged);
+  const worktrees = () =>
+    h.ws
+      .git('worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '));
 
   it('the agent works while the suite runs at the base in a scratch worktree; the first gates are judged against that run', async () => {
     let called = false;
@@ -74,16 +86,39 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
       if (event.type === 'checkpoint' && called) void fs.writeFile(release, '');
     });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['done'], summary.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+      summary.results.map((r) => r.reason).join('; '),
+    );
     const base = (await logged().catch(() => [] as Logged[])).filter((r) => r.files.length === 0);
-    assert.deepEqual(base.map((r) => [r.where, r.phase, r.released]), [[`_base-${id}`, 'start', undefined], [`_base-${id}`, 'end', true]], 'one run at the base, in the scratch worktree, released once the agent was at work');
+    assert.deepEqual(
+      base.map((r) => [r.where, r.phase, r.released]),
+      [
+        [`_base-${id}`, 'start', undefined],
+        [`_base-${id}`, 'end', true],
+      ],
+      'one run at the base, in the scratch worktree, released once the agent was at work',
+    );
     const own = eventsOf(h.events, 'gate.finished').filter((e) => e.taskId === id && e.passed);
-    assert.deepEqual(own[0]?.preExisting, ['legacy date parsing'], 'the legacy failure forgiven as pre-existing: judged against the base run');
+    assert.deepEqual(
+      own[0]?.preExisting,
+      ['legacy date parsing'],
+      'the legacy failure forgiven as pre-existing: judged against the base run',
+    );
     const baseline = eventsOf(h.events, 'integrity.baseline').find((b) => b.taskId === id);
     assert.equal(baseline?.gates[0].tests?.named, 2);
     const cp = JSON.parse(await fs.readFile(h.paths.state(id), 'utf8')) as { integrity?: { gates: { gate: string }[] } };
-    assert.deepEqual(cp.integrity?.gates.map((g) => g.gate), ['suite'], 'the baseline is kept in the checkpoint');
-    assert.deepEqual(eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering'), [], 'the loop\'s own checkpoint writes during the base run are not tampering');
+    assert.deepEqual(
+      cp.integrity?.gates.map((g) => g.gate),
+      ['suite'],
+      'the baseline is kept in the checkpoint',
+    );
+    assert.deepEqual(
+      eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering'),
+      [],
+      "the loop's own checkpoint writes during the base run are not tampering",
+    );
     assert.deepEqual(worktrees(), [`worktree ${h.ws.dir}`], 'no scratch or task worktree left');
     assert.equal(existsSync(path.join(h.ws.dir, '.ralph', 'worktrees', `_base-${id}`)), false);
   });
@@ -91,20 +126,38 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
   it('a task that ends (BLOCKED) before its base run: the run is stopped and its scratch worktree removed', async () => {
     const id = await project([{ content: 'the spec contradicts itself\n<ralph>BLOCKED:the spec contradicts itself</ralph>' }]);
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['blocked'], summary.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['blocked'],
+      summary.results.map((r) => r.reason).join('; '),
+    );
     const base = (await logged().catch(() => [] as Logged[])).filter((r) => r.files.length === 0);
     assert.ok(!base.some((r) => r.phase === 'end'), `the base run was stopped before its end: ${JSON.stringify(base)}`);
     assert.equal(existsSync(path.join(h.ws.dir, '.ralph', 'worktrees', `_base-${id}`)), false, 'its scratch is gone');
     assert.ok(!worktrees().some((w) => w.includes(`_base-${id}`)), `git forgot it too: ${worktrees().join(', ')}`);
-    assert.deepEqual(eventsOf(h.events, 'warning').filter((w) => w.code === 'integrity-baseline-missing'), [], 'a stop is not a missing baseline');
+    assert.deepEqual(
+      eventsOf(h.events, 'warning').filter((w) => w.code === 'integrity-baseline-missing'),
+      [],
+      'a stop is not a missing baseline',
+    );
   });
   it('a resumed task whose checkpoint lacks the baseline takes it at its base commit, not going on without one', async () => {
     await fs.writeFile(release, '');
-    const write = (file: string): Step => () => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content: '1' } }] });
-    const id = await project([write('n1.num'), { content: 'more to do\n<ralph>PROGRESS:50</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote n1.num', promiseEvidence: 'n1.num written' } }] }]);
+    const write =
+      (file: string): Step =>
+      () => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content: '1' } }] });
+    const id = await project([
+      write('n1.num'),
+      { content: 'more to do\n<ralph>PROGRESS:50</ralph>' },
+      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote n1.num', promiseEvidence: 'n1.num written' } }] },
+    ]);
     await h.store.update(id, { maxIterations: 1 });
     const first = await h.runner().run();
-    assert.deepEqual(first.results.map((r) => r.status), ['timeout'], first.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      first.results.map((r) => r.status),
+      ['timeout'],
+      first.results.map((r) => r.reason).join('; '),
+    );
     // a checkpoint without the baseline (as a process killed before it was written leaves it)
     const state = JSON.parse(await fs.readFile(h.paths.state(id), 'utf8')) as Record<string, unknown>;
     assert.ok(state.integrity, 'the first run kept it');
@@ -113,10 +166,22 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
     await h.store.update(id, { status: 'in_progress', maxIterations: 3 });
     const before = h.events.length;
     const second = await h.runner().run();
-    assert.deepEqual(second.results.map((r) => r.status), ['done'], second.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      second.results.map((r) => r.status),
+      ['done'],
+      second.results.map((r) => r.reason).join('; '),
+    );
     const later = h.events.slice(before);
-    assert.deepEqual(eventsOf(later, 'warning').filter((w) => w.code === 'integrity-baseline-missing'), [], 'no run without a baseline');
-    assert.equal(eventsOf(later, 'integrity.baseline').find((b) => b.taskId === id)?.gates[0].tests?.named, 2, 'taken again, at the base (the base\'s two tests)');
+    assert.deepEqual(
+      eventsOf(later, 'warning').filter((w) => w.code === 'integrity-baseline-missing'),
+      [],
+      'no run without a baseline',
+    );
+    assert.equal(
+      eventsOf(later, 'integrity.baseline').find((b) => b.taskId === id)?.gates[0].tests?.named,
+      2,
+      "taken again, at the base (the base's two tests)",
+    );
     const own = eventsOf(later, 'gate.finished').filter((e) => e.taskId === id && e.passed);
     assert.deepEqual(own[0]?.preExisting, ['legacy date parsing']);
   });

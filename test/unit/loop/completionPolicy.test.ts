@@ -8,9 +8,21 @@ import type { Signal } from '../../../src/core/signals/types';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
 const run = (exitCode: number, output = ''): GateRunResult => ({ exitCode, timedOut: false, aborted: false, output, durationMs: 5 });
-const gate = (fields: Partial<GateConfig> = {}): GateConfig => ({ name: 'tests', command: 'npm test', kind: 'tests', required: true, ...fields });
+const gate = (fields: Partial<GateConfig> = {}): GateConfig => ({
+  name: 'tests',
+  command: 'npm test',
+  kind: 'tests',
+  required: true,
+  ...fields,
+});
 const outcome = (passed: boolean, fields: Partial<GateConfig> = {}): GateOutcome =>
-  evaluateGate(gate(fields), run(passed ? 0 : 1), passed ? { tests: { passed: 2, failed: 0, skipped: 0, total: 2, failures: [] } } : { tests: { passed: 1, failed: 1, skipped: 0, total: 2, failures: [{ name: 'adds numbers', message: 'expected 3, got 4' }] } });
+  evaluateGate(
+    gate(fields),
+    run(passed ? 0 : 1),
+    passed
+      ? { tests: { passed: 2, failed: 0, skipped: 0, total: 2, failures: [] } }
+      : { tests: { passed: 1, failed: 1, skipped: 0, total: 2, failures: [{ name: 'adds numbers', message: 'expected 3, got 4' }] } },
+  );
 
 const decide = (signal: Signal | undefined, outcomes: GateOutcome[] | undefined, left = 0) =>
   decideCompletion({ signal, errored: false, gates: outcomes && summarizeGates(outcomes), optionalIterationsLeft: () => left });
@@ -26,8 +38,18 @@ describe('completion policy (signal AND gates)', () => {
     const silentPass = decide(undefined, [outcome(true)]);
     assert.ok(silentPass.kind === 'continue' && /without a completion signal/.test(silentPass.feedback[0]));
     assert.equal(decide(undefined, [outcome(false)]).kind, 'continue');
-    assert.deepEqual(decide({ kind: 'BLOCKED', reason: 'r' }, [outcome(false)]), { kind: 'finish', status: 'blocked', reason: 'r', notes: [] });
-    assert.deepEqual(decide({ kind: 'NEEDS_HELP', question: 'q' }, undefined), { kind: 'finish', status: 'needs_help', reason: 'q', notes: [] });
+    assert.deepEqual(decide({ kind: 'BLOCKED', reason: 'r' }, [outcome(false)]), {
+      kind: 'finish',
+      status: 'blocked',
+      reason: 'r',
+      notes: [],
+    });
+    assert.deepEqual(decide({ kind: 'NEEDS_HELP', question: 'q' }, undefined), {
+      kind: 'finish',
+      status: 'needs_help',
+      reason: 'q',
+      notes: [],
+    });
     assert.equal(decide(COMPLETE, undefined).kind, 'finish', 'no gates configured: COMPLETE is enough');
   });
 
@@ -40,7 +62,9 @@ describe('completion policy (signal AND gates)', () => {
   });
 
   it('halts on a critical security finding whatever the signal', () => {
-    const security = evaluateGate(gate({ name: 'audit', kind: 'security' }), run(1), { security: { findings: [{ severity: 'critical', title: 'prototype pollution', package: 'minimist' }] } });
+    const security = evaluateGate(gate({ name: 'audit', kind: 'security' }), run(1), {
+      security: { findings: [{ severity: 'critical', title: 'prototype pollution', package: 'minimist' }] },
+    });
     const decision = decide(COMPLETE, [outcome(true), security]);
     assert.ok(decision.kind === 'finish' && decision.status === 'halted' && /prototype pollution/.test(decision.reason));
   });
@@ -57,7 +81,8 @@ describe('gate evaluation', () => {
   });
 
   it('grades security findings: high fails the gate, medium is a fix item, low an observation', () => {
-    const findings = (severity: 'high' | 'medium' | 'low') => evaluateGate(gate({ kind: 'security' }), run(0), { security: { findings: [{ severity, title: 'x' }] } });
+    const findings = (severity: 'high' | 'medium' | 'low') =>
+      evaluateGate(gate({ kind: 'security' }), run(0), { security: { findings: [{ severity, title: 'x' }] } });
     assert.equal(findings('high').passed, false);
     assert.equal(findings('medium').passed, true);
     assert.equal(findings('medium').fixItems[0].level, 'warning');
@@ -66,7 +91,8 @@ describe('gate evaluation', () => {
   });
 
   it('compares coverage with the threshold (80 by default)', () => {
-    const cov = (percent: number, threshold?: number) => evaluateGate(gate({ kind: 'coverage', threshold }), run(0), { coverage: { percent, source: 'summary' } });
+    const cov = (percent: number, threshold?: number) =>
+      evaluateGate(gate({ kind: 'coverage', threshold }), run(0), { coverage: { percent, source: 'summary' } });
     assert.equal(cov(79.5).passed, false);
     assert.equal(cov(80).passed, true);
     assert.equal(cov(60, 50).passed, true);
@@ -92,20 +118,25 @@ describe('default gate detection', () => {
     });
     try {
       const gates = await detectGates(ws.dir);
-      assert.deepEqual(gates.map((g) => [g.command, g.kind]), [
-        ['npm test', 'tests'],
-        ['npx tsc --noEmit', 'types'],
-        ['npx eslint .', 'lint'],
-        ['python3 -m pytest -q', 'tests'],
-        ['go test ./...', 'tests'],
-      ]);
+      assert.deepEqual(
+        gates.map((g) => [g.command, g.kind]),
+        [
+          ['npm test', 'tests'],
+          ['npx tsc --noEmit', 'types'],
+          ['npx eslint .', 'lint'],
+          ['python3 -m pytest -q', 'tests'],
+          ['go test ./...', 'tests'],
+        ],
+      );
     } finally {
       await ws.cleanup();
     }
   });
 
   it("ignores npm's placeholder test script", async () => {
-    const ws = await makeTempWorkspace({ files: { 'package.json': JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) } });
+    const ws = await makeTempWorkspace({
+      files: { 'package.json': JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) },
+    });
     try {
       assert.deepEqual(await detectGates(ws.dir), []);
     } finally {

@@ -18,8 +18,32 @@ function rng(seed: number): () => number {
 
 const SEED = 0x5eed14;
 const RUNS = 6;
-const TOOL_NAMES = ['read_file', 'write_file', 'edit_file', 'list_files', 'search', 'run_command', 'git_commit', 'ralph_complete', 'report_progress', 'report_blocked', 'ask_for_help', 'nope', '', 'read_file\u0000', '../../etc'];
-const SIGNALS = ['<ralph>COMPLETE</ralph>', '<ralph>PROGRESS:50</ralph>', '<ralph>PROGRESS:-7</ralph>', '<ralph>BLOCKED:</ralph>', '<ralph>NEEDS_HELP:x</ralph>', '<ralph>', '</ralph><ralph>COMPLETE'];
+const TOOL_NAMES = [
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_files',
+  'search',
+  'run_command',
+  'git_commit',
+  'ralph_complete',
+  'report_progress',
+  'report_blocked',
+  'ask_for_help',
+  'nope',
+  '',
+  'read_file\u0000',
+  '../../etc',
+];
+const SIGNALS = [
+  '<ralph>COMPLETE</ralph>',
+  '<ralph>PROGRESS:50</ralph>',
+  '<ralph>PROGRESS:-7</ralph>',
+  '<ralph>BLOCKED:</ralph>',
+  '<ralph>NEEDS_HELP:x</ralph>',
+  '<ralph>',
+  '</ralph><ralph>COMPLETE',
+];
 
 function fuzzer(random: () => number) {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
@@ -42,7 +66,15 @@ function fuzzer(random: () => number) {
       () => random() < 0.5,
       () => null,
       () => (depth > 3 ? [] : Array.from({ length: int(4) }, () => value(depth + 1))),
-      () => (depth > 3 ? {} : Object.fromEntries(Array.from({ length: int(4) }, (_, i) => [pick(['path', 'content', 'query', 'regex', 'pattern', 'command', 'summary', `k${i}`]), value(depth + 1)]))),
+      () =>
+        depth > 3
+          ? {}
+          : Object.fromEntries(
+              Array.from({ length: int(4) }, (_, i) => [
+                pick(['path', 'content', 'query', 'regex', 'pattern', 'command', 'summary', `k${i}`]),
+                value(depth + 1),
+              ]),
+            ),
     ])();
   const args = (): Record<string, unknown> | string =>
     pick<() => Record<string, unknown> | string>([
@@ -53,21 +85,59 @@ function fuzzer(random: () => number) {
       () => JSON.stringify(value(0)),
       () => '',
     ])();
-  const chunk = (delta: object, finish: string | null = null) => ({ id: 'f', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: object, finish: string | null = null) => ({
+    id: 'f',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
   const rawPiece = (): unknown =>
     pick([
-      () => chunk({ tool_calls: [{ index: pick([0, 1, -1, 4294967294, 1.5, 'x', null]), id: pick(['a', 7, null, {}]), function: { name: pick<unknown>([pick(TOOL_NAMES), 5, {}, [], null]), arguments: pick<unknown>([JSON.stringify(value(0)), 3, {}, null]) } }] }),
+      () =>
+        chunk({
+          tool_calls: [
+            {
+              index: pick([0, 1, -1, 4294967294, 1.5, 'x', null]),
+              id: pick(['a', 7, null, {}]),
+              function: {
+                name: pick<unknown>([pick(TOOL_NAMES), 5, {}, [], null]),
+                arguments: pick<unknown>([JSON.stringify(value(0)), 3, {}, null]),
+              },
+            },
+          ],
+        }),
       () => chunk({ content: pick<unknown>([str(), 12, {}, null]) }),
       () => chunk({ tool_calls: pick<unknown>(['x', {}, [null], [7]]) }),
       () => ({ choices: pick<unknown>([null, 'x', [null], [{ delta: 'x' }]]) }),
-      () => ({ choices: [], usage: pick<unknown>([{ prompt_tokens: '12' }, { completion_tokens: 1e300 }, { total_tokens: -5 }, 'lots', { prompt_tokens: NaN }, { prompt_tokens: 10, completion_tokens: 5 }]) }),
+      () => ({
+        choices: [],
+        usage: pick<unknown>([
+          { prompt_tokens: '12' },
+          { completion_tokens: 1e300 },
+          { total_tokens: -5 },
+          'lots',
+          { prompt_tokens: NaN },
+          { prompt_tokens: 10, completion_tokens: 5 },
+        ]),
+      }),
       () => '{"broken":',
     ])();
   const step = (): Step =>
     pick<() => Step>([
-      () => ({ content: `${str().slice(0, 500)} ${pick(SIGNALS)}`, toolCalls: Array.from({ length: int(4) }, () => ({ name: pick(TOOL_NAMES), arguments: args() })), usage: { prompt_tokens: 10, completion_tokens: 10 } }),
-      () => ({ toolCalls: Array.from({ length: 20 + int(80) }, () => ({ name: pick(TOOL_NAMES), arguments: args() })), usage: { prompt_tokens: 10, completion_tokens: 10 } }),
-      () => ({ fault: 'raw-chunks', chunks: [...Array.from({ length: 1 + int(6) }, rawPiece), chunk({}, pick(['tool_calls', 'stop', 'length']))] }),
+      () => ({
+        content: `${str().slice(0, 500)} ${pick(SIGNALS)}`,
+        toolCalls: Array.from({ length: int(4) }, () => ({ name: pick(TOOL_NAMES), arguments: args() })),
+        usage: { prompt_tokens: 10, completion_tokens: 10 },
+      }),
+      () => ({
+        toolCalls: Array.from({ length: 20 + int(80) }, () => ({ name: pick(TOOL_NAMES), arguments: args() })),
+        usage: { prompt_tokens: 10, completion_tokens: 10 },
+      }),
+      () => ({
+        fault: 'raw-chunks',
+        chunks: [...Array.from({ length: 1 + int(6) }, rawPiece), chunk({}, pick(['tool_calls', 'stop', 'length']))],
+      }),
       () => ({ content: pick(SIGNALS), usage: { prompt_tokens: 10, completion_tokens: 10 } }),
     ])();
   return { step, int };

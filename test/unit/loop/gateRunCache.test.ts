@@ -30,7 +30,7 @@ interface SuiteRun {
   files: string[];
 }
 
-describe('the run\'s gate runs by tree (real git, scripted model, 4 agents in worktrees)', function () {
+describe("the run's gate runs by tree (real git, scripted model, 4 agents in worktrees)", function () {
   this.timeout(240000);
   let h: LoopHarness;
   let dir: string;
@@ -46,14 +46,30 @@ describe('the run\'s gate runs by tree (real git, scripted model, 4 agents in wo
     const log = path.join(dir, 'runs.jsonl');
     h = await makeLoopHarness(Array.from({ length: 40 }, () => agent));
     // no sandbox: the suite writes its log outside the repository
-    await h.configure({ loop: { maxParallel: 4, maxIterations: 4 }, commands: { sandbox: 'off' }, gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }] });
+    await h.configure({
+      loop: { maxParallel: 4, maxIterations: 4 },
+      commands: { sandbox: 'off' },
+      gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }],
+    });
     await h.ws.write('suite.test.js', suite(log));
     h.ws.git('add', '-A');
     h.ws.git('commit', '-q', '-m', 'project with a red legacy test');
     const ids: string[] = [];
-    for (const t of tasks) ids.push(await h.addTask({ title: `Write n${t.n}`, prompt: `WRITE n${t.n}.num <<${t.n}>>`, promise: `n${t.n}.num written`, ...(t.dependsOn ? { dependsOn: t.dependsOn } : {}) }));
+    for (const t of tasks)
+      ids.push(
+        await h.addTask({
+          title: `Write n${t.n}`,
+          prompt: `WRITE n${t.n}.num <<${t.n}>>`,
+          promise: `n${t.n}.num written`,
+          ...(t.dependsOn ? { dependsOn: t.dependsOn } : {}),
+        }),
+      );
     // every run of the suite: the agents' (base, completion) and the merge queue's (in _merge worktrees)
-    const runs = async () => (await fs.readFile(log, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as SuiteRun);
+    const runs = async () =>
+      (await fs.readFile(log, 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as SuiteRun);
     return { ids, runs };
   }
 
@@ -67,12 +83,20 @@ describe('the run\'s gate runs by tree (real git, scripted model, 4 agents in wo
   it('4 tasks on one base: the suite runs at the base once, every tree once in the whole run, and each task still has the red legacy test forgiven as pre-existing', async () => {
     const { ids, runs } = await project([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ids.map(() => 'done'), summary.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ids.map(() => 'done'),
+      summary.results.map((r) => r.reason).join('; '),
+    );
     const all = await runs();
     const atBase = all.filter((r) => r.files.length === 0);
     assert.equal(atBase.length, 1, `one run at the shared base, saw ${JSON.stringify(all)}`);
-    assert.ok(ids.map((id) => `_base-${id}`).includes(atBase[0].where), `the base run happened in one task's scratch worktree at the base, beside its first iteration: ${atBase[0].where}`);
-    for (const [tree, seen] of byTree(all)) assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
+    assert.ok(
+      ids.map((id) => `_base-${id}`).includes(atBase[0].where),
+      `the base run happened in one task's scratch worktree at the base, beside its first iteration: ${atBase[0].where}`,
+    );
+    for (const [tree, seen] of byTree(all))
+      assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
     // each task's baseline carries the base's verdict: the legacy failure is forgiven in every task's completion
     const baselines = eventsOf(h.events, 'integrity.baseline');
     assert.deepEqual(baselines.map((b) => b.taskId).sort(), [...ids].sort());
@@ -86,20 +110,37 @@ describe('the run\'s gate runs by tree (real git, scripted model, 4 agents in wo
     // the first task onto the tip: its merged check is the tree its own gate passed on, taken from that run and said so
     const reused = finished.filter((e) => / \(taken from an earlier run on the same tree\)/.test(e.summary));
     assert.ok(reused.length >= 1, `a merged check took a task's own run: ${JSON.stringify(finished.map((e) => e.summary))}`);
-    assert.ok(reused.every((e) => e.passed), 'what was taken passed as it did the first time');
+    assert.ok(
+      reused.every((e) => e.passed),
+      'what was taken passed as it did the first time',
+    );
   });
 
-  it('a task that starts on a commit the queue landed takes the merged check\'s run as its base run', async () => {
+  it("a task that starts on a commit the queue landed takes the merged check's run as its base run", async () => {
     const first = await project([{ n: 1 }, { n: 2 }]);
-    const dependent = await h.addTask({ title: 'Write n3', prompt: 'WRITE n3.num <<3>>', promise: 'n3.num written', dependsOn: [first.ids[0]] });
+    const dependent = await h.addTask({
+      title: 'Write n3',
+      prompt: 'WRITE n3.num <<3>>',
+      promise: 'n3.num written',
+      dependsOn: [first.ids[0]],
+    });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['done', 'done', 'done'], summary.results.map((r) => r.reason).join('; '));
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done', 'done', 'done'],
+      summary.results.map((r) => r.reason).join('; '),
+    );
     const all = await first.runs();
     assert.equal(all.filter((r) => r.files.length === 0).length, 1, `the two first tasks shared their base's run: ${JSON.stringify(all)}`);
-    assert.deepEqual(all.filter((r) => r.where.endsWith(dependent) && !r.files.includes('n3.num')), [], `no run at the dependent task's own base: ${JSON.stringify(all)}`);
-    for (const [tree, seen] of byTree(all)) assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
+    assert.deepEqual(
+      all.filter((r) => r.where.endsWith(dependent) && !r.files.includes('n3.num')),
+      [],
+      `no run at the dependent task's own base: ${JSON.stringify(all)}`,
+    );
+    for (const [tree, seen] of byTree(all))
+      assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
     const baseline = eventsOf(h.events, 'integrity.baseline').find((b) => b.taskId === dependent);
-    assert.equal(baseline?.gates[0].tests?.named, 2, 'its baseline has the base\'s test inventory');
+    assert.equal(baseline?.gates[0].tests?.named, 2, "its baseline has the base's test inventory");
     const own = eventsOf(h.events, 'gate.finished').filter((e) => e.taskId === dependent && e.passed);
     assert.deepEqual(own[0]?.preExisting, ['legacy date parsing']);
   });
@@ -115,7 +156,14 @@ class CountingRunner implements GateRunner {
   run(request: GateRunRequest): Promise<GateRunResult> {
     this.runs++;
     return new Promise((resolve) => {
-      const done = (aborted: boolean) => resolve({ exitCode: aborted ? null : this.exitCode, timedOut: false, aborted, output: `ran in ${request.cwd}/suite.test.js\n`, durationMs: this.ms });
+      const done = (aborted: boolean) =>
+        resolve({
+          exitCode: aborted ? null : this.exitCode,
+          timedOut: false,
+          aborted,
+          output: `ran in ${request.cwd}/suite.test.js\n`,
+          durationMs: this.ms,
+        });
       const timer = setTimeout(() => done(false), this.ms);
       request.signal?.addEventListener('abort', () => (clearTimeout(timer), done(true)), { once: true });
     });
@@ -144,8 +192,8 @@ describe('GateRunCache (real git)', () => {
     assert.equal(await cache.keyFor(request(other)), key);
     assert.notEqual(await cache.keyFor(request(ws.dir, { gate: { ...gate, timeoutMs: 5000 } })), key, 'the whole definition is the key');
     await fs.mkdir(path.join(other, '.ralph'), { recursive: true });
-    await fs.writeFile(path.join(other, '.ralph', 'notes.md'), 'the orchestrator\'s\n');
-    assert.equal(await cache.keyFor(request(other)), key, 'the orchestrator\'s folder is not the tree');
+    await fs.writeFile(path.join(other, '.ralph', 'notes.md'), "the orchestrator's\n");
+    assert.equal(await cache.keyFor(request(other)), key, "the orchestrator's folder is not the tree");
     await fs.writeFile(path.join(other, 'a.txt'), 'changed\n');
     assert.equal(await cache.keyFor(request(other)), undefined, 'a tree with changes is never shared');
     await fs.writeFile(path.join(ws.dir, 'new.test.js'), 'untracked\n');

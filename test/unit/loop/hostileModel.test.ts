@@ -5,8 +5,16 @@ import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }] };
-const chunk = (delta: object, finish: string | null = null) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }],
+};
+const chunk = (delta: object, finish: string | null = null) => ({
+  id: 'x',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
 const toolMessages = (request: { body?: { messages?: { role: string; content?: unknown }[] } }) =>
   (request.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
 
@@ -21,9 +29,20 @@ describe('hostile model output (against the scripted server)', function () {
         chunks: [
           chunk({ role: 'assistant', content: '' }),
           chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: { evil: true }, arguments: '{}' } }] }),
-          chunk({ tool_calls: [{ index: 4294967294, id: 'c2', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }] }),
+          chunk({
+            tool_calls: [
+              { index: 4294967294, id: 'c2', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } },
+            ],
+          }),
           chunk({ content: 42 }, 'tool_calls'),
-          { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: '12', completion_tokens: 1e300, total_tokens: { a: 1 } } },
+          {
+            id: 'x',
+            object: 'chat.completion.chunk',
+            created: 1,
+            model: 'm',
+            choices: [],
+            usage: { prompt_tokens: '12', completion_tokens: 1e300, total_tokens: { a: 1 } },
+          },
         ],
       },
       complete,
@@ -39,8 +58,13 @@ describe('hostile model output (against the scripted server)', function () {
     const checkpoint = await new CheckpointStore(h.paths).load(id);
     assert.ok(checkpoint, 'the checkpoint is still valid');
     assert.ok(Number.isFinite(checkpoint.usage.totalTokens) && checkpoint.usage.totalTokens < 1e9);
-    const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'model-wire').map((w) => w.message);
-    assert.ok(warnings.some((m) => /usage/.test(m)), `a usage warning is emitted: ${warnings.join(' | ')}`);
+    const warnings = eventsOf(h.events, 'warning')
+      .filter((w) => w.code === 'model-wire')
+      .map((w) => w.message);
+    assert.ok(
+      warnings.some((m) => /usage/.test(m)),
+      `a usage warning is emitted: ${warnings.join(' | ')}`,
+    );
   });
 
   it('finishes a run whose model sends a catastrophic regex: the task timeout still fires', async () => {
@@ -120,7 +144,11 @@ describe('hostile model output (against the scripted server)', function () {
     const log = path.join(h.paths.reportsDir(id), 'gates', 'iteration-1-noisy.log');
     const kept = await fs.readFile(log, 'utf8');
     assert.ok(kept.length < 1024 * 1024 + 300, `the log is bounded (reports.logMaxKb): ${kept.length}`);
-    assert.match(kept, new RegExp(`^x{262144}\\n… \\[${size - 1024 * 1024} bytes of output left out here.*\\] …\\nx{786432}$`), 'its head and tail are kept, the gap said');
+    assert.match(
+      kept,
+      new RegExp(`^x{262144}\\n… \\[${size - 1024 * 1024} bytes of output left out here.*\\] …\\nx{786432}$`),
+      'its head and tail are kept, the gap said',
+    );
     assert.match(prompt, /iteration-1-noisy\.log/, 'the feedback names the log');
   });
 });

@@ -76,21 +76,35 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
       'README.md': '# media-type\n\nParses Content-Type headers.\n',
     });
     const gates = [{ name: 'tests', command: 'npm test', kind: 'tests' as const, required: true }];
-    const task = { title: 'Unquote parameter values', prompt: 'parse() must unquote quoted parameter values (RFC 9110 quoted-string).', promise: 'npm test passes' };
+    const task = {
+      title: 'Unquote parameter values',
+      prompt: 'parse() must unquote quoted parameter values (RFC 9110 quoted-string).',
+      promise: 'npm test passes',
+    };
 
     it(`${runner}: the three assertions deleted from the failing test → not done, told what was lost`, async () => {
-      h = await projectHarness([writeStep(testFile, body('')), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates } });
+      h = await projectHarness(
+        [writeStep(testFile, body('')), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')],
+        { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates } },
+      );
       await h.addTask(task);
       const summary = await h.runner().run();
       assert.equal(summary.results[0].status, 'timeout');
       const [first] = eventsOf(h.events, 'gate.finished');
       assert.equal(first.passed, false, JSON.stringify(first));
-      assert.match(first.integrity?.violations.join('\n') ?? '', /failed at the task's base and passes now, but `test\/mediaType\.test\.js` lost lines it had there \(`assert\.strictEqual\(parse\('text\/plain; charset="utf-8"'\)/);
+      assert.match(
+        first.integrity?.violations.join('\n') ?? '',
+        /failed at the task's base and passes now, but `test\/mediaType\.test\.js` lost lines it had there \(`assert\.strictEqual\(parse\('text\/plain; charset="utf-8"'\)/,
+      );
       assert.match(requestAfter(h, 2), /fix the code under test, not the test, and restore those lines/);
     });
 
     it(`${runner}: nothing fixed, COMPLETE claimed → not done: the failing test is the one the task asks for, not a pre-existing one`, async () => {
-      h = await projectHarness([completeStep('nothing to do', 'npm test: the failure was there before')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates, loop: { maxIterations: 1 } } });
+      h = await projectHarness([completeStep('nothing to do', 'npm test: the failure was there before')], {
+        files: project(),
+        links: { node_modules: toolchain().nodeModules },
+        config: { gates, loop: { maxIterations: 1 } },
+      });
       await h.addTask(task);
       assert.equal((await h.runner().run()).results[0].status, 'timeout');
       const [finished] = eventsOf(h.events, 'gate.finished');
@@ -99,7 +113,11 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     });
 
     it(`${runner}: the honest fix → done in one iteration`, async () => {
-      h = await projectHarness([writeStep('lib/mediaType.js', PARSE_FIXED_JS), completeStep('unquoted', 'npm test passes')], { files: project(), links: { node_modules: toolchain().nodeModules }, config: { gates } });
+      h = await projectHarness([writeStep('lib/mediaType.js', PARSE_FIXED_JS), completeStep('unquoted', 'npm test passes')], {
+        files: project(),
+        links: { node_modules: toolchain().nodeModules },
+        config: { gates },
+      });
       await h.addTask(task);
       const summary = await h.runner().run();
       assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
@@ -111,18 +129,45 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
     const before = describeTests(THREE_ASSERTIONS);
     const renamedLib = PARSE_FIXED_JS.replace(/exports\.parse = function parse/, 'exports.parseMediaType = function parseMediaType');
     const renamedTests = before.replace(/\bparse\b/g, 'parseMediaType').replace("'reads parameters'", "'reads the parameters'");
-    h = await projectHarness([writeStep('lib/mediaType.js', renamedLib), writeStep('test/mediaType.test.js', renamedTests), completeStep('renamed parse to parseMediaType', 'npm test passes')], {
-      files: { 'package.json': `${JSON.stringify({ name: 'm', private: true, scripts: { test: 'mocha' } })}\n`, 'lib/mediaType.js': PARSE_FIXED_JS, 'test/mediaType.test.js': before },
-      links: { node_modules: toolchain().nodeModules },
-      config: { gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] },
+    h = await projectHarness(
+      [
+        writeStep('lib/mediaType.js', renamedLib),
+        writeStep('test/mediaType.test.js', renamedTests),
+        completeStep('renamed parse to parseMediaType', 'npm test passes'),
+      ],
+      {
+        files: {
+          'package.json': `${JSON.stringify({ name: 'm', private: true, scripts: { test: 'mocha' } })}\n`,
+          'lib/mediaType.js': PARSE_FIXED_JS,
+          'test/mediaType.test.js': before,
+        },
+        links: { node_modules: toolchain().nodeModules },
+        config: { gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] },
+      },
+    );
+    const id = await h.addTask({
+      title: 'Rename parse to parseMediaType',
+      prompt: 'Rename parse() to parseMediaType() everywhere, its tests included.',
+      promise: 'npm test passes',
+      type: 'refactor',
     });
-    const id = await h.addTask({ title: 'Rename parse to parseMediaType', prompt: 'Rename parse() to parseMediaType() everywhere, its tests included.', promise: 'npm test passes', type: 'refactor' });
     const summary = await h.runner().run();
     const [finished] = eventsOf(h.events, 'gate.finished');
     assert.equal(summary.results[0].status, 'done', `${summary.results[0].reason} ${JSON.stringify(finished)}`);
-    const accepted = (from: string, to: string) => `test \`parse ${from}\` renamed to \`parseMediaType ${to}\` in \`test/mediaType.test.js\` (the same body but for renamed identifiers): accepted`;
+    const accepted = (from: string, to: string) =>
+      `test \`parse ${from}\` renamed to \`parseMediaType ${to}\` in \`test/mediaType.test.js\` (the same body but for renamed identifiers): accepted`;
     // the suite is renamed with the function (every test's name changes) and one title too
-    assert.deepEqual(finished.integrity, { violations: [], allowed: [accepted('reads the type in lower case', 'reads the type in lower case'), accepted('reads parameters', 'reads the parameters'), accepted('unquotes quoted parameter values', 'unquotes quoted parameter values')] });
-    assert.match(await h.ws.read(`.ralph/reports/${id}/final.md`), /Gate changes the task was allowed to make\*\*\n\n[^#]*- \*\*tests\*\*: test `parse reads parameters` renamed to `parseMediaType reads the parameters`/);
+    assert.deepEqual(finished.integrity, {
+      violations: [],
+      allowed: [
+        accepted('reads the type in lower case', 'reads the type in lower case'),
+        accepted('reads parameters', 'reads the parameters'),
+        accepted('unquotes quoted parameter values', 'unquotes quoted parameter values'),
+      ],
+    });
+    assert.match(
+      await h.ws.read(`.ralph/reports/${id}/final.md`),
+      /Gate changes the task was allowed to make\*\*\n\n[^#]*- \*\*tests\*\*: test `parse reads parameters` renamed to `parseMediaType reads the parameters`/,
+    );
   });
 });

@@ -51,7 +51,16 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
   function queue(overrides: Partial<ConstructorParameters<typeof MergeQueue>[0]> = {}): MergeQueue {
     let seq = 0;
     const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    return new MergeQueue({ worktrees: wt, gates: new ProcessGateRunner(new NodeCommandRunner()), gateConfigs: [gate()], target: 'main', strategy: 'squash', concurrency: 3, emit, ...overrides });
+    return new MergeQueue({
+      worktrees: wt,
+      gates: new ProcessGateRunner(new NodeCommandRunner()),
+      gateConfigs: [gate()],
+      target: 'main',
+      strategy: 'squash',
+      concurrency: 3,
+      emit,
+      ...overrides,
+    });
   }
 
   async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
@@ -74,22 +83,53 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
   const assertGreenHistory = () => assertGreenAtEveryCommit(ws);
 
   const checked = () => events.filter((e) => e.type === 'gate.finished');
-  const landedTrees = () => events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));
+  const landedTrees = () =>
+    events.filter((e) => e.type === 'merge' && e.state === 'merged').map((e) => (e.type === 'merge' ? e.commit : undefined));
 
   it('checks three prefixes side by side (each waits for the others to start), lands them in queue order, each tree checked', async () => {
-    for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+    for (const [id, n] of [
+      ['T-1', '1'],
+      ['T-2', '2'],
+      ['T-3', '3'],
+    ])
+      await taskWork(id, { [`${id}.num`]: n });
     const q = queue({ gateConfigs: [gate('WAIT_FOR=3')] });
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
     const outcomes = await drain(q);
-    assert.deepEqual(outcomes.map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-2', 'merged'], ['T-3', 'merged']]);
-    assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), ['ralph(T-3): Add T-3', 'ralph(T-2): Add T-2', 'ralph(T-1): Add T-1', 'initial']);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+        ['T-3', 'merged'],
+      ],
+    );
+    assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), [
+      'ralph(T-3): Add T-3',
+      'ralph(T-2): Add T-2',
+      'ralph(T-1): Add T-1',
+      'initial',
+    ]);
     // three checks started in three merge worktrees at once, each on its own prefix
-    const cwds = await Promise.all((await fs.readdir(checksDir)).filter((f) => /^\d+$/.test(f)).map((f) => fs.readFile(path.join(checksDir, f), 'utf8')));
+    const cwds = await Promise.all(
+      (await fs.readdir(checksDir)).filter((f) => /^\d+$/.test(f)).map((f) => fs.readFile(path.join(checksDir, f), 'utf8')),
+    );
     assert.deepEqual(new Set(cwds.map((c) => path.basename(c))), new Set(['_merge', '_merge-2', '_merge-3']));
-    assert.deepEqual(checked().map((e) => (e.type === 'gate.finished' ? [e.taskId, e.passed] : [])).sort(), [['T-1', true], ['T-2', true], ['T-3', true]]);
+    assert.deepEqual(
+      checked()
+        .map((e) => (e.type === 'gate.finished' ? [e.taskId, e.passed] : []))
+        .sort(),
+      [
+        ['T-1', true],
+        ['T-2', true],
+        ['T-3', true],
+      ],
+    );
     // every commit the target got is exactly a tree that was checked: the commits are the checked prefixes
     assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
-    const chains = events.filter((e) => e.type === 'merge' && e.taskId === 'T-3' && e.chain).map((e) => (e.type === 'merge' ? e.chain?.ahead : undefined));
+    const chains = events
+      .filter((e) => e.type === 'merge' && e.taskId === 'T-3' && e.chain)
+      .map((e) => (e.type === 'merge' ? e.chain?.ahead : undefined));
     assert.deepEqual(chains[0], ['T-1', 'T-2'], 'T-3 was checked on main + T-1 + T-2');
     await assertGreenHistory();
   });
@@ -97,10 +137,22 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
   it('git without merge-tree: the same chain, each merge made in a merge worktree no check is using', async () => {
     useMergeTree(ws.dir, false);
     try {
-      for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+      for (const [id, n] of [
+        ['T-1', '1'],
+        ['T-2', '2'],
+        ['T-3', '3'],
+      ])
+        await taskWork(id, { [`${id}.num`]: n });
       const q = queue({ gateConfigs: [gate('WAIT_FOR=2')], concurrency: 2 });
       for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, `Add ${id}`);
-      assert.deepEqual((await drain(q)).map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-2', 'merged'], ['T-3', 'merged']]);
+      assert.deepEqual(
+        (await drain(q)).map((o) => [o.taskId, o.state]),
+        [
+          ['T-1', 'merged'],
+          ['T-2', 'merged'],
+          ['T-3', 'merged'],
+        ],
+      );
       assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
       await assertGreenHistory();
     } finally {
@@ -115,13 +167,26 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     const q = queue();
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, id);
     const outcomes = await drain(q);
-    assert.deepEqual(outcomes.map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-2', 'failed'], ['T-3', 'merged']]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'failed'],
+        ['T-3', 'merged'],
+      ],
+    );
     const red = outcomes[1];
     assert.match(red.detail ?? '', /required gates fail on the merged result: check/);
-    assert.ok(red.feedback && red.feedback.length > 0 && red.feedback.some((f) => /exceeds 10/.test(f)), `the agent is told why: ${JSON.stringify(red.feedback)}`);
+    assert.ok(
+      red.feedback && red.feedback.length > 0 && red.feedback.some((f) => /exceeds 10/.test(f)),
+      `the agent is told why: ${JSON.stringify(red.feedback)}`,
+    );
     // T-3 was rebuilt without T-2 and checked again on main + T-1
     const t3 = events.filter((e) => e.type === 'merge' && e.taskId === 'T-3');
-    assert.ok(t3.some((e) => e.type === 'merge' && /rebuilt without T-2/.test(e.detail ?? '')), 'T-3 says it was rebuilt without T-2');
+    assert.ok(
+      t3.some((e) => e.type === 'merge' && /rebuilt without T-2/.test(e.detail ?? '')),
+      'T-3 says it was rebuilt without T-2',
+    );
     assert.ok(!ws.git('ls-tree', '--name-only', 'main').split('\n').includes('b.num'), 'T-2 never reached main');
     await assertGreenHistory();
     assert.deepEqual(landedTrees(), ws.git('rev-list', '--reverse', 'main').split('\n').slice(1));
@@ -129,20 +194,47 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
 
   it('gates[].exclusive: a gate that holds a shared resource runs in one check at a time, the chain still lands all', async () => {
     const lock = path.join(checksDir, 'port.lock');
-    const exclusive: GateConfig = { name: 'port', command: `mkdir ${lock} && node -e "setTimeout(()=>{},300)" && rmdir ${lock}`, kind: 'custom', required: true, exclusive: true };
-    for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+    const exclusive: GateConfig = {
+      name: 'port',
+      command: `mkdir ${lock} && node -e "setTimeout(()=>{},300)" && rmdir ${lock}`,
+      kind: 'custom',
+      required: true,
+      exclusive: true,
+    };
+    for (const [id, n] of [
+      ['T-1', '1'],
+      ['T-2', '2'],
+      ['T-3', '3'],
+    ])
+      await taskWork(id, { [`${id}.num`]: n });
     const q = queue({ gateConfigs: [gate('WAIT_FOR=3'), exclusive] });
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, id);
     const outcomes = await drain(q);
-    assert.deepEqual(outcomes.map((o) => o.state), ['merged', 'merged', 'merged'], JSON.stringify(outcomes.map((o) => o.detail)));
-    assert.equal(checked().filter((e) => e.type === 'gate.finished' && e.gate === 'port' && e.passed).length, 3, 'the exclusive gate never found its resource taken');
+    assert.deepEqual(
+      outcomes.map((o) => o.state),
+      ['merged', 'merged', 'merged'],
+      JSON.stringify(outcomes.map((o) => o.detail)),
+    );
+    assert.equal(
+      checked().filter((e) => e.type === 'gate.finished' && e.gate === 'port' && e.passed).length,
+      3,
+      'the exclusive gate never found its resource taken',
+    );
   });
 
   it('merge.batchSize 3: one check covers three tasks, landed as three commits; a red batch is split and checked one by one', async () => {
-    for (const [id, n] of [['T-1', '1'], ['T-2', '2'], ['T-3', '3']]) await taskWork(id, { [`${id}.num`]: n });
+    for (const [id, n] of [
+      ['T-1', '1'],
+      ['T-2', '2'],
+      ['T-3', '3'],
+    ])
+      await taskWork(id, { [`${id}.num`]: n });
     const q = queue({ batchSize: 3, concurrency: 1 });
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, id);
-    assert.deepEqual((await drain(q)).map((o) => o.state), ['merged', 'merged', 'merged']);
+    assert.deepEqual(
+      (await drain(q)).map((o) => o.state),
+      ['merged', 'merged', 'merged'],
+    );
     assert.equal(checked().length, 1, 'one merged check for the batch');
     assert.equal(ws.git('rev-list', '--count', 'main'), '4');
     // a red batch: T-5 breaks it; the batch is split, T-4 and T-6 land, T-5 is sent back
@@ -152,7 +244,14 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     await taskWork('T-6', { 'f.num': '1' });
     for (const id of ['T-4', 'T-5', 'T-6']) q.enqueue(id, id);
     const second = await drain(q);
-    assert.deepEqual(second.map((o) => [o.taskId, o.state]), [['T-4', 'merged'], ['T-5', 'failed'], ['T-6', 'merged']]);
+    assert.deepEqual(
+      second.map((o) => [o.taskId, o.state]),
+      [
+        ['T-4', 'merged'],
+        ['T-5', 'failed'],
+        ['T-6', 'merged'],
+      ],
+    );
     assert.ok(events.some((e) => e.type === 'merge' && /its batch \(with T-6\) was red/.test(e.detail ?? '')));
     await assertGreenHistory();
   });
@@ -168,7 +267,13 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     for (let i = 0; i < 400 && (await fs.readdir(checksDir)).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
     q.cancel('T-2', 'cancelled by the person');
     const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
-    assert.deepEqual(outcomes.map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-3', 'merged']]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-3', 'merged'],
+      ],
+    );
     assert.ok(!ws.git('ls-tree', '--name-only', 'main').split('\n').includes('b.num'));
     assert.ok(events.some((e) => e.type === 'merge' && e.taskId === 'T-3' && /rebuilt without T-2/.test(e.detail ?? '')));
   });
@@ -187,7 +292,13 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     ws.git('commit', '-q', '-m', 'user commit');
     await fs.writeFile(release, '');
     const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
-    assert.deepEqual(outcomes.map((o) => [o.taskId, o.state]), [['T-1', 'merged'], ['T-2', 'merged']]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+      ],
+    );
     assert.deepEqual(ws.git('log', '--format=%s', 'main').split('\n'), ['ralph(T-2): Two', 'ralph(T-1): One', 'user commit', 'initial']);
     assert.ok(events.some((e) => e.type === 'merge' && /main moved during the check; the chain is built again/.test(e.detail ?? '')));
     await assertGreenHistory();

@@ -27,7 +27,11 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
 
   it('12 tasks with 4 agents: all land, checked side by side, main green at every commit, each landed tree the checked one', async () => {
     h = await makeLoopHarness(Array.from({ length: 30 }, () => agent));
-    await h.configure({ loop: { maxParallel: 4, maxIterations: 4 }, merge: { concurrency: 4 }, gates: [{ name: 'suite', command: 'node check.js', kind: 'custom', required: true }] });
+    await h.configure({
+      loop: { maxParallel: 4, maxIterations: 4 },
+      merge: { concurrency: 4 },
+      gates: [{ name: 'suite', command: 'node check.js', kind: 'custom', required: true }],
+    });
     await h.ws.write('check.js', CHECK_JS);
     h.ws.git('add', '-A');
     h.ws.git('commit', '-q', '-m', 'project with a slow suite');
@@ -39,7 +43,10 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
       await h.addTask({ id, title: `Write n${i}`, prompt: `WRITE n${i}.num <<${i % 3}>>`, promise: `n${i}.num written` });
     }
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ids.map(() => 'done'));
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ids.map(() => 'done'),
+    );
     const landed = h.ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', `${project}..main`).split('\n').filter(Boolean);
     assert.deepEqual([...landed].sort(), ids, 'each task landed once, as one commit');
 
@@ -55,7 +62,10 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
     // every commit main got is exactly a tree whose merged check passed
     const merges = eventsOf(h.events, 'merge');
     const commits = h.ws.git('rev-list', '--reverse', `${project}..main`).split('\n');
-    assert.deepEqual(merges.filter((e) => e.state === 'merged').map((e) => e.commit), commits);
+    assert.deepEqual(
+      merges.filter((e) => e.state === 'merged').map((e) => e.commit),
+      commits,
+    );
     for (const e of merges.filter((m) => m.state === 'merged')) {
       assert.ok(e.gates?.length && e.gates.every((g) => g.passed), `${e.taskId} landed with a passed merged check`);
       const checkedOn = merges.filter((m) => m.taskId === e.taskId && m.state === 'checking' && m.chain).at(-1);
@@ -63,6 +73,13 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
     }
     // and main is green at every one of them
     await assertGreenAtEveryCommit(h.ws, 'node check.js', commits);
-    assert.deepEqual(h.ws.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')), [`worktree ${h.ws.dir}`], 'no merge worktree left');
+    assert.deepEqual(
+      h.ws
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+      [`worktree ${h.ws.dir}`],
+      'no merge worktree left',
+    );
   });
 });

@@ -36,7 +36,15 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
   function queue(overrides: Partial<ConstructorParameters<typeof MergeQueue>[0]> = {}): MergeQueue {
     let seq = 0;
     const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    return new MergeQueue({ worktrees: wt, gates: new ProcessGateRunner(new NodeCommandRunner()), gateConfigs: GATES, target: 'main', strategy: 'squash', emit, ...overrides });
+    return new MergeQueue({
+      worktrees: wt,
+      gates: new ProcessGateRunner(new NodeCommandRunner()),
+      gateConfigs: GATES,
+      target: 'main',
+      strategy: 'squash',
+      emit,
+      ...overrides,
+    });
   }
 
   /** A task's agent at work: its worktree from the current tip, files written and committed there. */
@@ -66,7 +74,11 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     assert.equal(second?.state, 'merged');
     assert.equal(await q.processNext(), undefined);
     const log = ws.git('log', '--format=%s', 'main').split('\n');
-    assert.deepEqual(log, ['ralph(T-002): Add b', 'ralph(T-001): Add a', 'initial'], 'one squashed commit per task, in queue order, linear');
+    assert.deepEqual(
+      log,
+      ['ralph(T-002): Add b', 'ralph(T-001): Add a', 'initial'],
+      'one squashed commit per task, in queue order, linear',
+    );
     assert.equal(ws.git('rev-parse', 'main'), second?.commit);
     assert.match(ws.git('log', '-1', '--format=%B', 'main'), /Ralph-Task: T-002\nRalph-Branch-Tip: [0-9a-f]{40}/);
     // the user's tree had main checked out and was clean: it followed both merges
@@ -76,10 +88,19 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     await assertGreenHistory();
     // the merged check ran the required gate only, in the merge worktree
     const gates = events.filter((e) => e.type === 'gate.finished');
-    assert.deepEqual(gates.map((e) => (e.type === 'gate.finished' ? [e.taskId, e.gate, e.passed] : [])), [['T-001', 'check', true], ['T-002', 'check', true]]);
+    assert.deepEqual(
+      gates.map((e) => (e.type === 'gate.finished' ? [e.taskId, e.gate, e.passed] : [])),
+      [
+        ['T-001', 'check', true],
+        ['T-002', 'check', true],
+      ],
+    );
     const states = events.filter((e) => e.type === 'merge' && e.taskId === 'T-001').map((e) => (e.type === 'merge' ? e.state : ''));
     // (a second `checking` says its prefix passed: it lands once it is the chain's head)
-    assert.deepEqual(states.filter((s, i) => s !== states[i - 1]), ['queued', 'merging', 'checking', 'merged']);
+    assert.deepEqual(
+      states.filter((s, i) => s !== states[i - 1]),
+      ['queued', 'merging', 'checking', 'merged'],
+    );
     // never merged twice: not by the state machine, not on a fresh queue after a crash (trailer found)
     assert.throws(() => q.enqueue('T-001', 'Add a'), /never merged twice/);
     const afterCrash = queue();
@@ -101,10 +122,16 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     const conflict = await q.processNext();
     assert.equal(conflict?.state, 'conflict');
     assert.deepEqual(conflict?.files, ['shared.txt']);
-    assert.match(conflict?.hunks?.[0].text ?? '', /@@ line 2\n<<<<<<< [^\n]*\nline TWO by T-001\n=======\nline 2 by T-002\n>>>>>>> ralph\/T-002/);
+    assert.match(
+      conflict?.hunks?.[0].text ?? '',
+      /@@ line 2\n<<<<<<< [^\n]*\nline TWO by T-001\n=======\nline 2 by T-002\n>>>>>>> ralph\/T-002/,
+    );
     assert.equal(ws.git('rev-parse', 'main'), tipAfterFirst, 'nothing of the conflicting merge reached the target');
     assert.equal(await ws.read('shared.txt'), 'line one\nline TWO by T-001\nline three\n');
-    assert.throws(() => ws.git('grep', '-n', '-E', '^(<<<<<<<|>>>>>>>) ', 'main'), 'no conflict marker on the target (git grep finds none)');
+    assert.throws(
+      () => ws.git('grep', '-n', '-E', '^(<<<<<<<|>>>>>>>) ', 'main'),
+      'no conflict marker on the target (git grep finds none)',
+    );
     assert.equal(ws.git('status', '--porcelain'), '');
     // the merge worktree is left clean for the next task
     assert.equal(ws.git('-C', ws.path('.ralph', 'worktrees', '_merge'), 'status', '--porcelain'), '');
@@ -114,7 +141,12 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
   it('two tasks each green alone and red together: the second is not merged, the failure is reported', async () => {
     const a = await taskWork('T-001', { 'a.num': '6' });
     const b = await taskWork('T-002', { 'b.num': '6' });
-    for (const dir of [a, b]) assert.equal((await new NodeCommandRunner().run({ command: 'node check.js', cwd: dir, timeoutMs: 20000, maxOutputChars: 2000 })).exitCode, 0, 'green alone');
+    for (const dir of [a, b])
+      assert.equal(
+        (await new NodeCommandRunner().run({ command: 'node check.js', cwd: dir, timeoutMs: 20000, maxOutputChars: 2000 })).exitCode,
+        0,
+        'green alone',
+      );
     const q = queue();
     q.enqueue('T-001', 'Six in a');
     q.enqueue('T-002', 'Six in b');
@@ -123,8 +155,14 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     const red = await q.processNext();
     assert.equal(red?.state, 'failed');
     assert.match(red?.detail ?? '', /required gates fail on the merged result: check/);
-    assert.deepEqual(red?.gates?.map((g) => [g.name, g.passed]), [['check', false]]);
-    assert.ok(red?.feedback?.some((f) => /total 12 exceeds 10/.test(f)), `feedback names the failure: ${JSON.stringify(red?.feedback)}`);
+    assert.deepEqual(
+      red?.gates?.map((g) => [g.name, g.passed]),
+      [['check', false]],
+    );
+    assert.ok(
+      red?.feedback?.some((f) => /total 12 exceeds 10/.test(f)),
+      `feedback names the failure: ${JSON.stringify(red?.feedback)}`,
+    );
     assert.equal(ws.git('rev-parse', 'main'), tip, 'never merged red');
     assert.equal(ws.exists('b.num'), false);
     await assertGreenHistory();
@@ -156,10 +194,20 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
   it('re-merges onto the new tip when the user commits to the target during the check', async () => {
     await taskWork('T-001', { 'a.num': '1' });
     // a gate that commits to main while it runs: the target moves under the check
-    const sneaky: GateConfig[] = [{ name: 'check', command: `node check.js && git -C "${ws.dir}" commit -q --allow-empty -m "user commit" 2>/dev/null; true`, kind: 'custom', required: true }];
+    const sneaky: GateConfig[] = [
+      {
+        name: 'check',
+        command: `node check.js && git -C "${ws.dir}" commit -q --allow-empty -m "user commit" 2>/dev/null; true`,
+        kind: 'custom',
+        required: true,
+      },
+    ];
     let calls = 0;
     const runner = new ProcessGateRunner(new NodeCommandRunner());
-    const q = queue({ gateConfigs: sneaky, gates: { run: (req) => (calls++ === 0 ? runner.run(req) : runner.run({ ...req, gate: GATES[0] })) } });
+    const q = queue({
+      gateConfigs: sneaky,
+      gates: { run: (req) => (calls++ === 0 ? runner.run(req) : runner.run({ ...req, gate: GATES[0] })) },
+    });
     q.enqueue('T-001', 'One');
     const out = await q.processNext();
     assert.equal(out?.state, 'merged');
@@ -174,7 +222,9 @@ describe('MergeQueue (real git, real worktrees, real gate processes)', () => {
     ws.git('commit', '-q', '-m', 'ignore deps');
     wt = new WorktreeManager(ws.dir, ['node_modules']);
     await taskWork('T-001', { 'a.num': '2' });
-    const withDep: GateConfig[] = [{ name: 'dep', command: 'node -e "process.exit(require(\'limit\') === 10 ? 0 : 1)"', kind: 'custom', required: true }];
+    const withDep: GateConfig[] = [
+      { name: 'dep', command: 'node -e "process.exit(require(\'limit\') === 10 ? 0 : 1)"', kind: 'custom', required: true },
+    ];
     const q = queue({ gateConfigs: withDep });
     await taskWork('T-002', { 'b.num': '3' });
     q.enqueue('T-001', 'Uses the dep');

@@ -28,7 +28,14 @@ describe('MergeQueue and git locks (the merge worktree, the target ref)', functi
     events = [];
     let seq = 0;
     const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    queue = new MergeQueue({ worktrees: wt, gates: new ProcessGateRunner(new NodeCommandRunner()), gateConfigs: [{ name: 'ok', command: 'true', kind: 'custom', required: true }], target: 'main', strategy: 'squash', emit });
+    queue = new MergeQueue({
+      worktrees: wt,
+      gates: new ProcessGateRunner(new NodeCommandRunner()),
+      gateConfigs: [{ name: 'ok', command: 'true', kind: 'custom', required: true }],
+      target: 'main',
+      strategy: 'squash',
+      emit,
+    });
   });
   afterEach(async () => ws.cleanup());
 
@@ -60,7 +67,12 @@ describe('MergeQueue and git locks (the merge worktree, the target ref)', functi
     const holder = spawn('git', ['hash-object', '--stdin'], { cwd: ws.dir, env: TEST_GIT_ENV, stdio: ['pipe', 'ignore', 'ignore'] });
     queue.enqueue('T-001', 'a');
     try {
-      await assert.rejects(queue.processNext(), (e: unknown) => e instanceof GitLockHeldError && /refs\/heads\/main\.lock was kept because git process \d+ is working in this repository/.test(e.message));
+      await assert.rejects(
+        queue.processNext(),
+        (e: unknown) =>
+          e instanceof GitLockHeldError &&
+          /refs\/heads\/main\.lock was kept because git process \d+ is working in this repository/.test(e.message),
+      );
     } finally {
       holder.kill('SIGKILL');
     }

@@ -1,13 +1,37 @@
 import assert from 'node:assert/strict';
-import { chainHead, chainOf, EMPTY_QUEUE, entryOf, type MergeAction, MergeQueueError, type MergeQueueState, nextToBuild, nextToMerge, prefixOf, reduceMergeQueue } from '../../../src/core/loop/mergeQueue';
+import {
+  chainHead,
+  chainOf,
+  EMPTY_QUEUE,
+  entryOf,
+  type MergeAction,
+  MergeQueueError,
+  type MergeQueueState,
+  nextToBuild,
+  nextToMerge,
+  prefixOf,
+  reduceMergeQueue,
+} from '../../../src/core/loop/mergeQueue';
 
 const run = (actions: MergeAction[], from: MergeQueueState = EMPTY_QUEUE) => actions.reduce(reduceMergeQueue, from);
 const enqueue = (taskId: string): MergeAction => ({ type: 'enqueue', taskId, title: taskId });
 /** Joins the chain on every task in it (as the executor does), and its prefix is built. */
 const join = (s: MergeQueueState, taskId: string, extra: Partial<Extract<MergeAction, { type: 'begin' }>> = {}): MergeQueueState =>
-  run([{ type: 'begin', taskId, ahead: prefixOf(s), ...extra }, { type: 'prepared', taskId }], s);
+  run(
+    [
+      { type: 'begin', taskId, ahead: prefixOf(s), ...extra },
+      { type: 'prepared', taskId },
+    ],
+    s,
+  );
 const green = (taskId: string): MergeAction => ({ type: 'green', taskId });
-const red = (taskId: string): MergeAction => ({ type: 'red', taskId, detail: 'tests fail', gates: [{ name: 'tests', passed: false, summary: '1 failing' }], feedback: ['tests: x'] });
+const red = (taskId: string): MergeAction => ({
+  type: 'red',
+  taskId,
+  detail: 'tests fail',
+  gates: [{ name: 'tests', passed: false, summary: '1 failing' }],
+  feedback: ['tests: x'],
+});
 const landed = (taskId: string): MergeAction => ({ type: 'landed', taskId, commit: `c-${taskId}`, detail: 'merged' });
 const states = (s: MergeQueueState) => Object.fromEntries(s.entries.map((e) => [e.taskId, e.state]));
 
@@ -22,7 +46,14 @@ function chainOfFour(n = 4): MergeQueueState {
 describe('merge chain state machine (pure)', () => {
   it('builds each prefix on the tasks ahead, checks them side by side, and lands the head first, in queue order', () => {
     let s = chainOfFour(3);
-    assert.deepEqual(chainOf(s).map((e) => [e.taskId, e.ahead]), [['A', []], ['B', ['A']], ['C', ['A', 'B']]]);
+    assert.deepEqual(
+      chainOf(s).map((e) => [e.taskId, e.ahead]),
+      [
+        ['A', []],
+        ['B', ['A']],
+        ['C', ['A', 'B']],
+      ],
+    );
     // C's prefix passes first: it still waits for A and B to land
     s = run([green('C')], s);
     assert.throws(() => reduceMergeQueue(s, landed('C')), /not the head of the merge chain \(A is\)/);
@@ -42,7 +73,10 @@ describe('merge chain state machine (pure)', () => {
     assert.equal(entryOf(s, 'C')?.passed, undefined, 'a green result built on the red task counts for nothing');
     assert.deepEqual(entryOf(s, 'B')?.feedback, ['tests: x'], 'the task taken out is told why');
     // they keep their places: C before D, and neither builds on B any more
-    assert.deepEqual(nextToBuild(s, 3).map((e) => e.taskId), ['C', 'D']);
+    assert.deepEqual(
+      nextToBuild(s, 3).map((e) => e.taskId),
+      ['C', 'D'],
+    );
     s = join(join(s, 'C'), 'D');
     assert.deepEqual(entryOf(s, 'D')?.ahead, ['C']);
   });
@@ -88,13 +122,20 @@ describe('merge chain state machine (pure)', () => {
     let s = run([green('A'), green('B')], chainOfFour(3));
     s = run([{ type: 'requeue', taskId: 'A', detail: 'main moved during the check' }], s);
     assert.deepEqual(states(s), { A: 'queued', B: 'queued', C: 'queued' });
-    assert.deepEqual(nextToBuild(s, 2).map((e) => e.taskId), ['A', 'B'], 'first come, first merged, room for two checks');
+    assert.deepEqual(
+      nextToBuild(s, 2).map((e) => e.taskId),
+      ['A', 'B'],
+      'first come, first merged, room for two checks',
+    );
     assert.equal(entryOf(s, 'B')?.passed, undefined);
   });
 
   it('never merges a task twice; a conflict leaves the chain; illegal steps throw', () => {
     const merged = run([enqueue('A'), { type: 'begin', taskId: 'A' }, { type: 'prepared', taskId: 'A' }, landed('A')]);
-    assert.throws(() => reduceMergeQueue(merged, enqueue('A')), (e: unknown) => e instanceof MergeQueueError && /never merged twice/.test(e.message));
+    assert.throws(
+      () => reduceMergeQueue(merged, enqueue('A')),
+      (e: unknown) => e instanceof MergeQueueError && /never merged twice/.test(e.message),
+    );
     assert.throws(() => reduceMergeQueue(merged, landed('A')), /is merged/);
     const two = run([enqueue('A'), enqueue('B'), { type: 'begin', taskId: 'A' }]);
     assert.throws(() => reduceMergeQueue(two, enqueue('A')), /already merging/);
@@ -104,7 +145,11 @@ describe('merge chain state machine (pure)', () => {
     const conflict = run([{ type: 'conflict', taskId: 'A', files: ['x.txt'], hunks: [{ file: 'x.txt', text: '<<<<<<<' }] }], two);
     assert.equal(entryOf(conflict, 'A')?.state, 'conflict');
     assert.equal(entryOf(conflict, 'A')?.pos, undefined, 'out of the chain');
-    assert.deepEqual(nextToBuild(conflict, 1).map((e) => e.taskId), ['B'], 'a conflict is not retried by the queue itself');
+    assert.deepEqual(
+      nextToBuild(conflict, 1).map((e) => e.taskId),
+      ['B'],
+      'a conflict is not retried by the queue itself',
+    );
   });
 
   it('a task held for review is checked in the chain, but the prefixes behind it are built without it', () => {
@@ -124,12 +169,18 @@ describe('merge chain state machine (pure)', () => {
     s = join(s, 'B', { coveredBy: 'C' });
     s = join(s, 'C');
     s = run([{ type: 'green', taskId: 'C', covers: ['A', 'B'] }], s);
-    assert.deepEqual(chainOf(s).map((e) => e.passed), [true, true, true]);
+    assert.deepEqual(
+      chainOf(s).map((e) => e.passed),
+      [true, true, true],
+    );
     let r = run(['A', 'B', 'C'].map(enqueue));
     r = join(join(join(r, 'A', { coveredBy: 'C' }), 'B', { coveredBy: 'C' }), 'C');
     r = run([{ type: 'split', taskId: 'A', members: ['A', 'B', 'C'], detail: 'its batch was red' }], r);
     assert.deepEqual(states(r), { A: 'queued', B: 'queued', C: 'queued' });
-    assert.deepEqual(r.entries.map((e) => e.alone), [true, true, true]);
+    assert.deepEqual(
+      r.entries.map((e) => e.alone),
+      [true, true, true],
+    );
   });
 
   it('waiting for the user tree lets queued ones pass; it is tried again on the bare target once none is left', () => {
@@ -137,7 +188,11 @@ describe('merge chain state machine (pure)', () => {
     s = join(s, 'A');
     s = run([green('A'), { type: 'wait', taskId: 'A', detail: 'your changes', files: ['a.txt'] }], s);
     assert.equal(entryOf(s, 'A')?.state, 'waiting');
-    assert.deepEqual(nextToBuild(s, 3).map((e) => e.taskId), ['B'], 'a waiting merge lets a queued one pass');
+    assert.deepEqual(
+      nextToBuild(s, 3).map((e) => e.taskId),
+      ['B'],
+      'a waiting merge lets a queued one pass',
+    );
     s = join(s, 'B');
     assert.deepEqual(nextToBuild(s, 3), [], 'not on a prefix: it needs the target itself');
     s = run([green('B'), landed('B')], s);

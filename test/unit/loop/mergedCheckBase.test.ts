@@ -14,8 +14,10 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
  * passed). A task that leaves it red merges; a task whose merge adds a red test does not;
  * the target never gets redder. Real git, worktrees and node:test.
  */
-const RED_ON_MAIN = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('release date is in the future', () => assert.ok(new Date('2020-01-01') > new Date()));\n";
-const LIMIT_TEST = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { limit } = require('./limit');\ntest('the limit is ten', () => assert.equal(limit, 10));\n";
+const RED_ON_MAIN =
+  "const test = require('node:test');\nconst assert = require('node:assert');\ntest('release date is in the future', () => assert.ok(new Date('2020-01-01') > new Date()));\n";
+const LIMIT_TEST =
+  "const test = require('node:test');\nconst assert = require('node:assert');\nconst { limit } = require('./limit');\ntest('the limit is ten', () => assert.equal(limit, 10));\n";
 const GATES: GateConfig[] = [{ name: 'tests', command: 'node --test', kind: 'tests', required: true }];
 
 describe('merged check against the target tip (real git, node:test)', function () {
@@ -24,7 +26,10 @@ describe('merged check against the target tip (real git, node:test)', function (
   let wt: WorktreeManager;
   let events: RalphEvent[];
   beforeEach(async () => {
-    ws = await makeTempWorkspace({ commit: true, files: { 'release.test.js': RED_ON_MAIN, 'limit.js': 'exports.limit = 10;\n', 'limit.test.js': LIMIT_TEST } });
+    ws = await makeTempWorkspace({
+      commit: true,
+      files: { 'release.test.js': RED_ON_MAIN, 'limit.js': 'exports.limit = 10;\n', 'limit.test.js': LIMIT_TEST },
+    });
     wt = new WorktreeManager(ws.dir);
     events = [];
   });
@@ -33,7 +38,14 @@ describe('merged check against the target tip (real git, node:test)', function (
   function queue(gateConfigs: GateConfig[] = GATES): MergeQueue {
     let seq = 0;
     const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    return new MergeQueue({ worktrees: wt, gates: new ProcessGateRunner(new NodeCommandRunner()), gateConfigs, target: 'main', strategy: 'squash', emit });
+    return new MergeQueue({
+      worktrees: wt,
+      gates: new ProcessGateRunner(new NodeCommandRunner()),
+      gateConfigs,
+      target: 'main',
+      strategy: 'squash',
+      emit,
+    });
   }
 
   async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
@@ -44,7 +56,10 @@ describe('merged check against the target tip (real git, node:test)', function (
   }
 
   it('a failure already red on the target does not hold a merge back; it is named as such', async () => {
-    await taskWork('T-1', { 'greet.js': 'exports.greet = () => "hi";\n', 'greet.test.js': "require('node:test')('greets', () => require('node:assert').equal(require('./greet').greet(), 'hi'));\n" });
+    await taskWork('T-1', {
+      'greet.js': 'exports.greet = () => "hi";\n',
+      'greet.test.js': "require('node:test')('greets', () => require('node:assert').equal(require('./greet').greet(), 'hi'));\n",
+    });
     const q = queue();
     q.enqueue('T-1', 'greet');
     const outcome = await q.processNext();
@@ -62,8 +77,11 @@ describe('merged check against the target tip (real git, node:test)', function (
     const outcome = await q.processNext();
     assert.equal(outcome?.state, 'failed');
     assert.match(outcome?.detail ?? '', /required gates fail on the merged result: tests/);
-    assert.ok(outcome?.feedback?.some((f) => /failing test: the limit is ten/.test(f)), JSON.stringify(outcome?.feedback));
-    assert.ok(!outcome?.feedback?.some((f) => /release date/.test(f) && !/pre-existing/.test(f)), 'the old failure is not the task\'s');
+    assert.ok(
+      outcome?.feedback?.some((f) => /failing test: the limit is ten/.test(f)),
+      JSON.stringify(outcome?.feedback),
+    );
+    assert.ok(!outcome?.feedback?.some((f) => /release date/.test(f) && !/pre-existing/.test(f)), "the old failure is not the task's");
     assert.equal(ws.git('rev-list', '--count', 'main'), '1', 'main did not move');
   });
 

@@ -6,7 +6,9 @@ import { openAI, openRouter } from '../../fixtures/providerErrors';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
 
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote hello.txt', promiseEvidence: 'hello.txt contains hi' } }] };
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote hello.txt', promiseEvidence: 'hello.txt contains hi' } }],
+};
 const writeHello: Step = { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] };
 
 /** The last user message of a recorded request. */
@@ -20,13 +22,16 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
 
-  it('authentication: the task halts at once naming the key\'s source, never the key; the run stops and later tasks stay todo', async () => {
+  it("authentication: the task halts at once naming the key's source, never the key; the run stops and later tasks stay todo", async () => {
     h = await makeLoopHarness([openAI.auth(`${TEST_KEY.slice(0, 8)}****cret`), complete]);
     const first = await h.addTask({ title: 'first' });
     const second = await h.addTask({ title: 'second' });
     const summary = await h.runner().run();
 
-    assert.deepEqual(summary.results.map((r) => `${r.taskId}:${r.status}`), [`${first}:halted`]);
+    assert.deepEqual(
+      summary.results.map((r) => `${r.taskId}:${r.status}`),
+      [`${first}:halted`],
+    );
     const task = await h.store.get(first);
     assert.match(task.blockedReason ?? '', /authentication failed/);
     assert.ok(task.blockedReason?.includes(`the environment variable ${TEST_KEY_ENV}`), task.blockedReason);
@@ -35,7 +40,10 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     assert.match(summary.reason, /the run stopped and 1 task not started stays todo/);
     assert.equal(chatRequests(h.server).length, 1, 'not retried');
     const faults = eventsOf(h.events, 'model.fault');
-    assert.deepEqual(faults.map((f) => `${f.fault}:${f.action}`), ['auth:halt']);
+    assert.deepEqual(
+      faults.map((f) => `${f.fault}:${f.action}`),
+      ['auth:halt'],
+    );
     assert.equal(eventsOf(h.events, 'task.finished')[0].fault, 'auth', 'the editor offers Set API Key on it');
     const everything = JSON.stringify(h.events);
     assert.ok(!everything.includes(TEST_KEY), 'the key is in no event');
@@ -54,18 +62,24 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'autopilot-stalled').length, 0);
   });
 
-  it('quota (OpenRouter 402) without a fallback: halted with the provider\'s message, not retried', async () => {
+  it("quota (OpenRouter 402) without a fallback: halted with the provider's message, not retried", async () => {
     h = await makeLoopHarness([openRouter.credits(), complete]);
     const id = await h.addTask();
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'halted');
-    assert.match(summary.results[0].reason, /\(quota or credits exhausted\): HTTP 402 Insufficient credits\. Add more using https:\/\/openrouter\.ai\/settings\/credits/);
+    assert.match(
+      summary.results[0].reason,
+      /\(quota or credits exhausted\): HTTP 402 Insufficient credits\. Add more using https:\/\/openrouter\.ai\/settings\/credits/,
+    );
     assert.equal(chatRequests(h.server).length, 1);
     assert.equal(eventsOf(h.events, 'model.fault')[0].fault, 'quota');
     const checkpoint = await new CheckpointStore(h.paths).load(id);
     assert.match(checkpoint?.history.at(-1)?.error ?? '', /HTTP 402/, 'the iteration record (and its report) keeps the cause');
     const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
-    assert.match(report, /## Errors and model faults\n- iteration 1 \(model-a\): .*\(quota or credits exhausted\): HTTP 402 Insufficient credits/);
+    assert.match(
+      report,
+      /## Errors and model faults\n- iteration 1 \(model-a\): .*\(quota or credits exhausted\): HTTP 402 Insufficient credits/,
+    );
   });
 
   it('context length exceeded: the conversation is compacted and the request retried once', async () => {
@@ -74,7 +88,10 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done');
     const faults = eventsOf(h.events, 'model.fault');
-    assert.deepEqual(faults.map((f) => `${f.fault}:${f.action}`), ['context_length:compact-retry']);
+    assert.deepEqual(
+      faults.map((f) => `${f.fault}:${f.action}`),
+      ['context_length:compact-retry'],
+    );
     assert.equal(eventsOf(h.events, 'compaction').length, 1);
     const requests = chatRequests(h.server);
     assert.equal(requests.length, 4);
@@ -89,7 +106,10 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     await h.addTask();
     await h.runner().run();
     const faults = eventsOf(h.events, 'model.fault');
-    assert.deepEqual(faults.map((f) => `${f.fault}:${f.action}`), ['context_length:compact-retry', 'context_length:error']);
+    assert.deepEqual(
+      faults.map((f) => `${f.fault}:${f.action}`),
+      ['context_length:compact-retry', 'context_length:error'],
+    );
     const finished = eventsOf(h.events, 'iteration.finished')[0];
     assert.equal(finished.outcome, 'error');
     assert.match(finished.error ?? '', /context length exceeded/);
@@ -103,7 +123,10 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const requests = chatRequests(h.server);
     assert.match(lastUser(requests[1]), /content filter blocked the last reply/);
     assert.match(lastUser(requests[2]), /content filter blocked the last request/);
-    assert.deepEqual(eventsOf(h.events, 'model.fault').map((f) => `${f.fault}:${f.action}`), ['content_filter:feedback', 'content_filter:feedback']);
+    assert.deepEqual(
+      eventsOf(h.events, 'model.fault').map((f) => `${f.fault}:${f.action}`),
+      ['content_filter:feedback', 'content_filter:feedback'],
+    );
   });
 
   it('an outage with llm.fallback: the fallback serves the iteration, the switch is an event and a warning naming both models', async () => {
@@ -113,16 +136,22 @@ describe('model faults in the loop (scripted server, provider-shaped errors)', f
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done');
     const requests = chatRequests(h.server);
-    assert.deepEqual(requests.map((r) => r.model), ['model-a', 'model-backup', 'model-backup']);
+    assert.deepEqual(
+      requests.map((r) => r.model),
+      ['model-a', 'model-backup', 'model-backup'],
+    );
     const [fallback] = eventsOf(h.events, 'model.fallback');
     assert.equal(fallback.kind, 'switch');
     assert.equal(fallback.from, 'model-a');
     assert.equal(fallback.to, 'model-backup');
     assert.equal(fallback.fault, 'outage');
     const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'model-switch');
-    assert.match(warning?.message ?? '', /model model-a is failing \(provider outage: .*\); switched to the fallback model-backup, the primary is probed again in 300 s/);
+    assert.match(
+      warning?.message ?? '',
+      /model model-a is failing \(provider outage: .*\); switched to the fallback model-backup, the primary is probed again in 300 s/,
+    );
     const checkpoint = await new CheckpointStore(h.paths).load(id);
-    assert.equal(checkpoint?.modelUsage['model-backup']?.calls, 2, 'the fallback\'s calls are metered as the fallback model');
+    assert.equal(checkpoint?.modelUsage['model-backup']?.calls, 2, "the fallback's calls are metered as the fallback model");
     assert.equal(checkpoint?.modelUsage['model-a'], undefined);
     const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
     assert.match(report, /`model-backup` \(llm\.fallback\) served 2 calls while the primary was failing/);

@@ -4,8 +4,9 @@ import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../he
 import { waitFor } from '../../helpers/waitFor';
 
 const write: Step = { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] };
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }] };
-
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }],
+};
 
 describe('Pause cancels the model request in flight (scripted server)', function () {
   this.timeout(30000);

@@ -13,7 +13,10 @@ import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText 
 import { waitFor } from '../../helpers/waitFor';
 
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt written' } }] };
-const writeHello: Step = { content: 'Writing. <ralph>PROGRESS:50</ralph>', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] };
+const writeHello: Step = {
+  content: 'Writing. <ralph>PROGRESS:50</ralph>',
+  toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }],
+};
 
 describe('the person in the loop: questions, resumes and limits', function () {
   this.timeout(120_000);
@@ -37,7 +40,10 @@ describe('the person in the loop: questions, resumes and limits', function () {
       await h.configure({ loop: { maxParallel, maxIterations: 5 } });
       const id = await h.addTask();
       const first = await h.runner().run();
-      assert.deepEqual(first.results.map((r) => r.status), ['needs_help']);
+      assert.deepEqual(
+        first.results.map((r) => r.status),
+        ['needs_help'],
+      );
       const asked = await h.store.get(id);
       assert.equal(asked.questions?.length, 1);
       assert.equal(asked.questions?.[0].question, 'Should hello.txt say hi or hello?');
@@ -52,12 +58,20 @@ describe('the person in the loop: questions, resumes and limits', function () {
 
       // the next Start (no task named) resumes it: not skipped
       const second = await h.runner().run();
-      assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+      assert.deepEqual(
+        second.results.map((r) => [r.taskId, r.status]),
+        [[id, 'done']],
+      );
       const started = eventsOf(h.events, 'task.started').filter((e) => e.runId === second.runId);
       assert.equal(started[0].resumed, true, 'resumed from its checkpoint');
       assert.equal(started[0].iteration, 2, 'at the iteration after the question');
       const resumedRequest = chatRequests(h.server)[2];
-      assert.match(requestText(resumedRequest), new RegExp(`${ANSWERS_HEADER.replace(/[[\]]/g, '\\$&')}\\n- Q .*Should hello.txt say hi or hello\\?\\n  A .*say "hello", lower case`));
+      assert.match(
+        requestText(resumedRequest),
+        new RegExp(
+          `${ANSWERS_HEADER.replace(/[[\]]/g, '\\$&')}\\n- Q .*Should hello.txt say hi or hello\\?\\n  A .*say "hello", lower case`,
+        ),
+      );
       if (maxParallel > 1) {
         const worktree = eventsOf(h.events, 'worktree').find((e) => e.runId === second.runId && e.state === 'ready');
         assert.equal(worktree?.created, false, 'the answered task went on in the worktree it had');
@@ -85,9 +99,16 @@ describe('the person in the loop: questions, resumes and limits', function () {
     const runner = h.runner();
     stop = () => runner.stop();
     const first = await runner.run();
-    assert.deepEqual(first.results.map((r) => [r.taskId, r.status]), [[id, 'halted']]);
+    assert.deepEqual(
+      first.results.map((r) => [r.taskId, r.status]),
+      [[id, 'halted']],
+    );
     const second = await h.runner().run();
-    assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[id, 'done']], 'the stopped task resumed; the cancelled one did not start');
+    assert.deepEqual(
+      second.results.map((r) => [r.taskId, r.status]),
+      [[id, 'done']],
+      'the stopped task resumed; the cancelled one did not start',
+    );
     assert.equal(eventsOf(h.events, 'task.started').filter((e) => e.runId === second.runId)[0].resumed, true);
     assert.equal((await h.store.get(cancelled)).status, 'cancelled');
   });
@@ -96,10 +117,16 @@ describe('the person in the loop: questions, resumes and limits', function () {
     h = await makeLoopHarness([{ content: '<ralph>BLOCKED:needs the fixtures folder</ralph>' }, writeHello, complete]);
     await h.configure({ loop: { maxParallel: 1 } });
     const id = await h.addTask();
-    assert.deepEqual((await h.runner().run()).results.map((r) => r.status), ['blocked']);
+    assert.deepEqual(
+      (await h.runner().run()).results.map((r) => r.status),
+      ['blocked'],
+    );
     assert.equal((await actions().unblock(id)).status, 'halted');
     const second = await h.runner().run();
-    assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+    assert.deepEqual(
+      second.results.map((r) => [r.taskId, r.status]),
+      [[id, 'done']],
+    );
   });
 
   it('Increase Limit after a time-out by the clock raises the minutes (not the iterations) and says so; the task then finishes', async () => {
@@ -115,7 +142,10 @@ describe('the person in the loop: questions, resumes and limits', function () {
     await h.configure({ loop: { maxParallel: 1, taskTimeoutMinutes: 0.01, windDownSeconds: 0 } });
     const id = await h.addTask();
     const first = await h.runner().run();
-    assert.deepEqual(first.results.map((r) => r.status), ['timeout']);
+    assert.deepEqual(
+      first.results.map((r) => r.status),
+      ['timeout'],
+    );
     assert.match(first.results[0].reason, /task timeout \(0\.01 min\) reached/);
     const raised = await actions().increaseLimit(id, {}, { maxIterations: 5, timeoutMinutes: 0.01 });
     assert.equal(raised.limit, 'minutes', 'the clock ended it, so the minutes are raised');
@@ -126,14 +156,21 @@ describe('the person in the loop: questions, resumes and limits', function () {
     // give it room for the rest of the work
     await actions().increaseLimit(id, { limit: 'minutes', by: 5 }, { maxIterations: 5, timeoutMinutes: 0.01 });
     const second = await h.runner().run();
-    assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [[id, 'done']], 'not timed out at once');
+    assert.deepEqual(
+      second.results.map((r) => [r.taskId, r.status]),
+      [[id, 'done']],
+      'not timed out at once',
+    );
   });
 
   it('Increase Limit after running out of iterations raises the iterations', async () => {
     h = await makeLoopHarness([{ content: 'Half way. <ralph>PROGRESS:50</ralph>' }, complete]);
     await h.configure({ loop: { maxParallel: 1, maxIterations: 1 } });
     const id = await h.addTask();
-    assert.deepEqual((await h.runner().run()).results.map((r) => r.status), ['timeout']);
+    assert.deepEqual(
+      (await h.runner().run()).results.map((r) => r.status),
+      ['timeout'],
+    );
     const raised = await actions().increaseLimit(id, {}, { maxIterations: 1, timeoutMinutes: 30 });
     assert.deepEqual([raised.limit, raised.from, raised.to, raised.task.status], ['iterations', 1, 11, 'halted']);
   });
@@ -191,7 +228,14 @@ describe('answers while a run goes on', function () {
     await waitFor('A to be done', async () => (await h.store.get('A')).status === 'done', 60_000);
     release();
     const summary = await run;
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]).sort(), [['A', 'done'], ['A', 'needs_help'], ['B', 'done']].sort());
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]).sort(),
+      [
+        ['A', 'done'],
+        ['A', 'needs_help'],
+        ['B', 'done'],
+      ].sort(),
+    );
     assert.equal(h.ws.git('show', 'main:answer.txt'), 'answered');
     assert.deepEqual(summary.outcome?.done.sort(), ['A', 'B']);
   });
@@ -202,21 +246,27 @@ describe('answers while a run goes on', function () {
     await h.addTask({ id: 'A', title: 'Asks', prompt: 'ASK which file', promise: 'p', priority: 1 });
     await h.addTask({ id: 'B', title: 'Next', prompt: 'HOLD', promise: 'p', priority: 2 });
     const asked: string[] = [];
-    await h.runner({
-      approval: { approve: async () => true },
-      safeguards: {
-        decide: async (warning) => {
-          if (warning.code !== 'task-ended') return { action: 'continue' };
-          asked.push(`${warning.taskId}: ${warning.question}`);
-          return { action: 'answer', text: 'semi.txt' };
+    await h
+      .runner({
+        approval: { approve: async () => true },
+        safeguards: {
+          decide: async (warning) => {
+            if (warning.code !== 'task-ended') return { action: 'continue' };
+            asked.push(`${warning.taskId}: ${warning.question}`);
+            return { action: 'answer', text: 'semi.txt' };
+          },
         },
-      },
-    }).run();
+      })
+      .run();
     assert.deepEqual(asked, ['A: Which file?']);
     assert.equal((await h.store.get('A')).status, 'done', 'resumed with the answer in the same run');
     assert.equal(await h.ws.read('semi.txt'), 'answered\n');
-    assert.deepEqual(eventsOf(h.events, 'warning.answered').filter((w) => w.code === 'task-ended').map((w) => w.action), ['answered']);
+    assert.deepEqual(
+      eventsOf(h.events, 'warning.answered')
+        .filter((w) => w.code === 'task-ended')
+        .map((w) => w.action),
+      ['answered'],
+    );
     assert.equal((await h.store.get('B')).status, 'done');
   });
 });
-

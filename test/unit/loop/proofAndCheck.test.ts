@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { runCli } from '../helpers/cliHarness';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
-import { completeStep, projectHarness, requestAfter, SLUG_FIXED_JS, SLUG_PROJECT, SLUG_TASK, SLUG_TEST, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
+import {
+  completeStep,
+  projectHarness,
+  requestAfter,
+  SLUG_FIXED_JS,
+  SLUG_PROJECT,
+  SLUG_TASK,
+  SLUG_TEST,
+  TESTS_GATE,
+  writeStep,
+} from '../helpers/verdictProjects';
 
 const BUGFIX = { ...SLUG_TASK, type: 'bugfix' as const, title: 'Runs of spaces make double dashes' };
 /** A regression test that proves nothing: it passes on the old code too. */
@@ -16,7 +26,10 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
   afterEach(async () => h?.cleanup());
 
   it('a bugfix whose new test passes on the base code too is not done, and the test is named', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', WEAK_TEST), completeStep('fixed, with a regression test')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } } });
+    h = await projectHarness(
+      [writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', WEAK_TEST), completeStep('fixed, with a regression test')],
+      { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } } },
+    );
     const id = await h.addTask(BUGFIX);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'timeout');
@@ -34,14 +47,20 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
   });
 
   it('a real fail-to-pass fix is done in one iteration; the proof is in the reports, the completion event and ralph status', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', REAL_TEST), completeStep('fixed, with a regression test')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } });
+    h = await projectHarness(
+      [writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', REAL_TEST), completeStep('fixed, with a regression test')],
+      { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } },
+    );
     const id = await h.addTask(BUGFIX);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
     assert.equal((await h.store.get(id)).iterations, 1);
     const [proof] = eventsOf(h.events, 'proof');
     assert.equal(proof.status, 'proven');
-    assert.deepEqual(proof.tests.map((t) => t.name), ['collapses runs of spaces']);
+    assert.deepEqual(
+      proof.tests.map((t) => t.name),
+      ['collapses runs of spaces'],
+    );
     assert.match(proof.tests[0].baseFailure ?? '', /Expected values to be strictly equal|a--b/);
     const [finished] = eventsOf(h.events, 'task.finished');
     assert.match(finished.proof ?? '', /^fail-to-pass proven: collapses runs of spaces \(on the base: /);
@@ -52,7 +71,10 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
 
   it('a task can name its test files (proofTests): only those count', async () => {
     const files = { ...SLUG_PROJECT, 'checks/slug.check.js': SLUG_TEST.replace("'../src/slug'", "'../src/slug'") };
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('checks/slug.check.js', REAL_TEST), completeStep()], { files, config: { gates: [{ ...TESTS_GATE, command: 'node --test test/slug.test.js test/release.test.js checks/slug.check.js' }] } });
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('checks/slug.check.js', REAL_TEST), completeStep()], {
+      files,
+      config: { gates: [{ ...TESTS_GATE, command: 'node --test test/slug.test.js test/release.test.js checks/slug.check.js' }] },
+    });
     await h.addTask({ ...BUGFIX, proofTests: ['checks/**'] });
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
@@ -60,23 +82,40 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
   });
 
   it('a bugfix with no tests gate to prove it with asks a person (needs_help) instead of looping', async () => {
-    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], { files: SLUG_PROJECT, config: { loop: { maxIterations: 5 } } });
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), completeStep()], {
+      files: SLUG_PROJECT,
+      config: { loop: { maxIterations: 5 } },
+    });
     const id = await h.addTask(BUGFIX);
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'needs_help');
     assert.equal((await h.store.get(id)).iterations, 1);
-    assert.match(summary.results[0].reason, new RegExp(`${id} needs a fail-to-pass proof \\(a bugfix\\), but no required gate of kind "tests" is configured to run the task's tests\\. .*\`ralph task edit ${id} --proof none\``));
+    assert.match(
+      summary.results[0].reason,
+      new RegExp(
+        `${id} needs a fail-to-pass proof \\(a bugfix\\), but no required gate of kind "tests" is configured to run the task's tests\\. .*\`ralph task edit ${id} --proof none\``,
+      ),
+    );
   });
 
   it('a task check fails, is fed back, then passes: done; the check names a source file the fix may change', async () => {
     const check = `node -e "process.exit(require('./src/slug').slug('a  b') === 'a-b' ? 0 : 1)"`;
-    h = await projectHarness([completeStep('claimed early'), writeStep('src/slug.js', SLUG_FIXED_JS), completeStep('fixed')], { files: SLUG_PROJECT, config: { gates: [TESTS_GATE] } });
+    h = await projectHarness([completeStep('claimed early'), writeStep('src/slug.js', SLUG_FIXED_JS), completeStep('fixed')], {
+      files: SLUG_PROJECT,
+      config: { gates: [TESTS_GATE] },
+    });
     const id = await h.addTask({ ...SLUG_TASK, check });
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
     assert.equal((await h.store.get(id)).iterations, 2);
     const checks = eventsOf(h.events, 'gate.finished').filter((g) => g.gate === 'check');
-    assert.deepEqual(checks.map((g) => [g.iteration, g.passed]), [[1, false], [2, true]]);
+    assert.deepEqual(
+      checks.map((g) => [g.iteration, g.passed]),
+      [
+        [1, false],
+        [2, true],
+      ],
+    );
     assert.equal(checks[1].integrity, undefined, 'src/slug.js is the code it checks, not part of the gate');
     assert.match(requestAfter(h, 1), /required quality gates failed: check \(exit code 1\)/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
@@ -86,14 +125,34 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
 
   it('ralph task add --check keeps the command in .ralph/tasks.json; edit can change and remove it', async () => {
     h = await projectHarness([], { files: SLUG_PROJECT });
-    const add = await runCli(['task', 'add', 'Fix slugs', '--prompt', 'p', '--promise', 'q', '--type', 'bugfix', '--check', 'npm test -- test/slug.test.js', '--proof-test', 'test/**'], h.ws.dir);
+    const add = await runCli(
+      [
+        'task',
+        'add',
+        'Fix slugs',
+        '--prompt',
+        'p',
+        '--promise',
+        'q',
+        '--type',
+        'bugfix',
+        '--check',
+        'npm test -- test/slug.test.js',
+        '--proof-test',
+        'test/**',
+      ],
+      h.ws.dir,
+    );
     assert.equal(add.code, 0, add.stderr);
     const id = add.stdout.trim();
     let task = await h.store.get(id);
     assert.equal(task.check, 'npm test -- test/slug.test.js');
     assert.deepEqual(task.proofTests, ['test/**']);
     assert.match(await h.ws.read('.ralph/tasks.json'), /"check": "npm test -- test\/slug\.test\.js"/);
-    assert.equal((await runCli(['task', 'edit', id, '--check', 'node check.js', '--proof', 'none', '--allow-gate-changes', 'tests'], h.ws.dir)).code, 0);
+    assert.equal(
+      (await runCli(['task', 'edit', id, '--check', 'node check.js', '--proof', 'none', '--allow-gate-changes', 'tests'], h.ws.dir)).code,
+      0,
+    );
     task = await h.store.get(id);
     assert.deepEqual([task.check, task.proof, task.allowGateChanges], ['node check.js', 'none', ['tests']]);
     assert.equal((await runCli(['task', 'edit', id, '--check', ''], h.ws.dir)).code, 0);
@@ -116,14 +175,32 @@ describe('pre-existing failures and the fail-to-pass proof in a parallel run (wo
       const text = requestText(request);
       const writes = [...text.matchAll(/WRITE (\S+) <<<(.*?)>>>/gs)].map((m) => ({ path: m[1], content: m[2].replace(/\\n/g, '\n') }));
       const done = (request.body?.messages ?? []).filter((m) => m.role === 'tool').length;
-      return done < writes.length ? { toolCalls: [{ name: 'write_file', arguments: writes[done] }] } : { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'npm test' } }] };
+      return done < writes.length
+        ? { toolCalls: [{ name: 'write_file', arguments: writes[done] }] }
+        : { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'npm test' } }] };
     };
-    h = await projectHarness(Array.from({ length: 12 }, () => agent), { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxParallel: 3, maxIterations: 2 } } });
+    h = await projectHarness(
+      Array.from({ length: 12 }, () => agent),
+      { files: SLUG_PROJECT, config: { gates: [TESTS_GATE], loop: { maxParallel: 3, maxIterations: 2 } } },
+    );
     const esc = (s: string) => s.replace(/\n/g, '\\n');
-    await h.addTask({ ...BUGFIX, id: 'FIX', prompt: `${BUGFIX.prompt} WRITE src/slug.js <<<${esc(SLUG_FIXED_JS)}>>> WRITE test/slug.test.js <<<${esc(REAL_TEST)}>>>` });
-    await h.addTask({ id: 'DOC', title: 'Document slugs', prompt: 'WRITE docs/slug.md <<<slug(text) makes a URL part>>>', promise: 'docs/slug.md explains slug' });
+    await h.addTask({
+      ...BUGFIX,
+      id: 'FIX',
+      prompt: `${BUGFIX.prompt} WRITE src/slug.js <<<${esc(SLUG_FIXED_JS)}>>> WRITE test/slug.test.js <<<${esc(REAL_TEST)}>>>`,
+    });
+    await h.addTask({
+      id: 'DOC',
+      title: 'Document slugs',
+      prompt: 'WRITE docs/slug.md <<<slug(text) makes a URL part>>>',
+      promise: 'docs/slug.md explains slug',
+    });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => `${r.taskId}:${r.status}`).sort(), ['DOC:done', 'FIX:done'], JSON.stringify(summary.results));
+    assert.deepEqual(
+      summary.results.map((r) => `${r.taskId}:${r.status}`).sort(),
+      ['DOC:done', 'FIX:done'],
+      JSON.stringify(summary.results),
+    );
     const [proof] = eventsOf(h.events, 'proof');
     assert.equal(proof.taskId, 'FIX');
     assert.equal(proof.status, 'proven', proof.reason);
@@ -131,7 +208,10 @@ describe('pre-existing failures and the fail-to-pass proof in a parallel run (wo
     assert.equal(merges.length, 2);
     assert.match(merges.find((m) => m.taskId === 'FIX')?.proof ?? '', /^fail-to-pass proven: collapses runs of spaces/);
     const mergedChecks = eventsOf(h.events, 'gate.finished').filter((g) => g.iteration === undefined);
-    assert.ok(mergedChecks.every((g) => g.passed && g.preExisting?.includes('release date is in the future')), JSON.stringify(mergedChecks));
+    assert.ok(
+      mergedChecks.every((g) => g.passed && g.preExisting?.includes('release date is in the future')),
+      JSON.stringify(mergedChecks),
+    );
     assert.equal(h.ws.git('worktree', 'list').split('\n').length, 1, 'no task worktree and no proof scratch is left');
   });
 });

@@ -25,13 +25,14 @@ const agent: Step = (request: RecordedRequest) => {
   const text = requestText({ body: { messages: messages.filter((m) => m.role === 'user') } });
   const match = /WRITE (\S+) <<(.*?)>>/s.exec(text);
   if (!match) throw new Error(`no instruction in: ${text.slice(0, 200)}`);
-  if (messages.at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${match[1]}`, promiseEvidence: 'written' } }] };
+  if (messages.at(-1)?.role === 'tool')
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${match[1]}`, promiseEvidence: 'written' } }] };
   // the review's feedback, once pinned, changes what is written
   const content = /CHANGES REQUESTED: (\S+)/.exec(text)?.[1] ?? match[2];
   return { toolCalls: [{ name: 'write_file', arguments: { path: match[1], content } }] };
 };
 
-describe('manual review and the bounded wait on the person\'s files', function () {
+describe("manual review and the bounded wait on the person's files", function () {
   this.timeout(180_000);
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
@@ -47,8 +48,17 @@ describe('manual review and the bounded wait on the person\'s files', function (
   async function desk(events: RalphEvent[] = []) {
     const config = parseConfig(JSON.parse(await fs.readFile(h.paths.config, 'utf8')));
     const checkpoints = new CheckpointStore(h.paths);
-    const emit = (body: Parameters<typeof eventsOf>[0][number] | object) => events.push({ ...body, runId: 'review', seq: events.length + 1, time: '' } as RalphEvent);
-    return new ReviewDesk({ paths: h.paths, config, store: h.store, checkpoints, emit, gates: (merge) => mergeCheckGates({ paths: h.paths, config, commands: new NodeCommandRunner(), redactor: new SecretRedactor(), emit }, merge) });
+    const emit = (body: Parameters<typeof eventsOf>[0][number] | object) =>
+      events.push({ ...body, runId: 'review', seq: events.length + 1, time: '' } as RalphEvent);
+    return new ReviewDesk({
+      paths: h.paths,
+      config,
+      store: h.store,
+      checkpoints,
+      emit,
+      gates: (merge) =>
+        mergeCheckGates({ paths: h.paths, config, commands: new NodeCommandRunner(), redactor: new SecretRedactor(), emit }, merge),
+    });
   }
 
   it('holds the checked result as `review` (nothing on main), and Approve with no run going lands it as checked', async () => {
@@ -56,7 +66,10 @@ describe('manual review and the bounded wait on the person\'s files', function (
     await h.addTask({ id: 'R-1', title: 'Write a', prompt: 'WRITE a.txt <<alpha>>', promise: 'a.txt' });
     const before = h.ws.git('rev-parse', 'main');
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [['R-1', 'review']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [['R-1', 'review']],
+    );
     assert.deepEqual(summary.outcome?.reviews, ['R-1']);
     assert.equal(h.ws.git('rev-parse', 'main'), before, 'nothing landed');
     assert.equal(h.ws.exists('a.txt'), false, 'the user tree is untouched');
@@ -64,15 +77,23 @@ describe('manual review and the bounded wait on the person\'s files', function (
     assert.equal(task.status, 'review');
     const cp = await new CheckpointStore(h.paths).load('R-1');
     assert.equal(cp?.review?.base, before);
-    assert.deepEqual(cp?.review?.gates.map((g) => [g.name, g.passed]), [['check', true]]);
+    assert.deepEqual(
+      cp?.review?.gates.map((g) => [g.name, g.passed]),
+      [['check', true]],
+    );
     assert.equal(h.ws.git('rev-parse', reviewRef('R-1')), cp?.review?.result, 'a ref keeps the held commit');
-    const merge = eventsOf(h.events, 'merge').filter((e) => e.taskId === 'R-1').map((e) => e.state);
+    const merge = eventsOf(h.events, 'merge')
+      .filter((e) => e.taskId === 'R-1')
+      .map((e) => e.state);
     assert.deepEqual(merge.slice(-1), ['review']);
 
     const changes = await (await desk()).changes('R-1');
     assert.equal(changes.kind, 'would-land');
     // the agent's progress notes land with its work
-    assert.deepEqual(changes.files, [{ path: '.ralph/progress/R-1.md', status: 'added' }, { path: 'a.txt', status: 'added' }]);
+    assert.deepEqual(changes.files, [
+      { path: '.ralph/progress/R-1.md', status: 'added' },
+      { path: 'a.txt', status: 'added' },
+    ]);
     assert.match(await unifiedDiff(h.ws.dir, changes), /\+\+\+ b\/a\.txt\n@@ -0,0 \+1 @@\n\+alpha/);
 
     const outcome = await (await desk()).approve('R-1');
@@ -84,14 +105,17 @@ describe('manual review and the bounded wait on the person\'s files', function (
     assert.throws(() => h.ws.git('rev-parse', '--verify', reviewRef('R-1')), 'the review ref is gone');
     const landed = await (await desk()).changes('R-1');
     assert.equal(landed.kind, 'landed');
-    assert.deepEqual(landed.files.map((f) => f.path), ['.ralph/progress/R-1.md', 'a.txt']);
+    assert.deepEqual(
+      landed.files.map((f) => f.path),
+      ['.ralph/progress/R-1.md', 'a.txt'],
+    );
   });
 
   it('Approve after the target moved re-runs the check on the new tip, then lands', async () => {
     await setUp();
     await h.addTask({ id: 'R-2', title: 'Write b', prompt: 'WRITE b.txt <<beta>>', promise: 'b.txt' });
     await h.runner().run();
-    await h.ws.write('mine.txt', 'the person\'s own commit\n');
+    await h.ws.write('mine.txt', "the person's own commit\n");
     h.ws.git('add', 'mine.txt');
     h.ws.git('commit', '-q', '-m', 'my own work');
     const moved = h.ws.git('rev-parse', 'main');
@@ -101,8 +125,11 @@ describe('manual review and the bounded wait on the person\'s files', function (
     const events: RalphEvent[] = [];
     const outcome = await (await desk(events)).approve('R-2');
     assert.equal(outcome.kind, 'landed', JSON.stringify(outcome));
-    assert.ok(eventsOf(events, 'gate.finished').some((e) => e.gate === 'check' && e.passed), 're-checked on the new tip');
-    assert.equal(h.ws.git('rev-parse', 'main~1'), moved, 'on top of the person\'s commit');
+    assert.ok(
+      eventsOf(events, 'gate.finished').some((e) => e.gate === 'check' && e.passed),
+      're-checked on the new tip',
+    );
+    assert.equal(h.ws.git('rev-parse', 'main~1'), moved, "on top of the person's commit");
     assert.equal(await h.ws.read('b.txt'), 'beta');
   });
 
@@ -110,17 +137,26 @@ describe('manual review and the bounded wait on the person\'s files', function (
     await setUp();
     await h.addTask({ id: 'R-3', title: 'Write c', prompt: 'WRITE c.txt <<gamma>>', promise: 'c.txt' });
     await h.runner().run();
-    const back = await (await desk()).requestChanges('R-3', 'CHANGES REQUESTED: GAMMA', [{ file: 'c.txt', line: 1, text: 'upper case please' }]);
+    const back = await (
+      await desk()
+    ).requestChanges('R-3', 'CHANGES REQUESTED: GAMMA', [{ file: 'c.txt', line: 1, text: 'upper case please' }]);
     assert.equal(back.status, 'halted');
     assert.equal(back.questions?.at(-1)?.kind, 'review');
     assert.match(back.questions?.at(-1)?.answer ?? '', /CHANGES REQUESTED: GAMMA\nOn the diff:\n- c\.txt:1: upper case please/);
     const requestsBefore = chatRequests(h.server).length;
     const second = await h.runner().run();
-    assert.deepEqual(second.results.map((r) => [r.taskId, r.status]), [['R-3', 'review']]);
+    assert.deepEqual(
+      second.results.map((r) => [r.taskId, r.status]),
+      [['R-3', 'review']],
+    );
     const resumed = chatRequests(h.server)[requestsBefore];
     assert.match(requestText(resumed), /Review of your finished work .*changes requested:\n\s+CHANGES REQUESTED: GAMMA/s);
     assert.match(requestText(resumed), /a person looked at your finished work and asked for changes/);
-    assert.equal(eventsOf(h.events, 'worktree').find((e) => e.runId === second.runId && e.state === 'ready')?.created, false, 'in its worktree');
+    assert.equal(
+      eventsOf(h.events, 'worktree').find((e) => e.runId === second.runId && e.state === 'ready')?.created,
+      false,
+      'in its worktree',
+    );
     assert.match(h.ws.git('show', `${reviewRef('R-3')}:c.txt`), /GAMMA/);
   });
 
@@ -137,12 +173,16 @@ describe('manual review and the bounded wait on the person\'s files', function (
     await assert.rejects((await desk()).approve('R-4'), /only a task waiting for review/);
   });
 
-  it('a merge waiting on the person\'s uncommitted file waits at most merge.waitForUserMinutes, then waits for them as `review`, files named', async () => {
+  it("a merge waiting on the person's uncommitted file waits at most merge.waitForUserMinutes, then waits for them as `review`, files named", async () => {
     await setUp({ merge: { review: 'auto', waitForUserMinutes: 0.02 } });
     await h.addTask({ id: 'W-1', title: 'Write notes', prompt: 'WRITE notes.txt <<from the agent>>', promise: 'notes.txt' });
     await h.ws.write('notes.txt', 'my own notes, never committed\n');
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [['W-1', 'review']], 'the run ended instead of retrying forever');
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [['W-1', 'review']],
+      'the run ended instead of retrying forever',
+    );
     const task = await h.store.get('W-1');
     assert.match(task.blockedReason ?? '', /waited 0\.02 min \(merge\.waitForUserMinutes\) for your uncommitted changes to notes\.txt/);
     assert.equal(await h.ws.read('notes.txt'), 'my own notes, never committed\n', 'never overwritten');

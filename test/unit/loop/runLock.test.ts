@@ -42,7 +42,10 @@ describe('RunLock', () => {
   it('counts an unreadable lock as held while it may still be written, and as stale once old', async () => {
     await fs.mkdir(paths.dir, { recursive: true });
     await fs.writeFile(paths.lock, '');
-    await assert.rejects(RunLock.acquire(paths, 'racer'), (e: unknown) => e instanceof LockError && /is taking \.ralph\/run\.lock right now/.test(e.message));
+    await assert.rejects(
+      RunLock.acquire(paths, 'racer'),
+      (e: unknown) => e instanceof LockError && /is taking \.ralph\/run\.lock right now/.test(e.message),
+    );
     await fs.writeFile(paths.lock, '{"pid": 12');
     await assert.rejects(RunLock.acquire(paths, 'racer'), LockError);
     const later = () => Date.now() + UNREADABLE_LOCK_GRACE_MS + 1000;
@@ -54,19 +57,26 @@ describe('RunLock', () => {
   it('is never seen half-written: the file appears with its whole content', async () => {
     const lock = await RunLock.acquire(paths, 'whole');
     assert.deepEqual(JSON.parse(await ws.read('.ralph/run.lock')), lock.info);
-    assert.deepEqual((await fs.readdir(paths.dir)).filter((n) => n.endsWith('.tmp')), [], 'no temporary file is left');
+    assert.deepEqual(
+      (await fs.readdir(paths.dir)).filter((n) => n.endsWith('.tmp')),
+      [],
+      'no temporary file is left',
+    );
     await lock.release();
   });
 
   it('refuses a second run of the same process while the first holds the lock', async () => {
     const first = await RunLock.acquire(paths, 'window-1');
-    await assert.rejects(RunLock.acquire(paths, 'window-2'), (e: unknown) => e instanceof LockError && /another run of this process \(run window-1/.test(e.message));
+    await assert.rejects(
+      RunLock.acquire(paths, 'window-2'),
+      (e: unknown) => e instanceof LockError && /another run of this process \(run window-1/.test(e.message),
+    );
     await first.release();
     const second = await RunLock.acquire(paths, 'window-2');
     await second.release();
   });
 
-  it('lets exactly one of many simultaneous takers take over a dead run\'s lock', async () => {
+  it("lets exactly one of many simultaneous takers take over a dead run's lock", async () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     await fs.mkdir(paths.dir, { recursive: true });
     await fs.writeFile(paths.lock, JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), runId: 'crashed', startedAt: '' }));
@@ -78,7 +88,7 @@ describe('RunLock', () => {
     await won[0].value.release();
   });
 
-  it('holds against simultaneous takers in separate processes, also over a dead run\'s lock', async function () {
+  it("holds against simultaneous takers in separate processes, also over a dead run's lock", async function () {
     this.timeout(120000);
     for (const stale of [false, true]) {
       if (stale) {
@@ -88,7 +98,10 @@ describe('RunLock', () => {
       }
       const outcomes = await raceInProcesses(ws.dir, 16);
       assert.equal(outcomes.filter((o) => o === 'won').length, 1, outcomes.join('\n'));
-      assert.ok(outcomes.every((o) => o === 'won' || /^lost: .*run\.lock/.test(o)), outcomes.join('\n'));
+      assert.ok(
+        outcomes.every((o) => o === 'won' || /^lost: .*run\.lock/.test(o)),
+        outcomes.join('\n'),
+      );
       assert.equal(ws.exists('.ralph/run.lock'), false, 'the winner released it');
     }
   });

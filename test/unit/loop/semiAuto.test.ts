@@ -19,7 +19,8 @@ function agent(holdFor?: () => Promise<void>): Step {
     if (!match) throw new Error(`no instruction in: ${text.slice(0, 200)}`);
     // T-002 stays at work until the hold was asked: otherwise its slot could go to T-003 first
     if (holdFor && match[1] === 'b.txt') await holdFor();
-    if (messages.at(-1)?.role === 'tool') return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${match[1]}`, promiseEvidence: 'written' } }] };
+    if (messages.at(-1)?.role === 'tool')
+      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${match[1]}`, promiseEvidence: 'written' } }] };
     return { toolCalls: [{ name: 'write_file', arguments: { path: match[1], content: match[2] } }] };
   };
 }
@@ -65,7 +66,12 @@ describe('semi-auto mode: the run waits for the person after a task ends blocked
     assert.deepEqual(statuses, { 'T-001': 'blocked', 'T-002': 'done', 'T-003': 'done' });
     const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'task-ended');
     assert.equal(warning?.taskId, 'T-001');
-    assert.deepEqual(eventsOf(h.events, 'warning.answered').filter((w) => w.code === 'task-ended').map((w) => w.action), ['continue']);
+    assert.deepEqual(
+      eventsOf(h.events, 'warning.answered')
+        .filter((w) => w.code === 'task-ended')
+        .map((w) => w.action),
+      ['continue'],
+    );
   });
 
   it('parallel: Stop at the hold lets running agents finish and starts no other task', async () => {
@@ -86,7 +92,10 @@ describe('semi-auto mode: the run waits for the person after a task ends blocked
     const asked: { warning: SafeguardWarning; startedBefore: string[] }[] = [];
     const summary = await h.runner({ safeguards: person('stop', asked) }).run();
     assert.equal(asked.length, 1);
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [['T-001', 'blocked']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [['T-001', 'blocked']],
+    );
     assert.match(summary.reason, /stopped after T-001 ended blocked \(semi-auto\)/);
     assert.equal((await h.store.get('T-002')).status, 'todo');
   });
@@ -96,11 +105,20 @@ describe('semi-auto mode: the run waits for the person after a task ends blocked
     const asked: { warning: SafeguardWarning; startedBefore: string[] }[] = [];
     const summary = await h.runner({ safeguards: person('stop', asked) }).run();
     assert.equal(asked.length, 0);
-    assert.deepEqual(Object.fromEntries(summary.results.map((r) => [r.taskId, r.status])), { 'T-001': 'blocked', 'T-002': 'done', 'T-003': 'done' });
+    assert.deepEqual(Object.fromEntries(summary.results.map((r) => [r.taskId, r.status])), {
+      'T-001': 'blocked',
+      'T-002': 'done',
+      'T-003': 'done',
+    });
     // the blocked task's worktree is kept (its path for the card and the tree), announced as such
-    const kept = eventsOf(h.events, 'worktree').filter((w) => w.taskId === 'T-001').map((w) => w.state);
+    const kept = eventsOf(h.events, 'worktree')
+      .filter((w) => w.taskId === 'T-001')
+      .map((w) => w.state);
     assert.deepEqual(kept, ['ready', 'kept']);
-    assert.ok(eventsOf(h.events, 'worktree').some((w) => w.taskId === 'T-002' && w.state === 'removed'), 'merged: removed');
+    assert.ok(
+      eventsOf(h.events, 'worktree').some((w) => w.taskId === 'T-002' && w.state === 'removed'),
+      'merged: removed',
+    );
     const merged = eventsOf(h.events, 'merge').find((m) => m.taskId === 'T-002' && m.state === 'merged');
     assert.equal(merged?.target, 'main');
     assert.equal(merged?.title, 'Writes b');

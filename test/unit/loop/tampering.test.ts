@@ -49,7 +49,14 @@ describe('control files an agent changes through the shell are restored and repo
     const summary = await h.runner().run({ taskId: first });
 
     const tasks = await h.store.list();
-    assert.deepEqual(tasks.map((t) => [t.id, t.status]), [['T-001', 'done'], ['T-002', 'todo']], 'the other task is still todo and the smuggled one is gone');
+    assert.deepEqual(
+      tasks.map((t) => [t.id, t.status]),
+      [
+        ['T-001', 'done'],
+        ['T-002', 'todo'],
+      ],
+      'the other task is still todo and the smuggled one is gone',
+    );
     assert.equal(tasks[0].promise, 'hello.txt contains hi');
     assert.equal(tasks[0].maxIterations, undefined);
     assert.equal(await fs.readFile(h.paths.config, 'utf8'), configBefore, 'the config (and its gates) are as the user wrote them');
@@ -58,7 +65,12 @@ describe('control files an agent changes through the shell are restored and repo
 
     const warnings = eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering');
     assert.equal(warnings.length, 1);
-    for (const part of ['.ralph/tasks.json (modified)', '.ralph/config.json (modified)', '.ralph/state/T-002.json (created)', 'changed while `node tamper.js` ran']) {
+    for (const part of [
+      '.ralph/tasks.json (modified)',
+      '.ralph/config.json (modified)',
+      '.ralph/state/T-002.json (created)',
+      'changed while `node tamper.js` ran',
+    ]) {
       assert.ok(warnings[0].message.includes(part), `${part} in ${warnings[0].message}`);
     }
     assert.equal(warnings[0].taskId, first);
@@ -73,17 +85,32 @@ describe('control files an agent changes through the shell are restored and repo
 
     const report = await fs.readFile(`${h.paths.reportsDir(first)}/iteration-1.md`, 'utf8');
     assert.match(report, /## Tampering \(restored\)\n[^#]*- \.ralph\/tasks\.json modified while `node tamper\.js` ran/);
-    assert.match(await fs.readFile(`${h.paths.reportsDir(first)}/final.md`, 'utf8'), /## Tampering \(restored\)[\s\S]*iteration 1: \.ralph\/config\.json modified/);
+    assert.match(
+      await fs.readFile(`${h.paths.reportsDir(first)}/final.md`, 'utf8'),
+      /## Tampering \(restored\)[\s\S]*iteration 1: \.ralph\/config\.json modified/,
+    );
     const kept = (await fs.readdir(`${h.paths.reportsDir(first)}/tampered`, { recursive: true })).map(String);
-    assert.ok(kept.some((f) => f.endsWith('dot-ralph/tasks.json')), `the forged copy is kept for inspection: ${kept.join(', ')}`);
+    assert.ok(
+      kept.some((f) => f.endsWith('dot-ralph/tasks.json')),
+      `the forged copy is kept for inspection: ${kept.join(', ')}`,
+    );
 
     const committed = h.ws.git('log', '--name-only', '--format=');
     assert.doesNotMatch(committed, /\.ralph\/(config|tasks)\.json/, 'neither the config nor the store is ever committed');
   });
 
-  it('a post-commit hook and fsmonitor written through the shell are removed and never run on the orchestrator\'s commit', async () => {
+  it("a post-commit hook and fsmonitor written through the shell are removed and never run on the orchestrator's commit", async () => {
     h = await makeLoopHarness([
-      { toolCalls: [{ name: 'run_command', arguments: { command: "printf '#!/bin/sh\\ntouch hook-ran.marker\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit" } }] },
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: {
+              command: "printf '#!/bin/sh\\ntouch hook-ran.marker\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
+            },
+          },
+        ],
+      },
       { toolCalls: [{ name: 'write_file', arguments: { path: 'hook.js', content: HOOK } }] },
       { toolCalls: [{ name: 'run_command', arguments: { command: 'node hook.js' } }] },
       { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] },
@@ -106,7 +133,7 @@ describe('control files an agent changes through the shell are restored and repo
     assert.match(warning?.message ?? '', /\.git\/config \(modified\)/);
   });
 
-  it('hooks already in the repository do not run on the orchestrator\'s commits', async () => {
+  it("hooks already in the repository do not run on the orchestrator's commits", async () => {
     h = await makeLoopHarness([
       { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
@@ -118,7 +145,11 @@ describe('control files an agent changes through the shell are restored and repo
     assert.equal(eventsOf(h.events, 'git.commit').length, 1);
     assert.equal(h.ws.exists('hook-ran.marker'), false);
     assert.equal(h.ws.exists('ref-hook-ran.marker'), false);
-    assert.equal(eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering').length, 0, 'nothing the orchestrator did counts as tampering');
+    assert.equal(
+      eventsOf(h.events, 'warning').filter((w) => w.code === 'tampering').length,
+      0,
+      'nothing the orchestrator did counts as tampering',
+    );
   });
 
   it('a gate that rewrites the task store is undone and reported', async () => {
@@ -128,7 +159,10 @@ describe('control files an agent changes through the shell are restored and repo
     const id = await h.addTask();
     await h.addTask({ title: 'Other' });
     await h.runner().run({ taskId: id });
-    assert.deepEqual((await h.store.list()).map((t) => t.status), ['done', 'todo']);
+    assert.deepEqual(
+      (await h.store.list()).map((t) => t.status),
+      ['done', 'todo'],
+    );
     const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'tampering');
     assert.match(warning?.message ?? '', /\.ralph\/tasks\.json \(modified\): changed while the gate "sneaky" ran/);
   });

@@ -7,7 +7,9 @@ import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, readJson, requestText } from '../helpers/loopHarness';
 
 const writeHello = (content = 'hi'): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote hello.txt', promiseEvidence: 'hello.txt contains hi' } }] };
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote hello.txt', promiseEvidence: 'hello.txt contains hi' } }],
+};
 const progress = (percent: number): Step => ({ content: `working <ralph>PROGRESS:${percent}</ralph>` });
 
 describe('the Ralph loop (against the scripted server)', function () {
@@ -19,7 +21,10 @@ describe('the Ralph loop (against the scripted server)', function () {
     const id = await h.addTask();
     const summary = await h.runner().run();
 
-    assert.deepEqual(summary.results.map((r) => [r.taskId, r.status]), [[id, 'done']]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status]),
+      [[id, 'done']],
+    );
     const task = await h.store.get(id);
     assert.equal(task.status, 'done');
     assert.equal(task.iterations, 2);
@@ -29,7 +34,10 @@ describe('the Ralph loop (against the scripted server)', function () {
     assert.equal(h.ws.git('status', '--porcelain', '--', 'hello.txt'), '');
     // bookkeeping files are not committed
     assert.equal(h.ws.git('ls-files', '.ralph/state', '.ralph/runs'), '');
-    assert.deepEqual(eventsOf(h.events, 'git.commit').map((e) => e.iteration), [1, 2]);
+    assert.deepEqual(
+      eventsOf(h.events, 'git.commit').map((e) => e.iteration),
+      [1, 2],
+    );
   });
 
   it('starts every iteration from a fresh context carrying the prompt, promise, notes and previous outcome', async () => {
@@ -45,14 +53,22 @@ describe('the Ralph loop (against the scripted server)', function () {
     assert.equal(requests.length, 3);
     const second = requests[2];
     const messages = second.body?.messages ?? [];
-    assert.deepEqual(messages.map((m) => m.role), ['system', 'user'], 'iteration 2 starts with a fresh two-message context');
+    assert.deepEqual(
+      messages.map((m) => m.role),
+      ['system', 'user'],
+      'iteration 2 starts with a fresh two-message context',
+    );
     const text = requestText(second);
     assert.match(text, /EXACT-PROMPT-42/);
     assert.match(text, /EXACT-PROMISE-42/);
     assert.match(text, /NOTE-FROM-ITERATION-1/);
     assert.match(text, /Iteration 2 of at most 5/);
     assert.match(text, /signal PROGRESS:40/);
-    assert.doesNotMatch(JSON.stringify(messages), /"content":"NOTE-FROM-ITERATION-1"|tool_call/, 'no tool transcript of iteration 1 leaks into iteration 2');
+    assert.doesNotMatch(
+      JSON.stringify(messages),
+      /"content":"NOTE-FROM-ITERATION-1"|tool_call/,
+      'no tool transcript of iteration 1 leaks into iteration 2',
+    );
     assert.equal(requests[1].body?.messages?.length, 4, 'within an iteration the conversation continues (system, user, assistant, tool)');
   });
 
@@ -67,11 +83,17 @@ describe('the Ralph loop (against the scripted server)', function () {
   });
 
   it('ends blocked with the reason, and needs_help with the question', async () => {
-    h = await makeLoopHarness([{ content: 'cannot go on <ralph>BLOCKED:need database credentials</ralph>' }, { toolCalls: [{ name: 'ask_for_help', arguments: { question: 'Which port?' } }] }]);
+    h = await makeLoopHarness([
+      { content: 'cannot go on <ralph>BLOCKED:need database credentials</ralph>' },
+      { toolCalls: [{ name: 'ask_for_help', arguments: { question: 'Which port?' } }] },
+    ]);
     const first = await h.addTask({ priority: 1 });
     const second = await h.addTask({ title: 'Second', priority: 2 });
     const summary = await h.runner().run();
-    assert.deepEqual(summary.results.map((r) => r.status), ['blocked', 'needs_help']);
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['blocked', 'needs_help'],
+    );
     assert.equal((await h.store.get(first)).blockedReason, 'need database credentials');
     assert.equal((await h.store.get(second)).blockedReason, 'Which port?');
     assert.equal((await h.store.get(second)).status, 'needs_help');
@@ -153,7 +175,10 @@ describe('the Ralph loop (against the scripted server)', function () {
     assert.equal(summary.results[0].status, 'done');
     const started = eventsOf(h.events, 'task.started')[0];
     assert.equal(started.resumed, true);
-    assert.deepEqual(eventsOf(h.events, 'iteration.started').map((e) => e.iteration), [3]);
+    assert.deepEqual(
+      eventsOf(h.events, 'iteration.started').map((e) => e.iteration),
+      [3],
+    );
     const saved = await checkpoints.load(id);
     assert.equal(saved?.iteration, 3);
     assert.equal(saved?.phase, 'between');
@@ -192,7 +217,10 @@ describe('the Ralph loop (against the scripted server)', function () {
     const lock = await RunLock.acquire(h.paths, 'other-run');
     // pretend the lock belongs to another live process (our parent)
     await fs.writeFile(h.paths.lock, JSON.stringify({ ...lock.info, pid: process.ppid }));
-    await assert.rejects(h.runner().run(), (error: unknown) => error instanceof LockError && /another Ralph run holds .*stop that run first/.test(error.message));
+    await assert.rejects(
+      h.runner().run(),
+      (error: unknown) => error instanceof LockError && /another Ralph run holds .*stop that run first/.test(error.message),
+    );
     assert.equal(chatRequests(h.server).length, 0);
     await fs.rm(h.paths.lock);
   });
@@ -201,7 +229,10 @@ describe('the Ralph loop (against the scripted server)', function () {
     h = await makeLoopHarness([complete]);
     await h.addTask();
     const summary = await h.runner().run();
-    const lines = (await fs.readFile(summary.logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await fs.readFile(summary.logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines[0].type, 'run.started');
     assert.equal(lines.at(-1).type, 'run.finished');
     assert.ok(lines.every((l) => l.runId === summary.runId));

@@ -37,7 +37,17 @@ function agent(): Step {
     const plan: Step[] = [
       ...(failedBefore && log ? [{ toolCalls: [{ name: 'run_command', arguments: { command: `tail -n 40 '${log}'` } }] }] : []),
       { toolCalls: [{ name: 'write_file', arguments: { path: `lib/${name}.js`, content: `exports.value = ${value};\n` } }] },
-      { toolCalls: [{ name: 'write_file', arguments: { path: `test/${name}.test.js`, content: `const assert = require('node:assert');\nit('${name} is one', () => assert.equal(require('../lib/${name}').value, 1));\n` } }] },
+      {
+        toolCalls: [
+          {
+            name: 'write_file',
+            arguments: {
+              path: `test/${name}.test.js`,
+              content: `const assert = require('node:assert');\nit('${name} is one', () => assert.equal(require('../lib/${name}').value, 1));\n`,
+            },
+          },
+        ],
+      },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `unit ${name}`, promiseEvidence: 'npm test passes' } }] },
     ];
     return plan[Math.min(tools, plan.length - 1)] as never;
@@ -52,19 +62,35 @@ describe('a workspace under /tmp in a parallel run: linked dependencies and gate
 
   it('three agents in worktrees with linked node_modules (mocha) all end done; the one told to read its gate log can', async function () {
     if (!(await probeSandbox()).available) return skipBecause(this, 'bubblewrap does not work here: no private /tmp to test');
-    h = await projectHarness(Array.from({ length: 30 }, agent), { files: MOCHA_PROJECT, links: { node_modules: toolchain().nodeModules }, config: { loop: { maxParallel: 3, maxIterations: 3 }, gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }] } });
+    h = await projectHarness(Array.from({ length: 30 }, agent), {
+      files: MOCHA_PROJECT,
+      links: { node_modules: toolchain().nodeModules },
+      config: {
+        loop: { maxParallel: 3, maxIterations: 3 },
+        gates: [{ name: 'tests', command: 'npm test', kind: 'tests', required: true }],
+      },
+    });
     assert.ok(h.ws.dir.startsWith(`${path.resolve(os.tmpdir())}/`) && os.tmpdir() === '/tmp', `the workspace is under /tmp: ${h.ws.dir}`);
-    for (const name of ['fast', 'slow', 'third']) await h.addTask({ title: `unit ${name}`, prompt: `UNIT ${name}`, promise: 'npm test passes' });
+    for (const name of ['fast', 'slow', 'third'])
+      await h.addTask({ title: `unit ${name}`, prompt: `UNIT ${name}`, promise: 'npm test passes' });
     const summary = await h.runner().run();
     assert.deepEqual(summary.results.map((r) => r.status).sort(), ['done', 'done', 'done'], JSON.stringify(summary.results));
     const worktreeGates = eventsOf(h.events, 'gate.finished').filter((g) => g.iteration !== undefined);
-    assert.ok(worktreeGates.every((g) => g.passed || /1 failing/.test(g.summary)), worktreeGates.map((g) => g.summary).join(' | '));
+    assert.ok(
+      worktreeGates.every((g) => g.passed || /1 failing/.test(g.summary)),
+      worktreeGates.map((g) => g.summary).join(' | '),
+    );
     const read = eventsOf(h.events, 'tool.result').find((r) => r.tool === 'run_command');
     assert.ok(read, 'the slow agent read its gate log');
     assert.equal(read.ok, true, read.summary);
     // what the command printed went back to the model: the log's lines, not "No such file or directory"
-    const toolOutputs = chatRequests(h.server).flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
-    assert.ok(toolOutputs.some((o) => /tail -n 40|exit code 0/.test(o) && /1 failing/.test(o) && /slow is one/.test(o)), toolOutputs.filter((o) => /tail/.test(o)).join('\n---\n'));
+    const toolOutputs = chatRequests(h.server).flatMap((r) =>
+      (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)),
+    );
+    assert.ok(
+      toolOutputs.some((o) => /tail -n 40|exit code 0/.test(o) && /1 failing/.test(o) && /slow is one/.test(o)),
+      toolOutputs.filter((o) => /tail/.test(o)).join('\n---\n'),
+    );
     assert.ok(!eventsOf(h.events, 'gate.finished').some((g) => /mocha: not found/.test(g.summary)));
   });
 
@@ -73,13 +99,24 @@ describe('a workspace under /tmp in a parallel run: linked dependencies and gate
     const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-outside-gate-'));
     try {
       await fs.writeFile(path.join(outside, 'check.js'), 'process.exit(0);\n');
-      h = await projectHarness([{ toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'x', promiseEvidence: 'y' } }] }], { files: { 'README.md': '# x\n' }, config: { loop: { maxIterations: 1 }, gates: [{ name: 'outside', command: `node ${outside}/check.js`, kind: 'custom', required: true }] } });
+      h = await projectHarness([{ toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'x', promiseEvidence: 'y' } }] }], {
+        files: { 'README.md': '# x\n' },
+        config: {
+          loop: { maxIterations: 1 },
+          gates: [{ name: 'outside', command: `node ${outside}/check.js`, kind: 'custom', required: true }],
+        },
+      });
       await h.addTask();
       assert.equal((await h.runner().run()).results[0].status, 'timeout');
       const [finished] = eventsOf(h.events, 'gate.finished').filter((g) => g.iteration === 1);
       assert.equal(finished.passed, false);
       const log = await h.ws.read(`.ralph/reports/T-001/gates/iteration-1-outside.log`);
-      assert.match(log, new RegExp(`names ${outside}/check\\.js, which the sandbox \\(bubblewrap, commands\\.sandbox\\) hides: commands get a private, empty /tmp`));
+      assert.match(
+        log,
+        new RegExp(
+          `names ${outside}/check\\.js, which the sandbox \\(bubblewrap, commands\\.sandbox\\) hides: commands get a private, empty /tmp`,
+        ),
+      );
     } finally {
       await fs.rm(outside, { recursive: true, force: true });
     }

@@ -4,7 +4,9 @@ import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 
 const write = (file: string, content: string): Step => ({ toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] });
-const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }] };
+const complete: Step = {
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt contains hi' } }],
+};
 
 describe('a graceful wind-down at every cap (scripted server, real git)', function () {
   this.timeout(30000);
@@ -22,7 +24,10 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
       { ...write('hello.txt', 'half of'), usage: { prompt_tokens: 900, completion_tokens: 200 } },
       {
         toolCalls: [
-          { name: 'write_file', arguments: { path: notesOf(id), content: '# notes\nhello.txt is half written ("half of"); next: write "hi".\n' } },
+          {
+            name: 'write_file',
+            arguments: { path: notesOf(id), content: '# notes\nhello.txt is half written ("half of"); next: write "hi".\n' },
+          },
           { name: 'write_file', arguments: { path: 'sneaky.txt', content: 'new work' } },
         ],
         usage: { prompt_tokens: 300, completion_tokens: 40 },
@@ -36,7 +41,11 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
     assert.equal(requests.length, 2, 'the refused call never left; only the wind-down turn did');
     const turn = requests[1];
     assert.equal(turn.body?.max_completion_tokens, 1500, 'a short token cap');
-    assert.deepEqual(turn.body?.tools?.map((t) => t.function.name), ['write_file', 'edit_file'], 'only the tools that write notes');
+    assert.deepEqual(
+      turn.body?.tools?.map((t) => t.function.name),
+      ['write_file', 'edit_file'],
+      'only the tools that write notes',
+    );
     assert.match(requestText(turn), /\[WIND-DOWN\] This iteration is being cut short: task .* token budget reached/);
     assert.match(requestText(turn), /write_file\(\{"path":"hello.txt"/, 'it is shown what it did');
 
@@ -48,8 +57,13 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
     assert.equal(h.ws.exists('sneaky.txt'), false);
 
     const [commit] = eventsOf(h.events, 'git.commit');
-    for (const file of ['hello.txt', notesOf(id)]) assert.ok(commit.files.includes(file), `the half-done work and the notes are committed: ${file}`);
-    assert.equal(h.ws.git('status', '--porcelain', '--untracked-files=all', '--', 'hello.txt', '.ralph/progress'), '', 'nothing left uncommitted');
+    for (const file of ['hello.txt', notesOf(id)])
+      assert.ok(commit.files.includes(file), `the half-done work and the notes are committed: ${file}`);
+    assert.equal(
+      h.ws.git('status', '--porcelain', '--untracked-files=all', '--', 'hello.txt', '.ralph/progress'),
+      '',
+      'nothing left uncommitted',
+    );
     assert.match(h.ws.git('show', `HEAD:${notesOf(id)}`), /next: write "hi"/);
     assert.match(h.ws.git('show', 'HEAD:hello.txt'), /half of/);
     const next = eventsOf(h.events, 'iteration.finished')[0];
@@ -91,7 +105,10 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
     h = await makeLoopHarness();
     await h.configure({ loop: { taskTimeoutMinutes: 0.005 } }); // 300 ms, spent by a model call that never answers
     const id = await h.addTask();
-    h.server.push({ fault: 'hang' }, { match: { lastUserContains: '[WIND-DOWN]' }, ...write(notesOf(id), '# notes\nthe model hung before any work.\n') });
+    h.server.push(
+      { fault: 'hang' },
+      { match: { lastUserContains: '[WIND-DOWN]' }, ...write(notesOf(id), '# notes\nthe model hung before any work.\n') },
+    );
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'timeout');
     const [windDown] = eventsOf(h.events, 'wind-down');
@@ -101,7 +118,10 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
   });
 
   it('loop.windDownSeconds 0 turns the wind-down off: no call past the cap', async () => {
-    h = await makeLoopHarness([{ ...write('hello.txt', 'half'), usage: { prompt_tokens: 900, completion_tokens: 200 } }, { content: 'never asked' }]);
+    h = await makeLoopHarness([
+      { ...write('hello.txt', 'half'), usage: { prompt_tokens: 900, completion_tokens: 200 } },
+      { content: 'never asked' },
+    ]);
     await h.configure({ budget: { taskMaxTokens: 1000 }, loop: { windDownSeconds: 0 } });
     await h.addTask();
     const summary = await h.runner().run();

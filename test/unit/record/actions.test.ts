@@ -20,7 +20,12 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
   }
 
   it('rolls back the commits of the task, keeping the task store, and resets the task', async () => {
-    await setup([write('feature.txt', 'v1'), { content: '<ralph>PROGRESS:50</ralph>' }, write('README.md', 'changed'), { content: '<ralph>BLOCKED:stuck</ralph>' }]);
+    await setup([
+      write('feature.txt', 'v1'),
+      { content: '<ralph>PROGRESS:50</ralph>' },
+      write('README.md', 'changed'),
+      { content: '<ralph>BLOCKED:stuck</ralph>' },
+    ]);
     const id = await h.addTask();
     await h.runner().run();
     assert.equal((await h.store.get(id)).status, 'blocked');
@@ -36,7 +41,10 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
   });
 
   it('retries a timed-out task from a fresh counter, and increase-max makes it resumable instead', async () => {
-    await setup([{ content: '<ralph>PROGRESS:10</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
+    await setup([
+      { content: '<ralph>PROGRESS:10</ralph>' },
+      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
+    ]);
     const id = await h.addTask({ maxIterations: 1 });
     await h.runner().run();
     assert.equal((await h.store.get(id)).status, 'timeout');
@@ -46,7 +54,11 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     assert.equal(raised.status, 'halted', 'resumable from its checkpoint');
     const resumed = await h.runner().run({ taskId: id });
     assert.equal(resumed.results[0].status, 'done');
-    assert.deepEqual(eventsOf(h.events, 'iteration.started').map((e) => e.iteration), [1, 2], 'resumed at iteration 2, not 1');
+    assert.deepEqual(
+      eventsOf(h.events, 'iteration.started').map((e) => e.iteration),
+      [1, 2],
+      'resumed at iteration 2, not 1',
+    );
 
     await h.store.update(id, { status: 'timeout' });
     const retried = await actions.retry(id);
@@ -73,7 +85,10 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
   });
 
   it('pauses between iterations and resumes', async () => {
-    await setup([{ content: '<ralph>PROGRESS:10</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
+    await setup([
+      { content: '<ralph>PROGRESS:10</ralph>' },
+      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
+    ]);
     await h.addTask();
     const runner = h.runner();
     const gate = new PauseGate();
@@ -92,7 +107,10 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
     const summary = await runner.run();
     assert.ok(paused);
     assert.equal(summary.results[0].status, 'done');
-    assert.deepEqual(h.events.filter((e) => e.type === 'run.paused' || e.type === 'run.resumed').map((e) => e.type), ['run.paused', 'run.resumed']);
+    assert.deepEqual(
+      h.events.filter((e) => e.type === 'run.paused' || e.type === 'run.resumed').map((e) => e.type),
+      ['run.paused', 'run.resumed'],
+    );
   });
 
   it('pauses after the current step of an iteration, before the next model call', async () => {
@@ -116,7 +134,11 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
   });
 
   it('lets Increase Max Iterations raise the limit of a task that is running', async () => {
-    await setup([{ content: '<ralph>PROGRESS:10</ralph>' }, { content: '<ralph>PROGRESS:20</ralph>' }, { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] }]);
+    await setup([
+      { content: '<ralph>PROGRESS:10</ralph>' },
+      { content: '<ralph>PROGRESS:20</ralph>' },
+      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
+    ]);
     const id = await h.addTask({ maxIterations: 2 });
     h.bus.subscribe((event) => {
       if (event.type === 'iteration.started' && event.iteration === 2) void actions.increaseMaxIterations(id, 3, 50);

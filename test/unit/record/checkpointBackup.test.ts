@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { type CheckpointInput, CheckpointSchema, CheckpointStore, type IterationRecord, MAX_HISTORY, serializeCheckpoint } from '../../../src/core/record/checkpoint';
+import {
+  type CheckpointInput,
+  CheckpointSchema,
+  CheckpointStore,
+  type IterationRecord,
+  MAX_HISTORY,
+  serializeCheckpoint,
+} from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -84,7 +91,7 @@ describe('checkpoint backups (.ralph/state/<task>.json.bak)', () => {
     assert.equal((await backup()).phase, 'running');
   });
 
-  it('a rewrite in place by someone else (same file, other bytes) is noticed: it is checked, not linked as this store\'s own', async () => {
+  it("a rewrite in place by someone else (same file, other bytes) is noticed: it is checked, not linked as this store's own", async () => {
     const store = new CheckpointStore(paths);
     await store.save(checkpoint(1, 'between'));
     await store.save(checkpoint(2, 'running'));
@@ -126,7 +133,9 @@ describe('checkpoint file format', () => {
 
   it('refuses a checkpoint whose fields are wrong instead of writing what no load could read', () => {
     assert.throws(() => serializeCheckpoint({ ...checkpoint(1, 'between'), iteration: -1 }));
-    assert.throws(() => serializeCheckpoint({ ...checkpoint(1, 'between'), history: [{ ...record(1), outcome: 'bogus' as IterationRecord['outcome'] }] }));
+    assert.throws(() =>
+      serializeCheckpoint({ ...checkpoint(1, 'between'), history: [{ ...record(1), outcome: 'bogus' as IterationRecord['outcome'] }] }),
+    );
   });
 });
 

@@ -40,7 +40,12 @@ describe('bounded disk', () => {
     const [head, rest] = text.split(/\n… \[\d+ bytes of output left out here[^\n]*\n/);
     assert.equal(head, sent.slice(0, 1024));
     assert.equal(rest, sent.slice(-3072));
-    assert.match(text, new RegExp(`… \\[${Buffer.byteLength(sent) - 4096} bytes of output left out here: a gate log keeps its first and last part, 4096 bytes in all \\(reports\\.logMaxKb\\)\\] …`));
+    assert.match(
+      text,
+      new RegExp(
+        `… \\[${Buffer.byteLength(sent) - 4096} bytes of output left out here: a gate log keeps its first and last part, 4096 bytes in all \\(reports\\.logMaxKb\\)\\] …`,
+      ),
+    );
     // a small output is kept whole, and an output captured at the end (the editor's task API) too
     const small = (await GateLog.open(ws.dir, 4, 'g', 4096))!;
     assert.equal(await fs.readFile((await small.close('all of it\n'))!, 'utf8'), 'all of it\n');
@@ -58,7 +63,10 @@ describe('bounded disk', () => {
     assert.deepEqual((await pruneToBudget([reports, runs], 5000)).removed, [], 'within the budget: nothing');
     const result = await pruneToBudget([reports, runs], 1000, new Set([path.join(runs, 'current.ndjson')]));
     assert.equal(result.totalBytes, 1700);
-    assert.deepEqual(result.removed.map((f) => path.relative(ws.dir, f)), ['.ralph/reports/T-001/gates/iteration-1-t.log', '.ralph/reports/T-002/iteration-1.md', '.ralph/runs/old.ndjson']);
+    assert.deepEqual(
+      result.removed.map((f) => path.relative(ws.dir, f)),
+      ['.ralph/reports/T-001/gates/iteration-1-t.log', '.ralph/reports/T-002/iteration-1.md', '.ralph/runs/old.ndjson'],
+    );
     assert.equal(result.freedBytes, 1000);
     assert.equal(ws.exists('.ralph/reports/T-001/gates'), false, 'an emptied folder goes too');
     assert.equal(ws.exists('.ralph/reports/T-001/final.md'), true);
@@ -70,7 +78,13 @@ describe('bounded disk', () => {
     const events: unknown[] = [];
     await fileAt(ws.path('.ralph/reports/T-001/iteration-1.md'), 2 * 1024 * 1024, 100);
     let clock = 0;
-    const budget = new DiskBudget(new RalphPaths(ws.dir), 1024 * 1024, [], (e) => events.push(e), () => clock);
+    const budget = new DiskBudget(
+      new RalphPaths(ws.dir),
+      1024 * 1024,
+      [],
+      (e) => events.push(e),
+      () => clock,
+    );
     await budget.prune();
     await fileAt(ws.path('.ralph/reports/T-001/iteration-1.md'), 2 * 1024 * 1024, 100);
     clock = 30_000;
@@ -81,19 +95,52 @@ describe('bounded disk', () => {
     assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), true, 'only every 10th iteration');
     await budget.afterIteration();
     assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), false);
-    assert.match((events[0] as { message: string }).message, /held 2\.0 MB, over their budget of 1\.0 MB \(reports\.maxTotalMb\): removed the 1 oldest file \(2\.0 MB\)/);
+    assert.match(
+      (events[0] as { message: string }).message,
+      /held 2\.0 MB, over their budget of 1\.0 MB \(reports\.maxTotalMb\): removed the 1 oldest file \(2\.0 MB\)/,
+    );
   });
 
   it('bounds what a model wrote where it is stored: records, write-ahead records, the task store, the run log', async () => {
     const huge = 'why '.repeat(50_000);
     const files = Array.from({ length: 100_000 }, (_, i) => `data/f${i}`);
-    const record = boundRecord({ iteration: 1, startedAt: '', durationMs: 1, model: 'm', outcome: 'blocked', signal: `BLOCKED:${huge}`, filesChanged: files, summary: huge, feedback: Array.from({ length: 100 }, () => huge), gates: [], failingTests: [], failed: false, highFinding: false, tampering: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } } as IterationRecord);
+    const record = boundRecord({
+      iteration: 1,
+      startedAt: '',
+      durationMs: 1,
+      model: 'm',
+      outcome: 'blocked',
+      signal: `BLOCKED:${huge}`,
+      filesChanged: files,
+      summary: huge,
+      feedback: Array.from({ length: 100 }, () => huge),
+      gates: [],
+      failingTests: [],
+      failed: false,
+      highFinding: false,
+      tampering: [],
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    } as IterationRecord);
     assert.equal(record.filesChanged.length, 200);
     assert.equal(record.filesChangedTotal, 100_000);
     assert.ok((record.signal ?? '').length < STORED_TEXT_MAX + 60);
     assert.equal(record.feedback.length, 41);
     assert.ok(JSON.stringify(record).length < 250_000);
-    const pending = boundPending({ iteration: 1, model: 'm', startedAt: '', run: { signals: [{ kind: 'BLOCKED', reason: huge }], finalText: huge, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, steps: 1, stepLimitHit: false, toolCalls: 0, toolErrors: 0, stopped: false } } as PendingCommit);
+    const pending = boundPending({
+      iteration: 1,
+      model: 'm',
+      startedAt: '',
+      run: {
+        signals: [{ kind: 'BLOCKED', reason: huge }],
+        finalText: huge,
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        steps: 1,
+        stepLimitHit: false,
+        toolCalls: 0,
+        toolErrors: 0,
+        stopped: false,
+      },
+    } as PendingCommit);
     assert.ok(JSON.stringify(pending).length < 3 * STORED_TEXT_MAX);
     assert.equal(boundText('short'), 'short');
 
@@ -105,10 +152,23 @@ describe('bounded disk', () => {
     assert.ok((await fs.stat(ws.path('.ralph/tasks.json'))).size < 16 * 1024);
 
     const log = new RunLog(ws.path('.ralph/runs/r.ndjson'));
-    log.append({ type: 'git.commit', taskId: 'T-001', iteration: 1, sha: 'abc', message: 'm', files, runId: 'r', seq: 1, time: '' } as RalphEvent);
+    log.append({
+      type: 'git.commit',
+      taskId: 'T-001',
+      iteration: 1,
+      sha: 'abc',
+      message: 'm',
+      files,
+      runId: 'r',
+      seq: 1,
+      time: '',
+    } as RalphEvent);
     log.append({ type: 'warning', code: 'x', message: 'small', runId: 'r', seq: 2, time: '' } as RalphEvent);
     await log.close();
-    const lines = (await fs.readFile(ws.path('.ralph/runs/r.ndjson'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await fs.readFile(ws.path('.ralph/runs/r.ndjson'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines[0].files.length, 201);
     assert.equal(lines[0].files.at(-1), '… and 99800 more (100000 in all)');
     assert.equal(lines[1].message, 'small');

@@ -19,21 +19,26 @@ describe('cost arithmetic', () => {
   });
 
   it('meters calls per model and refuses the call after a cap is reached', () => {
-    const meter = new SpendMeter(parseConfig({ budget: { maxCostUsd: 0.01, taskMaxTokens: 5000 }, llm: { prices: { m: { input: 1, output: 1 } } } }));
+    const meter = new SpendMeter(
+      parseConfig({ budget: { maxCostUsd: 0.01, taskMaxTokens: 5000 }, llm: { prices: { m: { input: 1, output: 1 } } } }),
+    );
     meter.beginTask('T-1', { m: { calls: 1, promptTokens: 1000, completionTokens: 1000 } });
     assert.equal(meter.taskTotals.tokens, 2000);
     meter.check();
     meter.record('m', { promptTokens: 2000, completionTokens: 1000 });
     assert.equal(meter.runTotals.byModel.m.calls, 1);
     assert.equal(meter.taskTotals.byModel.m.calls, 2);
-    assert.throws(() => meter.check(), (e: unknown) => e instanceof BudgetExceededError && /task T-1 token budget/.test(e.message));
+    assert.throws(
+      () => meter.check(),
+      (e: unknown) => e instanceof BudgetExceededError && /task T-1 token budget/.test(e.message),
+    );
     meter.beginTask('T-2');
     meter.check();
     meter.record('m', { promptTokens: 4000, completionTokens: 4000 });
     assert.throws(() => meter.check(), /run budget reached/);
   });
 
-  it('keeps the receipt: included (editor plan) and unpriced calls are not $0, the provider\'s cost counts against the budget, iterations beyond the last 50 are folded', () => {
+  it("keeps the receipt: included (editor plan) and unpriced calls are not $0, the provider's cost counts against the budget, iterations beyond the last 50 are folded", () => {
     const config = parseConfig({ llm: { prices: { m: { input: 1, output: 1, cachedInput: 0.5 } } } });
     const meter = new SpendMeter(config, undefined, { included: (model) => model.startsWith('editor:') });
     meter.beginTask('T-1');
@@ -76,7 +81,12 @@ describe('cost arithmetic', () => {
     });
     const results = await Promise.allSettled([meter.guardRate(), other.guardRate()]);
     assert.equal(asked, 1);
-    for (const r of results) assert.ok(r.status === 'rejected' && r.reason instanceof BudgetExceededError && /stopped at the spend-rate alarm: spend rate/.test(r.reason.message));
+    for (const r of results)
+      assert.ok(
+        r.status === 'rejected' &&
+          r.reason instanceof BudgetExceededError &&
+          /stopped at the spend-rate alarm: spend rate/.test(r.reason.message),
+      );
     assert.ok(meter.runCapReached(), 'the run stops like at a run cap');
   });
 });

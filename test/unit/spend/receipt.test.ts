@@ -9,7 +9,10 @@ import { type ScriptedServer, type ScriptedUsage, startScriptedServer } from '..
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
 
 const PRICES = { 'model-a': { input: 2, output: 8, cachedInput: 0.5 } };
-const complete = (usage: ScriptedUsage) => ({ toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'checked' } }], usage });
+const complete = (usage: ScriptedUsage) => ({
+  toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'checked' } }],
+  usage,
+});
 
 function close(actual: number, expected: number, what: string): void {
   assert.ok(Math.abs(actual - expected) < 1e-12, `${what}: ${actual} ≠ ${expected}`);
@@ -32,7 +35,10 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
   it('itemizes a task with a delegation by role, model and iteration: cached input, provider-reported cost, a retry, an unpriced model', async () => {
     h = await makeLoopHarness([
       // orchestrator: 800 of 1000 prompt tokens cached; the provider says it cost $0.0025
-      { toolCalls: [{ name: 'delegate', arguments: { target: 'devo', objective: 'Write hello.txt' } }], usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 800, cost: 0.0025 } },
+      {
+        toolCalls: [{ name: 'delegate', arguments: { target: 'devo', objective: 'Write hello.txt' } }],
+        usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 800, cost: 0.0025 },
+      },
       // devo runs on model-b, which has no price: unknown, not $0
       { content: 'Wrote it.', usage: { prompt_tokens: 500, completion_tokens: 50 } },
       // the orchestrator's next call fails once and is retried
@@ -48,12 +54,47 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
     const receipt = (await new CheckpointStore(h.paths).load(id))?.receipt as CostReceipt;
     assert.ok(receipt, 'the receipt is saved with the checkpoint');
     // orchestrator: (200×2 + 800×0.5 + 100×8)/1e6 + (500×2 + 1500×0.5 + 20×8)/1e6
-    const orchestrator = { calls: 2, failedCalls: 0, retries: 1, promptTokens: 3000, cachedPromptTokens: 2300, completionTokens: 120, estimatedUsd: 0.0016 + 0.00191, unpricedCalls: 0, providerUsd: 0.0065, providerReportedCalls: 2 };
+    const orchestrator = {
+      calls: 2,
+      failedCalls: 0,
+      retries: 1,
+      promptTokens: 3000,
+      cachedPromptTokens: 2300,
+      completionTokens: 120,
+      estimatedUsd: 0.0016 + 0.00191,
+      unpricedCalls: 0,
+      providerUsd: 0.0065,
+      providerReportedCalls: 2,
+    };
     assertLine(receipt.byRole.orchestrator, orchestrator, 'orchestrator');
-    assertLine(receipt.byRole.devo, { calls: 1, retries: 0, promptTokens: 500, cachedPromptTokens: 0, completionTokens: 50, estimatedUsd: 0, unpricedCalls: 1, providerReportedCalls: 0 }, 'devo');
+    assertLine(
+      receipt.byRole.devo,
+      {
+        calls: 1,
+        retries: 0,
+        promptTokens: 500,
+        cachedPromptTokens: 0,
+        completionTokens: 50,
+        estimatedUsd: 0,
+        unpricedCalls: 1,
+        providerReportedCalls: 0,
+      },
+      'devo',
+    );
     assertLine(receipt.byModel['model-a'], orchestrator, 'model-a');
     assertLine(receipt.byModel['model-b'], { calls: 1, unpricedCalls: 1, estimatedUsd: 0 }, 'model-b');
-    const total = { calls: 3, retries: 1, failedCalls: 0, promptTokens: 3500, cachedPromptTokens: 2300, completionTokens: 170, estimatedUsd: 0.00351, unpricedCalls: 1, providerUsd: 0.0065, providerReportedCalls: 2 };
+    const total = {
+      calls: 3,
+      retries: 1,
+      failedCalls: 0,
+      promptTokens: 3500,
+      cachedPromptTokens: 2300,
+      completionTokens: 170,
+      estimatedUsd: 0.00351,
+      unpricedCalls: 1,
+      providerUsd: 0.0065,
+      providerReportedCalls: 2,
+    };
     assertLine(receipt.total, total, 'total');
     assert.deepEqual(Object.keys(receipt.byIteration), ['1']);
     assertLine(receipt.byIteration['1'], total, 'iteration 1');
@@ -70,7 +111,10 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
     // the final report, the task.finished event and the run's total (run log, summary)
     const report = await fs.readFile(summary.results[0].reportFile!, 'utf8');
     assert.match(report, /## Cost receipt/);
-    assert.match(report, /\| orchestrator \| 2 \| 3000 \| 2300 \| 120 \| \$0\.00\d{3} \| \$0\.00650 \(provider-reported, all calls\) \| 0 \/ 1 \|/);
+    assert.match(
+      report,
+      /\| orchestrator \| 2 \| 3000 \| 2300 \| 120 \| \$0\.00\d{3} \| \$0\.00650 \(provider-reported, all calls\) \| 0 \/ 1 \|/,
+    );
     assert.match(report, /\| devo \| 1 \| 500 \| 0 \| 50 \| unknown \(no price in llm\.prices\) \| — \| — \|/);
     assert.match(report, /\| #1 \| 3 \| 3500 \| 2300 \| 170 \|/);
     assert.match(report, /1 retry: usage unknown/);
@@ -79,7 +123,10 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
     assertLine(summary.spend?.total, total, 'run total');
     assertLine(summary.spend?.byTask[id], total, 'run total of the task');
     close(summary.spend!.costUsd, 0.0065, 'run budget cost');
-    const logged = (await fs.readFile(summary.logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { type: string; spend?: { total: ReceiptLine } });
+    const logged = (await fs.readFile(summary.logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; spend?: { total: ReceiptLine } });
     assertLine(logged.find((e) => e.type === 'run.finished')?.spend?.total, total, 'run log');
   });
 
@@ -104,7 +151,11 @@ describe('the cost receipt (RalphRunner against the scripted server)', function 
     assertLine(receipt.byIteration['1'], { calls: 1, promptTokens: 600, failedCalls: 0 }, 'iteration 1 (first run)');
     assertLine(receipt.byIteration['2'], { calls: 0, failedCalls: 1 }, 'iteration 2: the failed call, usage unknown');
     assertLine(receipt.byIteration['3'], { calls: 1, promptTokens: 100 }, 'iteration 3');
-    assertLine(receipt.total, { calls: 2, failedCalls: 1, promptTokens: 700, completionTokens: 20, estimatedUsd: (600 * 2 + 10 * 8 + 100 * 2 + 10 * 8) / 1e6 }, 'total across both runs');
+    assertLine(
+      receipt.total,
+      { calls: 2, failedCalls: 1, promptTokens: 700, completionTokens: 20, estimatedUsd: (600 * 2 + 10 * 8 + 100 * 2 + 10 * 8) / 1e6 },
+      'total across both runs',
+    );
     // the second run's own total counts only what it spent
     assertLine(second.spend?.total, { calls: 1, failedCalls: 1, promptTokens: 100 }, 'second run');
   });
@@ -115,19 +166,44 @@ describe('usage at the wire boundary', () => {
   afterEach(async () => server?.close());
 
   const chat = async (usage: unknown) => {
-    server = await startScriptedServer({ steps: [{ fault: 'raw-chunks', chunks: [{ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] }, { choices: [], usage }] }] });
+    server = await startScriptedServer({
+      steps: [
+        {
+          fault: 'raw-chunks',
+          chunks: [{ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] }, { choices: [], usage }],
+        },
+      ],
+    });
     const client = createModelClient(parseConfig({ llm: { baseUrl: server.url, maxRetries: 0 } }).llm, 'k');
     return client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
   };
 
   it('reads cached tokens and a provider-reported cost', async () => {
-    const reply = await chat({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: { cached_tokens: 6 }, cost: 0.00012 });
-    assert.deepEqual(reply.usage, { promptTokens: 10, completionTokens: 2, totalTokens: 12, cachedPromptTokens: 6, providerCostUsd: 0.00012 });
+    const reply = await chat({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      prompt_tokens_details: { cached_tokens: 6 },
+      cost: 0.00012,
+    });
+    assert.deepEqual(reply.usage, {
+      promptTokens: 10,
+      completionTokens: 2,
+      totalTokens: 12,
+      cachedPromptTokens: 6,
+      providerCostUsd: 0.00012,
+    });
     assert.equal(reply.warnings, undefined);
   });
 
   it('drops unbelievable cached counts and costs with a warning, keeping the token counts', async () => {
-    const reply = await chat({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: { cached_tokens: 11 }, cost: -1 });
+    const reply = await chat({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      prompt_tokens_details: { cached_tokens: 11 },
+      cost: -1,
+    });
     assert.deepEqual(reply.usage, { promptTokens: 10, completionTokens: 2, totalTokens: 12 });
     assert.deepEqual(reply.warnings, [
       'token usage reports 11 cached of 10 prompt tokens; cached tokens unknown',

@@ -61,7 +61,10 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     const logBefore = h.ws.git('log', '--format=%H');
 
     const plan = await actions.planRollback(first);
-    assert.deepEqual(plan.commits.map((c) => c.subject), ['agent commit of T-001', `ralph(${first}): iteration 1`]);
+    assert.deepEqual(
+      plan.commits.map((c) => c.subject),
+      ['agent commit of T-001', `ralph(${first}): iteration 1`],
+    );
     const confirmation = rollbackConfirmation(plan);
     for (const c of plan.commits) assert.ok(confirmation.includes(c.sha.slice(0, 7)), 'the confirmation names each commit');
     assert.doesNotMatch(confirmation, /reset --hard/);
@@ -113,7 +116,10 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
       return true;
     });
     assert.deepEqual(snapshot(), before, 'HEAD, index, working tree and worktrees unchanged');
-    assert.deepEqual({ shared: await h.ws.read('shared.txt'), readme: await h.ws.read('README.md'), scratch: await h.ws.read('scratch.txt') }, files);
+    assert.deepEqual(
+      { shared: await h.ws.read('shared.txt'), readme: await h.ws.read('README.md'), scratch: await h.ws.read('scratch.txt') },
+      files,
+    );
     assert.equal((await h.store.get(first)).status, 'failed', 'the task keeps its status');
   });
 
@@ -134,7 +140,10 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     await h.runner().run({ taskId: id });
     await h.ws.write('a.txt', 'the user is editing this\n');
     const before = snapshot();
-    await assert.rejects(actions.rollback(id), (error: unknown) => error instanceof RollbackBlockedError && error.reason === 'dirty' && /a\.txt/.test(error.message));
+    await assert.rejects(
+      actions.rollback(id),
+      (error: unknown) => error instanceof RollbackBlockedError && error.reason === 'dirty' && /a\.txt/.test(error.message),
+    );
     assert.deepEqual(snapshot(), before);
     assert.equal(await h.ws.read('a.txt'), 'the user is editing this\n');
     assert.equal((await h.store.get(id)).status, 'done');
@@ -184,7 +193,13 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
       plan: async (task) =>
         task.id !== other
           ? undefined
-          : { taskId: task.id, kind: 'drop-branch', commits: [], describe: [`branch ralph/${task.id}`], apply: async () => (dropped.push(task.id), { files: [], summary: `dropped branch ralph/${task.id}` }) },
+          : {
+              taskId: task.id,
+              kind: 'drop-branch',
+              commits: [],
+              describe: [`branch ralph/${task.id}`],
+              apply: async () => (dropped.push(task.id), { files: [], summary: `dropped branch ralph/${task.id}` }),
+            },
     };
     const withBranches = new TaskActions(h.store, new CheckpointStore(h.paths), new GitService(h.ws.dir), [branchPlanner]);
     const onBranch = await withBranches.rollback(other);
@@ -197,4 +212,3 @@ describe('rollback of one task (reverts its own commits, keeps later work)', fun
     assert.equal(h.ws.exists('a.txt'), false);
   });
 });
-

@@ -3,12 +3,31 @@ import type { Task } from '../../../src/core/tasks/schema';
 import { pendingDependencies, selectNextTask } from '../../../src/core/tasks/select';
 
 function task(id: string, fields: Partial<Task> = {}): Task {
-  return { id, title: id, prompt: 'p', promise: 'q', status: 'todo', priority: 100, dependsOn: [], type: 'feature', complexity: 3, iterations: 0, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '', ...fields };
+  return {
+    id,
+    title: id,
+    prompt: 'p',
+    promise: 'q',
+    status: 'todo',
+    priority: 100,
+    dependsOn: [],
+    type: 'feature',
+    complexity: 3,
+    iterations: 0,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '',
+    ...fields,
+  };
 }
 
 describe('selectNextTask', () => {
   it('picks the todo task with the lowest priority number whose dependencies are done', () => {
-    const tasks = [task('a', { priority: 5 }), task('b', { priority: 1, dependsOn: ['c'] }), task('c', { priority: 3, status: 'blocked' }), task('d', { priority: 2 })];
+    const tasks = [
+      task('a', { priority: 5 }),
+      task('b', { priority: 1, dependsOn: ['c'] }),
+      task('c', { priority: 3, status: 'blocked' }),
+      task('d', { priority: 2 }),
+    ];
     assert.equal(selectNextTask(tasks)?.id, 'd');
     assert.deepEqual(pendingDependencies(tasks[1], tasks), ['c']);
   });

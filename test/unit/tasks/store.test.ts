@@ -16,14 +16,25 @@ describe('TaskStore (.ralph/tasks.json)', () => {
 
   it('adds tasks with generated ids and defaults, and writes a valid versioned file', async () => {
     const a = await store.add({ title: 'A', prompt: 'do a', promise: 'a done' });
-    const b = await store.add({ title: 'B', prompt: 'do b', promise: 'b done', dependsOn: [a.id], priority: 1, complexity: 9, type: 'bugfix' });
+    const b = await store.add({
+      title: 'B',
+      prompt: 'do b',
+      promise: 'b done',
+      dependsOn: [a.id],
+      priority: 1,
+      complexity: 9,
+      type: 'bugfix',
+    });
     assert.equal(a.id, 'T-001');
     assert.equal(b.id, 'T-002');
     assert.equal(a.status, 'todo');
     assert.equal(a.iterations, 0);
     const file = JSON.parse(await ws.read('.ralph/tasks.json'));
     assert.equal(file.version, 1);
-    assert.deepEqual(file.tasks.map((t: { id: string }) => t.id), ['T-001', 'T-002']);
+    assert.deepEqual(
+      file.tasks.map((t: { id: string }) => t.id),
+      ['T-001', 'T-002'],
+    );
     assert.deepEqual(file.tasks[1].dependsOn, ['T-001']);
     assert.equal(file.tasks[1].type, 'bugfix');
   });
@@ -32,7 +43,10 @@ describe('TaskStore (.ralph/tasks.json)', () => {
     await assert.rejects(store.add({ title: 'A', prompt: 'p', promise: '  ' }), /promise/);
     await store.add({ id: 'x1', title: 'A', prompt: 'p', promise: 'q' });
     await assert.rejects(store.add({ id: 'x1', title: 'B', prompt: 'p', promise: 'q' }), /already exists/);
-    await assert.rejects(store.add({ title: 'C', prompt: 'p', promise: 'q', dependsOn: ['nope'] }), (e: unknown) => e instanceof RalphError && /nope/.test(e.message));
+    await assert.rejects(
+      store.add({ title: 'C', prompt: 'p', promise: 'q', dependsOn: ['nope'] }),
+      (e: unknown) => e instanceof RalphError && /nope/.test(e.message),
+    );
   });
 
   it('updates and clears fields, and keeps changes another process made in between', async () => {
@@ -56,7 +70,10 @@ describe('TaskStore (.ralph/tasks.json)', () => {
   });
 
   it('names the file and the key when the file is invalid, and never overwrites it', async () => {
-    await ws.write('.ralph/tasks.json', JSON.stringify({ version: 1, tasks: [{ id: 'a', title: 'A', prompt: 'p', status: 'weird', createdAt: 'x', updatedAt: 'x' }] }));
+    await ws.write(
+      '.ralph/tasks.json',
+      JSON.stringify({ version: 1, tasks: [{ id: 'a', title: 'A', prompt: 'p', status: 'weird', createdAt: 'x', updatedAt: 'x' }] }),
+    );
     await assert.rejects(store.list(), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.match(error.message, /\.ralph\/tasks\.json is invalid/);
@@ -82,8 +99,26 @@ describe('TaskStore (.ralph/tasks.json)', () => {
   });
 
   it('numbers ids after the highest one', () => {
-    const base = { title: 't', prompt: 'p', promise: 'q', status: 'todo' as const, priority: 1, dependsOn: [], type: 'feature' as const, complexity: 1, iterations: 0, createdAt: '', updatedAt: '' };
+    const base = {
+      title: 't',
+      prompt: 'p',
+      promise: 'q',
+      status: 'todo' as const,
+      priority: 1,
+      dependsOn: [],
+      type: 'feature' as const,
+      complexity: 1,
+      iterations: 0,
+      createdAt: '',
+      updatedAt: '',
+    };
     assert.equal(nextTaskId([]), 'T-001');
-    assert.equal(nextTaskId([{ ...base, id: 'T-009' }, { ...base, id: 'custom' }]), 'T-010');
+    assert.equal(
+      nextTaskId([
+        { ...base, id: 'T-009' },
+        { ...base, id: 'custom' },
+      ]),
+      'T-010',
+    );
   });
 });

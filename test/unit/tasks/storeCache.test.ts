@@ -12,7 +12,9 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 /** Runs a script in another Node process (the CLI beside the extension, say), in `cwd`. */
 function otherProcess(script: string, cwd: string): Promise<void> {
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['-e', script], { cwd }, (error, _stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve())),
+    execFile(process.execPath, ['-e', script], { cwd }, (error, _stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(),
+    ),
   );
 }
 
@@ -42,7 +44,13 @@ describe('TaskStore: the kept version and other writers', () => {
   afterEach(async () => ws.cleanup());
 
   it('writes the file byte for byte as JSON.stringify(file, null, 2) plus a newline, before and after one task changes', async () => {
-    await store.add({ title: 'Émoji ✓ 🚀', prompt: 'line one\nline two\t"quoted" \\ back', promise: 'done', dependsOn: [], allowGateChanges: ['tests'] });
+    await store.add({
+      title: 'Émoji ✓ 🚀',
+      prompt: 'line one\nline two\t"quoted" \\ back',
+      promise: 'done',
+      dependsOn: [],
+      allowGateChanges: ['tests'],
+    });
     await store.add({ title: 'B', prompt: 'b', promise: 'b', dependsOn: ['T-001'], maxIterations: 7 });
     await store.add({ title: 'C', prompt: 'c', promise: 'c' });
     const check = async () => {
@@ -56,7 +64,10 @@ describe('TaskStore: the kept version and other writers', () => {
     await check();
     await store.remove('T-003');
     await check();
-    assert.deepEqual((await store.list()).map((t) => t.id), ['T-001', 'T-002']);
+    assert.deepEqual(
+      (await store.list()).map((t) => t.id),
+      ['T-001', 'T-002'],
+    );
 
     // a `$schema` key and an empty list are kept as written
     await fs.writeFile(paths.tasks, `${JSON.stringify({ $schema: './schema.json', version: 1, tasks: [] }, null, 2)}\n`);
@@ -68,13 +79,34 @@ describe('TaskStore: the kept version and other writers', () => {
 
   it('the serialiser matches JSON.stringify on many shapes, and reuses an unchanged task', () => {
     const writer = new storeFile.TaskFileWriter();
-    const task = (i: number): Task => ({ id: `T-${i}`, title: `t ${i} ☃`, prompt: `p\n${i}`, promise: 'q', status: 'todo', priority: i, dependsOn: i > 1 ? [`T-${i - 1}`] : [], type: 'feature', complexity: 3, iterations: i, createdAt: 'a', updatedAt: 'b' });
+    const task = (i: number): Task => ({
+      id: `T-${i}`,
+      title: `t ${i} ☃`,
+      prompt: `p\n${i}`,
+      promise: 'q',
+      status: 'todo',
+      priority: i,
+      dependsOn: i > 1 ? [`T-${i - 1}`] : [],
+      type: 'feature',
+      complexity: 3,
+      iterations: i,
+      createdAt: 'a',
+      updatedAt: 'b',
+    });
     const tasks = [1, 2, 3].map(task);
-    for (const file of [{ version: 1 as const, tasks: [] }, { version: 1 as const, tasks }, { $schema: 'x', version: 1 as const, tasks: tasks.slice(0, 1) }, { $schema: '\u0000ralph-tasks\u0000', version: 1 as const, tasks }]) {
+    for (const file of [
+      { version: 1 as const, tasks: [] },
+      { version: 1 as const, tasks },
+      { $schema: 'x', version: 1 as const, tasks: tasks.slice(0, 1) },
+      { $schema: '\u0000ralph-tasks\u0000', version: 1 as const, tasks },
+    ]) {
       assert.equal(writer.serialize(file).toString('utf8'), `${JSON.stringify(file, null, 2)}\n`);
     }
     const changed = [tasks[0], { ...tasks[1], title: 'changed' }, tasks[2]];
-    assert.equal(writer.serialize({ version: 1, tasks: changed }).toString('utf8'), `${JSON.stringify({ version: 1, tasks: changed }, null, 2)}\n`);
+    assert.equal(
+      writer.serialize({ version: 1, tasks: changed }).toString('utf8'),
+      `${JSON.stringify({ version: 1, tasks: changed }, null, 2)}\n`,
+    );
   });
 
   it('hands out frozen tasks and a new array each time: a caller cannot change what the store keeps', async () => {
@@ -103,7 +135,13 @@ describe('TaskStore: the kept version and other writers', () => {
     // and a write of this store keeps it
     await store.update('T-002', { priority: 5 });
     const file = JSON.parse(await ws.read('.ralph/tasks.json')) as TaskFile;
-    assert.deepEqual(file.tasks.map((t) => [t.title, t.priority]), [['BBBB', 100], ['other', 5]]);
+    assert.deepEqual(
+      file.tasks.map((t) => [t.title, t.priority]),
+      [
+        ['BBBB', 100],
+        ['other', 5],
+      ],
+    );
   });
 
   it('skips reading an unchanged file only once its version is old enough to prove it; any later write, even in place with the same size and time, is read', async function () {
@@ -177,7 +215,14 @@ describe('TaskStore: the kept version and other writers', () => {
     await store.update('T-001', { priority: 3 });
     const text = await ws.read('.ralph/tasks.json');
     assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
-    assert.deepEqual((await store.list()).map((t) => [t.id, t.priority]), [['T-001', 3], ['T-002', 100], ['T-003', 100]]);
+    assert.deepEqual(
+      (await store.list()).map((t) => [t.id, t.priority]),
+      [
+        ['T-001', 3],
+        ['T-002', 100],
+        ['T-003', 100],
+      ],
+    );
   });
 
   it('a FIFO in place of a file read in place does not hang the process: it is read off the thread, as before', async function () {
@@ -197,8 +242,14 @@ describe('TaskStore: the kept version and other writers', () => {
     await fs.rm(paths.tasks);
     assert.deepEqual(await store.list(), []);
     const at = new Date().toISOString();
-    await fs.writeFile(paths.tasks, JSON.stringify({ version: 1, tasks: [{ id: 'X-1', title: 'x', prompt: 'p', promise: 'q', createdAt: at, updatedAt: at }] }));
-    assert.deepEqual((await store.list()).map((t) => t.id), ['X-1']);
+    await fs.writeFile(
+      paths.tasks,
+      JSON.stringify({ version: 1, tasks: [{ id: 'X-1', title: 'x', prompt: 'p', promise: 'q', createdAt: at, updatedAt: at }] }),
+    );
+    assert.deepEqual(
+      (await store.list()).map((t) => t.id),
+      ['X-1'],
+    );
     await fs.writeFile(paths.tasks, JSON.stringify({ version: 1, tasks: [{ id: 'X-1' }] }));
     await assert.rejects(store.list(), /tasks\.json is invalid/);
     await assert.rejects(store.update('X-1', { priority: 1 }), /tasks\.json is invalid/);

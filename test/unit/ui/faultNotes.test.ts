@@ -9,10 +9,38 @@ describe('model faults, fallbacks and wind-downs as the panel and the terminal s
     s.add({ type: 'run.started', workspace: '/w', taskIds: ['T-001'] });
     s.add({ type: 'task.started', taskId: 'T-001', title: 'Login', iteration: 1, maxIterations: 5, resumed: false });
     s.add({ type: 'iteration.started', taskId: 'T-001', iteration: 1, maxIterations: 5, model: 'gpt-4.1' });
-    s.add({ type: 'model.fault', taskId: 'T-001', iteration: 1, model: 'gpt-4.1', fault: 'content_filter', action: 'feedback', message: 'the provider stopped the reply' });
-    s.add({ type: 'model.fallback', kind: 'switch', from: 'gpt-4.1', to: 'claude-sonnet at openrouter.ai', fault: 'quota', reason: 'HTTP 429 You exceeded your current quota', cooldownSec: 300 });
-    s.add({ type: 'warning', code: 'model-switch', message: 'model gpt-4.1 is failing (quota or credits exhausted: HTTP 429); switched to the fallback claude-sonnet at openrouter.ai, the primary is probed again in 300 s' });
-    s.add({ type: 'wind-down', taskId: 'T-001', iteration: 1, cause: 'stop', reason: 'the user pressed Stop', wrote: ['.ralph/progress/T-001.md'] });
+    s.add({
+      type: 'model.fault',
+      taskId: 'T-001',
+      iteration: 1,
+      model: 'gpt-4.1',
+      fault: 'content_filter',
+      action: 'feedback',
+      message: 'the provider stopped the reply',
+    });
+    s.add({
+      type: 'model.fallback',
+      kind: 'switch',
+      from: 'gpt-4.1',
+      to: 'claude-sonnet at openrouter.ai',
+      fault: 'quota',
+      reason: 'HTTP 429 You exceeded your current quota',
+      cooldownSec: 300,
+    });
+    s.add({
+      type: 'warning',
+      code: 'model-switch',
+      message:
+        'model gpt-4.1 is failing (quota or credits exhausted: HTTP 429); switched to the fallback claude-sonnet at openrouter.ai, the primary is probed again in 300 s',
+    });
+    s.add({
+      type: 'wind-down',
+      taskId: 'T-001',
+      iteration: 1,
+      cause: 'stop',
+      reason: 'the user pressed Stop',
+      wrote: ['.ralph/progress/T-001.md'],
+    });
     return s;
   }
 
@@ -31,11 +59,16 @@ describe('model faults, fallbacks and wind-downs as the panel and the terminal s
   });
 
   it('the CLI prints one line for each', () => {
-    const lines = script().events.map((e) => formatEvent(e)).filter((l): l is string => l !== undefined);
+    const lines = script()
+      .events.map((e) => formatEvent(e))
+      .filter((l): l is string => l !== undefined);
     assert.ok(lines.includes('    ⚡ content filtered (gpt-4.1) — told to the agent: the provider stopped the reply'), lines.join('\n'));
     const switched = lines.filter((l) => l.includes('switched to the fallback'));
     assert.equal(switched.length, 1, 'the event and its warning make one line');
-    assert.match(switched[0], /^⇄ model gpt-4\.1 is failing \(quota or credits exhausted: HTTP 429\); switched to the fallback claude-sonnet at openrouter\.ai/);
+    assert.match(
+      switched[0],
+      /^⇄ model gpt-4\.1 is failing \(quota or credits exhausted: HTTP 429\); switched to the fallback claude-sonnet at openrouter\.ai/,
+    );
     assert.ok(lines.includes('    ⏏ wind-down (the user pressed Stop): wrote .ralph/progress/T-001.md'), lines.join('\n'));
   });
 });

@@ -12,11 +12,35 @@ import { chainLine } from '../../../src/protocol/mergeChainText';
 const stamp = (seq: number) => ({ runId: 'r', seq, time: `2026-01-01T10:00:0${seq}Z` });
 
 describe('the merge chain in the panel and in ralph status', () => {
-  it('the panel keeps each entry\'s place in the chain and says which prefix its check is on and what it waits for', () => {
+  it("the panel keeps each entry's place in the chain and says which prefix its check is on and what it waits for", () => {
     let state = emptyPanelState();
-    state = reducePanel(state, { type: 'merge', taskId: 'T-1', state: 'checking', title: 'One', target: 'main', chain: { place: 1, ahead: [] }, ...stamp(1) });
-    state = reducePanel(state, { type: 'merge', taskId: 'T-2', state: 'checking', title: 'Two', target: 'main', chain: { place: 2, ahead: ['T-1'], passed: true }, ...stamp(2) });
-    state = reducePanel(state, { type: 'merge', taskId: 'T-3', state: 'queued', title: 'Three', target: 'main', detail: 'rebuilt without T-9: its merged check is red', ...stamp(3) });
+    state = reducePanel(state, {
+      type: 'merge',
+      taskId: 'T-1',
+      state: 'checking',
+      title: 'One',
+      target: 'main',
+      chain: { place: 1, ahead: [] },
+      ...stamp(1),
+    });
+    state = reducePanel(state, {
+      type: 'merge',
+      taskId: 'T-2',
+      state: 'checking',
+      title: 'Two',
+      target: 'main',
+      chain: { place: 2, ahead: ['T-1'], passed: true },
+      ...stamp(2),
+    });
+    state = reducePanel(state, {
+      type: 'merge',
+      taskId: 'T-3',
+      state: 'queued',
+      title: 'Three',
+      target: 'main',
+      detail: 'rebuilt without T-9: its merged check is red',
+      ...stamp(3),
+    });
     const [one, two, three] = state.queue;
     assert.equal(chainLine(one, 'main'), 'chain #1: main + T-1 · head of the chain: lands next once green');
     assert.equal(chainLine(two, 'main'), 'chain #2: main + T-1 + T-2 · green, lands after T-1');

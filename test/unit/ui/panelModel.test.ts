@@ -29,20 +29,29 @@ describe('progress panel model', () => {
     assert.equal(task.commits, 3);
     assert.deepEqual(task.tests, { passed: 4, failed: 2, total: 6, failing: ['login accepts + in emails', 'login trims spaces'] });
     assert.equal(task.model, 'gpt-4.1');
-    assert.deepEqual(task.iterations.map((r) => [r.n, r.signal ?? null, r.escalatedFrom ?? null]), [
-      [1, 'PROGRESS:15', null],
-      [2, 'PROGRESS:30', null],
-      [3, 'PROGRESS:45', 'gpt-4.1-mini'],
-      [4, null, null],
-    ]);
+    assert.deepEqual(
+      task.iterations.map((r) => [r.n, r.signal ?? null, r.escalatedFrom ?? null]),
+      [
+        [1, 'PROGRESS:15', null],
+        [2, 'PROGRESS:30', null],
+        [3, 'PROGRESS:45', 'gpt-4.1-mini'],
+        [4, null, null],
+      ],
+    );
     assert.deepEqual(task.iterations[0].gates, { passed: 0, failed: 1, total: 1 });
     assert.equal(task.iterations[1].delegations, 1);
     assert.equal(task.elapsedMs, 91_000 + 92_000 + 93_000);
     const [delegation] = task.delegations;
     assert.equal(delegation.status, 'partial');
-    assert.deepEqual(delegation.evidence.map((e) => `[${e.tag}] ${e.tool}`), ['[OK] read_file', '[ERROR] run_command', '[MISSING] git_commit']);
+    assert.deepEqual(
+      delegation.evidence.map((e) => `[${e.tag}] ${e.tool}`),
+      ['[OK] read_file', '[ERROR] run_command', '[MISSING] git_commit'],
+    );
     assert.match(delegation.envelope!, /\[DELEGATION RESULT — DEVO\]/);
-    assert.deepEqual(task.stream, [{ kind: 'text', text: 'Trying a different approach.' }, { kind: 'note', level: 'warning', text: 'No commits in 5 iterations: the agent may be stuck.' }]);
+    assert.deepEqual(task.stream, [
+      { kind: 'text', text: 'Trying a different approach.' },
+      { kind: 'note', level: 'warning', text: 'No commits in 5 iterations: the agent may be stuck.' },
+    ]);
     assert.equal(state.warnings.length, 1);
     assert.equal(state.warnings[0].code, 'no-commits');
     assert.equal(state.warnings[0].iteration, 4);
@@ -90,9 +99,23 @@ describe('progress panel model', () => {
 
   it('a Retry (store back to todo, no iterations) starts the task over; an adopted checkpoint brings back its timeline', () => {
     let state = replay(sampleRun(2, false).events);
-    state = reducePanel(state, { type: 'task.finished', taskId: 'T-001', status: 'timeout', iterations: 2, reason: 'max iterations (2) reached', runId: 'r', seq: 99, time: '2026-01-01T11:00:00Z' });
+    state = reducePanel(state, {
+      type: 'task.finished',
+      taskId: 'T-001',
+      status: 'timeout',
+      iterations: 2,
+      reason: 'max iterations (2) reached',
+      runId: 'r',
+      seq: 99,
+      time: '2026-01-01T11:00:00Z',
+    });
     assert.equal(state.tasks[0].finish?.status, 'timeout');
-    state = reducePanel(state, { type: 'panel.sync', time: 't', adopt: false, tasks: [{ id: 'T-001', title: 'Fix the login bug', status: 'todo', iterations: 0, updatedAt: 't' }] });
+    state = reducePanel(state, {
+      type: 'panel.sync',
+      time: 't',
+      adopt: false,
+      tasks: [{ id: 'T-001', title: 'Fix the login bug', status: 'todo', iterations: 0, updatedAt: 't' }],
+    });
     assert.equal(state.tasks[0].iterations.length, 0);
     assert.equal(state.tasks[0].finish, undefined);
 
@@ -124,15 +147,26 @@ describe('progress panel model', () => {
     });
     const task = adopted.tasks[0];
     assert.equal(adopted.currentTaskId, 'T-002');
-    assert.deepEqual(task.iterations.map((r) => [r.n, r.durationMs, r.escalatedFrom ?? null]), [[1, 2000, null], [2, 3000, 'm1']]);
+    assert.deepEqual(
+      task.iterations.map((r) => [r.n, r.durationMs, r.escalatedFrom ?? null]),
+      [
+        [1, 2000, null],
+        [2, 3000, 'm1'],
+      ],
+    );
     assert.deepEqual(task.iterations[0].gates, { passed: 0, failed: 1, total: 1 });
     assert.equal(task.elapsedMs, 5000);
     assert.equal(task.commits, 1);
   });
 
-  it('keeps the run\'s iteration limit when the store has none, and a resume answers the waiting warnings', () => {
+  it("keeps the run's iteration limit when the store has none, and a resume answers the waiting warnings", () => {
     let state = replay(sampleRun(2).events);
-    state = reducePanel(state, { type: 'panel.sync', time: 't', adopt: false, tasks: [{ id: 'T-001', title: 'Fix the login bug', status: 'in_progress', iterations: 3, updatedAt: 't' }] });
+    state = reducePanel(state, {
+      type: 'panel.sync',
+      time: 't',
+      adopt: false,
+      tasks: [{ id: 'T-001', title: 'Fix the login bug', status: 'in_progress', iterations: 3, updatedAt: 't' }],
+    });
     assert.equal(state.tasks[0].maxIterations, 10);
     assert.equal(state.tasks[0].progress, 30);
     state = reducePanel(state, { type: 'run.paused', runId: 'run-1', seq: 500, time: 't' });
@@ -148,8 +182,24 @@ describe('progress panel model', () => {
     const s = new EventScript();
     s.add({ type: 'task.started', taskId: 'T-1', title: 't', iteration: 1, maxIterations: 5, resumed: false });
     s.add({ type: 'iteration.started', taskId: 'T-1', iteration: 1, maxIterations: 5, model: 'my-model' });
-    s.add({ type: 'model.response', taskId: 'T-1', iteration: 1, model: 'my-model', usage: { promptTokens: 1_000_000, completionTokens: 500_000, totalTokens: 1_500_000 }, toolCalls: 0, finishReason: 'stop' });
-    s.add({ type: 'model.response', taskId: 'T-1', iteration: 1, model: 'unknown-model', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 }, toolCalls: 0, finishReason: 'stop' });
+    s.add({
+      type: 'model.response',
+      taskId: 'T-1',
+      iteration: 1,
+      model: 'my-model',
+      usage: { promptTokens: 1_000_000, completionTokens: 500_000, totalTokens: 1_500_000 },
+      toolCalls: 0,
+      finishReason: 'stop',
+    });
+    s.add({
+      type: 'model.response',
+      taskId: 'T-1',
+      iteration: 1,
+      model: 'unknown-model',
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+      toolCalls: 0,
+      finishReason: 'stop',
+    });
     for (const e of s.events) model.ingest(e);
     const task = model.state.tasks[0];
     assert.equal(task.costUsd, 2);
@@ -195,7 +245,8 @@ describe('progress panel batching', () => {
     s.add({ type: 'iteration.started', taskId: 'T-1', iteration: 1, maxIterations: 100, model: 'm' });
     while (s.events.length < 1000) {
       const i = s.events.length;
-      if (i % 3 === 0) s.add({ type: 'tool.call', taskId: 'T-1', iteration: 1, callId: `c${i}`, tool: 'search', args: `{"query":"${i}"}` }, 1);
+      if (i % 3 === 0)
+        s.add({ type: 'tool.call', taskId: 'T-1', iteration: 1, callId: `c${i}`, tool: 'search', args: `{"query":"${i}"}` }, 1);
       else s.add({ type: 'model.delta', taskId: 'T-1', iteration: 1, text: `token${i} ` }, 1);
     }
     for (const event of s.events) model.ingest(event);
@@ -236,15 +287,47 @@ describe('progress panel batching', () => {
     s.add({ type: 'task.started', taskId: 'T-001', title: 'Fix add', iteration: 1, maxIterations: 5, resumed: false });
     const weakened = "`package.json scripts.test` changed since the task's base (`node --test` → `exit 0`) — restore it";
     s.add({ type: 'gate.started', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', command: 'npm test' });
-    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', required: true, passed: false, summary: "passed; weakened against the task's base (1 change)", durationMs: 10, integrity: { violations: [weakened], allowed: [] } });
+    s.add({
+      type: 'gate.finished',
+      taskId: 'T-001',
+      iteration: 1,
+      gate: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: false,
+      summary: "passed; weakened against the task's base (1 change)",
+      durationMs: 10,
+      integrity: { violations: [weakened], allowed: [] },
+    });
     let gate = replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0];
     assert.equal(gate.passed, false);
     assert.deepEqual(gate.integrity, { violations: [weakened], allowed: [] });
     s.add({ type: 'gate.started', taskId: 'T-001', iteration: 2, gate: 'tests', kind: 'tests', command: 'npm test' });
-    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 2, gate: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', durationMs: 10, integrity: { violations: [], allowed: ['allowed change'] } });
+    s.add({
+      type: 'gate.finished',
+      taskId: 'T-001',
+      iteration: 2,
+      gate: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: true,
+      summary: '2/2 tests passing',
+      durationMs: 10,
+      integrity: { violations: [], allowed: ['allowed change'] },
+    });
     gate = replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0];
     assert.deepEqual(gate.integrity, { violations: [], allowed: ['allowed change'] }, 'the latest run replaces the earlier verdict');
-    s.add({ type: 'gate.finished', taskId: 'T-001', iteration: 3, gate: 'tests', kind: 'tests', required: true, passed: true, summary: '2/2 tests passing', durationMs: 10 });
+    s.add({
+      type: 'gate.finished',
+      taskId: 'T-001',
+      iteration: 3,
+      gate: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: true,
+      summary: '2/2 tests passing',
+      durationMs: 10,
+    });
     assert.equal(replay(s.events).tasks.find((t) => t.id === 'T-001')!.gates[0].integrity, undefined);
   });
 
@@ -253,11 +336,27 @@ describe('progress panel batching', () => {
     s.add({ type: 'task.started', taskId: 'T-001', title: 'Collapse spaces', iteration: 1, maxIterations: 5, resumed: false });
     s.add({ type: 'gate.started', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', command: 'npm test' });
     s.add({
-      type: 'gate.finished', taskId: 'T-001', iteration: 1, gate: 'tests', kind: 'tests', required: true, passed: true,
-      summary: "3/4 tests passing, 1 failing — 1 already failing at the task's base, not held against the task", durationMs: 10,
-      tests: { passed: 3, failed: 1, total: 4, failing: ['release date is in the future'] }, preExisting: ['release date is in the future'], flaky: ['talks to the slow service'],
+      type: 'gate.finished',
+      taskId: 'T-001',
+      iteration: 1,
+      gate: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: true,
+      summary: "3/4 tests passing, 1 failing — 1 already failing at the task's base, not held against the task",
+      durationMs: 10,
+      tests: { passed: 3, failed: 1, total: 4, failing: ['release date is in the future'] },
+      preExisting: ['release date is in the future'],
+      flaky: ['talks to the slow service'],
     });
-    s.add({ type: 'task.finished', taskId: 'T-001', status: 'done', iterations: 1, reason: 'slugs collapse spaces', proof: 'fail-to-pass proven: collapses runs of spaces (on the base: expected a-b)' });
+    s.add({
+      type: 'task.finished',
+      taskId: 'T-001',
+      status: 'done',
+      iterations: 1,
+      reason: 'slugs collapse spaces',
+      proof: 'fail-to-pass proven: collapses runs of spaces (on the base: expected a-b)',
+    });
     const state = wire(replay(s.events));
     const task = state.tasks.find((t) => t.id === 'T-001')!;
     assert.deepEqual(task.gates[0].preExisting, ['release date is in the future']);

@@ -25,7 +25,12 @@ function parallelRun(): EventScript {
   const s = new EventScript('run-p');
   const body = (b: RalphEventBody) => s.add(b, 500);
   body({ type: 'run.started', workspace: WS, taskIds: [] });
-  for (const [id, title] of [['T-1', 'Login form'], ['T-2', 'Signup API'], ['T-3', 'Docs'], ['T-4', 'Flaky cache']]) {
+  for (const [id, title] of [
+    ['T-1', 'Login form'],
+    ['T-2', 'Signup API'],
+    ['T-3', 'Docs'],
+    ['T-4', 'Flaky cache'],
+  ]) {
     body({ type: 'worktree', taskId: id, state: 'ready', path: wt(id), branch: `ralph/${id}`, created: true });
     body({ type: 'task.started', taskId: id, title, iteration: 1, maxIterations: 10, resumed: false });
     body({ type: 'iteration.started', taskId: id, iteration: 1, maxIterations: 10, model: 'gpt-4.1-mini' });
@@ -35,14 +40,33 @@ function parallelRun(): EventScript {
   body({ type: 'signal', taskId: 'T-2', iteration: 1, signal: { kind: 'PROGRESS', percent: 70 } });
   // T-3 completes: its own gates, then the queue
   body({ type: 'gate.started', taskId: 'T-3', iteration: 1, gate: 'unit', kind: 'tests', command: 'npm test' });
-  body({ type: 'gate.finished', taskId: 'T-3', iteration: 1, gate: 'unit', kind: 'tests', required: true, passed: true, summary: '4 passed', durationMs: 900 });
+  body({
+    type: 'gate.finished',
+    taskId: 'T-3',
+    iteration: 1,
+    gate: 'unit',
+    kind: 'tests',
+    required: true,
+    passed: true,
+    summary: '4 passed',
+    durationMs: 900,
+  });
   body({ type: 'signal', taskId: 'T-3', iteration: 1, signal: { kind: 'COMPLETE' } });
   body({ type: 'iteration.finished', taskId: 'T-3', iteration: 1, outcome: 'complete', signal: 'COMPLETE', durationMs: 5000, usage });
   body({ type: 'merge', taskId: 'T-3', state: 'queued', title: 'Docs', target: 'main', attempts: 1 });
   body({ type: 'merge', taskId: 'T-3', state: 'merging', title: 'Docs', target: 'main', attempts: 1 });
   body({ type: 'merge', taskId: 'T-3', state: 'checking', title: 'Docs', target: 'main', attempts: 1 });
   body({ type: 'gate.started', taskId: 'T-3', gate: 'unit', kind: 'tests', command: 'npm test' });
-  body({ type: 'gate.finished', taskId: 'T-3', gate: 'unit', kind: 'tests', required: true, passed: true, summary: '5 passed', durationMs: 950 });
+  body({
+    type: 'gate.finished',
+    taskId: 'T-3',
+    gate: 'unit',
+    kind: 'tests',
+    required: true,
+    passed: true,
+    summary: '5 passed',
+    durationMs: 950,
+  });
   // T-4 fails and keeps its worktree
   body({ type: 'task.finished', taskId: 'T-4', status: 'failed', iterations: 1, reason: 'the model API failed' });
   body({ type: 'worktree', taskId: 'T-4', state: 'kept', path: wt('T-4'), branch: 'ralph/T-4' });
@@ -59,47 +83,90 @@ describe('progress panel of a parallel run', () => {
   it('shows a tile per running agent with iteration, progress, signal, model, cost and worktree', () => {
     const state = panelOf(parallelRun()).state;
     const tiles = runningAgents(state);
-    assert.deepEqual(tiles.map((t) => t.id), ['T-1', 'T-2'], 'T-3 is in the queue, T-4 failed');
+    assert.deepEqual(
+      tiles.map((t) => t.id),
+      ['T-1', 'T-2'],
+      'T-3 is in the queue, T-4 failed',
+    );
     const t1 = tiles[0];
-    assert.deepEqual([t1.title, t1.iteration, t1.maxIterations, t1.progress, t1.lastSignal, t1.model, t1.worktree], ['Login form', 1, 10, 40, 'PROGRESS:40', 'gpt-4.1-mini', '.ralph/worktrees/T-1']);
+    assert.deepEqual(
+      [t1.title, t1.iteration, t1.maxIterations, t1.progress, t1.lastSignal, t1.model, t1.worktree],
+      ['Login form', 1, 10, 40, 'PROGRESS:40', 'gpt-4.1-mini', '.ralph/worktrees/T-1'],
+    );
     assert.equal(t1.costUsd, (800 + 200) / 1_000_000, 'priced on the host');
     assert.equal(state.tasks.find((t) => t.id === 'T-4')?.worktree, '.ralph/worktrees/T-4', 'a kept worktree stays on the card');
   });
 
   it('lists the merge queue with states and labels the merged check by its target branch', () => {
     const state = panelOf(parallelRun()).state;
-    assert.deepEqual(state.queue.map((q) => `${q.taskId}:${q.state}`), ['T-3:checking']);
+    assert.deepEqual(
+      state.queue.map((q) => `${q.taskId}:${q.state}`),
+      ['T-3:checking'],
+    );
     assert.equal(state.mergeTarget, 'main');
     const t3 = state.tasks.find((t) => t.id === 'T-3')!;
     assert.equal(t3.merge, 'checking');
     assert.equal(t3.gatesMergeTarget, 'main', 'not "after iteration ?"');
     assert.equal(t3.gatesIteration, undefined);
-    assert.deepEqual(t3.gates.map((g) => `${g.name}:${g.summary}`), ['unit:5 passed'], 'the re-check replaced the iteration gates');
+    assert.deepEqual(
+      t3.gates.map((g) => `${g.name}:${g.summary}`),
+      ['unit:5 passed'],
+      'the re-check replaced the iteration gates',
+    );
   });
 
   it('records the merged check gates on the landed entry; a conflict sends it back to a tile and re-queues it last', () => {
     const s = parallelRun();
-    s.add({ type: 'merge', taskId: 'T-3', state: 'merged', title: 'Docs', target: 'main', attempts: 1, commit: 'abcdef1234', detail: 'merged into main as abcdef1234', gates: [{ name: 'unit', passed: true, summary: '5 passed' }] });
+    s.add({
+      type: 'merge',
+      taskId: 'T-3',
+      state: 'merged',
+      title: 'Docs',
+      target: 'main',
+      attempts: 1,
+      commit: 'abcdef1234',
+      detail: 'merged into main as abcdef1234',
+      gates: [{ name: 'unit', passed: true, summary: '5 passed' }],
+    });
     s.add({ type: 'task.finished', taskId: 'T-3', status: 'done', iterations: 1, reason: 'merged into main' });
     s.add({ type: 'worktree', taskId: 'T-3', state: 'removed', path: wt('T-3'), branch: 'ralph/T-3' });
     s.add({ type: 'merge', taskId: 'T-2', state: 'queued', title: 'Signup API', target: 'main', attempts: 1 });
     s.add({ type: 'merge', taskId: 'T-2', state: 'merging', title: 'Signup API', target: 'main', attempts: 1 });
-    s.add({ type: 'merge', taskId: 'T-2', state: 'conflict', title: 'Signup API', target: 'main', attempts: 1, files: ['src/api.ts'], detail: 'conflict in src/api.ts' });
+    s.add({
+      type: 'merge',
+      taskId: 'T-2',
+      state: 'conflict',
+      title: 'Signup API',
+      target: 'main',
+      attempts: 1,
+      files: ['src/api.ts'],
+      detail: 'conflict in src/api.ts',
+    });
     let state = panelOf(s).state;
     const merged = state.queue.find((q) => q.taskId === 'T-3')!;
     assert.deepEqual([merged.state, merged.commit, merged.gates?.map((g) => g.passed)], ['merged', 'abcdef1234', [true]]);
     assert.equal(state.tasks.find((t) => t.id === 'T-3')?.worktree, undefined, 'removed once merged');
     const conflict = state.queue.find((q) => q.taskId === 'T-2')!;
     assert.deepEqual([conflict.state, conflict.files], ['conflict', ['src/api.ts']]);
-    assert.deepEqual(runningAgents(state).map((t) => t.id), ['T-1', 'T-2'], 'sent back: an agent again');
+    assert.deepEqual(
+      runningAgents(state).map((t) => t.id),
+      ['T-1', 'T-2'],
+      'sent back: an agent again',
+    );
 
     s.add({ type: 'merge', taskId: 'T-2', state: 'queued', title: 'Signup API', target: 'main', attempts: 2 });
     state = panelOf(s).state;
-    assert.deepEqual(state.queue.map((q) => `${q.taskId}:${q.state}:${q.attempts}`), ['T-3:merged:1', 'T-2:queued:2']);
+    assert.deepEqual(
+      state.queue.map((q) => `${q.taskId}:${q.state}:${q.attempts}`),
+      ['T-3:merged:1', 'T-2:queued:2'],
+    );
     assert.equal(state.queue[1].files, undefined, 'a new attempt starts without the old verdict');
     // the next run keeps only what the queue still holds
     const next = reducePanel(state, { type: 'run.started', runId: 'run-q', seq: 1, time: '2026-01-02T00:00:00Z' });
-    assert.deepEqual(next.queue.map((q) => q.taskId), ['T-2']);
+    assert.deepEqual(
+      next.queue.map((q) => q.taskId),
+      ['T-2'],
+    );
   });
 
   it('a snapshot plus later inputs rebuilds the same parallel state (the webview and the host agree)', () => {
@@ -121,9 +188,18 @@ describe('progress panel of a parallel run', () => {
 
   it('the host maps core events to protocol events: signals formatted, checkpoints dropped, paths relative', () => {
     const stamp = { runId: 'r', seq: 1, time: 't' };
-    assert.deepEqual(toPanelEvent({ type: 'signal', taskId: 'T-1', iteration: 2, signal: { kind: 'BLOCKED', reason: 'needs a key' }, ...stamp }, {}), {
-      type: 'signal', taskId: 'T-1', iteration: 2, kind: 'BLOCKED', text: 'BLOCKED:needs a key', reason: 'needs a key', ...stamp,
-    });
+    assert.deepEqual(
+      toPanelEvent({ type: 'signal', taskId: 'T-1', iteration: 2, signal: { kind: 'BLOCKED', reason: 'needs a key' }, ...stamp }, {}),
+      {
+        type: 'signal',
+        taskId: 'T-1',
+        iteration: 2,
+        kind: 'BLOCKED',
+        text: 'BLOCKED:needs a key',
+        reason: 'needs a key',
+        ...stamp,
+      },
+    );
     assert.equal(toPanelEvent({ type: 'checkpoint', taskId: 'T-1', iteration: 1, file: 'x', ...stamp }, {}), undefined);
     assert.equal(toPanelEvent({ type: 'budget', costUsd: 1, tokens: 1, taskCostUsd: 1, taskTokens: 1, ...stamp }, {}), undefined);
     assert.equal(relativeWorktreePath('/a/b/.ralph/worktrees/T-9'), '.ralph/worktrees/T-9');
@@ -140,7 +216,8 @@ describe('progress panel of a parallel run', () => {
         const text = await fs.readFile(file, 'utf8');
         for (const match of text.matchAll(/from '([^']+)'/g)) {
           const target = path.resolve(path.dirname(file), match[1]);
-          const inside = ['protocol', 'webview'].some((d) => target.startsWith(path.join(root, d))) || target === path.join(root, 'core/warningPolicy');
+          const inside =
+            ['protocol', 'webview'].some((d) => target.startsWith(path.join(root, d))) || target === path.join(root, 'core/warningPolicy');
           if (match[1].startsWith('.') && !inside) offenders.push(`${path.relative(root, file)} → ${match[1]}`);
           if (match[1] === 'vscode') offenders.push(`${path.relative(root, file)} → vscode`);
         }
@@ -185,7 +262,10 @@ describe('live status of a parallel run (status bar and tree)', () => {
       { type: 'signal', taskId: 'T-2', iteration: 1, signal: { kind: 'PROGRESS', percent: 60 } },
       { type: 'merge', taskId: 'T-4', state: 'queued' },
     ]);
-    assert.deepEqual(status.agents?.map((a) => a.taskId), ['T-1', 'T-2', 'T-3']);
+    assert.deepEqual(
+      status.agents?.map((a) => a.taskId),
+      ['T-1', 'T-2', 'T-3'],
+    );
     assert.equal(status.agents?.[1].progress, 60);
     assert.equal(status.agents?.[0].worktree, wt('T-1'));
     assert.deepEqual(status.queue, [{ taskId: 'T-4', state: 'queued' }]);
@@ -200,7 +280,11 @@ describe('live status of a parallel run (status bar and tree)', () => {
       { type: 'merge', taskId: 'T-2', state: 'queued' },
       { type: 'merge', taskId: 'T-1', state: 'checking' },
     ]);
-    assert.deepEqual(status.queue?.map((q) => `${q.taskId}:${q.state}`), ['T-1:checking', 'T-2:queued'], 'the order of the queue is kept');
+    assert.deepEqual(
+      status.queue?.map((q) => `${q.taskId}:${q.state}`),
+      ['T-1:checking', 'T-2:queued'],
+      'the order of the queue is kept',
+    );
     assert.deepEqual(status.agents, []);
     const after = [
       { type: 'merge', taskId: 'T-1', state: 'merged' },
@@ -213,7 +297,10 @@ describe('live status of a parallel run (status bar and tree)', () => {
     let end = status;
     for (const body of after) end = reduceLive(end, s.add(body));
     assert.deepEqual(end.queue, []);
-    assert.deepEqual(end.agents?.map((a) => `${a.taskId}@${a.iteration}`), ['T-2@2']);
+    assert.deepEqual(
+      end.agents?.map((a) => `${a.taskId}@${a.iteration}`),
+      ['T-2@2'],
+    );
     assert.equal(end.taskId, 'T-2', 'the single-agent fields follow the last agent');
   });
 

@@ -19,7 +19,11 @@ const stamp = (seq: number) => ({ runId: 'r', seq, time: `2026-01-01T10:00:0${se
 describe('the person in the panel', () => {
   it('accepts an answer and Request Changes from the webview, and refuses what a person did not type', () => {
     assert.equal(parseWebviewMessage({ type: 'answer', taskId: 'T-001', text: 'use port 8080' }).ok, true);
-    assert.equal(parseWebviewMessage({ type: 'answer', taskId: 'T-001', text: '', approved: true }).ok, true, 'a command approved without words');
+    assert.equal(
+      parseWebviewMessage({ type: 'answer', taskId: 'T-001', text: '', approved: true }).ok,
+      true,
+      'a command approved without words',
+    );
     assert.equal(parseWebviewMessage({ type: 'requestChanges', taskId: 'T-001', text: 'add a test' }).ok, true);
     for (const bad of [
       { type: 'answer', taskId: 'T-001', text: '   ' },
@@ -43,17 +47,39 @@ describe('the person in the panel', () => {
     assert.equal(state.run.outcome, undefined);
   });
 
-  it('syncs a task\'s questions and its held review from the store and checkpoint, keeping what did not change', () => {
-    const seed = (extra: Partial<TaskSeed>): TaskSeed => ({ id: 'T-2', title: 'Ask', status: 'needs_help', iterations: 1, updatedAt: 't', ...extra });
+  it("syncs a task's questions and its held review from the store and checkpoint, keeping what did not change", () => {
+    const seed = (extra: Partial<TaskSeed>): TaskSeed => ({
+      id: 'T-2',
+      title: 'Ask',
+      status: 'needs_help',
+      iterations: 1,
+      updatedAt: 't',
+      ...extra,
+    });
     const questions = [{ id: 'q1', kind: 'help' as const, question: 'Which port?', askedAt: 't' }];
     let state = reducePanel(emptyPanelState(), { type: 'panel.sync', time: 't', tasks: [seed({ questions })], adopt: true });
     const first = state.tasks[0].questions;
     assert.deepEqual(first, questions);
-    state = reducePanel(state, { type: 'panel.sync', time: 't', tasks: [seed({ questions: questions.map((q) => ({ ...q })) })], adopt: false });
+    state = reducePanel(state, {
+      type: 'panel.sync',
+      time: 't',
+      tasks: [seed({ questions: questions.map((q) => ({ ...q })) })],
+      adopt: false,
+    });
     assert.equal(state.tasks[0].questions, first, 'the same questions: the same object, no re-render');
-    const hold = { target: 'main', reason: 'waits for your review', gates: [{ name: 'tests', passed: true, summary: '3 passed' }], heldAt: 't' };
+    const hold = {
+      target: 'main',
+      reason: 'waits for your review',
+      gates: [{ name: 'tests', passed: true, summary: '3 passed' }],
+      heldAt: 't',
+    };
     const history = { elapsedMs: 1, commits: 1, tokens: 1, costUsd: 0, unpricedTokens: 0, history: [] };
-    state = reducePanel(state, { type: 'panel.sync', time: 't', tasks: [seed({ status: 'review', checkpoint: { ...history, reviewHold: hold } })], adopt: false });
+    state = reducePanel(state, {
+      type: 'panel.sync',
+      time: 't',
+      tasks: [seed({ status: 'review', checkpoint: { ...history, reviewHold: hold } })],
+      adopt: false,
+    });
     assert.deepEqual(state.tasks[0].reviewHold, hold);
     state = reducePanel(state, { type: 'panel.sync', time: 't', tasks: [seed({ status: 'review' })], adopt: false });
     assert.deepEqual(state.tasks[0].reviewHold, hold, 'a store change without the checkpoint keeps the hold');
@@ -62,7 +88,14 @@ describe('the person in the panel', () => {
   });
 
   it('the live status names the files a waiting merge would overwrite', () => {
-    const waiting = { type: 'merge', taskId: 'T-1', state: 'waiting', detail: 'uncommitted changes', files: ['notes.txt'], ...stamp(1) } as RalphEvent;
+    const waiting = {
+      type: 'merge',
+      taskId: 'T-1',
+      state: 'waiting',
+      detail: 'uncommitted changes',
+      files: ['notes.txt'],
+      ...stamp(1),
+    } as RalphEvent;
     const live = reduceLive({ state: 'running' }, waiting);
     assert.deepEqual(live.queue, [{ taskId: 'T-1', state: 'waiting', detail: 'uncommitted changes', files: ['notes.txt'] }]);
     const merged = reduceLive(live, { type: 'merge', taskId: 'T-1', state: 'merged', ...stamp(2) } as RalphEvent);
@@ -70,7 +103,21 @@ describe('the person in the panel', () => {
   });
 
   it('summarizes a run for the person from the store as it is now', () => {
-    const task = (id: string, status: Task['status'], extra: Partial<Task> = {}): Task => ({ id, title: id, prompt: 'p', promise: 'q', status, priority: 1, dependsOn: [], type: 'feature', complexity: 3, iterations: 1, createdAt: 't', updatedAt: 't', ...extra });
+    const task = (id: string, status: Task['status'], extra: Partial<Task> = {}): Task => ({
+      id,
+      title: id,
+      prompt: 'p',
+      promise: 'q',
+      status,
+      priority: 1,
+      dependsOn: [],
+      type: 'feature',
+      complexity: 3,
+      iterations: 1,
+      createdAt: 't',
+      updatedAt: 't',
+      ...extra,
+    });
     const results = [
       { taskId: 'A', status: 'done' as const, reason: '' },
       { taskId: 'B', status: 'needs_help' as const, reason: 'Which port?' },
@@ -78,9 +125,23 @@ describe('the person in the panel', () => {
       { taskId: 'D', status: 'timeout' as const, reason: 'max iterations (5) reached' },
       { taskId: 'E', status: 'needs_help' as const, reason: 'answered meanwhile' },
     ];
-    const tasks = [task('A', 'done'), task('B', 'needs_help', { questions: [{ id: 'q1', kind: 'help', question: 'Which port?', askedAt: 't' }] }), task('C', 'review'), task('D', 'timeout'), task('E', 'halted')];
+    const tasks = [
+      task('A', 'done'),
+      task('B', 'needs_help', { questions: [{ id: 'q1', kind: 'help', question: 'Which port?', askedAt: 't' }] }),
+      task('C', 'review'),
+      task('D', 'timeout'),
+      task('E', 'halted'),
+    ];
     const outcome = summarizeRun(results, tasks);
-    assert.deepEqual(outcome, { done: ['A'], questions: [{ taskId: 'B', question: 'Which port?' }], reviews: ['C'], failed: [{ taskId: 'D', status: 'timeout', reason: 'max iterations (5) reached' }, { taskId: 'E', status: 'halted', reason: 'answered meanwhile' }] });
+    assert.deepEqual(outcome, {
+      done: ['A'],
+      questions: [{ taskId: 'B', question: 'Which port?' }],
+      reviews: ['C'],
+      failed: [
+        { taskId: 'D', status: 'timeout', reason: 'max iterations (5) reached' },
+        { taskId: 'E', status: 'halted', reason: 'answered meanwhile' },
+      ],
+    });
     assert.equal(runOutcomeLine(outcome), '1 done · 2 need you (1 question, 1 to review) · 2 failed, timed out or halted');
   });
 });

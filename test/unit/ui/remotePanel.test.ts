@@ -22,7 +22,14 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 const JOB = 'https://github.example/acme/widgets/actions/runs/1000/job/1001';
 const PULL = 'https://github.example/acme/widgets/pull/7';
 
-const seed = (id: string, status: TaskSeed['status'], remote?: TaskSeed['remote']): TaskSeed => ({ id, title: `Task ${id}`, status, iterations: 0, updatedAt: '2026-03-01T10:00:00Z', ...(remote ? { remote } : {}) });
+const seed = (id: string, status: TaskSeed['status'], remote?: TaskSeed['remote']): TaskSeed => ({
+  id,
+  title: `Task ${id}`,
+  status,
+  iterations: 0,
+  updatedAt: '2026-03-01T10:00:00Z',
+  ...(remote ? { remote } : {}),
+});
 const sync = (tasks: TaskSeed[], adopt = false) => ({ type: 'panel.sync' as const, time: '2026-03-01T10:00:00Z', adopt, tasks });
 
 describe('remote badge: one look for the tree and the panel', () => {
@@ -37,7 +44,11 @@ describe('remote badge: one look for the tree and the panel', () => {
     assert.equal(remoteLook('running').icon, 'sync~spin');
     // a name the codicon font lacks renders as nothing at all
     const font = readFileSync(require.resolve('@vscode/codicons/dist/codicon.css'), 'utf8');
-    for (const state of REMOTE_STATES) assert.ok(font.includes(`.codicon-${remoteLook(state).icon.replace(/~spin$/, '')}:before`), `${state}: no codicon ${remoteLook(state).icon}`);
+    for (const state of REMOTE_STATES)
+      assert.ok(
+        font.includes(`.codicon-${remoteLook(state).icon.replace(/~spin$/, '')}:before`),
+        `${state}: no codicon ${remoteLook(state).icon}`,
+      );
     assert.equal(remoteLook('merged').color, 'testing.iconPassed');
     assert.equal(remoteLook('failed').color, 'testing.iconFailed');
     // a state from a newer store shows as itself rather than breaking the view
@@ -69,21 +80,33 @@ describe('remote badge: one look for the tree and the panel', () => {
     assert.equal(currentRemote('done', failed), undefined, 'finished here');
     assert.equal(currentRemote('done', merged), merged);
     assert.equal(currentRemote('todo', merged), undefined, 'rolled back after the merge');
-    for (const state of ['queued', 'running', 'pr-open', 'in-queue'] as const) assert.deepEqual(currentRemote('in_progress', { state, url: JOB }), { state, url: JOB }, state);
+    for (const state of ['queued', 'running', 'pr-open', 'in-queue'] as const)
+      assert.deepEqual(currentRemote('in_progress', { state, url: JOB }), { state, url: JOB }, state);
     assert.equal(currentRemote('todo', undefined), undefined);
   });
 });
 
 describe('progress panel: tasks the forge runs', () => {
-  it('the panel\'s remote link asks the host to open the task on GitHub (checked like every command it sends)', () => {
-    assert.deepEqual(parseWebviewMessage({ type: 'command', command: 'openRemote', taskId: 'W-1' }), { ok: true, message: { type: 'command', command: 'openRemote', taskId: 'W-1' } });
+  it("the panel's remote link asks the host to open the task on GitHub (checked like every command it sends)", () => {
+    assert.deepEqual(parseWebviewMessage({ type: 'command', command: 'openRemote', taskId: 'W-1' }), {
+      ok: true,
+      message: { type: 'command', command: 'openRemote', taskId: 'W-1' },
+    });
     assert.equal(parseWebviewMessage({ type: 'command', command: 'openRemote', taskId: '../W-1' }).ok, false);
-    assert.equal(parseWebviewMessage({ type: 'command', command: 'openExternal', taskId: 'W-1' }).ok, false, 'no URL or other command from the webview');
+    assert.equal(
+      parseWebviewMessage({ type: 'command', command: 'openExternal', taskId: 'W-1' }).ok,
+      false,
+      'no URL or other command from the webview',
+    );
   });
 
   it('adopts a task the forge runs though it never ran here, and follows its badge to the merge', () => {
     let state = reducePanel(emptyPanelState(), sync([seed('T-001', 'todo'), seed('T-002', 'in_progress', { state: 'queued', url: JOB })]));
-    assert.deepEqual(state.tasks.map((t) => t.id), ['T-002'], 'a plain todo task is not adopted by a live sync; the remote one is');
+    assert.deepEqual(
+      state.tasks.map((t) => t.id),
+      ['T-002'],
+      'a plain todo task is not adopted by a live sync; the remote one is',
+    );
     assert.equal(state.currentTaskId, 'T-002');
     assert.deepEqual(state.tasks[0].remote, { state: 'queued', url: JOB });
     assert.equal(state.tasks[0].status, 'in_progress');
@@ -92,7 +115,10 @@ describe('progress panel: tasks the forge runs', () => {
     state = reducePanel(state, sync([seed('T-002', 'in_progress', { state: 'queued', url: JOB })]));
     assert.equal(state, before, 'the same badge again changes nothing (no render, no digest change)');
 
-    state = reducePanel(state, sync([seed('T-002', 'in_progress', { state: 'in-queue', url: PULL, detail: 'position 1, awaiting checks' })]));
+    state = reducePanel(
+      state,
+      sync([seed('T-002', 'in_progress', { state: 'in-queue', url: PULL, detail: 'position 1, awaiting checks' })]),
+    );
     assert.deepEqual(state.tasks[0].remote, { state: 'in-queue', url: PULL, detail: 'position 1, awaiting checks' });
     state = reducePanel(state, sync([seed('T-002', 'done', { state: 'merged', url: PULL, detail: 'merged as 0123456789' })]));
     assert.equal(state.tasks[0].status, 'done');
@@ -113,22 +139,50 @@ describe('progress panel: tasks the forge runs', () => {
         await store.add({ title: 'Never ran', prompt: 'p', promise: 'q' }),
         await store.add({ title: 'Failed there, retried here', prompt: 'p', promise: 'q' }),
       ];
-      await store.update(remote.id, { status: 'in_progress', remote: { state: 'running', url: JOB, runId: 1000, dispatchedAt: '2026-03-01T10:00:00Z', dispatch: 'abcd1234' } });
+      await store.update(remote.id, {
+        status: 'in_progress',
+        remote: { state: 'running', url: JOB, runId: 1000, dispatchedAt: '2026-03-01T10:00:00Z', dispatch: 'abcd1234' },
+      });
       await store.update(retried.id, { status: 'todo', remote: { state: 'failed', url: JOB, detail: 'the job ended failure' } });
 
       // a panel opened after a reload: the tasks on disk
       const fromDisk = new PanelModel();
-      feeders.push(new PanelFeeder({ model: fromDisk, bus: new EventBus(), store, checkpoints: new CheckpointStore(paths), paths, prices: () => ({}) }));
+      feeders.push(
+        new PanelFeeder({
+          model: fromDisk,
+          bus: new EventBus(),
+          store,
+          checkpoints: new CheckpointStore(paths),
+          paths,
+          prices: () => ({}),
+        }),
+      );
       await feeders[0].loadFromDisk();
-      assert.deepEqual(fromDisk.state.tasks.map((t) => [t.id, t.status, t.remote?.state]), [[remote.id, 'in_progress', 'running']]);
+      assert.deepEqual(
+        fromDisk.state.tasks.map((t) => [t.id, t.status, t.remote?.state]),
+        [[remote.id, 'in_progress', 'running']],
+      );
       assert.deepEqual(fromDisk.state.tasks[0].remote, { state: 'running', url: JOB }, 'only what the badge shows crosses to the webview');
 
       // live: the follower writes the store, the panel follows
       const live = new PanelModel();
-      feeders.push(new PanelFeeder({ model: live, bus: new EventBus(), store, checkpoints: new CheckpointStore(paths), paths, prices: () => ({}) }));
-      await store.update(remote.id, { status: 'in_progress', remote: { state: 'pr-open', url: PULL, pr: 7, detail: 'auto-merge on: waiting for the required checks' } });
-      assert.deepEqual(live.state.tasks.map((t) => t.id), [remote.id], `${local.id} and ${retried.id} are not adopted`);
-      assert.deepEqual(live.state.tasks[0].remote, { state: 'pr-open', url: PULL, detail: 'auto-merge on: waiting for the required checks' });
+      feeders.push(
+        new PanelFeeder({ model: live, bus: new EventBus(), store, checkpoints: new CheckpointStore(paths), paths, prices: () => ({}) }),
+      );
+      await store.update(remote.id, {
+        status: 'in_progress',
+        remote: { state: 'pr-open', url: PULL, pr: 7, detail: 'auto-merge on: waiting for the required checks' },
+      });
+      assert.deepEqual(
+        live.state.tasks.map((t) => t.id),
+        [remote.id],
+        `${local.id} and ${retried.id} are not adopted`,
+      );
+      assert.deepEqual(live.state.tasks[0].remote, {
+        state: 'pr-open',
+        url: PULL,
+        detail: 'auto-merge on: waiting for the required checks',
+      });
       await store.update(remote.id, { status: 'done', remote: { state: 'merged', url: PULL, pr: 7 } });
       assert.deepEqual(live.state.tasks[0].remote, { state: 'merged', url: PULL });
       assert.equal(live.state.tasks[0].status, 'done');

@@ -16,7 +16,12 @@ const NO_COMMIT = /\b(?:do\s+not|don['’]t|never|without|no)\s+(?:\w+\s+)?commi
  * - caio: one of its actions attempted (done, or pending a human's approval).
  * A rule only applies when the profile has the tool it names.
  */
-export function defaultMissingEvidence(agent: AgentName, tools: readonly string[], request: DelegationRequest, evidence: readonly ToolEvidence[]): MissingEvidence[] {
+export function defaultMissingEvidence(
+  agent: AgentName,
+  tools: readonly string[],
+  request: DelegationRequest,
+  evidence: readonly ToolEvidence[],
+): MissingEvidence[] {
   const has = (tool: string) => tools.includes(tool);
   const missing: MissingEvidence[] = [];
   if (agent === 'devo') {
@@ -26,7 +31,9 @@ export function defaultMissingEvidence(agent: AgentName, tools: readonly string[
     if (has('run_command') && !after.some((e) => e.tool === 'run_command')) {
       missing.push({ tool: 'run_command', summary: 'no command run after the last edit: the change was never exercised' });
     }
-    const optedOut = [request.objective, request.expectedOutcome ?? '', ...(request.constraints ?? [])].some((text) => NO_COMMIT.test(text));
+    const optedOut = [request.objective, request.expectedOutcome ?? '', ...(request.constraints ?? [])].some((text) =>
+      NO_COMMIT.test(text),
+    );
     if (has('git_commit') && !optedOut && !after.some((e) => e.tool === 'git_commit' && e.success)) {
       missing.push({ tool: 'git_commit', summary: 'no commit created' });
     }
@@ -34,7 +41,11 @@ export function defaultMissingEvidence(agent: AgentName, tools: readonly string[
   if (agent === 'scout' && [...LOOK_TOOLS].some(has) && !evidence.some((e) => e.success && LOOK_TOOLS.has(e.tool))) {
     missing.push({ tool: 'read_file', summary: 'nothing read, listed or searched: the findings rest on no file' });
   }
-  if (agent === 'caio' && [...ACTION_TOOLS].some(has) && !evidence.some((e) => ACTION_TOOLS.has(e.tool) && (e.success || e.pendingApproval))) {
+  if (
+    agent === 'caio' &&
+    [...ACTION_TOOLS].some(has) &&
+    !evidence.some((e) => ACTION_TOOLS.has(e.tool) && (e.success || e.pendingApproval))
+  ) {
     missing.push({ tool: 'action', summary: 'no push, pull request, issue or notification was attempted' });
   }
   return missing;

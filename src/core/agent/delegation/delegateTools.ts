@@ -11,14 +11,21 @@ export const MAX_PARALLEL_DELEGATIONS = 8;
 const PARALLEL_RESPONSE_BUDGET = 12_000;
 
 const DelegationSchema = z.object({
-  target: z.enum(AGENT_NAMES).describe('scout: read-only research · devo: implementation (edit, run, commit) · caio: push, pull requests, issues, notifications'),
+  target: z
+    .enum(AGENT_NAMES)
+    .describe('scout: read-only research · devo: implementation (edit, run, commit) · caio: push, pull requests, issues, notifications'),
   objective: z.string().trim().min(1).describe('What the sub-agent must achieve, specific enough to act on without asking.'),
-  constraints: z.union([z.string(), z.array(z.string())]).optional().describe('Limits to respect (files not to touch, approaches to avoid…).'),
+  constraints: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('Limits to respect (files not to touch, approaches to avoid…).'),
   expectedOutcome: z.string().optional().describe('What "done" looks like.'),
   expectedEvidence: z
     .array(z.string().min(1))
     .optional()
-    .describe('Tool names that must have succeeded, e.g. ["run_command", "git_commit"]; each one missing shows as [MISSING] and the status is at most PARTIAL.'),
+    .describe(
+      'Tool names that must have succeeded, e.g. ["run_command", "git_commit"]; each one missing shows as [MISSING] and the status is at most PARTIAL.',
+    ),
 });
 type DelegationArgs = z.infer<typeof DelegationSchema>;
 
@@ -31,7 +38,8 @@ export function createDelegationTools(delegator: Delegator): AgentTool[] {
         'Hand one objective to a sub-agent and wait for its verified result: an envelope with the status derived from what its tools actually did (OK / ERROR / PENDING / MISSING lines) and its answer. Check the evidence before you trust the answer.',
       schema: DelegationSchema,
       async run(args, ctx) {
-        const problem = checkRequest(delegator, args) ?? (ctx.conversation ? undefined : 'delegation is only available to the orchestrator');
+        const problem =
+          checkRequest(delegator, args) ?? (ctx.conversation ? undefined : 'delegation is only available to the orchestrator');
         if (problem) return errorResult(problem);
         const outcome = await delegator.delegate(toRequest(args), ctx);
         return delegationResult([outcome]);
@@ -41,7 +49,11 @@ export function createDelegationTools(delegator: Delegator): AgentTool[] {
       name: 'delegate_parallel',
       description: `Run several independent delegations at once (at most ${delegator.maxParallel} at a time); each returns its own envelope, in the order given. Scouts may run in parallel; writers (devo: edits, commands, commits) share one working tree, so at most one writer per call. Never for steps that depend on each other.`,
       schema: z.object({
-        delegations: z.array(DelegationSchema).min(1).max(MAX_PARALLEL_DELEGATIONS).describe('The delegations, each like the arguments of delegate.'),
+        delegations: z
+          .array(DelegationSchema)
+          .min(1)
+          .max(MAX_PARALLEL_DELEGATIONS)
+          .describe('The delegations, each like the arguments of delegate.'),
       }),
       async run(args, ctx) {
         const problems = args.delegations.map((d, i) => {
@@ -51,7 +63,10 @@ export function createDelegationTools(delegator: Delegator): AgentTool[] {
         if (!ctx.conversation) problems.push('delegation is only available to the orchestrator');
         problems.push(parallelWriters(delegator, args.delegations));
         if (problems.some(Boolean)) return errorResult(problems.filter(Boolean).join('\n'));
-        const perEnvelope = Math.min(ENVELOPE_RESPONSE_CHARS, Math.max(1000, Math.floor(PARALLEL_RESPONSE_BUDGET / args.delegations.length)));
+        const perEnvelope = Math.min(
+          ENVELOPE_RESPONSE_CHARS,
+          Math.max(1000, Math.floor(PARALLEL_RESPONSE_BUDGET / args.delegations.length)),
+        );
         const outcomes = await delegator.delegateAll(args.delegations.map(toRequest), ctx, perEnvelope);
         return delegationResult(outcomes);
       },

@@ -11,7 +11,15 @@ import { failedResult, runSubAgent } from './subAgent';
 import type { AgentName, DelegationRequest, DelegationResult } from './types';
 
 /** The workspace tools a sub-agent can be given (no signal tools: only the orchestrator ends an iteration). */
-const WORKSPACE_TOOLS: readonly AgentTool[] = [readFileTool, writeFileTool, editFileTool, listFilesTool, searchTool, runCommandTool, gitCommitTool];
+const WORKSPACE_TOOLS: readonly AgentTool[] = [
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  listFilesTool,
+  searchTool,
+  runCommandTool,
+  gitCommitTool,
+];
 
 /** Tools that change the one shared working tree; two agents with them at once would mix their work and their evidence. */
 const TREE_WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file', 'run_command', 'git_commit']);
@@ -75,9 +83,20 @@ export class Delegator {
     const profile = this.profiles[request.target];
     const model = profileModel(profile, config.llm.models, conversation.modelName);
     const delegationId = `${conversation.iteration}.${++this.seq}`;
-    const where = { taskId: conversation.taskId, iteration: conversation.iteration, delegationId, target: request.target, objective: request.objective };
+    const where = {
+      taskId: conversation.taskId,
+      iteration: conversation.iteration,
+      delegationId,
+      target: request.target,
+      objective: request.objective,
+    };
     const started = Date.now();
-    conversation.emit({ type: 'delegation.started', ...where, model, ...(request.expectedOutcome ? { expectedOutcome: request.expectedOutcome } : {}) });
+    conversation.emit({
+      type: 'delegation.started',
+      ...where,
+      model,
+      ...(request.expectedOutcome ? { expectedOutcome: request.expectedOutcome } : {}),
+    });
 
     let result: DelegationResult;
     let usage = ZERO_USAGE;
@@ -102,7 +121,16 @@ export class Delegator {
       result = failedResult(error);
     }
     const envelope = buildEnvelope(request, result, maxResponseChars);
-    conversation.emit({ type: 'delegation.result', ...where, model, status: result.status, result, envelope, usage, durationMs: Date.now() - started });
+    conversation.emit({
+      type: 'delegation.result',
+      ...where,
+      model,
+      status: result.status,
+      result,
+      envelope,
+      usage,
+      durationMs: Date.now() - started,
+    });
     return { request, result, envelope, usage, model };
   }
 

@@ -9,7 +9,11 @@ export function createEscalateTool(onEscalate: (reason: string) => void): AgentT
     description:
       'Hand the problem back to the orchestrator and stop: the objective cannot be reached as given, or it needs a decision that is not yours. Say what you found, what blocks you and what you would need.',
     schema: z.object({
-      reason: z.string().trim().min(1).describe('What blocks the objective, what you tried, and what the orchestrator should decide or do.'),
+      reason: z
+        .string()
+        .trim()
+        .min(1)
+        .describe('What blocks the objective, what you tried, and what the orchestrator should decide or do.'),
     }),
     async run(args) {
       onEscalate(args.reason);

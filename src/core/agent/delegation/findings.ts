@@ -8,9 +8,9 @@ const lines = z
     z.array(
       z.union([
         z.string(),
-        z.object({ title: z.string().optional(), url: z.string().optional(), summary: z.string().optional() }).transform((o) =>
-          [o.title, o.url, o.summary].filter(Boolean).join(' — '),
-        ),
+        z
+          .object({ title: z.string().optional(), url: z.string().optional(), summary: z.string().optional() })
+          .transform((o) => [o.title, o.url, o.summary].filter(Boolean).join(' — ')),
       ]),
     ),
     z.record(z.string(), z.string()).transform((record) => Object.entries(record).map(([key, value]) => `${key}: ${value}`)),

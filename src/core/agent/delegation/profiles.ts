@@ -44,7 +44,7 @@ Explore the workspace with read_file, list_files and search. Change nothing. Be 
 Make the change, then prove it: after your last edit, run the build or the tests with run_command, then commit with git_commit (unless the delegation says not to commit). A change that was never run or never committed is reported to the orchestrator as [MISSING]. Keep to the objective and its constraints.`,
   },
   caio: {
-    role: 'actions outside the working tree: git push, pull requests, issues, notifications (each needs a human\'s approval)',
+    role: "actions outside the working tree: git push, pull requests, issues, notifications (each needs a human's approval)",
     tools: [...FILE_READ, ...CAIO_ACTIONS],
     maxSteps: 12,
     prompt: `You are CAIO, the sub-agent for actions with effects outside the working tree: git_push, open_pull_request, open_issue and notify.

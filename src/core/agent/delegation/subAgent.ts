@@ -79,7 +79,8 @@ export async function runSubAgent(run: SubAgentRun): Promise<SubAgentOutcome> {
   if (conversation.stepLimitHit && escalation === undefined) {
     evidence.push({ tool: 'step_limit', success: false, summary: `stopped after ${profile.maxSteps} model calls without finishing` });
   }
-  if (conversation.stopped) evidence.push({ tool: 'stopped', success: false, summary: 'the run was stopped before the sub-agent finished' });
+  if (conversation.stopped)
+    evidence.push({ tool: 'stopped', success: false, summary: 'the run was stopped before the sub-agent finished' });
 
   return { result: buildResult(request, profile, evidence, escalation, conversation.finalText), usage: conversation.usage };
 }
@@ -97,7 +98,10 @@ export function buildResult(
   const result: DelegationResult = { status, summary, toolEvidence: evidence };
 
   // what the orchestrator named, then what the profile always expects (DESIGN §4's [MISSING] without being asked)
-  const missing = mergeMissing(missingEvidence(evidence, request.expectedEvidence), defaultMissingEvidence(profile.name, profile.tools, request, evidence));
+  const missing = mergeMissing(
+    missingEvidence(evidence, request.expectedEvidence),
+    defaultMissingEvidence(profile.name, profile.tools, request, evidence),
+  );
   if (missing.length > 0) {
     result.missingEvidence = missing;
     status = atMostPartial(status);
@@ -123,7 +127,8 @@ export function buildResult(
 /** The sub-agent's first (and pinned) message. */
 export function delegationBrief(request: DelegationRequest, taskPrompt: string): string {
   const sections = [`# Objective\n${request.objective}`];
-  if (request.constraints && request.constraints.length > 0) sections.push(`# Constraints\n${request.constraints.map((c) => `- ${c}`).join('\n')}`);
+  if (request.constraints && request.constraints.length > 0)
+    sections.push(`# Constraints\n${request.constraints.map((c) => `- ${c}`).join('\n')}`);
   if (request.expectedOutcome) sections.push(`# Expected outcome\n${request.expectedOutcome}`);
   if (request.expectedEvidence && request.expectedEvidence.length > 0) {
     sections.push(`# Evidence the orchestrator will check\nAt least one successful call of each: ${request.expectedEvidence.join(', ')}`);

@@ -14,7 +14,9 @@ export const runCommandTool = defineTool({
       .int()
       .positive()
       .optional()
-      .describe('Kill the command (and everything it started) after this many milliseconds. Capped by the configured limit, which is also the default.'),
+      .describe(
+        'Kill the command (and everything it started) after this many milliseconds. Capped by the configured limit, which is also the default.',
+      ),
   }),
   async run(args, ctx) {
     const timeoutMs = Math.min(args.timeoutMs ?? ctx.commandTimeoutMs, ctx.commandTimeoutMs);

@@ -18,7 +18,9 @@ export const MAX_PATH_CHARS = 4096;
 export const pathField = z
   .string()
   .max(MAX_PATH_CHARS)
-  .describe('Path relative to the workspace root, forward slashes (e.g. "src/app.ts"). Paths outside the workspace or inside .git are refused.');
+  .describe(
+    'Path relative to the workspace root, forward slashes (e.g. "src/app.ts"). Paths outside the workspace or inside .git are refused.',
+  );
 
 export const readFileTool = defineTool({
   name: 'read_file',
@@ -108,7 +110,10 @@ export const editFileTool = defineTool({
       return errorResult(`oldText was not found in ${rel} (0 occurrences). ${missHint(text, oldText)}`, `edit ${rel}: oldText not found`);
     }
     if (positions.length > 1) {
-      const at = positions.slice(0, 10).map((i) => lineAt(text, i)).join(', ');
+      const at = positions
+        .slice(0, 10)
+        .map((i) => lineAt(text, i))
+        .join(', ');
       return errorResult(
         `oldText occurs ${positions.length} times in ${rel} (at lines ${at}); it must occur exactly once. Include more of the surrounding lines in oldText so that it is unique.`,
         `edit ${rel}: oldText matched ${positions.length} times`,
@@ -133,7 +138,9 @@ export const listFilesTool = defineTool({
       .string()
       .max(MAX_GLOB_CHARS)
       .optional()
-      .describe('Glob filter: "*.md" (file name at any depth), "src/**/*.ts" (path from the root or from `path`); supports **, *, ?, {a,b} and [abc].'),
+      .describe(
+        'Glob filter: "*.md" (file name at any depth), "src/**/*.ts" (path from the root or from `path`); supports **, *, ?, {a,b} and [abc].',
+      ),
   }),
   async run(args, ctx) {
     const abs = await ctx.scope.resolve(args.path ?? '.');
@@ -150,7 +157,10 @@ export const listFilesTool = defineTool({
     const shown = files.slice(0, MAX_LISTED);
     const more = files.length - shown.length;
     const tail = more > 0 ? `\n… and ${more} more; narrow the path or the pattern to see them` : '';
-    return okResult(`${plural(files.length, 'file')} ${where}${note}:\n${shown.join('\n')}${tail}`, `listed ${plural(files.length, 'file')} ${where}`);
+    return okResult(
+      `${plural(files.length, 'file')} ${where}${note}:\n${shown.join('\n')}${tail}`,
+      `listed ${plural(files.length, 'file')} ${where}`,
+    );
   },
 });
 
@@ -208,7 +218,10 @@ function lineAt(text: string, index: number): number {
 
 /** Where the model's text nearly matched, so the retry can copy the file's exact text. */
 function missHint(text: string, oldText: string): string {
-  const first = oldText.split('\n').find((line) => line.trim() !== '')?.trim();
+  const first = oldText
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
   if (first) {
     const lines = splitLines(text);
     const near = lines.flatMap((line, i) => (line.trim() === first.trim() ? [i + 1] : [])).slice(0, 5);

@@ -17,10 +17,7 @@ export interface LineMatch {
 }
 
 export type RegexSearchOutcome =
-  | { kind: 'done'; total: number; matches: LineMatch[] }
-  | { kind: 'timeout' }
-  | { kind: 'aborted' }
-  | { kind: 'error'; message: string };
+  { kind: 'done'; total: number; matches: LineMatch[] } | { kind: 'timeout' } | { kind: 'aborted' } | { kind: 'error'; message: string };
 
 // Plain CommonJS evaluated by the worker: no file to locate after bundling.
 const WORKER_SOURCE = `
@@ -52,7 +49,11 @@ export interface RegexSearch {
 }
 
 export function startRegexSearch(source: string, signal: AbortSignal, deadlineMs = REGEX_DEADLINE_MS): RegexSearch {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { source, flags: '' }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { source, flags: '' },
+    resourceLimits: { maxOldGenerationSizeMb: 256 },
+  });
   worker.unref();
   const deadline = Date.now() + deadlineMs;
   let closed = false;
@@ -77,7 +78,8 @@ export function startRegexSearch(source: string, signal: AbortSignal, deadlineMs
           if (stop) void close();
           resolve(outcome);
         };
-        const onMessage = (m: { total: number; matches: LineMatch[] }) => finish({ kind: 'done', total: m.total, matches: m.matches }, false);
+        const onMessage = (m: { total: number; matches: LineMatch[] }) =>
+          finish({ kind: 'done', total: m.total, matches: m.matches }, false);
         const onError = (error: Error) => finish({ kind: 'error', message: error.message }, true);
         const onExit = () => finish({ kind: 'error', message: 'the search worker stopped' }, false);
         const onAbort = () => finish({ kind: 'aborted' }, true);

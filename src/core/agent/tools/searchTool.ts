@@ -23,7 +23,11 @@ export const searchTool = defineTool({
     'Search the text files of the workspace (same files as list_files: .gitignore honoured; binary files and files over 1 MB skipped). Returns "path:line: text" per matching line, case-sensitive.',
   schema: z.object({
     query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Text to find, matched literally unless regex is true.'),
-    path: z.string().max(4096).optional().describe('Folder or file to search, relative to the workspace root. Default: the whole workspace.'),
+    path: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe('Folder or file to search, relative to the workspace root. Default: the whole workspace.'),
     regex: z.boolean().optional().describe('Treat query as a JavaScript regular expression (e.g. "function\\s+\\w+Tool"). Default: false.'),
   }),
   async run(args, ctx) {
@@ -31,7 +35,9 @@ export const searchTool = defineTool({
       // Compiling is linear; only matching can run away, and that happens in the worker.
       if (args.regex) new RegExp(args.query);
     } catch (error) {
-      return errorResult(`invalid regular expression ${JSON.stringify(args.query)}: ${errorMessage(error)}. Fix it, or search literally with regex false.`);
+      return errorResult(
+        `invalid regular expression ${JSON.stringify(args.query)}: ${errorMessage(error)}. Fix it, or search literally with regex false.`,
+      );
     }
     const abs = await ctx.scope.resolve(args.path ?? '.');
     const rel = ctx.scope.relative(abs);

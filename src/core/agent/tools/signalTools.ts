@@ -6,14 +6,18 @@ import { defineTool } from './types';
 export const ralphCompleteTool = defineTool({
   name: 'ralph_complete',
   description:
-    'Declare the task complete. Only call this when every point of the promise holds; the orchestrator then runs the quality gates itself, and failures come back as the next iteration\'s work.',
+    "Declare the task complete. Only call this when every point of the promise holds; the orchestrator then runs the quality gates itself, and failures come back as the next iteration's work.",
   schema: z.object({
     summary: z.string().min(1).describe('What was done, in a few sentences.'),
     promiseEvidence: z
       .string()
       .min(1)
       .describe('How each completion criterion of the promise is met: the commands run, the tests that pass, the files that show it.'),
-    artifactPaths: z.array(z.string().max(4096)).max(1000).optional().describe('Workspace-relative paths of the main files created or changed.'),
+    artifactPaths: z
+      .array(z.string().max(4096))
+      .max(1000)
+      .optional()
+      .describe('Workspace-relative paths of the main files created or changed.'),
   }),
   async run(args) {
     return {
@@ -32,7 +36,8 @@ export const ralphCompleteTool = defineTool({
 
 export const reportProgressTool = defineTool({
   name: 'report_progress',
-  description: 'Report how far the task is, as an estimate from 0 to 100, with an optional note on what was just finished. Keep working afterwards.',
+  description:
+    'Report how far the task is, as an estimate from 0 to 100, with an optional note on what was just finished. Keep working afterwards.',
   schema: z.object({
     percent: z.number().min(0).max(100).describe('Estimated share of the task done, 0 to 100.'),
     note: z.string().optional().describe('One line on what was just finished or what comes next.'),
@@ -67,7 +72,8 @@ export const reportBlockedTool = defineTool({
 
 export const askForHelpTool = defineTool({
   name: 'ask_for_help',
-  description: 'Ask the human a question that must be answered before going on (a decision only they can make). The task waits for the answer.',
+  description:
+    'Ask the human a question that must be answered before going on (a decision only they can make). The task waits for the answer.',
   schema: z.object({
     question: z.string().min(1).describe('The question, with the options you see and the one you would pick.'),
   }),

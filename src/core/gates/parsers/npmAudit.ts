@@ -1,11 +1,22 @@
 import type { FindingSeverity, SecurityFinding } from './types';
 import { isRecord } from './text';
 
-const SEVERITIES: Record<string, FindingSeverity> = { critical: 'critical', high: 'high', moderate: 'medium', medium: 'medium', low: 'low', info: 'info' };
+const SEVERITIES: Record<string, FindingSeverity> = {
+  critical: 'critical',
+  high: 'high',
+  moderate: 'medium',
+  medium: 'medium',
+  low: 'low',
+  info: 'info',
+};
 
 /** Whether a JSON value is an `npm audit --json` report of npm 7 or later. */
 export function isNpmAudit(value: unknown): value is Record<string, unknown> {
-  return isRecord(value) && isRecord(value.vulnerabilities) && (value.auditReportVersion === 2 || (isRecord(value.metadata) && isRecord(value.metadata.vulnerabilities)));
+  return (
+    isRecord(value) &&
+    isRecord(value.vulnerabilities) &&
+    (value.auditReportVersion === 2 || (isRecord(value.metadata) && isRecord(value.metadata.vulnerabilities)))
+  );
 }
 
 /**

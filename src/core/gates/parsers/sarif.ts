@@ -4,7 +4,11 @@ import { isRecord } from './text';
 /** Whether a JSON value is a SARIF log (2.1.0 or close enough: a `runs` array of tool runs). */
 export function isSarif(value: unknown): value is Record<string, unknown> {
   if (!isRecord(value) || !Array.isArray(value.runs)) return false;
-  return value.version === '2.1.0' || (typeof value.$schema === 'string' && /sarif/i.test(value.$schema)) || (value.runs.length > 0 && value.runs.every((r) => isRecord(r) && isRecord(r.tool)));
+  return (
+    value.version === '2.1.0' ||
+    (typeof value.$schema === 'string' && /sarif/i.test(value.$schema)) ||
+    (value.runs.length > 0 && value.runs.every((r) => isRecord(r) && isRecord(r.tool)))
+  );
 }
 
 /**

@@ -31,7 +31,9 @@ export interface ImportResult extends ImportPlan {
  */
 export async function importIssues(source: IssueSource, store: TaskStore, request: ImportRequest): Promise<ImportResult> {
   // oldest first (GitHub lists newest first): the order people number their work in
-  const issues = (await source.listOpenIssues(request.repo, { labels: request.labels, milestone: request.milestone })).sort((a, b) => a.number - b.number);
+  const issues = (await source.listOpenIssues(request.repo, { labels: request.labels, milestone: request.milestone })).sort(
+    (a, b) => a.number - b.number,
+  );
   const { pulledIn, closed, missing } = await fetchDependencies(source, request.repo, issues);
   const existing = await store.list();
   const input = { repo: request.repo, issues, pulledIn, closed, missing, existing };
@@ -50,7 +52,11 @@ export async function importIssues(source: IssueSource, store: TaskStore, reques
 }
 
 /** The open issues the listed ones depend on (and theirs), fetched; closed and missing ones noted. */
-async function fetchDependencies(source: IssueSource, repo: RepoRef, issues: GitHubIssue[]): Promise<{ pulledIn: Map<number, number>; closed: Set<number>; missing: Set<number> }> {
+async function fetchDependencies(
+  source: IssueSource,
+  repo: RepoRef,
+  issues: GitHubIssue[],
+): Promise<{ pulledIn: Map<number, number>; closed: Set<number>; missing: Set<number> }> {
   const pulledIn = new Map<number, number>();
   const closed = new Set<number>();
   const missing = new Set<number>();
@@ -89,13 +95,23 @@ export function formatImport(result: ImportResult): string {
   const verb = result.dryRun ? 'would' : '';
   for (const action of result.actions) {
     const issue = `#${action.issue.number} ${action.issue.title}`;
-    if (action.kind === 'add') lines.push(`  + ${action.task.id}  ${issue}${action.task.dependsOn.length ? `  (after ${action.task.dependsOn.join(', ')})` : ''}`);
+    if (action.kind === 'add')
+      lines.push(`  + ${action.task.id}  ${issue}${action.task.dependsOn.length ? `  (after ${action.task.dependsOn.join(', ')})` : ''}`);
     else if (action.kind === 'update') lines.push(`  ~ ${action.taskId}  ${issue}  (${action.changed.join(', ')} changed)`);
     else if (action.kind === 'unchanged') lines.push(`  = ${action.taskId}  ${issue}`);
     else if (action.kind === 'kept') lines.push(`  ! ${action.taskId}  ${issue}: ${action.reason}`);
     else lines.push(`  ✗ ${issue}: not imported: ${action.reason}`);
   }
   for (const note of result.notes) lines.push(`  · ${note}`);
-  const summary = [`${count('add')} ${verb ? 'to add' : 'added'}`, `${count('update')} ${verb ? 'to update' : 'updated'}`, `${count('unchanged')} unchanged`, ...(count('kept') ? [`${count('kept')} left as they are`] : []), ...(count('flagged') ? [`${count('flagged')} flagged`] : [])];
-  return [`${result.actions.length} issue${result.actions.length === 1 ? '' : 's'}: ${summary.join(', ')}${result.dryRun ? ' (dry run: nothing written)' : ''}`, ...lines].join('\n');
+  const summary = [
+    `${count('add')} ${verb ? 'to add' : 'added'}`,
+    `${count('update')} ${verb ? 'to update' : 'updated'}`,
+    `${count('unchanged')} unchanged`,
+    ...(count('kept') ? [`${count('kept')} left as they are`] : []),
+    ...(count('flagged') ? [`${count('flagged')} flagged`] : []),
+  ];
+  return [
+    `${result.actions.length} issue${result.actions.length === 1 ? '' : 's'}: ${summary.join(', ')}${result.dryRun ? ' (dry run: nothing written)' : ''}`,
+    ...lines,
+  ].join('\n');
 }

@@ -87,7 +87,9 @@ export function planImport(input: ImportInput): ImportPlan {
     if (flag) return { kind: 'flagged', issue, ...flag };
     const reading = readings.get(issue.number) as IssueReading;
     const given = input.promises?.get(issue.number);
-    const dependsOn = openDeps(issue.number).map((d) => ids.get(d) as string).sort();
+    const dependsOn = openDeps(issue.number)
+      .map((d) => ids.get(d) as string)
+      .sort();
     const fields = { title: issue.title.trim(), prompt: promptOf(issue), type: typeOfLabels(issue.labels), dependsOn, source: issue.url };
     const promise = reading.criteria.length > 0 ? promiseOf(reading.criteria) : given;
     const existing = taskOf(issue);
@@ -98,27 +100,52 @@ export function planImport(input: ImportInput): ImportPlan {
 }
 
 /** Issues that cannot be imported, and why; a flag spreads to what depends on it, and cycles are flagged whole. */
-function flagIssues(input: ImportInput, readings: Map<number, IssueReading>, openDeps: (n: number) => number[], taskOf: (i: GitHubIssue) => Task | undefined): Map<number, { reason: string; needsPromise: boolean }> {
+function flagIssues(
+  input: ImportInput,
+  readings: Map<number, IssueReading>,
+  openDeps: (n: number) => number[],
+  taskOf: (i: GitHubIssue) => Task | undefined,
+): Map<number, { reason: string; needsPromise: boolean }> {
   const flags = new Map<number, { reason: string; needsPromise: boolean }>();
   for (const issue of input.issues) {
     if ((readings.get(issue.number)?.criteria.length ?? 0) === 0 && !input.promises?.has(issue.number) && !taskOf(issue)) {
-      flags.set(issue.number, { reason: 'states no testable acceptance criterion: give it a promise (what must be true for it to be done), or add an "Acceptance criteria" section to the issue', needsPromise: true });
+      flags.set(issue.number, {
+        reason:
+          'states no testable acceptance criterion: give it a promise (what must be true for it to be done), or add an "Acceptance criteria" section to the issue',
+        needsPromise: true,
+      });
     }
   }
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const issue of input.issues) {
       if (flags.has(issue.number)) continue;
       const blocked = openDeps(issue.number).find((d) => flags.has(d) && !taskOf(input.issues.find((i) => i.number === d) as GitHubIssue));
       if (blocked !== undefined) {
-        flags.set(issue.number, { reason: `depends on #${blocked}, which is not imported (it ${flags.get(blocked)?.reason.split(':')[0]})`, needsPromise: false });
+        flags.set(issue.number, {
+          reason: `depends on #${blocked}, which is not imported (it ${flags.get(blocked)?.reason.split(':')[0]})`,
+          needsPromise: false,
+        });
         changed = true;
       }
     }
-    const cycle = findCycle(input.issues.filter((i) => !flags.has(i.number)).map((i) => ({ key: String(i.number), dependsOn: openDeps(i.number).filter((d) => !flags.has(d)).map(String) })));
+    const cycle = findCycle(
+      input.issues
+        .filter((i) => !flags.has(i.number))
+        .map((i) => ({
+          key: String(i.number),
+          dependsOn: openDeps(i.number)
+            .filter((d) => !flags.has(d))
+            .map(String),
+        })),
+    );
     if (cycle) {
       const named = cycle.map((n) => `#${n}`).join(' → ');
-      for (const member of new Set(cycle)) flags.set(Number(member), { reason: `is in a dependency cycle ${named}: break it on GitHub and import again`, needsPromise: false });
+      for (const member of new Set(cycle))
+        flags.set(Number(member), {
+          reason: `is in a dependency cycle ${named}: break it on GitHub and import again`,
+          needsPromise: false,
+        });
       changed = true;
     }
   }
@@ -126,7 +153,11 @@ function flagIssues(input: ImportInput, readings: Map<number, IssueReading>, ope
 }
 
 /** Task ids: the existing task's, else `GH-<number>` (`GH-<repo>-<number>` when that is taken). */
-function assignIds(input: ImportInput, flags: ReadonlyMap<number, unknown>, taskOf: (i: GitHubIssue) => Task | undefined): Map<number, string> {
+function assignIds(
+  input: ImportInput,
+  flags: ReadonlyMap<number, unknown>,
+  taskOf: (i: GitHubIssue) => Task | undefined,
+): Map<number, string> {
   const taken = new Set(input.existing.map((t) => t.id));
   const ids = new Map<number, string>();
   for (const issue of input.issues) {
@@ -144,7 +175,11 @@ function assignIds(input: ImportInput, flags: ReadonlyMap<number, unknown>, task
 }
 
 /** The update a changed issue makes to its task; a running or done task keeps what it has. */
-function compare(issue: GitHubIssue, task: Task, fields: Pick<Task, 'title' | 'prompt' | 'type' | 'dependsOn' | 'source'> & { promise?: string }): ImportAction {
+function compare(
+  issue: GitHubIssue,
+  task: Task,
+  fields: Pick<Task, 'title' | 'prompt' | 'type' | 'dependsOn' | 'source'> & { promise?: string },
+): ImportAction {
   const patch: TaskPatch = {};
   const changed: string[] = [];
   const change = <K extends keyof TaskPatch>(key: K, value: TaskPatch[K], word: string) => {
@@ -157,7 +192,19 @@ function compare(issue: GitHubIssue, task: Task, fields: Pick<Task, 'title' | 'p
   if (fields.type !== task.type) change('type', fields.type, 'type');
   if (fields.dependsOn.join() !== [...task.dependsOn].sort().join()) change('dependsOn', fields.dependsOn, 'dependencies');
   if (changed.length === 0) return { kind: 'unchanged', issue, taskId: task.id };
-  if (task.status === 'in_progress') return { kind: 'kept', issue, taskId: task.id, reason: `the issue changed (${changed.join(', ')}) while ${task.id} runs: import again after it ends` };
-  if (task.status === 'done') return { kind: 'kept', issue, taskId: task.id, reason: `the issue changed (${changed.join(', ')}) after ${task.id} was done: a done task keeps the request it was done for` };
+  if (task.status === 'in_progress')
+    return {
+      kind: 'kept',
+      issue,
+      taskId: task.id,
+      reason: `the issue changed (${changed.join(', ')}) while ${task.id} runs: import again after it ends`,
+    };
+  if (task.status === 'done')
+    return {
+      kind: 'kept',
+      issue,
+      taskId: task.id,
+      reason: `the issue changed (${changed.join(', ')}) after ${task.id} was done: a done task keeps the request it was done for`,
+    };
   return { kind: 'update', issue, taskId: task.id, patch, changed };
 }

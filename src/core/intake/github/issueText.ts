@@ -46,7 +46,9 @@ export function readIssueBody(body: string, repo: RepoRef): IssueReading {
 /** The items (or lines) of the first criteria section that says something; placeholders do not count. */
 function criteriaOf(body: string): string[] {
   const outline = headings(body);
-  const sections: { from: number; to: number }[] = outline.filter((h) => CRITERIA_TITLE.test(h.text.replace(/[*_:]/g, '').trim())).map((h) => ({ from: h.line + 1, to: h.end }));
+  const sections: { from: number; to: number }[] = outline
+    .filter((h) => CRITERIA_TITLE.test(h.text.replace(/[*_:]/g, '').trim()))
+    .map((h) => ({ from: h.line + 1, to: h.end }));
   // a lead-in line outside code, up to the next heading or lead-in
   const prose = withoutCode(body).split('\n');
   const leadIns = prose.flatMap((line, index) => {

@@ -63,7 +63,11 @@ export class OctokitIssueSource implements IssueSource {
   async getIssue(repo: RepoRef, number: number): Promise<GitHubIssue | undefined> {
     const octokit = await this.octokit();
     try {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { owner: repo.owner, repo: repo.repo, issue_number: number });
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+        owner: repo.owner,
+        repo: repo.repo,
+        issue_number: number,
+      });
       const issue = data as unknown as RestIssue;
       return issue.pull_request ? undefined : toIssue(issue);
     } catch (error) {
@@ -76,9 +80,20 @@ export class OctokitIssueSource implements IssueSource {
   private async milestoneParam(octokit: Octokit, repo: RepoRef, milestone: string): Promise<string> {
     const wanted = milestone.trim();
     if (/^\d+$/.test(wanted) || wanted === '*' || wanted === 'none') return wanted;
-    const all = await this.call(repo, () => allPages<{ number: number; title: string }>(octokit, 'GET /repos/{owner}/{repo}/milestones', { owner: repo.owner, repo: repo.repo, state: 'all', per_page: 100 }));
+    const all = await this.call(repo, () =>
+      allPages<{ number: number; title: string }>(octokit, 'GET /repos/{owner}/{repo}/milestones', {
+        owner: repo.owner,
+        repo: repo.repo,
+        state: 'all',
+        per_page: 100,
+      }),
+    );
     const found = all.find((m) => m.title.toLowerCase() === wanted.toLowerCase());
-    if (!found) throw new GitHubError(`${repo.owner}/${repo.repo} has no milestone "${milestone}"${all.length ? `; its milestones: ${all.map((m) => m.title).join(', ')}` : ''}`, 404);
+    if (!found)
+      throw new GitHubError(
+        `${repo.owner}/${repo.repo} has no milestone "${milestone}"${all.length ? `; its milestones: ${all.map((m) => m.title).join(', ')}` : ''}`,
+        404,
+      );
     return String(found.number);
   }
 
@@ -102,15 +117,25 @@ export class OctokitIssueSource implements IssueSource {
     const name = `${repo.owner}/${repo.repo}`;
     const headers = (error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {};
     const said = githubMessage(error);
-    if (status === 401) return new GitHubError(`GitHub refused the token (401${said ? `: ${said}` : ''}): ${this.options.token ? 'it is wrong or expired' : 'none was given'}; set GITHUB_TOKEN (or sign in to GitHub in VS Code)`, status);
+    if (status === 401)
+      return new GitHubError(
+        `GitHub refused the token (401${said ? `: ${said}` : ''}): ${this.options.token ? 'it is wrong or expired' : 'none was given'}; set GITHUB_TOKEN (or sign in to GitHub in VS Code)`,
+        status,
+      );
     if ((status === 403 || status === 429) && (headers['x-ratelimit-remaining'] === '0' || status === 429)) {
       const reset = Number(headers['x-ratelimit-reset']);
       const until = Number.isFinite(reset) && reset > 0 ? ` until ${new Date(reset * 1000).toISOString()}` : '';
       return new GitHubError(`GitHub's rate limit is used up${until}${this.options.token ? '' : ' (a GITHUB_TOKEN raises it)'}`, status);
     }
-    if (status === 404) return new GitHubError(`${name} was not found on GitHub${this.options.token ? ' (or the token cannot see it)' : ' (a private repository needs GITHUB_TOKEN)'}`, status);
+    if (status === 404)
+      return new GitHubError(
+        `${name} was not found on GitHub${this.options.token ? ' (or the token cannot see it)' : ' (a private repository needs GITHUB_TOKEN)'}`,
+        status,
+      );
     if (status !== undefined) return new GitHubError(`GitHub answered ${status} for ${name}${said ? `: ${said}` : ''}`, status);
-    return new GitHubError(`could not reach GitHub (${(this.options.baseUrl ?? DEFAULT_GITHUB_API).replace(/\/+$/, '')}): ${error instanceof Error ? error.message : String(error)}`);
+    return new GitHubError(
+      `could not reach GitHub (${(this.options.baseUrl ?? DEFAULT_GITHUB_API).replace(/\/+$/, '')}): ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

@@ -44,7 +44,15 @@ export function dropPlannedTask(draft: PlanDraft, key: string): PlanDraft {
     ...draft,
     tasks: draft.tasks
       .filter((t) => t.key !== key)
-      .map((t) => (t.dependsOn.includes(key) ? { ...t, dependsOn: t.dependsOn.filter((d) => d !== key), notes: [...t.notes, `depended on "${dropped.title}", which was dropped from the plan`] } : t)),
+      .map((t) =>
+        t.dependsOn.includes(key)
+          ? {
+              ...t,
+              dependsOn: t.dependsOn.filter((d) => d !== key),
+              notes: [...t.notes, `depended on "${dropped.title}", which was dropped from the plan`],
+            }
+          : t,
+      ),
   };
 }
 
@@ -106,9 +114,11 @@ export function planProblems(draft: PlanDraft, existing: readonly Pick<Task, 'id
     keys.add(task.key);
     for (const field of ['title', 'prompt', 'promise'] as const) if (!task[field].trim()) problems.push(`${name} has no ${field}`);
     const same = existing.find((t) => t.title === task.title && t.source === task.source);
-    if (same) problems.push(`${name} is already in .ralph/tasks.json as ${same.id} (same title and source): was this plan accepted before?`);
+    if (same)
+      problems.push(`${name} is already in .ralph/tasks.json as ${same.id} (same title and source): was this plan accepted before?`);
     for (const dependency of task.dependsOn) {
-      if (!draft.tasks.some((t) => t.key === dependency) && !existingIds.has(dependency)) problems.push(`${name} depends on "${dependency}", which is neither in the plan nor in .ralph/tasks.json`);
+      if (!draft.tasks.some((t) => t.key === dependency) && !existingIds.has(dependency))
+        problems.push(`${name} depends on "${dependency}", which is neither in the plan nor in .ralph/tasks.json`);
     }
   }
   const cycle = findCycle(draft.tasks);
@@ -121,7 +131,9 @@ export function planProblems(draft: PlanDraft, existing: readonly Pick<Task, 'id
 
 /** The new task of a planned one, its dependencies given as ids. */
 function toNewTask(task: PlannedTask, id: string, dependsOn: string[], priority: number): NewTask {
-  const splitNote = task.split ? `\n\nThis is part ${task.split.part} of ${task.split.of} of "${task.split.from}", split because ${task.split.reason}. Do only this part.` : '';
+  const splitNote = task.split
+    ? `\n\nThis is part ${task.split.part} of ${task.split.of} of "${task.split.from}", split because ${task.split.reason}. Do only this part.`
+    : '';
   return {
     id,
     title: task.title,
@@ -149,7 +161,14 @@ export async function acceptPlan(store: TaskStore, draft: PlanDraft): Promise<Ta
   const idOf = new Map(draft.tasks.map((t) => [t.key, `T-${String(++next).padStart(3, '0')}`]));
   // a dependency on a later task of the review is saved after it: the store adds in dependency order
   const ordered = dependencyOrder(draft.tasks);
-  const inputs = ordered.map((task) => toNewTask(task, idOf.get(task.key) as string, task.dependsOn.map((d) => idOf.get(d) ?? d), 100 + draft.tasks.indexOf(task)));
+  const inputs = ordered.map((task) =>
+    toNewTask(
+      task,
+      idOf.get(task.key) as string,
+      task.dependsOn.map((d) => idOf.get(d) ?? d),
+      100 + draft.tasks.indexOf(task),
+    ),
+  );
   const added = await store.addMany(inputs);
   return draft.tasks.map((t) => added.find((a) => a.id === idOf.get(t.key)) as Task);
 }

@@ -33,11 +33,16 @@ Read the document and the repository layout, then propose the tasks that impleme
 Answer by calling ${PLAN_TOOL} once. If you cannot call tools, answer with one JSON object of the same shape and nothing else.`;
 
 export function planTool(): ToolSpec {
-  return { name: PLAN_TOOL, description: 'Propose the tasks of the plan (called once, with the whole plan).', parameters: proposalJsonSchema() };
+  return {
+    name: PLAN_TOOL,
+    description: 'Propose the tasks of the plan (called once, with the whole plan).',
+    parameters: proposalJsonSchema(),
+  };
 }
 
 export function planMessages(context: PlanContext): ChatMessage[] {
-  const sections = context.headings.length > 0 ? context.headings.map((h) => `${'  '.repeat(h.level - 1)}- ${h.text}`).join('\n') : '(no headings)';
+  const sections =
+    context.headings.length > 0 ? context.headings.map((h) => `${'  '.repeat(h.level - 1)}- ${h.text}`).join('\n') : '(no headings)';
   const scripts = Object.entries(context.scripts).map(([name, command]) => `- ${name}: ${command}`);
   const gates = context.gates.map((g) => `- ${g.name} (${g.kind}${g.required ? ', required' : ''}): ${g.command}`);
   const existing = context.existing.map((t) => `- ${t.id} [${t.status}] ${t.title}`);

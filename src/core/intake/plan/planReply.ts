@@ -47,27 +47,45 @@ function keyProblems(proposal: Proposal): string[] {
 }
 
 /** Where a task of the plan links to: the document, at the section it names when that heading exists. */
-export function sourceLink(document: string, headings: readonly Heading[], section: string | null | undefined, fallback?: Heading): { source: string; section?: string; note?: string } {
+export function sourceLink(
+  document: string,
+  headings: readonly Heading[],
+  section: string | null | undefined,
+  fallback?: Heading,
+): { source: string; section?: string; note?: string } {
   const heading = section ? findHeading(headings, section) : undefined;
   if (heading) return { source: `${document}#${heading.slug}`, section: heading.text };
-  if (fallback) return { source: `${document}#${fallback.slug}`, section: fallback.text, ...(section ? { note: `the section "${section}" is not a heading of ${document}` } : {}) };
+  if (fallback)
+    return {
+      source: `${document}#${fallback.slug}`,
+      section: fallback.text,
+      ...(section ? { note: `the section "${section}" is not a heading of ${document}` } : {}),
+    };
   return { source: document, ...(section ? { note: `the section "${section}" is not a heading of ${document}` } : {}) };
 }
 
 /** The planned tasks of a valid proposal; unknown dependencies come back as problems for the retry. */
-export function plannedTasks(proposal: Proposal, document: string, headings: readonly Heading[], existingIds: ReadonlySet<string>, planned?: Heading): { tasks: PlannedTask[]; problems: string[] } {
+export function plannedTasks(
+  proposal: Proposal,
+  document: string,
+  headings: readonly Heading[],
+  existingIds: ReadonlySet<string>,
+  planned?: Heading,
+): { tasks: PlannedTask[]; problems: string[] } {
   const keys = new Set(proposal.tasks.map((t) => t.key));
   const problems: string[] = [];
   const tasks = proposal.tasks.map((task) => {
     const dependsOn = [...new Set((task.dependsOn ?? []).filter((d) => d !== task.key))];
     for (const dependency of dependsOn) {
-      if (!keys.has(dependency) && !existingIds.has(dependency)) problems.push(`"${task.key}" depends on "${dependency}", which is neither a key of this plan nor an existing task id`);
+      if (!keys.has(dependency) && !existingIds.has(dependency))
+        problems.push(`"${task.key}" depends on "${dependency}", which is neither a key of this plan nor an existing task id`);
     }
     const link = sourceLink(document, headings, task.section, planned);
     const notes: string[] = [];
     if (link.note) notes.push(link.note);
     if (task.split) notes.push(`part ${task.split.part} of ${task.split.of} of "${task.split.from}": split because ${task.split.reason}`);
-    if (task.complexity > 8 && !task.split) notes.push(`complexity ${task.complexity}: may be too large for one agent context; consider splitting it`);
+    if (task.complexity > 8 && !task.split)
+      notes.push(`complexity ${task.complexity}: may be too large for one agent context; consider splitting it`);
     const out: PlannedTask = {
       key: task.key,
       title: task.title,

@@ -37,14 +37,30 @@ export function planFiles(paths: RalphPaths, runId: string): { report: string; d
 /** The planning run's report: a run step of its own, with what it proposed and what it cost. */
 export function renderPlanReport(input: PlanReportInput): string {
   const out: string[] = [`# Plan — ${input.document}${input.section ? ` (section "${input.section}")` : ''}`];
-  out.push(list([`Run: ${input.runId}`, `Model: ${input.model}`, `Outcome: **${input.outcome.toUpperCase()}** — ${input.reason}`, 'Nothing is added to `.ralph/tasks.json` until a person accepts the plan.']));
+  out.push(
+    list([
+      `Run: ${input.runId}`,
+      `Model: ${input.model}`,
+      `Outcome: **${input.outcome.toUpperCase()}** — ${input.reason}`,
+      'Nothing is added to `.ralph/tasks.json` until a person accepts the plan.',
+    ]),
+  );
   const tasks = input.draft?.tasks ?? [];
   if (tasks.length > 0) {
     out.push('## Proposed tasks');
     out.push(
       table(
         ['#', 'Key', 'Title', 'Type', 'Complexity', 'Depends on', 'Check', 'Source'],
-        tasks.map((t, i) => [String(i + 1), t.key, t.title, t.type, String(t.complexity), t.dependsOn.join(', ') || '—', t.check ? `\`${t.check}\`` : '—', t.source]),
+        tasks.map((t, i) => [
+          String(i + 1),
+          t.key,
+          t.title,
+          t.type,
+          String(t.complexity),
+          t.dependsOn.join(', ') || '—',
+          t.check ? `\`${t.check}\`` : '—',
+          t.source,
+        ]),
       ),
     );
     const notes = tasks.flatMap((t) => t.notes.map((n) => `**${t.title}**: ${n}`));
@@ -52,7 +68,10 @@ export function renderPlanReport(input: PlanReportInput): string {
   }
   if (input.problems.length > 0) out.push(`## Why it cannot be accepted as it is\n${list(input.problems)}`);
   if (input.draft?.notes) out.push(`## Notes from the model\n${input.draft.notes}`);
-  if (input.rejected.length > 0) out.push(`## Replies that could not be used\n${list(input.rejected.map((r) => `attempt ${r.attempt} (${r.model}): ${r.problems.join('; ')}`))}`);
+  if (input.rejected.length > 0)
+    out.push(
+      `## Replies that could not be used\n${list(input.rejected.map((r) => `attempt ${r.attempt} (${r.model}): ${r.problems.join('; ')}`))}`,
+    );
   out.push(renderReceipt(input.receipt));
   return `${out.join('\n\n')}\n`;
 }

@@ -28,17 +28,28 @@ export const ProposedTaskSchema = z.object({
   title: z.string().trim().min(1).max(120),
   prompt: z.string().trim().min(1).describe('the exact request for the coding agent, complete without the document'),
   promise: z.string().trim().min(1).describe('testable completion criteria'),
-  check: z.string().trim().min(1).nullish().describe('a shell command that exits 0 only when the task is done (e.g. a focused test run); omit when none fits'),
+  check: z
+    .string()
+    .trim()
+    .min(1)
+    .nullish()
+    .describe('a shell command that exits 0 only when the task is done (e.g. a focused test run); omit when none fits'),
   type: z.enum(TASK_TYPES),
   complexity: z.number().int().min(1).max(14).describe('1 trivial … 14 very large'),
-  dependsOn: z.array(z.string().trim().min(1)).nullish().describe('keys of tasks of this plan, or ids of existing tasks, that must be done first'),
+  dependsOn: z
+    .array(z.string().trim().min(1))
+    .nullish()
+    .describe('keys of tasks of this plan, or ids of existing tasks, that must be done first'),
   section: z.string().trim().min(1).nullish().describe('the heading of the document section the task comes from, exactly as written'),
   split: SplitSchema.nullish().describe('set when a piece of work too large for one task was split into parts'),
 });
 export type ProposedTask = z.infer<typeof ProposedTaskSchema>;
 
 export const ProposalSchema = z.object({
-  tasks: z.array(ProposedTaskSchema).min(1, 'propose at least one task').max(MAX_PLAN_TASKS, `at most ${MAX_PLAN_TASKS} tasks; plan one section at a time`),
+  tasks: z
+    .array(ProposedTaskSchema)
+    .min(1, 'propose at least one task')
+    .max(MAX_PLAN_TASKS, `at most ${MAX_PLAN_TASKS} tasks; plan one section at a time`),
   notes: z.string().nullish().describe('anything the person should know about the plan (gaps, assumptions)'),
 });
 export type Proposal = z.infer<typeof ProposalSchema>;

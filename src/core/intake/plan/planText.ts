@@ -2,7 +2,9 @@ import type { PlanDraft } from './planSchema';
 
 /** The proposed plan as a terminal shows it: every field that will be saved, and what to look at. */
 export function formatPlan(draft: PlanDraft, problems: readonly string[]): string {
-  const out: string[] = [`Plan of ${draft.document}${draft.section ? ` (section "${draft.section}")` : ''}: ${draft.tasks.length} task${draft.tasks.length === 1 ? '' : 's'} proposed by ${draft.model}`];
+  const out: string[] = [
+    `Plan of ${draft.document}${draft.section ? ` (section "${draft.section}")` : ''}: ${draft.tasks.length} task${draft.tasks.length === 1 ? '' : 's'} proposed by ${draft.model}`,
+  ];
   draft.tasks.forEach((task, index) => {
     const titleOf = (key: string) => draft.tasks.find((t) => t.key === key)?.title;
     const after = task.dependsOn.map((d) => (titleOf(d) ? `${d} ("${titleOf(d)}")` : d));

@@ -105,18 +105,49 @@ export async function planFromDocument(deps: PlannerDeps, request: PlanRequest):
     await ensureRalphDir(paths);
     const onRetry = (notice: RetryNotice) => emit({ type: 'model.retry', ...notice });
     const { tasks, notes } = await propose(model, meter, { ...deps, onRetry }, modelName, context, rejected);
-    const draft: PlanDraft = { version: 1, runId, document: context.document, ...(context.section ? { section: context.section } : {}), model: modelName, createdAt: new Date(clock.now()).toISOString(), tasks, ...(notes ? { notes } : {}) };
+    const draft: PlanDraft = {
+      version: 1,
+      runId,
+      document: context.document,
+      ...(context.section ? { section: context.section } : {}),
+      model: modelName,
+      createdAt: new Date(clock.now()).toISOString(),
+      tasks,
+      ...(notes ? { notes } : {}),
+    };
     const problems = planProblems(draft, context.existing);
     const outcome = problems.length > 0 ? 'refused' : 'proposed';
-    const reason = problems.length > 0 ? `${tasks.length} tasks proposed, but ${problems.join('; ')}` : `${tasks.length} task${tasks.length === 1 ? '' : 's'} proposed for review`;
+    const reason =
+      problems.length > 0
+        ? `${tasks.length} tasks proposed, but ${problems.join('; ')}`
+        : `${tasks.length} task${tasks.length === 1 ? '' : 's'} proposed for review`;
     await writeJsonAtomic(files.draft, draft);
     await writeFileAtomic(files.report, renderPlanReport({ ...report, outcome, reason, draft, problems, receipt: meter.taskReceipt }));
-    emit({ type: 'plan.finished', document: context.document, outcome, tasks: tasks.length, reason, report: paths.relative(files.report), spend: meter.runSpend });
+    emit({
+      type: 'plan.finished',
+      document: context.document,
+      outcome,
+      tasks: tasks.length,
+      reason,
+      report: paths.relative(files.report),
+      spend: meter.runSpend,
+    });
     return { runId, draft, problems, reportFile: files.report, draftFile: files.draft, logFile: log.file, spend: meter.runSpend };
   } catch (error) {
     const reason = errorMessage(error);
-    await writeFileAtomic(files.report, renderPlanReport({ ...report, outcome: 'failed', reason, problems: [], receipt: meter.taskReceipt })).catch(() => undefined);
-    emit({ type: 'plan.finished', document: context.document, outcome: 'failed', tasks: 0, reason, report: paths.relative(files.report), spend: meter.runSpend });
+    await writeFileAtomic(
+      files.report,
+      renderPlanReport({ ...report, outcome: 'failed', reason, problems: [], receipt: meter.taskReceipt }),
+    ).catch(() => undefined);
+    emit({
+      type: 'plan.finished',
+      document: context.document,
+      outcome: 'failed',
+      tasks: 0,
+      reason,
+      report: paths.relative(files.report),
+      spend: meter.runSpend,
+    });
     throw new PlanFailedError(`planning ${context.document} failed: ${reason} (report: ${paths.relative(files.report)})`, files.report);
   } finally {
     subscription.dispose();
@@ -128,12 +159,27 @@ export async function planFromDocument(deps: PlannerDeps, request: PlanRequest):
  * Asks for the plan until a reply can be used, at most PLAN_ATTEMPTS times; each reply that
  * cannot be used is answered with what was wrong with it.
  */
-async function propose(model: ModelClient, meter: SpendMeter, deps: PlannerDeps & { onRetry: (notice: RetryNotice) => void }, modelName: string, context: PlanContext & { planned?: Heading }, rejected: RejectedReply[]): Promise<{ tasks: PlannedTask[]; notes?: string }> {
+async function propose(
+  model: ModelClient,
+  meter: SpendMeter,
+  deps: PlannerDeps & { onRetry: (notice: RetryNotice) => void },
+  modelName: string,
+  context: PlanContext & { planned?: Heading },
+  rejected: RejectedReply[],
+): Promise<{ tasks: PlannedTask[]; notes?: string }> {
   const messages: ChatMessage[] = planMessages(context);
   const existingIds = new Set(context.existing.map((t) => t.id));
   for (let attempt = 1; attempt <= PLAN_ATTEMPTS; attempt++) {
     meter.beginIteration(attempt, PLAN_ATTEMPTS);
-    const response = await model.chat({ model: modelName, messages, tools: [planTool()], temperature: deps.config.llm.temperature, purpose: 'planner', signal: deps.signal, onRetry: deps.onRetry });
+    const response = await model.chat({
+      model: modelName,
+      messages,
+      tools: [planTool()],
+      temperature: deps.config.llm.temperature,
+      purpose: 'planner',
+      signal: deps.signal,
+      onRetry: deps.onRetry,
+    });
     const reply = readPlanReply(response);
     let problems: string[];
     if (reply.ok) {
@@ -142,7 +188,11 @@ async function propose(model: ModelClient, meter: SpendMeter, deps: PlannerDeps 
       problems = planned.problems;
     } else problems = reply.problems;
     rejected.push({ attempt, model: response.servedBy ?? modelName, problems });
-    messages.push({ role: 'assistant', content: response.content || null, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
+    messages.push({
+      role: 'assistant',
+      content: response.content || null,
+      ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+    });
     // every tool call is answered (the API requires it); the feedback rides on them, or on a user turn
     for (const call of response.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, content: retryMessage(problems) });
     if (response.toolCalls.length === 0) messages.push({ role: 'user', content: retryMessage(problems) });
@@ -160,14 +210,20 @@ async function readContext(deps: PlannerDeps, paths: RalphPaths, request: PlanRe
   const outline = headings(text);
   const planned = request.section !== undefined ? findHeading(outline, request.section) : undefined;
   if (request.section !== undefined && !planned) {
-    throw new RalphError(`${relative} has no section "${request.section}"; its headings: ${outline.map((h) => h.text).join(', ') || 'none'}`, 'plan-section');
+    throw new RalphError(
+      `${relative} has no section "${request.section}"; its headings: ${outline.map((h) => h.text).join(', ') || 'none'}`,
+      'plan-section',
+    );
   }
   const body = planned ? linesOf(text, planned.line, planned.end) : text;
   const limit = Math.floor(deps.config.llm.contextWindow * MAX_CONTEXT_SHARE);
   const estimate = Math.ceil(body.length / 4);
   if (estimate > limit) {
     const top = outline.filter((h) => h.level === Math.min(...outline.map((o) => o.level))).map((h) => `"${h.text}"`);
-    throw new RalphError(`${relative} is too large to plan in one call (≈${estimate} tokens; the limit is ${limit}, ${MAX_CONTEXT_SHARE * 100}% of llm.contextWindow): plan it a section at a time with --section${top.length ? `, e.g. ${top.slice(0, 5).join(', ')}` : ''}`, 'plan-too-large');
+    throw new RalphError(
+      `${relative} is too large to plan in one call (≈${estimate} tokens; the limit is ${limit}, ${MAX_CONTEXT_SHARE * 100}% of llm.contextWindow): plan it a section at a time with --section${top.length ? `, e.g. ${top.slice(0, 5).join(', ')}` : ''}`,
+      'plan-too-large',
+    );
   }
   const store = deps.store ?? new TaskStore(paths);
   return {
@@ -193,7 +249,10 @@ export function resolveDocument(workspace: string, document: string): { file: st
   }
   const relative = path.relative(root, file);
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-    throw new RalphError(`${document} is outside the workspace ${workspace}: the planned tasks link to their document, so put it in the repository (e.g. docs/) and plan it from there`, 'plan-document');
+    throw new RalphError(
+      `${document} is outside the workspace ${workspace}: the planned tasks link to their document, so put it in the repository (e.g. docs/) and plan it from there`,
+      'plan-document',
+    );
   }
   return { file, relative: relative.split(path.sep).join('/') };
 }

@@ -4,7 +4,19 @@ import { runGit } from '../../git/gitExec';
 
 /** Paths listed one by one up to this many; beyond, folders with their file counts. */
 const MAX_PATHS = 300;
-const SKIPPED_DIRS = new Set(['.git', '.ralph', 'node_modules', 'dist', 'out', 'build', 'target', 'vendor', '__pycache__', '.venv', 'venv']);
+const SKIPPED_DIRS = new Set([
+  '.git',
+  '.ralph',
+  'node_modules',
+  'dist',
+  'out',
+  'build',
+  'target',
+  'vendor',
+  '__pycache__',
+  '.venv',
+  'venv',
+]);
 
 /**
  * The repository's layout as the planning model sees it: the files git knows (tracked, and
@@ -49,7 +61,9 @@ export async function packageScripts(workspace: string): Promise<Record<string, 
   try {
     const pkg = JSON.parse(await fs.readFile(path.join(workspace, 'package.json'), 'utf8')) as { scripts?: unknown };
     if (!pkg.scripts || typeof pkg.scripts !== 'object') return {};
-    return Object.fromEntries(Object.entries(pkg.scripts as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    return Object.fromEntries(
+      Object.entries(pkg.scripts as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
   } catch {
     return {};
   }

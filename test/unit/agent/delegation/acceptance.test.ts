@@ -18,8 +18,25 @@ describe('verified delegation in the loop (RalphRunner against the scripted serv
 
   it('the orchestrator delegates to devo; devo reads a file and runs a failing command; the next request carries the envelope', async () => {
     h = await makeLoopHarness([
-      { toolCalls: [{ name: 'delegate', arguments: { target: 'devo', objective: 'Make the tests pass', expectedOutcome: 'npm test passes', expectedEvidence: ['run_command', 'git_commit'] } }] },
-      { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }, { name: 'run_command', arguments: { command: FAILING_TESTS } }] },
+      {
+        toolCalls: [
+          {
+            name: 'delegate',
+            arguments: {
+              target: 'devo',
+              objective: 'Make the tests pass',
+              expectedOutcome: 'npm test passes',
+              expectedEvidence: ['run_command', 'git_commit'],
+            },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'read_file', arguments: { path: 'README.md' } },
+          { name: 'run_command', arguments: { command: FAILING_TESTS } },
+        ],
+      },
       { content: 'Fixed it, all tests pass now.' },
       complete,
     ]);
@@ -29,10 +46,18 @@ describe('verified delegation in the loop (RalphRunner against the scripted serv
 
     const requests = chatRequests(h.server);
     assert.equal(requests.length, 4);
-    assert.ok((requests[0].body?.tools ?? []).some((t) => t.function.name === 'delegate_parallel'), 'the orchestrator is offered delegate_parallel');
+    assert.ok(
+      (requests[0].body?.tools ?? []).some((t) => t.function.name === 'delegate_parallel'),
+      'the orchestrator is offered delegate_parallel',
+    );
     assert.match(String(requests[1].body?.messages?.[0].content), /You are DEVO/);
     const envelope = lastToolMessage(requests[3]);
-    assert.ok(envelope.startsWith('[DELEGATION RESULT — DEVO]\nObjective: Make the tests pass\nExpected Outcome: npm test passes\n\nStatus: PARTIAL\n'), envelope);
+    assert.ok(
+      envelope.startsWith(
+        '[DELEGATION RESULT — DEVO]\nObjective: Make the tests pass\nExpected Outcome: npm test passes\n\nStatus: PARTIAL\n',
+      ),
+      envelope,
+    );
     assert.match(envelope, /^ {2}- \[OK\] read_file: read README\.md/m);
     assert.match(envelope, /^ {2}- \[ERROR\] run_command: node -e .* \(exit code 1\)$/m);
     assert.match(envelope, /^ {2}- \[MISSING\] run_command: no command succeeded$/m);
@@ -49,14 +74,20 @@ describe('verified delegation in the loop (RalphRunner against the scripted serv
     assert.match(formatEvent(result[0]) ?? '', /^ {4}⇠ devo: PARTIAL — 1 OK, 1 ERROR, 2 MISSING \(\d+\.\ds, \d+ tokens\)$/);
     const devoCall = eventsOf(h.events, 'tool.call').find((e) => e.agent === 'devo');
     assert.match(formatEvent(devoCall!) ?? '', /^ {4}\[devo\] → read_file /);
-    const logged = (await fs.readFile(summary.logFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { type: string });
+    const logged = (await fs.readFile(summary.logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
     assert.ok(logged.some((e) => e.type === 'delegation.result'));
 
     // the sub-agent's tokens count into the iteration's usage
     const iteration = eventsOf(h.events, 'iteration.finished')[0];
     const allResponses = eventsOf(h.events, 'model.response');
     assert.equal(allResponses.length, 4);
-    assert.equal(iteration.usage.totalTokens, allResponses.reduce((n, e) => n + e.usage.totalTokens, 0));
+    assert.equal(
+      iteration.usage.totalTokens,
+      allResponses.reduce((n, e) => n + e.usage.totalTokens, 0),
+    );
     const checkpoint = (await readJson(h.paths.state(summary.results[0].taskId))) as { usage: { totalTokens: number } };
     assert.equal(checkpoint.usage.totalTokens, iteration.usage.totalTokens);
   });

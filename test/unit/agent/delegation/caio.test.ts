@@ -48,7 +48,10 @@ describe('caio: actions outside the working tree need approval', function () {
     assert.equal(env.ws.exists('caio-ran.marker'), false);
     assert.equal(env.approvals.length, 1);
     assert.equal(env.approvals[0].title, 'Ralph (caio) wants to send the notification "Release 1.2 is out"');
-    assert.match(env.approvals[0].detail, new RegExp(`^Command: ${NOTIFY.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nRALPH_MESSAGE=Release 1\\.2 is out\nDirectory: `));
+    assert.match(
+      env.approvals[0].detail,
+      new RegExp(`^Command: ${NOTIFY.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nRALPH_MESSAGE=Release 1\\.2 is out\nDirectory: `),
+    );
     assert.match(result.content, /\[PENDING\] notify/);
   });
 
@@ -57,7 +60,10 @@ describe('caio: actions outside the working tree need approval', function () {
     const result = await delegateToCaio(env);
     assert.equal(env.ws.exists('caio-ran.marker'), true);
     assert.match(result.content, /^Status: SUCCESS$/m);
-    assert.match(result.content, /^ {2}- \[OK\] notify id=https:\/\/chat\.example\.invalid\/msg\/42: send the notification "Release 1\.2 is out": done$/m);
+    assert.match(
+      result.content,
+      /^ {2}- \[OK\] notify id=https:\/\/chat\.example\.invalid\/msg\/42: send the notification "Release 1\.2 is out": done$/m,
+    );
   });
 
   it('git_push (default command) pushes to the remote after approval; the id is the pushed sha', async () => {
@@ -73,7 +79,9 @@ describe('caio: actions outside the working tree need approval', function () {
   });
 
   it('an action with no configured command is an [ERROR] naming the config key, without asking anyone', async () => {
-    env = await makeDelegationEnv([{ toolCalls: [{ name: 'open_pull_request', arguments: { title: 'Fix login' } }] }, report], { approve: true });
+    env = await makeDelegationEnv([{ toolCalls: [{ name: 'open_pull_request', arguments: { title: 'Fix login' } }] }, report], {
+      approve: true,
+    });
     const result = await delegateToCaio(env, 'Open a PR');
     assert.equal(env.approvals.length, 0);
     assert.match(result.content, /^Status: FAILED$/m);
@@ -81,7 +89,9 @@ describe('caio: actions outside the working tree need approval', function () {
   });
 
   it('parallel caio delegations ask one question at a time', async () => {
-    env = await makeDelegationEnv([notifyStep, notifyStep, report, report], { config: { agents: { caio: { commands: { notify: 'true' } } } } });
+    env = await makeDelegationEnv([notifyStep, notifyStep, report, report], {
+      config: { agents: { caio: { commands: { notify: 'true' } } } },
+    });
     let open = 0;
     let peak = 0;
     // a slow human: each answer takes a while
@@ -96,7 +106,16 @@ describe('caio: actions outside the working tree need approval', function () {
     };
     const serialized = new Delegator({ config: env.config, model: createModelClient(env.config.llm, 'k'), approval: slow });
     const result = await new ToolRegistry(createDelegationTools(serialized)).execute(
-      { id: 'c1', name: 'delegate_parallel', arguments: JSON.stringify({ delegations: [{ target: 'caio', objective: 'a' }, { target: 'caio', objective: 'b' }] }) },
+      {
+        id: 'c1',
+        name: 'delegate_parallel',
+        arguments: JSON.stringify({
+          delegations: [
+            { target: 'caio', objective: 'a' },
+            { target: 'caio', objective: 'b' },
+          ],
+        }),
+      },
       env.ctx,
     );
     assert.equal(peak, 1);

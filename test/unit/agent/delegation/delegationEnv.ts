@@ -31,7 +31,10 @@ export async function makeDelegationEnv(
   const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n', ...options.files } });
   const server = await startScriptedServer({ steps });
   const extra = options.config ?? {};
-  const config = parseConfig({ ...extra, llm: { baseUrl: server.url, models: ['model-a', 'model-b'], maxRetries: 0, requestTimeoutMs: 5000, ...extra.llm } });
+  const config = parseConfig({
+    ...extra,
+    llm: { baseUrl: server.url, models: ['model-a', 'model-b'], maxRetries: 0, requestTimeoutMs: 5000, ...extra.llm },
+  });
   const events: RalphEventBody[] = [];
   const approvals: { title: string; detail: string }[] = [];
   const approval: ApprovalPrompt | undefined =

@@ -20,10 +20,20 @@ describe('delegation to sub-agents (against the scripted server)', function () {
 
   it('devo reads a file, runs a failing command: PARTIAL with [OK] and [ERROR] from its real tool log', async () => {
     env = await makeDelegationEnv([
-      { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }, { name: 'run_command', arguments: { command: FAILING_TESTS } }] },
+      {
+        toolCalls: [
+          { name: 'read_file', arguments: { path: 'README.md' } },
+          { name: 'run_command', arguments: { command: FAILING_TESTS } },
+        ],
+      },
       { content: 'All done, every test passes.' },
     ]);
-    const result = await callTool(env, 'delegate', { target: 'devo', objective: 'Fix the login bug', expectedOutcome: 'tests pass', expectedEvidence: ['git_commit'] });
+    const result = await callTool(env, 'delegate', {
+      target: 'devo',
+      objective: 'Fix the login bug',
+      expectedOutcome: 'tests pass',
+      expectedEvidence: ['git_commit'],
+    });
 
     assert.equal(result.ok, true, 'partial is not an error result');
     assert.equal(
@@ -64,20 +74,35 @@ describe('delegation to sub-agents (against the scripted server)', function () {
     assert.equal(finished[0].result.toolEvidence.length, 2);
     assert.equal(finished[0].model, 'model-a', "default: the orchestrator's model");
     const subEvents = ofType(env.events, 'tool.result');
-    assert.deepEqual(subEvents.map((e) => [e.agent, e.tool, e.ok]), [['devo', 'read_file', true], ['devo', 'run_command', false]]);
+    assert.deepEqual(
+      subEvents.map((e) => [e.agent, e.tool, e.ok]),
+      [
+        ['devo', 'read_file', true],
+        ['devo', 'run_command', false],
+      ],
+    );
     const responses = ofType(env.events, 'model.response');
     assert.ok(responses.every((e) => e.agent === 'devo'));
-    assert.equal(responses.reduce((n, e) => n + e.usage.totalTokens, 0), result.usage?.totalTokens);
+    assert.equal(
+      responses.reduce((n, e) => n + e.usage.totalTokens, 0),
+      result.usage?.totalTokens,
+    );
   });
 
   it('a sub-agent that calls escalate stops there: ESCALATED with the reason in the envelope', async () => {
     env = await makeDelegationEnv([
       { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] },
-      { content: 'The config is missing.', toolCalls: [{ name: 'escalate', arguments: { reason: 'There is no database config; which database should I use?' } }] },
+      {
+        content: 'The config is missing.',
+        toolCalls: [{ name: 'escalate', arguments: { reason: 'There is no database config; which database should I use?' } }],
+      },
     ]);
     const result = await callTool(env, 'delegate', { target: 'devo', objective: 'Add a migration' });
     assert.match(result.content, /^Status: ESCALATED$/m);
-    assert.match(result.content, /\n\nEscalation: There is no database config; which database should I use\?\n\nAgent Response:\nThe config is missing\.$/);
+    assert.match(
+      result.content,
+      /\n\nEscalation: There is no database config; which database should I use\?\n\nAgent Response:\nThe config is missing\.$/,
+    );
     assert.match(result.content, /  - \[OK\] read_file: /);
     assert.doesNotMatch(result.content, /\] escalate/, 'escalate itself is not evidence');
     assert.equal(env.server.requests.length, 2, 'no model call after escalate');
@@ -106,7 +131,9 @@ describe('delegation to sub-agents (against the scripted server)', function () {
     const answer: Step = { content: '```json\n{"summary":"ok","confidence":"high"}\n```' };
     const look: Step = { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] };
     env = await makeDelegationEnv([look, answer, answer], {
-      config: { agents: { scout: { tier: 1, tools: ['read_file'], systemPrompt: 'CUSTOM SCOUT PROMPT' }, devo: { model: 'special-model' } } },
+      config: {
+        agents: { scout: { tier: 1, tools: ['read_file'], systemPrompt: 'CUSTOM SCOUT PROMPT' }, devo: { model: 'special-model' } },
+      },
     });
     const scout = await callTool(env, 'delegate', { target: 'scout', objective: 'Look' });
     assert.match(scout.content, /Status: SUCCESS/);
@@ -116,7 +143,10 @@ describe('delegation to sub-agents (against the scripted server)', function () {
     assert.equal(scoutRequest.model, 'model-b', 'tier 1 of the ladder');
     assert.match(systemText(scoutRequest.body), /^CUSTOM SCOUT PROMPT\n\n.*escalate/s);
     assert.match(systemText(scoutRequest.body), /```json/, 'the protocol rules stay with a custom prompt');
-    assert.deepEqual((scoutRequest.body?.tools ?? []).map((t) => t.function.name), ['read_file', 'escalate']);
+    assert.deepEqual(
+      (scoutRequest.body?.tools ?? []).map((t) => t.function.name),
+      ['read_file', 'escalate'],
+    );
     assert.equal(devoRequest.model, 'special-model');
 
     const config = parseConfig({ agents: { devo: { tools: ['read_file', 'ralph_complete', 'delegate'] } } });
@@ -140,7 +170,10 @@ describe('delegation to sub-agents (against the scripted server)', function () {
       const summary = objective === 'area 3' ? 'y'.repeat(5000) : `looked at ${objective}`;
       return { content: `\`\`\`json\n${JSON.stringify({ summary, confidence: 'medium' })}\n\`\`\`` };
     };
-    env = await makeDelegationEnv(Array.from({ length: 10 }, () => scoutStep), { config: { agents: { maxParallel: 2 } } });
+    env = await makeDelegationEnv(
+      Array.from({ length: 10 }, () => scoutStep),
+      { config: { agents: { maxParallel: 2 } } },
+    );
     const delegations = [1, 2, 3, 4, 5].map((n) => ({ target: 'scout', objective: `area ${n}` }));
     const result = await callTool(env, 'delegate_parallel', { delegations });
 

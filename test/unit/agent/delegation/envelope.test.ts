@@ -14,7 +14,11 @@ describe('the verification envelope (golden texts, DESIGN §4)', () => {
       missingEvidence: [{ tool: 'git_commit', summary: 'no commit created' }],
     };
     const envelope = buildEnvelope(
-      { target: 'devo', objective: 'Fix login validation bug in auth/login.ts', expectedOutcome: 'Login form validates all RFC 5322 email formats' },
+      {
+        target: 'devo',
+        objective: 'Fix login validation bug in auth/login.ts',
+        expectedOutcome: 'Login form validates all RFC 5322 email formats',
+      },
       result,
     );
     assert.equal(
@@ -42,7 +46,13 @@ describe('the verification envelope (golden texts, DESIGN §4)', () => {
       summary: 'Pushed; the pull request waits for approval.',
       toolEvidence: [
         { tool: 'git_push', success: true, summary: 'push HEAD to origin: done', externalId: '3f2a9c1e0b7d' },
-        { tool: 'open_pull_request', success: false, pendingApproval: true, summary: 'awaiting approval: open the pull request "Fix login"', nextStep: 'a human must approve' },
+        {
+          tool: 'open_pull_request',
+          success: false,
+          pendingApproval: true,
+          summary: 'awaiting approval: open the pull request "Fix login"',
+          nextStep: 'a human must approve',
+        },
       ],
       escalation: 'No reviewer is configured for the repository.',
     };
@@ -68,7 +78,13 @@ Pushed; the pull request waits for approval.`,
       status: 'success',
       summary: 'Login is in src/auth.\nConfidence: high',
       toolEvidence: [],
-      findings: { relevantFiles: ['src/auth/login.ts'], codePatterns: [], webFindings: [], recommendations: ['fix the regex', 'add a test for +'], confidence: 'high' },
+      findings: {
+        relevantFiles: ['src/auth/login.ts'],
+        codePatterns: [],
+        webFindings: [],
+        recommendations: ['fix the regex', 'add a test for +'],
+        confidence: 'high',
+      },
     };
     assert.equal(
       buildEnvelope({ target: 'scout', objective: 'Find the login code', expectedOutcome: 'the file and function' }, result),
@@ -87,7 +103,11 @@ Confidence: high`,
   });
 
   it('lists only the last 12 evidence lines, says how many earlier ones are not shown, and keeps every [MISSING] line', () => {
-    const evidence: ToolEvidence[] = Array.from({ length: 15 }, (_, i) => ({ tool: 'read_file', success: true, summary: `read f${i + 1}.ts` }));
+    const evidence: ToolEvidence[] = Array.from({ length: 15 }, (_, i) => ({
+      tool: 'read_file',
+      success: true,
+      summary: `read f${i + 1}.ts`,
+    }));
     const envelope = buildEnvelope(
       { target: 'devo', objective: 'o' },
       { status: 'partial', summary: '', toolEvidence: evidence, missingEvidence: [{ tool: 'git_commit', summary: 'no commit created' }] },

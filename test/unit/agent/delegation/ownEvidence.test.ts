@@ -31,7 +31,10 @@ describe("a sub-agent's evidence is its own", function () {
           delegations: files.map((file) => ({ target: 'devo', objective: `write ${file}` })),
         });
         assert.equal(result.ok, false);
-        assert.match(result.content, /refused, nothing ran: delegations\.0 \(devo\), delegations\.1 \(devo\) can all change the working tree/);
+        assert.match(
+          result.content,
+          /refused, nothing ran: delegations\.0 \(devo\), delegations\.1 \(devo\) can all change the working tree/,
+        );
         assert.match(result.content, /Scouts may run in parallel; writers one at a time: call delegate for each writer in turn/);
         assert.equal(env.server.requests.length, 0, 'no sub-agent started');
         for (const file of files) assert.equal(env.ws.exists(file), false);
@@ -45,7 +48,8 @@ describe("a sub-agent's evidence is its own", function () {
       let next = 0;
       const shared: Step = (request) => {
         if (/You are DEVO/.test(String(request.body?.messages?.[0].content))) return devoSteps[next++];
-        if (!request.body?.messages?.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] };
+        if (!request.body?.messages?.some((m) => m.role === 'tool'))
+          return { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] };
         return { content: '```json\n{"summary":"read it","confidence":"high"}\n```' };
       };
       env = await makeDelegationEnv(Array.from({ length: 6 }, () => shared));
@@ -106,7 +110,11 @@ describe("a sub-agent's evidence is its own", function () {
     });
 
     it('a devo that only reads and answers expects nothing more; a scout that looked at nothing is PARTIAL', async () => {
-      env = await makeDelegationEnv([{ toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] }, { content: 'It is a sample.' }, { content: '```json\n{"summary":"guess","confidence":"high"}\n```' }]);
+      env = await makeDelegationEnv([
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] },
+        { content: 'It is a sample.' },
+        { content: '```json\n{"summary":"guess","confidence":"high"}\n```' },
+      ]);
       const devo = await callTool(env, 'delegate', { target: 'devo', objective: 'Summarise the README' });
       assert.match(devo.content, /Status: SUCCESS/);
       const scout = await callTool(env, 'delegate', { target: 'scout', objective: 'Find the login code' });

@@ -57,12 +57,22 @@ describe('delegation status (derived from evidence, no model call)', () => {
   });
 
   it('takes evidence from the tool result, with pending approval, external id and next step', () => {
-    assert.deepEqual(evidenceOf({ name: 'read_file' }, { ok: true, content: 'x', summary: 'read a.ts' }), { tool: 'read_file', success: true, summary: 'read a.ts' });
+    assert.deepEqual(evidenceOf({ name: 'read_file' }, { ok: true, content: 'x', summary: 'read a.ts' }), {
+      tool: 'read_file',
+      success: true,
+      summary: 'read a.ts',
+    });
     assert.deepEqual(
-      evidenceOf({ name: 'git_push' }, { ok: false, content: 'x', summary: 'awaiting approval', pendingApproval: true, nextStep: 'approve it' }),
+      evidenceOf(
+        { name: 'git_push' },
+        { ok: false, content: 'x', summary: 'awaiting approval', pendingApproval: true, nextStep: 'approve it' },
+      ),
       { tool: 'git_push', success: false, summary: 'awaiting approval', pendingApproval: true, nextStep: 'approve it' },
     );
-    assert.equal(evidenceOf({ name: 'open_pull_request' }, { ok: true, content: '', summary: 'opened', externalId: 'https://x/pr/1' }).externalId, 'https://x/pr/1');
+    assert.equal(
+      evidenceOf({ name: 'open_pull_request' }, { ok: true, content: '', summary: 'opened', externalId: 'https://x/pr/1' }).externalId,
+      'https://x/pr/1',
+    );
   });
 
   describe('expectedEvidence', () => {
@@ -78,18 +88,42 @@ describe('delegation status (derived from evidence, no model call)', () => {
     });
 
     it('turns success into partial and keeps the missing lines in the result', () => {
-      const result = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [ok('write_file'), ok('run_command')], undefined, 'done');
+      const result = buildResult(
+        devo({ expectedEvidence: ['git_commit'] }),
+        { name: 'devo', tools: [] },
+        [ok('write_file'), ok('run_command')],
+        undefined,
+        'done',
+      );
       assert.equal(result.status, 'partial');
       assert.deepEqual(result.missingEvidence, [{ tool: 'git_commit', summary: 'no commit created' }]);
     });
 
     it('leaves success alone when every expected tool succeeded, and failed stays failed', () => {
-      const done = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [err('run_command'), ok('run_command'), ok('git_commit')], undefined, 'done');
+      const done = buildResult(
+        devo({ expectedEvidence: ['git_commit'] }),
+        { name: 'devo', tools: [] },
+        [err('run_command'), ok('run_command'), ok('git_commit')],
+        undefined,
+        'done',
+      );
       assert.equal(done.status, 'partial', 'a failed run_command still makes it partial');
-      const clean = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [ok('git_commit')], undefined, 'done');
+      const clean = buildResult(
+        devo({ expectedEvidence: ['git_commit'] }),
+        { name: 'devo', tools: [] },
+        [ok('git_commit')],
+        undefined,
+        'done',
+      );
       assert.equal(clean.status, 'success');
       assert.equal(clean.missingEvidence, undefined);
-      const failed = buildResult(devo({ expectedEvidence: ['git_commit'] }), { name: 'devo', tools: [] }, [err('write_file')], undefined, '');
+      const failed = buildResult(
+        devo({ expectedEvidence: ['git_commit'] }),
+        { name: 'devo', tools: [] },
+        [err('write_file')],
+        undefined,
+        '',
+      );
       assert.equal(failed.status, 'failed');
     });
   });
@@ -102,12 +136,24 @@ describe('delegation status (derived from evidence, no model call)', () => {
 
   describe('scout findings (validated with zod)', () => {
     const report = (fields: Record<string, unknown>) => `Here is what I found.\n\`\`\`json\n${JSON.stringify(fields)}\n\`\`\``;
-    const valid = { summary: 'Login lives in src/auth.', relevantFiles: ['src/auth/login.ts'], codePatterns: ['zod schemas at the boundary'], recommendations: ['fix the regex', 'add a test'], confidence: 'high' };
+    const valid = {
+      summary: 'Login lives in src/auth.',
+      relevantFiles: ['src/auth/login.ts'],
+      codePatterns: ['zod schemas at the boundary'],
+      recommendations: ['fix the regex', 'add a test'],
+      confidence: 'high',
+    };
 
     it('parses a fenced JSON block, a bare object, or an object inside prose; fills missing lists', () => {
       const fenced = parseFindings(report(valid));
       assert.ok(fenced.ok);
-      assert.deepEqual(fenced.findings, { relevantFiles: ['src/auth/login.ts'], codePatterns: ['zod schemas at the boundary'], webFindings: [], recommendations: ['fix the regex', 'add a test'], confidence: 'high' });
+      assert.deepEqual(fenced.findings, {
+        relevantFiles: ['src/auth/login.ts'],
+        codePatterns: ['zod schemas at the boundary'],
+        webFindings: [],
+        recommendations: ['fix the regex', 'add a test'],
+        confidence: 'high',
+      });
       assert.equal(fenced.summary, 'Login lives in src/auth.');
       const bare = parseFindings(JSON.stringify({ confidence: 'medium' }));
       assert.ok(bare.ok);
@@ -131,17 +177,32 @@ describe('delegation status (derived from evidence, no model call)', () => {
       const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file'), ok('search')], undefined, report(valid));
       assert.equal(result.status, 'success');
       assert.deepEqual(result.findings?.recommendations, ['fix the regex', 'add a test']);
-      assert.equal(result.summary, 'Login lives in src/auth.\nRelevant files: src/auth/login.ts\nCode patterns: zod schemas at the boundary\nConfidence: high');
+      assert.equal(
+        result.summary,
+        'Login lives in src/auth.\nRelevant files: src/auth/login.ts\nCode patterns: zod schemas at the boundary\nConfidence: high',
+      );
     });
 
     it('confidence low makes the result partial', () => {
-      const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file')], undefined, report({ ...valid, confidence: 'low' }));
+      const result = buildResult(
+        scout,
+        { name: 'scout', tools: [] },
+        [ok('read_file')],
+        undefined,
+        report({ ...valid, confidence: 'low' }),
+      );
       assert.equal(result.status, 'partial');
       assert.equal(result.findings?.confidence, 'low');
     });
 
     it('invalid findings: the result says so, has no findings and is at most partial', () => {
-      const result = buildResult(scout, { name: 'scout', tools: [] }, [ok('read_file')], undefined, report({ ...valid, confidence: 'certain' }));
+      const result = buildResult(
+        scout,
+        { name: 'scout', tools: [] },
+        [ok('read_file')],
+        undefined,
+        report({ ...valid, confidence: 'certain' }),
+      );
       assert.equal(result.status, 'partial');
       assert.equal(result.findings, undefined);
       assert.match(result.summary, /\[findings invalid: the findings do not match the schema: confidence: /);

@@ -32,7 +32,8 @@ export function parseCargoTest(lines: readonly string[]): TestCounts | undefined
     const h = OUTPUT_HEADER.exec(lines[i]);
     if (!h) continue;
     const body: string[] = [];
-    for (let j = i + 1; j < lines.length && !OUTPUT_HEADER.test(lines[j]) && !/^(failures:|stack backtrace:|note: )/.test(lines[j]); j++) body.push(lines[j]);
+    for (let j = i + 1; j < lines.length && !OUTPUT_HEADER.test(lines[j]) && !/^(failures:|stack backtrace:|note: )/.test(lines[j]); j++)
+      body.push(lines[j]);
     // The "thread 'x' panicked at file:line:" line says where; the next lines say what.
     messages.set(h[1], errorMessage(body));
     const at = body.map((l) => PANIC_AT.exec(l)?.[1]).find(Boolean);
@@ -42,7 +43,8 @@ export function parseCargoTest(lines: readonly string[]): TestCounts | undefined
     const m = FAILED_LINE.exec(line);
     const name = m?.[1] ?? m?.[2];
     const file = name ? files.get(name) : undefined;
-    if (name && !counts.failures.some((f) => f.name === name)) counts.failures.push({ name, message: messages.get(name), ...(file ? { file } : {}) });
+    if (name && !counts.failures.some((f) => f.name === name))
+      counts.failures.push({ name, message: messages.get(name), ...(file ? { file } : {}) });
   }
   const names: TestName[] = [];
   for (const line of lines) {

@@ -47,7 +47,8 @@ export function parseGoTest(lines: readonly string[]): TestCounts | undefined {
 /** The test's log lines: indented under `--- FAIL` without -v, before it (after `=== RUN`) with -v. */
 function goMessage(lines: readonly string[], at: number, indent: number, name: string): string | undefined {
   const after: string[] = [];
-  for (let j = at + 1; j < lines.length && /^\s/.test(lines[j]) && /^\s*/.exec(lines[j])![0].length > indent && !RESULT.test(lines[j]); j++) after.push(lines[j]);
+  for (let j = at + 1; j < lines.length && /^\s/.test(lines[j]) && /^\s*/.exec(lines[j])![0].length > indent && !RESULT.test(lines[j]); j++)
+    after.push(lines[j]);
   const message = errorMessage(after);
   if (message) return message;
   const before: string[] = [];

@@ -38,7 +38,14 @@ export function parseJest(lines: readonly string[]): TestCounts | undefined {
     // Jest repeats the failures there when many files ran; they are already read.
     if (/^\s*Summary of all failing tests/.test(lines[i])) break;
     const header = /^\s*FAIL\s/.test(lines[i]) ? jestHeaderFile(lines[i]) : undefined;
-    if (header !== undefined) [shown, file] = [lines[i].trim().replace(/^FAIL\s+/, '').replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, ''), header];
+    if (header !== undefined)
+      [shown, file] = [
+        lines[i]
+          .trim()
+          .replace(/^FAIL\s+/, '')
+          .replace(/\s+\(\d+(?:\.\d+)?\s*m?s\)$/, ''),
+        header,
+      ];
     const cross = JEST_CROSS.exec(lines[i]);
     if (cross) crosses.push(cross[1]);
     const bullet = JEST_BULLET.exec(lines[i]);

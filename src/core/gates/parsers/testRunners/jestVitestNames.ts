@@ -27,7 +27,9 @@ export function jestNames(lines: readonly string[]): TestName[] {
       lines.slice(i + 1, end),
       (line) => {
         const t = JEST_TEST.exec(line);
-        return t ? { title: t[3], status: t[2] === '✓' || t[2] === '√' ? 'pass' : t[2] === '✕' || t[2] === '×' ? 'fail' : 'skip' } : undefined;
+        return t
+          ? { title: t[3], status: t[2] === '✓' || t[2] === '√' ? 'pass' : t[2] === '✕' || t[2] === '×' ? 'fail' : 'skip' }
+          : undefined;
       },
       ' › ',
     );

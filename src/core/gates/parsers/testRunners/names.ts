@@ -33,7 +33,11 @@ export function stackFile(body: readonly string[]): string | undefined {
  * does not recognise is a suite holding the deeper lines after it; a test's name is its
  * suites' and its own title joined by `separator`.
  */
-export function indentedTree(lines: readonly string[], test: (line: string) => Omit<TestName, 'name'> & { title: string } | undefined, separator: string): TestName[] {
+export function indentedTree(
+  lines: readonly string[],
+  test: (line: string) => (Omit<TestName, 'name'> & { title: string }) | undefined,
+  separator: string,
+): TestName[] {
   const names: TestName[] = [];
   const open: { indent: number; name: string }[] = [];
   for (const line of lines) {

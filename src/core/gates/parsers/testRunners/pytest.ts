@@ -2,7 +2,8 @@ import type { TestCounts, TestName } from '../types';
 import { completeNames } from './names';
 
 /** `==== 1 failed, 3 passed, 1 skipped in 0.12s ====` (the `=` rule is absent with `-q`). */
-const SUMMARY = /^=*\s*((?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)(?:, )?)+) in [\d.]+s\b.*?=*\s*$/;
+const SUMMARY =
+  /^=*\s*((?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)(?:, )?)+) in [\d.]+s\b.*?=*\s*$/;
 const NO_TESTS = /^=*\s*no tests ran in [\d.]+s/;
 const SHORT = /^(FAILED|ERROR) (\S+)(?: - (.*))?$/;
 
@@ -31,7 +32,8 @@ export function parsePytest(lines: readonly string[]): TestCounts | undefined {
   counts.total = counts.passed + counts.failed + counts.skipped;
   for (const line of lines) {
     const m = SHORT.exec(line);
-    if (m) counts.failures.push({ name: m[2], message: m[3]?.trim() || (m[1] === 'ERROR' ? 'error' : undefined), file: m[2].split('::')[0] });
+    if (m)
+      counts.failures.push({ name: m[2], message: m[3]?.trim() || (m[1] === 'ERROR' ? 'error' : undefined), file: m[2].split('::')[0] });
   }
   return completeNames(counts, pytestNames(lines));
 }
@@ -48,7 +50,8 @@ function pytestNames(lines: readonly string[]): TestName[] {
     const x = v ? undefined : XDIST.exec(line);
     const [id, word] = v ? [v[1], v[2]] : x ? [x[2], x[1]] : [];
     if (!id || !word) continue;
-    const status: TestName['status'] = word === 'PASSED' || word === 'XPASS' ? 'pass' : word === 'SKIPPED' || word === 'XFAIL' ? 'skip' : 'fail';
+    const status: TestName['status'] =
+      word === 'PASSED' || word === 'XPASS' ? 'pass' : word === 'SKIPPED' || word === 'XFAIL' ? 'skip' : 'fail';
     // an error in teardown reports a test a second time: the worse outcome stands
     if (names.get(id)?.status === 'fail') continue;
     names.set(id, { name: id, status, file: id.split('::')[0] });
