@@ -1,3 +1,4 @@
+import { gitStatus } from './gitExec';
 /** A worktree as `git worktree list --porcelain` reports it. */
 export interface Registered {
   path: string;
@@ -47,4 +48,14 @@ export function withWorktreeLock<T>(root: string, work: () => Promise<T>): Promi
     if (worktreeQueues.get(root) === settled) worktreeQueues.delete(root);
   });
   return run;
+}
+
+/** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree; a rename's source too. */
+export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
+  const files = new Set<string>();
+  for (const f of (await gitStatus(worktree, ['--untracked-files=all'])).files) {
+    files.add(f.path);
+    if (f.from) files.add(f.from); // a rename's source
+  }
+  return files;
 }

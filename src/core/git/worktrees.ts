@@ -2,10 +2,10 @@ import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
-import { git, GitCommandError, gitStatus, runGit } from './gitExec';
-import { parseWorktreeList, type Registered, withWorktreeLock } from './worktreeList';
+import { git, GitCommandError, runGit } from './gitExec';
+import { parseWorktreeList, type Registered, uncommittedFiles, withWorktreeLock } from './worktreeList';
 
-export { withWorktreeLock };
+export { uncommittedFiles, withWorktreeLock };
 
 /** Where task worktrees live, relative to the workspace (DESIGN §3). */
 export const WORKTREES_DIR = '.ralph/worktrees';
@@ -78,23 +78,6 @@ export class WorktreeManager {
   /** Runs `work` alone among this repository's worktree commands (see withWorktreeLock). */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     return withWorktreeLock(this.root, work);
-  }
-
-  /** A scratch worktree (`_proof-<id>`, `_base-<id>`) detached at `commit`, shared folders linked (in the worktree queue: a prune beside an add takes its half-written record); git's error when not made. */
-  async addScratch(scratch: string, commit: string): Promise<string | undefined> {
-    const added = await this.exclusive(() => runGit(this.root, ['worktree', 'add', '--detach', '--force', scratch, commit]));
-    if (added.code !== 0) return added.stderr.trim() || `git worktree add exited with ${added.code}`;
-    await this.linkShared(scratch);
-    return undefined;
-  }
-
-  /** A scratch worktree gone, with git's record of it (in the worktree queue). */
-  removeScratch(scratch: string): Promise<void> {
-    return this.exclusive(async () => {
-      await runGit(this.root, ['worktree', 'remove', '--force', scratch]);
-      await fs.rm(scratch, { recursive: true, force: true });
-      await runGit(this.root, ['worktree', 'prune']);
-    });
   }
 
   /** The repository's common git dir, asked of git once. */
@@ -406,14 +389,4 @@ function checkedId(taskId: string): string {
   if (!TASK_ID.test(taskId) || taskId.length > 64)
     throw new RalphError(`"${taskId}" is not a valid task id for a worktree`, 'invalid-task-id');
   return taskId;
-}
-
-/** Paths with uncommitted changes (staged, unstaged, untracked) in a working tree; a rename's source too. */
-export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
-  const files = new Set<string>();
-  for (const f of (await gitStatus(worktree, ['--untracked-files=all'])).files) {
-    files.add(f.path);
-    if (f.from) files.add(f.from); // a rename's source
-  }
-  return files;
 }

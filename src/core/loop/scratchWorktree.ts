@@ -1,4 +1,6 @@
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { runGit } from '../git/gitExec';
 import { WorktreeManager, WORKTREES_DIR } from '../git/worktrees';
 import type { TaskLoopServices } from './types';
 
@@ -17,11 +19,31 @@ export async function inScratchWorktree<T>(
   const scratch = path.join(services.paths.workspace, ...WORKTREES_DIR.split('/'), name);
   const worktrees = new WorktreeManager(services.paths.workspace, services.config.worktrees.link);
   await worktrees.ensureIgnored(); // never seen by an iteration's commit
-  await worktrees.removeScratch(scratch);
+  await removeScratch(worktrees, scratch);
   try {
-    const why = await worktrees.addScratch(scratch, commit);
+    const why = await addScratch(worktrees, scratch, commit);
     return why ? failed(`could not make the scratch worktree at the base: ${why}`) : await work(scratch);
   } finally {
-    await worktrees.removeScratch(scratch).catch(() => undefined);
+    await removeScratch(worktrees, scratch).catch(() => undefined);
   }
+}
+
+/**
+ * The scratch worktree detached at `commit`, shared folders linked; git's error when not made.
+ * In the repository's worktree queue: a prune beside an add takes its half-written record.
+ */
+async function addScratch(worktrees: WorktreeManager, scratch: string, commit: string): Promise<string | undefined> {
+  const added = await worktrees.exclusive(() => runGit(worktrees.root, ['worktree', 'add', '--detach', '--force', scratch, commit]));
+  if (added.code !== 0) return added.stderr.trim() || `git worktree add exited with ${added.code}`;
+  await worktrees.linkShared(scratch);
+  return undefined;
+}
+
+/** The scratch worktree gone, with git's record of it (in the worktree queue). */
+function removeScratch(worktrees: WorktreeManager, scratch: string): Promise<void> {
+  return worktrees.exclusive(async () => {
+    await runGit(worktrees.root, ['worktree', 'remove', '--force', scratch]);
+    await fs.rm(scratch, { recursive: true, force: true });
+    await runGit(worktrees.root, ['worktree', 'prune']);
+  });
 }
