@@ -32,8 +32,9 @@ fi
 phase "typecheck"
 npm run --silent typecheck
 
-phase "lint"
+phase "lint and format"
 npm run --silent lint
+npm run --silent format:check
 
 phase "size (files ≤ 400 lines, functions ≤ 80)"
 npm run --silent check:size
