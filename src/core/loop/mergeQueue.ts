@@ -1,23 +1,10 @@
 import * as path from 'node:path';
-import type { GateConfig } from '../config/schema';
 import { errorMessage, RalphError } from '../errors';
-import type { RalphEventBody } from '../events';
 import type { GateOutcome, GateRunner } from '../gates/types';
-import type { MergeStrategy, MergeWorkspace, PrepareResult } from '../git/integrate';
+import type { MergeWorkspace, PrepareResult } from '../git/integrate';
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
-import type { WorktreeManager } from '../git/worktrees';
-import {
-  chainHead,
-  chainOf,
-  EMPTY_QUEUE,
-  entryOf,
-  type MergeAction,
-  type MergeEntry,
-  type MergeQueueState,
-  nextToMerge,
-  reduceMergeQueue,
-} from './mergeChain';
+import { chainHead, chainOf, entryOf, type MergeEntry } from './mergeChain';
 import {
   type CheckedResult,
   dedupe,
@@ -31,35 +18,10 @@ import {
 } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
 import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether } from './greenHeads';
+import { MergeQueueBase, type MergeQueueDeps, type MergeOutcome } from './mergeQueueBase';
 
 export * from './mergeChain';
-export type { CheckedResult };
-
-export interface MergeQueueDeps {
-  worktrees: WorktreeManager;
-  gates: GateRunner;
-  /** Every configured gate; the queue re-runs the required ones. */
-  gateConfigs: readonly GateConfig[];
-  target: string;
-  strategy: MergeStrategy;
-  /** Merged checks at once (`merge.concurrency`, default 1 here: one task at a time). */
-  concurrency?: number;
-  /** Tasks one check covers (`merge.batchSize`, default 1). */
-  batchSize?: number;
-  emit?(body: RalphEventBody): void;
-  /** Asked as the task joins the chain: hold its checked result for a person's review? (`merge.review`) */
-  holdForReview?(taskId: string): Promise<boolean>;
-  /** Lines for a task's merge commit message besides its title (`Closes #12` for a task from an issue). */
-  notes?(taskId: string): Promise<string[]>;
-  /** The gates of one task only (its `check`), checked on its merged result besides the configured ones. */
-  taskGates?(taskId: string): Promise<readonly GateConfig[]>;
-  /** Told of every change of the queue (the chain file `ralph status` reads); `saved` resolves once the newest is written. */
-  onChange?(state: MergeQueueState): void;
-  saved?(): Promise<void>;
-}
-
-/** What processing one entry came to. */
-export type MergeOutcome = MergeEntry & { state: 'merged' | 'conflict' | 'failed' | 'waiting' | 'review' };
+export type { CheckedResult, MergeQueueDeps, MergeOutcome };
 
 /** Times the chain is rebuilt in one go when the target keeps moving under it. */
 const MAX_MOVES = 3;
@@ -72,22 +34,15 @@ const MAX_MOVES = 3;
  * unlanded (conflict, red, review, waiting) takes the prefixes built on it back to the queue,
  * to be built again without it. Nothing reaches the target before its tree passed the check.
  */
-export class MergeQueue {
-  private state: MergeQueueState = EMPTY_QUEUE;
+export class MergeQueue extends MergeQueueBase {
   private readonly pool: MergeWorkspacePool;
   private readonly gates: GateRunner;
-  private readonly jobs = new Map<string, Job>();
-  /** Checked results that land without a new check while the target stays at their base (waiting merges, approved reviews). */
-  private readonly checked = new Map<string, CheckedResult>();
   private readonly tips = new TipVerdicts();
-  /** Heads that landed together with the one handed out: handed out one a call, before anything else. */
-  private readonly landedAhead: MergeOutcome[] = [];
-  private readonly fresh = new Set<string>();
   /** Checks under way, the stale (stopped) ones until their processes ended. */
   private readonly running = new Set<Promise<JobResult>>();
-  private wake: { promise: Promise<'wake'>; resolve: () => void } = wakeUp();
 
-  constructor(private readonly deps: MergeQueueDeps) {
+  constructor(deps: MergeQueueDeps) {
+    super(deps);
     this.pool = new MergeWorkspacePool(deps.worktrees, this.concurrency, ({ file, ageMs }) =>
       deps.emit?.({
         type: 'warning',
@@ -104,52 +59,6 @@ export class MergeQueue {
 
   private get batchSize(): number {
     return Math.max(1, this.deps.batchSize ?? 1);
-  }
-
-  get snapshot(): MergeQueueState {
-    return this.state;
-  }
-
-  /** `fresh`: its agent completed in this run, so it cannot be on the target already (no look for it there). */
-  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string; fresh?: boolean } = {}): MergeEntry {
-    this.apply({ type: 'enqueue', taskId, title, proof: options.proof });
-    if (options.checked) this.checked.set(taskId, options.checked);
-    if (options.fresh) this.fresh.add(taskId);
-    else this.fresh.delete(taskId);
-    this.wake.resolve(); // a chain being waited on takes it in at once
-    return entryOf(this.state, taskId)!;
-  }
-
-  /** The task left (cancelled, rejected): out of the queue, and what was built on it is built again without it. */
-  cancel(taskId: string, detail: string): void {
-    if (!entryOf(this.state, taskId) || entryOf(this.state, taskId)?.state === 'merged') return;
-    this.checked.delete(taskId);
-    this.apply({ type: 'cancel', taskId, detail });
-    this.wake.resolve();
-  }
-
-  /**
-   * A merge that waits on the person's own files stops waiting: its checked result is held for
-   * them (status `review`: approve once the files are out of the way, or merge the branch by
-   * hand). Undefined when the task is not waiting.
-   */
-  holdWaiting(taskId: string, detail: string): MergeOutcome | undefined {
-    const entry = entryOf(this.state, taskId);
-    const checked = this.checked.get(taskId);
-    if (entry?.state !== 'waiting' || !checked) return undefined;
-    this.checked.delete(taskId);
-    this.apply({ type: 'review', taskId, detail, base: checked.base, result: checked.result, gates: checked.gates, files: entry.files });
-    return this.current(taskId);
-  }
-
-  /** Whether anything is waiting to be merged or is in the chain. */
-  get pending(): boolean {
-    return this.landedAhead.length > 0 || nextToMerge(this.state) !== undefined;
-  }
-
-  /** Heads landed but not handed out yet: a stop still hands them out (they are on the target). */
-  get landedToReport(): boolean {
-    return this.landedAhead.length > 0;
   }
 
   /**
@@ -448,60 +357,5 @@ export class MergeQueue {
     }
     this.apply({ type: 'landed', taskId, commit: landed.commit, gates, detail: `merged into ${target} as ${landed.commit.slice(0, 10)}` });
     return this.current(taskId);
-  }
-
-  /** Every task of the chain back to the queue (its place kept); their checks stop. */
-  private putBack(detail: string): undefined {
-    for (const e of chainOf(this.state))
-      if (entryOf(this.state, e.taskId)?.state === e.state) this.apply({ type: 'requeue', taskId: e.taskId, detail });
-    return undefined;
-  }
-
-  private current(taskId: string): MergeOutcome {
-    return entryOf(this.state, taskId) as MergeOutcome;
-  }
-
-  private apply(action: MergeAction): void {
-    const before = this.state;
-    this.state = reduceMergeQueue(this.state, action);
-    // a job whose task left the chain (or joined it again) is stale: its check stops
-    for (const [taskId, job] of this.jobs) {
-      const e = entryOf(this.state, taskId);
-      if (!e || e.pos !== job.pos) {
-        job.abort.abort();
-        this.jobs.delete(taskId);
-      }
-    }
-    for (const e of this.state.entries) if (e !== entryOf(before, e.taskId)) this.announce(e);
-    this.deps.onChange?.(this.state);
-  }
-
-  private announce(e: MergeEntry): void {
-    const chain = chainOf(this.state);
-    const place = chain.findIndex((c) => c.taskId === e.taskId);
-    this.deps.emit?.({
-      type: 'merge',
-      taskId: e.taskId,
-      state: e.state,
-      detail: e.detail,
-      files: e.files,
-      commit: e.commit,
-      title: e.title,
-      target: this.deps.target,
-      attempts: e.attempts,
-      ...(e.gates ? { gates: e.gates } : {}),
-      ...(e.proof ? { proof: e.proof } : {}),
-      ...(place >= 0
-        ? {
-            chain: {
-              place: place + 1,
-              ahead: e.ahead ?? [],
-              ...(e.passed ? { passed: true } : {}),
-              ...(e.coveredBy ? { coveredBy: e.coveredBy } : {}),
-              ...(e.aside ? { aside: true } : {}),
-            },
-          }
-        : {}),
-    });
   }
 }
