@@ -1,15 +1,20 @@
-import type { RalphConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
 import { proofLine } from '../gates/proof';
-import type { RalphEventBody } from '../events';
 import { WarmWorktrees } from '../git/warmWorktrees';
-import type { WorktreeManager } from '../git/worktrees';
 import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
-import type { TaskStore } from '../tasks/store';
-import type { CheckpointStore } from '../record/checkpoint';
-import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus, taskReceipt } from './mergeEnds';
-import type { MergeOutcome, MergeQueue } from './mergeQueue';
+import {
+  answerOrStop,
+  askAfter,
+  holdForReview,
+  type PersonSideDeps,
+  keepOnItsBranch,
+  queueApproved,
+  stopWaitingForFiles,
+  takeUpUnfinished,
+} from './autopilotPerson';
+import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus } from './mergeEnds';
+import type { MergeOutcome } from './mergeQueue';
 import {
   agentEnded,
   type AgentEnd,
@@ -23,35 +28,17 @@ import {
 } from './scheduler';
 import { PersonWaits } from './personWaits';
 import { pruneLeftovers } from './pruneLeftovers';
-import type { ReviewHolds } from '../review/reviewHolds';
 import type { TaskLoop } from './taskLoop';
-import { HOLD_ENDS } from './runQuestions';
 import { RunHalt, runHaltOf } from './runHalt';
 import type { TaskRunResult } from './types';
 
-export interface AutopilotDeps {
-  config: RalphConfig;
-  store: TaskStore;
-  checkpoints: CheckpointStore;
-  worktrees: WorktreeManager;
-  queue: MergeQueue;
-  target: string;
+export interface AutopilotDeps extends PersonSideDeps {
   /** A task loop whose tools, commands, gates, commits and notes act in `workRoot`. */
   loopFor(workRoot: string): Promise<TaskLoop>;
-  emit(body: RalphEventBody): void;
   /** Only this task (`ralph run <id>`); otherwise every ready task. */
   only?: string;
   /** How long a merge that waits for the user's tree waits before it looks again. */
   waitRetryMs?: number;
-  /**
-   * Semi-auto mode: a task ended blocked, needs_help or timeout while other tasks could start;
-   * no new agent starts until this answers (`stop`: none starts any more; running ones go on).
-   */
-  hold?(taskId: string, status: TaskStatus, reason: string): Promise<'continue' | 'stop'>;
-  /** Where results held for a person's review are kept (`merge.review` manual; a merge that waited too long on the person's files). */
-  holds?: ReviewHolds;
-  /** A task halted on a critical security finding: in any mode, no new agent starts until this answers. */
-  criticalHold?(taskId: string, reason: string): Promise<'continue' | 'stop'>;
 }
 
 type Finished =
@@ -193,22 +180,7 @@ export class Autopilot {
     const { d } = this;
     const tasks = await d.store.list();
     await pruneLeftovers(d, this.warm, tasks);
-    for (const task of tasks.filter((t) => t.status === 'in_progress' && this.wanted(t.id) && !remoteActive(t.remote))) {
-      const cp = await d.checkpoints.load(task.id).catch(() => undefined);
-      if (cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete') {
-        this.schedule = { ...this.schedule, merging: [...this.schedule.merging, task.id] };
-        // approved while no run held the workspace: it lands as checked while the target has not moved
-        d.queue.enqueue(task.id, task.title, {
-          checked: cp.review?.approvedAt ? { base: cp.review.base, result: cp.review.result, gates: cp.review.gates } : undefined,
-          proof: cp.proof ? proofLine(cp.proof) : undefined,
-        });
-      }
-    }
-    // held for review by an earlier run: approved or sent back while this one runs, it goes on
-    for (const task of tasks.filter((t) => t.status === 'review' && this.wanted(t.id))) {
-      this.schedule = { ...this.schedule, reviewing: [...(this.schedule.reviewing ?? []), task.id] };
-      this.person.ended(task.id, 'review');
-    }
+    this.schedule = await takeUpUnfinished(d, this.person, tasks, this.schedule, (id) => this.wanted(id));
   }
 
   /**
@@ -217,61 +189,24 @@ export class Autopilot {
    * or asked to keep a waiting merge on its branch.
    */
   private async personActions(): Promise<void> {
-    const { d } = this;
     for (const taskId of [...this.keep]) {
       this.keep.delete(taskId);
-      const held = d.queue.holdWaiting(
-        taskId,
-        `kept on its branch at your request: its checked result waits for you (approve it to land it, or merge ${d.worktrees.branchFor(taskId)} yourself)`,
-      );
+      const held = keepOnItsBranch(this.d, taskId);
       if (held) await this.holdForPerson(held);
     }
     const acted = await this.person.acted();
     if (acted.reopened.length === 0 && acted.approved.length === 0) return;
     this.schedule = reopen(this.schedule, acted.reopened, acted.approved);
-    for (const taskId of acted.approved) {
-      const [task, hold] = await Promise.all([d.store.get(taskId), d.holds?.get(taskId)]);
-      try {
-        d.queue.enqueue(taskId, task.title, { checked: hold ? { base: hold.base, result: hold.result, gates: hold.gates } : undefined });
-        this.retryMergeAt = 0;
-      } catch (error) {
-        d.emit({
-          type: 'warning',
-          taskId,
-          code: 'review-approve',
-          message: `approved, but it could not be queued: ${errorMessage(error)}`,
-        });
-        this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
-      }
-    }
+    const refused = await queueApproved(this.d, acted.approved);
+    if (refused.length < acted.approved.length) this.retryMergeAt = 0;
+    for (const taskId of refused) this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
   }
 
   /** The queue holds a checked result for the person: the task waits as `review` until they approve it. */
   private async holdForPerson(outcome: MergeOutcome): Promise<void> {
-    const { d } = this;
-    const { taskId } = outcome;
-    const reason = outcome.detail ?? 'waits for your review';
-    if (outcome.base && outcome.result)
-      await d.holds?.hold(taskId, {
-        target: d.target,
-        base: outcome.base,
-        result: outcome.result,
-        gates: outcome.gates ?? [],
-        reason,
-        ...(outcome.files?.length ? { files: outcome.files } : {}),
-      });
-    const task = await this.setStatus(taskId, 'review', reason);
-    d.emit({
-      type: 'task.finished',
-      taskId,
-      status: 'review',
-      iterations: task.iterations,
-      reason,
-      ...(await taskReceipt(d.checkpoints, taskId)),
-    });
-    this.results.push({ taskId, status: 'review', reason, iterations: task.iterations });
-    this.schedule = mergeEnded(this.schedule, taskId, 'review');
-    this.person.ended(taskId, 'review');
+    this.results.push(await holdForReview(this.d, outcome));
+    this.schedule = mergeEnded(this.schedule, outcome.taskId, 'review');
+    this.person.ended(outcome.taskId, 'review');
   }
 
   private async candidates(): Promise<Task[]> {
@@ -372,22 +307,11 @@ export class Autopilot {
 
   /** Semi-auto: after a blocked / needs_help / timeout end, wait for the person while another task could start. */
   private async maybeHold(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
-    const { d } = this;
-    const ask =
-      result.critical && d.criticalHold
-        ? (id: string, _s: TaskStatus, why: string) => d.criticalHold!(id, why)
-        : HOLD_ENDS.has(result.status)
-          ? d.hold
-          : undefined;
+    const ask = askAfter(this.d, result);
     if (!ask || this.holding || this.noMoreStarts || stop.aborted) return;
     const waiting = fillSlots(this.schedule, await this.candidates(), Number.MAX_SAFE_INTEGER).start;
     if (waiting.length === 0) return;
-    // a stop ends the wait whether or not the question was answered
-    const stopped = new Promise<'stop'>((resolve) => stop.addEventListener('abort', () => resolve('stop'), { once: true }));
-    this.holding = Promise.race([ask(taskId, result.status, result.reason), stopped]).then(
-      (answer) => ({ kind: 'hold', answer }) as Finished,
-      () => ({ kind: 'hold', answer: 'stop' }) as Finished,
-    );
+    this.holding = answerOrStop(ask(taskId, result.status, result.reason), stop).then((answer) => ({ kind: 'hold', answer }) as Finished);
   }
 
   private async mergeFinished(outcome: MergeOutcome | undefined): Promise<void> {
@@ -397,11 +321,7 @@ export class Autopilot {
     if (outcome.state === 'waiting') {
       if (this.person.mergeWaits(taskId)) {
         // never forever: past merge.waitForUserMinutes the checked result waits for the person instead
-        const files = outcome.files?.length ? outcome.files.join(', ') : 'files the merge touches';
-        const held = d.queue.holdWaiting(
-          taskId,
-          `waited ${d.config.merge.waitForUserMinutes} min (merge.waitForUserMinutes) for your uncommitted changes to ${files}; its checked result waits for you: commit or stash them, then approve it (or merge ${d.worktrees.branchFor(taskId)} yourself)`,
-        );
+        const held = stopWaitingForFiles(d, outcome);
         this.waitingSaid.delete(taskId);
         if (held) return this.holdForPerson(held);
       }
