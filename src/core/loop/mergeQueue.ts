@@ -321,20 +321,27 @@ export class MergeQueue extends MergeQueueBase {
     await briefly(chainOf(this.state).map((e) => this.jobs.get(e.taskId)));
     if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
     const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
-    if (!(await landTogether(this.pool.main, this.deps.target, heads))) return this.land(head.taskId, head.base, head.result, head.gates);
-    for (const h of heads)
-      this.apply({
-        type: 'landed',
-        taskId: h.taskId,
-        commit: h.result,
-        gates: h.gates,
-        detail: `merged into ${this.deps.target} as ${h.result.slice(0, 10)}`,
-      });
-    this.landedAhead.push(...heads.slice(1).map((h) => this.current(h.taskId)));
-    return this.current(head.taskId);
+    if (heads.length < 2) return this.land(head.taskId, head.base, head.result, head.gates);
+    return this.whileLanding(
+      heads.map((h) => h.taskId),
+      async () => {
+        if (!(await landTogether(this.pool.main, this.deps.target, heads)))
+          return this.landOnce(head.taskId, head.base, head.result, head.gates);
+        for (const h of heads) {
+          const detail = `merged into ${this.deps.target} as ${h.result.slice(0, 10)}`;
+          this.apply({ type: 'landed', taskId: h.taskId, commit: h.result, gates: h.gates, detail });
+        }
+        this.landedAhead.push(...heads.slice(1).map((h) => this.current(h.taskId)));
+        return this.current(head.taskId);
+      },
+    );
   }
 
-  private async land(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {
+  private land(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {
+    return this.whileLanding([taskId], () => this.landOnce(taskId, base, result, gates));
+  }
+
+  private async landOnce(taskId: string, base: string, result: string, gates: Gates): Promise<MergeOutcome | 'moved'> {
     const { target } = this.deps;
     let landed;
     try {

@@ -75,10 +75,30 @@ export abstract class MergeQueueBase {
 
   /** The task left (cancelled, rejected): out of the queue, and what was built on it is built again without it. */
   cancel(taskId: string, detail: string): void {
+    if (this.landing.has(taskId)) {
+      // it is moving onto the target right now: decided once that step is over (landed: too late to cancel)
+      this.cancelsAfterLanding.push([taskId, detail]);
+      return;
+    }
     if (!entryOf(this.state, taskId) || entryOf(this.state, taskId)?.state === 'merged') return;
     this.checked.delete(taskId);
     this.apply({ type: 'cancel', taskId, detail });
     this.wake.resolve();
+  }
+
+  /** Tasks whose commits are being moved onto the target; a cancel meanwhile waits for that step. */
+  private readonly landing = new Set<string>();
+  private readonly cancelsAfterLanding: [string, string][] = [];
+
+  /** `land` with `taskIds` marked as landing: a cancel of one of them is taken after it (a no-op once it landed). */
+  protected async whileLanding<T>(taskIds: readonly string[], land: () => Promise<T>): Promise<T> {
+    for (const id of taskIds) this.landing.add(id);
+    try {
+      return await land();
+    } finally {
+      for (const id of taskIds) this.landing.delete(id);
+      for (const [id, detail] of this.cancelsAfterLanding.splice(0)) this.cancel(id, detail);
+    }
   }
 
   /**

@@ -260,12 +260,14 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     await taskWork('T-1', { 'a.num': '1' });
     await taskWork('T-2', { 'b.num': '2' });
     await taskWork('T-3', { 'c.num': '3' });
-    const q = queue({ gateConfigs: [gate('WAIT_FOR=3')] });
+    const release = path.join(checksDir, 'release');
+    const q = queue({ gateConfigs: [gate(`WAIT_FOR=3 RELEASE=${release}`)] });
     for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, id);
     const first = q.processNext();
-    // as soon as the three checks run, T-2 is cancelled (its check stops, T-3 is rebuilt on main + T-1)
+    // while the three checks run (held until the release), T-2 is cancelled: its check stops, T-3 is rebuilt on main + T-1
     for (let i = 0; i < 400 && (await fs.readdir(checksDir)).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
     q.cancel('T-2', 'cancelled by the person');
+    await fs.writeFile(release, '');
     const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
     assert.deepEqual(
       outcomes.map((o) => [o.taskId, o.state]),
