@@ -10,6 +10,7 @@ cd "$root"
 work="$(mktemp -d "${TMPDIR:-/tmp}/ralph-demo-XXXXXX")"
 cp -r examples/greeter/. "$work/"
 server_log="$work.server.log"
+: >"$server_log" # made before the server starts: the loop below may read it first
 node out/test/fixtures/scriptedServer.js --script examples/greeter.replay.json >"$server_log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true' EXIT
