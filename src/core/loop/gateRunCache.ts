@@ -1,6 +1,7 @@
 import type { GateRunner, GateRunRequest, GateRunResult } from '../gates/types';
 import { rootsOf } from '../gates/testLocations';
 import { runGit } from '../git/gitExec';
+import { untilStopped } from '../util/untilStopped';
 
 /** Stands for the tree's root in a run's output: `i` is its place in `rootsOf` (as given, or its real path). */
 const rootMark = (i: number) => `\u0000root${i}\u0000`;
@@ -110,18 +111,4 @@ export class GateRunCache {
       throw error;
     }
   }
-}
-
-/** `promise`, or undefined as soon as `stop` fires. */
-function untilStopped<T>(promise: Promise<T | undefined>, stop: AbortSignal | undefined): Promise<T | undefined> {
-  if (!stop) return promise;
-  if (stop.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const onStop = () => resolve(undefined);
-    stop.addEventListener('abort', onStop, { once: true });
-    void promise.then((value) => {
-      stop.removeEventListener('abort', onStop);
-      resolve(value);
-    });
-  });
 }

@@ -3,6 +3,7 @@ import type { GateOutcome, GateRunner, GateRunRequest, GateRunResult } from '../
 import type { MergeEntry } from './mergeChain';
 import { MergeWorkspace } from '../git/integrate';
 import type { WorktreeManager } from '../git/worktrees';
+import { untilStopped } from '../util/untilStopped';
 
 /**
  * The gate runner of concurrent merged checks: a gate marked `exclusive` (a fixed port, a
@@ -20,7 +21,7 @@ export class ExclusiveGates implements GateRunner {
     let release!: () => void;
     this.line = new Promise<void>((resolve) => (release = resolve));
     try {
-      await waitOrAbort(before, request.signal);
+      await untilStopped(before, request.signal);
       if (request.signal?.aborted)
         return { exitCode: null, timedOut: false, aborted: true, output: 'stopped while waiting for an exclusive gate', durationMs: 0 };
       return await this.inner.run(request);
@@ -29,18 +30,6 @@ export class ExclusiveGates implements GateRunner {
       void before.then(release);
     }
   }
-}
-
-function waitOrAbort(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return p;
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    signal.addEventListener('abort', done, { once: true });
-    void p.then(done);
-  });
 }
 
 /**
