@@ -92,7 +92,8 @@ export async function once(
   const t0 = performance.now();
   let lastQueued = t0;
   bus.subscribe((event) => {
-    // RALPH_BENCH_TIMELINE=1: when each task's steps happened (to stderr), to see where a run's time goes
+    // RALPH_BENCH_TIMELINE=1: when each task's steps happened (to stderr), to see where a run's time goes;
+    // `epoch`: in seconds since 1970, to lay beside git's own trace (GIT_TRACE2_EVENT)
     if (
       process.env.RALPH_BENCH_TIMELINE &&
       (event.type === 'merge' ||
@@ -103,7 +104,7 @@ export async function once(
         event.type === 'worktree')
     ) {
       process.stderr.write(
-        `${((performance.now() - t0) / 1000).toFixed(2)} ${event.type} ${'taskId' in event ? event.taskId : ''} ${'state' in event ? event.state : ''} ${'iteration' in event ? event.iteration : ''}\n`,
+        `${process.env.RALPH_BENCH_TIMELINE === 'epoch' ? (Date.now() / 1000).toFixed(3) : ((performance.now() - t0) / 1000).toFixed(2)} ${event.type} ${'taskId' in event ? event.taskId : ''} ${'state' in event ? event.state : ''} ${'iteration' in event ? event.iteration : ''}\n`,
       );
     }
     const now = performance.now();

@@ -1,7 +1,6 @@
-import * as path from 'node:path';
 import { RalphError } from '../errors';
-import { readTextIfExists } from '../util/atomicWrite';
 import { git, gitLog, gitStatus, runGit } from './gitExec';
+import { HeadReader } from './refRead';
 
 /**
  * Never part of an iteration commit: the task store (rewritten every iteration) and the config
@@ -9,6 +8,10 @@ import { git, gitLog, gitStatus, runGit } from './gitExec';
  */
 const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
 const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
+
+/** The last commits by the commit they start from (a few dozen: the heads a run's agents stand on). */
+const LOGS = new Map<string, { count: number; entries: { sha: string; message: string }[] }>();
+const MAX_LOGS = 64;
 
 const FALLBACK_IDENTITY = { name: 'Ralph Loop', email: 'ralph-loop@localhost' };
 
@@ -24,15 +27,34 @@ export interface SecretGuard {
   contains(text: string): boolean;
 }
 
+/**
+ * Whether the repository's commit identity was checked (and the fallback set where it had none):
+ * once per run, shared by the GitServices of its worktrees (they share the repository's config),
+ * rather than one `git config` per task on its way to its first commit.
+ */
+export class IdentityCheck {
+  private checked: Promise<void> | undefined;
+
+  once(check: () => Promise<void>): Promise<void> {
+    this.checked ??= check().catch((error: unknown) => {
+      this.checked = undefined; // not checked: the next commit asks again
+      throw error;
+    });
+    return this.checked;
+  }
+}
+
 /** The git operations the loop needs, on real git (`runGit`: hardened options, started from the helper process). */
 export class GitService {
-  private identityChecked = false;
-  private logCache: { head: string; count: number; entries: { sha: string; message: string }[] } | undefined;
+  private readonly head: HeadReader;
 
   constructor(
     readonly root: string,
     private readonly secrets?: SecretGuard,
-  ) {}
+    private readonly identity = new IdentityCheck(),
+  ) {
+    this.head = new HeadReader(root);
+  }
 
   /** git in this repository; throws a GitCommandError with git's own message on a non-zero exit. */
   private run(args: readonly string[], input?: string): Promise<string> {
@@ -48,7 +70,10 @@ export class GitService {
     await this.run(['init', '-q']);
   }
 
+  /** HEAD's commit: read from the repository's files (a worktree's too), else asked of git; undefined before the first commit. */
   async headSha(): Promise<string | undefined> {
+    const read = await this.head.read();
+    if (read) return read;
     const head = await runGit(this.root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
     return head.code === 0 ? head.stdout.trim() : undefined; // no commits yet
   }
@@ -71,29 +96,39 @@ export class GitService {
     if (!(changed ?? (await this.hasChangesToCommit()))) return undefined;
     const pathspec = COMMIT_PATHSPEC;
     await this.run(['add', '-A', ...pathspec]);
-    const withheld = await this.withholdSecrets();
-    const staged = (await this.run(['diff', '--no-ext-diff', '--no-textconv', '--cached', '--name-only'])).split('\n').filter(Boolean);
+    const changes = await this.stagedChanges();
+    const withheld = await this.withholdSecrets(changes.patch);
+    const staged = changes.files.filter((f) => !withheld.includes(f));
     if (staged.length === 0 && withheld.length > 0)
       throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
     if (staged.length === 0) return undefined;
     await this.ensureIdentity();
     await this.run(['commit', '--no-verify', '-q', '-F', '-'], message);
-    const sha = (await this.run(['rev-parse', 'HEAD'])).trim();
+    const sha = (await this.head.read()) ?? (await this.run(['rev-parse', 'HEAD'])).trim();
     return { sha, files: staged, ...(withheld.length > 0 ? { withheld } : {}) };
+  }
+
+  /**
+   * What is staged, in one git call: the paths (raw and NUL-separated, so never quoted; a
+   * rename's new path) and, when secrets are guarded, the patch of the added lines they are
+   * looked for in.
+   */
+  private async stagedChanges(): Promise<{ files: string[]; patch: string }> {
+    const args = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '-z'];
+    return parseRawThenPatch(await this.run(this.secrets ? [...args, '--text', '-U0', '--patch-with-raw'] : [...args, '--raw']));
   }
 
   /**
    * Unstages every file whose added lines hold a known secret value: a key never enters the
    * history (where it would outlive any later fix). The file stays as it is in the working tree.
    */
-  private async withholdSecrets(): Promise<string[]> {
-    if (!this.secrets) return [];
-    const diff = await this.run(['diff', '--cached', '--no-color', '--no-ext-diff', '--text', '-U0']);
-    if (!this.secrets.contains(diff)) return [];
+  private async withholdSecrets(diff: string): Promise<string[]> {
+    if (!this.secrets || !this.secrets.contains(diff)) return [];
     const files = new Set<string>();
     let current: string | undefined;
     for (const line of diff.split('\n')) {
-      if (line.startsWith('+++ ')) current = line === '+++ /dev/null' ? undefined : line.slice(6);
+      // git ends the header with a tab when the path has a space
+      if (line.startsWith('+++ ')) current = line === '+++ /dev/null' ? undefined : line.slice(6).replace(/\t$/, '');
       else if (current && line.startsWith('+') && this.secrets.contains(line)) files.add(current);
     }
     const withheld = [...files];
@@ -117,37 +152,29 @@ export class GitService {
     return changes;
   }
 
-  /** The last commits, newest first; cached per HEAD (read from the ref files, no process). */
+  /**
+   * The last commits, newest first; cached per HEAD (read from the ref files, no process). A
+   * commit's history never changes, so the cache is shared: agents that start on one commit ask git once.
+   */
   async log(maxCount: number): Promise<{ sha: string; message: string }[]> {
-    const head = await this.readHead();
-    if (head && this.logCache?.head === head && this.logCache.count >= maxCount) return this.logCache.entries.slice(0, maxCount);
-    if (!(await this.headSha())) return [];
+    const head = await this.head.read();
+    const cached = head ? LOGS.get(head) : undefined;
+    if (cached && cached.count >= maxCount) return cached.entries.slice(0, maxCount);
+    if (!head && !(await this.headSha())) return [];
     const entries = (await gitLog(this.root, [`-n${maxCount}`])).map((e) => ({ sha: e.hash, message: e.subject }));
-    if (head) this.logCache = { head, count: maxCount, entries };
+    if (head) {
+      LOGS.set(head, { count: maxCount, entries });
+      if (LOGS.size > MAX_LOGS) LOGS.delete(LOGS.keys().next().value!); // the oldest
+    }
     return entries;
   }
 
-  /** HEAD's sha from `.git/HEAD` and the ref it names, without running git; undefined when unsure. */
-  private async readHead(): Promise<string | undefined> {
-    const gitDir = path.join(this.root, '.git');
-    const head = (await readTextIfExists(path.join(gitDir, 'HEAD')).catch(() => undefined))?.trim();
-    if (!head) return undefined;
-    if (/^[0-9a-f]{40}$/.test(head)) return head;
-    const ref = /^ref: (.+)$/.exec(head)?.[1];
-    if (!ref) return undefined;
-    const loose = (await readTextIfExists(path.join(gitDir, ref)).catch(() => undefined))?.trim();
-    if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
-    const packed = await readTextIfExists(path.join(gitDir, 'packed-refs')).catch(() => undefined);
-    return packed
-      ?.split('\n')
-      .find((line) => line.endsWith(` ${ref}`))
-      ?.slice(0, 40);
+  /** Commits need an author; CI machines and fresh containers often have none configured. */
+  private ensureIdentity(): Promise<void> {
+    return this.identity.once(() => this.checkIdentity());
   }
 
-  /** Commits need an author; CI machines and fresh containers often have none configured. */
-  private async ensureIdentity(): Promise<void> {
-    if (this.identityChecked) return;
-    this.identityChecked = true;
+  private async checkIdentity(): Promise<void> {
     const { name, email } = await this.configuredIdentity();
     if (!name) await this.run(['config', '--local', 'user.name', FALLBACK_IDENTITY.name]);
     if (!email) await this.run(['config', '--local', 'user.email', FALLBACK_IDENTITY.email]);
@@ -163,4 +190,26 @@ export class GitService {
     }
     return { name: values.get('user.name') || undefined, email: values.get('user.email') || undefined };
   }
+}
+
+/**
+ * `git diff --raw -z` (and the patch `--patch-with-raw` puts after it): each entry is
+ * `:<modes> <shas> <status>` then its path, or for a rename or copy its two paths, each ended
+ * by a NUL; a NUL more, then the patch.
+ */
+export function parseRawThenPatch(out: string): { files: string[]; patch: string } {
+  const files: string[] = [];
+  let at = 0;
+  const field = () => {
+    const end = out.indexOf('\0', at);
+    const value = out.slice(at, end < 0 ? out.length : end);
+    at = end < 0 ? out.length : end + 1;
+    return value;
+  };
+  while (out.startsWith(':', at)) {
+    const status = field().split(' ').at(-1) ?? '';
+    const first = field();
+    files.push(/^[RC]/.test(status) ? field() : first);
+  }
+  return { files, patch: out.slice(at).replace(/^\0/, '') };
 }

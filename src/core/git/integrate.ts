@@ -185,12 +185,16 @@ export class MergeWorkspace {
     const tip = await this.refs.branchTip(target);
     if (tip !== base) return { kind: 'moved', tip };
     const followers = await this.refs.checkoutsOf(target);
-    // the merge's files are only needed against a tree with uncommitted changes (most often there is none)
-    let changed: string[] | undefined;
+    // the merge's files matter only against a tree with uncommitted changes: asked alongside the first look at one
+    const merging =
+      followers.length > 0
+        ? git(this.worktrees.root, ['diff', '--name-only', '-z', base, result]).then((out) => out.split('\0').filter(Boolean))
+        : undefined;
+    merging?.catch(() => undefined); // awaited below only where a tree has changes
     for (const worktree of followers) {
       const dirty = await uncommittedFiles(worktree);
       if (dirty.size === 0) continue;
-      changed ??= (await git(this.worktrees.root, ['diff', '--name-only', '-z', base, result])).split('\0').filter(Boolean);
+      const changed = await merging!;
       const touched = changed.filter((f) => dirty.has(f));
       if (touched.length > 0) {
         return {

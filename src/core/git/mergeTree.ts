@@ -1,5 +1,5 @@
 import { RalphError } from '../errors';
-import { git, runGit } from './gitExec';
+import { git, GitCommandError, type GitResult, runGit } from './gitExec';
 
 export interface ConflictHunk {
   file: string;
@@ -15,19 +15,21 @@ export type TreeMergeResult =
 export const MAX_HUNK_CHARS = 1500;
 export const MAX_HUNKS_CHARS = 6000;
 
-const supported = new Map<string, Promise<boolean>>();
+/** Repositories whose merges are built in a worktree whatever git can do (`useMergeTree(root, false)`). */
+const overridden = new Map<string, Promise<boolean>>();
+/** Whether this process's git has `merge-tree --write-tree`: asked once (the same git serves every repository). */
+let gitHasMergeTree: Promise<boolean> | undefined;
 
 /** `git merge-tree --write-tree` (git ≥ 2.38) is there: merged trees are built without a checkout. */
 export function mergeTreeSupported(root: string): Promise<boolean> {
-  let known = supported.get(root);
-  if (!known) {
-    known = runGit(root, ['version']).then((out) => {
-      const m = /git version (\d+)\.(\d+)/.exec(out.stdout);
-      return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 38));
-    });
-    supported.set(root, known);
-  }
-  return known;
+  const forced = overridden.get(root);
+  if (forced) return forced;
+  gitHasMergeTree ??= runGit(root, ['version']).then((out) => {
+    const m = /git version (\d+)\.(\d+)/.exec(out.stdout);
+    if (m === null) gitHasMergeTree = undefined; // no answer (git could not start): asked again next time
+    return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 38));
+  });
+  return gitHasMergeTree;
 }
 
 /**
@@ -35,8 +37,8 @@ export function mergeTreeSupported(root: string): Promise<boolean> {
  * (`undefined`): the fallback of older git, tested and measured on this one.
  */
 export function useMergeTree(root: string, allowed: boolean | undefined): void {
-  if (allowed === false) supported.set(root, Promise.resolve(false));
-  else supported.delete(root);
+  if (allowed === false) overridden.set(root, Promise.resolve(false));
+  else overridden.delete(root);
 }
 
 export interface TreeMergeInput {
@@ -62,6 +64,9 @@ export interface TreeMergeInput {
 export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResult> {
   const { root, base, branchTip, branch } = input;
   // the branch by name (its tip is `branchTip`: its agent is done) so that conflict markers say whose side is whose
+  // the base's tree (unless the queue made the base) is read alongside: a prefix is one step shorter
+  const known = input.trees?.get(base);
+  const baseTreeRead = known === undefined ? runGit(root, ['rev-parse', `${base}^{tree}`]) : undefined;
   const merged = await runGit(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', base, branch]);
   if (merged.code !== 0 && merged.code !== 1)
     throw new RalphError(`git merge-tree failed: ${(merged.stderr || merged.stdout).trim()}`, 'git');
@@ -71,9 +76,14 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
     return { kind: 'conflict', base, files, hunks: await treeConflictHunks(root, tree.trim(), files) };
   }
   // a branch the base already contains merges to the base's own tree: nothing to land
-  const baseTree = input.trees?.get(base) ?? (await git(root, ['rev-parse', `${base}^{tree}`])).trim();
+  const baseTree = known ?? (await treeOf(base, baseTreeRead!));
   if (tree.trim() === baseTree) return { kind: 'empty', base };
-  const markers = await leftoverMarkersBetween(root, base, tree.trim());
+  const parents = input.strategy === 'squash' ? ['-p', base] : ['-p', base, '-p', branchTip];
+  // the commit is written while the markers are looked for: a commit of a tree that has some is never used (an unreachable object)
+  const [markers, commit] = await Promise.all([
+    leftoverMarkersBetween(root, base, tree.trim()),
+    git(root, ['commit-tree', tree.trim(), ...parents, '-F', '-'], { input: input.message, env: input.env }),
+  ]);
   if (markers.length > 0) {
     // an agent committed an unresolved conflict: textually clean, yet it must never reach the target
     return {
@@ -83,10 +93,16 @@ export async function mergeByTree(input: TreeMergeInput): Promise<TreeMergeResul
       hunks: markers.map((m) => ({ file: m.file, text: `leftover conflict marker at line ${m.line}` })),
     };
   }
-  const parents = input.strategy === 'squash' ? ['-p', base] : ['-p', base, '-p', branchTip];
-  const result = (await git(root, ['commit-tree', tree.trim(), ...parents, '-F', '-'], { input: input.message, env: input.env })).trim();
+  const result = commit.trim();
   input.trees?.set(result, tree.trim());
   return { kind: 'ready', base, result };
+}
+
+/** The tree `rev-parse <base>^{tree}` answered; git's error when it could not. */
+async function treeOf(base: string, read: Promise<GitResult>): Promise<string> {
+  const result = await read;
+  if (result.code !== 0) throw new GitCommandError(['rev-parse', `${base}^{tree}`], result);
+  return result.stdout.trim();
 }
 
 /** Conflict markers a diff from `base` to `tree` adds (`git diff --check` names them). */

@@ -13,24 +13,19 @@ export class RefReader {
 
   constructor(private readonly root: string) {}
 
-  private common(): Promise<string> {
-    this.commonDir ??= git(this.root, ['rev-parse', '--git-common-dir']).then((out) => path.resolve(this.root, out.trim()));
+  /** The repository's common git dir: from `.git` (as HeadReader reads it), else asked of git; once. */
+  common(): Promise<string> {
+    this.commonDir ??= gitDirsOf(this.root).then(
+      async (dirs) => dirs?.common ?? path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim()),
+    );
     return this.commonDir;
   }
 
   /** The commit `refs/heads/<branch>` points at; undefined when there is no such branch. */
   async branchTip(branch: string): Promise<string | undefined> {
     const common = await this.common();
-    const loose = await readIfExists(path.join(common, 'refs', 'heads', ...branch.split('/')));
-    if (loose !== undefined && /^[0-9a-f]{40,64}$/.test(loose.trim())) return loose.trim();
-    if (loose === undefined) {
-      const packed = await readIfExists(path.join(common, 'packed-refs'));
-      const sha = packed
-        ?.split('\n')
-        .find((l) => l.endsWith(` refs/heads/${branch}`))
-        ?.split(' ')[0];
-      if (sha && /^[0-9a-f]{40,64}$/.test(sha)) return sha;
-    }
+    const read = await branchFromFiles(common, branch);
+    if (read !== undefined) return read === ABSENT ? undefined : read;
     return this.asked(branch);
   }
 
@@ -72,6 +67,65 @@ export class RefReader {
       .filter((block) => block.split('\n').includes(`branch refs/heads/${branch}`))
       .map((block) => block.split('\n')[0].replace(/^worktree /, ''));
   }
+}
+
+const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** No such branch: neither a loose ref nor a packed one, in a repository whose refs are files. */
+const ABSENT = 'absent';
+
+/**
+ * A branch's commit from its loose ref, else from `packed-refs` (a loose ref wins, as in git);
+ * `absent` when neither has it and the refs are files (not a `reftable`); undefined when unsure.
+ */
+async function branchFromFiles(common: string, branch: string): Promise<string | undefined> {
+  const loose = (await readIfExists(path.join(common, 'refs', 'heads', ...branch.split('/'))))?.trim();
+  if (loose !== undefined) return SHA.test(loose) ? loose : undefined;
+  const packedFile = await readIfExists(path.join(common, 'packed-refs'));
+  const packed = packedFile
+    ?.split('\n')
+    .find((l) => l.endsWith(` refs/heads/${branch}`))
+    ?.split(' ')[0];
+  if (packed !== undefined) return SHA.test(packed) ? packed : undefined;
+  if (await fs.lstat(path.join(common, 'reftable')).catch(() => undefined)) return undefined;
+  return (await fs.lstat(path.join(common, 'refs', 'heads')).catch(() => undefined))?.isDirectory() ? ABSENT : undefined;
+}
+
+/**
+ * A working tree's HEAD read from its files: `.git` (a folder, or in a linked worktree a file
+ * naming its git dir, whose `commondir` names the shared one), then the branch HEAD names.
+ * The loop reads it at every commit, task start and end; undefined when unsure (a detached
+ * HEAD it cannot trust, a ref that is not a branch, a repository kept some other way), so that
+ * the caller asks git.
+ */
+export class HeadReader {
+  private dirs: { gitDir: string; common: string } | undefined;
+
+  constructor(private readonly root: string) {}
+
+  async read(): Promise<string | undefined> {
+    const dirs = (this.dirs ??= await gitDirsOf(this.root));
+    if (!dirs) return undefined;
+    const head = (await readIfExists(path.join(dirs.gitDir, 'HEAD')))?.trim();
+    if (head === undefined) return undefined;
+    if (SHA.test(head)) return head;
+    const branch = /^ref: refs\/heads\/(.+)$/.exec(head)?.[1];
+    const read = branch ? await branchFromFiles(dirs.common, branch) : undefined;
+    return read === ABSENT ? undefined : read; // a branch with no commit yet: git says so
+  }
+}
+
+/** The git dir of a working tree and the repository's common dir, from `.git` alone. */
+async function gitDirsOf(root: string): Promise<{ gitDir: string; common: string } | undefined> {
+  const dotGit = path.join(root, '.git');
+  const stat = await fs.stat(dotGit).catch(() => undefined);
+  if (stat?.isDirectory()) return { gitDir: dotGit, common: dotGit };
+  if (!stat?.isFile()) return undefined;
+  const named = /^gitdir: (.+)$/m.exec((await readIfExists(dotGit)) ?? '')?.[1]?.trim();
+  if (!named) return undefined;
+  const gitDir = path.resolve(root, named);
+  const commonDir = (await readIfExists(path.join(gitDir, 'commondir')))?.trim();
+  return { gitDir, common: commonDir ? path.resolve(gitDir, commonDir) : gitDir };
 }
 
 async function readIfExists(file: string): Promise<string | undefined> {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { git, GitCommandError, runGit } from './gitExec';
+import { RefReader } from './refRead';
 import { parseWorktreeList, type Registered, uncommittedFiles, withWorktreeLock } from './worktreeList';
 
 export { uncommittedFiles, withWorktreeLock };
@@ -73,6 +74,7 @@ export class WorktreeManager {
   ) {
     this.root = realpathSync(root);
     this.dir = path.join(this.root, ...WORKTREES_DIR.split('/'));
+    this.refs = new RefReader(this.root);
   }
 
   /** Runs `work` alone among this repository's worktree commands (see withWorktreeLock). */
@@ -80,8 +82,8 @@ export class WorktreeManager {
     return withWorktreeLock(this.root, work);
   }
 
-  /** The repository's common git dir, asked of git once. */
-  private commonDir: string | undefined;
+  /** Branch tips read from the repository's files. */
+  private readonly refs: RefReader;
 
   pathFor(taskId: string): string {
     return path.join(this.dir, checkedId(taskId));
@@ -106,8 +108,7 @@ export class WorktreeManager {
    * committed, and it does not dirty the user's working tree.
    */
   async ensureIgnored(): Promise<void> {
-    this.commonDir ??= path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
-    const exclude = path.join(this.commonDir, 'info', 'exclude');
+    const exclude = path.join(await this.refs.common(), 'info', 'exclude');
     const current = (await readTextIfExists(exclude)) ?? '';
     const lines = current.split('\n').map((line) => line.trim());
     // a symlink is not a directory to git: `node_modules/` in a .gitignore would not hide the link
@@ -187,11 +188,10 @@ export class WorktreeManager {
   private async addPlan(taskId: string, targetBranch: string, options: { fresh?: boolean }): Promise<AddPlan> {
     const wtPath = this.pathFor(taskId);
     const branch = this.branchFor(taskId);
-    // both tips in one git call: every process costs a fork of this (large) process
-    const tips = await this.branchTips([targetBranch, branch]);
-    const tip = tips.get(targetBranch);
+    // both tips read from git's files (no process on the way to a task's first model call)
+    const tip = await this.refs.branchTip(targetBranch);
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
-    const branchTip = options.fresh ? undefined : tips.get(branch);
+    const branchTip = options.fresh ? undefined : await this.refs.branchTip(branch);
     // the task's branch survived (its worktree did not): its commits are the task's work, keep them
     if (branchTip)
       return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
@@ -213,8 +213,10 @@ export class WorktreeManager {
   }
 
   /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
-  remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
-    return this.exclusive(() => this.removeUnlocked(taskId, options));
+  async remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
+    await this.exclusive(() => this.removeUnlocked(taskId, { deleteBranch: false }));
+    // the branch is a ref, no worktree's record: deleted after the queue's turn, so the next worktree command goes on meanwhile
+    if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
 
   private async removeUnlocked(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
@@ -233,12 +235,13 @@ export class WorktreeManager {
   }
 
   private async removeMergeWorktreeUnlocked(): Promise<void> {
+    // no merge worktree's folder (merges built as objects): nothing to list; a record whose folder went is the next run's prune
+    const leftovers = (await fs.readdir(this.dir).catch(() => [] as string[])).filter(isMergeWorktree);
+    if (leftovers.length === 0) return;
     const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir && isMergeWorktree(path.basename(w.path)));
     for (const w of registered) await this.forceRemove(w.path);
-    const leftovers = (await fs.readdir(this.dir).catch(() => [] as string[])).filter(isMergeWorktree);
     for (const name of leftovers) await fs.rm(path.join(this.dir, name), { recursive: true, force: true });
-    // none there (a run whose merges needed no checkout): nothing for prune to clear
-    if (registered.length > 0 || leftovers.length > 0) await runGit(this.root, ['worktree', 'prune']);
+    await runGit(this.root, ['worktree', 'prune']);
   }
 
   /** Branches `ralph/<taskId>` that exist, by task id. */

@@ -10,7 +10,7 @@ import { RalphError } from '../errors';
 import type { EventBus, RalphEventBody } from '../events';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
-import { GitService } from '../git/gitService';
+import { GitService, IdentityCheck } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
 import { ControlFileGuard } from '../guards/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../guards/guardedRunners';
@@ -80,6 +80,8 @@ export class RunAssembly {
   readonly guards = new Set<ControlFileGuard>();
   /** The run's gate runs by tree: a run on a clean tree stands for the same gate on that tree anywhere in the run (agents, merged checks). */
   readonly gateRuns = new GateRunCache();
+  /** The repository's commit identity, checked once for the run's loops (its worktrees share the repository's config). */
+  private readonly identity = new IdentityCheck();
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
@@ -98,7 +100,7 @@ export class RunAssembly {
   async loop(workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths, emit, redactor } = this.run;
     const root = workRoot ?? deps.workspace;
-    const git = new GitService(root, redactor);
+    const git = new GitService(root, redactor, this.identity);
     // a task's worktree was just made (or found registered and whole) by the worktree manager in a repository the run checked
     if (!workRoot && !(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
