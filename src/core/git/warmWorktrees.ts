@@ -35,10 +35,43 @@ export class WarmWorktrees {
   prepare(taskIds: readonly string[]): void {
     for (const taskId of taskIds) {
       if (this.closed || this.made.has(taskId)) continue;
-      const making = this.line.then(() => this.make(taskId)).catch(() => undefined);
-      this.line = making;
-      this.made.set(taskId, making);
+      this.made.set(
+        taskId,
+        this.inLine(() => this.make(taskId)).catch(() => undefined),
+      );
     }
+  }
+
+  /**
+   * The target moved (the queue landed a task): the worktrees made ahead that no task took yet
+   * follow it now, in the line, rather than when their task starts — a freed slot then finds its
+   * worktree at the tip, and the two git steps of following are off the task's way to its model.
+   * One that cannot follow is left as it is: `take` makes it again.
+   */
+  follow(): void {
+    if (this.closed) return;
+    for (const [taskId, making] of this.made) {
+      const following = making.then((warm) => this.inLine(() => this.atTip(warm)));
+      this.made.set(
+        taskId,
+        following.catch(() => undefined),
+      );
+    }
+  }
+
+  /** Runs `work` after the line's last making or following. */
+  private inLine<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.line.then(work);
+    this.line = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The warm worktree at the target's current tip (brought there when it can follow), else as it was. */
+  private async atTip(warm: CreatedWorktree | undefined): Promise<CreatedWorktree | undefined> {
+    if (!warm || this.closed) return warm;
+    const tip = await this.refs.branchTip(this.target);
+    if (!tip || tip === warm.base) return warm;
+    return (await this.bringTo(warm, tip)) ? { ...warm, base: tip } : warm;
   }
 
   /** The worktree being made ahead for the task, once made (undefined: none is, or the task had one already). */

@@ -335,6 +335,7 @@ export class Autopilot {
     this.person.mergeGoesOn(taskId);
     if (outcome.state === 'review') return this.holdForPerson(outcome);
     if (outcome.state === 'merged') {
+      this.warm.follow(); // the next tasks' worktrees go to the new tip before their tasks start
       // its worktree goes meanwhile: the final report reads the landed commit, not the worktree
       this.cleanups.push(removeMergedWorktree(d, taskId));
       this.results.push(await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged'));

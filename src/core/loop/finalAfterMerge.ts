@@ -24,7 +24,8 @@ export interface FinalAfterMergeDeps {
  * A parallel task's `final.md` is written when its agent finishes (queued for merge); the
  * merge queue decides later — merged, or given up on — and the report is written again then,
  * so it never says COMPLETE for work that did not land. Files changed are read from the
- * landed commit (merged) or the task's branch (not merged).
+ * landed commit against its first parent (merged: only the task's own, not those of the tasks
+ * that landed before it) or from the task's branch (not merged).
  */
 export async function rewriteFinalAfterMerge(
   deps: FinalAfterMergeDeps,
@@ -36,8 +37,13 @@ export async function rewriteFinalAfterMerge(
   try {
     const [task, cp] = await Promise.all([deps.store.get(outcome.taskId), deps.checkpoints.load(outcome.taskId)]);
     if (!cp) return;
-    const head = outcome.state === 'merged' ? (outcome.commit ?? `refs/heads/${deps.target}`) : `refs/heads/ralph/${outcome.taskId}`;
-    const files = await changedFiles(deps.workspace, cp.baseCommit, head);
+    // landed: what its commit brought onto the target (its first parent is the target before it, whatever
+    // landed since the task began); not landed: what its branch holds since the task's base
+    const [base, head] =
+      outcome.state === 'merged' && outcome.commit
+        ? [`${outcome.commit}^1`, outcome.commit]
+        : [cp.baseCommit, outcome.state === 'merged' ? `refs/heads/${deps.target}` : `refs/heads/ralph/${outcome.taskId}`];
+    const files = await changedFiles(deps.workspace, base, head);
     const file = await new ReportWriter(paths, deps.config).writeFinal({
       task,
       status,

@@ -54,6 +54,27 @@ describe('worktrees made ahead for the next tasks (real git)', () => {
     assert.equal(ws.git('-C', taken.path, 'status', '--porcelain'), '', 'index and files moved with the branch');
   });
 
+  it('follows the target as soon as it moves, before its task starts; one that cannot follow is made again at take', async () => {
+    warm.prepare(['T-020', 'T-021']);
+    const [made, stuck] = [(await warm.madeFor('T-020'))!, (await warm.madeFor('T-021'))!];
+    // T-021's branch moved by someone else: it cannot follow (compare-and-swap on its ref)
+    await fs.writeFile(path.join(stuck.path, 'stray.txt'), 'stray\n');
+    ws.git('-C', stuck.path, 'add', '-A');
+    ws.git('-C', stuck.path, 'commit', '-q', '-m', 'someone committed here');
+    const newTip = await commitOnMain('landed.txt');
+    warm.follow();
+    const followed = (await warm.madeFor('T-020'))!;
+    assert.equal(followed.base, newTip, 'brought to the tip before any task took it');
+    assert.equal(ws.git('rev-parse', 'ralph/T-020'), newTip);
+    assert.equal(ws.git('-C', made.path, 'status', '--porcelain'), '');
+    assert.equal(existsSync(path.join(made.path, 'landed.txt')), true);
+    assert.equal((await warm.madeFor('T-021'))!.base, stuck.base, 'left as it was');
+    const taken = await warm.take('T-021');
+    assert.equal(taken.base, newTip);
+    assert.equal(ws.git('-C', taken.path, 'rev-parse', 'HEAD'), newTip);
+    assert.deepEqual(await warm.take('T-020'), followed, 'taken as it followed: nothing more to do');
+  });
+
   it('makes it again from the tip when the made-ahead worktree cannot follow (its branch moved)', async () => {
     warm.prepare(['T-003']);
     const made = (await warm.madeFor('T-003'))!;

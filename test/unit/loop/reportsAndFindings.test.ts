@@ -182,16 +182,38 @@ describe('final.md after the merge queue decides (parallel run, real worktrees)'
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
 
+  // each task writes its own number file
+  const agent: Step = (request: RecordedRequest) => {
+    const text = requestText(request);
+    const write = /WRITE (\S+) (\d+)/.exec(text)!;
+    const last = (request.body?.messages ?? []).at(-1);
+    return last?.role === 'tool'
+      ? { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${write[1]}`, promiseEvidence: 'written' } }] }
+      : { toolCalls: [{ name: 'write_file', arguments: { path: write[1], content: write[2] } }] };
+  };
+
+  it("names only the task's own files once merged, not those of the tasks that landed before it", async () => {
+    h = await makeLoopHarness(Array.from({ length: 8 }, () => agent));
+    await h.configure({ loop: { maxParallel: 2, maxIterations: 3 } });
+    await h.addTask({ id: 'A', title: 'one in a', prompt: 'WRITE a.num 1', promise: 'a.num' });
+    await h.addTask({ id: 'B', title: 'two in b', prompt: 'WRITE b.num 2', promise: 'b.num' });
+    const summary = await h.runner().run();
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done', 'done'],
+    );
+    // both started on the same commit; the second landed on top of the first
+    for (const [id, own] of [
+      ['A', 'a.num'],
+      ['B', 'b.num'],
+    ]) {
+      const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
+      assert.match(final, new RegExp(`\\*\\*Created: 1\\*\\*\\n- \`${own.replace('.', '\\.')}\``), `${id}: ${final}`);
+    }
+  });
+
   it('says queued for merge when the agent finishes, then merged, or not merged and why', async () => {
-    // each task writes its own number file; the check is red once they add up to more than 10
-    const agent: Step = (request: RecordedRequest) => {
-      const text = requestText(request);
-      const write = /WRITE (\S+) (\d+)/.exec(text)!;
-      const last = (request.body?.messages ?? []).at(-1);
-      return last?.role === 'tool'
-        ? { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${write[1]}`, promiseEvidence: 'written' } }] }
-        : { toolCalls: [{ name: 'write_file', arguments: { path: write[1], content: write[2] } }] };
-    };
+    // the check is red once the numbers add up to more than 10
     h = await makeLoopHarness(Array.from({ length: 8 }, () => agent));
     await h.ws.write(
       'check.js',
