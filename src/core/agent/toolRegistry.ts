@@ -93,10 +93,19 @@ export class ToolRegistry {
   }
 }
 
+/**
+ * JSON schemas by the zod schema they are made from: every agent's registry offers the same
+ * tools, and making a schema costs a task's start a few milliseconds of the event loop each.
+ */
+const SCHEMAS = new WeakMap<AgentTool['schema'], Record<string, unknown>>();
+
 function parametersSchema(tool: AgentTool): Record<string, unknown> {
+  const known = SCHEMAS.get(tool.schema);
+  if (known) return known;
   // io "input": optional-with-default fields stay optional, which is what the model may send.
   const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
   if (schema.type !== 'object') throw new Error(`tool "${tool.name}" must take an object of named arguments`);
+  SCHEMAS.set(tool.schema, schema);
   return schema;
 }
 
