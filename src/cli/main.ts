@@ -26,6 +26,7 @@ import { askLine, askOnTerminal } from './terminal';
 import { openQuestion } from '../core/tasks/questions';
 import { runPlanCommand } from './planCommand';
 import { runImportCommand } from './importCommand';
+import { runLockStatus } from './runLockStatus';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -240,6 +241,7 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
   const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, tasks.filter((t) => t.status === s).length]));
   const lockText = await readTextIfExists(paths.lock);
   const running = lockText ? safeJson(lockText) : null;
+  const run = await runLockStatus(running);
   const { checkpoints } = ralph;
   const active = [];
   for (const task of tasks.filter((t) => t.status === 'in_progress' || t.status === 'halted')) {
@@ -282,7 +284,20 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
     const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
     io.out(
       JSON.stringify(
-        { counts, running, active, worktrees, tasks, receipts, spent, questions, reviews, verdicts, ...(mergeChain ? { mergeChain } : {}) },
+        {
+          counts,
+          running,
+          runState: run.state,
+          active,
+          worktrees,
+          tasks,
+          receipts,
+          spent,
+          questions,
+          reviews,
+          verdicts,
+          ...(mergeChain ? { mergeChain } : {}),
+        },
         null,
         2,
       ),
@@ -296,12 +311,12 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
         .join(', ') || 'none'
     }`,
   );
-  io.out(running ? `a run is active (pid ${(running as { pid: number }).pid})` : 'no run is active');
+  io.out(run.line);
   for (const a of active)
     io.out(
       `  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`,
     );
-  for (const line of mergeChain ? chainLines(mergeChain, runAlive(running)) : []) io.out(line);
+  for (const line of mergeChain ? chainLines(mergeChain, run.state === 'active' || run.state === 'other-host') : []) io.out(line);
   for (const w of worktrees)
     io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
   for (const line of personLines(tasks)) io.out(line);
@@ -311,18 +326,6 @@ async function status(workspace: string, json: boolean, io: CliIo): Promise<numb
       `spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`,
     );
   return EXIT.ok;
-}
-
-/** The run lock names a process that is still there (a killed run leaves its lock behind). */
-function runAlive(lock: unknown): boolean {
-  const pid = (lock as { pid?: unknown } | null)?.pid;
-  if (typeof pid !== 'number') return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function existingDir(dir: string): Promise<string> {
