@@ -5,28 +5,25 @@ import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
 import { cliModels } from './cliModels';
-import { taskVerdicts, verdictLines } from './statusVerdicts';
-import { chainLines, readChainSnapshot } from '../core/loop/mergeChainFile';
 import type { RunSummary } from '../core/loop/runner';
 import { openRalph, type Ralph } from '../core/ralph';
 import { NodeCommandRunner } from '../core/commands/processRunner';
-import { type ReceiptSummary, type RunSpendSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
+import type { RunSpendSummary } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
 import { formatUsd } from '../core/llm/pricing';
-import { TASK_STATUSES, type TaskStatus } from '../core/tasks/schema';
-import { readTextIfExists, writeJsonAtomic } from '../core/util/atomicWrite';
+import type { TaskStatus } from '../core/tasks/schema';
+import { writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError, USAGE } from './args';
 import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';
 import { runPersonCommand } from './personCommands';
-import { personLines, runOutcomeText } from './personStatus';
+import { runOutcomeText } from './personStatus';
 import { askLine, askOnTerminal } from './terminal';
-import { openQuestion } from '../core/tasks/questions';
 import { runPlanCommand } from './planCommand';
 import { runImportCommand } from './importCommand';
-import { runLockStatus } from './runLockStatus';
+import { printStatus } from './statusCommand';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -136,7 +133,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'plan':
       return runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'status':
-      return status(await existingDir(command.workspace), command.json, io);
+      await printStatus(await existingDir(command.workspace), command.json, io);
+      return EXIT.ok;
     case 'run': {
       const ralph = openRalph(await existingDir(command.workspace));
       if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks) => run(ralph, command, io, hooks));
@@ -234,113 +232,11 @@ export function exitCodeFor(statuses: readonly TaskStatus[]): number {
   return EXIT.ok;
 }
 
-async function status(workspace: string, json: boolean, io: CliIo): Promise<number> {
-  const ralph = openRalph(workspace);
-  const { paths } = ralph;
-  const tasks = await ralph.store.list();
-  const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, tasks.filter((t) => t.status === s).length]));
-  const lockText = await readTextIfExists(paths.lock);
-  const running = lockText ? safeJson(lockText) : null;
-  const run = await runLockStatus(running);
-  const { checkpoints } = ralph;
-  const active = [];
-  for (const task of tasks.filter((t) => t.status === 'in_progress' || t.status === 'halted')) {
-    const cp = await checkpoints.load(task.id);
-    // an agent that completed waits for the merge queue: done only once its work is on the target
-    const queued = task.status === 'in_progress' && cp?.phase === 'between' && cp.history.at(-1)?.outcome === 'complete';
-    active.push({
-      id: task.id,
-      status: task.status,
-      iteration: cp?.iteration ?? task.iterations,
-      phase: cp?.phase,
-      tokens: cp?.usage.totalTokens ?? 0,
-      queued,
-    });
-  }
-  const worktrees = (
-    await ralph
-      .worktrees()
-      .list()
-      .catch(() => [])
-  ).map((w) => ({
-    taskId: w.taskId,
-    path: paths.relative(w.path),
-    branch: w.branch,
-    status: tasks.find((t) => t.id === w.taskId)?.status,
-  }));
-  // every task that ran keeps its receipt in its checkpoint
-  const receipts: Record<string, ReceiptSummary> = {};
-  for (const task of tasks.filter((t) => t.iterations > 0)) {
-    const receipt = (await checkpoints.load(task.id))?.receipt;
-    if (receipt) receipts[task.id] = summarizeReceipt(receipt);
-  }
-  const spent = sumLines(Object.values(receipts).map((r) => r.total));
-  const verdicts = await taskVerdicts(tasks, checkpoints);
-  const mergeChain = await readChainSnapshot(paths);
-  if (json) {
-    const questions = tasks
-      .filter((t) => t.status === 'needs_help' || t.status === 'blocked')
-      .map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
-    const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
-    io.out(
-      JSON.stringify(
-        {
-          counts,
-          running,
-          runState: run.state,
-          active,
-          worktrees,
-          tasks,
-          receipts,
-          spent,
-          questions,
-          reviews,
-          verdicts,
-          ...(mergeChain ? { mergeChain } : {}),
-        },
-        null,
-        2,
-      ),
-    );
-    return EXIT.ok;
-  }
-  io.out(
-    `${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${
-      TASK_STATUSES.filter((s) => counts[s] > 0)
-        .map((s) => `${counts[s]} ${s}`)
-        .join(', ') || 'none'
-    }`,
-  );
-  io.out(run.line);
-  for (const a of active)
-    io.out(
-      `  ${a.id} ${a.queued ? 'queued for merge' : a.status} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`,
-    );
-  for (const line of mergeChain ? chainLines(mergeChain, run.state === 'active' || run.state === 'other-host') : []) io.out(line);
-  for (const w of worktrees)
-    io.out(`  worktree ${w.path} (${w.branch ?? 'detached'}) of ${w.taskId}${w.status ? ` — ${w.status}` : ' — no such task'}`);
-  for (const line of personLines(tasks)) io.out(line);
-  for (const line of verdictLines(verdicts)) io.out(line);
-  if (Object.keys(receipts).length > 0)
-    io.out(
-      `spent by ${Object.keys(receipts).length} task${Object.keys(receipts).length === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`,
-    );
-  return EXIT.ok;
-}
-
 async function existingDir(dir: string): Promise<string> {
   const resolved = path.resolve(dir);
   const stat = await fs.stat(resolved).catch(() => undefined);
   if (!stat?.isDirectory()) throw new UsageError(`workspace "${dir}" is not a directory`);
   return resolved;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 if (require.main === module) {

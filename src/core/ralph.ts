@@ -8,6 +8,7 @@ import type { RalphEventBody } from './events';
 import type { GateRunner } from './gates/types';
 import type { SecretRedactor } from './commands/secrets';
 import type { RunnerDeps } from './loop/runAssembly';
+import { startGitHost } from './git/gitHost';
 import { RalphRunner } from './loop/runner';
 import { RalphPaths } from './paths';
 import type { Clock } from './ports';
@@ -110,6 +111,7 @@ export class Ralph implements TaskRecords {
    */
   async prepareRun(parts: RunParts): Promise<PreparedRun> {
     const { models, config: given, secretValues = [], ...rest } = parts;
+    startGitHost(); // the git helper boots while the config and the model client load
     const config = given ?? (await this.config.load());
     const session = await models(config, {
       onRetry: (notice) => runner.reportRetry(notice),

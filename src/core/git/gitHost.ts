@@ -48,6 +48,15 @@ export function callGit(call: GitCall): Promise<GitReply> {
   });
 }
 
+/**
+ * Starts the helper ahead of the first git call, where it can run: its Node start-up (about a
+ * tenth of a second) then overlaps the caller's own work instead of delaying that first call.
+ * A no-op when it runs already; like every start, it never keeps this process alive.
+ */
+export function startGitHost(): void {
+  if (!unavailable) ensureHost();
+}
+
 /** The helper's process id while it runs (for tests and diagnostics). */
 export function gitHostPid(): number | undefined {
   return host?.pid;

@@ -60,6 +60,30 @@ export class RefReader {
     return found;
   }
 
+  /**
+   * Whether, by the repository's files, it has no linked worktree at all and no branch under
+   * `refs/heads/<prefix>` (loose or packed): the usual start of a run, with nothing a crash left.
+   * False when unsure (refs in a reftable, a folder that cannot be read), so that git is asked.
+   */
+  async noLinkedWorktreesNorBranches(prefix: string): Promise<boolean> {
+    const common = await this.common();
+    const count = (dir: string) =>
+      fs.readdir(dir).then(
+        (names) => names.length,
+        (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? 0 : 1),
+      );
+    const [linked, loose, packed, reftable] = await Promise.all([
+      count(path.join(common, 'worktrees')),
+      count(path.join(common, 'refs', 'heads', ...prefix.split('/').filter(Boolean))),
+      readIfExists(path.join(common, 'packed-refs')),
+      fs.lstat(path.join(common, 'reftable')).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    return !reftable && linked === 0 && loose === 0 && !(packed ?? '').includes(` refs/heads/${prefix}`);
+  }
+
   private async listed(branch: string): Promise<string[]> {
     const listed = await git(this.root, ['worktree', 'list', '--porcelain']);
     return listed
@@ -112,6 +136,20 @@ export class HeadReader {
     const branch = /^ref: refs\/heads\/(.+)$/.exec(head)?.[1];
     const read = branch ? await branchFromFiles(dirs.common, branch) : undefined;
     return read === ABSENT ? undefined : read; // a branch with no commit yet: git says so
+  }
+
+  /**
+   * The branch HEAD names (`ref: refs/heads/<name>`, as `git symbolic-ref --short HEAD` says it,
+   * whether or not it has a commit yet); `null` when HEAD is detached; undefined when unsure (a
+   * working tree kept some other way, a HEAD that names no branch), so that the caller asks git.
+   */
+  async branch(): Promise<string | null | undefined> {
+    const dirs = (this.dirs ??= await gitDirsOf(this.root));
+    if (!dirs) return undefined;
+    const head = (await readIfExists(path.join(dirs.gitDir, 'HEAD')))?.trim();
+    if (head === undefined) return undefined;
+    if (SHA.test(head)) return null;
+    return /^ref: refs\/heads\/(.+)$/.exec(head)?.[1];
   }
 }
 

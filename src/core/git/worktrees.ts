@@ -303,9 +303,12 @@ export class WorktreeManager {
   /**
    * Whether a crash left nothing to prune (the usual start of a run): no worktree of the folder
    * registered, nothing in the folder, no `ralph/*` branch, and no record git would prune (the
-   * list's `prunable`: what `worktree prune` removes). Two git calls instead of the full pass's seven.
+   * list's `prunable`: what `worktree prune` removes). Read from git's files when the repository
+   * has no linked worktree at all, else two git calls instead of the full pass's seven.
    */
   private async nothingLeft(): Promise<boolean> {
+    const here = await fs.readdir(this.dir).catch(() => [] as string[]);
+    if (here.length === 0 && (await this.refs.noLinkedWorktreesNorBranches(BRANCH_PREFIX))) return true;
     const [registered, entries, branches] = await Promise.all([
       this.registered(),
       fs.readdir(this.dir).catch(() => [] as string[]),

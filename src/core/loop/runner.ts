@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RalphConfig } from '../config/schema';
 import { errorMessage, RalphError, TaskNotFoundError } from '../errors';
 import { EventEmitter, type RalphEventBody } from '../events';
+import { startGitHost } from '../git/gitHost';
 import { WorktreeManager } from '../git/worktrees';
 import type { FallbackNotice } from '../llm/fallbackClient';
 import { fallbackMessage } from '../llm/fallbackMessage';
@@ -144,6 +145,7 @@ export class RalphRunner {
   async run(options: RunOptions = {}): Promise<RunSummary> {
     if (this.active) throw new RalphError('this runner is already running', 'busy');
     this.active = true;
+    startGitHost(); // booting beside the run lock and the loops' assembly, not before the run's first git call
     const runId = newRunId(this.deps.clock ?? systemClock);
     const events = this.openEvents(runId);
     const { emit, log } = events;

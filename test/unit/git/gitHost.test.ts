@@ -50,6 +50,29 @@ describe('git started from the helper process (gitHost)', () => {
     assert.notEqual(gitHostPid(), first, 'a new helper');
   });
 
+  it('started ahead of the first call, the helper is the one that answers it; starting it again starts no other', async function () {
+    if (process.platform === 'win32') this.skip();
+    // in a process of its own: no helper has started there yet
+    const script = `
+      const { gitHostPid, startGitHost } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitHost'))});
+      const { runGit } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitExec'))});
+      const before = gitHostPid() ?? null;
+      startGitHost();
+      const started = gitHostPid();
+      startGitHost();
+      const again = gitHostPid();
+      runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']).then((r) =>
+        console.log(JSON.stringify({ before, started, again, after: gitHostPid(), self: process.pid, branch: r.stdout })));
+    `;
+    const seen = JSON.parse(execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8' }));
+    assert.equal(seen.before, null);
+    assert.equal(typeof seen.started, 'number', 'a helper was started before any call');
+    assert.notEqual(seen.started, seen.self);
+    assert.equal(seen.again, seen.started, 'starting it again starts no other');
+    assert.equal(seen.after, seen.started, 'the call went to the helper started ahead');
+    assert.equal(seen.branch, 'main\n');
+  });
+
   it('where the helper cannot start, git runs directly: the calls handed to it included', async function () {
     if (process.platform === 'win32') this.skip();
     // in a process of its own: the helper's state is per process

@@ -62,6 +62,48 @@ describe('git answers read from files (real git)', () => {
     assert.equal(await refs.common(), ws.path('.git'));
   });
 
+  it('names the branch HEAD is on as symbolic-ref does (null when detached), and is unsure where it cannot tell', async () => {
+    const wt = ws.path('.ralph', 'worktrees', 'T-3');
+    ws.git('worktree', 'add', '-q', '-b', 'ralph/T-3', wt, 'main');
+    assert.equal(await new HeadReader(ws.dir).branch(), ws.git('symbolic-ref', '--short', 'HEAD'));
+    assert.equal(await new HeadReader(wt).branch(), 'ralph/T-3');
+    ws.git('checkout', '-q', '--detach');
+    assert.equal(await new HeadReader(ws.dir).branch(), null);
+    await fs.mkdir(ws.path('sub'));
+    assert.equal(await new HeadReader(ws.path('sub')).branch(), undefined, 'a subfolder: git is asked');
+    const fresh = await makeTempWorkspace({ git: true, prefix: 'ralph-headread-' });
+    try {
+      assert.equal(
+        await new HeadReader(fresh.dir).branch(),
+        fresh.git('symbolic-ref', '--short', 'HEAD'),
+        'no commit yet: still the branch',
+      );
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it('sees from the files alone a repository with no linked worktree and no ralph/ branch, and nothing else', async () => {
+    const refs = () => new RefReader(ws.dir);
+    assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), true);
+    ws.git('branch', 'ralph-notes');
+    assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), true, 'a branch beside the prefix is not under it');
+    ws.git('branch', 'ralph/T-4');
+    assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), false, 'a loose ralph/ branch');
+    ws.git('pack-refs', '--all');
+    assert.equal(await fs.stat(ws.path('.git', 'refs', 'heads', 'ralph', 'T-4')).catch(() => undefined), undefined, 'packed');
+    assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), false, 'a packed ralph/ branch');
+    ws.git('branch', '-D', 'ralph/T-4');
+    assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), true);
+    const elsewhere = await makeTempWorkspace({ prefix: 'ralph-headread-' });
+    try {
+      ws.git('worktree', 'add', '-q', '--detach', elsewhere.path('mine'));
+      assert.equal(await refs().noLinkedWorktreesNorBranches('ralph/'), false, "the person's own linked worktree: git is asked");
+    } finally {
+      await elsewhere.cleanup();
+    }
+  });
+
   it('commits with the paths as they are (spaces, a rename) and keeps a file with a secret out, in one diff', async () => {
     const secrets = { contains: (text: string) => text.includes('sk-secret-value') };
     ws.git('mv', 'a.txt', 'renamed.txt');
