@@ -58,7 +58,7 @@ export async function once(
   maxParallel: number,
   latencyMs: number,
   options: Partial<RunOptions> = {},
-): Promise<{ ms: number; queueMs: number[]; tailMs: number }> {
+): Promise<{ ms: number; queueMs: number[]; tailMs: number; startMs: number }> {
   const tasks = options.tasks ?? TASKS;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-par-'));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
@@ -91,7 +91,9 @@ export async function once(
   const queueMs: number[] = [];
   const t0 = performance.now();
   let lastQueued = t0;
+  let firstIteration: number | undefined;
   bus.subscribe((event) => {
+    if (event.type === 'iteration.started') firstIteration ??= performance.now();
     // RALPH_BENCH_TIMELINE=1: when each task's steps happened (to stderr), to see where a run's time goes;
     // `epoch`: in seconds since 1970, to lay beside git's own trace (GIT_TRACE2_EVENT)
     if (
@@ -144,7 +146,7 @@ export async function once(
     throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel} (${others.join('; ')})`);
   }
   // the run's tail: from the last task's work entering the queue to the run's end (the queue alone)
-  return { ms, queueMs, tailMs: ended - lastQueued };
+  return { ms, queueMs, tailMs: ended - lastQueued, startMs: (firstIteration ?? started) - started };
 }
 
 export interface ParallelFigures {
@@ -152,6 +154,13 @@ export interface ParallelFigures {
   sequentialMs: number;
   parallelMs: number;
   speedup: number;
+  /**
+   * The ceiling of this shape of run: the speed-up 4 agents would reach at no cost of their own
+   * (no worktree, no merge, no contention), each wave as long as one task of the run one at a
+   * time — (start + 8 tasks) / (start + 2 tasks), from the one-at-a-time run's start (to its first
+   * iteration) and its time per task.
+   */
+  ceiling: number;
 }
 
 /**
@@ -168,7 +177,9 @@ export async function benchParallel(
     const sequential = await once(1, latencyMs);
     const parallel = await once(4, latencyMs);
     if (after.length === 0) after = parallel.queueMs;
-    figures.push({ latencyMs, sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms });
+    const perTask = (sequential.ms - sequential.startMs) / TASKS;
+    const ceiling = sequential.ms / (sequential.startMs + perTask * Math.ceil(TASKS / 4));
+    figures.push({ latencyMs, sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms, ceiling });
   }
   const before = (await once(4, latencies[0], { worktreeMerges: true, merge: { concurrency: 1 } })).queueMs;
   return { tasks: TASKS, agents: 4, figures, queueMsPerMerge: { after: spread(after), before: spread(before) } };
