@@ -4,13 +4,13 @@ import { holderState, type HolderState, type LockInfo } from '../core/loop/runLo
 export type RunState = 'none' | 'active' | 'other-host' | 'stale';
 
 /**
- * Whether a run holds the workspace, as `ralph run` itself would judge the lock (`holderState`):
- * a lock whose pid is gone is what a killed run left (the next run takes it over), one whose
+ * Whether a run holds the workspace, as `ralph run` itself judges its lock's holder (read with
+ * `parseLockInfo`, judged with `holderState`): a lock whose pid is gone is what a killed run left (the next run takes it over), one whose
  * pid is now another program's too (`--force` takes it over), not an active run; a lock of
  * another host cannot be checked from here.
  */
-export async function runLockStatus(lock: unknown): Promise<{ state: RunState; line: string }> {
-  if (!isLockInfo(lock)) return { state: 'none', line: 'no run is active' };
+export async function runLockStatus(lock: LockInfo | null | undefined): Promise<{ state: RunState; line: string }> {
+  if (!lock) return { state: 'none', line: 'no run is active' };
   const holder = await holderState(lock, undefined);
   return { state: stateOf(holder), line: lineOf(lock, holder) };
 }
@@ -30,9 +30,4 @@ function lineOf(lock: LockInfo, holder: HolderState): string {
     case 'unrelated':
       return `no run is active: run ${lock.runId} ended without releasing its lock and pid ${lock.pid} is now another program (${holder.command}); take the lock over with ralph run --force`;
   }
-}
-
-function isLockInfo(value: unknown): value is LockInfo {
-  const lock = value as Partial<LockInfo> | null;
-  return typeof lock?.pid === 'number' && typeof lock.host === 'string' && typeof lock.runId === 'string';
 }

@@ -1,4 +1,5 @@
 import { chainLines, readChainSnapshot } from '../core/loop/mergeChainFile';
+import { parseLockInfo } from '../core/loop/runLockHolder';
 import { openRalph, type Ralph } from '../core/ralph';
 import { type ReceiptSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
@@ -75,7 +76,7 @@ async function gather(ralph: Ralph): Promise<StatusFacts> {
     tasks,
     counts,
     running,
-    run: await runLockStatus(running),
+    run: await runLockStatus(lockText ? parseLockInfo(lockText) : undefined),
     active,
     worktrees,
     receipts,

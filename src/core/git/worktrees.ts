@@ -307,14 +307,10 @@ export class WorktreeManager {
    * has no linked worktree at all, else two git calls instead of the full pass's seven.
    */
   private async nothingLeft(): Promise<boolean> {
-    const here = await fs.readdir(this.dir).catch(() => [] as string[]);
-    if (here.length === 0 && (await this.refs.noLinkedWorktreesNorBranches(BRANCH_PREFIX))) return true;
-    const [registered, entries, branches] = await Promise.all([
-      this.registered(),
-      fs.readdir(this.dir).catch(() => [] as string[]),
-      this.branches(),
-    ]);
-    return entries.length === 0 && branches.size === 0 && registered.every((w) => !w.prunable && path.dirname(w.path) !== this.dir);
+    if ((await fs.readdir(this.dir).catch(() => [] as string[])).length > 0) return false;
+    if (await this.refs.noLinkedWorktreesNorBranches(BRANCH_PREFIX)) return true;
+    const [registered, branches] = await Promise.all([this.registered(), this.branches()]);
+    return branches.size === 0 && registered.every((w) => !w.prunable && path.dirname(w.path) !== this.dir);
   }
 
   /** The commits local branches point at (branches that do not exist are absent). */

@@ -4,7 +4,7 @@ import { LockError } from '../errors';
 import type { RalphPaths } from '../paths';
 import { tempNameFor } from '../util/atomicWrite';
 import { withFileLock } from '../util/fileLock';
-import { describeHolder, holderState, holderText, type LockInfo, stateText } from './runLockHolder';
+import { describeHolder, holderState, holderText, type LockInfo, parseLockInfo, stateText } from './runLockHolder';
 
 /**
  * How long a lock file that cannot be read as a lock (empty, half-written) counts as held: a
@@ -156,19 +156,9 @@ async function readLock(file: string): Promise<SeenLock | undefined> {
   try {
     const stat = await handle.stat({ bigint: true });
     const text = stat.size > 4096n ? '' : await handle.readFile('utf8');
-    return { stat, holder: parseHolder(text) };
+    return { stat, holder: parseLockInfo(text) };
   } finally {
     await handle.close();
-  }
-}
-
-function parseHolder(text: string): LockInfo | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<LockInfo> | null;
-    if (!value || typeof value.pid !== 'number' || typeof value.host !== 'string' || typeof value.runId !== 'string') return undefined;
-    return { pid: value.pid, host: value.host, runId: value.runId, startedAt: String(value.startedAt ?? '') };
-  } catch {
-    return undefined;
   }
 }
 

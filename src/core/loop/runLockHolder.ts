@@ -9,6 +9,17 @@ export interface LockInfo {
   startedAt: string;
 }
 
+/** The holder a lock file's text names; undefined when it does not read as a lock (empty, half-written, not ours). */
+export function parseLockInfo(text: string): LockInfo | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockInfo> | null;
+    if (!value || typeof value.pid !== 'number' || typeof value.host !== 'string' || typeof value.runId !== 'string') return undefined;
+    return { pid: value.pid, host: value.host, runId: value.runId, startedAt: String(value.startedAt ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
 export type HolderState =
   { kind: 'dead' } | { kind: 'other-host' } | { kind: 'ralph'; command: string } | { kind: 'unrelated'; command: string };
 
