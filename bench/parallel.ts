@@ -91,6 +91,8 @@ export async function once(
   const queueMs: number[] = [];
   const t0 = performance.now();
   let lastQueued = t0;
+  /** Tasks whose last merge event was provisional (checked ahead of their own gates). */
+  const ahead = new Set<string>();
   let firstIteration: number | undefined;
   bus.subscribe((event) => {
     if (event.type === 'iteration.started') firstIteration ??= performance.now();
@@ -111,7 +113,11 @@ export async function once(
     }
     const now = performance.now();
     if (event.type !== 'merge') return;
-    if (event.state === 'queued') lastQueued = now;
+    // a task's work is in the queue for good once its loop accepted COMPLETE: queued after its gates,
+    // or (merge.checkAhead) its first event no longer provisional
+    if (!event.provisional && (event.state === 'queued' || (ahead.has(event.taskId) && event.state !== 'failed'))) lastQueued = now;
+    if (event.provisional) ahead.add(event.taskId);
+    else ahead.delete(event.taskId);
     if (event.state === 'merging') mergingAt.set(event.taskId, now);
     if (event.state === 'checking' && !event.chain?.passed && !builtIn.has(event.taskId))
       builtIn.set(event.taskId, now - (mergingAt.get(event.taskId) ?? now));
@@ -145,7 +151,7 @@ export async function once(
     const others = summary.results.filter((r) => r.status !== 'done').map((r) => `${r.taskId} ${r.status}: ${r.reason}`);
     throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel} (${others.join('; ')})`);
   }
-  // the run's tail: from the last task's work entering the queue to the run's end (the queue alone)
+  // the run's tail: from the last task's loop accepting COMPLETE to the run's end (the queue alone)
   return { ms, queueMs, tailMs: ended - lastQueued, startMs: (firstIteration ?? started) - started };
 }
 

@@ -139,7 +139,8 @@ export function parallelLines(
     `  merge queue's own cost per merge (gate time excluded): merge-tree chain ${m(parallel.queueMsPerMerge.after)}; worktree merges one at a time (before) ${m(parallel.queueMsPerMerge.before)}`,
     `merge throughput: ${slow.tasks} tasks, ${slow.agents} agents, ${slow.latencyMs} ms per call, a ${s(slow.gateMs)} gate; ${slow.tasks} gate runs back to back ${s(slow.backToBackMs)}`,
     `  chain (merge.concurrency ${slow.chain.concurrency}) ${s(slow.chain.ms)} → ${slow.chain.ratio.toFixed(2)} of back to back (target ≤ 0.5); one at a time (merge.concurrency 1) ${s(slow.serial.ms)} → ${slow.serial.ratio.toFixed(2)}`,
-    `  after the last task entered the queue, the run ended ${s(slow.chain.tailMs)} later with the chain, ${s(slow.serial.tailMs)} one at a time`,
+    `  with merge.checkAhead off (queued only after its own gates passed) ${s(slow.chainNotAhead.ms)} → ${slow.chainNotAhead.ratio.toFixed(2)}`,
+    `  after the last task's loop accepted COMPLETE, the run ended ${s(slow.chain.tailMs)} later with the chain, ${s(slow.chainNotAhead.tailMs)} without checks ahead, ${s(slow.serial.tailMs)} one at a time`,
     `  the chain with the gate as kind "tests" (its output read as a test inventory) ${s(slow.chainTestsKind.ms)} → ${slow.chainTestsKind.ratio.toFixed(2)}`,
   ];
 }

@@ -2,7 +2,8 @@
  * Issue 23's throughput figure: 12 independent tasks, 4 agents, a required gate of ≈ 2 s that
  * is mostly waiting (a sleep and a small suite), 200 ms per model call. The whole run divided
  * by 12 back-to-back runs of the gate, measured side by side: the speculative chain
- * (`merge.concurrency` 4) and the queue one task at a time (`merge.concurrency` 1).
+ * (`merge.concurrency` 4), the queue one task at a time (`merge.concurrency` 1), and the chain
+ * with `merge.checkAhead` off (a task queued only after its own gates passed).
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -39,6 +40,8 @@ export interface SlowGateResult {
   serial: { ms: number; ratio: number; tailMs: number };
   /** The chain again with the gate as kind `tests` (its output parsed as a test inventory). */
   chainTestsKind: { ms: number; ratio: number };
+  /** The chain with `merge.checkAhead` off: a task joins the queue only once its own gates passed. */
+  chainNotAhead: { ms: number; ratio: number; tailMs: number };
 }
 
 async function backToBack(): Promise<{ total: number; each: number }> {
@@ -61,6 +64,7 @@ export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH
   const chain = await run({ concurrency });
   const serial = await run({ concurrency: 1 });
   const testsKind = await run({ concurrency }, 'tests');
+  const notAhead = await run({ concurrency, checkAhead: false });
   return {
     tasks: TASKS,
     agents: AGENTS,
@@ -70,5 +74,6 @@ export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH
     chain: { concurrency, ms: chain.ms, ratio: chain.ms / gate.total, tailMs: chain.tailMs },
     serial: { ms: serial.ms, ratio: serial.ms / gate.total, tailMs: serial.tailMs },
     chainTestsKind: { ms: testsKind.ms, ratio: testsKind.ms / gate.total },
+    chainNotAhead: { ms: notAhead.ms, ratio: notAhead.ms / gate.total, tailMs: notAhead.tailMs },
   };
 }

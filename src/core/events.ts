@@ -237,6 +237,8 @@ export type RalphEventBody =
        * it (`merge.batchSize`), and whether it is held aside for review (the ones behind skip it).
        */
       chain?: { place: number; ahead: string[]; passed?: boolean; coveredBy?: string; aside?: boolean };
+      /** Checked ahead of its own gates (`merge.checkAhead`): its agent signalled COMPLETE, its gates still run; decided once they pass. */
+      provisional?: boolean;
     }
   /** A planning run (`ralph plan`, Plan Tasks from Document) began: the model reads `document` (one `section` of it, when given). */
   | { type: 'plan.started'; document: string; section?: string; model: string }

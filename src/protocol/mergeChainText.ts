@@ -9,10 +9,13 @@ export function chainLine(e: QueueEntryView, target: string): string {
   const status =
     c.place === 1
       ? c.passed
-        ? 'green, landing'
+        ? e.provisional
+          ? 'green, lands once its own gates pass'
+          : 'green, landing'
         : 'head of the chain: lands next once green'
       : c.passed
         ? `green${waits}`
         : `checking side by side${waits}`;
-  return `${c.aside ? 'held for review once green (the ones behind are built without it) · ' : ''}chain #${c.place}: ${prefix} · ${status}${covered}`;
+  const ahead = e.provisional ? ' · checked ahead of its own gates: decided once they pass' : '';
+  return `${c.aside ? 'held for review once green (the ones behind are built without it) · ' : ''}chain #${c.place}: ${prefix} · ${status}${covered}${ahead}`;
 }

@@ -222,6 +222,8 @@ export type PanelEventBody =
       gates?: MergeGateResult[];
       proof?: string;
       chain?: MergeChainPlace;
+      /** Checked ahead of its own gates: its agent signalled COMPLETE and its gates still run; decided once they pass. */
+      provisional?: boolean;
     }
   /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
   | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };

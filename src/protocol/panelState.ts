@@ -194,6 +194,8 @@ export interface QueueEntryView {
   proof?: string;
   /** Its place in the merge chain while it is built or checked (which prefix its check is on, what it waits for). */
   chain?: MergeChainPlace;
+  /** Checked ahead of its own gates (`merge.checkAhead`): its agent is still at work on them. */
+  provisional?: boolean;
 }
 
 /** A task that runs as a CI job: its forge state (queued, running, pr-open, in-queue, merged, failed) and the job's or pull request's address. */

@@ -35,6 +35,7 @@ export const parallelHandlers = {
       ...(e.commit ? { commit: e.commit } : {}),
       ...(e.proof ? { proof: clip(e.proof, 500) } : previous?.proof ? { proof: previous.proof } : {}),
       ...(e.chain ? { chain: { ...e.chain, ahead: e.chain.ahead.slice(0, 20) } } : {}),
+      ...(e.provisional ? { provisional: true } : {}),
       ...(e.gates
         ? { gates: e.gates.map((g) => ({ name: g.name, passed: g.passed, summary: clip(g.summary, 300) })) }
         : !fresh && previous?.gates
@@ -52,7 +53,9 @@ export const parallelHandlers = {
       queue = [...state.queue, entry];
     }
     const next: PanelState = { ...state, queue: boundQueue(queue), mergeTarget: e.target ?? state.mergeTarget };
-    return upsertTask(next, e.taskId, e.time, (t) => patch(t, { merge: e.state, title: t.title === t.id ? title : t.title }));
+    // checked ahead of its own gates, its agent is still at work: its tile stays a running agent's
+    const merge = e.provisional ? undefined : e.state;
+    return upsertTask(next, e.taskId, e.time, (t) => patch(t, { merge, title: t.title === t.id ? title : t.title }));
   },
   worktree: (state, e) => {
     if (e.state === 'removed') return updateTask(state, e.taskId, (t) => patch(t, { worktree: undefined }));

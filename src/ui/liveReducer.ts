@@ -66,14 +66,16 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
       if (event.state !== 'ready' || !(live.agents ?? []).some((a) => a.taskId === event.taskId)) return live;
       return withAgent(live, event.taskId, (a) => ({ ...a, worktree: event.path }));
     case 'merge': {
-      const queued = QUEUED.has(event.state)
-        ? {
-            taskId: event.taskId,
-            state: event.state as QueuedState,
-            ...(event.detail ? { detail: event.detail } : {}),
-            ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}),
-          }
-        : undefined;
+      // checked ahead of its own gates, the task's agent is still at work on them
+      const queued =
+        QUEUED.has(event.state) && !event.provisional
+          ? {
+              taskId: event.taskId,
+              state: event.state as QueuedState,
+              ...(event.detail ? { detail: event.detail } : {}),
+              ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}),
+            }
+          : undefined;
       const next = withQueued(live, queued, event.taskId);
       return queued ? withoutAgent(next, event.taskId) : next;
     }

@@ -294,6 +294,12 @@ export const MergeConfigSchema = z
       .describe(
         'tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. Default 1: every landed commit was itself checked',
       ),
+    checkAhead: z
+      .boolean()
+      .default(true)
+      .describe(
+        "start a task's merged check when its agent signals COMPLETE, beside its own gates in its worktree (one run where the trees are the same): the task still lands only once its own gates passed too and its loop accepted COMPLETE; if they did not, its check is dropped and the prefixes behind it are built again without it. false: a task joins the queue only after its own gates passed",
+      ),
   })
   .prefault({});
 

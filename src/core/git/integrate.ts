@@ -35,6 +35,8 @@ export interface MergeTask {
   title: string;
   notes?: readonly string[];
   fresh?: boolean;
+  /** The branch's commit to merge, read by the caller (a check built ahead of the task's own gates keeps it); default: the branch's tip now. */
+  tip?: string;
 }
 
 export type PrepareResult =
@@ -105,7 +107,7 @@ export class MergeWorkspace {
 
   private async prepareOnce(task: MergeTask, target: string, strategy: MergeStrategy, onto: string | undefined): Promise<PrepareResult> {
     const branch = this.worktrees.branchFor(task.id);
-    const [branchTip, tip] = await Promise.all([this.refs.branchTip(branch), this.refs.branchTip(target)]);
+    const [branchTip, tip] = await Promise.all([task.tip ?? this.refs.branchTip(branch), this.refs.branchTip(target)]);
     if (!branchTip) throw new RalphError(`task ${task.id} has no branch ${branch} to merge`, 'no-task-branch');
     if (!tip) throw new RalphError(`target branch "${target}" does not exist`, 'no-target-branch');
     const base = onto ?? tip;

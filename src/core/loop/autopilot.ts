@@ -30,11 +30,13 @@ import { PersonWaits } from './personWaits';
 import { pruneLeftovers } from './pruneLeftovers';
 import type { TaskLoop } from './taskLoop';
 import { RunHalt, runHaltOf } from './runHalt';
-import type { TaskRunResult } from './types';
+import type { CheckAhead, TaskRunResult } from './types';
+import { wakeUp } from './mergeChecks';
+import { queueCheckAhead } from './checkAhead';
 
 export interface AutopilotDeps extends PersonSideDeps {
-  /** A task loop whose tools, commands, gates, commits and notes act in `workRoot`. */
-  loopFor(workRoot: string): Promise<TaskLoop>;
+  /** A task loop whose tools, commands, gates, commits and notes act in `workRoot` (`checkAhead`: its COMPLETE told to the queue as its gates start). */
+  loopFor(workRoot: string, checkAhead?: CheckAhead): Promise<TaskLoop>;
   /** Only this task (`ralph run <id>`); otherwise every ready task. */
   only?: string;
   /** How long a merge that waits for the user's tree waits before it looks again. */
@@ -80,10 +82,18 @@ export class Autopilot {
   /** Waiting merges the person asked to keep on their branch (held for review) instead. */
   private readonly keep = new Set<string>();
   private readonly halted = new RunHalt();
+  /** Resolved when an agent's COMPLETE was queued ahead of its gates: the queue's next step starts at once. */
+  private claimed = wakeUp();
+  /** `merge.checkAhead`: a COMPLETE is queued (provisional) as its gates start, confirmed or taken back at its loop's verdict. */
+  private readonly checkAhead: CheckAhead;
 
   constructor(private readonly d: AutopilotDeps) {
     this.warm = new WarmWorktrees(d.worktrees, d.target);
     this.person = new PersonWaits({ store: d.store, waitForUserMs: d.config.merge.waitForUserMinutes * 60_000 });
+    this.checkAhead = queueCheckAhead(d.queue, d.config, () => {
+      this.retryMergeAt = 0;
+      this.claimed.resolve();
+    });
   }
 
   /** Retry Now: merges that wait on the person's files are tried again at once. */
@@ -128,6 +138,7 @@ export class Autopilot {
   private async loop(stop: AbortSignal): Promise<void> {
     const { d } = this;
     for (;;) {
+      this.claimed = wakeUp();
       await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       this.nextMerge(stop);
@@ -145,7 +156,10 @@ export class Autopilot {
       const waits: Promise<Finished>[] = [...this.agents.values()];
       if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
-      else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
+      else {
+        if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
+        waits.push(this.claimed.promise.then(() => ({ kind: 'tick' }) as Finished));
+      }
       // the person may answer, approve or retry while the others work: look for it meanwhile
       if (this.person.waiting && !stop.aborted) waits.push(this.person.nextLook(stop).then(() => ({ kind: 'tick' }) as Finished));
       const finished = await Promise.race(waits);
@@ -246,7 +260,7 @@ export class Autopilot {
         created: worktree.created,
       });
       const current = await d.store.get(task.id);
-      return await (await d.loopFor(worktree.path)).run(current, stop);
+      return await (await d.loopFor(worktree.path, this.checkAhead)).run(current, stop);
     } catch (error) {
       // a corrupt checkpoint is the user's to repair: the task stays as it is and the run ends (exit 2), never `failed`
       if (error instanceof ConfigError) throw error;
@@ -260,13 +274,17 @@ export class Autopilot {
   private async agentFinished(taskId: string, result: TaskRunResult, stop: AbortSignal): Promise<void> {
     const { d } = this;
     this.agents.delete(taskId);
+    // a check made ahead of the task's gates is taken back at once: the tasks behind it are built without it
+    if (result.status !== 'done') d.queue.withdraw(taskId, `its agent ended ${result.status}: ${result.reason}`);
     if (result.status === 'done') {
       // the loop kept the task in_progress: it is done once merged
       this.schedule = agentEnded(this.schedule, taskId, 'complete');
       const task = await d.store.get(taskId);
       try {
         const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
-        d.queue.enqueue(taskId, task.title, { proof: proof ? proofLine(proof) : undefined, fresh: true });
+        const line = proof ? proofLine(proof) : undefined;
+        if (d.queue.isProvisional(taskId)) d.queue.confirm(taskId, line);
+        else d.queue.enqueue(taskId, task.title, { proof: line, fresh: true });
       } catch (error) {
         // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
         const reason = `could not queue for merge: ${errorMessage(error)}`;

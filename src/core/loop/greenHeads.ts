@@ -13,15 +13,26 @@ export interface GreenHead {
 /**
  * The chain's head (decided green) and the heads right behind it that may land in the same
  * step: in chain order, each green already (its own merged check passed, not a batch's), none
- * held aside for review, each built on the commit of the one before it. Stops at the first that
+ * held aside for review nor checked ahead of its own gates, each built on the commit of the one before it. Stops at the first that
  * is not, so the target only ever moves to a commit whose tree, and every tree before it, was checked.
  */
 export function greenHeadsFrom(chain: readonly MergeEntry[], jobs: ReadonlyMap<string, Job>, head: GreenHead): GreenHead[] {
   const heads = [head];
   if (chain[0]?.taskId !== head.taskId) return heads;
   for (const entry of chain.slice(1)) {
-    const value = jobs.get(entry.taskId)?.value;
-    if (entry.aside || entry.state !== 'checking' || !entry.passed || value?.kind !== 'checked' || !value.passed) break;
+    const job = jobs.get(entry.taskId);
+    const value = job?.value;
+    // checked ahead of its own gates (not confirmed, or its branch not looked at again since): it lands on its own turn
+    if (
+      entry.aside ||
+      entry.provisional ||
+      job?.ahead ||
+      entry.state !== 'checking' ||
+      !entry.passed ||
+      value?.kind !== 'checked' ||
+      !value.passed
+    )
+      break;
     if (value.base !== heads.at(-1)!.result) break;
     heads.push({ taskId: entry.taskId, base: value.base, result: value.result, gates: value.gates });
   }

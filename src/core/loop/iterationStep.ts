@@ -15,6 +15,7 @@ import { gateSummary, isFinalSignal, optionalIterationsLeft, runGatesUnlessFinal
 import { type CommitFailure, commitIteration, committedAlready } from './iterationCommit';
 import { type ConversationInput, converse, iterationFeedback } from './iterationConversation';
 import { proofStep } from './proofStep';
+import { gatesFor } from '../gates/taskCheck';
 import type { TaskLoopServices } from './types';
 
 export interface IterationStepResult {
@@ -189,6 +190,9 @@ async function judgeIteration(
   const { run, signal, signalGiven, feedback, finishRecord } = done;
   // the baseline taken beside the first iteration: the gates run meanwhile, their verdicts wait for it
   const aside = !input.cp.integrity && !isFinalSignal(signalGiven) ? input.baseline : undefined;
+  // COMPLETE with gates to run: the merge queue may check the merged result meanwhile (decided once they pass)
+  const claimed = signalGiven?.kind === 'COMPLETE' && services.checkAhead !== undefined && gatesFor(task, services.config.gates).length > 0;
+  if (claimed) services.checkAhead!.claim(task.id, task.title);
   const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside);
   const integrity = await aside;
   const cp = integrity ? { ...input.cp, integrity } : input.cp;
@@ -202,6 +206,7 @@ async function judgeIteration(
   // a passing test left out again after the agent was told: a person decides, the loop does not burn its iterations
   const judged: CompletionDecision = (decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided;
   const { decision, proof } = await proofStep(services, task, cp, n, judged, gates, signal);
+  if (claimed && !(decision.kind === 'finish' && decision.status === 'done')) services.checkAhead!.drop(task.id, decision.reason);
   const gateSummaries = (gates?.outcomes ?? []).map(gateSummary);
   const gateFacts = {
     gates: gateSummaries,

@@ -36,6 +36,12 @@ export interface MergeEntry {
   aside?: boolean;
   /** Taken out of a red batch: checked on its own prefix from now on, never batched again. */
   alone?: boolean;
+  /**
+   * Checked ahead of its own gates (`merge.checkAhead`): its agent signalled COMPLETE and its own
+   * gates are still running. Built and checked like any entry, never decided (nor landed) until
+   * its loop accepts COMPLETE (`confirm`) or takes it back (`withdraw`).
+   */
+  provisional?: boolean;
 }
 
 export interface MergeQueueState {
@@ -48,7 +54,12 @@ export interface MergeQueueState {
 type Verdict = { taskId: string };
 
 export type MergeAction =
-  | { type: 'enqueue'; taskId: string; title: string; proof?: string }
+  /** `provisional`: checked ahead of its own gates, decided only once confirmed (an attempt is counted then). */
+  | { type: 'enqueue'; taskId: string; title: string; proof?: string; provisional?: boolean }
+  /** A provisional entry's loop accepted COMPLETE: it may be decided (and land) from now on. */
+  | { type: 'confirm'; taskId: string; proof?: string }
+  /** A provisional entry's loop did not accept COMPLETE: it leaves the queue, what was built on it is rebuilt. */
+  | { type: 'withdraw'; taskId: string; detail: string }
   /** Joins the chain at its end: its prefix is built on `ahead` (active tasks, in chain order). */
   | { type: 'begin'; taskId: string; ahead?: string[]; aside?: boolean; coveredBy?: string }
   | { type: 'prepared'; taskId: string }
@@ -109,6 +120,10 @@ export function reduceMergeQueue(state: MergeQueueState, action: MergeAction): M
   switch (action.type) {
     case 'enqueue':
       return enqueued(state, action);
+    case 'confirm':
+      return confirmed(state, action);
+    case 'withdraw':
+      return withdrawn(state, action);
     case 'begin':
       return begun(state, expect('queued', 'waiting'), action);
     case 'prepared':
@@ -209,6 +224,8 @@ function expectEntry(state: MergeQueueState, action: MergeAction, states: readon
       `task ${action.taskId} is not the head of the merge chain (${chainHead(state)?.taskId} is): only the head is decided`,
     );
   }
+  if (HEAD_ONLY.has(action.type) && entry.provisional)
+    throw new MergeQueueError(`task ${action.taskId} is checked ahead of its own gates: it is decided only once its loop accepts COMPLETE`);
   return entry;
 }
 
@@ -223,10 +240,39 @@ function enqueued(state: MergeQueueState, action: Extract<MergeAction, { type: '
     title: action.title,
     state: 'queued',
     seq,
-    attempts: (entry?.attempts ?? 0) + 1,
+    // a provisional entry is an attempt only once its loop confirms it
+    attempts: (entry?.attempts ?? 0) + (action.provisional ? 0 : 1),
     ...(action.proof ? { proof: action.proof } : {}),
+    ...(action.provisional ? { provisional: true } : {}),
   };
   return { ...state, seq, entries: [...state.entries.filter((e) => e.taskId !== action.taskId), fresh] };
+}
+
+function provisionalEntry(state: MergeQueueState, action: MergeAction): MergeEntry {
+  const entry = entryOf(state, action.taskId);
+  if (!entry) throw new MergeQueueError(`task ${action.taskId} is not in the merge queue`);
+  if (!entry.provisional)
+    throw new MergeQueueError(`task ${action.taskId} is not checked ahead of its gates; "${action.type}" needs a provisional entry`);
+  return entry;
+}
+
+/** Its loop accepted COMPLETE: the entry keeps its place, its prefix and its check, and counts as an attempt. */
+function confirmed(state: MergeQueueState, action: Extract<MergeAction, { type: 'confirm' }>): MergeQueueState {
+  const e = provisionalEntry(state, action);
+  const { provisional: _, ...rest } = e;
+  return replace(state, { ...rest, attempts: e.attempts + 1, ...(action.proof ? { proof: action.proof } : {}) });
+}
+
+/**
+ * Its loop did not accept COMPLETE (its own gates, its proof, a stop): the entry leaves the chain
+ * as `failed` ("taken back", its attempts as they were, so the views see it go), and whatever was
+ * built on it is rebuilt without it. Its next COMPLETE queues it again.
+ */
+function withdrawn(state: MergeQueueState, action: Extract<MergeAction, { type: 'withdraw' }>): MergeQueueState {
+  const e = provisionalEntry(state, action);
+  const why = `${e.taskId} was taken back (${action.detail})`;
+  const { provisional: _, ...rest } = e;
+  return leave(state, { ...rest, state: 'failed', detail: `taken back: ${action.detail}` }, why);
 }
 
 /** `e` joins the chain's end, its prefix built on `ahead` (tasks of the chain, none held aside for review). */
@@ -315,6 +361,11 @@ export function nextToMerge(state: MergeQueueState): MergeEntry | undefined {
 
 export function entryOf(state: MergeQueueState, taskId: string): MergeEntry | undefined {
   return state.entries.find((e) => e.taskId === taskId);
+}
+
+/** The head is checked ahead of its own gates, or its batch's check is: it waits for its loop's word (`confirm`, `withdraw`). */
+export function awaitsConfirmation(state: MergeQueueState, head: MergeEntry): boolean {
+  return head.provisional === true || (head.coveredBy !== undefined && entryOf(state, head.coveredBy)?.provisional === true);
 }
 
 /** The tasks a new prefix is built on: the chain's tasks that carry a merged result (not held aside for review). */

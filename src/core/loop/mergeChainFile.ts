@@ -22,6 +22,8 @@ export interface ChainSnapshotEntry {
   passed?: boolean;
   coveredBy?: string;
   aside?: boolean;
+  /** Checked ahead of its own gates (`merge.checkAhead`): decided once they pass. */
+  provisional?: boolean;
 }
 
 const KEEP_DECIDED = 10;
@@ -42,6 +44,7 @@ export function chainSnapshot(state: MergeQueueState, target: string, now: Date 
       state: e.state,
       attempts: e.attempts,
       ...(e.detail ? { detail: e.detail.slice(0, 500) } : {}),
+      ...(e.provisional ? { provisional: true } : {}),
       ...(place >= 0
         ? {
             place: place + 1,
@@ -114,6 +117,8 @@ export async function readChainSnapshot(paths: RalphPaths): Promise<ChainSnapsho
   }
 }
 
+const AHEAD = ' (checked ahead of its own gates: decided once they pass)';
+
 /** `ralph status`: the chain (which prefix each check is on, what waits on what) and why a task was taken out. */
 export function chainLines(snapshot: ChainSnapshot, live: boolean): string[] {
   const shown = snapshot.entries.filter((e) => live || e.state !== 'merged');
@@ -127,10 +132,10 @@ export function chainLines(snapshot: ChainSnapshot, live: boolean): string[] {
       : e.coveredBy
         ? `covered by the check of ${e.coveredBy}${waits}`
         : `checking${waits}`;
-    lines.push(
-      `  #${e.place} ${e.taskId} ${e.state} on ${prefix} — ${how}${e.aside ? ' (held for review once green; the ones behind are built without it)' : ''}`,
-    );
+    const held = e.aside ? ' (held for review once green; the ones behind are built without it)' : '';
+    lines.push(`  #${e.place} ${e.taskId} ${e.state} on ${prefix} — ${how}${e.provisional ? AHEAD : ''}${held}`);
   }
-  for (const e of shown.filter((x) => x.place === undefined)) lines.push(`  ${e.taskId} ${e.state}${e.detail ? `: ${e.detail}` : ''}`);
+  for (const e of shown.filter((x) => x.place === undefined))
+    lines.push(`  ${e.taskId} ${e.state}${e.provisional ? AHEAD : ''}${e.detail ? `: ${e.detail}` : ''}`);
   return lines;
 }

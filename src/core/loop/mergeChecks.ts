@@ -90,6 +90,8 @@ export interface Job {
   settled?: boolean;
   /** What `done` resolved to, once it did (read without waiting: the green heads that land together). */
   value?: JobResult;
+  /** Built while its task was checked ahead of its own gates: the task branch's commit it merged, looked at again once confirmed. */
+  ahead?: { tip: string };
 }
 
 export function summarizeOutcome(o: GateOutcome): { name: string; passed: boolean; summary: string } {

@@ -4,7 +4,7 @@ import type { GateOutcome, GateRunner } from '../gates/types';
 import type { MergeWorkspace, PrepareResult } from '../git/integrate';
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
-import { chainHead, chainOf, entryOf, type MergeEntry } from './mergeChain';
+import { awaitsConfirmation, chainHead, chainOf, entryOf, type MergeEntry } from './mergeChain';
 import {
   type CheckedResult,
   dedupe,
@@ -86,10 +86,16 @@ export class MergeQueue extends MergeQueueBase {
       this.wake = wakeUp();
       // a head whose check is done lands first: building the tasks behind it can wait that long
       const ready = chainHead(this.state);
-      if (!ready || !this.jobs.get(ready.taskId)?.settled) await this.fill(signal);
+      if (!ready || ready.provisional || !this.jobs.get(ready.taskId)?.settled) await this.fill(signal);
       const head = chainHead(this.state);
       const job = head && this.jobs.get(head.taskId);
       if (!head || !job) return undefined;
+      if (awaitsConfirmation(this.state, head)) {
+        // checked ahead of its own gates: decided once its loop confirms it or takes it back
+        await Promise.race([this.wake.promise, ...(aborted ? [aborted] : [])]);
+        continue;
+      }
+      if (job.ahead && (await this.branchMoved(head, job.ahead.tip))) continue;
       const done = await Promise.race([job.done, this.wake.promise, ...(aborted ? [aborted] : [])]);
       if (done === 'wake') continue;
       const outcome = await this.decide(head, done, signal);
@@ -100,6 +106,21 @@ export class MergeQueue extends MergeQueueBase {
       }
       return outcome;
     }
+  }
+
+  /** A head checked ahead of its own gates, now confirmed: a branch that moved since its check began is built again, never landed stale. */
+  private async branchMoved(head: MergeEntry, tip: string): Promise<boolean> {
+    const job = this.jobs.get(head.taskId)!;
+    const now = await this.pool.main.refs.branchTip(this.deps.worktrees.branchFor(head.taskId)).catch(() => undefined);
+    if (this.jobs.get(head.taskId) !== job) return true; // it left meanwhile: look again
+    job.ahead = undefined;
+    if (now === tip) return false;
+    this.apply({
+      type: 'requeue',
+      taskId: head.taskId,
+      detail: `its branch moved after its check began (${tip.slice(0, 10)}); built again`,
+    });
+    return true;
   }
 
   /** Tasks join the chain while there is room: `concurrency` checks (of `batchSize` tasks each), besides prefixes already green. */
@@ -167,7 +188,12 @@ export class MergeQueue extends MergeQueueBase {
         return;
       }
       const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
-      const task = { id: entry.taskId, title: entry.title, notes, fresh: this.fresh.has(entry.taskId) };
+      // checked ahead of its own gates: the commit merged is kept, to be looked at again once its loop confirms
+      const tip = entryOf(this.state, entry.taskId)?.provisional
+        ? await this.pool.main.refs.branchTip(deps.worktrees.branchFor(entry.taskId))
+        : undefined;
+      if (tip) job.ahead = { tip };
+      const task = { id: entry.taskId, title: entry.title, notes, fresh: this.fresh.has(entry.taskId), tip };
       const prepare = (ws: MergeWorkspace) => ws.prepare(task, deps.target, deps.strategy, base);
       // as objects no worktree is touched; git without merge-tree merges in a worktree no check is using
       prepared = (await mergeTreeSupported(deps.worktrees.root)) ? await prepare(this.pool.main) : await this.pool.use(prepare);

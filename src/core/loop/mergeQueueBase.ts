@@ -63,14 +63,41 @@ export abstract class MergeQueueBase {
     return this.state;
   }
 
-  /** `fresh`: its agent completed in this run, so it cannot be on the target already (no look for it there). */
-  enqueue(taskId: string, title: string, options: { checked?: CheckedResult; proof?: string; fresh?: boolean } = {}): MergeEntry {
-    this.apply({ type: 'enqueue', taskId, title, proof: options.proof });
+  /**
+   * `fresh`: its agent completed in this run, so it cannot be on the target already (no look for it there).
+   * `provisional`: its agent signalled COMPLETE and its own gates run now (`merge.checkAhead`): built and
+   * checked meanwhile, decided only once `confirm`ed (`withdraw` takes it back).
+   */
+  enqueue(
+    taskId: string,
+    title: string,
+    options: { checked?: CheckedResult; proof?: string; fresh?: boolean; provisional?: boolean } = {},
+  ): MergeEntry {
+    this.apply({ type: 'enqueue', taskId, title, proof: options.proof, provisional: options.provisional });
     if (options.checked) this.checked.set(taskId, options.checked);
     if (options.fresh) this.fresh.add(taskId);
     else this.fresh.delete(taskId);
     this.wake.resolve(); // a chain being waited on takes it in at once
     return entryOf(this.state, taskId)!;
+  }
+
+  /** Whether the task is in the queue checked ahead of its own gates (not confirmed yet). */
+  isProvisional(taskId: string): boolean {
+    return entryOf(this.state, taskId)?.provisional === true;
+  }
+
+  /** Its loop accepted COMPLETE: the entry checked ahead of its gates may be decided (and land) now. */
+  confirm(taskId: string, proof?: string): MergeEntry {
+    this.apply({ type: 'confirm', taskId, proof });
+    this.wake.resolve();
+    return entryOf(this.state, taskId)!;
+  }
+
+  /** Its loop did not accept COMPLETE: the entry checked ahead of its gates leaves; what was built on it is built again. */
+  withdraw(taskId: string, detail: string): void {
+    if (!this.isProvisional(taskId)) return;
+    this.apply({ type: 'withdraw', taskId, detail });
+    this.wake.resolve();
   }
 
   /** The task left (cancelled, rejected): out of the queue, and what was built on it is built again without it. */
@@ -166,6 +193,7 @@ export abstract class MergeQueueBase {
       attempts: e.attempts,
       ...(e.gates ? { gates: e.gates } : {}),
       ...(e.proof ? { proof: e.proof } : {}),
+      ...(e.provisional ? { provisional: true } : {}),
       ...(place >= 0
         ? {
             chain: {

@@ -17,6 +17,7 @@ import { GuardedCommandRunner, GuardedGateRunner } from '../guards/guardedRunner
 import { RedactingModelClient, type SecretRedactor } from '../commands/secrets';
 import { WorkspaceScope } from '../guards/workspaceScope';
 import type { ModelClient } from '../llm/types';
+import type { CheckAhead } from './types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
 import type { DiskBudget } from '../reports/diskBudget';
@@ -97,7 +98,7 @@ export class RunAssembly {
    * gates, commits and notes act there while the state stays in the workspace, and its meter
    * shares the run's totals so the run budget holds across agents.
    */
-  async loop(workRoot?: string): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
+  async loop(workRoot?: string, checkAhead?: CheckAhead): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths, emit, redactor } = this.run;
     const root = workRoot ?? deps.workspace;
     const git = new GitService(root, redactor, this.identity);
@@ -144,6 +145,7 @@ export class RunAssembly {
       pause: this.run.pause,
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
+      ...(checkAhead ? { checkAhead } : {}),
       disk: this.run.disk,
     });
     return { loop, guard, meter };
@@ -199,7 +201,7 @@ export class RunAssembly {
       holdForReview: (taskId) => holds.wanted(taskId),
       paths,
     });
-    const loopFor = async (root: string) => (await this.loop(root)).loop;
+    const loopFor = async (root: string, checkAhead?: CheckAhead) => (await this.loop(root, checkAhead)).loop;
     return new Autopilot({
       config: deps.config,
       store,

@@ -56,6 +56,8 @@ export interface TaskLoopServices {
   work?: RalphPaths;
   /** COMPLETE is not `done` yet: the task stays in_progress until the merge queue lands it. */
   awaitingMerge?: boolean;
+  /** `merge.checkAhead`: the merge queue checks the task's merged result while its own gates run. */
+  checkAhead?: CheckAhead;
   /** Gated commands nobody could approve during the run: kept as the task's question (needs_help). */
   commandQuestions?: CommandQuestions;
   /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
@@ -63,6 +65,17 @@ export interface TaskLoopServices {
 }
 
 export type { AskedQuestion };
+
+/**
+ * The merge queue's side of a COMPLETE whose gates have not passed yet: `claim` as the gates
+ * start (the queue builds and checks the merged result meanwhile, deciding nothing), `drop`
+ * when the loop does not accept it (the queue takes the check back). A COMPLETE the loop
+ * accepts ends the task's run, and the autopilot confirms the claim then.
+ */
+export interface CheckAhead {
+  claim(taskId: string, title: string): void;
+  drop(taskId: string, why: string): void;
+}
 
 export interface TaskRunResult {
   taskId: string;

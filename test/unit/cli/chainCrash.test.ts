@@ -7,10 +7,15 @@ import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { fileOf, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
-/** Passes at once in a task's worktree; in a merge worktree it waits (bounded) for `.ralph/runs/release` of the workspace. */
+/**
+ * Passes at once on a tree with one task's work (a task's worktree, the first prefix onto main);
+ * on a prefix of two or more tasks (a merge worktree) it waits (bounded) for `.ralph/runs/release`
+ * of the workspace.
+ */
 const GATE_JS = `const fs = require('fs'); const path = require('path');
 const cwd = process.cwd();
-if (/_merge/.test(path.basename(cwd))) {
+const work = fs.readdirSync(cwd).filter((f) => /^[a-d]\\.txt$/.test(f)).length;
+if (/_merge/.test(path.basename(cwd)) && work >= 2) {
   const release = path.resolve(cwd, '..', '..', '..', '.ralph', 'runs', 'release');
   const until = Date.now() + 60000;
   while (!fs.existsSync(release) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
@@ -60,8 +65,8 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     }
     server.push(...Array.from({ length: 8 }, () => agent));
     const first = startCli(['run'], ws.dir);
-    // the first task onto main lands at once: its prefix is the tree its own gate passed on (the run's gate
-    // cache); the three behind it are in the chain, checked side by side (each check waits for the release)
+    // the first task onto main lands at once (its prefix holds one task's work); the three behind it are in
+    // the chain, checked side by side (each check of two tasks' work or more waits for the release)
     const chainFile = ws.path('.ralph', 'runs', 'merge-chain.json');
     const checking = async () => {
       const text = await fs.readFile(chainFile, 'utf8').catch(() => '');
@@ -70,7 +75,8 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     };
     const mergeDirs = async () =>
       (await fs.readdir(ws.path('.ralph', 'worktrees')).catch(() => [] as string[])).filter((n) => n.startsWith('_merge')).sort();
-    for (let waited = 0; ((await checking()) < 3 || (await mergeDirs()).length < 3) && waited < 600; waited++)
+    const landedOne = () => ws.git('rev-list', '--count', 'main') === '2';
+    for (let waited = 0; ((await checking()) < 3 || (await mergeDirs()).length < 3 || !landedOne()) && waited < 600; waited++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(await checking(), 3, 'three prefixes in their checks at once');
     assert.deepEqual(await mergeDirs(), ['_merge', '_merge-2', '_merge-3'], 'each in its own merge worktree');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  awaitsConfirmation,
   chainHead,
   chainOf,
   EMPTY_QUEUE,
@@ -197,5 +198,87 @@ describe('merge chain state machine (pure)', () => {
     assert.deepEqual(nextToBuild(s, 3), [], 'not on a prefix: it needs the target itself');
     s = run([green('B'), landed('B')], s);
     assert.equal(nextToMerge(s)?.taskId, 'A');
+  });
+});
+
+describe("merge chain: checked ahead of the task's own gates (merge.checkAhead)", () => {
+  const ahead = (taskId: string): MergeAction => ({ type: 'enqueue', taskId, title: taskId, provisional: true });
+  const confirm = (taskId: string, proof?: string): MergeAction => ({ type: 'confirm', taskId, proof });
+  const withdraw = (taskId: string): MergeAction => ({ type: 'withdraw', taskId, detail: 'its gates are red' });
+
+  it('is built and checked like any entry, but decided only once confirmed; confirming counts the attempt', () => {
+    let s = run([ahead('A'), enqueue('B')]);
+    assert.equal(entryOf(s, 'A')?.attempts, 0, 'not an attempt yet');
+    s = join(join(s, 'A'), 'B');
+    assert.deepEqual(
+      chainOf(s).map((e) => [e.taskId, e.ahead, e.provisional === true]),
+      [
+        ['A', [], true],
+        ['B', ['A'], false],
+      ],
+    );
+    s = run([green('A'), green('B')], s);
+    assert.ok(awaitsConfirmation(s, chainHead(s)!));
+    for (const decide of [landed('A'), red('A'), { type: 'conflict', taskId: 'A', files: ['x'], hunks: [] } as MergeAction])
+      assert.throws(() => reduceMergeQueue(s, decide), /checked ahead of its own gates: it is decided only once its loop accepts COMPLETE/);
+    s = run([confirm('A', 'fails on its base: t1')], s);
+    assert.equal(awaitsConfirmation(s, chainHead(s)!), false);
+    assert.equal(entryOf(s, 'A')?.attempts, 1);
+    assert.equal(entryOf(s, 'A')?.proof, 'fails on its base: t1');
+    assert.equal(entryOf(s, 'A')?.passed, true, 'its check is kept');
+    s = run([landed('A'), landed('B')], s);
+    assert.deepEqual(states(s), { A: 'merged', B: 'merged' });
+  });
+
+  it('withdrawn while its prefix is checked: it leaves the chain as taken back, the prefixes built on it are rebuilt without it', () => {
+    let s = run([enqueue('A'), ahead('B'), enqueue('C')]);
+    for (const id of ['A', 'B', 'C']) s = join(s, id);
+    s = run([green('C'), withdraw('B')], s);
+    assert.deepEqual(states(s), { A: 'checking', B: 'failed', C: 'queued' });
+    assert.equal(entryOf(s, 'B')?.attempts, 0, 'not an attempt');
+    assert.equal(entryOf(s, 'B')?.provisional, undefined);
+    assert.deepEqual(
+      chainOf(s).map((e) => e.taskId),
+      ['A'],
+      'out of the chain',
+    );
+    assert.match(entryOf(s, 'C')!.detail!, /rebuilt without B: B was taken back \(its gates are red\)/);
+    s = join(s, 'C');
+    assert.deepEqual(entryOf(s, 'C')?.ahead, ['A']);
+  });
+
+  it('a task sent back before keeps its record and its attempts when a later check ahead is withdrawn', () => {
+    let s = join(run([enqueue('A')]), 'A');
+    s = run([red('A'), ahead('A')], s);
+    assert.equal(entryOf(s, 'A')?.attempts, 1);
+    s = run([withdraw('A')], join(s, 'A'));
+    assert.equal(entryOf(s, 'A')?.state, 'failed');
+    assert.equal(entryOf(s, 'A')?.attempts, 1, 'the withdrawn check is not an attempt');
+    assert.match(entryOf(s, 'A')!.detail!, /taken back: its gates are red/);
+    s = run([enqueue('A')], s);
+    assert.equal(entryOf(s, 'A')?.attempts, 2);
+  });
+
+  it('a batch whose check is provisional waits for it; confirm and withdraw need a provisional entry; no second claim', () => {
+    let s = run([enqueue('A'), ahead('B')]);
+    s = join(s, 'A', { coveredBy: 'B' });
+    s = join(s, 'B');
+    assert.ok(awaitsConfirmation(s, chainHead(s)!), 'A is covered by the check of B, which is not confirmed');
+    assert.throws(() => reduceMergeQueue(s, confirm('A')), /not checked ahead of its gates/);
+    assert.throws(() => reduceMergeQueue(s, withdraw('Z')), /not in the merge queue/);
+    assert.throws(() => reduceMergeQueue(s, ahead('B')), /already checking/);
+    s = run([confirm('B')], s);
+    assert.equal(awaitsConfirmation(s, chainHead(s)!), false);
+    assert.throws(() => reduceMergeQueue(s, confirm('B')), /not checked ahead of its gates/);
+  });
+
+  it('put back (the target moved) or split, it stays provisional; a cancel takes it out like any entry', () => {
+    let s = run([ahead('A'), enqueue('B')]);
+    s = join(join(s, 'A'), 'B');
+    s = run([{ type: 'requeue', taskId: 'A', detail: 'main moved' }], s);
+    assert.equal(entryOf(s, 'A')?.provisional, true);
+    assert.deepEqual(states(s), { A: 'queued', B: 'queued' });
+    s = run([{ type: 'cancel', taskId: 'A', detail: 'cancelled' }], s);
+    assert.deepEqual(states(s), { B: 'queued' });
   });
 });

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { chainLines, chainSnapshot } from '../../../src/core/loop/mergeChainFile';
 import { EMPTY_QUEUE, type MergeAction, type MergeQueueState, prefixOf, reduceMergeQueue } from '../../../src/core/loop/mergeChain';
 import { reducePanel } from '../../../src/protocol/panelReducer';
-import { emptyPanelState } from '../../../src/protocol/panelState';
+import { emptyPanelState, runningAgents } from '../../../src/protocol/panelState';
 import { chainLine } from '../../../src/protocol/mergeChainText';
 
 const stamp = (seq: number) => ({ runId: 'r', seq, time: `2026-01-01T10:00:0${seq}Z` });
@@ -67,6 +67,64 @@ describe('the merge chain in the panel and in ralph status', () => {
       '  B queued: rebuilt without A: its merged check is red',
       '  C queued: rebuilt without A: its merged check is red',
       '  A failed: required gates fail on the merged result: unit (1 failed)',
+    ]);
+  });
+
+  it('a task checked ahead of its own gates: its row says so, its tile stays a running agent, ralph status says it too', () => {
+    let state = emptyPanelState();
+    state = reducePanel(state, {
+      type: 'task.started',
+      taskId: 'T-1',
+      title: 'One',
+      iteration: 1,
+      maxIterations: 5,
+      resumed: false,
+      ...stamp(1),
+    });
+    state = reducePanel(state, {
+      type: 'merge',
+      taskId: 'T-1',
+      state: 'checking',
+      title: 'One',
+      target: 'main',
+      chain: { place: 1, ahead: [], passed: true },
+      provisional: true,
+      ...stamp(2),
+    });
+    const [row] = state.queue;
+    assert.equal(row.provisional, true);
+    assert.equal(
+      chainLine(row, 'main'),
+      'chain #1: main + T-1 · green, lands once its own gates pass · checked ahead of its own gates: decided once they pass',
+    );
+    assert.equal(state.tasks.find((t) => t.id === 'T-1')?.merge, undefined, 'its agent is still at work on its gates');
+    assert.deepEqual(
+      runningAgents(state).map((t) => t.id),
+      ['T-1'],
+    );
+    // confirmed: the task's work is the queue's now
+    state = reducePanel(state, {
+      type: 'merge',
+      taskId: 'T-1',
+      state: 'checking',
+      target: 'main',
+      chain: { place: 1, ahead: [], passed: true },
+      ...stamp(3),
+    });
+    assert.equal(state.queue[0].provisional, undefined);
+    assert.equal(state.tasks.find((t) => t.id === 'T-1')?.merge, 'checking');
+    assert.deepEqual(runningAgents(state), [], 'its work waits in the queue');
+
+    let s = reduceMergeQueue(EMPTY_QUEUE, { type: 'enqueue', taskId: 'A', title: 'A', provisional: true });
+    s = reduceMergeQueue(reduceMergeQueue(s, { type: 'begin', taskId: 'A', ahead: [] }), { type: 'prepared', taskId: 'A' });
+    assert.deepEqual(chainLines(chainSnapshot(s, 'main', new Date('2026-01-01T10:00:00Z')), true), [
+      'merge queue → main:',
+      '  #1 A checking on main + A — checking (checked ahead of its own gates: decided once they pass)',
+    ]);
+    s = reduceMergeQueue(s, { type: 'withdraw', taskId: 'A', detail: 'its loop did not accept COMPLETE: gates red' });
+    assert.deepEqual(chainLines(chainSnapshot(s, 'main', new Date('2026-01-01T10:00:00Z')), true), [
+      'merge queue → main:',
+      '  A failed: taken back: its loop did not accept COMPLETE: gates red',
     ]);
   });
 });

@@ -271,6 +271,33 @@ describe('live status of a parallel run (status bar and tree)', () => {
     assert.deepEqual(status.queue, [{ taskId: 'T-4', state: 'queued' }]);
   });
 
+  it('a task checked ahead of its own gates stays an agent until its loop accepts COMPLETE; taken back, it is still one', () => {
+    const ahead = live([
+      ...started('T-1'),
+      ...started('T-2'),
+      { type: 'merge', taskId: 'T-1', state: 'queued', provisional: true },
+      { type: 'merge', taskId: 'T-1', state: 'checking', provisional: true, chain: { place: 1, ahead: [] } },
+      { type: 'merge', taskId: 'T-2', state: 'checking', provisional: true, chain: { place: 2, ahead: ['T-1'] } },
+    ]);
+    assert.deepEqual(
+      ahead.agents?.map((a) => a.taskId),
+      ['T-1', 'T-2'],
+    );
+    assert.deepEqual(ahead.queue ?? [], []);
+    const s = new EventScript('run-2');
+    let next = ahead;
+    for (const body of [
+      { type: 'merge', taskId: 'T-1', state: 'checking', chain: { place: 1, ahead: [] } },
+      { type: 'merge', taskId: 'T-2', state: 'failed', detail: 'taken back: its loop did not accept COMPLETE' },
+    ] as RalphEventBody[])
+      next = reduceLive(next, s.add(body));
+    assert.deepEqual(
+      next.agents?.map((a) => a.taskId),
+      ['T-2'],
+    );
+    assert.deepEqual(next.queue, [{ taskId: 'T-1', state: 'checking' }]);
+  });
+
   it('follows the queue to the end: merging, merged and done leave no trace; a conflict brings the agent back', () => {
     const status = live([
       ...started('T-1'),
