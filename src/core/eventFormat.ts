@@ -82,7 +82,8 @@ const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefine
   'run.finished': (event) => `■ run finished: ${event.reason}`,
   'plan.started': (event) => `▶ planning ${event.document}${event.section ? ` (section "${event.section}")` : ''} with ${event.model}`,
   'plan.finished': (event) => `■ plan ${event.outcome}: ${event.reason}`,
-  merge: (event) => `⇶ ${event.taskId} merge ${event.state}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`,
+  merge: (event) =>
+    `⇶ ${event.taskId} merge ${event.state}${event.provisional ? ' (checked ahead of its own gates)' : ''}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`,
   // no line of their own in a terminal: too fine-grained, or said by the lines around them
   'task.status': undefined,
   'model.delta': undefined,

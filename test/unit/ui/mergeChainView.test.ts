@@ -3,6 +3,7 @@
  * what it waits for, why a task was taken out) and `ralph status`, from the chain file a run keeps.
  */
 import * as assert from 'node:assert/strict';
+import { formatEvent } from '../../../src/core/eventFormat';
 import { chainLines, chainSnapshot } from '../../../src/core/loop/mergeChainFile';
 import { EMPTY_QUEUE, type MergeAction, type MergeQueueState, prefixOf, reduceMergeQueue } from '../../../src/core/loop/mergeChain';
 import { reducePanel } from '../../../src/protocol/panelReducer';
@@ -121,6 +122,11 @@ describe('the merge chain in the panel and in ralph status', () => {
       'merge queue → main:',
       '  #1 A checking on main + A — checking (checked ahead of its own gates: decided once they pass)',
     ]);
+    // the CLI's line for the event
+    assert.equal(
+      formatEvent({ type: 'merge', taskId: 'A', state: 'checking', provisional: true, ...stamp(4) }),
+      '⇶ A merge checking (checked ahead of its own gates)',
+    );
     s = reduceMergeQueue(s, { type: 'withdraw', taskId: 'A', detail: 'its loop did not accept COMPLETE: gates red' });
     assert.deepEqual(chainLines(chainSnapshot(s, 'main', new Date('2026-01-01T10:00:00Z')), true), [
       'merge queue → main:',
