@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { GateConfig } from '../../../src/core/config/schema';
-import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
-import { ProcessGateRunner } from '../../../src/core/gates/runGates';
+import type { RalphEvent } from '../../../src/core/events';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { entryOf, MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
-import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import { entryOf, type MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
+import { chainQueue, taskWork as commitWork } from '../helpers/chainQueue';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -35,31 +32,8 @@ describe('MergeQueue: checked ahead of the task gates (real git)', () => {
 
   const gate: GateConfig = { name: 'check', command: 'node check.js', kind: 'custom', required: true };
 
-  function queue(): MergeQueue {
-    let seq = 0;
-    const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    return new MergeQueue({
-      worktrees: wt,
-      gates: new ProcessGateRunner(new NodeCommandRunner()),
-      gateConfigs: [gate],
-      target: 'main',
-      strategy: 'squash',
-      concurrency: 3,
-      emit,
-    });
-  }
-
-  async function commitIn(taskId: string, files: Record<string, string>): Promise<void> {
-    const dir = wt.pathFor(taskId);
-    for (const [rel, content] of Object.entries(files)) await fs.writeFile(path.join(dir, rel), content);
-    ws.git('-C', dir, 'add', '-A');
-    ws.git('-C', dir, 'commit', '-q', '-m', `ralph(${taskId}): work`);
-  }
-
-  async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
-    await wt.create(taskId, 'main');
-    await commitIn(taskId, files);
-  }
+  const queue = () => chainQueue(wt, events, gate);
+  const taskWork = (taskId: string, files: Record<string, string>) => commitWork(ws, wt, taskId, files);
 
   /** Bounded: polls `done` until it holds (at most ~20 s), for states the queue reaches on its own. */
   async function until(what: string, done: () => boolean): Promise<void> {
@@ -149,7 +123,7 @@ describe('MergeQueue: checked ahead of the task gates (real git)', () => {
     q.enqueue('T-1', 'T-1', { provisional: true, fresh: true });
     const step = q.processNext();
     await until('T-1 green', () => passed(q, 'T-1'));
-    await commitIn('T-1', { 'later.num': '1' });
+    await taskWork('T-1', { 'later.num': '1' });
     q.confirm('T-1');
     const outcomes = await drain(q, step);
     assert.deepEqual(

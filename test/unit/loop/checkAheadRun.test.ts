@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import * as path from 'node:path';
-import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
+import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 
 /** Green while the *.num files add up to at most 10. */
@@ -53,24 +52,9 @@ describe('parallel run: merged checks ahead of the task gates (real git, scripte
   const addWriteTask = (id: string, file: string, content: string) =>
     h.addTask({ id, title: `Write ${file}`, prompt: `WRITE ${file} <<${content}>>`, promise: `${file} holds the content` });
 
-  async function assertMainGreenSinceProject(): Promise<void> {
-    const scratch = path.join(await h.ws.outsideDir(), 'scratch');
-    h.ws.git('worktree', 'add', '--detach', scratch, 'main');
-    try {
-      for (const sha of [project, ...h.ws.git('rev-list', `${project}..main`).split('\n').filter(Boolean)]) {
-        h.ws.git('-C', scratch, 'checkout', '-q', '--detach', sha);
-        const result = await new NodeCommandRunner().run({
-          command: 'node check.js',
-          cwd: scratch,
-          timeoutMs: 20000,
-          maxOutputChars: 2000,
-        });
-        assert.equal(result.exitCode, 0, `main is red at ${sha}: ${result.output}`);
-      }
-    } finally {
-      h.ws.git('worktree', 'remove', '--force', scratch);
-    }
-  }
+  /** The invariant: the required gate passes on every commit of main since the project had its check. */
+  const assertMainGreenSinceProject = () =>
+    assertGreenAtEveryCommit(h.ws, 'node check.js', [project, ...h.ws.git('rev-list', `${project}..main`).split('\n').filter(Boolean)]);
 
   const merges = (id: string) => eventsOf(h.events, 'merge').filter((e) => e.taskId === id);
 

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { GateConfig } from '../../../src/core/config/schema';
-import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
-import { ProcessGateRunner } from '../../../src/core/gates/runGates';
+import type { RalphEvent } from '../../../src/core/events';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { greenHeadsFrom } from '../../../src/core/loop/greenHeads';
 import type { MergeEntry } from '../../../src/core/loop/mergeChain';
 import type { Job, JobResult } from '../../../src/core/loop/mergeChecks';
-import { MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
-import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import type { MergeQueue, MergeOutcome } from '../../../src/core/loop/mergeQueue';
+import { chainQueue, taskWork as commitWork } from '../helpers/chainQueue';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -41,27 +39,9 @@ describe('green heads land together (real git, concurrent merged checks)', () =>
   });
   afterEach(async () => ws.cleanup());
 
-  function queue(): MergeQueue {
-    let seq = 0;
-    const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    const gate: GateConfig = { name: 'check', command: `RELEASE=${release} node check.js`, kind: 'custom', required: true };
-    return new MergeQueue({
-      worktrees: wt,
-      gates: new ProcessGateRunner(new NodeCommandRunner()),
-      gateConfigs: [gate],
-      target: 'main',
-      strategy: 'squash',
-      concurrency: 3,
-      emit,
-    });
-  }
-
-  async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
-    const { path: dir } = await wt.create(taskId, 'main');
-    for (const [rel, content] of Object.entries(files)) await fs.writeFile(path.join(dir, rel), content);
-    ws.git('-C', dir, 'add', '-A');
-    ws.git('-C', dir, 'commit', '-q', '-m', `ralph(${taskId}): work`);
-  }
+  const queue = () =>
+    chainQueue(wt, events, { name: 'check', command: `RELEASE=${release} node check.js`, kind: 'custom', required: true });
+  const taskWork = (taskId: string, files: Record<string, string>) => commitWork(ws, wt, taskId, files);
 
   /** The queue's first step, taken once the prefixes behind the head are green (the head's check waits for `release` until then). */
   async function headDecidedLast(q: MergeQueue, behind: string[]): Promise<MergeOutcome | undefined> {

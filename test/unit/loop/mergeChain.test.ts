@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { GateConfig } from '../../../src/core/config/schema';
-import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
-import { ProcessGateRunner } from '../../../src/core/gates/runGates';
+import type { RalphEvent } from '../../../src/core/events';
 import { useMergeTree } from '../../../src/core/git/mergeTree';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
-import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import type { MergeQueue, MergeOutcome } from '../../../src/core/loop/mergeQueue';
+import { chainQueue, taskWork as commitWork } from '../helpers/chainQueue';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -48,27 +47,8 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     return { name: 'check', command: `CHECKS_DIR=${checksDir} ${env} node check.js`, kind: 'custom', required: true };
   }
 
-  function queue(overrides: Partial<ConstructorParameters<typeof MergeQueue>[0]> = {}): MergeQueue {
-    let seq = 0;
-    const emit = (body: RalphEventBody) => void events.push({ ...body, runId: 'r', seq: ++seq, time: '' } as RalphEvent);
-    return new MergeQueue({
-      worktrees: wt,
-      gates: new ProcessGateRunner(new NodeCommandRunner()),
-      gateConfigs: [gate()],
-      target: 'main',
-      strategy: 'squash',
-      concurrency: 3,
-      emit,
-      ...overrides,
-    });
-  }
-
-  async function taskWork(taskId: string, files: Record<string, string>): Promise<void> {
-    const { path: dir } = await wt.create(taskId, 'main');
-    for (const [rel, content] of Object.entries(files)) await fs.writeFile(path.join(dir, rel), content);
-    ws.git('-C', dir, 'add', '-A');
-    ws.git('-C', dir, 'commit', '-q', '-m', `ralph(${taskId}): work`);
-  }
+  const queue = (overrides: Partial<ConstructorParameters<typeof MergeQueue>[0]> = {}) => chainQueue(wt, events, gate(), overrides);
+  const taskWork = (taskId: string, files: Record<string, string>) => commitWork(ws, wt, taskId, files);
 
   async function drain(q: MergeQueue): Promise<MergeOutcome[]> {
     const out: MergeOutcome[] = [];
