@@ -40,6 +40,26 @@ export function greenHeadsFrom(chain: readonly MergeEntry[], jobs: ReadonlyMap<s
 }
 
 /**
+ * The confirmed entries of the chain that were checked ahead of their own gates: their branch's
+ * tip is looked at again (a file read each), and one that did not move since its check began may
+ * land with the head (a moved one waits for its own turn, where it is built again).
+ */
+export async function lookAgainAtTips(
+  chain: readonly MergeEntry[],
+  jobs: ReadonlyMap<string, Job>,
+  tipOf: (taskId: string) => Promise<string | undefined>,
+): Promise<void> {
+  await Promise.all(
+    chain.map(async (e) => {
+      const job = jobs.get(e.taskId);
+      const tip = job?.ahead?.tip;
+      if (e.provisional || !job || tip === undefined) return;
+      if ((await tipOf(e.taskId).catch(() => undefined)) === tip && job.ahead?.tip === tip) job.ahead = undefined;
+    }),
+  );
+}
+
+/**
  * Lands several green heads in one step: one look at the person's tree and one move of the
  * target (compare-and-swap from the first head's base), to the last head's commit — each task
  * still its own commit, and every commit the target gains a checked one. False (nothing moved)

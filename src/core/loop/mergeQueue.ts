@@ -17,7 +17,7 @@ import {
   wakeUp,
 } from './mergeChecks';
 import { mergedCheck, TipVerdicts } from './mergedCheck';
-import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether } from './greenHeads';
+import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether, lookAgainAtTips } from './greenHeads';
 import { MergeQueueBase, type MergeQueueDeps, type MergeOutcome } from './mergeQueueBase';
 
 export * from './mergeChain';
@@ -345,6 +345,9 @@ export class MergeQueue extends MergeQueueBase {
   /** The head lands with the green heads right behind it in one step (see landTogether); alone, as before, when it cannot. */
   private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved' | 'again'> {
     await briefly(chainOf(this.state).map((e) => this.jobs.get(e.taskId)));
+    await lookAgainAtTips(chainOf(this.state).slice(1), this.jobs, (id) =>
+      this.pool.main.refs.branchTip(this.deps.worktrees.branchFor(id)),
+    );
     if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
     const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
     if (heads.length < 2) return this.land(head.taskId, head.base, head.result, head.gates);

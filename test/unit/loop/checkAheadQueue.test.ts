@@ -83,6 +83,30 @@ describe('MergeQueue: checked ahead of the task gates (real git)', () => {
     await assertGreenAtEveryCommit(ws);
   });
 
+  it('confirmed behind the head, its branch unmoved: it lands in one step with the head (one move of main)', async () => {
+    await taskWork('T-1', { 'a.num': '3' });
+    await taskWork('T-2', { 'b.num': '4' });
+    const moves = () => ws.git('reflog', 'show', '--format=%H', 'refs/heads/main').split('\n').filter(Boolean).length;
+    const before = moves();
+    const q = queue();
+    q.enqueue('T-1', 'T-1', { provisional: true, fresh: true });
+    q.enqueue('T-2', 'T-2', { provisional: true, fresh: true });
+    const step = q.processNext();
+    await until('both prefixes green', () => passed(q, 'T-1') && passed(q, 'T-2'));
+    q.confirm('T-2');
+    q.confirm('T-1');
+    const outcomes = await drain(q, step);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+      ],
+    );
+    assert.equal(moves(), before + 1, 'main moved once, to the last checked prefix');
+    await assertGreenAtEveryCommit(ws);
+  });
+
   it('taken back while checked: never lands, the prefixes built on it are built again without it and land', async () => {
     await taskWork('T-1', { 'a.num': '8' }); // its own gates would be red in its worktree: taken back
     await taskWork('T-2', { 'b.num': '1' });
