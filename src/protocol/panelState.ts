@@ -248,6 +248,11 @@ export interface TaskView {
   merge?: MergeState;
   /** Set when `gates` are the merge queue's re-check of the merged result on this branch (not an iteration's). */
   gatesMergeTarget?: string;
+  /**
+   * The merged check's gates while it runs ahead of the task's own (`merge.checkAhead`): the card
+   * keeps showing the agent's own gates meanwhile, and takes these once the task's work is the queue's.
+   */
+  aheadGates?: GateView[];
   /** The task runs (or ran) as a CI job on the forge. */
   remote?: RemoteView;
 

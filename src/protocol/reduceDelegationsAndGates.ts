@@ -2,7 +2,7 @@
 import type { DelegationOutcome } from './panelEvents';
 import type { Handlers } from './reducerTypes';
 import { type DelegationView, type EvidenceLine, type GateView, LIMITS, type TaskView, type TestCounts } from './panelState';
-import { mergeCheckTarget } from './reduceParallel';
+import { checkedAhead, mergeCheckTarget } from './reduceParallel';
 import { clip, updateIteration, updateTask } from './taskUpdates';
 
 function evidenceLines(result: DelegationOutcome): EvidenceLine[] {
@@ -100,6 +100,8 @@ export const delegationHandlers = {
       return { ...state, workspaceGates: upsertGate(base, e.gate, (g) => ({ ...gate(g), runId: e.runId })).slice(-LIMITS.workspaceGates) };
     }
     const mergeTarget = e.iteration === undefined ? mergeCheckTarget(state, e.taskId) : undefined;
+    if (e.iteration === undefined && checkedAhead(state, e.taskId))
+      return updateTask(state, e.taskId, (t) => ({ ...t, aheadGates: upsertGate(t.aheadGates ?? [], e.gate, gate) }));
     return updateTask(state, e.taskId, (t) => {
       const base = t.gatesIteration === e.iteration && t.gatesMergeTarget === mergeTarget ? t.gates : [];
       return { ...t, gates: upsertGate(base, e.gate, gate), gatesIteration: e.iteration, gatesMergeTarget: mergeTarget };
@@ -136,6 +138,9 @@ export const delegationHandlers = {
       };
     }
     const mergeTarget = e.iteration === undefined ? mergeCheckTarget(state, e.taskId) : undefined;
+    // the merged check of a task still at work on its own gates: kept aside until its work is the queue's
+    if (e.iteration === undefined && checkedAhead(state, e.taskId))
+      return updateTask(state, e.taskId, (t) => ({ ...t, aheadGates: upsertGate(t.aheadGates ?? [], e.gate, finish) }));
     return updateTask(state, e.taskId, (t) => {
       const gates = upsertGate(t.gatesIteration === e.iteration && t.gatesMergeTarget === mergeTarget ? t.gates : [], e.gate, finish);
       const withGates: TaskView = {

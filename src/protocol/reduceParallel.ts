@@ -4,7 +4,8 @@
  * tile from a task whose work waits to be merged.
  */
 import type { Handlers } from './reducerTypes';
-import { LIMITS, type PanelState, type QueueEntryView } from './panelState';
+import { LIMITS, type PanelState, type QueueEntryView, type TaskView } from './panelState';
+import type { MergeState } from './panelEvents';
 import { clip, patch, updateTask, upsertTask } from './taskUpdates';
 
 /** Finished entries (landed, or sent back to their agent) are dropped first when the list is full. */
@@ -55,7 +56,9 @@ export const parallelHandlers = {
     const next: PanelState = { ...state, queue: boundQueue(queue), mergeTarget: e.target ?? state.mergeTarget };
     // checked ahead of its own gates, its agent is still at work: its tile stays a running agent's
     const merge = e.provisional ? undefined : e.state;
-    return upsertTask(next, e.taskId, e.time, (t) => patch(t, { merge, title: t.title === t.id ? title : t.title }));
+    return upsertTask(next, e.taskId, e.time, (t) =>
+      patch(fromAhead(t, e, next.mergeTarget), { merge, title: t.title === t.id ? title : t.title }),
+    );
   },
   worktree: (state, e) => {
     if (e.state === 'removed') return updateTask(state, e.taskId, (t) => patch(t, { worktree: undefined }));
@@ -63,6 +66,22 @@ export const parallelHandlers = {
   },
   'panel.worktree': (state, e) => updateTask(state, e.taskId, (t) => patch(t, { worktree: e.path })),
 } satisfies Handlers;
+
+/**
+ * The merged check's gates kept aside while the task's agent worked on its own: shown on its card
+ * once its work is the queue's (confirmed), dropped when the check was taken back.
+ */
+function fromAhead(t: TaskView, e: { provisional?: boolean; state: MergeState }, target: string | undefined): TaskView {
+  if (e.provisional || !t.aheadGates) return t;
+  const { aheadGates, ...rest } = t;
+  if (e.state !== 'merging' && e.state !== 'checking') return rest;
+  return { ...rest, gates: aheadGates, gatesIteration: undefined, gatesMergeTarget: target ?? 'the target branch' };
+}
+
+/** The task's merged check runs ahead of its own gates (its agent is still at work on them). */
+export function checkedAhead(state: PanelState, taskId: string): boolean {
+  return state.queue.find((q) => q.taskId === taskId)?.provisional === true;
+}
 
 /** The branch of the merged check when the task's gates run in the queue's re-check. */
 export function mergeCheckTarget(state: PanelState, taskId: string): string | undefined {

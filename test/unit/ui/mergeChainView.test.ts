@@ -133,4 +133,54 @@ describe('the merge chain in the panel and in ralph status', () => {
       '  A failed: taken back: its loop did not accept COMPLETE: gates red',
     ]);
   });
+
+  it("the card keeps the agent's own gates while the merged check runs ahead, and takes the check's once confirmed", () => {
+    let state = emptyPanelState();
+    const add = (e: Parameters<typeof reducePanel>[1]) => (state = reducePanel(state, e));
+    add({ type: 'task.started', taskId: 'T-1', title: 'One', iteration: 1, maxIterations: 5, resumed: false, ...stamp(1) });
+    const chain = { place: 1, ahead: [] };
+    add({ type: 'merge', taskId: 'T-1', state: 'checking', target: 'main', chain, provisional: true, ...stamp(2) });
+    // the merged check (no iteration) and the agent's own gates (iteration 1) at once
+    add({ type: 'gate.started', taskId: 'T-1', gate: 'unit', kind: 'tests', command: 'npm test', ...stamp(3) });
+    add({ type: 'gate.started', taskId: 'T-1', iteration: 1, gate: 'unit', kind: 'tests', command: 'npm test', ...stamp(4) });
+    const finished = { type: 'gate.finished', taskId: 'T-1', gate: 'unit', kind: 'tests', required: true, durationMs: 5 } as const;
+    add({ ...finished, iteration: 1, passed: true, summary: 'own: 4 passing', ...stamp(5) });
+    add({ ...finished, passed: true, summary: 'merged: 4 passing', ...stamp(6) });
+    let task = state.tasks.find((t) => t.id === 'T-1')!;
+    assert.deepEqual(
+      [task.gatesIteration, task.gatesMergeTarget, task.gates?.map((g) => g.summary)],
+      [1, undefined, ['own: 4 passing']],
+      "the agent's own verdict while it decides",
+    );
+    assert.deepEqual(
+      task.aheadGates?.map((g) => g.summary),
+      ['merged: 4 passing'],
+    );
+    add({ type: 'merge', taskId: 'T-1', state: 'checking', target: 'main', chain: { ...chain, passed: true }, ...stamp(7) });
+    task = state.tasks.find((t) => t.id === 'T-1')!;
+    assert.deepEqual(
+      [task.gatesIteration, task.gatesMergeTarget, task.gates?.map((g) => g.summary), task.aheadGates],
+      [undefined, 'main', ['merged: 4 passing'], undefined],
+      'confirmed: the card shows the merged check',
+    );
+  });
+
+  it('a merged check taken back leaves the card with the agent its own gates', () => {
+    let state = emptyPanelState();
+    const add = (e: Parameters<typeof reducePanel>[1]) => (state = reducePanel(state, e));
+    add({
+      type: 'merge',
+      taskId: 'T-2',
+      state: 'checking',
+      target: 'main',
+      chain: { place: 1, ahead: [] },
+      provisional: true,
+      ...stamp(1),
+    });
+    add({ type: 'gate.started', taskId: 'T-2', gate: 'unit', kind: 'tests', command: 'npm test', ...stamp(2) });
+    add({ type: 'merge', taskId: 'T-2', state: 'failed', detail: 'taken back: its loop did not accept COMPLETE', ...stamp(3) });
+    const task = state.tasks.find((t) => t.id === 'T-2')!;
+    assert.equal(task.aheadGates, undefined);
+    assert.equal(task.gatesMergeTarget, undefined);
+  });
 });
