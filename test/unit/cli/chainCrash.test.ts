@@ -68,23 +68,24 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     // the first task onto main lands at once (its prefix holds one task's work); the three behind it are in
     // the chain, checked side by side (each check of two tasks' work or more waits for the release)
     const chainFile = ws.path('.ralph', 'runs', 'merge-chain.json');
-    const checking = async () => {
+    const checking = async (besides: string) => {
       const text = await fs.readFile(chainFile, 'utf8').catch(() => '');
       const chain = text ? (JSON.parse(text) as Chain) : { entries: [] };
-      return chain.entries.filter((e) => e.state === 'checking' && e.place !== undefined).length;
+      return chain.entries.filter((e) => e.state === 'checking' && e.place !== undefined && e.taskId !== besides).length;
     };
     const mergeDirs = async () =>
       (await fs.readdir(ws.path('.ralph', 'worktrees')).catch(() => [] as string[])).filter((n) => n.startsWith('_merge')).sort();
-    const landedOne = () => ws.git('rev-list', '--count', 'main') === '2';
-    for (let waited = 0; ((await checking()) < 3 || (await mergeDirs()).length < 3 || !landedOne()) && waited < 600; waited++)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(await checking(), 3, 'three prefixes in their checks at once');
+    const nap = () => new Promise((resolve) => setTimeout(resolve, 100));
+    // the first landing, then the three behind it in their checks (the chain file may still show the landed one a moment)
+    for (let waited = 0; ws.git('rev-list', '--count', 'main') !== '2' && waited < 600; waited++) await nap();
+    const firstLanded = ws.git('log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').trim();
+    assert.ok(ids.includes(firstLanded), `the first task landed (${firstLanded})`);
+    for (let waited = 0; ((await checking(firstLanded)) < 3 || (await mergeDirs()).length < 3) && waited < 600; waited++) await nap();
+    assert.equal(await checking(firstLanded), 3, 'three prefixes in their checks at once');
     assert.deepEqual(await mergeDirs(), ['_merge', '_merge-2', '_merge-3'], 'each in its own merge worktree');
     first.child.kill('SIGKILL');
     assert.equal((await first.done).code, null);
     assert.equal(ws.git('rev-list', '--count', 'main'), '2', 'only the first task landed: nothing landed before its check passed');
-    const firstLanded = ws.git('log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', 'main').trim();
-    assert.ok(ids.includes(firstLanded));
 
     // what the run left: `ralph status` shows the chain as it stood
     const status = await startCli(['status'], ws.dir).done;
