@@ -149,12 +149,14 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
 /** A gate runner that counts its runs; each run waits `ms`, prints the cwd, ends with `exitCode` (or is stopped). */
 class CountingRunner implements GateRunner {
   runs = 0;
+  /** `ms`: how long each run takes, or by the run's number (1 for the first). */
   constructor(
     private readonly exitCode: number | null = 0,
-    private readonly ms = 30,
+    private readonly ms: number | ((run: number) => number) = 30,
   ) {}
   run(request: GateRunRequest): Promise<GateRunResult> {
     this.runs++;
+    const ms = typeof this.ms === 'function' ? this.ms(this.runs) : this.ms;
     return new Promise((resolve) => {
       const done = (aborted: boolean) =>
         resolve({
@@ -162,9 +164,9 @@ class CountingRunner implements GateRunner {
           timedOut: false,
           aborted,
           output: `ran in ${request.cwd}/suite.test.js\n`,
-          durationMs: this.ms,
+          durationMs: ms,
         });
-      const timer = setTimeout(() => done(false), this.ms);
+      const timer = setTimeout(() => done(false), ms);
       request.signal?.addEventListener('abort', () => (clearTimeout(timer), done(true)), { once: true });
     });
   }
@@ -246,15 +248,17 @@ describe('GateRunCache (real git)', () => {
 
   it('a run its owner stopped is dropped: a waiter runs its own; a waiter stopped while waiting gets a stopped result', async () => {
     const cache = new GateRunCache();
-    const inner = new CountingRunner(0, 80);
+    // the owner's run lasts until it is stopped, whatever the machine's load; the waiter's own is short
+    const inner = new CountingRunner(0, (run) => (run === 1 ? 120_000 : 80));
     const runner = cache.around(inner);
     const owner = new AbortController();
     const first = runner.run(request(ws.dir, { signal: owner.signal }));
-    await new Promise((r) => setTimeout(r, 30)); // the run has started (its key read)
+    for (let i = 0; i < 400 && inner.runs === 0; i++) await new Promise((r) => setTimeout(r, 25)); // the run has started (its key read)
+    assert.equal(inner.runs, 1);
     const waiter = runner.run(request(other));
     const leaving = new AbortController();
     const leaver = runner.run(request(other, { signal: leaving.signal }));
-    await new Promise((r) => setTimeout(r, 20));
+    await cache.keyFor(request(other)); // as long as their own key reads, begun before: they wait on the run by now
     leaving.abort();
     owner.abort();
     assert.equal((await first).aborted, true);
