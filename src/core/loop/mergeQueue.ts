@@ -108,10 +108,15 @@ export class MergeQueue extends MergeQueueBase {
     }
   }
 
+  /** The commit of the task's branch now (a file read). */
+  private taskTip(taskId: string): Promise<string | undefined> {
+    return this.pool.main.refs.branchTip(this.deps.worktrees.branchFor(taskId));
+  }
+
   /** A head checked ahead of its own gates, now confirmed: a branch that moved since its check began is built again, never landed stale. */
   private async branchMoved(head: MergeEntry, tip: string): Promise<boolean> {
     const job = this.jobs.get(head.taskId)!;
-    const now = await this.pool.main.refs.branchTip(this.deps.worktrees.branchFor(head.taskId)).catch(() => undefined);
+    const now = await this.taskTip(head.taskId).catch(() => undefined);
     if (this.jobs.get(head.taskId) !== job) return true; // it left meanwhile: look again
     job.ahead = undefined;
     if (now === tip) return false;
@@ -189,9 +194,7 @@ export class MergeQueue extends MergeQueueBase {
       }
       const notes = (await deps.notes?.(entry.taskId).catch(() => [])) ?? [];
       // checked ahead of its own gates: the commit merged is kept, to be looked at again once its loop confirms
-      const tip = entryOf(this.state, entry.taskId)?.provisional
-        ? await this.pool.main.refs.branchTip(deps.worktrees.branchFor(entry.taskId))
-        : undefined;
+      const tip = entryOf(this.state, entry.taskId)?.provisional ? await this.taskTip(entry.taskId) : undefined;
       if (tip) job.ahead = { tip };
       const task = { id: entry.taskId, title: entry.title, notes, fresh: this.fresh.has(entry.taskId), tip };
       const prepare = (ws: MergeWorkspace) => ws.prepare(task, deps.target, deps.strategy, base);
@@ -345,9 +348,7 @@ export class MergeQueue extends MergeQueueBase {
   /** The head lands with the green heads right behind it in one step (see landTogether); alone, as before, when it cannot. */
   private async landGreen(head: GreenHead): Promise<MergeOutcome | 'moved' | 'again'> {
     await briefly(chainOf(this.state).map((e) => this.jobs.get(e.taskId)));
-    await lookAgainAtTips(chainOf(this.state).slice(1), this.jobs, (id) =>
-      this.pool.main.refs.branchTip(this.deps.worktrees.branchFor(id)),
-    );
+    await lookAgainAtTips(chainOf(this.state).slice(1), this.jobs, (id) => this.taskTip(id));
     if (chainHead(this.state)?.taskId !== head.taskId) return 'again'; // it left meanwhile (cancelled)
     const heads = greenHeadsFrom(chainOf(this.state), this.jobs, head);
     if (heads.length < 2) return this.land(head.taskId, head.base, head.result, head.gates);
