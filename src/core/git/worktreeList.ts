@@ -1,4 +1,7 @@
-import { gitStatus } from './gitExec';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { readTextIfExists } from '../util/atomicWrite';
+import { git, gitStatus } from './gitExec';
 /** A worktree as `git worktree list --porcelain` reports it. */
 export interface Registered {
   path: string;
@@ -58,4 +61,32 @@ export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
     if (f.from) files.add(f.from); // a rename's source
   }
   return files;
+}
+
+/**
+ * git's lock reason on a worktree still being filled: git's own `worktree add` says
+ * `initializing` while it checks out; ours is added `--no-checkout --lock` (git's default reason)
+ * and filled outside the worktree lock. Either one found later is an add a crash interrupted.
+ */
+export function interruptedAdd(locked: string | undefined): boolean {
+  return locked === 'initializing' || locked === 'added with --lock';
+}
+
+/**
+ * Fills a worktree added with `--no-checkout --lock`: its index and files from its HEAD (the
+ * `reset` git's own add runs), then `link` (paths linked into it), then its lock goes. It needs
+ * no worktree lock: nothing here reads another worktree, so several fill side by side.
+ */
+export async function fillAddedWorktree(wtPath: string, link: (wtPath: string) => Promise<void>): Promise<void> {
+  await git(wtPath, ['reset', '--hard', '--quiet', '--no-recurse-submodules']);
+  await link(wtPath);
+  const gitDir = await worktreeGitDir(wtPath);
+  if (gitDir) await fs.rm(path.join(gitDir, 'locked'), { force: true });
+}
+
+/** The git dir of a linked worktree, read from its `.git` file (`gitdir: …`). */
+export async function worktreeGitDir(wtPath: string): Promise<string | undefined> {
+  const pointer = await readTextIfExists(path.join(wtPath, '.git')).catch(() => undefined);
+  const dir = pointer && /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
+  return dir ? path.resolve(wtPath, dir) : undefined;
 }

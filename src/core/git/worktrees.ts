@@ -4,7 +4,15 @@ import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { git, GitCommandError, runGit } from './gitExec';
 import { RefReader } from './refRead';
-import { parseWorktreeList, type Registered, uncommittedFiles, withWorktreeLock } from './worktreeList';
+import {
+  fillAddedWorktree,
+  interruptedAdd,
+  parseWorktreeList,
+  type Registered,
+  uncommittedFiles,
+  withWorktreeLock,
+  worktreeGitDir,
+} from './worktreeList';
 
 export { uncommittedFiles, withWorktreeLock };
 
@@ -135,11 +143,18 @@ export class WorktreeManager {
    * resumed task) is returned as it is, with its commits and uncommitted work. `fresh` starts
    * over from the tip: the old worktree and branch are dropped (Retry from the new tip).
    */
-  create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
-    return this.exclusive(() => this.createUnlocked(taskId, targetBranch, options));
+  async create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
+    // only the add needs the lock (git reads every worktree's record there); its checkout goes beside the others
+    const { made, added } = await this.exclusive(() => this.createUnlocked(taskId, targetBranch, options));
+    if (added) await fillAddedWorktree(made.path, (wt) => this.linkShared(wt));
+    return made;
   }
 
-  private async createUnlocked(taskId: string, targetBranch: string, options: { fresh?: boolean }): Promise<CreatedWorktree> {
+  private async createUnlocked(
+    taskId: string,
+    targetBranch: string,
+    options: { fresh?: boolean },
+  ): Promise<{ made: CreatedWorktree; added: boolean }> {
     const wtPath = this.pathFor(taskId);
     const branch = this.branchFor(taskId);
     await this.ensureIgnored();
@@ -147,7 +162,7 @@ export class WorktreeManager {
     let plan: AddPlan | undefined;
     if (!(await fs.lstat(wtPath).catch(() => undefined))) {
       plan = await this.addPlan(taskId, targetBranch, options);
-      if (await this.addNew(plan)) return plan.made;
+      if (await this.addNew(plan)) return { made: plan.made, added: true };
     }
     const existing = (await this.registered()).find((w) => w.path === wtPath);
     if (existing && options.fresh) await this.removeUnlocked(taskId, { deleteBranch: true });
@@ -155,8 +170,8 @@ export class WorktreeManager {
       if (existing.branch !== branch)
         throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
       await this.linkShared(wtPath);
-      return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
-    } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
+      return { made: { taskId, path: wtPath, branch, base: existing.head ?? '', created: false }, added: false };
+    } else if (existing) await this.forceRemove(wtPath); // a crash interrupted an add (locked still), or its files are gone
     if (existing || (await fs.lstat(wtPath).catch(() => undefined))) {
       await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
       await runGit(this.root, ['worktree', 'prune']);
@@ -165,12 +180,11 @@ export class WorktreeManager {
     // planned before a refused add, which may have made the branch already: the plan of before holds
     plan ??= await this.addPlan(taskId, targetBranch, options);
     await git(this.root, plan.args);
-    await this.linkShared(wtPath);
-    return plan.made;
+    return { made: plan.made, added: true };
   }
 
   /**
-   * Adds the planned worktree where no folder is. False when git refuses because it still has a
+   * Adds the planned worktree where no folder is (filled later). False when git refuses because it still has a
    * record of a worktree there (its folder gone): the caller clears that record first, as before.
    */
   private async addNew(plan: AddPlan): Promise<boolean> {
@@ -180,7 +194,6 @@ export class WorktreeManager {
       if (/already registered|already checked out|is already used by worktree/.test(added.stderr)) return false;
       throw new GitCommandError(plan.args, added);
     }
-    await this.linkShared(plan.made.path);
     return true;
   }
 
@@ -193,9 +206,10 @@ export class WorktreeManager {
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
     const branchTip = options.fresh ? undefined : await this.refs.branchTip(branch);
     // the task's branch survived (its worktree did not): its commits are the task's work, keep them
-    if (branchTip)
-      return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
-    return { args: ['worktree', 'add', '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
+    // added without its checkout, locked until filled (`fillAddedWorktree`): a crash in between leaves it locked, made again
+    const add = ['worktree', 'add', '--no-checkout', '--lock'];
+    if (branchTip) return { args: [...add, wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
+    return { args: [...add, '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
   }
 
   /** Task worktrees git knows of (the merge worktree excluded). */
@@ -274,7 +288,7 @@ export class WorktreeManager {
     for (const w of registered) {
       const name = path.basename(w.path);
       report.removedLocks.push(...(await this.removeStaleLocks(w.path)));
-      if (isMergeWorktree(name) || !keep.has(name) || w.locked === 'initializing') {
+      if (isMergeWorktree(name) || !keep.has(name) || interruptedAdd(w.locked)) {
         await this.forceRemove(w.path);
         await fs.rm(w.path, { recursive: true, force: true });
         report.removedWorktrees.push(w.path);
@@ -371,20 +385,11 @@ export class WorktreeManager {
   }
 }
 
-/** The git dir of a linked worktree, read from its `.git` file (`gitdir: …`). */
-async function worktreeGitDir(wtPath: string): Promise<string | undefined> {
-  const pointer = await readTextIfExists(path.join(wtPath, '.git')).catch(() => undefined);
-  const dir = pointer && /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
-  return dir ? path.resolve(wtPath, dir) : undefined;
-}
-
-async function removeIfExists(file: string): Promise<boolean> {
-  try {
-    await fs.unlink(file);
-    return true;
-  } catch {
-    return false;
-  }
+function removeIfExists(file: string): Promise<boolean> {
+  return fs.unlink(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function checkedId(taskId: string): string {

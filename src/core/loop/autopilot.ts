@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, errorMessage } from '../errors';
 import { proofLine } from '../gates/proof';
 import { WarmWorktrees } from '../git/warmWorktrees';
@@ -13,7 +14,7 @@ import {
   stopWaitingForFiles,
   takeUpUnfinished,
 } from './autopilotPerson';
-import { endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus } from './mergeEnds';
+import { afterAgentEnd, endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus } from './mergeEnds';
 import type { MergeOutcome } from './mergeQueue';
 import {
   agentEnded,
@@ -49,9 +50,6 @@ type Finished =
   | { kind: 'hold'; answer: 'continue' | 'stop' }
   | { kind: 'tick' };
 
-/** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
-const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted']);
-
 /**
  * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`
  * agents, each in its own worktree made from the target's current tip; a task whose agent
@@ -73,6 +71,8 @@ export class Autopilot {
   /** What each waiting merge last said, so a wait is announced once, not at every look. */
   private readonly waitingSaid = new Map<string, string>();
   private readonly results: TaskRunResult[] = [];
+  /** Ends of landed tasks being written (see `loop`). */
+  private readonly ending = new Set<Promise<void>>();
   /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
   private readonly cleanups: Promise<void>[] = [];
   /** The next tasks' worktrees, made while the running agents wait for their models. */
@@ -126,7 +126,12 @@ export class Autopilot {
       this.person.dispose();
       const { d } = this;
       // never leave with an agent or a merge still at work (the run lock is released after this)
-      await Promise.allSettled([...this.agents.values(), ...(this.merging ? [this.merging] : []), ...(this.holding ? [this.holding] : [])]);
+      await Promise.allSettled([
+        ...this.agents.values(),
+        ...this.ending,
+        ...(this.merging ? [this.merging] : []),
+        ...(this.holding ? [this.holding] : []),
+      ]);
       await Promise.all(this.cleanups);
       await this.warm.dispose(); // worktrees made ahead for tasks that did not start in this run
       await d.queue.idle(); // a stopped check's processes end before its merge worktree goes
@@ -143,7 +148,7 @@ export class Autopilot {
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       this.nextMerge(stop);
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
-      if (this.agents.size === 0 && !this.merging && !this.holding && (stop.aborted || !d.queue.pending)) {
+      if (this.agents.size === 0 && !this.merging && !this.holding && this.ending.size === 0 && (stop.aborted || !d.queue.pending)) {
         if (!stop.aborted && !this.providerHalt && !this.noMoreStarts && !scheduleFinished(this.schedule, await this.candidates())) {
           d.emit({
             type: 'warning',
@@ -153,7 +158,11 @@ export class Autopilot {
         }
         break;
       }
-      const waits: Promise<Finished>[] = [...this.agents.values()];
+      // an end that fails fails the run here, as one awaited in turn did
+      const waits: Promise<Finished>[] = [
+        ...this.agents.values(),
+        ...[...this.ending].map((e) => e.then(() => ({ kind: 'tick' }) as Finished)),
+      ];
       if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
       else {
@@ -170,9 +179,14 @@ export class Autopilot {
       } else if (finished.kind === 'merge') {
         this.merging = undefined;
         const ending = this.mergeFinished(finished.outcome);
-        // a landed task's end (its status, report, event) is written while the queue goes on with the next
-        if (finished.outcome?.state === 'merged') this.nextMerge(stop);
-        await ending;
+        if (finished.outcome?.state !== 'merged') await ending;
+        else {
+          // a landed task's end (its status, report, event) is written while the queue goes on with the next,
+          // and beside the ends of the tasks that landed with it
+          this.nextMerge(stop);
+          this.ending.add(ending);
+          void ending.finally(() => this.ending.delete(ending)).catch(() => undefined);
+        }
       }
     }
   }
@@ -305,13 +319,7 @@ export class Autopilot {
       this.providerHalt = result.reason;
       d.emit({ type: 'warning', taskId, code: 'provider-halt', message: `no new agents start in this run: ${result.reason}` });
     }
-    const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
-    if (FAILED_ENDS.has(result.status) && !d.config.worktrees.keepFailed && result.status !== 'halted') {
-      await d.worktrees.remove(taskId, { deleteBranch: false }).catch(() => undefined); // the branch keeps its commits
-      d.emit({ type: 'worktree', taskId, state: 'removed', ...where });
-    } else if ((await d.worktrees.list()).some((w) => w.taskId === taskId)) {
-      d.emit({ type: 'worktree', taskId, state: 'kept', ...where });
-    }
+    await afterAgentEnd(d, taskId, result.status);
     await this.maybeHold(taskId, result, stop);
   }
 
@@ -356,7 +364,9 @@ export class Autopilot {
       this.warm.follow(); // the next tasks' worktrees go to the new tip before their tasks start
       // its worktree goes meanwhile: the final report reads the landed commit, not the worktree
       this.cleanups.push(removeMergedWorktree(d, taskId));
-      this.results.push(await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged'));
+      // its place in the results is taken now: ends written side by side keep the order of landing
+      const place = this.results.push({ taskId, status: 'done', reason: 'merged', iterations: 0 }) - 1;
+      this.results[place] = await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged');
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
       return;
     }
@@ -380,14 +390,10 @@ export class Autopilot {
   }
 }
 
+/** After `ms`, or at once when the run stops. */
 function tick(ms: number, stop: AbortSignal): Promise<Finished> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    stop.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', done);
-      resolve({ kind: 'tick' });
-    }
-  });
+  return sleep(ms, undefined, { signal: stop }).then(
+    () => ({ kind: 'tick' }),
+    () => ({ kind: 'tick' }),
+  );
 }

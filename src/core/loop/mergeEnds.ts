@@ -77,6 +77,20 @@ export function removeMergedWorktree(d: MergeEndDeps, taskId: string): Promise<v
   );
 }
 
+/** Agent ends after which the worktree stays for inspection unless `worktrees.keepFailed` is false. */
+const FAILED_ENDS: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout']);
+
+/** An agent ended without COMPLETE: a failed one's worktree goes (`worktrees.keepFailed: false`; its branch keeps the commits), any other stays, and either is announced. */
+export async function afterAgentEnd(d: MergeEndDeps, taskId: string, status: TaskStatus): Promise<void> {
+  const where = { path: d.worktrees.pathFor(taskId), branch: d.worktrees.branchFor(taskId) };
+  if (FAILED_ENDS.has(status) && !d.config.worktrees.keepFailed) {
+    await d.worktrees.remove(taskId, { deleteBranch: false }).catch(() => undefined);
+    d.emit({ type: 'worktree', taskId, state: 'removed', ...where });
+  } else if ((await d.worktrees.list()).some((w) => w.taskId === taskId)) {
+    d.emit({ type: 'worktree', taskId, state: 'kept', ...where });
+  }
+}
+
 /**
  * Back to the agent on the new tip, with what went wrong in its next iteration's context.
  * Returns the task's result when the target could not be brought into its worktree (the task

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { errorMessage, RalphError } from '../errors';
-import type { GateOutcome, GateRunner } from '../gates/types';
+import { errorMessage } from '../errors';
+import type { GateRunner } from '../gates/types';
 import type { MergeWorkspace, PrepareResult } from '../git/integrate';
 import { mergeTreeSupported } from '../git/mergeTree';
 import { GitLockHeldError } from '../git/lockRule';
@@ -13,10 +13,9 @@ import {
   type Job,
   type JobResult,
   MergeWorkspacePool,
-  summarizeOutcome,
   wakeUp,
 } from './mergeChecks';
-import { mergedCheck, TipVerdicts } from './mergedCheck';
+import { checkPrefix, TipVerdicts } from './mergedCheck';
 import { briefly, type GreenHead, greenHeadsFrom, joiningGroups, landTogether, lookAgainAtTips } from './greenHeads';
 import { MergeQueueBase, type MergeQueueDeps, type MergeOutcome } from './mergeQueueBase';
 
@@ -40,6 +39,8 @@ export class MergeQueue extends MergeQueueBase {
   private readonly tips = new TipVerdicts();
   /** Checks under way, the stale (stopped) ones until their processes ended. */
   private readonly running = new Set<Promise<JobResult>>();
+  /** The last filling of the chain (settled: none under way). */
+  private filling: Promise<unknown> = Promise.resolve();
 
   constructor(deps: MergeQueueDeps) {
     super(deps);
@@ -84,9 +85,10 @@ export class MergeQueue extends MergeQueueBase {
     for (let moves = 0; ;) {
       if (signal?.aborted) return this.putBack('stopped during the merge; queued again');
       this.wake = wakeUp();
-      // a head whose check is done lands first: building the tasks behind it can wait that long
+      // a head whose check is done lands at once: the tasks behind it are built meanwhile, on its prefix
       const ready = chainHead(this.state);
       if (!ready || ready.provisional || !this.jobs.get(ready.taskId)?.settled) await this.fill(signal);
+      else void this.fill(signal);
       const head = chainHead(this.state);
       const job = head && this.jobs.get(head.taskId);
       if (!head || !job) return undefined;
@@ -128,8 +130,15 @@ export class MergeQueue extends MergeQueueBase {
     return true;
   }
 
+  /** Tasks join the chain (see `fillNow`), one filling after another: one may go on while the head lands. */
+  private fill(signal: AbortSignal | undefined): Promise<void> {
+    const run = this.filling.then(() => this.fillNow(signal));
+    this.filling = run.catch(() => undefined);
+    return run;
+  }
+
   /** Tasks join the chain while there is room: `concurrency` checks (of `batchSize` tasks each), besides prefixes already green. */
-  private async fill(signal: AbortSignal | undefined): Promise<void> {
+  private async fillNow(signal: AbortSignal | undefined): Promise<void> {
     const tried = new Set<string>();
     // room is looked at again after each round: a prefix that turned green meanwhile (no gate to run) no longer takes a check's place
     for (
@@ -140,6 +149,7 @@ export class MergeQueue extends MergeQueueBase {
       for (const group of groups) {
         const checker = group.at(-1)!.taskId;
         for (const e of group) {
+          if (signal?.aborted) return; // stopped: the chain is put back, nothing new joins it
           tried.add(e.taskId);
           await this.build(
             e,
@@ -161,7 +171,7 @@ export class MergeQueue extends MergeQueueBase {
   ): Promise<void> {
     const { deps } = this;
     const aside = (await deps.holdForReview?.(entry.taskId).catch(() => false)) ?? false;
-    if (entryOf(this.state, entry.taskId)?.state !== entry.state) return; // cancelled meanwhile
+    if (signal?.aborted || entryOf(this.state, entry.taskId)?.state !== entry.state) return; // stopped or cancelled meanwhile
     const ahead = chainOf(this.state).filter((e) => !e.aside && this.jobs.get(e.taskId)?.result !== undefined);
     this.apply({ type: 'begin', taskId: entry.taskId, ahead: ahead.map((e) => e.taskId), aside, coveredBy });
     const pos = entryOf(this.state, entry.taskId)!.pos!;
@@ -232,6 +242,7 @@ export class MergeQueue extends MergeQueueBase {
 
   /** Resolves once no check runs any more (a stopped one included): then the merge worktrees may go. */
   async idle(): Promise<void> {
+    await this.filling;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     await this.deps.saved?.();
   }
@@ -242,30 +253,19 @@ export class MergeQueue extends MergeQueueBase {
     try {
       const own = await Promise.all([taskId, ...covers].map(async (id) => (await deps.taskGates?.(id)) ?? []));
       const required = dedupe([...deps.gateConfigs.filter((g) => g.required), ...own.flat()]);
-      let gates: Gates = [];
-      let failing: GateOutcome[] = [];
-      if (required.length > 0) {
-        const report = await this.pool.use(async (ws) => {
-          await ws.checkout(result);
-          ws.used();
-          // judged against the prefix before it: a failure already red there does not hold the merge back
-          return mergedCheck({
-            gates: required,
-            runner: this.gates,
-            workspace: ws,
-            target: deps.target,
-            base,
-            result,
-            taskId,
-            tips: this.tips,
-            signal,
-            emit: deps.emit,
-          });
-        });
-        if (signal.aborted) throw new RalphError('stopped during the merged check', 'stopped');
-        gates = report.outcomes.map(summarizeOutcome);
-        failing = report.requiredPassed ? [] : report.outcomes.filter((o) => !o.passed);
-      }
+      // judged against the prefix before it: a failure already red there does not hold the merge back
+      const { gates, failing } = await checkPrefix({
+        pool: this.pool,
+        gates: required,
+        runner: this.gates,
+        target: deps.target,
+        base,
+        result,
+        taskId,
+        tips: this.tips,
+        signal,
+        emit: deps.emit,
+      });
       const passed = failing.length === 0;
       const feedback = failing.flatMap((o) => o.fixItems.filter((f) => f.level === 'error').map((f) => `${o.name}: ${f.text}`));
       const detail = `required gates fail on the merged result: ${failing.map((o) => `${o.name} (${o.summary})`).join('; ')}`;

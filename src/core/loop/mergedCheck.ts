@@ -4,6 +4,8 @@ import { baseVerdictOf, type BaseVerdict, forgivePreExisting } from '../gates/ba
 import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
 import type { MergeWorkspace } from '../git/integrate';
+import { RalphError } from '../errors';
+import { type Gates, type MergeWorkspacePool, summarizeOutcome } from './mergeChecks';
 
 /**
  * The merge queue's merged check judged against the target's tip, as a task's gates are
@@ -84,4 +86,28 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
     judge,
     reuse: 'any',
   });
+}
+
+export interface PrefixCheckInput extends Omit<MergedCheckInput, 'workspace' | 'signal'> {
+  /** The merge worktrees: the check takes one while it runs. */
+  pool: MergeWorkspacePool;
+  signal: AbortSignal;
+}
+
+/**
+ * A prefix's merged check: its required gates on the merged result, in a merge worktree of its
+ * own (none taken when there is no gate to run). Throws when stopped; the failing outcomes else.
+ */
+export async function checkPrefix(input: PrefixCheckInput): Promise<{ gates: Gates; failing: GateOutcome[] }> {
+  if (input.gates.length === 0) return { gates: [], failing: [] };
+  const report = await input.pool.use(async (workspace) => {
+    await workspace.checkout(input.result);
+    workspace.used();
+    return mergedCheck({ ...input, workspace });
+  });
+  if (input.signal.aborted) throw new RalphError('stopped during the merged check', 'stopped');
+  return {
+    gates: report.outcomes.map(summarizeOutcome),
+    failing: report.requiredPassed ? [] : report.outcomes.filter((o) => !o.passed),
+  };
 }
