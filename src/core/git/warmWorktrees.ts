@@ -20,8 +20,6 @@ export class WarmWorktrees {
   private readonly made = new Map<string, Promise<CreatedWorktree | undefined>>();
   /** One making after another: each waits for the worktree lock anyway, and a line keeps the order of the tasks. */
   private line: Promise<unknown> = Promise.resolve();
-  /** Worktrees being taken by tasks that start now. */
-  private readonly taking = new Set<Promise<CreatedWorktree>>();
   private closed = false;
   /** The target's tip as each task starts, read from git's files (no process on a task's way to its first model call). */
   private readonly refs: RefReader;
@@ -86,20 +84,12 @@ export class WarmWorktrees {
     const making = this.made.get(taskId);
     this.made.delete(taskId);
     const warm = await making;
-    if (!warm) return this.startsNow(this.worktrees.create(taskId, this.target));
+    if (!warm) return this.worktrees.create(taskId, this.target);
     const tip = await this.refs.branchTip(this.target);
     if (tip === warm.base) return warm;
     if (tip && (await this.bringTo(warm, tip))) return { ...warm, base: tip };
     // the target went somewhere the warm worktree cannot follow cleanly: made again from the tip
-    return this.startsNow(this.worktrees.create(taskId, this.target, { fresh: true }));
-  }
-
-  /** A worktree made for a task that starts now: the ones made ahead wait for it. */
-  private startsNow(making: Promise<CreatedWorktree>): Promise<CreatedWorktree> {
-    this.taking.add(making);
-    const gone = () => this.taking.delete(making);
-    making.then(gone, gone);
-    return making;
+    return this.worktrees.create(taskId, this.target, { fresh: true });
   }
 
   /** Removes the warm worktrees no task took, and their branches (made here, they hold nothing); waits for those being made. */
@@ -138,8 +128,6 @@ export class WarmWorktrees {
   }
 
   private async make(taskId: string): Promise<CreatedWorktree | undefined> {
-    // the worktrees of tasks starting now come first: their checkouts are not shared with one made ahead
-    await Promise.allSettled([...this.taking]);
     if (this.closed) return undefined;
     // a worktree there already is a task's own (retried, interrupted): never made over or moved
     if (await fs.lstat(this.worktrees.pathFor(taskId)).catch(() => undefined)) return undefined;

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { readTextIfExists } from '../util/atomicWrite';
-import { git, gitStatus } from './gitExec';
+import { gitStatus } from './gitExec';
 /** A worktree as `git worktree list --porcelain` reports it. */
 export interface Registered {
   path: string;
@@ -63,30 +64,32 @@ export async function uncommittedFiles(worktree: string): Promise<Set<string>> {
   return files;
 }
 
-/**
- * git's lock reason on a worktree still being filled: git's own `worktree add` says
- * `initializing` while it checks out; ours is added `--no-checkout --lock` (git's default reason)
- * and filled outside the worktree lock. Either one found later is an add a crash interrupted.
- */
-export function interruptedAdd(locked: string | undefined): boolean {
-  return locked === 'initializing' || locked === 'added with --lock';
-}
-
-/**
- * Fills a worktree added with `--no-checkout --lock`: its index and files from its HEAD (the
- * `reset` git's own add runs), then `link` (paths linked into it), then its lock goes. It needs
- * no worktree lock: nothing here reads another worktree, so several fill side by side.
- */
-export async function fillAddedWorktree(wtPath: string, link: (wtPath: string) => Promise<void>): Promise<void> {
-  await git(wtPath, ['reset', '--hard', '--quiet', '--no-recurse-submodules']);
-  await link(wtPath);
-  const gitDir = await worktreeGitDir(wtPath);
-  if (gitDir) await fs.rm(path.join(gitDir, 'locked'), { force: true });
-}
-
 /** The git dir of a linked worktree, read from its `.git` file (`gitdir: …`). */
 export async function worktreeGitDir(wtPath: string): Promise<string | undefined> {
   const pointer = await readTextIfExists(path.join(wtPath, '.git')).catch(() => undefined);
   const dir = pointer && /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
   return dir ? path.resolve(wtPath, dir) : undefined;
+}
+
+/**
+ * What `git worktree remove --force --force` does, without a git process: git's record of the
+ * worktree (`<common>/worktrees/<name>`) goes, and its folder is moved aside in the same folder
+ * (a rename: its name is free at once) as `_gone-…`, which the caller deletes when it likes (a
+ * crash leaves it to the next prune, as a folder git does not know). Undefined, with nothing
+ * touched, when the worktree's record is not where git keeps records: the caller asks git then.
+ */
+export async function unregisterWorktree(wtPath: string, commonDir: string): Promise<string | undefined> {
+  const record = await worktreeGitDir(wtPath);
+  if (!record || path.dirname(record) !== path.join(commonDir, 'worktrees')) return undefined;
+  await fs.rm(record, { recursive: true, force: true });
+  const aside = path.join(path.dirname(wtPath), `_gone-${path.basename(wtPath)}-${randomBytes(4).toString('hex')}`);
+  await fs.rename(wtPath, aside);
+  return aside;
+}
+
+export function removeIfExists(file: string): Promise<boolean> {
+  return fs.unlink(file).then(
+    () => true,
+    () => false,
+  );
 }

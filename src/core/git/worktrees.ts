@@ -5,11 +5,11 @@ import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
 import { git, GitCommandError, runGit } from './gitExec';
 import { RefReader } from './refRead';
 import {
-  fillAddedWorktree,
-  interruptedAdd,
   parseWorktreeList,
   type Registered,
+  removeIfExists,
   uncommittedFiles,
+  unregisterWorktree,
   withWorktreeLock,
   worktreeGitDir,
 } from './worktreeList';
@@ -143,18 +143,11 @@ export class WorktreeManager {
    * resumed task) is returned as it is, with its commits and uncommitted work. `fresh` starts
    * over from the tip: the old worktree and branch are dropped (Retry from the new tip).
    */
-  async create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
-    // only the add needs the lock (git reads every worktree's record there); its checkout goes beside the others
-    const { made, added } = await this.exclusive(() => this.createUnlocked(taskId, targetBranch, options));
-    if (added) await fillAddedWorktree(made.path, (wt) => this.linkShared(wt));
-    return made;
+  create(taskId: string, targetBranch: string, options: { fresh?: boolean } = {}): Promise<CreatedWorktree> {
+    return this.exclusive(() => this.createUnlocked(taskId, targetBranch, options));
   }
 
-  private async createUnlocked(
-    taskId: string,
-    targetBranch: string,
-    options: { fresh?: boolean },
-  ): Promise<{ made: CreatedWorktree; added: boolean }> {
+  private async createUnlocked(taskId: string, targetBranch: string, options: { fresh?: boolean }): Promise<CreatedWorktree> {
     const wtPath = this.pathFor(taskId);
     const branch = this.branchFor(taskId);
     await this.ensureIgnored();
@@ -162,7 +155,7 @@ export class WorktreeManager {
     let plan: AddPlan | undefined;
     if (!(await fs.lstat(wtPath).catch(() => undefined))) {
       plan = await this.addPlan(taskId, targetBranch, options);
-      if (await this.addNew(plan)) return { made: plan.made, added: true };
+      if (await this.addNew(plan)) return plan.made;
     }
     const existing = (await this.registered()).find((w) => w.path === wtPath);
     if (existing && options.fresh) await this.removeUnlocked(taskId, { deleteBranch: true });
@@ -170,8 +163,8 @@ export class WorktreeManager {
       if (existing.branch !== branch)
         throw new RalphError(`worktree ${wtPath} is on ${existing.branch ?? 'a detached HEAD'}, not ${branch}`, 'worktree-branch');
       await this.linkShared(wtPath);
-      return { made: { taskId, path: wtPath, branch, base: existing.head ?? '', created: false }, added: false };
-    } else if (existing) await this.forceRemove(wtPath); // a crash interrupted an add (locked still), or its files are gone
+      return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
+    } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
     if (existing || (await fs.lstat(wtPath).catch(() => undefined))) {
       await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
       await runGit(this.root, ['worktree', 'prune']);
@@ -180,11 +173,12 @@ export class WorktreeManager {
     // planned before a refused add, which may have made the branch already: the plan of before holds
     plan ??= await this.addPlan(taskId, targetBranch, options);
     await git(this.root, plan.args);
-    return { made: plan.made, added: true };
+    await this.linkShared(wtPath);
+    return plan.made;
   }
 
   /**
-   * Adds the planned worktree where no folder is (filled later). False when git refuses because it still has a
+   * Adds the planned worktree where no folder is. False when git refuses because it still has a
    * record of a worktree there (its folder gone): the caller clears that record first, as before.
    */
   private async addNew(plan: AddPlan): Promise<boolean> {
@@ -194,6 +188,7 @@ export class WorktreeManager {
       if (/already registered|already checked out|is already used by worktree/.test(added.stderr)) return false;
       throw new GitCommandError(plan.args, added);
     }
+    await this.linkShared(plan.made.path);
     return true;
   }
 
@@ -206,10 +201,9 @@ export class WorktreeManager {
     if (!tip) throw new RalphError(`target branch "${targetBranch}" does not exist (or has no commits)`, 'no-target-branch');
     const branchTip = options.fresh ? undefined : await this.refs.branchTip(branch);
     // the task's branch survived (its worktree did not): its commits are the task's work, keep them
-    // added without its checkout, locked until filled (`fillAddedWorktree`): a crash in between leaves it locked, made again
-    const add = ['worktree', 'add', '--no-checkout', '--lock'];
-    if (branchTip) return { args: [...add, wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
-    return { args: [...add, '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
+    if (branchTip)
+      return { args: ['worktree', 'add', wtPath, branch], made: { taskId, path: wtPath, branch, base: branchTip, created: false } };
+    return { args: ['worktree', 'add', '-B', branch, wtPath, tip], made: { taskId, path: wtPath, branch, base: tip, created: true } };
   }
 
   /** Task worktrees git knows of (the merge worktree excluded). */
@@ -228,7 +222,13 @@ export class WorktreeManager {
 
   /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
   async remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
-    await this.exclusive(() => this.removeUnlocked(taskId, { deleteBranch: false }));
+    // under the lock only git's record goes and the folder is moved aside (no git process); its files go after
+    const aside = await this.exclusive(async () => {
+      const moved = await unregisterWorktree(this.pathFor(taskId), await this.refs.common()).catch(() => undefined);
+      if (!moved) await this.removeUnlocked(taskId, { deleteBranch: false });
+      return moved;
+    });
+    if (aside) await fs.rm(aside, { recursive: true, force: true });
     // the branch is a ref, no worktree's record: deleted after the queue's turn, so the next worktree command goes on meanwhile
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
@@ -288,7 +288,7 @@ export class WorktreeManager {
     for (const w of registered) {
       const name = path.basename(w.path);
       report.removedLocks.push(...(await this.removeStaleLocks(w.path)));
-      if (isMergeWorktree(name) || !keep.has(name) || interruptedAdd(w.locked)) {
+      if (isMergeWorktree(name) || !keep.has(name) || w.locked === 'initializing') {
         await this.forceRemove(w.path);
         await fs.rm(w.path, { recursive: true, force: true });
         report.removedWorktrees.push(w.path);
@@ -383,13 +383,6 @@ export class WorktreeManager {
   private async registered(): Promise<Registered[]> {
     return parseWorktreeList(await git(this.root, ['worktree', 'list', '--porcelain']));
   }
-}
-
-function removeIfExists(file: string): Promise<boolean> {
-  return fs.unlink(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 function checkedId(taskId: string): string {

@@ -259,7 +259,8 @@ export class TaskLoop {
     const { task, cp, maxIterations } = run;
     const { fault, question, critical = false } = detail;
     const receipt = services.meter.currentTaskId === cp.taskId ? services.meter.taskReceipt : cp.receipt;
-    await saveCheckpoint(services, { ...cp, receipt, updatedAt: isoNow(services) });
+    const saved = saveCheckpoint(services, { ...cp, receipt, updatedAt: isoNow(services) });
+    saved.catch(() => undefined); // awaited below, before the status changes and with the reports
     const blockedReason = status === 'blocked' || status === 'needs_help' || status === 'halted' ? reason : undefined;
     // in a worktree, COMPLETE is not done: the merge queue marks the task done once its work is on the target
     const deferred = status === 'done' && services.awaitingMerge === true;
@@ -270,11 +271,16 @@ export class TaskLoop {
       : undefined;
     // queued for the merge, the task stays as the iteration's end stored it (in progress, no reason): nothing to write
     const unchanged = deferred && task.status === 'in_progress' && task.blockedReason === undefined;
+    if (!unchanged) await saved;
     const updated = unchanged
       ? task
       : await setTaskStatus(services, task, deferred ? 'in_progress' : status, reason, blockedReason, questions);
-    await this.reports.correctLast(cp, status, reason, deferred);
-    const reportFile = await this.reports.writeFinal(updated, status, reason, maxIterations, { ...cp, receipt }, deferred);
+    // the reports read nothing of the checkpoint's file: written beside it
+    const [, , reportFile] = await Promise.all([
+      saved,
+      this.reports.correctLast(cp, status, reason, deferred),
+      this.reports.writeFinal(updated, status, reason, maxIterations, { ...cp, receipt }, deferred),
+    ]);
     await services.disk?.prune();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
     if (!deferred)
