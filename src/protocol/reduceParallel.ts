@@ -24,7 +24,9 @@ export const parallelHandlers = {
     const previous = index >= 0 ? state.queue[index] : undefined;
     const title = e.title ?? previous?.title ?? state.tasks.find((t) => t.id === e.taskId)?.title ?? e.taskId;
     // a new attempt (queued again) or a new merge starts without the last one's verdict
-    const fresh = e.state === 'queued' || e.state === 'merging';
+    // and one taken back (checked ahead of its own gates, which failed) keeps nothing of that check
+    const takenBack = previous?.provisional === true && !e.provisional && e.state === 'failed';
+    const fresh = e.state === 'queued' || e.state === 'merging' || takenBack;
     const entry: QueueEntryView = {
       taskId: e.taskId,
       title,

@@ -271,7 +271,8 @@ function confirmed(state: MergeQueueState, action: Extract<MergeAction, { type: 
 function withdrawn(state: MergeQueueState, action: Extract<MergeAction, { type: 'withdraw' }>): MergeQueueState {
   const e = provisionalEntry(state, action);
   const why = `${e.taskId} was taken back (${action.detail})`;
-  const { provisional: _, ...rest } = e;
+  // the check's gates go with it: they were of a prefix that no longer exists
+  const { provisional: _, gates: __, ...rest } = e;
   return leave(state, { ...rest, state: 'failed', detail: `taken back: ${action.detail}` }, why);
 }
 

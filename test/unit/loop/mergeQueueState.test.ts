@@ -233,8 +233,11 @@ describe("merge chain: checked ahead of the task's own gates (merge.checkAhead)"
   it('withdrawn while its prefix is checked: it leaves the chain as taken back, the prefixes built on it are rebuilt without it', () => {
     let s = run([enqueue('A'), ahead('B'), enqueue('C')]);
     for (const id of ['A', 'B', 'C']) s = join(s, id);
-    s = run([green('C'), withdraw('B')], s);
+    s = run([green('C'), { type: 'green', taskId: 'B', gates: [{ name: 'unit', passed: true, summary: 'ok' }] }], s);
+    assert.equal(entryOf(s, 'B')?.gates?.length, 1);
+    s = run([withdraw('B')], s);
     assert.deepEqual(states(s), { A: 'checking', B: 'failed', C: 'queued' });
+    assert.equal(entryOf(s, 'B')?.gates, undefined, 'the gates of its check go with it');
     assert.equal(entryOf(s, 'B')?.attempts, 0, 'not an attempt');
     assert.equal(entryOf(s, 'B')?.provisional, undefined);
     assert.deepEqual(

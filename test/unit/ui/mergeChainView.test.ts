@@ -178,9 +178,23 @@ describe('the merge chain in the panel and in ralph status', () => {
       ...stamp(1),
     });
     add({ type: 'gate.started', taskId: 'T-2', gate: 'unit', kind: 'tests', command: 'npm test', ...stamp(2) });
-    add({ type: 'merge', taskId: 'T-2', state: 'failed', detail: 'taken back: its loop did not accept COMPLETE', ...stamp(3) });
+    // its merged check went green before its own gates failed
+    add({
+      type: 'merge',
+      taskId: 'T-2',
+      state: 'checking',
+      target: 'main',
+      chain: { place: 1, ahead: [], passed: true },
+      gates: [{ name: 'unit', passed: true, summary: '12 passed' }],
+      provisional: true,
+      ...stamp(3),
+    });
+    assert.equal(state.queue[0].gates?.length, 1);
+    add({ type: 'merge', taskId: 'T-2', state: 'failed', detail: 'taken back: its loop did not accept COMPLETE', ...stamp(4) });
     const task = state.tasks.find((t) => t.id === 'T-2')!;
     assert.equal(task.aheadGates, undefined);
     assert.equal(task.gatesMergeTarget, undefined);
+    assert.equal(state.queue[0].gates, undefined, 'the queue row keeps no gates of a check taken back');
+    assert.equal(state.queue[0].detail, 'taken back: its loop did not accept COMPLETE');
   });
 });
