@@ -73,6 +73,7 @@ export class Autopilot {
   private readonly results: TaskRunResult[] = [];
   /** Ends of landed tasks being written (see `loop`). */
   private readonly ending = new Set<Promise<void>>();
+  private endFailed: { error: unknown } | undefined;
   /** Worktree removals of merged tasks, off the queue's critical path; awaited before the run ends. */
   private readonly cleanups: Promise<void>[] = [];
   /** The next tasks' worktrees, made while the running agents wait for their models. */
@@ -143,6 +144,8 @@ export class Autopilot {
   private async loop(stop: AbortSignal): Promise<void> {
     const { d } = this;
     for (;;) {
+      // an end written beside the loop that failed fails the run, as one awaited in turn did
+      if (this.endFailed) throw this.endFailed.error;
       this.claimed = wakeUp();
       await this.personActions();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
@@ -158,7 +161,6 @@ export class Autopilot {
         }
         break;
       }
-      // an end that fails fails the run here, as one awaited in turn did
       const waits: Promise<Finished>[] = [
         ...this.agents.values(),
         ...[...this.ending].map((e) => e.then(() => ({ kind: 'tick' }) as Finished)),
@@ -185,7 +187,8 @@ export class Autopilot {
           // and beside the ends of the tasks that landed with it
           this.nextMerge(stop);
           this.ending.add(ending);
-          void ending.finally(() => this.ending.delete(ending)).catch(() => undefined);
+          const ended = () => this.ending.delete(ending);
+          ending.then(ended, (error: unknown) => (ended(), (this.endFailed ??= { error })));
         }
       }
     }
@@ -280,7 +283,7 @@ export class Autopilot {
       if (error instanceof ConfigError) throw error;
       const reason = `could not run in its worktree: ${errorMessage(error)}`;
       d.emit({ type: 'error', taskId: task.id, message: reason });
-      await this.setStatus(task.id, 'failed', reason);
+      await setTaskStatus(this.d, task.id, 'failed', reason);
       return { taskId: task.id, status: 'failed', reason, iterations: task.iterations };
     }
   }
@@ -302,7 +305,7 @@ export class Autopilot {
       } catch (error) {
         // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
         const reason = `could not queue for merge: ${errorMessage(error)}`;
-        await this.setStatus(taskId, 'failed', reason);
+        await setTaskStatus(this.d, taskId, 'failed', reason);
         this.results.push({ taskId, status: 'failed', reason, iterations: task.iterations });
         this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
         return;
@@ -383,10 +386,6 @@ export class Autopilot {
     const ended = await sendBack(d, outcome);
     if (ended) this.results.push(ended);
     this.schedule = mergeEnded(this.schedule, taskId, ended ? 'gave-up' : 'returned');
-  }
-
-  private setStatus(taskId: string, to: TaskStatus, reason: string): Promise<Task> {
-    return setTaskStatus(this.d, taskId, to, reason);
   }
 }
 

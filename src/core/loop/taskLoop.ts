@@ -281,7 +281,7 @@ export class TaskLoop {
       this.reports.correctLast(cp, status, reason, deferred),
       this.reports.writeFinal(updated, status, reason, maxIterations, { ...cp, receipt }, deferred),
     ]);
-    await services.disk?.prune();
+    await services.disk?.taskEnded();
     const proof = cp.proof ? { proof: proofLine(cp.proof) } : {};
     if (!deferred)
       services.emit({

@@ -5,7 +5,7 @@ import type { RalphPaths } from '../paths';
 
 /** Pruning brings the folders down to this share of the budget, so that it does not run at every write. */
 const PRUNE_TO = 0.9;
-/** Iterations between two looks at the folders during a run (besides its start and each task's end). */
+/** Iterations between two looks at the folders during a run (besides its start and the tasks' ends). */
 const EVERY_ITERATIONS = 10;
 const MIN_LOOK_GAP_MS = 60_000;
 
@@ -28,7 +28,7 @@ interface Entry {
  * final reports, gate logs, tampered copies) and `.ralph/runs/` (run logs) — with the oldest
  * files removed first once it is exceeded; final reports go last (they are small and say how
  * each task ended), and the log of the run in progress never. Looked at when a run starts,
- * when a task ends and every 10 iterations.
+ * then when a task ends and every 10 iterations, at most once a minute.
  */
 export class DiskBudget {
   private iterations = 0;
@@ -46,6 +46,12 @@ export class DiskBudget {
   /** Prunes every `EVERY_ITERATIONS` calls, at most once a minute (a walk of the folders is not free, fast iterations need none). */
   async afterIteration(): Promise<void> {
     if (++this.iterations % EVERY_ITERATIONS !== 0 || this.now() - this.lastLook < MIN_LOOK_GAP_MS) return;
+    await this.prune();
+  }
+
+  /** A task ended: a look unless the last was less than a minute ago (tasks that end together, short tasks, need one). */
+  async taskEnded(): Promise<void> {
+    if (this.now() - this.lastLook < MIN_LOOK_GAP_MS) return;
     await this.prune();
   }
 

@@ -74,7 +74,7 @@ describe('bounded disk', () => {
     assert.equal(ws.exists('.ralph/reports'), true);
   });
 
-  it('DiskBudget says what it removed, and looks every 10 iterations, at most once a minute', async () => {
+  it("DiskBudget says what it removed, and looks every 10 iterations and at a task's end, at most once a minute", async () => {
     const events: unknown[] = [];
     await fileAt(ws.path('.ralph/reports/T-001/iteration-1.md'), 2 * 1024 * 1024, 100);
     let clock = 0;
@@ -95,6 +95,14 @@ describe('bounded disk', () => {
     assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), true, 'only every 10th iteration');
     await budget.afterIteration();
     assert.equal(ws.exists('.ralph/reports/T-001/iteration-1.md'), false);
+    // a task's end looks too, at most once a minute (four tasks that end together walk the folders once)
+    await fileAt(ws.path('.ralph/reports/T-002/iteration-1.md'), 2 * 1024 * 1024, 200);
+    clock = 90_000;
+    await budget.taskEnded();
+    assert.equal(ws.exists('.ralph/reports/T-002/iteration-1.md'), true, 'not within a minute of the last look');
+    clock = 122_000;
+    await budget.taskEnded();
+    assert.equal(ws.exists('.ralph/reports/T-002/iteration-1.md'), false);
     assert.match(
       (events[0] as { message: string }).message,
       /held 2\.0 MB, over their budget of 1\.0 MB \(reports\.maxTotalMb\): removed the 1 oldest file \(2\.0 MB\)/,
