@@ -17,7 +17,7 @@ import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
 import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
-import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer';
+import { startModelProcess } from './modelProcess';
 
 export interface ParallelBenchResult {
   tasks: number;
@@ -28,18 +28,6 @@ export interface ParallelBenchResult {
 }
 
 const TASKS = 8;
-
-/** Writes the file its task names, then completes; every answer after `latencyMs`. */
-function agent(latencyMs: number): Step {
-  return async (request) => {
-    await new Promise((resolve) => setTimeout(resolve, latencyMs));
-    const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-    const file = /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'x.txt';
-    if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
-      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
-    return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
-  };
-}
 
 export interface RunOptions {
   tasks?: number;
@@ -69,11 +57,7 @@ export async function once(
   for (const [rel, content] of Object.entries(options.files ?? {})) await fs.writeFile(path.join(dir, rel), content);
   git('add', '-A');
   git('commit', '-qm', 'init');
-  const server = await startScriptedServer({
-    loop: true,
-    steps: [agent(latencyMs)],
-    defaultUsage: { prompt_tokens: 900, completion_tokens: 20 },
-  });
+  const server = await startModelProcess(latencyMs);
   const config = parseConfig({
     llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 },
     loop: { maxParallel, maxIterations: 3 },
@@ -157,35 +141,58 @@ export async function once(
 
 export interface ParallelFigures {
   latencyMs: number;
+  /** The round whose speed-up is the median of the rounds: its two runs. */
   sequentialMs: number;
   parallelMs: number;
+  /** The median of the rounds' speed-ups (each round: one run with 1 agent, then one with 4). */
   speedup: number;
+  /** The smallest and the largest of the rounds' speed-ups: how noisy the machine was. */
+  speedupRange: [number, number];
+  rounds: number;
   /**
    * The ceiling of this shape of run: the speed-up 4 agents would reach at no cost of their own
    * (no worktree, no merge, no contention), each wave as long as one task of the run one at a
    * time — (start + 8 tasks) / (start + 2 tasks), from the one-at-a-time run's start (to its first
-   * iteration) and its time per task.
+   * iteration) and its time per task; the median of the rounds'.
    */
   ceiling: number;
 }
 
 /**
- * The speed-up at each model latency (4 agents against 1, side by side), and the queue's own
- * cost per merge with 4 agents at the first latency: merges built as objects (`merge-tree`,
- * now) against merges built in the merge worktree (the queue before it), side by side.
+ * The speed-up at each model latency (4 agents against 1, side by side, in `RALPH_BENCH_ROUNDS`
+ * paired rounds — default 3 — of which the median is the figure: one pair alone moved by a
+ * quarter on this shared machine), and the queue's own cost per merge with 4 agents at the first
+ * latency: merges built as objects (`merge-tree`, now) against merges built in the merge worktree
+ * (the queue before it), side by side.
  */
 export async function benchParallel(
   latencies = (process.env.RALPH_BENCH_LATENCY_MS ?? '400,1000').split(',').map(Number),
+  rounds = Math.max(1, Number(process.env.RALPH_BENCH_ROUNDS ?? 3)),
 ): Promise<ParallelBenchResult> {
   const figures: ParallelFigures[] = [];
   let after: number[] = [];
   for (const latencyMs of latencies) {
-    const sequential = await once(1, latencyMs);
-    const parallel = await once(4, latencyMs);
-    if (after.length === 0) after = parallel.queueMs;
-    const perTask = (sequential.ms - sequential.startMs) / TASKS;
-    const ceiling = sequential.ms / (sequential.startMs + perTask * Math.ceil(TASKS / 4));
-    figures.push({ latencyMs, sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms, ceiling });
+    const pairs: { sequentialMs: number; parallelMs: number; speedup: number; ceiling: number }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const sequential = await once(1, latencyMs);
+      const parallel = await once(4, latencyMs);
+      if (after.length === 0) after = parallel.queueMs;
+      const perTask = (sequential.ms - sequential.startMs) / TASKS;
+      const ceiling = sequential.ms / (sequential.startMs + perTask * Math.ceil(TASKS / 4));
+      pairs.push({ sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms, ceiling });
+    }
+    const bySpeedup = [...pairs].sort((a, b) => a.speedup - b.speedup);
+    const median = bySpeedup[Math.floor((bySpeedup.length - 1) / 2)];
+    const ceilings = pairs.map((p) => p.ceiling).sort((a, b) => a - b);
+    figures.push({
+      latencyMs,
+      sequentialMs: median.sequentialMs,
+      parallelMs: median.parallelMs,
+      speedup: median.speedup,
+      speedupRange: [bySpeedup[0].speedup, bySpeedup[bySpeedup.length - 1].speedup],
+      rounds,
+      ceiling: ceilings[Math.floor((ceilings.length - 1) / 2)],
+    });
   }
   const before = (await once(4, latencies[0], { worktreeMerges: true, merge: { concurrency: 1 } })).queueMs;
   return { tasks: TASKS, agents: 4, figures, queueMsPerMerge: { after: spread(after), before: spread(before) } };

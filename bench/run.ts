@@ -134,7 +134,7 @@ export function parallelLines(
   return [
     ...parallel.figures.map(
       (f) =>
-        `parallel: ${parallel.tasks} independent tasks, ${f.latencyMs} ms per model call: maxParallel 1 ${s(f.sequentialMs)}, ${parallel.agents} agents ${s(f.parallelMs)} → ${f.speedup.toFixed(2)}× (target ≥ 3.6×; at no parallel cost at all: ${f.ceiling.toFixed(2)}×)`,
+        `parallel: ${parallel.tasks} independent tasks, ${f.latencyMs} ms per model call: maxParallel 1 ${s(f.sequentialMs)}, ${parallel.agents} agents ${s(f.parallelMs)} → ${f.speedup.toFixed(2)}× (median of ${f.rounds} paired rounds, ${f.speedupRange[0].toFixed(2)}–${f.speedupRange[1].toFixed(2)}; target ≥ 3.6×; at no parallel cost at all: ${f.ceiling.toFixed(2)}×)`,
     ),
     `  merge queue's own cost per merge (gate time excluded): merge-tree chain ${m(parallel.queueMsPerMerge.after)}; worktree merges one at a time (before) ${m(parallel.queueMsPerMerge.before)}`,
     `merge throughput: ${slow.tasks} tasks, ${slow.agents} agents, ${slow.latencyMs} ms per call, a ${s(slow.gateMs)} gate; ${slow.tasks} gate runs back to back ${s(slow.backToBackMs)}`,

@@ -1,0 +1,52 @@
+/**
+ * The parallel bench's model, in a process of its own: the scripted server answering every call
+ * after a fixed latency. In the bench's own process its timers and its HTTP work would share one
+ * event loop with the agents it answers, so a burst of the agents' own work (four commits at
+ * once) would make the *model* late too, and the run with four agents would be charged model
+ * time a real provider, on another machine, never adds. Run as `fork(modelProcess.js, [latencyMs])`:
+ * it sends `{ url }` once listening and ends when its parent disconnects.
+ */
+import { fork } from 'node:child_process';
+import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer';
+
+/** Writes the file its task names, then completes; every answer after `latencyMs`. */
+export function agent(latencyMs: number): Step {
+  return async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
+    const file = /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'x.txt';
+    if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
+      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
+    return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
+  };
+}
+
+/** The agent's model served from a child process: its address, and how to stop it. */
+export async function startModelProcess(latencyMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const child = fork(__filename, [String(latencyMs)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`the bench's model process ended (exit ${code}) before it listened`)));
+  });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.disconnect();
+      }),
+  };
+}
+
+if (require.main === module && process.send) {
+  void (async () => {
+    const server = await startScriptedServer({
+      loop: true,
+      steps: [agent(Number(process.argv[2]))],
+      defaultUsage: { prompt_tokens: 900, completion_tokens: 20 },
+    });
+    process.once('disconnect', () => void server.close().then(() => process.exit(0)));
+    process.send?.({ url: server.url });
+  })();
+}
