@@ -21,6 +21,7 @@ Commands:
         [--check "CMD"]              an executable promise: a command run as a required gate of this task only
         [--proof fail-to-pass|none] [--proof-test GLOB]...
                                      the fail-to-pass proof (default: bugfix only) and the task's own test files
+        [--known-failure "TEST"]...  a failing test a person declares unrelated to this task (name as printed)
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${IMPORT_USAGE}
@@ -65,6 +66,7 @@ export type CliCommand =
       check?: string;
       proof?: ProofKind;
       proofTests?: string[];
+      knownFailures?: string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
@@ -92,6 +94,7 @@ const OPTIONS = {
   check: { type: 'string' },
   proof: { type: 'string' },
   'proof-test': { type: 'string', multiple: true },
+  'known-failure': { type: 'string', multiple: true },
   out: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
   'approve-commands': { type: 'boolean' },
@@ -199,6 +202,7 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
     'check',
     'proof',
     'proof-test',
+    'known-failure',
   ]);
   if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual')
     throw new UsageError('--review must be manual or auto');

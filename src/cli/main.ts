@@ -109,6 +109,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         check: command.check,
         proof: command.proof,
         proofTests: command.proofTests,
+        knownFailures: command.knownFailures,
       });
       io.out(task.id);
       return EXIT.ok;

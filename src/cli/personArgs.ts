@@ -4,10 +4,12 @@ import { parseArgs } from 'node:util';
  * The person's verbs (DESIGN §7): `ralph task answer`, `ralph task council` and
  * `ralph review list|diff|approve|changes|reject`.
  */
-export const PERSON_USAGE = `  task answer <id> ["<text>"] [--approve | --refuse]
+export const PERSON_USAGE = `  task answer <id> ["<text>"] [--approve | --refuse | --part-of-task | --unrelated]
                                      answer the task's question (NEEDS_HELP, a block, a command nobody could
                                      approve); it resumes from its checkpoint with the answer pinned. Without
-                                     text a terminal asks for it. --approve / --refuse: the command it waits on
+                                     text a terminal asks for it. --approve / --refuse: the command it waits on.
+                                     --part-of-task / --unrelated: whether the tests it asks about (failing since
+                                     its base) are its to fix, or known failures it may land without
   task council <id> [--note "<text>"]
                                      convene the bug council on the task's history; its plan is the task's next
                                      iteration's first feedback (needs the model, like run)
@@ -22,7 +24,7 @@ export const PERSON_USAGE = `  task answer <id> ["<text>"] [--approve | --refuse
         · 4 not confirmed`;
 
 export type PersonCommand =
-  | { kind: 'task.answer'; workspace: string; taskId: string; text?: string; approved?: boolean }
+  | { kind: 'task.answer'; workspace: string; taskId: string; text?: string; approved?: boolean; verdict?: 'part' | 'unrelated' }
   | { kind: 'task.council'; workspace: string; taskId: string; note?: string }
   | { kind: 'review.list'; workspace: string; json: boolean }
   | { kind: 'review.diff'; workspace: string; taskId: string; stat: boolean }
@@ -36,6 +38,8 @@ const OPTIONS = {
   workspace: { type: 'string' },
   approve: { type: 'boolean' },
   refuse: { type: 'boolean' },
+  'part-of-task': { type: 'boolean' },
+  unrelated: { type: 'boolean' },
   note: { type: 'string' },
   json: { type: 'boolean' },
   stat: { type: 'boolean' },
@@ -43,7 +47,7 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
-  'task answer': ['approve', 'refuse'],
+  'task answer': ['approve', 'refuse', 'part-of-task', 'unrelated'],
   'task council': ['note'],
   'review list': ['json'],
   'review diff': ['stat'],
@@ -83,15 +87,18 @@ export function parsePersonCommand(argv: readonly string[], cwd: string): Person
   };
   switch (verb) {
     case 'task answer': {
-      if (values.approve && values.refuse) throw new PersonUsageError('give --approve or --refuse, not both');
+      const given = (['approve', 'refuse', 'part-of-task', 'unrelated'] as const).filter((k) => values[k]);
+      if (given.length > 1) throw new PersonUsageError(`give one of ${given.map((k) => `--${k}`).join(', ')}, not several`);
       const text = oneText('answer');
       const approved = values.approve ? true : values.refuse ? false : undefined;
+      const verdict = values['part-of-task'] ? 'part' : values.unrelated ? 'unrelated' : undefined;
       return {
         kind: 'task.answer',
         workspace,
         taskId,
         ...(text !== undefined ? { text } : {}),
         ...(approved !== undefined ? { approved } : {}),
+        ...(verdict !== undefined ? { verdict } : {}),
       };
     }
     case 'task council':

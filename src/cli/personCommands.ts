@@ -78,21 +78,33 @@ async function answer(
   const task = await store.get(command.taskId);
   const question = openQuestion(task.questions);
   let { text, approved } = command;
-  if (text === undefined && approved === undefined) {
+  let verdict = command.verdict;
+  if (text === undefined && approved === undefined && verdict === undefined) {
+    const flags =
+      question?.kind === 'command'
+        ? ' (or --approve / --refuse)'
+        : question?.kind === 'verdict'
+          ? ' (or --part-of-task / --unrelated)'
+          : '';
     if (!io.ask)
-      throw new RalphError(
-        `no answer given and stdin is not a terminal: ralph task answer ${task.id} "<text>"${question?.kind === 'command' ? ' (or --approve / --refuse)' : ''}`,
-        'invalid-answer',
-      );
+      throw new RalphError(`no answer given and stdin is not a terminal: ralph task answer ${task.id} "<text>"${flags}`, 'invalid-answer');
     io.err(`${task.id} asks: ${question?.question ?? task.blockedReason ?? '(no question recorded)'}`);
     if (question?.kind === 'command' && io.confirm) approved = await io.confirm(`Approve \`${question.command}\` for ${task.id}? [y/N] `);
-    text = (await io.ask(approved === undefined ? 'Your answer: ' : 'Anything to tell the agent (empty: nothing)? ')) ?? '';
-    if (!text.trim() && approved === undefined) {
+    if (question?.kind === 'verdict' && io.confirm)
+      verdict = (await io.confirm(`Are these tests unrelated to ${task.id}, so that it may land with them failing? [y/N] `))
+        ? 'unrelated'
+        : 'part';
+    const decided = approved !== undefined || verdict !== undefined;
+    text = (await io.ask(decided ? 'Anything to tell the agent (empty: nothing)? ' : 'Your answer: ')) ?? '';
+    if (!text.trim() && !decided) {
       io.err('no answer; nothing was changed');
       return PERSON_EXIT.notConfirmed;
     }
   }
-  const updated = await actions.answer(task.id, text ?? '', approved === undefined ? {} : { approved });
+  const updated = await actions.answer(task.id, text ?? '', {
+    ...(approved !== undefined ? { approved } : {}),
+    ...(verdict !== undefined ? { verdict } : {}),
+  });
   io.out(
     `${task.id} is answered; it resumes ${updated.status === 'halted' ? 'from its checkpoint' : 'from the start'} with your answer pinned: ralph run (or ralph run --task ${task.id})`,
   );

@@ -18,6 +18,7 @@ export const TASK_ACTIONS_USAGE = `  task retry <id> [--fresh]          timed ou
   task edit <id> [--title T] [--prompt P] [--promise X] [--priority N] [--max-iterations N]
         [--type T] [--complexity N] [--depends-on ID]... [--review manual|auto]
         [--check "CMD" ("" removes it)] [--proof fail-to-pass|none] [--proof-test GLOB]...
+        [--known-failure "TEST"]... ("" clears them) failing tests a person declares unrelated to this task
         [--allow-gate-changes all|GATE]...  e.g. to let a task remove the tests a person agreed to
   task increase-max <id> [--by N] [--minutes]
                                      raise the limit that ended it — its iterations (--by, default 10) or, after
@@ -71,6 +72,7 @@ const OPTIONS = {
   check: { type: 'string' },
   proof: { type: 'string' },
   'proof-test': { type: 'string', multiple: true },
+  'known-failure': { type: 'string', multiple: true },
   'allow-gate-changes': { type: 'string', multiple: true },
 } as const;
 
@@ -91,6 +93,7 @@ const OPTIONS_OF: Record<TaskActionVerb, (keyof typeof OPTIONS)[]> = {
     'check',
     'proof',
     'proof-test',
+    'known-failure',
     'allow-gate-changes',
   ],
   'increase-max': ['by', 'minutes'],
@@ -152,7 +155,7 @@ export function parseTaskAction(argv: readonly string[], cwd: string): TaskActio
     if (allow !== undefined) fields.allowGateChanges = allow;
     if (Object.keys(fields).length === 0) {
       throw new TaskActionUsageError(
-        'task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review, --check, --proof, --proof-test, --allow-gate-changes',
+        'task edit needs at least one of --title, --prompt, --promise, --priority, --max-iterations, --type, --complexity, --depends-on, --review, --check, --proof, --proof-test, --known-failure, --allow-gate-changes',
       );
     }
     command_.fields = fields;

@@ -183,6 +183,8 @@ export type RalphEventBody =
       integrity?: { violations: string[]; allowed: string[] };
       /** Failing tests that already failed at the task's base (or on the merge target's tip): not held against the task. */
       preExisting?: string[];
+      /** Every failing test that failed at the base too: held against the task or forgiven, and the evidence (`gates/verdictEvidence.ts`). */
+      baseFailures?: { name: string; held: boolean; why: string }[];
       /** Tests that failed and then passed when the gate ran again (`gates[].rerunFailures`). */
       flaky?: string[];
       /** The gate was red at the base too, but its output names no failing tests: why nothing was forgiven. */

@@ -57,12 +57,14 @@ export interface RunOutcomeView {
 /** A question the task asked (NEEDS_HELP, a block, a gated command, a review's feedback) and its answer. */
 export interface QuestionView {
   id: string;
-  kind: 'help' | 'command' | 'merge' | 'review';
+  kind: 'help' | 'command' | 'merge' | 'review' | 'verdict';
   question: string;
   askedAt: string;
   iteration?: number;
   command?: string;
   files?: string[];
+  /** `verdict` questions: the failing tests asked about (part of the task, or unrelated). */
+  tests?: string[];
   answer?: string;
   answeredAt?: string;
   approved?: boolean;

@@ -7,6 +7,7 @@ export interface AskedQuestion {
   question: string;
   command?: string;
   files?: string[];
+  tests?: string[];
 }
 
 /**

@@ -116,7 +116,13 @@ export const GateSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      "default true: failing tests that already failed at the task's base (and on the merge target's tip) are named as pre-existing and not held against the task; false = all green only",
+      "default true: a failing test that already failed at the task's base (and on the merge target's tip) is forgiven as pre-existing only with evidence that it is unrelated to the task (it exercises nothing the task changed or names, the task changed source, the promise does not ask for the whole suite) or when a person said so (knownFailures); otherwise it is the task's. false = all green only",
+    ),
+  knownFailures: z
+    .array(z.string().trim().min(1))
+    .optional()
+    .describe(
+      'tests of this gate a person declared known failures, unrelated to any task: their names as the runner prints them (as the reports and `ralph status` show them), `*` for any text; not held against a task when they fail',
     ),
   rerunFailures: z
     .number()

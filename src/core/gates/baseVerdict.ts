@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { FixItem, GateOutcome } from './types';
+import type { FailureJudge, FailureVerdict } from './verdictEvidence';
 
 /**
  * Verdicts against a base: a gate that was already red at the task's base (or on the merge
- * target's tip) fails the task only for what the task broke. A failing test that failed there
- * too, under the same name, is named as pre-existing and forgiven; a test that passed there and
- * fails now, or a new failing test, fails the gate as before. Where the runner does not name
- * every failing test, no failure can be told apart, so nothing is forgiven and the verdict says so.
+ * target's tip). A failing test that failed there too, under the same name, is the task's unless
+ * the evidence says it is unrelated (`verdictEvidence.ts`); a test that passed there and fails
+ * now, or a new failing test, fails the gate as before. Where the runner does not name every
+ * failing test, no failure can be told apart, so nothing is forgiven and the verdict says so.
  */
 
 /** How a gate ended on the base: green or not, and each failing test by name. */
@@ -35,17 +36,18 @@ export const TASK_BASE: BaseWhere = { at: "at the task's base" };
 
 /**
  * The outcome judged against the base. `enabled` is `gates[].baseline` (default true). Only a
- * failed outcome of a gate that was red on the base changes: its failures that were there are
- * named (`preExisting`) and, when they are all it has, the gate passes.
+ * failed outcome of a gate that was red on the base changes: each of its failures that failed
+ * there too is judged (`verdictEvidence.ts`) — forgiven (`preExisting`) or held against the task,
+ * with the evidence either way (`baseFailures`) — and when every failure is forgiven, the gate
+ * passes. A failure that is new since the base is the task's, as before.
  */
-export function forgivePreExisting(
+export async function judgeAgainstBase(
   outcome: GateOutcome,
   base: BaseVerdict | undefined,
   where: BaseWhere,
-  enabled = true,
-  taskText = '',
-): GateOutcome {
-  if (!enabled || outcome.passed || !base || base.passed) return outcome;
+  options: { enabled?: boolean; judge: FailureJudge },
+): Promise<GateOutcome> {
+  if (options.enabled === false || outcome.passed || !base || base.passed) return outcome;
   const tests = outcome.parsed.tests;
   const named = tests?.failures ?? [];
   const unnamedNow = tests ? tests.failed - named.length : 0;
@@ -62,75 +64,46 @@ export function forgivePreExisting(
         };
   }
   const before = new Set(base.failing.map((f) => f.name));
-  // "not yours unless the task says so": a failure the task names (its test or its file) is the task's to fix
-  const pre = named.filter((f) => before.has(f.name) && !namedByTask(f, taskText)).map((f) => f.name);
-  if (pre.length === 0) return outcome;
-  const fresh = named.length - pre.length;
-  const preSet = new Set(pre);
-  const fixItems = outcome.fixItems.map((item) => (isFailureOf(item, preSet) ? preExistingItem(item, where) : item));
-  const said = `${pre.length} already failing ${where.at}`;
-  if (fresh > 0) return { ...outcome, preExisting: pre, fixItems, summary: `${outcome.summary} (${said})` };
+  const verdicts: FailureVerdict[] = [];
+  for (const f of named) if (before.has(f.name)) verdicts.push(await options.judge(f));
+  if (verdicts.length === 0) return outcome;
+  const forgiven = verdicts.filter((v) => !v.held);
+  const byName = new Map(verdicts.map((v) => [v.name, v]));
+  const fixItems = outcome.fixItems.map((item) => {
+    const verdict = byName.get(FAILING_TEST.exec(item.text)?.[1] ?? '');
+    return verdict ? baseFailureItem(item, verdict, where) : item;
+  });
+  const judged = { ...outcome, fixItems, baseFailures: verdicts, ...(forgiven.length ? { preExisting: forgiven.map((v) => v.name) } : {}) };
+  const held = verdicts.length - forgiven.length;
+  const fresh = named.length - verdicts.length;
+  const said = [
+    forgiven.length ? `${forgiven.length} already failing ${where.at}, unrelated to the task` : '',
+    held ? `${held} failing ${where.at} too, held against the task` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  if (fresh > 0 || held > 0) return { ...judged, summary: `${outcome.summary} (${said})` };
   return {
-    ...outcome,
+    ...judged,
     passed: true,
-    preExisting: pre,
     // the output tail only served the failures, which are not the task's
     outputTail: undefined,
     summary: `${outcome.summary} — ${said}, not held against the task`,
-    fixItems,
   };
 }
 
 const FAILING_TEST = /^failing test: (.+?)(?:\n|$)/;
 
-function isFailureOf(item: FixItem, names: ReadonlySet<string>): boolean {
-  const m = FAILING_TEST.exec(item.text);
-  return m !== null && names.has(m[1]);
+/** A failure's feedback with its verdict against the base: a note when forgiven, the evidence when held. */
+function baseFailureItem(item: FixItem, verdict: FailureVerdict, where: BaseWhere): FixItem {
+  if (!verdict.held)
+    return {
+      ...item,
+      level: 'observation',
+      text: item.text.replace(
+        /^failing test: /,
+        `pre-existing failure (already failing ${where.at}; not held against the task: ${verdict.why}): `,
+      ),
+    };
+  return { ...item, text: `${item.text}\n(it failed ${where.at} too and is yours to fix: ${verdict.why})` };
 }
-
-function preExistingItem(item: FixItem, where: BaseWhere): FixItem {
-  return {
-    ...item,
-    level: 'observation',
-    text: item.text.replace(/^failing test: /, `pre-existing failure (already failing ${where.at}; not yours unless the task says so): `),
-  };
-}
-
-/**
- * Whether the task's own words (title, request, promise, check) name a failing test: its full
- * name, its title (the last part of `suite › test`, `file > test`, `path::test`) word for word
- * or every word of it in any form (`unquotes quoted values` ~ "must unquote quoted values"),
- * or its file.
- */
-export function namedByTask(failure: { name: string; file?: string }, taskText: string): boolean {
-  const text = taskText.toLowerCase();
-  if (!text.trim()) return false;
-  const name = failure.name.toLowerCase();
-  const title = name
-    .split(/ › | > |::/)
-    .at(-1)!
-    .replace(/\[[^\]]*\]$/, '');
-  const file = failure.file?.toLowerCase() ?? /[\w-]+\.[a-z]+(?=::| >)/.exec(name)?.[0] ?? '';
-  const base = file.split('/').at(-1) ?? '';
-  if (
-    text.includes(name) ||
-    (title.length >= 4 && text.includes(title)) ||
-    (file !== '' && text.includes(file)) ||
-    (base.includes('.') && text.includes(base))
-  )
-    return true;
-  // every significant word of the title, in any form (test_parse_header, "parses headers")
-  const words = stems(title);
-  if (words.length < 2) return false;
-  const said = new Set(stems(text));
-  return words.every((w) => said.has(w));
-}
-
-function stems(text: string): string[] {
-  return text
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length >= 4 && !STOP_WORDS.has(w))
-    .map((w) => w.replace(/(?:ing|ed|s)$/, '').replace(/e$/, ''));
-}
-
-const STOP_WORDS = new Set(['test', 'tests', 'should', 'when', 'with', 'that', 'this', 'from', 'into', 'does', 'have', 'works']);

@@ -93,16 +93,24 @@ export function baselineParts(base: GateBaseline): DefinitionPart[] {
 }
 
 /**
+ * What guards a test that failed at the base and passes now: the files that define it — its test
+ * file and the test-side files it imports (fixtures, helpers) — at the base and now (`after`
+ * undefined: deleted). Lines of the base gone from them mean the test was rewritten to pass.
+ */
+export type EmptiedGuards = Record<string, { file: string; before: string; after: string | undefined }[]>;
+
+/**
  * Compares a gate's run now with its base. `definition` is the state of the base's definition
- * parts now; `sources` the current text of the base's `failingSources` files (absent = deleted).
- * `run.completed` is false when the run did not get to report (timeout, stop, a non-zero exit
- * without counts): a missing count is not held against it then.
+ * parts now; `guards` the files of each test that failed at the base and passes now (see
+ * `failedAtBaseNowPassing`), read by the caller. `run.completed` is false when the run did not
+ * get to report (timeout, stop, a non-zero exit without counts): a missing count is not held
+ * against it then.
  */
 export function judgeIntegrity(
   base: GateBaseline,
   now: TestCounts | undefined,
   definition: Record<string, DefinitionState>,
-  sources: Record<string, string | undefined>,
+  guards: EmptiedGuards,
   run: { completed: boolean } = { completed: true },
   renames: readonly Rename[] = [],
 ): IntegrityJudgement {
@@ -125,7 +133,7 @@ export function judgeIntegrity(
     }
   }
   // a run that timed out, was stopped or failed without counts already fails, with its own output as the reason
-  if (base.tests && (now || run.completed)) Object.assign(tests, testViolations(base, base.tests, now, sources, renames));
+  if (base.tests && (now || run.completed)) Object.assign(tests, testViolations(base.tests, now, guards, renames));
   return { ...tests, violations: [...violations, ...tests.violations] };
 }
 
@@ -141,10 +149,9 @@ export function goneAndAdded(base: GateBaseline, now: TestCounts | undefined): {
 }
 
 function testViolations(
-  base: GateBaseline,
   before: NonNullable<GateBaseline['tests']>,
   now: TestCounts | undefined,
-  sources: Record<string, string | undefined>,
+  guards: EmptiedGuards,
   renames: readonly Rename[],
 ): IntegrityJudgement {
   if (!now)
@@ -188,7 +195,7 @@ function testViolations(
       `${now.skipped - before.skipped} more test${now.skipped - before.skipped === 1 ? ' is' : 's are'} skipped than at the task's base (${before.skipped} → ${now.skipped}) — un-skip them`,
     );
   }
-  out.push(...emptiedFailures(base, now, sources));
+  out.push(...emptiedFailures(guards));
   if (ran(now) < ran(before))
     out.push(
       `${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`,
@@ -196,40 +203,56 @@ function testViolations(
   return result;
 }
 
-/** The tests that failed at the base, with the file each is in (from the inventory or the failures). */
-function failedAtBase(base: GateBaseline): Map<string, string> {
-  const failed = new Map<string, string>();
-  for (const t of base.tests?.names ?? []) if (t.status === 'fail' && t.file) failed.set(t.name, t.file);
-  for (const f of base.verdict?.failing ?? []) if (f.file && !failed.has(f.name)) failed.set(f.name, f.file);
+/** The tests that failed at the base, with the file that defines each when the runner reported it. */
+function failedAtBase(base: GateBaseline): Map<string, string | undefined> {
+  const failed = new Map<string, string | undefined>();
+  for (const t of base.tests?.names ?? []) if (t.status === 'fail') failed.set(t.name, t.file);
+  for (const f of base.verdict?.failing ?? []) if (!failed.get(f.name)) failed.set(f.name, f.file);
   return failed;
 }
 
 /**
- * A test that failed at the base and passes now, while its file lost lines it had then: the
- * test was rewritten to pass (emptied, its assertions deleted) rather than the code fixed.
- * Tests added beside it are fine; only lines of the base that are gone count. Where the runner
- * names every test, "passes now" is read from the inventory; where it names only its failures
- * (mocha's, jest's and pytest's default output), a test that failed at the base and is no longer
- * among the failures of a run that counted its tests is taken as passing (deleted counts too).
+ * The tests that failed at the base and pass now. Where the runner names every test, "passes
+ * now" is read from the inventory; where it names only its failures (mocha's, jest's and pytest's
+ * default output), a test that failed at the base and is no longer among the failures of a run
+ * that counted its tests is taken as passing (deleted counts too).
  */
-function emptiedFailures(base: GateBaseline, now: TestCounts, sources: Record<string, string | undefined>): string[] {
-  const out: string[] = [];
+export function failedAtBaseNowPassing(base: GateBaseline, now: TestCounts | undefined): { name: string; file?: string }[] {
+  if (!now) return [];
   const inventory = now.names ? new Map(now.names.map((t) => [t.name, t.status])) : undefined;
   const failingNow = new Set(now.failures.map((f) => f.name));
+  const out: { name: string; file?: string }[] = [];
   for (const [name, file] of failedAtBase(base)) {
     const passes = inventory ? inventory.get(name) === 'pass' : !failingNow.has(name) && now.failed <= now.failures.length;
-    if (!passes) continue;
-    const before = base.failingSources[file];
-    if (before === undefined) continue;
-    const removed = removedLines(before, sources[file] ?? '');
-    if (removed.length === 0) continue;
-    const shown = removed
-      .slice(0, 3)
-      .map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``)
-      .join(', ');
-    out.push(
-      `test \`${name}\` failed at the task's base and passes now, but \`${file}\` lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''}) — fix the code under test, not the test, and restore those lines`,
-    );
+    if (passes) out.push({ name, ...(file ? { file } : {}) });
+  }
+  return out;
+}
+
+/**
+ * A test that failed at the base and passes now, while a file that defines it lost lines it had
+ * then: the test was rewritten to pass (emptied, its assertions or its fixtures' rows deleted,
+ * skipped) rather than the code fixed. Tests added beside it are fine; only lines of the base
+ * that are gone count. Never the code under test: the guards are test-side files only.
+ */
+function emptiedFailures(guards: EmptiedGuards): string[] {
+  const out: string[] = [];
+  for (const [name, files] of Object.entries(guards)) {
+    for (const { file, before, after } of files) {
+      const removed = removedLines(before, after ?? '');
+      if (removed.length === 0) continue;
+      const shown = removed
+        .slice(0, 3)
+        .map((l) => `\`${l.length > 120 ? `${l.slice(0, 120)}…` : l}\``)
+        .join(', ');
+      const how =
+        after === undefined
+          ? 'was deleted'
+          : `lost lines it had there (${shown}${removed.length > 3 ? `, ${removed.length - 3} more` : ''})`;
+      out.push(
+        `test \`${name}\` failed at the task's base and passes now, but \`${file}\`, which defines it, ${how} — fix the code under test, not the test, and restore ${after === undefined ? 'it' : 'those lines'}`,
+      );
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import { rerunnable, withFlaky } from './rerun';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
+import type { FailureVerdict } from './verdictEvidence';
 
 /** Gates without their own timeout get this long. */
 export const DEFAULT_GATE_TIMEOUT_MS = 10 * 60_000;
@@ -71,11 +72,17 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       severity: outcome.worstSeverity,
       integrity: outcome.integrity,
       ...(outcome.preExisting?.length ? { preExisting: outcome.preExisting.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
+      ...(outcome.baseFailures?.length ? { baseFailures: boundedBaseFailures(outcome.baseFailures, 20) } : {}),
       ...(outcome.flaky?.length ? { flaky: outcome.flaky.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
       ...(outcome.baselineNote ? { baselineNote: outcome.baselineNote } : {}),
     });
   }
   return summarizeGates(outcomes);
+}
+
+/** What events and records keep of a gate's verdicts against the base: the first `max`, names and evidence shortened. */
+export function boundedBaseFailures(list: readonly FailureVerdict[], max: number): FailureVerdict[] {
+  return list.slice(0, max).map((v) => ({ name: v.name.slice(0, 300), held: v.held, why: v.why.slice(0, 500) }));
 }
 
 /** One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the first). */

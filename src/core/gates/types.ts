@@ -1,5 +1,6 @@
 import type { GateConfig } from '../config/schema';
 import type { ParsedGateOutput } from './parsers/types';
+import type { FailureVerdict } from './verdictEvidence';
 
 export type GateKind = GateConfig['kind'];
 
@@ -77,10 +78,12 @@ export interface GateOutcome {
   /** Tests that failed in an earlier run of this gate and passed when it ran again. */
   flaky?: string[];
   /**
-   * Failing tests that already failed, the same way, at the task's base (or on the merge
-   * target's tip): not held against the task. Set whether or not they were all forgiven.
+   * Failing tests that already failed at the task's base (or on the merge target's tip) and
+   * that the evidence shows unrelated to the task (or a person declared so): not held against it.
    */
   preExisting?: string[];
+  /** Every failing test that failed at the base too, held against the task or forgiven, with the evidence (`gates/verdictEvidence.ts`). */
+  baseFailures?: FailureVerdict[];
   /** Why failures could not be compared with the base (the output names no failing tests), when the gate was red there too. */
   baselineNote?: string;
 }

@@ -65,7 +65,7 @@ export async function checkAgainstBase(input: BaseCheckInput): Promise<BaseCheck
         input.signal ?? new AbortController().signal,
       );
       if (!baseline) throw new RalphError('stopped while recording the gates at the base', 'stopped');
-      judge = integrityJudge({ paths, work: undefined }, task, baseline);
+      judge = integrityJudge({ paths, work: undefined, config }, task, baseline, base);
       notes.push(`judged against ${base.slice(0, 10)}: what each required gate checked there (tests, definitions) must still be checked`);
     } finally {
       await removeScratchWorktree(workspace, scratch);

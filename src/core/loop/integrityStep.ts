@@ -13,8 +13,7 @@ import {
 } from '../gates/integrity';
 import { findRenames, type Rename } from '../gates/renames';
 import { runGit } from '../git/gitExec';
-import { baseVerdictOf, type BaseVerdict, forgivePreExisting, TASK_BASE } from '../gates/baseVerdict';
-import { taskWords } from '../tasks/taskWords';
+import { baseVerdictOf, type BaseVerdict, judgeAgainstBase, TASK_BASE } from '../gates/baseVerdict';
 import type { TestCounts, TestName } from '../gates/parsers/types';
 import { relativeName, relativeTests, rootsOf } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
@@ -22,6 +21,8 @@ import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
+import { emptiedGuards } from './emptiedGuards';
+import { evidenceJudge, lazily, readTreeEvidence, verdictTask } from './taskEvidence';
 import type { TaskLoopServices } from './types';
 
 /** Kinds whose output carries a test inventory; the others are judged on their definition only. */
@@ -100,14 +101,21 @@ async function runAtBase(
   return { ...(tests ? { tests } : {}), verdict: { ...v, failing: v.failing.map((f) => relativeName(f, workspace, roots)) } };
 }
 
-/** Judges each required gate's outcome against its baseline (see `gates/integrity.ts`); `baseCommit` lets it tell a renamed test from a deleted one. */
+/**
+ * Judges each required gate's outcome against its baseline (see `gates/integrity.ts`) and its
+ * failures against the base's (`gates/baseVerdict.ts`, by the evidence of `taskEvidence.ts`, read
+ * once for the iteration and only when needed); `baseCommit` lets it tell a renamed test from a
+ * deleted one and read what the task changed.
+ */
 export function integrityJudge(
-  services: Pick<TaskLoopServices, 'paths' | 'work'>,
+  services: Pick<TaskLoopServices, 'paths' | 'work' | 'config'>,
   task: Task,
   baseline: IntegrityBaseline,
   baseCommit?: string,
 ): (gate: GateConfig, outcome: GateOutcome) => Promise<GateOutcome> {
   const workspace = (services.work ?? services.paths).workspace;
+  let reported: ReadonlySet<string> = new Set();
+  const evidence = lazily(() => readTreeEvidence(workspace, baseCommit, verdictTask(task, services.config), reported));
   return async (gate, outcome) => {
     const base = baseline.gates.find((g) => g.gate === gate.name);
     if (!gate.required || !base) return outcome;
@@ -124,18 +132,25 @@ export function integrityJudge(
       };
     }
     const definition = await readDefinition(baselineParts(base), workspace);
-    const sources: Record<string, string | undefined> = {};
-    for (const file of Object.keys(base.failingSources))
-      sources[file] = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
     const completed = !outcome.timedOut && outcome.exitCode === 0;
     const tests = relativeTests(outcome.parsed.tests, workspace);
+    if (reported.size === 0) reported = reportedTestFiles(tests);
     const { gone, added } = goneAndAdded(base, tests);
     const renames = gone.length > 0 && added.length > 0 && baseCommit ? await renamedTests(workspace, baseCommit, gone, added) : [];
-    const judgement = judgeIntegrity(base, tests, definition, sources, { completed }, renames);
-    // the failures already there at the base are not the task's; a weakened gate fails whatever they are
-    const forgiven = forgivePreExisting(outcome, base.verdict, TASK_BASE, gate.baseline !== false, taskWords(task));
-    return applyIntegrity(forgiven, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
+    const guards = await emptiedGuards(base, tests, workspace, baseCommit, evidence);
+    const judgement = judgeIntegrity(base, tests, definition, guards, { completed }, renames);
+    // a failure already there at the base is the task's unless the evidence says otherwise; a weakened gate fails whatever they are
+    const judged = await judgeAgainstBase({ ...outcome, parsed: { ...outcome.parsed, tests } }, base.verdict, TASK_BASE, {
+      enabled: gate.baseline !== false,
+      judge: evidenceJudge(evidence, { gate: gate.knownFailures, task: task.knownFailures }),
+    });
+    return applyIntegrity(judged, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
   };
+}
+
+/** The files a runner reported tests in. */
+export function reportedTestFiles(tests: TestCounts | undefined): Set<string> {
+  return new Set([...(tests?.names ?? []), ...(tests?.failures ?? [])].flatMap((t) => (t.file ? [t.file] : [])));
 }
 
 /** Files a rename is looked for in: where the runner says the tests are, else the files changed since the base. */

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { IntegrityBaseline } from '../gates/integrity';
-import { runGates } from '../gates/runGates';
+import { boundedBaseFailures, runGates } from '../gates/runGates';
 import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome, GateReport } from '../gates/types';
 import type { Checkpoint, IterationRecord } from '../record/checkpoint';
@@ -21,6 +21,7 @@ export function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
     summary: o.summary,
     ...(o.integrity ? { integrity: o.integrity } : {}),
     ...(o.preExisting?.length ? { preExisting: o.preExisting.slice(0, 50) } : {}),
+    ...(o.baseFailures?.length ? { baseFailures: boundedBaseFailures(o.baseFailures, 50) } : {}),
     ...(o.flaky?.length ? { flaky: o.flaky.slice(0, 50) } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type { CommitInfo } from '../git/gitService';
 import type { IterationRecord, PendingCommit } from '../record/checkpoint';
 import { decideCompletion } from './completionPolicy';
 import type { CompletionDecision } from '../reports/decision';
+import { withClaimRules } from './completeClaims';
 import { goneTestsQuestion } from './goneTestQuestion';
 import { gateSummary, isFinalSignal, optionalIterationsLeft, runGatesUnlessFinal } from './iterationGates';
 import { type CommitFailure, commitIteration, committedAlready } from './iterationCommit';
@@ -204,7 +205,14 @@ async function judgeIteration(
     optionalIterationsLeft: (name) => optionalIterationsLeft(services, cp, name),
   });
   // a passing test left out again after the agent was told: a person decides, the loop does not burn its iterations
-  const judged: CompletionDecision = (decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided;
+  const judged = await withClaimRules((decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided, {
+    task,
+    signal: signalGiven,
+    gates,
+    previous: cp.history.at(-1),
+    root: (services.work ?? services.paths).workspace,
+    base: cp.baseCommit,
+  });
   const { decision, proof } = await proofStep(services, task, cp, n, judged, gates, signal);
   if (claimed && !(decision.kind === 'finish' && decision.status === 'done')) services.checkAhead!.drop(task.id, decision.reason);
   const gateSummaries = (gates?.outcomes ?? []).map(gateSummary);

@@ -263,6 +263,7 @@ export class MergeQueue extends MergeQueueBase {
         result,
         taskId,
         tips: this.tips,
+        verdictTask: await this.verdictTaskOf([taskId, ...covers]),
         signal,
         emit: deps.emit,
       });

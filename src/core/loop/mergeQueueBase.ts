@@ -14,6 +14,7 @@ import {
   reduceMergeQueue,
 } from './mergeChain';
 import { type CheckedResult, type Job, wakeUp } from './mergeChecks';
+import { batchVerdictTask, type VerdictTask } from './taskEvidence';
 
 export interface MergeQueueDeps {
   worktrees: WorktreeManager;
@@ -33,6 +34,8 @@ export interface MergeQueueDeps {
   notes?(taskId: string): Promise<string[]>;
   /** The gates of one task only (its `check`), checked on its merged result besides the configured ones. */
   taskGates?(taskId: string): Promise<readonly GateConfig[]>;
+  /** The task as its merged check's verdict reads it (`taskEvidence.ts`); without it, a failure already red on the tip is judged as no task's. */
+  verdictTask?(taskId: string): Promise<VerdictTask>;
   /** Told of every change of the queue (the chain file `ralph status` reads); `saved` resolves once the newest is written. */
   onChange?(state: MergeQueueState): void;
   saved?(): Promise<void>;
@@ -153,6 +156,12 @@ export abstract class MergeQueueBase {
   }
 
   /** Every task of the chain back to the queue (its place kept); their checks stop. */
+  /** The tasks one merged check covers, as its verdict against the tip reads them. */
+  protected async verdictTaskOf(taskIds: readonly string[]): Promise<VerdictTask | undefined> {
+    const of = this.deps.verdictTask;
+    return of ? batchVerdictTask(await Promise.all(taskIds.map((id) => of(id)))) : undefined;
+  }
+
   protected putBack(detail: string): undefined {
     for (const e of chainOf(this.state))
       if (entryOf(this.state, e.taskId)?.state === e.state) this.apply({ type: 'requeue', taskId: e.taskId, detail });

@@ -8,9 +8,10 @@ import type { TaskStore } from '../tasks/store';
 import { chainFile, ChainFileWriter, chainSnapshot } from './mergeChainFile';
 import { mergeNotes } from './mergeNotes';
 import { MergeQueue } from './mergeQueue';
+import { verdictTask } from './taskEvidence';
 
 export interface MergeQueueSetup {
-  config: Pick<RalphConfig, 'gates' | 'merge'>;
+  config: Pick<RalphConfig, 'gates' | 'merge' | 'proof'>;
   store: TaskStore;
   /** The workspace (the user's repository). */
   workspace: string;
@@ -45,6 +46,8 @@ export function createMergeQueue(setup: MergeQueueSetup): MergeQueue {
     notes: mergeNotes(store, setup.workspace),
     // a task's own check is part of its merged check too
     taskGates: async (taskId) => [checkGate(await store.get(taskId), config.gates)].filter((g) => g !== undefined),
+    // what the merged check's verdict against the tip reads of the task: its words and declared known failures
+    verdictTask: async (taskId) => verdictTask(await store.get(taskId), config),
     ...(writer ? { onChange: (state) => writer.save(chainSnapshot(state, setup.target)), saved: () => writer.settled() } : {}),
   });
 }

@@ -1,11 +1,13 @@
 import type { GateConfig } from '../config/schema';
 import type { RalphEventBody } from '../events';
-import { baseVerdictOf, type BaseVerdict, forgivePreExisting } from '../gates/baseVerdict';
+import { baseVerdictOf, type BaseVerdict, judgeAgainstBase } from '../gates/baseVerdict';
+import { relativeName, relativeTests } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
 import type { MergeWorkspace } from '../git/integrate';
 import { RalphError } from '../errors';
 import { type Gates, type MergeWorkspacePool, summarizeOutcome } from './mergeChecks';
+import { evidenceJudge, lazily, readTreeEvidence, type VerdictTask } from './taskEvidence';
 
 /**
  * The merge queue's merged check judged against the target's tip, as a task's gates are
@@ -31,6 +33,9 @@ export class TipVerdicts {
 
 const MAX_TIPS = 16;
 
+/** A check no task asked for: its words name nothing, it declared nothing. */
+const NO_TASK: VerdictTask = { title: '', prompt: '', promise: '' };
+
 export interface MergedCheckInput {
   gates: readonly GateConfig[];
   runner: GateRunner;
@@ -41,6 +46,8 @@ export interface MergedCheckInput {
   result: string;
   taskId: string;
   tips: TipVerdicts;
+  /** What the merge's task (or the batch's tasks) asked and declared: a failure already red on the tip is forgiven only when unrelated to their change. */
+  verdictTask?: VerdictTask;
   signal?: AbortSignal;
   emit?(body: RalphEventBody): void;
 }
@@ -52,6 +59,9 @@ export interface MergedCheckInput {
 export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> {
   const verdicts = input.tips.verdictsAt(input.base);
   const where = { at: `on ${input.target} before this merge` };
+  const task = input.verdictTask ?? NO_TASK;
+  const evidence = lazily(() => readTreeEvidence(input.workspace.path, input.base, task));
+  const relativeVerdict = (v: BaseVerdict): BaseVerdict => ({ ...v, failing: v.failing.map((f) => relativeName(f, input.workspace.path)) });
   const judge = async (gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome> => {
     if (outcome.passed || !gate.required || gate.baseline === false || input.signal?.aborted) return outcome;
     let verdict = verdicts.get(gate.name);
@@ -73,7 +83,11 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
         input.workspace.used();
       }
     }
-    return forgivePreExisting(outcome, verdict, where);
+    // the merge's change is what the merged result adds to the tip: the task's work, on today's target
+    const tests = relativeTests(outcome.parsed.tests, input.workspace.path);
+    return judgeAgainstBase({ ...outcome, parsed: { ...outcome.parsed, tests } }, verdict && relativeVerdict(verdict), where, {
+      judge: evidenceJudge(evidence, { gate: gate.knownFailures, task: input.verdictTask?.knownFailures }),
+    });
   };
   // a run on the same tree earlier in the run stands for this one, red included: judged against the tip here as it was there
   return runGates({

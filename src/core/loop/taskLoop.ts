@@ -193,7 +193,12 @@ export class TaskLoop {
     if (record.outcome === 'stopped') return this.finish(run, 'halted', stoppedReason(stop));
     if (step.decision?.kind === 'finish') {
       const critical = step.gates?.critical === true && step.decision.status === 'halted';
-      return this.finish(run, step.decision.status, step.decision.reason, { fault: step.fault, critical });
+      const question = step.decision.question;
+      return this.finish(run, step.decision.status, step.decision.reason, {
+        fault: step.fault,
+        critical,
+        ...(question ? { question } : {}),
+      });
     }
     if (asked) return this.finish(run, 'needs_help', asked.question, { question: asked });
     if (overBudgetNow) return this.finish(run, 'halted', overBudgetNow);

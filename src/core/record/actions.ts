@@ -13,6 +13,15 @@ import type { KeptWorktree, TaskWorktrees } from '../tasks/taskWorktrees';
 
 export type LimitKind = 'iterations' | 'minutes';
 
+/** The answers to a `verdict` question: the failing tests are part of the task, or unrelated to it (land without them). */
+export type VerdictAnswer = 'part' | 'unrelated';
+
+/** How an answer to a `verdict` question is kept in the task's history (and pinned in its context). */
+export const VERDICT_WORDS: Record<VerdictAnswer, string> = {
+  part: 'part of this task: keep working until these tests pass',
+  unrelated: 'unrelated to this task: land without them (they are known failures of this task now)',
+};
+
 /** What Increase Limit raised: the limit, from and to (iterations, or minutes). */
 export interface LimitRaised {
   task: Task;
@@ -165,32 +174,42 @@ export class TaskActions {
    * context, and the task is ready again — resumed from its checkpoint (in its worktree in a
    * parallel run) by the next Start, or by the running autopilot.
    */
-  async answer(id: string, text: string, options: { approved?: boolean } = {}): Promise<Task> {
+  async answer(id: string, text: string, options: { approved?: boolean; verdict?: VerdictAnswer } = {}): Promise<Task> {
     const task = await this.expect(id, ['needs_help', 'blocked'], 'answered');
     const answer = text.trim();
     const open = openQuestion(task.questions);
-    if (!answer && options.approved === undefined)
+    if (!answer && options.approved === undefined && options.verdict === undefined)
       throw new RalphError('the answer is empty; say what the agent should know or do', 'invalid-answer');
     if (options.approved !== undefined && open?.kind !== 'command')
       throw new RalphError(`task ${id} does not wait for a command's approval; answer its question in words`, 'invalid-answer');
-    const words = answer || (options.approved ? 'approved' : 'not approved');
+    if (options.verdict !== undefined && open?.kind !== 'verdict')
+      throw new RalphError(`task ${id} does not ask whether failing tests are part of it; answer its question in words`, 'invalid-answer');
+    const said = options.verdict ? `${VERDICT_WORDS[options.verdict]}${answer ? `: ${answer}` : ''}` : answer;
+    const words = said || (options.approved ? 'approved' : 'not approved');
     const questions = withAnswer(task.questions, {
       text: words,
       at: new Date().toISOString(),
       approved: options.approved,
       question: task.blockedReason ?? 'the task stopped for help',
     });
+    // unrelated: the tests asked about become the task's known failures, not held against it any more
+    const known =
+      options.verdict === 'unrelated' ? { knownFailures: [...new Set([...(task.knownFailures ?? []), ...(open?.tests ?? [])])] } : {};
     const checkpoint = await this.checkpoints.load(id);
-    return this.store.update(task.id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined, questions });
+    return this.store.update(task.id, { status: checkpoint ? 'halted' : 'todo', blockedReason: undefined, questions, ...known });
   }
 
   async edit(id: string, fields: EditFields): Promise<Task> {
     const task = await this.store.get(id);
     if (task.status === 'in_progress') throw new RalphError(`task ${id} is running; stop it before editing`, 'task-running');
     if (fields.dependsOn) await this.checkDependencies(task.id, fields.dependsOn);
-    const { check, ...rest } = fields;
-    // `check: null` (the editor) or an empty string (the CLI) removes the task's check command
-    return this.store.update(task.id, { ...rest, ...(check !== undefined ? { check: check || undefined } : {}) });
+    const { check, knownFailures, ...rest } = fields;
+    // `check: null` (the editor) or an empty string (the CLI) removes the task's check command; an empty list its known failures
+    return this.store.update(task.id, {
+      ...rest,
+      ...(check !== undefined ? { check: check || undefined } : {}),
+      ...(knownFailures !== undefined ? { knownFailures: knownFailures.length ? knownFailures : undefined } : {}),
+    });
   }
 
   /** A dependency must be in the store, not the task itself, and close no cycle. */

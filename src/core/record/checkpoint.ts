@@ -45,6 +45,8 @@ export const IterationRecordSchema = z.object({
           .optional(),
         /** Failing tests that already failed at the task's base (not held against it). */
         preExisting: z.array(z.string()).optional(),
+        /** Failing tests that failed at the task's base too, each held against the task or forgiven, with the evidence. */
+        baseFailures: z.array(z.object({ name: z.string(), held: z.boolean(), why: z.string() })).optional(),
         /** Tests that failed, then passed when the gate ran again. */
         flaky: z.array(z.string()).optional(),
       }),

@@ -1,3 +1,4 @@
+import type { AskedQuestion } from '../commands/commandQuestions';
 import type { IterationRecord } from '../record/checkpoint';
 import type { TaskStatus } from '../tasks/schema';
 
@@ -7,7 +8,14 @@ import type { TaskStatus } from '../tasks/schema';
  */
 /** The loop's decision after an iteration (loop/completionPolicy.ts decides it): the task's end, or the next iteration. */
 export type CompletionDecision =
-  | { kind: 'finish'; status: Extract<TaskStatus, 'done' | 'blocked' | 'needs_help' | 'halted'>; reason: string; notes: string[] }
+  | {
+      kind: 'finish';
+      status: Extract<TaskStatus, 'done' | 'blocked' | 'needs_help' | 'halted'>;
+      reason: string;
+      notes: string[];
+      /** The question a `needs_help` end puts to the person, when it is more than the reason in words. */
+      question?: AskedQuestion;
+    }
   | { kind: 'continue'; reason: string; feedback: string[]; optionalGatesRetried: string[] };
 
 export type DecisionLabel = 'ITERATE' | 'COMPLETE' | 'HALT' | 'TIMEOUT' | 'STOP' | 'BLOCKED' | 'NEEDS_HELP' | 'QUEUED FOR MERGE';

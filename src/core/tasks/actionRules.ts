@@ -59,6 +59,8 @@ export const EditFieldsSchema = z
     review: z.enum(['auto', 'manual']).optional(),
     proof: ProofSchema.optional(),
     proofTests: z.array(z.string().trim().min(1)).optional(),
+    /** Failing tests declared unrelated to this task; an empty list removes the declaration. */
+    knownFailures: z.array(z.string().trim().min(1)).optional(),
   })
   .refine((fields) => Object.keys(fields).length > 0, 'give at least one field to change');
 export type EditFields = z.infer<typeof EditFieldsSchema>;

@@ -4,10 +4,11 @@ import { boundText } from '../util/bounded';
 /**
  * What a task asked of a person, and the answer (DESIGN §7, Task `questions`): the NEEDS_HELP
  * question of its agent, a command the rules gate that nobody was there to approve, a merge
- * that waits on the person's working tree, and the feedback of a review (Request Changes).
+ * that waits on the person's working tree, the feedback of a review (Request Changes), and
+ * whether tests still failing since the task's base are part of the task (`verdict`).
  * Answers are pinned in every later iteration's context, like the original request.
  */
-export const QUESTION_KINDS = ['help', 'command', 'merge', 'review'] as const;
+export const QUESTION_KINDS = ['help', 'command', 'merge', 'review', 'verdict'] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
 
 export const QuestionSchema = z.strictObject({
@@ -22,6 +23,8 @@ export const QuestionSchema = z.strictObject({
   command: z.string().optional(),
   /** `merge` questions: the person's files the merge would overwrite. */
   files: z.array(z.string()).optional(),
+  /** `verdict` questions: the failing tests asked about (answered "unrelated", they become the task's `knownFailures`). */
+  tests: z.array(z.string()).optional(),
   answer: z.string().optional(),
   answeredAt: z.string().optional(),
   /** `command` questions: the person approved that exact command for this task. */

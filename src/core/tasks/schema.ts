@@ -68,6 +68,8 @@ export const TaskSchema = z.strictObject({
   proof: ProofSchema.optional(),
   /** Globs of the task's test files for the proof, when the conventions and runner configs do not tell them apart. */
   proofTests: z.array(z.string().trim().min(1)).optional(),
+  /** Failing tests a person declared unrelated to this task (names as the runner prints them, `*` for any text): not held against it. */
+  knownFailures: z.array(z.string().trim().min(1)).optional(),
   iterations: z.number().int().min(0).default(0),
   blockedReason: z.string().optional(),
   /** Last PROGRESS percent the agent reported (0–100). */
@@ -125,5 +127,6 @@ export const NewTaskSchema = z.object({
   source: z.string().trim().min(1).optional(),
   proof: ProofSchema.optional(),
   proofTests: z.array(z.string().trim().min(1)).optional(),
+  knownFailures: z.array(z.string().trim().min(1)).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

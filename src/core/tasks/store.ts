@@ -128,6 +128,7 @@ export class TaskStore {
           ...(fields.check !== undefined ? { check: fields.check } : {}),
           ...(fields.proof !== undefined ? { proof: fields.proof } : {}),
           ...(fields.proofTests !== undefined ? { proofTests: fields.proofTests } : {}),
+          ...(fields.knownFailures !== undefined ? { knownFailures: fields.knownFailures } : {}),
           iterations: 0,
           ...(fields.review !== undefined ? { review: fields.review } : {}),
           ...(fields.source !== undefined ? { source: fields.source } : {}),

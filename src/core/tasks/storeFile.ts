@@ -152,5 +152,6 @@ export function freezeTask(task: Task): Task {
   Object.freeze(task.dependsOn);
   if (Array.isArray(task.allowGateChanges)) Object.freeze(task.allowGateChanges);
   if (task.proofTests) Object.freeze(task.proofTests);
+  if (task.knownFailures) Object.freeze(task.knownFailures);
   return Object.freeze(task);
 }

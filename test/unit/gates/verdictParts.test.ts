@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { forgivePreExisting, namedByTask, TASK_BASE } from '../../../src/core/gates/baseVerdict';
+import { judgeAgainstBase, TASK_BASE } from '../../../src/core/gates/baseVerdict';
+import type { FailureJudge } from '../../../src/core/gates/verdictEvidence';
 import { definitionParts } from '../../../src/core/gates/definitions';
 import { judgeProof, proofKind } from '../../../src/core/gates/proof';
 import { findRenames, locateTest, sameButRenamed } from '../../../src/core/gates/renames';
@@ -45,19 +46,30 @@ const base = (failing: string[], unnamed = 0) => ({
 });
 
 describe('verdicts against the base: the pure parts', () => {
-  describe('pre-existing failures', () => {
-    it('forgives exactly the failures that were already there, names them, and keeps a new one blocking', () => {
-      const forgiven = forgivePreExisting(outcome(['old date test']), base(['old date test']), TASK_BASE);
+  describe('failures that failed at the base too', () => {
+    /** A judge from a table of verdicts: the evidence itself is `verdictEvidence.test.ts`'s. */
+    const judge =
+      (held: Record<string, string> = {}): FailureJudge =>
+      async (f) =>
+        f.name in held
+          ? { name: f.name, held: true, why: held[f.name] }
+          : { name: f.name, held: false, why: 'it exercises only `lib/old.js`' };
+
+    it('forgives a failure the evidence shows unrelated, says why, and keeps a new failure blocking', async () => {
+      const forgiven = await judgeAgainstBase(outcome(['old date test']), base(['old date test']), TASK_BASE, { judge: judge() });
       assert.equal(forgiven.passed, true);
       assert.deepEqual(forgiven.preExisting, ['old date test']);
-      assert.match(forgiven.summary, /1 already failing at the task's base, not held against the task/);
+      assert.deepEqual(forgiven.baseFailures, [{ name: 'old date test', held: false, why: 'it exercises only `lib/old.js`' }]);
+      assert.match(forgiven.summary, /1 already failing at the task's base, unrelated to the task, not held against the task/);
       assert.equal(forgiven.fixItems[0].level, 'observation');
       assert.match(
         forgiven.fixItems[0].text,
-        /^pre-existing failure \(already failing at the task's base; not yours unless the task says so\): old date test/,
+        /^pre-existing failure \(already failing at the task's base; not held against the task: it exercises only `lib\/old\.js`\): old date test/,
       );
 
-      const mixed = forgivePreExisting(outcome(['old date test', 'login works']), base(['old date test']), TASK_BASE);
+      const mixed = await judgeAgainstBase(outcome(['old date test', 'login works']), base(['old date test']), TASK_BASE, {
+        judge: judge(),
+      });
       assert.equal(mixed.passed, false, 'a test that passed at the base and fails now blocks');
       assert.deepEqual(mixed.preExisting, ['old date test']);
       assert.deepEqual(
@@ -66,34 +78,44 @@ describe('verdicts against the base: the pure parts', () => {
       );
     });
 
-    it('forgives nothing where the runner does not name every failure, and says why and what to do', () => {
-      const unnamed = forgivePreExisting(outcome(['?']), base([], 1), TASK_BASE);
+    it('holds a failure the evidence does not show unrelated against the task, with the evidence in its feedback', async () => {
+      const held = await judgeAgainstBase(outcome(['parses dates']), base(['parses dates']), TASK_BASE, {
+        judge: judge({ 'parses dates': '`test/date.test.js` imports `src/date.js`, which the task changed' }),
+      });
+      assert.equal(held.passed, false);
+      assert.equal(held.preExisting, undefined);
+      assert.deepEqual(
+        held.baseFailures?.map((v) => v.held),
+        [true],
+      );
+      assert.match(held.summary, /1 failing at the task's base too, held against the task/);
+      assert.equal(held.fixItems[0].level, 'error');
+      assert.match(
+        held.fixItems[0].text,
+        /failing test: parses dates\n[\s\S]*\(it failed at the task's base too and is yours to fix: `test\/date\.test\.js` imports `src\/date\.js`, which the task changed\)/,
+      );
+    });
+
+    it('forgives nothing where the runner does not name every failure, and says why and what to do', async () => {
+      const unnamed = await judgeAgainstBase(outcome(['?']), base([], 1), TASK_BASE, { judge: judge() });
       assert.equal(unnamed.passed, false);
       assert.match(
         unnamed.baselineNote ?? '',
         /tests failed at the task's base too, but its output does not name every failing test, so no failure can be told apart .*: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/,
       );
-      const noCounts = forgivePreExisting(
+      const noCounts = await judgeAgainstBase(
         { ...outcome([]), passed: false, parsed: {}, exitCode: 1 },
         { passed: false, failing: [], unnamed: 0, counted: false },
         TASK_BASE,
+        { judge: judge() },
       );
       assert.match(noCounts.baselineNote ?? '', /its output gives no test names/);
     });
 
-    it('leaves a green base, an opted-out gate and a failure the task names alone', () => {
-      assert.equal(forgivePreExisting(outcome(['x']), base([]), TASK_BASE).passed, false, 'green at the base: every failure is new');
-      assert.equal(forgivePreExisting(outcome(['x']), base(['x']), TASK_BASE, false).passed, false, 'baseline: false');
-      const named = forgivePreExisting(
-        outcome(['calc › subtracts']),
-        base(['calc › subtracts']),
-        TASK_BASE,
-        true,
-        'Fix subtraction: make `subtracts` pass',
-      );
-      assert.equal(named.passed, false, "the task names the test: it is the task's to fix");
-      assert.ok(namedByTask({ name: 'x > y', file: 'test/date.test.js' }, 'the date.test.js suite must pass'));
-      assert.ok(!namedByTask({ name: 'calc › subtracts' }, 'add a README'));
+    it('leaves a green base and an opted-out gate alone', async () => {
+      assert.equal((await judgeAgainstBase(outcome(['x']), base([]), TASK_BASE, { judge: judge() })).passed, false, 'green at the base');
+      const off = await judgeAgainstBase(outcome(['x']), base(['x']), TASK_BASE, { enabled: false, judge: judge() });
+      assert.equal(off.passed, false, 'baseline: false');
     });
   });
 
