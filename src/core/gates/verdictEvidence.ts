@@ -93,9 +93,21 @@ function escapeRegExp(text: string): string {
 const NOT_SOURCE =
   /(?:^|\/)(?:[^/]+\.(?:md|markdown|mdx|txt|rst|adoc|org)|LICEN[CS]E[^/]*|COPYING[^/]*|CHANGELOG[^/]*|AUTHORS[^/]*|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|Cargo\.lock|poetry\.lock|go\.sum)$|^\.ralph\//i;
 
-/** Whether `file` is source: not a test file (by the runners' conventions and configs, or a file a runner reported tests in), not a document. */
-export function isSourceFile(file: string, isTest: TestFileMatcher, testFiles: ReadonlySet<string> = new Set()): boolean {
-  return !NOT_SOURCE.test(file) && !isTest(file) && !testFiles.has(file);
+const DOCUMENT = /(?:^|\/)[^/]+\.(?:md|markdown|mdx|txt|rst|adoc|org)$/i;
+
+/**
+ * Whether `file` is the task's source: not a test file (by the runners' conventions and configs,
+ * or a file a runner reported tests in), not Ralph's own, not a lockfile or licence — and not a
+ * document, unless the task is a documentation task (`type: docs`), whose work is its documents.
+ */
+export function isSourceFile(
+  file: string,
+  isTest: TestFileMatcher,
+  testFiles: ReadonlySet<string> = new Set(),
+  docsTask = false,
+): boolean {
+  if (isTest(file) || testFiles.has(file)) return false;
+  return !NOT_SOURCE.test(file) || (docsTask && DOCUMENT.test(file));
 }
 
 /**

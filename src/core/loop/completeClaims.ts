@@ -43,12 +43,12 @@ export function heldOnly(gates: GateReport | undefined): { gate: string; name: s
   return failing.flatMap((o) => (o.baseFailures ?? []).filter((v) => v.held).map((v) => ({ gate: o.name, name: v.name, why: v.why })));
 }
 
-/** A gate that fails for held base failures alone: no new failure, no weakening, every failure named. */
+/** A gate that fails for held base failures alone: every failure failed at the base too (held or forgiven), no weakening, every failure named. */
 function onlyHeld(o: GateOutcome): boolean {
   const tests = o.parsed.tests;
   if (!tests || (o.integrity?.violations.length ?? 0) > 0 || tests.failed !== tests.failures.length || tests.failed === 0) return false;
-  const held = new Set((o.baseFailures ?? []).filter((v) => v.held).map((v) => v.name));
-  return tests.failures.every((f) => held.has(f.name));
+  const atBase = new Set((o.baseFailures ?? []).map((v) => v.name));
+  return tests.failures.every((f) => atBase.has(f.name)) && (o.baseFailures ?? []).some((v) => v.held);
 }
 
 /**

@@ -15,12 +15,13 @@ export interface TreeEvidence {
   files: ReadonlySet<string>;
   change: TaskChange;
   graph: ImportGraph;
+  /** A test-side file: a test file by the runners' conventions and configs, or one a runner reported tests in. */
   isTest: TestFileMatcher;
 }
 
 /** What a verdict reads of a task (or of the tasks one merged check covers): its words, its declarations, how its test files are told. */
 export type VerdictTask = Pick<Task, 'title' | 'prompt' | 'promise'> &
-  Partial<Pick<Task, 'check' | 'proofTests' | 'knownFailures'>> & {
+  Partial<Pick<Task, 'type' | 'check' | 'proofTests' | 'knownFailures'>> & {
     /** `proof.testFiles` of the configuration. */
     proofTestFiles?: readonly string[];
   };
@@ -43,6 +44,8 @@ export function batchVerdictTask(tasks: readonly VerdictTask[]): VerdictTask | u
     promise: tasks.map((t) => t.promise).join('\n'),
     check: tasks.flatMap((t) => (t.check ? [t.check] : [])).join('\n'),
     knownFailures: [...known[0]].filter((k) => known.every((set) => set.has(k))),
+    // a batch of documentation tasks only: documents are their source
+    ...(tasks.every((t) => t.type === 'docs') ? { type: 'docs' as const } : {}),
     proofTests: tasks.flatMap((t) => t.proofTests ?? []),
     ...(tasks[0].proofTestFiles ? { proofTestFiles: tasks[0].proofTestFiles } : {}),
   };
@@ -73,10 +76,10 @@ export async function readTreeEvidence(
   const change: TaskChange = {
     changed,
     named: filesNamedBy(taskWords(task), files),
-    changedSource: [...changed].some((f) => isSourceFile(f, isTest, testFiles)),
+    changedSource: [...changed].some((f) => isSourceFile(f, isTest, testFiles, task.type === 'docs')),
     wholeSuite: asksWholeSuite(task.promise),
   };
-  return { files, change, graph: new ImportGraph(root, files), isTest };
+  return { files, change, graph: new ImportGraph(root, files), isTest: (f) => isTest(f) || testFiles.has(f) };
 }
 
 /** The judge of failures that failed at the base too, for one gate, from lazily read evidence. */

@@ -80,7 +80,7 @@ describe('gate integrity: a gate cannot be passed by weakening it', function () 
     assert.equal(status, 'timeout');
     assert.match(
       feedback,
-      /gate weakened: test `adds two numbers` failed at the task's base and passes now, but `greeter\.test\.js` lost lines it had there \(`test\('adds two numbers', \(\) => \{`, `assert\.equal\(add\(2, 3\), 5\);`/,
+      /gate weakened: test `adds two numbers` failed at the task's base and passes now, but `greeter\.test\.js`, which defines it, lost lines it had there \(`test\('adds two numbers', \(\) => \{`, `assert\.equal\(add\(2, 3\), 5\);`/,
     );
   });
 

@@ -39,7 +39,7 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.equal(finished.length, 1);
     assert.equal(finished[0].passed, true);
     assert.deepEqual(finished[0].preExisting, ['release date is in the future']);
-    assert.match(finished[0].summary, /3\/4 tests passing, 1 failing — 1 already failing at the task's base, not held against the task/);
+    assert.match(finished[0].summary, /3\/4 tests passing, 1 failing — 1 already failing at the task's base, unrelated to the task, not held against the task/);
 
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(
@@ -85,7 +85,7 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.match(record, /failing test: lowercases/);
     assert.match(
       record,
-      /pre-existing failure \(already failing at the task's base; not yours unless the task says so\): release date is in the future/,
+      /pre-existing failure \(already failing at the task's base; not held against the task: it exercises only [^)]*\): release date is in the future/,
     );
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(report, /## Decision: TIMEOUT\nmax iterations \(1\) reached/);

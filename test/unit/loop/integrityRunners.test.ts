@@ -94,7 +94,7 @@ describe('gate integrity on real runners: a deleted failing assertion is caught 
       assert.equal(first.passed, false, JSON.stringify(first));
       assert.match(
         first.integrity?.violations.join('\n') ?? '',
-        /failed at the task's base and passes now, but `test\/mediaType\.test\.js` lost lines it had there \(`assert\.strictEqual\(parse\('text\/plain; charset="utf-8"'\)/,
+        /failed at the task's base and passes now, but `test\/mediaType\.test\.js`, which defines it, lost lines it had there \(`assert\.strictEqual\(parse\('text\/plain; charset="utf-8"'\)/,
       );
       assert.match(requestAfter(h, 2), /fix the code under test, not the test, and restore those lines/);
     });

@@ -117,7 +117,9 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
       ],
     );
     assert.equal(checks[1].integrity, undefined, 'src/slug.js is the code it checks, not part of the gate');
-    assert.match(requestAfter(h, 1), /required quality gates failed: check \(exit code 1\)/);
+    // iteration 1 changed nothing: the old red test is held too (nothing shows it unrelated), and the claim is refused for it
+    assert.match(requestAfter(h, 1), /you have changed no file of the workspace since the task's base/);
+    assert.match(requestAfter(h, 1), /required quality gates failed: tests \([^)]*held against the task\)\), check \(exit code 1\)/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /\*\*Check\*\* \(a required gate of this task\): `node -e/);
     assert.match(final, /check passes \(check\): yes — passed/);
@@ -191,6 +193,8 @@ describe('pre-existing failures and the fail-to-pass proof in a parallel run (wo
     });
     await h.addTask({
       id: 'DOC',
+      // a documentation task: its documents are its source, so the old red test is shown unrelated to it
+      type: 'docs',
       title: 'Document slugs',
       prompt: 'WRITE docs/slug.md <<<slug(text) makes a URL part>>>',
       promise: 'docs/slug.md explains slug',
