@@ -13,6 +13,7 @@ import { benchPromptCache } from './promptCache';
 import { benchSlowGate } from './slowGate';
 import { FLOOR_WRITES } from './overheadFloor';
 import { benchStore, STORE_OP_LABELS, STORE_OPS } from './storeScale';
+import { benchVerdictCost, verdictCostLines } from './verdictCost';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -41,6 +42,7 @@ const SECTIONS = {
   slowGate: () => benchSlowGate(),
   promptCache: () => benchPromptCache(),
   store: () => benchStore(),
+  verdictCost: () => benchVerdictCost(),
 };
 type Section = keyof typeof SECTIONS;
 
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
   const slowGate = await inOwnProcess('slowGate');
   const promptCache = await inOwnProcess('promptCache');
   const store = await inOwnProcess('store');
+  const verdictCost = await inOwnProcess('verdictCost');
   const bundle = bundleFacts();
   const results = {
     date: new Date().toISOString(),
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
     slowGate,
     promptCache,
     store,
+    verdictCost,
     bundle,
   };
   console.log(`loop: ${loop.iterations} iterations`);
@@ -118,6 +122,7 @@ async function main(): Promise<void> {
   console.log(
     `  update one task at ${store.large} / a bare fsync'd write of that file: ${store.updateOverBareWrite.toFixed(2)}× (the write is the format's bound: one JSON document)`,
   );
+  for (const line of verdictCostLines(verdictCost)) console.log(line);
   console.log(
     `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
   );

@@ -10,7 +10,9 @@ import { conveneCouncilOnDemand } from '../core/escalation/councilOnDemand';
 import { EventEmitter } from '../core/events';
 import type { EventBus } from '../core/events';
 import type { CheckpointStore } from '../core/record/checkpoint';
+import type { VerdictAnswer } from '../core/record/actions';
 import { openQuestion } from '../core/tasks/questions';
+import type { Task } from '../core/tasks/schema';
 import type { LiveStatus } from '../ui/liveStatus';
 import { resolveTask, say, type TaskCommandServices, taskIdOf } from './taskCommands';
 
@@ -21,38 +23,73 @@ export interface PersonCommandServices extends TaskCommandServices {
   live(): LiveStatus;
 }
 
+/** What the person answered: words, an approval of a command, or whether failing tests are part of the task. */
+interface Answer {
+  text?: string;
+  approved?: boolean;
+  verdict?: VerdictAnswer;
+}
+
+/** The answer given by the panel's answer box (`text`, `options.approved`, `options.verdict`), when it gave one. */
+function givenAnswer(text: unknown, options: unknown): Answer {
+  const o = typeof options === 'object' && options !== null ? (options as { approved?: unknown; verdict?: unknown }) : {};
+  return {
+    ...(typeof text === 'string' ? { text } : {}),
+    ...(typeof o.approved === 'boolean' ? { approved: o.approved } : {}),
+    ...(o.verdict === 'part' || o.verdict === 'unrelated' ? { verdict: o.verdict } : {}),
+  };
+}
+
+/** Asks the person: a command's approval, or whether the failing tests are part of the task, then the words (optional after a choice). */
+async function askAnswer(s: PersonCommandServices, task: Task): Promise<Answer | undefined> {
+  const question = openQuestion(task.questions);
+  const asked: Answer = {};
+  if (question?.kind === 'command') {
+    const choice = await s.prompts.choose(`${task.id} wants to run \`${question.command}\``, [
+      { id: 'approve', label: '$(check) Approve', detail: 'Exactly this command may run for this task; the task resumes.' },
+      { id: 'refuse', label: '$(close) Refuse', detail: 'The agent is told to find another way; the task resumes.' },
+    ]);
+    if (!choice) return undefined;
+    asked.approved = choice === 'approve';
+  }
+  if (question?.kind === 'verdict') {
+    const tests = (question.tests ?? []).map((t) => `\`${t}\``).join(', ');
+    const choice = await s.prompts.choose(`${task.id}: are ${tests} part of this task?`, [
+      { id: 'part', label: '$(tools) Part of this task', detail: 'The agent goes on until these tests pass.' },
+      {
+        id: 'unrelated',
+        label: '$(check) Unrelated: land without them',
+        detail: 'They become known failures of this task; it may finish with them red.',
+      },
+    ]);
+    if (!choice) return undefined;
+    asked.verdict = choice === 'unrelated' ? 'unrelated' : 'part';
+  }
+  const decided = asked.approved !== undefined || asked.verdict !== undefined;
+  const text = await s.prompts.input({
+    title: `Ralph: Answer ${task.id}`,
+    prompt: `${question?.question ?? task.blockedReason ?? 'The task needs you.'}${decided ? ' (optional: anything to tell the agent)' : ''}`,
+    placeHolder: "Your answer — pinned in the agent's next iteration",
+    validateInput: (value) => (value.trim() || decided ? undefined : 'Type an answer (or press Escape)'),
+  });
+  return text === undefined ? undefined : { ...asked, text };
+}
+
 /**
  * Answer…: the answer joins the task's question history, is pinned in its next iteration's
  * context, and the task is ready again (a running autopilot picks it up; else the next Start).
- * `text` and `options.approved` come from the panel's answer box; without them it asks.
+ * `text` and `options` (`approved`, `verdict`) come from the panel's answer box; without them it asks.
  */
 async function answerTask(s: PersonCommandServices, arg?: unknown, text?: unknown, options?: unknown) {
   const task = await resolveTask(s, arg, 'answer', 'Answer which task?');
   if (!task) return undefined;
-  const question = openQuestion(task.questions);
-  let approved =
-    typeof options === 'object' && options !== null && typeof (options as { approved?: unknown }).approved === 'boolean'
-      ? (options as { approved: boolean }).approved
-      : undefined;
-  let answer = typeof text === 'string' ? text : undefined;
-  if (answer === undefined && approved === undefined) {
-    if (question?.kind === 'command') {
-      const choice = await s.prompts.choose(`${task.id} wants to run \`${question.command}\``, [
-        { id: 'approve', label: '$(check) Approve', detail: 'Exactly this command may run for this task; the task resumes.' },
-        { id: 'refuse', label: '$(close) Refuse', detail: 'The agent is told to find another way; the task resumes.' },
-      ]);
-      if (!choice) return undefined;
-      approved = choice === 'approve';
-    }
-    answer = await s.prompts.input({
-      title: `Ralph: Answer ${task.id}`,
-      prompt: `${question?.question ?? task.blockedReason ?? 'The task needs you.'}${approved === undefined ? '' : ' (optional: anything to tell the agent)'}`,
-      placeHolder: "Your answer — pinned in the agent's next iteration",
-      validateInput: (value) => (value.trim() || approved !== undefined ? undefined : 'Type an answer (or press Escape)'),
-    });
-    if (answer === undefined) return undefined;
-  }
-  const updated = await s.actions.answer(task.id, answer ?? '', approved === undefined ? {} : { approved });
+  const given = givenAnswer(text, options);
+  const answer = given.text !== undefined || given.approved !== undefined || given.verdict !== undefined ? given : await askAnswer(s, task);
+  if (!answer) return undefined;
+  const updated = await s.actions.answer(task.id, answer.text ?? '', {
+    ...(answer.approved !== undefined ? { approved: answer.approved } : {}),
+    ...(answer.verdict !== undefined ? { verdict: answer.verdict } : {}),
+  });
   if (s.runs.running) void say(`${task.id} is answered; the run in progress picks it up.`);
   else
     void say(`${task.id} is answered; it resumes from its checkpoint with your answer pinned.`, 'Run It Now', 'Start Autopilot').then(

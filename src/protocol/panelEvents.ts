@@ -197,6 +197,8 @@ export type PanelEventBody =
       integrity?: { violations: string[]; allowed: string[] };
       /** Failing tests already failing at the task's base (or on the merge target's tip): named, not held against the task. */
       preExisting?: string[];
+      /** Failing tests that failed at the base too: held against the task or forgiven, with the evidence. */
+      baseFailures?: { name: string; held: boolean; why: string }[];
       /** Tests that failed, then passed when the gate ran again. */
       flaky?: string[];
       /** Why a red gate's failures could not be compared with the base (the runner names none). */

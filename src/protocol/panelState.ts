@@ -102,6 +102,8 @@ export interface GateView {
   integrity?: { violations: string[]; allowed: string[] };
   /** Failing tests that already failed at the task's base (or on the merge target's tip): named, not held against the task. */
   preExisting?: string[];
+  /** Failing tests that failed at the base too, held against the task or forgiven: the evidence of each. */
+  baseFailures?: { name: string; held: boolean; why: string }[];
   /** Tests that failed, then passed when the gate ran again. */
   flaky?: string[];
   /** Why the failures of a gate that was red at the base too could not be compared with it. */

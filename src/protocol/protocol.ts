@@ -78,8 +78,8 @@ export type WebviewMessage =
   | { type: 'warningAction'; warningId: string; action: WarningAction }
   /** Open a report under `.ralph/reports/` in the editor. */
   | { type: 'openFile'; path: string }
-  /** The person's answer to the task's question (the answer box); `approved` answers a gated command. */
-  | { type: 'answer'; taskId: string; text: string; approved?: boolean }
+  /** The person's answer to the task's question (the answer box); `approved` answers a gated command, `verdict` whether failing tests are part of the task. */
+  | { type: 'answer'; taskId: string; text: string; approved?: boolean; verdict?: 'part' | 'unrelated' }
   /** Request Changes on a task waiting for review, with the feedback typed in the panel. */
   | { type: 'requestChanges'; taskId: string; text: string };
 

@@ -27,8 +27,14 @@ export const WebviewMessageSchema: z.ZodType<WebviewMessage> = z.discriminatedUn
   }),
   // typed by the person: bounded, and empty only when it approves or refuses a command
   z
-    .strictObject({ type: z.literal('answer'), taskId: TaskId, text: z.string().max(20_000), approved: z.boolean().optional() })
-    .refine((m) => m.text.trim() !== '' || m.approved !== undefined, 'an empty answer'),
+    .strictObject({
+      type: z.literal('answer'),
+      taskId: TaskId,
+      text: z.string().max(20_000),
+      approved: z.boolean().optional(),
+      verdict: z.enum(['part', 'unrelated']).optional(),
+    })
+    .refine((m) => m.text.trim() !== '' || m.approved !== undefined || m.verdict !== undefined, 'an empty answer'),
   z.strictObject({ type: z.literal('requestChanges'), taskId: TaskId, text: z.string().trim().min(1).max(20_000) }),
 ]);
 

@@ -127,6 +127,9 @@ export const delegationHandlers = {
           }
         : {}),
       ...(e.preExisting?.length ? { preExisting: e.preExisting.slice(0, 20).map((n) => clip(n, 300)) } : {}),
+      ...(e.baseFailures?.length
+        ? { baseFailures: e.baseFailures.slice(0, 20).map((b) => ({ name: clip(b.name, 300), held: b.held, why: clip(b.why, 500) })) }
+        : {}),
       ...(e.flaky?.length ? { flaky: e.flaky.slice(0, 20).map((n) => clip(n, 300)) } : {}),
       ...(e.baselineNote ? { baselineNote: clip(e.baselineNote, 600) } : {}),
     });

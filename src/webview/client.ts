@@ -95,8 +95,14 @@ export class PanelClient {
     this.api.postMessage({ type: 'openFile', path });
   }
 
-  answer(taskId: string, text: string, approved?: boolean): void {
-    this.api.postMessage({ type: 'answer', taskId, text, ...(approved === undefined ? {} : { approved }) });
+  answer(taskId: string, text: string, approved?: boolean, verdict?: 'part' | 'unrelated'): void {
+    this.api.postMessage({
+      type: 'answer',
+      taskId,
+      text,
+      ...(approved === undefined ? {} : { approved }),
+      ...(verdict === undefined ? {} : { verdict }),
+    });
   }
 
   requestChanges(taskId: string, text: string): void {

@@ -100,12 +100,7 @@ const DOCUMENT = /(?:^|\/)[^/]+\.(?:md|markdown|mdx|txt|rst|adoc|org)$/i;
  * or a file a runner reported tests in), not Ralph's own, not a lockfile or licence — and not a
  * document, unless the task is a documentation task (`type: docs`), whose work is its documents.
  */
-export function isSourceFile(
-  file: string,
-  isTest: TestFileMatcher,
-  testFiles: ReadonlySet<string> = new Set(),
-  docsTask = false,
-): boolean {
+export function isSourceFile(file: string, isTest: TestFileMatcher, testFiles: ReadonlySet<string> = new Set(), docsTask = false): boolean {
   if (isTest(file) || testFiles.has(file)) return false;
   return !NOT_SOURCE.test(file) || (docsTask && DOCUMENT.test(file));
 }

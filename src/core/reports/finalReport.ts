@@ -118,10 +118,20 @@ const GATE_QUESTION: Record<string, string> = {
 /** Pre-existing failures (named, not held against the task) and flaky tests of the last gate run. */
 function baseSections(last: IterationRecord | undefined): string[] {
   const out: string[] = [];
-  const pre = (last?.gates ?? []).flatMap((g) => (g.preExisting ?? []).map((n) => `**${g.name}**: \`${n}\``));
+  const why = (g: IterationRecord['gates'][number], n: string) => g.baseFailures?.find((b) => b.name === n)?.why;
+  const pre = (last?.gates ?? []).flatMap((g) =>
+    (g.preExisting ?? []).map((n) => `**${g.name}**: \`${n}\`${why(g, n) ? ` — ${why(g, n)}` : ''}`),
+  );
   if (pre.length)
     out.push(
-      `## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it.\n\n${list(pre)}`,
+      `## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: shown unrelated to the task (or declared so by a person), not held against it.\n\n${list(pre)}`,
+    );
+  const held = (last?.gates ?? []).flatMap((g) =>
+    (g.baseFailures ?? []).filter((b) => b.held).map((b) => `**${g.name}**: \`${b.name}\` — ${b.why}`),
+  );
+  if (held.length)
+    out.push(
+      `## Failing since the base, held against the task\nThese tests failed at the task's base too, and nothing shows they are unrelated to it.\n\n${list(held)}`,
     );
   const flaky = (last?.gates ?? []).flatMap((g) => (g.flaky ?? []).map((n) => `**${g.name}**: \`${n}\``));
   if (flaky.length) out.push(`## Flaky tests\nFailed, then passed when the gate ran again (gates[].rerunFailures).\n\n${list(flaky)}`);

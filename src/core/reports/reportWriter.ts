@@ -118,14 +118,19 @@ export function renderIteration(input: IterationReportInput): string {
   return `${out.join('\n\n')}\n`;
 }
 
+/** How a failing test stands against the base, for the report: pre-existing (forgiven) or held, with the evidence. */
+function baseMark(o: GateReport['outcomes'][number], name: string): string {
+  const verdict = o.baseFailures?.find((b) => b.name === name);
+  if (o.preExisting?.includes(name))
+    return ` — **pre-existing** (already failing at the task's base; not held against the task${verdict ? `: ${verdict.why}` : ''})`;
+  return verdict?.held ? ` — **failing at the base too, held against the task** (${verdict.why})` : '';
+}
+
 /** Failing tests (pre-existing ones marked), flaky tests, findings, integrity, coverage and output tails of one gate run. */
 function gateSections(gates: GateReport): string[] {
   const out: string[] = [];
   const failing = gates.outcomes.flatMap((o) =>
-    (o.parsed.tests?.failures ?? []).map(
-      (f) =>
-        `\`${f.name}\`${o.preExisting?.includes(f.name) ? " — **pre-existing** (already failing at the task's base; not held against the task)" : ''}${f.message ? ` — ${firstLine(f.message)}` : ''}`,
-    ),
+    (o.parsed.tests?.failures ?? []).map((f) => `\`${f.name}\`${baseMark(o, f.name)}${f.message ? ` — ${firstLine(f.message)}` : ''}`),
   );
   if (failing.length) out.push(`### Failing tests\n${list(failing)}`);
   const flaky = gates.outcomes.flatMap((o) =>

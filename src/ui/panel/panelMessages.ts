@@ -21,12 +21,10 @@ export function createPanelMessageHandlers(s: PanelMessageServices): PanelMessag
       vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(path.join(s.workspace, ...message.path.split('/')))),
     // the answer box and Request Changes carry the person's text to the same commands as the tree and the palette
     answer: (message) =>
-      vscode.commands.executeCommand(
-        'ralph.answerTask',
-        message.taskId,
-        message.text,
-        message.approved === undefined ? {} : { approved: message.approved },
-      ),
+      vscode.commands.executeCommand('ralph.answerTask', message.taskId, message.text, {
+        ...(message.approved === undefined ? {} : { approved: message.approved }),
+        ...(message.verdict === undefined ? {} : { verdict: message.verdict }),
+      }),
     requestChanges: (message) => vscode.commands.executeCommand('ralph.requestChanges', message.taskId, message.text),
   };
 }

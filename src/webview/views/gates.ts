@@ -3,10 +3,30 @@ import { h, icon } from '../dom';
 import { duration } from '../format';
 import type { ViewContext } from './context';
 
+/** A failing test: new, failing since the base and held against the task, or pre-existing and forgiven — with the evidence. */
+function failingRow(name: string, forgiven: boolean, base: { held: boolean; why: string } | undefined): HTMLElement {
+  if (forgiven)
+    return h(
+      'li',
+      { class: 'muted', 'data-testid': 'gate-pre-existing' },
+      icon('history'),
+      ` ${name} — pre-existing: already failing at the task's base, not held against it${base ? ` (${base.why})` : ''}`,
+    );
+  if (base?.held)
+    return h(
+      'li',
+      { 'data-testid': 'gate-held' },
+      icon('close', 'failed'),
+      ` ${name} — failing at the base too, held against the task: ${base.why}`,
+    );
+  return h('li', {}, icon('close', 'failed'), ` ${name}`);
+}
+
 function gateRow(gate: GateView): HTMLElement {
   const state = gate.passed === undefined ? 'running' : gate.passed ? 'passed' : 'failed';
   const glyph = gate.passed === undefined ? 'loading~spin' : gate.passed ? 'pass-filled' : 'error';
   const pre = new Set(gate.preExisting ?? []);
+  const atBase = new Map((gate.baseFailures ?? []).map((b) => [b.name, b]));
   const failing = gate.tests?.failing ?? [];
   const flaky = gate.flaky ?? [];
   const weakened = gate.integrity?.violations ?? [];
@@ -37,16 +57,7 @@ function gateRow(gate: GateView): HTMLElement {
       ? h(
           'ul',
           { class: 'failing', 'aria-label': `Failing tests of ${gate.name}` },
-          ...failing.map((f) =>
-            pre.has(f)
-              ? h(
-                  'li',
-                  { class: 'muted', 'data-testid': 'gate-pre-existing' },
-                  icon('history'),
-                  ` ${f} — pre-existing: already failing at the task's base, not held against it`,
-                )
-              : h('li', {}, icon('close', 'failed'), ` ${f}`),
-          ),
+          ...failing.map((f) => failingRow(f, pre.has(f), atBase.get(f))),
         )
       : undefined,
     flaky.length > 0

@@ -55,26 +55,37 @@ export function answerBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
   const questions = task.questions ?? [];
   const open = questions.at(-1)?.answer === undefined ? questions.at(-1) : undefined;
   const command = open?.kind === 'command' ? open.command : undefined;
+  const verdict = open?.kind === 'verdict';
+  const choice = command !== undefined || verdict;
   const field = textarea(
-    command ? 'Anything to tell the agent' : `Your answer to ${task.id}`,
-    command ? 'Optional: what to tell the agent' : "Your answer — pinned in the agent's next iteration",
+    choice ? 'Anything to tell the agent' : `Your answer to ${task.id}`,
+    choice ? 'Optional: what to tell the agent' : "Your answer — pinned in the agent's next iteration",
     'answer-text',
   );
-  const send = (approved?: boolean) => {
+  const send = (approved?: boolean, said?: 'part' | 'unrelated') => {
     const text = textOf(field);
-    if (!text && approved === undefined) {
+    if (!text && approved === undefined && said === undefined) {
       field.setAttribute('invalid', '');
       (field as HTMLElement).focus();
       return;
     }
-    ctx.client.answer(task.id, text, approved);
+    ctx.client.answer(task.id, text, approved, said);
   };
   const buttons = command
     ? [
         button('Approve and Resume', () => send(true), { icon: 'check', focusKey: 'answer:approve' }),
         button('Refuse', () => send(false), { icon: 'close', secondary: true, focusKey: 'answer:refuse' }),
       ]
-    : [button('Answer and Resume', () => send(), { icon: 'reply', focusKey: 'answer:send' })];
+    : verdict
+      ? [
+          button('Part of This Task', () => send(undefined, 'part'), { icon: 'tools', focusKey: 'answer:part' }),
+          button('Unrelated: Land Without Them', () => send(undefined, 'unrelated'), {
+            icon: 'check',
+            secondary: true,
+            focusKey: 'answer:unrelated',
+          }),
+        ]
+      : [button('Answer and Resume', () => send(), { icon: 'reply', focusKey: 'answer:send' })];
   return h(
     'div',
     { class: 'answer-box', 'data-testid': 'answer-box', role: 'group', 'aria-label': `Answer ${task.id}` },
@@ -83,11 +94,14 @@ export function answerBox(ctx: ViewContext, task: TaskView): HTMLElement | undef
       {},
       command
         ? 'The agent wants to run a command nobody could approve during the run'
-        : task.status === 'blocked'
-          ? 'What would unblock it?'
-          : 'Answer the question',
+        : verdict
+          ? 'Tests failing since the task began: part of this task?'
+          : task.status === 'blocked'
+            ? 'What would unblock it?'
+            : 'Answer the question',
     ),
     command ? h('pre', { class: 'text command-line' }, command) : undefined,
+    verdict && open ? h('p', { class: 'text', 'data-testid': 'verdict-question' }, open.question) : undefined,
     history(questions),
     field,
     h('div', { class: 'actions' }, ...buttons),

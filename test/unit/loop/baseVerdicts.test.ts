@@ -39,7 +39,10 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.equal(finished.length, 1);
     assert.equal(finished[0].passed, true);
     assert.deepEqual(finished[0].preExisting, ['release date is in the future']);
-    assert.match(finished[0].summary, /3\/4 tests passing, 1 failing — 1 already failing at the task's base, unrelated to the task, not held against the task/);
+    assert.match(
+      finished[0].summary,
+      /3\/4 tests passing, 1 failing — 1 already failing at the task's base, unrelated to the task, not held against the task/,
+    );
 
     const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(
@@ -162,7 +165,7 @@ test('talks to the slow service', () => {
     assert.equal(finished.passed, false);
     assert.match(
       finished.baselineNote ?? '',
-      /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Pre-existing failures" in the README/,
+      /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Failures that were already there" in the README/,
     );
     assert.match(requestAfter(h, 2), /check failed at the task's base too, but its output does not name every failing test/);
   });

@@ -64,7 +64,10 @@ describe('merged check against the target tip (real git, node:test)', function (
     q.enqueue('T-1', 'greet');
     const outcome = await q.processNext();
     assert.equal(outcome?.state, 'merged', outcome?.detail);
-    assert.match(outcome?.gates?.[0].summary ?? '', /1 already failing on main before this merge, unrelated to the task, not held against the task/);
+    assert.match(
+      outcome?.gates?.[0].summary ?? '',
+      /1 already failing on main before this merge, unrelated to the task, not held against the task/,
+    );
     const checks = events.filter((e): e is Extract<RalphEvent, { type: 'gate.finished' }> => e.type === 'gate.finished');
     assert.equal(checks.length, 1, 'the tip is run for its verdict without announcing it as the merged check');
     assert.deepEqual(checks[0].preExisting, ['release date is in the future']);
