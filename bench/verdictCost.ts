@@ -73,7 +73,7 @@ async function makeRepository(dir: string): Promise<void> {
 
 function gateRun(dir: string): { ms: number; output: string } {
   const started = performance.now();
-  let output = '';
+  let output: string;
   try {
     output = execFileSync('sh', ['-c', 'node --test'], { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
   } catch (error) {
