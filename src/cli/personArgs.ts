@@ -88,7 +88,8 @@ export function parsePersonCommand(argv: readonly string[], cwd: string): Person
   switch (verb) {
     case 'task answer': {
       const given = (['approve', 'refuse', 'part-of-task', 'unrelated'] as const).filter((k) => values[k]);
-      if (given.length > 1) throw new PersonUsageError(`give one of ${given.map((k) => `--${k}`).join(', ')}, not several`);
+      if (given.length > 1)
+        throw new PersonUsageError(`give ${given.map((k) => `--${k}`).join(' or ')}, not ${given.length === 2 ? 'both' : 'several'}`);
       const text = oneText('answer');
       const approved = values.approve ? true : values.refuse ? false : undefined;
       const verdict = values['part-of-task'] ? 'part' : values.unrelated ? 'unrelated' : undefined;

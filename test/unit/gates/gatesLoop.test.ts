@@ -74,7 +74,10 @@ describe('quality gates in the loop (real commands, scripted model)', function (
 
     const report1 = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
     assert.match(report1, /## Decision: ITERATE/);
-    assert.match(report1, /\| tests \| tests \| yes \| ✗ FAIL \| 0\/2 tests passing, 2 failing \|/);
+    assert.match(
+      report1,
+      /\| tests \| tests \| yes \| ✗ FAIL \| 0\/2 tests passing, 2 failing \(2 failing at the task's base too, held against the task\) \|/,
+    );
     assert.match(report1, /`greets Ada by name`/);
     const final = await h.ws.read(`.ralph/reports/${id}/final.md`);
     assert.match(final, /Status: \*\*COMPLETE\*\* \(done\) — fixed greet/);

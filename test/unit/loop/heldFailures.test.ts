@@ -179,6 +179,6 @@ describe('verdicts from evidence: words of the task', function () {
     const id = await h.addTask(TASK);
     const both = await runCli(['task', 'answer', id, '--unrelated', '--part-of-task'], h.ws.dir);
     assert.equal(both.code, 2);
-    assert.match(both.stderr, /give one of --part-of-task, --unrelated, not several/);
+    assert.match(both.stderr, /give --part-of-task or --unrelated, not both/);
   });
 });
