@@ -51,7 +51,7 @@ interface Subtest {
   closed: boolean;
 }
 
-const SUBTEST = /^(\s*)# Subtest: (.+?)\s*$/;
+const SUBTEST = /^(\s*)# Subtest: (.*\S)/;
 
 /** The subtests of a document as a tree under a root; a point at a subtest's own indent is its result line. */
 function subtestTree(lines: readonly string[]): Subtest {

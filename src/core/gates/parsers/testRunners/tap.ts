@@ -123,19 +123,21 @@ export interface TapPoint {
   directive?: 'skip' | 'todo';
 }
 
-const POINT = /^(\s*)(ok|not ok)\b(?: \d+)?(?: -)?(?: (.*?))?\s*$/;
+const POINT = /^(\s*)(ok|not ok)\b(?: \d+)?(?: -)?(?: (.*))?$/;
+const DIRECTIVE = /\s*# (SKIP|TODO)\b/i;
 
 /** The test point on `line`, if it is one; `# SKIP`/`# TODO` become the directive and node-tap's `# time=…` is dropped. */
 export function tapPoint(line: string): TapPoint | undefined {
   const m = POINT.exec(line);
   if (!m) return undefined;
-  let description = m[3] ?? '';
+  // greedy and trimmed by hand: a lazy `(.*?)\s*$` backtracks on every character of node-tap's kilobyte-long names
+  let description = (m[3] ?? '').trimEnd();
   let directive: TapPoint['directive'];
-  const d = /^(.*?)\s*# (SKIP|TODO)\b.*$/i.exec(description);
+  const d = DIRECTIVE.exec(description);
   if (d) {
-    description = d[1];
-    directive = d[2].toUpperCase() === 'SKIP' ? 'skip' : 'todo';
-  } else description = description.replace(/\s*# time=[\d.]+m?s\s*$/, '');
+    directive = d[1].toUpperCase() === 'SKIP' ? 'skip' : 'todo';
+    description = description.slice(0, d.index);
+  } else description = description.replace(/\s*# time=[\d.]+m?s$/, '');
   return { indent: m[1].length, ok: m[2] === 'ok', description, ...(directive ? { directive } : {}) };
 }
 
