@@ -159,6 +159,13 @@ describe('gate output parsers: ava', () => {
     );
   });
 
+  it('after a mocha run in the same output (a monorepo), reads only its own lines', () => {
+    const mocha = '\n  ✔ a root test of mocha\n  - a pending one\n\n  1 passing (3ms)\n  1 pending\n';
+    const tests = parseGateOutput('tests', mocha + AVA_6).tests;
+    assert.deepEqual([tests?.passed, tests?.failed, tests?.skipped, tests?.total], [1 + 3, 2, 1 + 2, 2 + 7]);
+    assert.equal(tests?.names?.length, 9);
+  });
+
   it("keeps no inventory when a test's own output makes the lines disagree with ava's counts", () => {
     const noisy = AVA_6.replace('  ✔ a › splits\n', '  ✔ a › splits\n  - a line a test printed\n');
     const tests = parseGateOutput('tests', noisy).tests;

@@ -9,6 +9,8 @@ const SUMMARY =
 /** ava 4: `✔ t`, `✖ t message`, `- t`; ava 5+: `✔ t`, `✔ [expected fail] t`, `✘ [fail]: t message`, `- [skip] t`, `- [todo] t`. */
 const TEST = /^ {2}([✔✖✘-]) (?:\[(fail|unexpected pass|expected fail|skip|todo)\]:? )?(.*?)(?: \(\d+(?:\.\d+)?m?s\))?\s*$/;
 const RULE = /^ {2}─\s*$/;
+/** The end of another runner's run: mocha's `N passing`, jest's and vitest's `Tests`, a TAP or node:test summary. */
+const FOREIGN_SUMMARY = /^\s*\d+ (?:passing|pending|failing)\b|^\s*Tests:?\s+.*\d|^# (?:tests|pass|fail)\s+\d|^ℹ tests \d/;
 /** A failure of the run rather than of a test: `✘ No tests found in x.js`, `✘ x.js exited with a non-zero exit code: 1`. */
 const RUN_FAILURE =
   /^(?:No tests found in (\S+?)(?:,.*)?|(\S+) exited (?:with a non-zero exit code: \d+|due to \S+)|Internal error when running (\S+)|Timed out while running tests|Couldn’t find any files to test)$/;
@@ -31,7 +33,14 @@ export function parseAva(lines: readonly string[]): TestCounts | undefined {
     let end = i;
     while (end + 1 < lines.length && SUMMARY.test(lines[end + 1])) end++;
     counts ??= { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-    const run = avaRun(lines.slice(from, i), counts, lines.slice(i, end + 1));
+    // another runner's run before this one (a monorepo): its `  ✔ test` lines are not ava's
+    let start = from;
+    for (let j = i - 1; j >= from; j--) {
+      if (!FOREIGN_SUMMARY.test(lines[j])) continue;
+      start = j + 1;
+      break;
+    }
+    const run = avaRun(lines.slice(start, i), counts, lines.slice(i, end + 1));
     names = names && run && [...names, ...run];
     from = end + 1;
     i = end;
