@@ -290,6 +290,18 @@ describe('gate output parsers: node-tap', () => {
     assert.deepEqual(counts(tests), [1, 2, 0, 3], 'the file holds an assertion of its own: it is a test too');
   });
 
+  it('output cut in the middle by the command runner (its 400,000-character cap) keeps no inventory', () => {
+    const lines = NODE_TAP_16.split('\n');
+    const cut = [...lines.slice(0, 12), '… [224082 characters omitted] …', ...lines.slice(30)].join('\n');
+    const tests = parseGateOutput('tests', cut).tests;
+    assert.equal(tests?.names, undefined);
+    const tape = TAPE_NYC.split('\n');
+    assert.equal(
+      parseGateOutput('tests', [...tape.slice(0, 9), '… [5 characters omitted] …', ...tape.slice(12)].join('\n')).tests?.names,
+      undefined,
+    );
+  });
+
   it('a run cut short (no top-level plan) counts what it saw and keeps no inventory', () => {
     const cut = NODE_TAP_16.slice(0, NODE_TAP_16.indexOf('    # Subtest: skipped later'));
     const tests = parseGateOutput('tests', cut).tests;

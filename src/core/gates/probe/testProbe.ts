@@ -20,7 +20,6 @@ import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { threadId } from 'node:worker_threads';
 
 const DIR_ENV = 'RALPH_TEST_PROBE_DIR';
 
@@ -58,6 +57,9 @@ class Recorder {
     const text = `${this.pending.join('\n')}\n`;
     this.pending = [];
     try {
+      // loaded here, not at start: a process that records nothing pays nothing for it
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { threadId } = require('node:worker_threads') as { threadId: number };
       fs.appendFileSync(path.join(this.dir, `${process.pid}-${threadId}.ndjson`), text);
     } catch {
       // a probe that cannot write says nothing: the run itself must not notice

@@ -1,5 +1,5 @@
 import type { TestCounts, TestName } from '../types';
-import { errorMessage } from '../text';
+import { errorMessage, hasOmission } from '../text';
 import { completeNames, DistinctNames } from './names';
 import { tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
 
@@ -79,7 +79,7 @@ function avaRun(lines: readonly string[], counts: TestCounts, summary: readonly 
     }
     counts.total++;
   }
-  return agrees(names, summary) ? names : undefined;
+  return agrees(names, summary) && !hasOmission(lines) ? names : undefined;
 }
 
 /** Whether the test lines add up to ava's counts (`N tests passed` is printed only when none failed). */
@@ -130,6 +130,7 @@ export function parseFlatTap(lines: readonly string[]): TestCounts | undefined {
   if (docs.length === 0) return undefined;
   const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
   const names: TestName[] = [];
+  const cut = docs.some((d) => hasOmission(d.lines));
   for (const doc of docs) {
     const distinct = new DistinctNames();
     for (let i = 0; i < doc.lines.length; i++) {
@@ -151,7 +152,7 @@ export function parseFlatTap(lines: readonly string[]): TestCounts | undefined {
   counts.failed = names.filter((n) => n.status === 'fail').length;
   counts.skipped = names.filter((n) => n.status === 'skip').length;
   counts.total = names.length;
-  return completeNames(counts, names);
+  return cut ? counts : completeNames(counts, names);
 }
 
 function indentedAfter(lines: readonly string[], from: number): string[] {

@@ -1,5 +1,5 @@
 import type { TestCounts, TestName } from '../types';
-import { errorMessage } from '../text';
+import { errorMessage, hasOmission } from '../text';
 import { DistinctNames } from './names';
 import { type TapDocument, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
 
@@ -22,7 +22,7 @@ export function parseTape(lines: readonly string[]): TestCounts | undefined {
   let complete = true;
   for (const doc of docs) {
     const run = tapeRun(doc);
-    complete &&= run.complete;
+    complete &&= run.complete && !hasOmission(doc.lines);
     for (const t of run.tests) {
       names.push({ name: t.name, status: t.status });
       if (t.status === 'pass') counts.passed++;
