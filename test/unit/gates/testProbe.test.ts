@@ -62,6 +62,11 @@ test('splits', (t) => { t.equal(parse('a').length, 2, 'one item'); t.end(); });
 test('splits', (t) => { t.ok(true); t.end(); });
 test('esm only', (t) => { t.ok(true); t.end(); });
 `,
+  'test/c.js': `const test = require('tape');
+require('../helpers/cases')(test, 'from a helper');
+`,
+  'helpers/cases.js': `module.exports = (test, name) => test(name, (t) => { t.ok(true); t.end(); });
+`,
 };
 
 const gate = (command: string): GateConfig => ({ name: 'tests', kind: 'tests', command, required: true }) as GateConfig;
@@ -108,15 +113,17 @@ describe('the test probe', function () {
     assert.ok(!failures.some(([, file]) => file === 'lib.js'), 'the library is never taken for the test');
   });
 
-  it('tape: the file where each test was called, under the names the parser gives repeated ones', async () => {
+  it('tape: the file tape was loading when each test was registered, under the names the parser gives repeated ones', async () => {
     const p = await project(TAPE_PROJECT);
     const result = await run(plain(), p.dir);
     assert.notEqual(result.exitCode, 0, result.output);
     const { failures, names } = located(result);
     assert.deepEqual(failures, [['splits (2)', 'test/a.js']]);
+    // a test a helper registers is the test file's that was loading: the helper is not a test file
     assert.deepEqual(names, [
       ['splits', 'test/a.js'],
       ['splits (2)', 'test/a.js'],
+      ['from a helper', 'test/c.js'],
       ['splits (3)', 'test/b.mjs'],
       ['esm only', 'test/b.mjs'],
     ]);

@@ -6,9 +6,9 @@
  *
  * - mocha: its `Runner` (caught when mocha requires it) is watched; a test's name is its
  *   `fullTitle()` (what the spec reporter prints), its file mocha's own `test.file`.
- * - tape: its `Results` (caught the same way) is watched; a test's file is where `test()` was
- *   called (the first frame outside node_modules when tape registers it, as node:test's
- *   `location`), its name the `# name` line tape prints, made distinct as the parser does.
+ * - tape: its `Results` (caught the same way) is watched; a test's file is the file tape was
+ *   loading when the test was registered (`callerFile`), its name the `# name` line tape
+ *   prints, made distinct as the parser does.
  *
  * Built to be harmless: without the variable it does nothing; otherwise it only wraps
  * `Module._load` and looks at what comes back, every hook in try/catch, records kept in memory
@@ -19,7 +19,6 @@
 import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 const DIR_ENV = 'RALPH_TEST_PROBE_DIR';
 
@@ -219,30 +218,41 @@ function distinctName(seen: Map<string, number>, raw: string): string {
   return candidate;
 }
 
-/** The first frame of the current stack in the project: not node's, not a dependency's, not this file's. */
+/**
+ * The file the runner was loading when the test was registered: the first frames of the stack in
+ * the project (not node's, not a dependency's, not this file's) are the code that called `test()`
+ * — a helper, then the test file whose top-level code called the helper — and the last of them is
+ * that test file (CommonJS or ESM alike; a test file another one requires is the one running).
+ */
 function callerFile(): string | undefined {
   const prepare = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   try {
-    Error.stackTraceLimit = 40;
+    Error.stackTraceLimit = 50;
     Error.prepareStackTrace = (_error, sites) => sites;
     const holder: { stack?: unknown } = {};
     Error.captureStackTrace(holder, callerFile);
-    const sites = holder.stack as NodeJS.CallSite[] | undefined;
-    for (const site of sites ?? []) {
-      let file = site.getFileName();
-      if (!file) continue;
-      if (file.startsWith('file://')) file = fileURLToPath(file);
-      if (!path.isAbsolute(file) || file === __filename || /[\\/]node_modules[\\/]/.test(file)) continue;
-      return file;
+    let found: string | undefined;
+    for (const site of (holder.stack as NodeJS.CallSite[] | undefined) ?? []) {
+      const file = projectFile(site.getFileName());
+      if (file) found = file;
+      else if (found) break;
     }
-    return undefined;
+    return found;
   } catch {
     return undefined;
   } finally {
     Error.prepareStackTrace = prepare;
     Error.stackTraceLimit = limit;
   }
+}
+
+function projectFile(name: string | null | undefined): string | undefined {
+  if (!name) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a test is registered
+  const file = name.startsWith('file://') ? (require('node:url') as { fileURLToPath(u: string): string }).fileURLToPath(name) : name;
+  if (!path.isAbsolute(file) || file === __filename || /[\\/]node_modules[\\/]/.test(file)) return undefined;
+  return file;
 }
 
 try {
