@@ -1,5 +1,5 @@
-// Four bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, the git helper process
-// they start (simple-git), and the webviews (browser: the progress panel's dist/webview/main.js +
+// Five bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, the git helper process
+// they start (simple-git), the test probe gate runs preload, and the webviews (browser: the progress panel's dist/webview/main.js +
 // main.css and the plan review's planReview.js + planReview.css, with the codicons).
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
 const esbuild = require('esbuild');
@@ -43,6 +43,9 @@ const builds = [
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   // the git helper process both of them start (src/core/git/gitHost.ts), beside them in dist/
   { ...common, entryPoints: ['src/core/git/gitHostMain.ts'], outfile: 'dist/gitHostMain.js' },
+  // the test probe every gate run preloads into the project's node processes (src/core/gates/probe/probeRunner.ts reads it
+  // from beside the bundle): it runs on the project's node, which may be older than ours, so its syntax is node 12's
+  { ...common, entryPoints: ['src/core/gates/probe/testProbe.ts'], outfile: 'dist/testProbe.js', sourcemap: false, target: 'node12' },
   webview,
 ];
 

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { GateConfig } from '../core/config/schema';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../core/gates/types';
 import type { CommandRunner } from '../core/commands/processRunner';
+import { runEnvironment, type RunEnvironment } from '../core/gates/runGates';
 
 /** The task type contributed in package.json (`taskDefinitions`). */
 export const RALPH_TASK_TYPE = 'ralph';
@@ -44,7 +45,14 @@ export class TasksApiGateRunner implements GateRunner {
       this.folder,
       request.gate,
       this.commands,
-      { cwd: request.cwd, timeoutMs: request.timeoutMs, signal: request.signal, onOutput: request.onOutput, onFinished: settle },
+      {
+        cwd: request.cwd,
+        timeoutMs: request.timeoutMs,
+        signal: request.signal,
+        onOutput: request.onOutput,
+        onFinished: settle,
+        environment: runEnvironment(request),
+      },
       definition,
     );
     // VS Code asks "Select an instance to terminate" when a gate starts while its previous run's
@@ -81,6 +89,8 @@ interface GateTaskOptions {
   signal?: AbortSignal;
   onOutput?: (chunk: string) => void;
   onFinished?: (result: GateRunResult) => void;
+  /** The run's own variables and writable folders (the test probe's: `runEnvironment`). */
+  environment?: RunEnvironment;
 }
 
 export function createGateTask(
@@ -148,6 +158,7 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
         maxOutputChars: 400_000,
         signal,
         purpose: 'gate',
+        ...this.options.environment,
         onOutput: (chunk) => {
           this.write(chunk);
           this.options.onOutput?.(chunk);

@@ -4,6 +4,7 @@ import { formatEvent } from '../core/eventFormat';
 import { eventBase, eventHeadRef, readActionsEnv, writeSummary } from '../core/forge/actionsEnv';
 import { checkAgainstBase, type BaseCheckResult } from '../core/loop/checkAgainstBase';
 import { ProcessGateRunner } from '../core/gates/runGates';
+import { ProbingGateRunner } from '../core/gates/probe/probeRunner';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import { IsolatedCommandRunner, isolationSettings } from '../core/commands/sandbox';
 import { redactorFor } from '../core/commands/secrets';
@@ -38,9 +39,11 @@ export async function runGateCommand(workspace: string, command: GateCommand, io
     });
   }
   const runnerFor = (root: string) =>
-    new ProcessGateRunner(
-      new IsolatedCommandRunner(new NodeCommandRunner(), isolationSettings(root, config), redactor, (message) =>
-        io.err(`ralph: ${message}`),
+    new ProbingGateRunner(
+      new ProcessGateRunner(
+        new IsolatedCommandRunner(new NodeCommandRunner(), isolationSettings(root, config), redactor, (message) =>
+          io.err(`ralph: ${message}`),
+        ),
       ),
     );
   const result = await checkAgainstBase({

@@ -15,6 +15,8 @@ export interface SandboxSpec {
   gitWritable?: boolean;
   /** Paths under the private /tmp mounted read-only (a workspace under /tmp, its links' targets; see privateTmp.ts). */
   readablePaths?: readonly string[];
+  /** Folders outside the root that stay writable (a gate's test probe records; under /tmp too, through the private /tmp). */
+  writableDirs?: readonly string[];
 }
 
 /** One shell command to run to completion. */
@@ -31,6 +33,10 @@ export interface CommandRequest {
   env?: NodeJS.ProcessEnv;
   /** `env` is the whole environment (plus the non-interactive hints): nothing is inherited. */
   replaceEnv?: boolean;
+  /** Appended (after a space) to the variable's value in the final environment, or its value when it has none (NODE_OPTIONS). */
+  appendEnv?: Record<string, string>;
+  /** Existing folders the command may write inside the sandbox (the test probe's records). */
+  writableDirs?: string[];
   /** Run inside bubblewrap with this confinement (see sandbox.ts); undefined: run directly. */
   sandbox?: SandboxSpec;
   /** Files that stay writable inside the sandbox's read-only parts (the task's progress notes). */

@@ -159,6 +159,7 @@ export class NodeCommandRunner implements CommandRunner {
       ...definedOnly(req.env ?? {}),
       [COMMAND_MARKER_ENV]: marker,
     };
+    for (const [name, value] of Object.entries(req.appendEnv ?? {})) env[name] = env[name] ? `${env[name]} ${value}` : value;
     if (IS_WINDOWS) {
       return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }

@@ -203,6 +203,9 @@ export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, st
   for (const file of spec.writablePaths) {
     if (existsSync(file)) args.push('--bind', file, file);
   }
+  for (const dir of spec.writableDirs ?? []) {
+    if (existsSync(dir)) args.push('--bind', dir, dir);
+  }
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (!spec.network) args.push('--unshare-net');
   args.push('--die-with-parent', '--new-session', '--clearenv');
@@ -278,6 +281,7 @@ export class IsolatedCommandRunner implements CommandRunner {
           writablePaths: await ensureFiles(req.writablePaths ?? []),
           gitWritable: req.approved === true,
           readablePaths,
+          ...(req.writableDirs?.length ? { writableDirs: req.writableDirs.filter((d) => existsSync(d)) } : {}),
         };
         if (hidden) hiddenNote = hiddenPathMessage(hidden, 'agent');
       } else if (mode === 'required') {

@@ -49,6 +49,7 @@ export function seatbeltProfile(spec: SandboxSpec, places: SeatbeltPlaces, gitDi
     '(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
   );
   for (const file of spec.writablePaths) lines.push(`(allow file-write* (literal ${q(real(file))}))`);
+  for (const dir of spec.writableDirs ?? []) lines.push(`(allow file-write* (subpath ${q(real(dir))}))`);
   if (spec.gitWritable && gitDirs.length > 0) {
     lines.push('', ";; a person approved this command: the repository's data is writable, what makes git run programs is not");
     lines.push(`(allow file-write* ${gitDirs.map((d) => `(subpath ${q(real(d))})`).join(' ')})`);

@@ -2,11 +2,12 @@ import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
-import type { CommandRunner } from '../commands/processRunner';
+import type { CommandRequest, CommandRunner } from '../commands/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import { rerunnable, withFlaky } from './rerun';
+import { withTestLocations } from './testLocations';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 import type { FailureVerdict } from './verdictEvidence';
 
@@ -111,7 +112,9 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     };
   }
   const logPath = await log?.close(run.output);
-  const evaluated = evaluateGate(gate, run, parseGateOutput(gate.kind, run.output, { cwd: options.cwd }));
+  const parsed = parseGateOutput(gate.kind, run.output, { cwd: options.cwd });
+  if (parsed.tests && run.testLocations) parsed.tests = withTestLocations(parsed.tests, run.testLocations);
+  const evaluated = evaluateGate(gate, run, parsed);
   if (run.reused) evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree)`;
   if (logPath) {
     evaluated.logPath = logPath;
@@ -133,6 +136,17 @@ export function gateLogPointer(gate: string, cwd: string, logPath: string): stri
   return `full output of ${gate}: ${logPath} — outside your working folder; read it with run_command, e.g. \`tail -n 200 '${logPath}'\``;
 }
 
+export type RunEnvironment = Pick<CommandRequest, 'env' | 'appendEnv' | 'writableDirs'>;
+
+/** What a gate run adds to its command's environment and sandbox (the test probe's variables and folder). */
+export function runEnvironment(request: Pick<GateRunRequest, 'env' | 'appendEnv' | 'writableDirs'>): RunEnvironment {
+  return {
+    ...(request.env ? { env: request.env } : {}),
+    ...(request.appendEnv ? { appendEnv: request.appendEnv } : {}),
+    ...(request.writableDirs ? { writableDirs: request.writableDirs } : {}),
+  };
+}
+
 /** The CLI's gate runner: the gate's command in a child process, its whole tree killed on timeout. */
 export class ProcessGateRunner implements GateRunner {
   constructor(private readonly commands: CommandRunner) {}
@@ -146,6 +160,7 @@ export class ProcessGateRunner implements GateRunner {
       signal: request.signal,
       onOutput: request.onOutput,
       purpose: 'gate',
+      ...runEnvironment(request),
     });
     return {
       exitCode: result.exitCode,

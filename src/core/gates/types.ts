@@ -13,6 +13,17 @@ export interface GateRunResult {
   durationMs: number;
   /** Taken from an earlier run of the same definition on the same tree in this run (`loop/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
+  /**
+   * Where each test is defined, as the test runner itself said it to the test probe
+   * (`probe/probeRunner.ts`): names exactly as the output parser names them, files relative to
+   * the run's cwd (absolute outside it); a name the runner put in two files is left out.
+   */
+  testLocations?: TestLocation[];
+}
+
+export interface TestLocation {
+  name: string;
+  file: string;
 }
 
 export interface GateRunRequest {
@@ -28,6 +39,12 @@ export interface GateRunRequest {
    * is red at a base), `none` never (a re-run of a failed gate).
    */
   reuse?: 'passing' | 'any' | 'none';
+  /** Variables of this run only, over the gate's environment (Ralph's own, `RALPH_RUN_ENV`: the test probe's folder). */
+  env?: Record<string, string>;
+  /** Appended (after a space) to the variable's value in the command's final environment: the test probe's `--require` to NODE_OPTIONS. */
+  appendEnv?: Record<string, string>;
+  /** Folders the command may write, inside the sandbox too (the test probe's records). */
+  writableDirs?: string[];
 }
 
 /**

@@ -14,6 +14,7 @@ import { GitService, IdentityCheck } from '../git/gitService';
 import { WorktreeManager } from '../git/worktrees';
 import { ControlFileGuard } from '../guards/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../guards/guardedRunners';
+import { ProbingGateRunner } from '../gates/probe/probeRunner';
 import { RedactingModelClient, type SecretRedactor } from '../commands/secrets';
 import { WorkspaceScope } from '../guards/workspaceScope';
 import type { ModelClient } from '../llm/types';
@@ -135,8 +136,10 @@ export class RunAssembly {
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
       commandQuestions,
-      gates: this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard)),
-      baseGates: this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), this.baseGuard())),
+      gates: this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), guard)),
+      baseGates: this.gateRuns.around(
+        new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), this.baseGuard()),
+      ),
       guard,
       scope: new WorkspaceScope(root),
       clock: deps.clock ?? systemClock,
@@ -187,7 +190,7 @@ export class RunAssembly {
       () => {},
       deps.sandboxProbe,
     );
-    const gates = this.gateRuns.around(new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(commands), guard));
+    const gates = this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), guard));
     const checkpoints = new CheckpointStore(paths);
     const holds = new ReviewHolds({ config: deps.config, store, checkpoints, root: deps.workspace });
     const queue = createMergeQueue({

@@ -1,5 +1,6 @@
 import type { RalphConfig } from '../config/schema';
 import type { RalphEventBody } from '../events';
+import { ProbingGateRunner } from '../gates/probe/probeRunner';
 import { ProcessGateRunner } from '../gates/runGates';
 import type { GateRunner } from '../gates/types';
 import type { RalphPaths } from '../paths';
@@ -27,5 +28,5 @@ export function mergeCheckGates(
 ): GateRunner {
   const guard = new ControlFileGuard(deps.paths, deps.emit ?? (() => {}), { ownStateOnly: true });
   const isolated = new IsolatedCommandRunner(deps.commands, isolationSettings(mergeWorktree, deps.config), deps.redactor);
-  return new GuardedGateRunner(deps.gates ?? new ProcessGateRunner(isolated), guard);
+  return new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(isolated)), guard);
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { probeSandbox, sandboxLaunch } from '../../../src/core/commands/sandbox';
+import { bwrapArgs, probeSandbox, sandboxLaunch } from '../../../src/core/commands/sandbox';
 import { SANDBOX_EXEC, seatbeltProfile } from '../../../src/core/commands/seatbelt';
 
 /** The macOS sandbox's profile, generated and read here on Linux: its behaviour on macOS is untested by this suite. */
@@ -72,6 +72,14 @@ describe('macOS sandbox (sandbox-exec with a generated Seatbelt profile)', () =>
         l.includes(`(subpath "${root}/.git/info")`),
     );
     assert.ok(allowGit > 0 && denyHooks > allowGit, profile);
+  });
+
+  it("lets a gate's test probe write its records folder (bubblewrap: bound over the private /tmp)", () => {
+    const profile = seatbeltProfile({ root, network: false, writablePaths: [], writableDirs: [temp] }, { home, temp: root });
+    assert.ok(rules(profile).includes(`(allow file-write* (subpath "${temp}"))`), profile);
+    const args = bwrapArgs({ root, network: false, writablePaths: [], writableDirs: [temp] }, root, {}, '/bin/sh', 'true');
+    const bind = args.findIndex((a, i) => a === '--bind' && args[i + 1] === temp && args[i + 2] === temp);
+    assert.ok(bind > args.indexOf('--tmpfs'), args.join(' '));
   });
 
   it('quotes paths so that a workspace name cannot end a string or add a rule', () => {

@@ -7,9 +7,10 @@ import * as path from 'node:path';
 /**
  * The real JS tools the parser tests run, installed from the npm registry once into a cache
  * directory shared by every test run on the machine (and CI's, which creates it on its first
- * run). The versions are the ones the parsers were checked against; all install on Node 20.
+ * run). The versions are the ones the parsers (and the test probe) were checked against; all install
+ * on Node 20.
  */
-export const TOOL_SPECS = ['mocha@11', 'jest@29', 'vitest@3', 'typescript@5.9', 'eslint@9', 'c8@10'] as const;
+export const TOOL_SPECS = ['mocha@11', 'jest@29', 'vitest@3', 'typescript@5.9', 'eslint@9', 'c8@10', 'tape@5'] as const;
 
 /** `npm install` of the tools takes a few tens of seconds; this leaves room for a slow registry. */
 export const INSTALL_TIMEOUT_MS = 10 * 60_000;

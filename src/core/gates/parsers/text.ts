@@ -17,6 +17,14 @@ export function outputLines(text: string): string[] {
   return stripAnsi(text).split(/\r?\n|\r/);
 }
 
+/** The line the command runner puts where it cut the middle of a long output (`omissionMarker`, commands/processRunner.ts). */
+const OMITTED = /^… \[\d+ characters omitted\] …$/;
+
+/** Whether output was cut out between these lines: a list read from them is not every test. */
+export function hasOmission(lines: readonly string[]): boolean {
+  return lines.some((l) => OMITTED.test(l));
+}
+
 const STACK_FRAME = /^\s*(?:at\s|❯\s|node:internal)/;
 
 /**

@@ -1,18 +1,29 @@
 import type { TestCounts } from '../types';
+import { parseAva, parseFlatTap } from './ava';
 import { parseCargoTest } from './cargo';
 import { parseGoTest } from './go';
 import { parseJest, parseVitest } from './jestVitest';
 import { parseMocha } from './mocha';
+import { parseNodeTap } from './nodeTap';
 import { parseNodeTest } from './nodeTestRunner';
 import { parsePlainCounts } from './plainCounts';
 import { parsePytest } from './pytest';
+import { parseTape } from './tape';
 
-/** Each recognises only its own summary lines, so running them all never counts a line twice. */
+/**
+ * Each recognises only its own summary lines, so running them all never counts a line twice; the
+ * TAP runners (node:test, tape, node-tap, flat TAP of ava and mocha) each read only the TAP
+ * documents of their own dialect (`tap.ts`).
+ */
 const FAMILIES: readonly ((lines: readonly string[]) => TestCounts | undefined)[] = [
   parseMocha,
   parseJest,
   parseVitest,
   parseNodeTest,
+  parseTape,
+  parseNodeTap,
+  parseAva,
+  parseFlatTap,
   parsePytest,
   parseGoTest,
   parseCargoTest,

@@ -1,6 +1,6 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
-import { completeNames, indentedTree, stackFile } from './names';
+import { completeNames, indentedTree } from './names';
 
 const PASSING = /^\s*(\d+) passing\b/;
 const PENDING = /^\s*(\d+) pending\s*$/;
@@ -11,8 +11,9 @@ const HEADER = /^\s*(\d+)\) (.*)$/;
  * Mocha's spec reporter (also what `c8 mocha` and `npm test --workspaces` print): one
  * `N passing / N pending / N failing` summary per run, then the numbered failures
  * (`1) suite` … `title:` and the error). Several runs are summed. The tree above each summary
- * names every test (`suite nested title`, as mocha names failures); a failure's file is the
- * first frame of its stack outside node_modules.
+ * names every test (`suite nested title`, as mocha names failures). The spec reporter never
+ * says where a test is defined (a failure's stack points wherever the error was thrown, often
+ * the code under test): the test probe's records say it (`probe/`).
  */
 export function parseMocha(lines: readonly string[]): TestCounts | undefined {
   let found = false;
@@ -79,8 +80,7 @@ function readFailures(lines: readonly string[], from: number, expected: number, 
     const body: string[] = [];
     i++;
     while (i < lines.length && !isHeader(lines[i], n + 1) && !PASSING.test(lines[i])) body.push(lines[i++]);
-    const file = stackFile(body);
-    out.push({ name, message: errorMessage(body), ...(file ? { file } : {}) });
+    out.push({ name, message: errorMessage(body) });
   }
   return i;
 }

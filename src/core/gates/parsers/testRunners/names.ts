@@ -10,22 +10,28 @@ export function completeNames(counts: TestCounts, names: readonly TestName[]): T
   return counts;
 }
 
-/** `at fn (file:1:2)`, `at file:1:2`, `at async fn (file:///x.mjs:1:2)`. */
-const FRAME = /^\s*at (?:.*?\()?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/;
-
 /**
- * The file of a failure, from its stack: the first frame in the project (not a dependency, not
- * node's own code). As the runner printed it (relative or absolute); the loop makes it relative.
+ * Test names made distinct within one run of a runner that allows repeats (tape, node-tap): the
+ * first keeps its name, the k-th repeat becomes `name (k)` (the next number not yet taken when a
+ * test is literally called so). The test probe (`probe/testProbe.ts`) numbers in the same way.
  */
-export function stackFile(body: readonly string[]): string | undefined {
-  for (const line of body) {
-    const m = FRAME.exec(line);
-    if (!m) continue;
-    const file = m[1];
-    if (file.startsWith('node:') || /(^|[\\/])node_modules[\\/]/.test(file) || file.startsWith('internal/')) continue;
-    return file;
+export class DistinctNames {
+  private readonly seen = new Map<string, number>();
+
+  name(raw: string): string {
+    const count = this.seen.get(raw);
+    if (count === undefined) {
+      this.seen.set(raw, 1);
+      return raw;
+    }
+    let n = count;
+    let candidate: string;
+    do candidate = `${raw} (${++n})`;
+    while (this.seen.has(candidate));
+    this.seen.set(raw, n);
+    this.seen.set(candidate, 1);
+    return candidate;
   }
-  return undefined;
 }
 
 /**

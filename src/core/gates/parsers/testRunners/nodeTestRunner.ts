@@ -1,35 +1,39 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
 import { completeNames } from './names';
+import { tapDocuments, tapYaml } from './tap';
 
-/** `# pass 3` (TAP, node's default when not a terminal) or `ℹ pass 3` (its spec reporter). */
-const SUMMARY = /^(?:#|ℹ)\s+(tests|pass|fail|cancelled|skipped|todo)\s+(\d+)\s*$/;
+/** `ℹ pass 3`: the spec reporter's summary (node's default on a terminal). */
+const SPEC_SUMMARY = /^ℹ\s+(tests|pass|fail|cancelled|skipped|todo)\s+(\d+)\s*$/;
 const NOT_OK = /^(\s*)not ok \d+ - (.+?)\s*(?:#\s*(?:TODO|SKIP).*)?$/;
 const SPEC_FAILING = /^✖ failing tests:\s*$/;
 const SPEC_FAILED_TEST = /^✖ (.+?)(?: \(\d+(?:\.\d+)?m?s\))?\s*$/;
 
 /**
  * node:test, in both its TAP (`# pass N`, `not ok N - name` + YAML) and spec (`ℹ pass N`,
- * the `✖ failing tests:` section) forms. Each `# tests` line ends one run; runs are summed.
+ * the `✖ failing tests:` section) forms. Only the TAP documents node wrote are read (`tap.ts`:
+ * tape, node-tap and ava print TAP too). Each summary ends one run; runs are summed.
  * Cancelled tests count as failed: node cancels what a failing hook or timeout cut short.
  */
 export function parseNodeTest(lines: readonly string[]): TestCounts | undefined {
   const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-  let found = false;
+  const docs = tapDocuments(lines).filter((d) => d.dialect === 'node-test');
+  const entries: [string, number][] = docs.flatMap((d) => [...(d.summary ?? [])]);
   for (const line of lines) {
-    const m = SUMMARY.exec(line);
-    if (!m) continue;
-    found = true;
-    const n = Number(m[2]);
-    if (m[1] === 'tests') counts.total += n;
-    else if (m[1] === 'pass') counts.passed += n;
-    else if (m[1] === 'fail' || m[1] === 'cancelled') counts.failed += n;
-    else counts.skipped += n;
+    const m = SPEC_SUMMARY.exec(line);
+    if (m) entries.push([m[1], Number(m[2])]);
   }
-  if (!found) return undefined;
+  if (docs.length === 0 && entries.length === 0) return undefined;
+  for (const [key, n] of entries) {
+    if (key === 'tests') counts.total += n;
+    else if (key === 'pass') counts.passed += n;
+    else if (key === 'fail' || key === 'cancelled') counts.failed += n;
+    else if (key === 'skipped' || key === 'todo') counts.skipped += n;
+  }
+  const tapLines = docs.flatMap((d) => d.lines);
   // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
-  counts.failures = [...tapFailures(lines), ...specFailures(lines)];
-  const tap = tapNames(lines);
+  counts.failures = [...tapFailures(tapLines), ...specFailures(lines)];
+  const tap = tapNames(tapLines);
   return completeNames(counts, tap.length > 0 ? tap : specNames(lines));
 }
 
@@ -51,7 +55,7 @@ function tapNames(lines: readonly string[]): TestName[] {
     if (!m) continue;
     const indent = m[1].length;
     while (open.length && open[open.length - 1].indent >= indent) open.pop();
-    const yaml = yamlBlock(lines, i + 1, indent);
+    const yaml = tapYaml(lines, i + 1, indent);
     if (yaml.some((l) => /^\s*type: 'suite'/.test(l))) continue;
     const location = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
     const status: TestName['status'] = m[4] ? 'skip' : m[2] === 'ok' ? 'pass' : 'fail';
@@ -65,22 +69,13 @@ function tapFailures(lines: readonly string[]): TestCounts['failures'] {
   for (let i = 0; i < lines.length; i++) {
     const m = NOT_OK.exec(lines[i]);
     if (!m) continue;
-    const yaml = yamlBlock(lines, i + 1, m[1].length);
+    const yaml = tapYaml(lines, i + 1, m[1].length);
     // A suite is "not ok" because a test in it failed; that test is reported on its own.
     if (/^\s*type: 'suite'/m.test(yaml.join('\n')) || yaml.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
     const file = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
     failures.push({ name: m[2], message: yamlError(yaml), ...(file ? { file } : {}) });
   }
   return failures;
-}
-
-/** The `---` … `...` block under a TAP line, indented two more than it. */
-function yamlBlock(lines: readonly string[], from: number, indent: number): string[] {
-  const pad = ' '.repeat(indent + 2);
-  if (lines[from]?.trimEnd() !== `${pad}---`) return [];
-  const block: string[] = [];
-  for (let i = from + 1; i < lines.length && lines[i].trimEnd() !== `${pad}...`; i++) block.push(lines[i]);
-  return block;
 }
 
 function yamlError(yaml: string[]): string | undefined {

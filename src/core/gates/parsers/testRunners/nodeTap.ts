@@ -1,0 +1,161 @@
+import type { TestCounts, TestName } from '../types';
+import { hasOmission } from '../text';
+import { DistinctNames } from './names';
+import { type TapPoint, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
+
+/**
+ * node-tap (`tap`, 16 and later; TAP is what it prints when its output is not a terminal): every
+ * test is a `# Subtest:` block holding its assertions and subtests, and the runner wraps each
+ * test file in a top-level subtest named by the file's path. A test is a subtest that holds
+ * assertions of its own, or holds nothing, or failed on its own (a plan, a timeout, a crash) —
+ * a subtest holding only subtests is a suite. Its name is the path of subtest names from the
+ * file down, joined by ` > ` (`test/range.js > range parsing > 1.x.5`); repeated names under
+ * one parent are made distinct (`DistinctNames`). It fails when one of its own assertions
+ * failed (not `# TODO`) or it failed on its own; `# SKIP`/`# TODO` subtests count as skipped.
+ * Its file is its top-level subtest's name when that is a path (what tap's runner prints; a
+ * file run with plain `node` has no such level). Counts are these tests, not tap's file totals.
+ */
+export function parseNodeTap(lines: readonly string[]): TestCounts | undefined {
+  const docs = tapDocuments(lines).filter((d) => d.dialect === 'node-tap');
+  if (docs.length === 0) return undefined;
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  const names: TestName[] = [];
+  let complete = true;
+  for (const doc of docs) {
+    const root = subtestTree(doc.lines);
+    complete &&= root.closed && allClosed(root.children) && !hasOmission(doc.lines);
+    for (const t of testsOf(root, [], undefined)) {
+      names.push({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) });
+      if (t.status === 'pass') counts.passed++;
+      else if (t.status === 'skip') counts.skipped++;
+      else {
+        counts.failed++;
+        counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}), ...(t.file ? { file: t.file } : {}) });
+      }
+    }
+  }
+  counts.total = counts.passed + counts.failed + counts.skipped;
+  if (complete && names.length > 0) counts.names = names;
+  return counts;
+}
+
+interface Subtest {
+  name: string;
+  indent: number;
+  children: Subtest[];
+  asserts: (TapPoint & { message?: string })[];
+  /** Its own result line; absent while open (a run cut short). */
+  result?: TapPoint;
+  /** The `file:` of its result's YAML (tap 16 writes it for a failed test file). */
+  file?: string;
+  /** Its result line came (the root: the document's top-level plan did). */
+  closed: boolean;
+}
+
+const SUBTEST = /^(\s*)# Subtest: (.*\S)/;
+
+/** The subtests of a document as a tree under a root; a point at a subtest's own indent is its result line. */
+function subtestTree(lines: readonly string[]): Subtest {
+  const root: Subtest = { name: '', indent: -4, children: [], asserts: [], closed: false };
+  const open: Subtest[] = [root];
+  for (let i = 0; i < lines.length; i++) {
+    const sub = SUBTEST.exec(lines[i]);
+    if (sub) {
+      const indent = sub[1].length;
+      while (open.length > 1 && open[open.length - 1].indent >= indent) open.pop();
+      const node: Subtest = { name: sub[2], indent, children: [], asserts: [], closed: false };
+      open[open.length - 1].children.push(node);
+      open.push(node);
+      continue;
+    }
+    // the top-level plan (first or last): the runner got to the end of its list
+    if (/^1\.\.\d+/.test(lines[i])) root.closed = true;
+    const point = /^\s*(?:not )?ok\b/.test(lines[i]) ? tapPoint(lines[i]) : undefined;
+    if (!point) continue;
+    const yaml = tapYaml(lines, i + 1, point.indent);
+    if (yaml.length > 0) i += yaml.length + 2;
+    while (open.length > 1 && open[open.length - 1].indent > point.indent) open.pop();
+    const top = open[open.length - 1];
+    if (top !== root && top.indent === point.indent && !top.result) {
+      top.result = point;
+      top.closed = true;
+      const file = yamlValue(yaml, 'file');
+      if (file) top.file = file;
+      open.pop();
+      continue;
+    }
+    // an assertion of the subtest whose content is at this indent
+    const owner = [...open].reverse().find((s) => s.indent + 4 === point.indent) ?? top;
+    owner.asserts.push({ ...point, ...(point.ok ? {} : { message: assertionMessage(point.description, yaml) }) });
+  }
+  return root;
+}
+
+interface NodeTapTest {
+  name: string;
+  status: TestName['status'];
+  message?: string;
+  file?: string;
+}
+
+/** The tests under `node` (depth first, in output order), named by their path from the top. */
+function testsOf(node: Subtest, path: readonly string[], file: string | undefined): NodeTapTest[] {
+  const out: NodeTapTest[] = [];
+  const distinct = new DistinctNames();
+  if (node.indent < 0) {
+    // the document's own assertions (a file run with plain `node`): each is a test
+    for (const a of node.asserts) out.push(pointTest(distinct.name(a.description), a, undefined));
+  }
+  for (const child of node.children) {
+    const name = distinct.name(child.name);
+    const where = file ?? (path.length === 0 ? (child.file ?? filePath(child.name)) : undefined);
+    const names = [...path, name];
+    const ownFailure = child.asserts.find((a) => !a.ok && !a.directive);
+    const failedInside = hasFailure(child.children);
+    const failedAlone = !ownFailure && !failedInside && (child.result ? !child.result.ok && !child.result.directive : true);
+    if (child.asserts.length > 0 || child.children.length === 0 || failedAlone) {
+      const status: TestName['status'] = child.result?.directive ? 'skip' : ownFailure || failedAlone ? 'fail' : 'pass';
+      const message = ownFailure?.message ?? (failedAlone ? (child.result ? child.result.description : 'did not finish') : undefined);
+      out.push({
+        name: names.join(' > '),
+        status,
+        ...(status === 'fail' && message ? { message } : {}),
+        ...(where ? { file: where } : {}),
+      });
+    }
+    out.push(...testsOf(child, names, where));
+  }
+  return out;
+}
+
+function pointTest(name: string, point: TapPoint & { message?: string }, file: string | undefined): NodeTapTest {
+  const status: TestName['status'] = point.directive ? 'skip' : point.ok ? 'pass' : 'fail';
+  return { name, status, ...(point.message ? { message: point.message } : {}), ...(file ? { file } : {}) };
+}
+
+function allClosed(nodes: readonly Subtest[]): boolean {
+  return nodes.every((n) => n.closed && allClosed(n.children));
+}
+
+function hasFailure(nodes: readonly Subtest[]): boolean {
+  return nodes.some(
+    (n) => n.asserts.some((a) => !a.ok && !a.directive) || (n.result && !n.result.ok && !n.result.directive) || hasFailure(n.children),
+  );
+}
+
+/** A top-level subtest named by a test file's path (tap's runner), not by a test's title. */
+function filePath(name: string): string | undefined {
+  return /^[^\s]+\.(?:[cm]?[jt]sx?)$/.test(name) ? name : undefined;
+}
+
+/** The assertion, and what node-tap says was wanted and found (or the error it caught). */
+function assertionMessage(description: string, yaml: readonly string[]): string {
+  const parts = [description || 'assertion failed'];
+  for (const key of ['wanted', 'found', 'expected', 'actual']) {
+    const value = yamlValue(yaml, key);
+    if (value !== undefined) parts.push(`${key}: ${value}`);
+  }
+  // tap 18+ shows a diff instead: its changed lines
+  const diff = parts.length > 1 ? [] : (yamlValue(yaml, 'diff') ?? '').split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
+  return [...parts, ...diff].slice(0, 3).join('\n');
+}

@@ -1,0 +1,95 @@
+import type { TestCounts, TestName } from '../types';
+import { errorMessage, hasOmission } from '../text';
+import { DistinctNames } from './names';
+import { type TapDocument, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
+
+/**
+ * tape (`tape 'test/**\/*.js'`, `nyc tape …`, `node test.js`): TAP whose assertions are grouped
+ * under a `# name` line per test. A test is named as tape prints it (subtests too: tape prints
+ * them flat, without their parent); a repeated name is made distinct (`DistinctNames`), so
+ * adding an assertion never renames a test. A test fails when any of its assertions failed
+ * (`# TODO` ones excepted); a `# TODO name` test counts as skipped (tape prints no line at all
+ * for a `test.skip`). Counts are tests, not tape's assertion totals. A run that ended without
+ * its summary (an error thrown in a test ends tape's process) fails the test it was in; its
+ * inventory is then left out, since the tests after the crash never ran. The output never says
+ * where a test is defined (`at:` is where an assertion failed): the test probe says it.
+ */
+export function parseTape(lines: readonly string[]): TestCounts | undefined {
+  const docs = tapDocuments(lines).filter((d) => d.dialect === 'tape');
+  if (docs.length === 0) return undefined;
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
+  const names: TestName[] = [];
+  let complete = true;
+  for (const doc of docs) {
+    const run = tapeRun(doc);
+    complete &&= run.complete && !hasOmission(doc.lines);
+    for (const t of run.tests) {
+      names.push({ name: t.name, status: t.status });
+      if (t.status === 'pass') counts.passed++;
+      else if (t.status === 'skip') counts.skipped++;
+      else {
+        counts.failed++;
+        counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}) });
+      }
+    }
+  }
+  counts.total = counts.passed + counts.failed + counts.skipped;
+  if (complete && names.length > 0) counts.names = names;
+  return counts;
+}
+
+interface TapeTest {
+  name: string;
+  status: TestName['status'];
+  message?: string;
+}
+
+/** `# name`, with tape's `SKIP `/`TODO ` before a skipped or todo test's name (trailing blanks trimmed by hand: no backtracking). */
+const HEAD = /^# (?:(SKIP|TODO) )?(.*\S)/;
+
+function tapeRun(doc: TapDocument): { tests: TapeTest[]; complete: boolean } {
+  const tests: TapeTest[] = [];
+  const distinct = new DistinctNames();
+  let current: TapeTest | undefined;
+  let lastTap = -1;
+  for (let i = 0; i < doc.lines.length; i++) {
+    const line = doc.lines[i];
+    const head = /^# Subtest: /.test(line) ? null : HEAD.exec(line);
+    if (head) {
+      current = { name: distinct.name(head[2]), status: head[1] ? 'skip' : 'pass' };
+      tests.push(current);
+      lastTap = i;
+      continue;
+    }
+    const point = /^(?:not )?ok\b/.test(line) ? tapPoint(line) : undefined;
+    if (!point) continue;
+    const yaml = tapYaml(doc.lines, i + 1, 0);
+    lastTap = yaml.length > 0 ? i + yaml.length + 2 : i;
+    if (!current || point.ok || point.directive || current.status === 'skip') continue;
+    if (current.status !== 'fail') current.message = assertionMessage(point.description, yaml);
+    current.status = 'fail';
+  }
+  if (doc.summary) return { tests, complete: true };
+  // cut short: what the process printed after the last TAP line is why
+  if (current && current.status !== 'fail') {
+    current.status = 'fail';
+    current.message = crashMessage(doc.lines.slice(lastTap + 1));
+  }
+  return { tests, complete: false };
+}
+
+/** The assertion and, from its YAML, what was expected and what came. */
+function assertionMessage(description: string, yaml: readonly string[]): string {
+  const expected = yamlValue(yaml, 'expected');
+  const actual = yamlValue(yaml, 'actual');
+  const parts = [description || 'assertion failed'];
+  if (expected !== undefined) parts.push(`expected: ${expected}`);
+  if (actual !== undefined) parts.push(`actual: ${actual}`);
+  return parts.join('\n');
+}
+
+/** Node's report of an uncaught error: the `TypeError: …` line when there is one. */
+function crashMessage(lines: readonly string[]): string {
+  const error = lines.find((l) => /^\s*(?:[A-Z]\w*)?(?:Error|Exception)\b.*:/.test(l));
+  return error?.trim() ?? errorMessage(lines) ?? 'the test ended the process before it finished';
+}
