@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { GateConfig } from '../core/config/schema';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../core/gates/types';
 import type { CommandRunner } from '../core/commands/processRunner';
-import { runEnvironment, type RunEnvironment } from '../core/gates/runGates';
+import { GATE_OUTPUT_CHARS, runEnvironment, type RunEnvironment } from '../core/gates/runGates';
 
 /** The task type contributed in package.json (`taskDefinitions`). */
 export const RALPH_TASK_TYPE = 'ralph';
@@ -155,7 +155,7 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
         command: this.gate.command,
         cwd: this.cwd,
         timeoutMs: this.options.timeoutMs,
-        maxOutputChars: 400_000,
+        maxOutputChars: GATE_OUTPUT_CHARS,
         signal,
         purpose: 'gate',
         ...this.options.environment,

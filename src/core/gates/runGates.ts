@@ -11,6 +11,13 @@ import { withTestLocations } from './testLocations';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 import type { FailureVerdict } from './verdictEvidence';
 
+/**
+ * A gate's output kept for its verdict (its head and tail past that): large enough for a real
+ * suite's whole report (node-semver's tap suite prints 1.2 MB), so that the test inventory and
+ * every failure are read from all of it.
+ */
+export const GATE_OUTPUT_CHARS = 4_000_000;
+
 /** Gates without their own timeout get this long. */
 export const DEFAULT_GATE_TIMEOUT_MS = 10 * 60_000;
 
@@ -156,7 +163,7 @@ export class ProcessGateRunner implements GateRunner {
       command: request.gate.command,
       cwd: request.cwd,
       timeoutMs: request.timeoutMs,
-      maxOutputChars: 400_000,
+      maxOutputChars: GATE_OUTPUT_CHARS,
       signal: request.signal,
       onOutput: request.onOutput,
       purpose: 'gate',
