@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import type { GateConfig } from '../config/schema';
 import { errorMessage } from '../errors';
 import type { RalphEventBody } from '../events';
-import type { CommandRunner } from '../commands/processRunner';
+import type { CommandRequest, CommandRunner } from '../commands/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
@@ -131,15 +131,7 @@ export class ProcessGateRunner implements GateRunner {
   constructor(private readonly commands: CommandRunner) {}
 
   async run(request: GateRunRequest): Promise<GateRunResult> {
-    const result = await this.commands.run({
-      command: request.gate.command,
-      cwd: request.cwd,
-      timeoutMs: request.timeoutMs,
-      maxOutputChars: 400_000,
-      signal: request.signal,
-      onOutput: request.onOutput,
-      purpose: 'gate',
-    });
+    const result = await this.commands.run(gateCommand(request));
     return {
       exitCode: result.exitCode,
       timedOut: result.timedOut,
@@ -148,4 +140,24 @@ export class ProcessGateRunner implements GateRunner {
       durationMs: result.durationMs,
     };
   }
+
+  async environment(request: GateRunRequest): Promise<string | undefined> {
+    return this.commands.environmentOf?.(gateCommand(request));
+  }
 }
+
+/** The command a gate's run is: its whole output kept up to 400,000 characters. */
+export function gateCommand(request: GateRunRequest): CommandRequest {
+  return {
+    command: request.gate.command,
+    cwd: request.cwd,
+    timeoutMs: request.timeoutMs,
+    maxOutputChars: GATE_OUTPUT_CHARS,
+    signal: request.signal,
+    onOutput: request.onOutput,
+    purpose: 'gate',
+  };
+}
+
+/** The cap of a gate's output (its head and tail kept). */
+export const GATE_OUTPUT_CHARS = 400_000;

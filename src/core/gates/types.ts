@@ -10,7 +10,7 @@ export interface GateRunResult {
   aborted: boolean;
   output: string;
   durationMs: number;
-  /** Taken from an earlier run of the same definition on the same tree in this run (`loop/gateRunCache.ts`): nothing ran now. */
+  /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
 }
 
@@ -22,9 +22,10 @@ export interface GateRunRequest {
   /** Live output, for terminals and panels. */
   onOutput?: (chunk: string) => void;
   /**
-   * Whether an earlier run on the same clean tree may stand for this one (the run's gate cache):
-   * `passing` (default) a passing result only, `any` a failing one too (a run that learns what
-   * is red at a base), `none` never (a re-run of a failed gate).
+   * Whether an earlier run of the same command on the same tree in the same environment may
+   * stand for this one (the run's gate cache): `passing` (default) a passing result only, `any`
+   * a failing one too (a run that learns what is red at a base), `none` never (a re-run of a
+   * failed gate).
    */
   reuse?: 'passing' | 'any' | 'none';
 }
@@ -35,6 +36,13 @@ export interface GateRunRequest {
  */
 export interface GateRunner {
   run(request: GateRunRequest): Promise<GateRunResult>;
+  /**
+   * What a run of `request` would see besides its command and its tree: its environment, its
+   * sandbox, its shell (`CommandRunner.environmentOf`). Runs are shared only between requests
+   * whose environments are equal; a runner that cannot say (undefined, or no such method) has
+   * its runs never shared.
+   */
+  environment?(request: GateRunRequest): Promise<string | undefined>;
 }
 
 export type SecuritySeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
