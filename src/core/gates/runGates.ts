@@ -92,6 +92,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
       ...(reuse ? { reuse } : {}),
+      ...(options.taskId ? { taskId: options.taskId } : {}),
       ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}),
     });
   } catch (error) {

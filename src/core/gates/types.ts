@@ -28,6 +28,8 @@ export interface GateRunRequest {
    * failed gate).
    */
   reuse?: 'passing' | 'any' | 'none';
+  /** The task the run is for (its gates, its agent's own run of a gate's command): a failing result it made itself is its to take again. */
+  taskId?: string;
 }
 
 /**

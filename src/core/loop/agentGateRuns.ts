@@ -18,14 +18,14 @@ import type { TaskLoopServices } from './types';
  * then, as always). What the agent's commands change in the environment does not reach a gate's
  * run: each gate run starts from the orchestrator's environment, not the agent's shell.
  */
-export function agentGateRuns(services: Pick<TaskLoopServices, 'config' | 'gates'>, task: Pick<Task, 'check'>): AgentGateRuns {
+export function agentGateRuns(services: Pick<TaskLoopServices, 'config' | 'gates'>, task: Pick<Task, 'id' | 'check'>): AgentGateRuns {
   return {
     async run(command, { cwd, timeoutMs, signal }) {
       const gate = gatesFor(task, services.config.gates).find((g) => g.command.trim() === command.trim() && g.reuse !== false);
       if (!gate) return undefined;
       const decision = await evaluateCommand(command, services.config, { root: cwd });
       if (decision.action !== 'allow') return undefined;
-      const run = await services.gates.run({ gate, cwd, timeoutMs, signal, reuse: 'passing' });
+      const run = await services.gates.run({ gate, cwd, timeoutMs, signal, reuse: 'passing', taskId: task.id });
       return {
         gate: gate.name,
         exitCode: run.exitCode,

@@ -41,6 +41,12 @@ export function localizedResult(result: GateRunResult, cwd: string): GateRunResu
   return everyString(result, (text) => localizedOutput(text, cwd));
 }
 
+/** A run that ended, for others to take: its result naming no tree, and the task it was made for. */
+interface Kept {
+  result: GateRunResult;
+  taskId: string | undefined;
+}
+
 /**
  * The run's results by what decides them (issues 23, 37): the command, the exact tree it runs
  * on and the environment it sees. A command run on a tree in an environment gives what any other
@@ -65,14 +71,15 @@ export function localizedResult(result: GateRunResult, cwd: string): GateRunResu
  * - Kept: runs that ended (an exit code, not stopped, not timed out), whole (every field of the
  *   result, its paths made portable). A passing result is taken by every request; a failing one
  *   only by requests that say so (`reuse: 'any'`, the runs that learn what is red at a base or a
- *   tip) — a failure the agent is told of is always its own run, so a failure that does not
- *   reproduce is not fed back twice. A result is taken only by a request whose time limit it
+ *   tip) and by the task it was made for (its agent's own run of the gate's command, an earlier
+ *   iteration's gate on the same tree) — a failure the agent is told of is always a run made
+ *   for its task, so a failure that does not reproduce is not fed back twice. A result is taken only by a request whose time limit it
  *   ended within. Re-runs of a failed gate (`rerunFailures`), `reuse: 'none'` and a gate with
  *   `reuse: false` always run, and are not kept.
  * - Lives for one run: a later run may meet another machine (installed tools, the network).
  */
 export class GateRunCache {
-  private readonly runs = new Map<string, Promise<GateRunResult | undefined>>();
+  private readonly runs = new Map<string, Promise<Kept | undefined>>();
   /** Runs made (shared or not) and results taken again instead (for the tests and the bench). */
   readonly counts = { started: 0, reused: 0 };
 
@@ -106,17 +113,19 @@ export class GateRunCache {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
       const shared = this.runs.get(key);
       if (!shared) return this.start(key, inner, request);
-      const portable = await untilStopped(
+      const kept = await untilStopped(
         shared.catch(() => undefined),
         request.signal,
       );
       if (request.signal?.aborted) continue;
-      if (!portable) {
+      if (!kept) {
         // the run waited for was stopped, timed out or crashed: kept by no one, so one of its waiters runs it again (and keeps it)
         if (this.runs.get(key) === shared) this.runs.delete(key);
         continue;
       }
-      if ((portable.exitCode === 0 || reuse === 'any') && portable.durationMs < request.timeoutMs) {
+      const { result: portable, taskId } = kept;
+      const failureTaken = reuse === 'any' || (taskId !== undefined && taskId === request.taskId);
+      if ((portable.exitCode === 0 || failureTaken) && portable.durationMs < request.timeoutMs) {
         this.counts.reused++;
         const taken = localizedResult(portable, request.cwd);
         request.onOutput?.(taken.output);
@@ -131,10 +140,10 @@ export class GateRunCache {
   private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     this.counts.started++;
     const running = inner.run(request);
-    const kept = running.then((r) => {
+    const kept = running.then((r): Kept | undefined => {
       if (r.exitCode === null || r.aborted || r.timedOut) return undefined;
       const { reused: _reused, ...result } = r;
-      return portableResult(result, request.cwd);
+      return { result: portableResult(result, request.cwd), taskId: request.taskId };
     });
     this.runs.set(key, kept);
     const drop = () => {

@@ -3,7 +3,8 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
-import { writeAgent } from '../helpers/writeAgent';
+import type { Step } from '../../fixtures/scriptedServer';
+import { writeAgent, writeInstruction } from '../helpers/writeAgent';
 
 /**
  * A node:test suite that writes down every run of it (where it ran, which *.num files it saw)
@@ -13,7 +14,7 @@ import { writeAgent } from '../helpers/writeAgent';
 function suite(log: string): string {
   return `const fs = require('fs'); const path = require('path'); const test = require('node:test'); const assert = require('assert');
 const files = fs.readdirSync('.').filter((f) => f.endsWith('.num')).sort();
-fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where: path.basename(process.cwd()), files }) + '\\n');
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where: path.basename(process.cwd()), files, foo: process.env.FOO ?? null }) + '\\n');
 Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600);
 test('legacy date parsing', () => assert.equal(new Date('2001-02-30').getDate(), 30));
 test('num files hold digits', () => { for (const f of files) assert.match(fs.readFileSync(f, 'utf8'), /^\\d+$/); });
@@ -25,6 +26,21 @@ const agent = writeAgent;
 interface SuiteRun {
   where: string;
   files: string[];
+  /** FOO in the suite's environment. */
+  foo: string | null;
+}
+
+const GATE = 'node --test --test-reporter=tap suite.test.js';
+
+/** Writes its task's file, runs `commands` one by one (run_command), then completes. */
+function commandsAgent(commands: string[]): Step {
+  return (request) => {
+    const { file, content } = writeInstruction(request);
+    const answered = (request.body?.messages ?? []).filter((m) => m.role === 'tool').length;
+    if (answered === 0) return { toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] };
+    if (answered <= commands.length) return { toolCalls: [{ name: 'run_command', arguments: { command: commands[answered - 1] } }] };
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
+  };
 }
 
 describe("the run's gate runs by tree (real git, scripted model, 4 agents in worktrees)", function () {
@@ -39,14 +55,17 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  async function project(tasks: { n: number; dependsOn?: string[] }[]): Promise<{ ids: string[]; runs: () => Promise<SuiteRun[]> }> {
+  async function project(
+    tasks: { n: number; dependsOn?: string[] }[],
+    step: Step = agent,
+  ): Promise<{ ids: string[]; runs: () => Promise<SuiteRun[]> }> {
     const log = path.join(dir, 'runs.jsonl');
-    h = await makeLoopHarness(Array.from({ length: 40 }, () => agent));
+    h = await makeLoopHarness(Array.from({ length: 60 }, () => step));
     // no sandbox: the suite writes its log outside the repository
     await h.configure({
       loop: { maxParallel: 4, maxIterations: 4 },
       commands: { sandbox: 'off' },
-      gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }],
+      gates: [{ name: 'suite', command: GATE, kind: 'tests', required: true }],
     });
     await h.ws.write('suite.test.js', suite(log));
     h.ws.git('add', '-A');
@@ -140,5 +159,51 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
     assert.equal(baseline?.gates[0].tests?.named, 2, "its baseline has the base's test inventory");
     const own = eventsOf(h.events, 'gate.finished').filter((e) => e.taskId === dependent && e.passed);
     assert.deepEqual(own[0]?.preExisting, ['legacy date parsing']);
+  });
+
+  it("each agent runs the gate's command itself before COMPLETE: that run is the gate's (red legacy test and all), and every tree still runs once in the whole run", async () => {
+    const { ids, runs } = await project([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], commandsAgent([GATE]));
+    const summary = await h.runner().run();
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ids.map(() => 'done'),
+      summary.results.map((r) => r.reason).join('; '),
+    );
+    const all = await runs();
+    for (const [tree, seen] of byTree(all))
+      assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
+    for (const [i, id] of ids.entries())
+      assert.ok(
+        all.some((r) => r.where === id && r.files.join() === `n${i + 1}.num`),
+        `${id}'s own tree ran in its worktree, by its agent: ${JSON.stringify(all)}`,
+      );
+    const finished = eventsOf(h.events, 'gate.finished');
+    for (const id of ids) {
+      const own = finished.find((e) => e.taskId === id && e.iteration !== undefined);
+      assert.ok(own?.passed, `${id} passed its gate`);
+      assert.match(own.summary, / \(taken from an earlier run on the same tree\)/, `${id}: its gate took its agent's run`);
+      assert.deepEqual(own.preExisting, ['legacy date parsing']);
+    }
+    const told = h.server.requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    assert.ok(told.some((t) => t.includes('[ralph] run as the gate "suite"')), 'the agent was told its run is the gate\'s');
+    assert.ok(told.some((t) => /# fail 1/.test(t)), "the agent read the suite's own output");
+  });
+
+  it("the agent cannot make a run of its own count for the gate: another environment (FOO=1, env, export) or another command line runs the gate again, in the gate's environment", async () => {
+    const cheats = [`FOO=1 ${GATE}`, `env FOO=1 ${GATE}`, `export FOO=1; ${GATE}`, `${GATE}; echo "ok 99 - everything passes"`];
+    const { ids, runs } = await project([{ n: 1 }], commandsAgent(cheats));
+    const summary = await h.runner().run();
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+      summary.results.map((r) => r.reason).join('; '),
+    );
+    const onTree = (await runs()).filter((r) => r.files.join() === 'n1.num');
+    assert.equal(onTree.filter((r) => r.foo === '1').length, 3, `the agent's three runs with FOO=1: ${JSON.stringify(onTree)}`);
+    assert.equal(onTree.filter((r) => r.foo === null).length, 2, `its chained run, and the gate's own: ${JSON.stringify(onTree)}`);
+    const own = eventsOf(h.events, 'gate.finished').find((e) => e.taskId === ids[0] && e.iteration !== undefined);
+    assert.ok(own && !/taken from an earlier run/.test(own.summary), `the gate ran itself: ${own?.summary}`);
+    const told = h.server.requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    assert.ok(!told.some((t) => t.includes('[ralph] run as the gate')), 'none of its runs was a gate run');
   });
 });
