@@ -185,8 +185,14 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
       assert.deepEqual(own.preExisting, ['legacy date parsing']);
     }
     const told = h.server.requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
-    assert.ok(told.some((t) => t.includes('[ralph] run as the gate "suite"')), 'the agent was told its run is the gate\'s');
-    assert.ok(told.some((t) => /# fail 1/.test(t)), "the agent read the suite's own output");
+    assert.ok(
+      told.some((t) => t.includes('[ralph] run as the gate "suite"')),
+      "the agent was told its run is the gate's",
+    );
+    assert.ok(
+      told.some((t) => /# fail 1/.test(t)),
+      "the agent read the suite's own output",
+    );
   });
 
   it("the agent cannot make a run of its own count for the gate: another environment (FOO=1, env, export) or another command line runs the gate again, in the gate's environment", async () => {

@@ -54,8 +54,8 @@ export const runCommandTool = defineTool({
 /** A gate's run as the agent reads it: capped like its own commands, with a line saying what it was. */
 function gateRunOutput(run: AgentGateRun, maxChars: number): string {
   const how = run.reused
-    ? `the gate "${run.gate}"'s command: this exact tree already ran it in this run, in the gate's environment; that result is shown`
-    : `run as the gate "${run.gate}" (its command, in the gate's environment): the gate takes this result on this exact tree`;
+    ? `the gate "${run.gate}"'s command already ran on this exact tree in this run, in the gate's environment: that run's result is shown (nothing ran now; any other command line runs anew)`
+    : `run as the gate "${run.gate}" (its command, in the gate's environment): on this exact tree the gate takes this result instead of running again`;
   return `${capMiddle(run.output, maxChars).text}\n[ralph] ${how}`;
 }
 
