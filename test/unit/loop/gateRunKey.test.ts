@@ -206,7 +206,7 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
     );
   });
 
-  it('a failing run is taken only by who takes failures (reuse: any); a re-run (reuse: none) always runs; reuse: false always runs', async () => {
+  it('a failing run is taken only by who takes failures (reuse: any) and by the task it was made for; a re-run (reuse: none) always runs; reuse: false always runs', async () => {
     const cache = new GateRunCache();
     const inner = new CountingRunner(1);
     const runner = cache.around(inner);
@@ -219,6 +219,12 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
     const own = { ...gate, reuse: false };
     await Promise.all([runner.run(request(ws.dir, { gate: own, reuse: 'any' })), runner.run(request(other, { gate: own, reuse: 'any' }))]);
     assert.equal(inner.runs, 5);
+    // made for a task (its agent's own run of the gate's command): that task takes its failure again, no other does
+    await write(ws.dir, 'b.txt', 'b\n');
+    await runner.run(request(ws.dir, { taskId: 'T-1' }));
+    assert.equal((await runner.run(request(ws.dir, { taskId: 'T-1' }))).reused, true, "the task's gate takes its agent's failing run");
+    assert.equal((await runner.run(request(ws.dir, { taskId: 'T-2' }))).reused, undefined, 'another task runs its own');
+    assert.equal(inner.runs, 7);
   });
 
   it('a shared run stopped or crashed midway is kept by no one: each waiter runs its own; a waiter stopped while waiting gets a stopped result', async () => {
@@ -271,5 +277,28 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
       await fs.rm(given, { force: true });
       await fs.rm(otherGiven, { force: true });
     }
+  });
+
+  it("sandboxed: each worktree's root in the sandbox is made portable, so two task worktrees share a key; the sandbox on or off, the network, are other keys", async () => {
+    const worktree = (name: string) => path.join(ws.dir, '.ralph', 'worktrees', name);
+    for (const name of ['T-1', 'T-2']) ws.git('worktree', 'add', '-q', '--detach', worktree(name));
+    const gates = (sandbox: 'auto' | 'off', network = false) =>
+      new ProcessGateRunner(
+        new IsolatedCommandRunner(
+          new NodeCommandRunner(),
+          { root: ws.dir, commands: { sandbox, network, env: [] }, keyVariables: [] },
+          new SecretRedactor(),
+          () => {},
+          () => Promise.resolve({ available: true, reason: 'bubblewrap' }),
+        ),
+      );
+    const cache = new GateRunCache();
+    const key = await cache.keyFor(gates('auto'), request(worktree('T-1')));
+    assert.ok(key);
+    const described = await gates('auto').environment(request(worktree('T-1')));
+    assert.match(described ?? '', /"sandbox":\{"root":/, 'the sandbox is part of what the run sees');
+    assert.equal(await cache.keyFor(gates('auto'), request(worktree('T-2'))), key);
+    assert.notEqual(await cache.keyFor(gates('off'), request(worktree('T-2'))), key);
+    assert.notEqual(await cache.keyFor(gates('auto', true), request(worktree('T-2'))), key);
   });
 });
