@@ -9,15 +9,22 @@
 import { fork } from 'node:child_process';
 import { type Step, startScriptedServer } from '../test/fixtures/scriptedServer';
 
-/** Writes the file its task names, then completes; every answer after `latencyMs`. */
+/**
+ * Writes the file its task names (`WRITE <file>`), runs the task's tests when it names them
+ * (`RUN <command>`, the way agents check their work), then completes; every answer after `latencyMs`.
+ */
 export function agent(latencyMs: number): Step {
   return async (request) => {
     await new Promise((resolve) => setTimeout(resolve, latencyMs));
-    const user = (request.body?.messages ?? []).find((m) => m.role === 'user');
-    const file = /WRITE (\S+)/.exec(typeof user?.content === 'string' ? user.content : '')?.[1] ?? 'x.txt';
-    if ((request.body?.messages ?? []).at(-1)?.role === 'tool')
-      return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
-    return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
+    const messages = request.body?.messages ?? [];
+    const user = messages.find((m) => m.role === 'user');
+    const prompt = typeof user?.content === 'string' ? user.content : '';
+    const file = /WRITE (\S+)/.exec(prompt)?.[1] ?? 'x.txt';
+    const command = /RUN (.+)$/m.exec(prompt)?.[1]?.trim();
+    const answered = messages.filter((m) => m.role === 'tool').length;
+    if (answered === 0) return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }] };
+    if (answered === 1 && command) return { toolCalls: [{ name: 'run_command', arguments: { command } }] };
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
   };
 }
 

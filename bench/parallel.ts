@@ -1,9 +1,11 @@
 /**
  * The parallel figure of DESIGN §6: 8 independent tasks against the scripted server with a
  * fixed model latency per call (400 ms and 1 s), run with `loop.maxParallel` 1 and then 4
- * (agents in worktrees, work through the merge queue) → the speed-up; and the queue's own cost
- * per merge (from `merging` to `merged`, the merged check's gate time excluded), before and
- * after merge-tree.
+ * (agents in worktrees, work through the merge queue) → the speed-up; each task's agent runs the
+ * project's suite (`npm test`, six node:test files) before COMPLETE, which is also its required
+ * gate (issue 37): each run says how many times the suite ran per task, the machine's CPU-seconds
+ * per task and its wall time over its CPU floor. And the queue's own cost per merge (from
+ * `merging` to `merged`, the merged check's gate time excluded), before and after merge-tree.
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -15,13 +17,17 @@ import { useMergeTree } from '../src/core/git/mergeTree';
 import { createModelClient } from '../src/core/llm/factory';
 import { RalphRunner } from '../src/core/loop/runner';
 import { RalphPaths } from '../src/core/paths';
-import { NodeCommandRunner } from '../src/core/commands/processRunner';
+import { type CommandRequest, type CommandResult, NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
+import { floorRatio, machineCpu } from './machineCpu';
 import { startModelProcess } from './modelProcess';
+import { SUITE_COMMAND, SUITE_FILES, SUITE_GATE } from './suite';
 
 export interface ParallelBenchResult {
   tasks: number;
   agents: number;
+  /** The suite's command the tasks run (gate and agents); undefined: the bare queue. */
+  suite: string | undefined;
   figures: ParallelFigures[];
   /** merging → merged, the merged check's gate time excluded: merge-tree and the chain (after) against worktree merges one at a time (before). */
   queueMsPerMerge: { after: { median: number; max: number }; before: { median: number; max: number } };
@@ -40,13 +46,35 @@ export interface RunOptions {
   files?: Record<string, string>;
   /** Merges built in the merge worktree (the queue before merge-tree) instead of as objects. */
   worktreeMerges?: boolean;
+  /** The test suite's command: each task's agent runs it before COMPLETE (`run_command`), and its runs are counted. */
+  suite?: string;
 }
 
-export async function once(
-  maxParallel: number,
-  latencyMs: number,
-  options: Partial<RunOptions> = {},
-): Promise<{ ms: number; queueMs: number[]; tailMs: number; startMs: number }> {
+/** What one run of the bench measured. */
+export interface OnceResult {
+  ms: number;
+  queueMs: number[];
+  tailMs: number;
+  startMs: number;
+  /** Runs of the suite's command (the agents', the gates', the base runs, the merged checks), started for real. */
+  suiteRuns: number;
+  /** The machine's CPU-seconds over the run (/proc/stat). */
+  cpuSeconds: number;
+}
+
+/** Every command the run starts goes through here: the suite's runs are counted (its environment is the runner's, so the gate cache is unchanged). */
+class CountingCommands extends NodeCommandRunner {
+  runs = 0;
+  constructor(private readonly suite: string | undefined) {
+    super();
+  }
+  override run(req: CommandRequest): Promise<CommandResult> {
+    if (this.suite !== undefined && req.command.trim() === this.suite) this.runs++;
+    return super.run(req);
+  }
+}
+
+export async function once(maxParallel: number, latencyMs: number, options: Partial<RunOptions> = {}): Promise<OnceResult> {
   const tasks = options.tasks ?? TASKS;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-par-'));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
@@ -54,7 +82,10 @@ export async function once(
   git('config', 'user.name', 'bench');
   git('config', 'user.email', 'bench@localhost');
   await fs.writeFile(path.join(dir, 'README.md'), '# bench\n');
-  for (const [rel, content] of Object.entries(options.files ?? {})) await fs.writeFile(path.join(dir, rel), content);
+  for (const [rel, content] of Object.entries(options.files ?? {})) {
+    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await fs.writeFile(path.join(dir, rel), content);
+  }
   git('add', '-A');
   git('commit', '-qm', 'init');
   const server = await startModelProcess(latencyMs);
@@ -66,7 +97,8 @@ export async function once(
   });
   useMergeTree(dir, options.worktreeMerges ? false : undefined);
   const store = new TaskStore(new RalphPaths(dir));
-  for (let i = 0; i < tasks; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt`, promise: `f${i}.txt exists` });
+  const run = options.suite ? `\nRUN ${options.suite}` : '';
+  for (let i = 0; i < tasks; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt${run}`, promise: `f${i}.txt exists` });
   const bus = new EventBus();
   const mergingAt = new Map<string, number>();
   const builtIn = new Map<string, number>();
@@ -116,16 +148,19 @@ export async function once(
     }
     if (event.state === 'queued' || event.state === 'merging') builtIn.delete(event.taskId);
   });
+  const commands = new CountingCommands(options.suite);
+  const cpu = machineCpu();
   const started = performance.now();
   const summary = await new RalphRunner({
     workspace: dir,
     config,
     bus,
     model: createModelClient(config.llm, 'bench-key'),
-    commands: new NodeCommandRunner(),
+    commands,
     store,
   }).run();
   const ended = performance.now();
+  const cpuSeconds = cpu.stop();
   const ms = ended - started;
   await server.close();
   await fs.rm(dir, { recursive: true, force: true });
@@ -136,7 +171,14 @@ export async function once(
     throw new Error(`parallel bench: only ${done} of ${tasks} tasks done with maxParallel ${maxParallel} (${others.join('; ')})`);
   }
   // the run's tail: from the last task's loop accepting COMPLETE to the run's end (the queue alone)
-  return { ms, queueMs, tailMs: ended - lastQueued, startMs: (firstIteration ?? started) - started };
+  return {
+    ms,
+    queueMs,
+    tailMs: ended - lastQueued,
+    startMs: (firstIteration ?? started) - started,
+    suiteRuns: commands.runs,
+    cpuSeconds,
+  };
 }
 
 export interface ParallelFigures {
@@ -149,6 +191,9 @@ export interface ParallelFigures {
   /** The smallest and the largest of the rounds' speed-ups: how noisy the machine was. */
   speedupRange: [number, number];
   rounds: number;
+  /** What the median round's two runs cost (suite runs, CPU, floor). */
+  sequentialCost: RunCost;
+  parallelCost: RunCost;
   /**
    * The ceiling of this shape of run: the speed-up 4 agents would reach at no cost of their own
    * (no worktree, no merge, no contention), each wave as long as one task of the run one at a
@@ -158,44 +203,78 @@ export interface ParallelFigures {
   ceiling: number;
 }
 
+/** What a run cost: the suite's runs and the machine's CPU-seconds per task, and its wall time over its CPU floor. */
+export interface RunCost {
+  suiteRunsPerTask: number;
+  cpuSecondsPerTask: number;
+  /** Wall time / (CPU-seconds / cores): 1 is a run that kept every core busy from start to end. */
+  floorRatio: number;
+}
+
+export function costOf(run: OnceResult, tasks: number): RunCost {
+  return {
+    suiteRunsPerTask: run.suiteRuns / tasks,
+    cpuSecondsPerTask: run.cpuSeconds / tasks,
+    floorRatio: floorRatio(run.ms, run.cpuSeconds),
+  };
+}
+
+/** The project every parallel run works on: the six-file suite by `npm test` (gate, and each agent's own run); `RALPH_BENCH_SUITE=off` for the bare queue of before. */
+export function benchProject(): Partial<RunOptions> {
+  return process.env.RALPH_BENCH_SUITE === 'off' ? {} : { files: SUITE_FILES, gates: [SUITE_GATE], suite: SUITE_COMMAND };
+}
+
 /**
  * The speed-up at each model latency (4 agents against 1, side by side, in `RALPH_BENCH_ROUNDS`
  * paired rounds — default 3 — of which the median is the figure: one pair alone moved by a
- * quarter on this shared machine), and the queue's own cost per merge with 4 agents at the first
- * latency: merges built as objects (`merge-tree`, now) against merges built in the merge worktree
- * (the queue before it), side by side.
+ * quarter on this shared machine), each run on the project with its suite (`benchProject`), with
+ * what the median round's runs cost; and the queue's own cost per merge with 4 agents at the
+ * first latency: merges built as objects (`merge-tree`, now) against merges built in the merge
+ * worktree (the queue before it), side by side.
  */
 export async function benchParallel(
   latencies = (process.env.RALPH_BENCH_LATENCY_MS ?? '400,1000').split(',').map(Number),
   rounds = Math.max(1, Number(process.env.RALPH_BENCH_ROUNDS ?? 3)),
 ): Promise<ParallelBenchResult> {
   const figures: ParallelFigures[] = [];
+  const project = benchProject();
   let after: number[] = [];
   for (const latencyMs of latencies) {
-    const pairs: { sequentialMs: number; parallelMs: number; speedup: number; ceiling: number }[] = [];
+    const pairs: (Omit<ParallelFigures, 'latencyMs' | 'speedupRange' | 'rounds'> & { speedup: number })[] = [];
     for (let round = 0; round < rounds; round++) {
-      const sequential = await once(1, latencyMs);
-      const parallel = await once(4, latencyMs);
+      const sequential = await once(1, latencyMs, project);
+      const parallel = await once(4, latencyMs, project);
       if (after.length === 0) after = parallel.queueMs;
       const perTask = (sequential.ms - sequential.startMs) / TASKS;
       const ceiling = sequential.ms / (sequential.startMs + perTask * Math.ceil(TASKS / 4));
-      pairs.push({ sequentialMs: sequential.ms, parallelMs: parallel.ms, speedup: sequential.ms / parallel.ms, ceiling });
+      pairs.push({
+        sequentialMs: sequential.ms,
+        parallelMs: parallel.ms,
+        speedup: sequential.ms / parallel.ms,
+        ceiling,
+        sequentialCost: costOf(sequential, TASKS),
+        parallelCost: costOf(parallel, TASKS),
+      });
     }
     const bySpeedup = [...pairs].sort((a, b) => a.speedup - b.speedup);
     const median = bySpeedup[Math.floor((bySpeedup.length - 1) / 2)];
     const ceilings = pairs.map((p) => p.ceiling).sort((a, b) => a - b);
     figures.push({
+      ...median,
       latencyMs,
-      sequentialMs: median.sequentialMs,
-      parallelMs: median.parallelMs,
-      speedup: median.speedup,
       speedupRange: [bySpeedup[0].speedup, bySpeedup[bySpeedup.length - 1].speedup],
       rounds,
       ceiling: ceilings[Math.floor((ceilings.length - 1) / 2)],
     });
   }
   const before = (await once(4, latencies[0], { worktreeMerges: true, merge: { concurrency: 1 } })).queueMs;
-  return { tasks: TASKS, agents: 4, figures, queueMsPerMerge: { after: spread(after), before: spread(before) } };
+  return {
+    tasks: TASKS,
+    agents: 4,
+    suite: project.suite,
+    figures,
+    queueMsPerMerge: { after: spread(after), before: spread(before) },
+  };
 }
 
 function spread(values: number[]): { median: number; max: number } {

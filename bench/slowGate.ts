@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { once } from './parallel';
+import { costOf, once, type RunCost } from './parallel';
 
 const TASKS = 12;
 const AGENTS = 4;
@@ -24,8 +24,10 @@ const SUITE_JS = `setTimeout(() => {
 `;
 /**
  * A required gate runs at each task's base (issue 19's integrity baseline, beside the first
- * iteration in a worktree), when the task completes, and in its merged check — each tree once
- * per run (the run's gate cache). Measured as kind `custom` and, besides, as kind `tests`.
+ * iteration in a worktree), by the task's agent before it claims COMPLETE (its `run_command` of
+ * the gate's command: the gate's run, issue 37), when the task completes, and in its merged
+ * check — each tree once per run (the run's gate cache). Measured as kind `custom` and, besides,
+ * as kind `tests`.
  */
 const GATE = { name: 'suite', kind: 'custom', command: 'node suite.js', required: true };
 
@@ -35,13 +37,13 @@ export interface SlowGateResult {
   latencyMs: number;
   gateMs: number;
   backToBackMs: number;
-  /** `tailMs`: from the last task entering the queue to the run's end — the queue's own share of the run. */
-  chain: { concurrency: number; ms: number; ratio: number; tailMs: number };
-  serial: { ms: number; ratio: number; tailMs: number };
+  /** `tailMs`: from the last task entering the queue to the run's end — the queue's own share of the run. `cost`: suite runs, CPU, floor. */
+  chain: { concurrency: number; ms: number; ratio: number; tailMs: number; cost: RunCost };
+  serial: { ms: number; ratio: number; tailMs: number; cost: RunCost };
   /** The chain again with the gate as kind `tests` (its output parsed as a test inventory). */
-  chainTestsKind: { ms: number; ratio: number };
+  chainTestsKind: { ms: number; ratio: number; cost: RunCost };
   /** The chain with `merge.checkAhead` off: a task joins the queue only once its own gates passed. */
-  chainNotAhead: { ms: number; ratio: number; tailMs: number };
+  chainNotAhead: { ms: number; ratio: number; tailMs: number; cost: RunCost };
 }
 
 async function backToBack(): Promise<{ total: number; each: number }> {
@@ -60,7 +62,7 @@ async function backToBack(): Promise<{ total: number; each: number }> {
 export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH_CONCURRENCY ?? AGENTS)): Promise<SlowGateResult> {
   const gate = await backToBack();
   const run = (merge: Record<string, unknown>, kind = GATE.kind) =>
-    once(AGENTS, LATENCY_MS, { tasks: TASKS, gates: [{ ...GATE, kind }], files: { 'suite.js': SUITE_JS }, merge });
+    once(AGENTS, LATENCY_MS, { tasks: TASKS, gates: [{ ...GATE, kind }], files: { 'suite.js': SUITE_JS }, merge, suite: GATE.command });
   const chain = await run({ concurrency });
   const serial = await run({ concurrency: 1 });
   const testsKind = await run({ concurrency }, 'tests');
@@ -71,9 +73,9 @@ export async function benchSlowGate(concurrency = Number(process.env.RALPH_BENCH
     latencyMs: LATENCY_MS,
     gateMs: gate.each,
     backToBackMs: gate.total,
-    chain: { concurrency, ms: chain.ms, ratio: chain.ms / gate.total, tailMs: chain.tailMs },
-    serial: { ms: serial.ms, ratio: serial.ms / gate.total, tailMs: serial.tailMs },
-    chainTestsKind: { ms: testsKind.ms, ratio: testsKind.ms / gate.total },
-    chainNotAhead: { ms: notAhead.ms, ratio: notAhead.ms / gate.total, tailMs: notAhead.tailMs },
+    chain: { concurrency, ms: chain.ms, ratio: chain.ms / gate.total, tailMs: chain.tailMs, cost: costOf(chain, TASKS) },
+    serial: { ms: serial.ms, ratio: serial.ms / gate.total, tailMs: serial.tailMs, cost: costOf(serial, TASKS) },
+    chainTestsKind: { ms: testsKind.ms, ratio: testsKind.ms / gate.total, cost: costOf(testsKind, TASKS) },
+    chainNotAhead: { ms: notAhead.ms, ratio: notAhead.ms / gate.total, tailMs: notAhead.tailMs, cost: costOf(notAhead, TASKS) },
   };
 }

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { GateConfig } from '../core/config/schema';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../core/gates/types';
 import type { CommandRunner } from '../core/commands/processRunner';
-import { GATE_OUTPUT_CHARS, runEnvironment, type RunEnvironment } from '../core/gates/runGates';
+import { gateCommand, runEnvironment, type RunEnvironment } from '../core/gates/runGates';
 
 /** The task type contributed in package.json (`taskDefinitions`). */
 export const RALPH_TASK_TYPE = 'ralph';
@@ -80,6 +80,11 @@ export class TasksApiGateRunner implements GateRunner {
       request.signal?.removeEventListener('abort', onAbort);
     }
   }
+
+  /** The gate's process starts as the CLI's does (`gateCommand`), in this pseudoterminal: the run's gate cache may share it. */
+  environment(request: GateRunRequest): Promise<string | undefined> {
+    return this.commands.environmentOf?.(gateCommand(request)) ?? Promise.resolve(undefined);
+  }
 }
 
 interface GateTaskOptions {
@@ -152,13 +157,8 @@ class GatePseudoterminal implements vscode.Pseudoterminal {
     let result: GateRunResult;
     try {
       const run = await this.commands.run({
-        command: this.gate.command,
-        cwd: this.cwd,
-        timeoutMs: this.options.timeoutMs,
-        maxOutputChars: GATE_OUTPUT_CHARS,
+        ...gateCommand({ gate: this.gate, cwd: this.cwd, timeoutMs: this.options.timeoutMs, ...this.options.environment }),
         signal,
-        purpose: 'gate',
-        ...this.options.environment,
         onOutput: (chunk) => {
           this.write(chunk);
           this.options.onOutput?.(chunk);

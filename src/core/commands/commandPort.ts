@@ -69,4 +69,11 @@ export interface CommandResult {
 export interface CommandRunner {
   /** Resolves when the command ends, times out or is aborted; rejects only if it could not be started. */
   run(req: CommandRequest): Promise<CommandResult>;
+  /**
+   * What a run of `req` sees besides its command line and the files of its folder: the whole
+   * environment its process starts with (less Ralph's per-run variables, `PER_RUN_VARIABLES`),
+   * the sandbox it runs in and the shell — as text, the same for two requests exactly when
+   * their runs would see the same. Undefined (or absent) when this runner cannot say.
+   */
+  environmentOf?(req: CommandRequest): Promise<string | undefined>;
 }

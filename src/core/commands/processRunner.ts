@@ -13,6 +13,14 @@ export type { CommandRequest, CommandResult, CommandRunner } from './commandPort
  */
 export const COMMAND_MARKER_ENV = 'RALPH_COMMAND_ID';
 
+/**
+ * Variables Ralph sets for one run only (a marker, a folder of the run's own): what a command
+ * sees of them differs from run to run and says nothing of its result, so they are left out of
+ * `CommandRunner.environmentOf` (the run's gate cache keys by it). Ralph's other per-run
+ * variables join this list.
+ */
+export const PER_RUN_VARIABLES: readonly string[] = [COMMAND_MARKER_ENV];
+
 /** Nothing the agent runs can ask a human anything: there is no terminal behind it. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
   CI: 'true',
@@ -152,14 +160,25 @@ export class NodeCommandRunner implements CommandRunner {
     });
   }
 
-  private spawn(req: CommandRequest, marker: string): ChildProcess {
-    const env: Record<string, string> = {
-      ...(req.replaceEnv ? {} : definedOnly(process.env)),
-      ...NON_INTERACTIVE_ENV,
-      ...definedOnly(req.env ?? {}),
-      [COMMAND_MARKER_ENV]: marker,
-    };
+  /** See `CommandRunner.environmentOf`: the variables `spawn` gives (less the per-run ones), the shell, the sandbox. */
+  environmentOf(req: CommandRequest): Promise<string> {
+    const env = Object.entries(this.env(req))
+      .filter(([name]) => !PER_RUN_VARIABLES.includes(name))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const sandbox =
+      req.sandbox && !IS_WINDOWS ? { ...req.sandbox, writablePaths: [...req.sandbox.writablePaths].sort(), bwrap: this.bwrap } : undefined;
+    return Promise.resolve(JSON.stringify({ platform: process.platform, shell: IS_WINDOWS ? 'cmd' : this.shell, env, sandbox }));
+  }
+
+  /** The environment a run of `req` starts with, but its marker. */
+  private env(req: CommandRequest): Record<string, string> {
+    const env = { ...(req.replaceEnv ? {} : definedOnly(process.env)), ...NON_INTERACTIVE_ENV, ...definedOnly(req.env ?? {}) };
     for (const [name, value] of Object.entries(req.appendEnv ?? {})) env[name] = env[name] ? `${env[name]} ${value}` : value;
+    return env;
+  }
+
+  private spawn(req: CommandRequest, marker: string): ChildProcess {
+    const env: Record<string, string> = { ...this.env(req), [COMMAND_MARKER_ENV]: marker };
     if (IS_WINDOWS) {
       return spawn(req.command, { cwd: req.cwd, env, shell: true, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
     }

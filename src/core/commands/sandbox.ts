@@ -257,12 +257,40 @@ export class IsolatedCommandRunner implements CommandRunner {
   ) {}
 
   async run(req: CommandRequest): Promise<CommandResult> {
+    const launch = await this.prepare(req);
+    if ('refused' in launch) return launch.refused;
+    const onOutput = req.onOutput;
+    const result = await this.inner.run({
+      ...launch.request,
+      onOutput: onOutput ? (chunk) => onOutput(this.redactor.redact(chunk)) : undefined,
+    });
+    const { hiddenNote } = launch;
+    const output = hiddenNote && result.exitCode !== 0 ? `${result.output}\n[ralph] ${hiddenNote}` : result.output;
+    return { ...result, output: this.redactor.redact(output) };
+  }
+
+  /** What `run` would start for `req` (its environment scrubbed, its sandbox), as the runner below describes it; undefined for a request refused here. */
+  async environmentOf(req: CommandRequest): Promise<string | undefined> {
+    if (!this.inner.environmentOf) return undefined;
+    const launch = await this.prepare(req, false);
+    return 'refused' in launch ? undefined : this.inner.environmentOf(launch.request);
+  }
+
+  /**
+   * `req` as it runs: its environment scrubbed (or the sandbox's), its sandbox decided; or the
+   * refusal of a gate that names a path the sandbox hides. Throws when the sandbox is required
+   * and missing. `learn`: the secrets scrubbed are added to the redactor (a run's output is redacted).
+   */
+  private async prepare(
+    req: CommandRequest,
+    learn = true,
+  ): Promise<{ request: CommandRequest; hiddenNote?: string } | { refused: CommandResult }> {
     const settings = typeof this.settings === 'function' ? await this.settings() : this.settings;
     const action = req.purpose === 'action';
     const passThrough = [...settings.commands.env, ...(action ? (settings.actionEnv ?? []) : [])];
     const scrub = scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough });
     // Passed through on purpose still means: never shown to the model or written to a log.
-    this.redactor.add(...scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough: [] }).values);
+    if (learn) this.redactor.add(...scrubEnvironment(process.env, { keyVariables: settings.keyVariables, passThrough: [] }).values);
     const mode = settings.commands.sandbox;
     let sandbox: SandboxSpec | undefined;
     let hiddenNote: string | undefined;
@@ -274,7 +302,7 @@ export class IsolatedCommandRunner implements CommandRunner {
         const readablePaths = privateTmpBinds(root);
         const hidden = hiddenTmpPath(req.command, root, readablePaths);
         // a gate that names a path the sandbox hides would fail with "not found" and no reason: say why instead
-        if (hidden && req.purpose === 'gate') return refusedHidden(hiddenPathMessage(hidden, 'gate'));
+        if (hidden && req.purpose === 'gate') return { refused: refusedHidden(hiddenPathMessage(hidden, 'gate')) };
         sandbox = {
           root,
           network: settings.commands.network,
@@ -294,16 +322,7 @@ export class IsolatedCommandRunner implements CommandRunner {
       }
     }
     const base = sandbox ? sandboxEnvironment(scrub.env, passThrough) : scrub.env;
-    const onOutput = req.onOutput;
-    const result = await this.inner.run({
-      ...req,
-      env: { ...base, ...req.env },
-      replaceEnv: true,
-      sandbox,
-      onOutput: onOutput ? (chunk) => onOutput(this.redactor.redact(chunk)) : undefined,
-    });
-    const output = hiddenNote && result.exitCode !== 0 ? `${result.output}\n[ralph] ${hiddenNote}` : result.output;
-    return { ...result, output: this.redactor.redact(output) };
+    return { request: { ...req, env: { ...base, ...req.env }, replaceEnv: true, sandbox }, ...(hiddenNote ? { hiddenNote } : {}) };
   }
 }
 

@@ -143,7 +143,7 @@ export const GateSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      "default true: a run of this gate on a clean tree stands for it on the same tree anywhere in the run (the agents' base runs, the merged checks); false for a gate whose result depends on more than the tree (a service, the network, the clock, where it runs)",
+      "default true: a run of this gate's command stands for it on the same tree (every file that is not ignored, committed or not) in the same environment anywhere in the run (the agents' own runs of the command, the base runs, the merged checks); false for a gate whose result depends on more than that (an ignored file it reads, a service, the network, the clock)",
     ),
 });
 export type GateConfig = z.infer<typeof GateSchema>;

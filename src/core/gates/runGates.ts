@@ -107,6 +107,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
       ...(reuse ? { reuse } : {}),
+      ...(options.taskId ? { taskId: options.taskId } : {}),
       ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}),
     });
   } catch (error) {
@@ -143,7 +144,7 @@ export function gateLogPointer(gate: string, cwd: string, logPath: string): stri
   return `full output of ${gate}: ${logPath} — outside your working folder; read it with run_command, e.g. \`tail -n 200 '${logPath}'\``;
 }
 
-export type RunEnvironment = Pick<CommandRequest, 'env' | 'appendEnv' | 'writableDirs'>;
+export type RunEnvironment = Pick<GateRunRequest, 'env' | 'appendEnv' | 'writableDirs'>;
 
 /** What a gate run adds to its command's environment and sandbox (the test probe's variables and folder). */
 export function runEnvironment(request: Pick<GateRunRequest, 'env' | 'appendEnv' | 'writableDirs'>): RunEnvironment {
@@ -159,16 +160,7 @@ export class ProcessGateRunner implements GateRunner {
   constructor(private readonly commands: CommandRunner) {}
 
   async run(request: GateRunRequest): Promise<GateRunResult> {
-    const result = await this.commands.run({
-      command: request.gate.command,
-      cwd: request.cwd,
-      timeoutMs: request.timeoutMs,
-      maxOutputChars: GATE_OUTPUT_CHARS,
-      signal: request.signal,
-      onOutput: request.onOutput,
-      purpose: 'gate',
-      ...runEnvironment(request),
-    });
+    const result = await this.commands.run(gateCommand(request));
     return {
       exitCode: result.exitCode,
       timedOut: result.timedOut,
@@ -177,4 +169,22 @@ export class ProcessGateRunner implements GateRunner {
       durationMs: result.durationMs,
     };
   }
+
+  async environment(request: GateRunRequest): Promise<string | undefined> {
+    return this.commands.environmentOf?.(gateCommand(request));
+  }
+}
+
+/** The command a gate's run is: its whole output kept up to 400,000 characters. */
+export function gateCommand(request: GateRunRequest): CommandRequest {
+  return {
+    command: request.gate.command,
+    cwd: request.cwd,
+    timeoutMs: request.timeoutMs,
+    maxOutputChars: GATE_OUTPUT_CHARS,
+    signal: request.signal,
+    onOutput: request.onOutput,
+    purpose: 'gate',
+    ...runEnvironment(request),
+  };
 }

@@ -11,7 +11,7 @@ export interface GateRunResult {
   aborted: boolean;
   output: string;
   durationMs: number;
-  /** Taken from an earlier run of the same definition on the same tree in this run (`loop/gateRunCache.ts`): nothing ran now. */
+  /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
   /**
    * Where each test is defined, as the test runner itself said it to the test probe
@@ -34,9 +34,10 @@ export interface GateRunRequest {
   /** Live output, for terminals and panels. */
   onOutput?: (chunk: string) => void;
   /**
-   * Whether an earlier run on the same clean tree may stand for this one (the run's gate cache):
-   * `passing` (default) a passing result only, `any` a failing one too (a run that learns what
-   * is red at a base), `none` never (a re-run of a failed gate).
+   * Whether an earlier run of the same command on the same tree in the same environment may
+   * stand for this one (the run's gate cache): `passing` (default) a passing result only, `any`
+   * a failing one too (a run that learns what is red at a base), `none` never (a re-run of a
+   * failed gate).
    */
   reuse?: 'passing' | 'any' | 'none';
   /** Variables of this run only, over the gate's environment (Ralph's own, `RALPH_RUN_ENV`: the test probe's folder). */
@@ -45,6 +46,8 @@ export interface GateRunRequest {
   appendEnv?: Record<string, string>;
   /** Folders the command may write, inside the sandbox too (the test probe's records). */
   writableDirs?: string[];
+  /** The task the run is for (its gates, its agent's own run of a gate's command): a failing result it made itself is its to take again. */
+  taskId?: string;
 }
 
 /**
@@ -53,6 +56,13 @@ export interface GateRunRequest {
  */
 export interface GateRunner {
   run(request: GateRunRequest): Promise<GateRunResult>;
+  /**
+   * What a run of `request` would see besides its command and its tree: its environment, its
+   * sandbox, its shell (`CommandRunner.environmentOf`). Runs are shared only between requests
+   * whose environments are equal; a runner that cannot say (undefined, or no such method) has
+   * its runs never shared.
+   */
+  environment?(request: GateRunRequest): Promise<string | undefined>;
 }
 
 export type SecuritySeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';

@@ -14,6 +14,10 @@ export class GuardedCommandRunner implements CommandRunner {
     if (restored.length === 0) return result;
     return { ...result, output: `${result.output}\n${tamperNote(restored)}` };
   }
+
+  environmentOf(request: CommandRequest): Promise<string | undefined> {
+    return this.inner.environmentOf?.(request) ?? Promise.resolve(undefined);
+  }
 }
 
 /** Gates are the user's commands, but what they run (tests, scripts) is the agent's code. */
@@ -25,6 +29,10 @@ export class GuardedGateRunner implements GateRunner {
 
   async run(request: GateRunRequest): Promise<GateRunResult> {
     return (await this.guard.around(`the gate "${request.gate.name}"`, () => this.inner.run(request))).result;
+  }
+
+  environment(request: GateRunRequest): Promise<string | undefined> {
+    return this.inner.environment?.(request) ?? Promise.resolve(undefined);
   }
 }
 

@@ -9,6 +9,7 @@ import type { ChatMessage } from '../llm/types';
 import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import type { Checkpoint, PendingCommit } from '../record/checkpoint';
+import { agentGateRuns } from './agentGateRuns';
 import { runHaltReason } from './runHalt';
 import type { TaskLoopServices } from './types';
 
@@ -63,6 +64,7 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
     commandTimeoutMs: services.config.commands.timeoutMs,
     maxOutputChars: services.config.commands.maxOutputChars,
     signal,
+    gateRuns: agentGateRuns(services, task),
   };
   const progressFile = work.relative(work.progress(task.id));
   let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GateRunCache, localizedOutput, portableOutput } from '../../../src/core/loop/gateRunCache';
-import type { GateRunner, GateRunRequest, GateRunResult } from '../../../src/core/gates/types';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';
-import { makeTempWorkspace } from '../helpers/tempWorkspace';
-import { writeAgent } from '../helpers/writeAgent';
+import type { Step } from '../../fixtures/scriptedServer';
+import { writeAgent, writeInstruction } from '../helpers/writeAgent';
 
 /**
  * A node:test suite that writes down every run of it (where it ran, which *.num files it saw)
@@ -16,7 +14,7 @@ import { writeAgent } from '../helpers/writeAgent';
 function suite(log: string): string {
   return `const fs = require('fs'); const path = require('path'); const test = require('node:test'); const assert = require('assert');
 const files = fs.readdirSync('.').filter((f) => f.endsWith('.num')).sort();
-fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where: path.basename(process.cwd()), files }) + '\\n');
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where: path.basename(process.cwd()), files, foo: process.env.FOO ?? null }) + '\\n');
 Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600);
 test('legacy date parsing', () => assert.equal(new Date('2001-02-30').getDate(), 30));
 test('num files hold digits', () => { for (const f of files) assert.match(fs.readFileSync(f, 'utf8'), /^\\d+$/); });
@@ -28,6 +26,21 @@ const agent = writeAgent;
 interface SuiteRun {
   where: string;
   files: string[];
+  /** FOO in the suite's environment. */
+  foo: string | null;
+}
+
+const GATE = 'node --test --test-reporter=tap suite.test.js';
+
+/** Writes its task's file, runs `commands` one by one (run_command), then completes. */
+function commandsAgent(commands: string[]): Step {
+  return (request) => {
+    const { file, content } = writeInstruction(request);
+    const answered = (request.body?.messages ?? []).filter((m) => m.role === 'tool').length;
+    if (answered === 0) return { toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] };
+    if (answered <= commands.length) return { toolCalls: [{ name: 'run_command', arguments: { command: commands[answered - 1] } }] };
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: `wrote ${file}`, promiseEvidence: `${file} written` } }] };
+  };
 }
 
 describe("the run's gate runs by tree (real git, scripted model, 4 agents in worktrees)", function () {
@@ -42,14 +55,17 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  async function project(tasks: { n: number; dependsOn?: string[] }[]): Promise<{ ids: string[]; runs: () => Promise<SuiteRun[]> }> {
+  async function project(
+    tasks: { n: number; dependsOn?: string[] }[],
+    step: Step = agent,
+  ): Promise<{ ids: string[]; runs: () => Promise<SuiteRun[]> }> {
     const log = path.join(dir, 'runs.jsonl');
-    h = await makeLoopHarness(Array.from({ length: 40 }, () => agent));
+    h = await makeLoopHarness(Array.from({ length: 60 }, () => step));
     // no sandbox: the suite writes its log outside the repository
     await h.configure({
       loop: { maxParallel: 4, maxIterations: 4 },
       commands: { sandbox: 'off' },
-      gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }],
+      gates: [{ name: 'suite', command: GATE, kind: 'tests', required: true }],
     });
     await h.ws.write('suite.test.js', suite(log));
     h.ws.git('add', '-A');
@@ -144,143 +160,56 @@ describe("the run's gate runs by tree (real git, scripted model, 4 agents in wor
     const own = eventsOf(h.events, 'gate.finished').filter((e) => e.taskId === dependent && e.passed);
     assert.deepEqual(own[0]?.preExisting, ['legacy date parsing']);
   });
-});
 
-/** A gate runner that counts its runs; each run waits `ms`, prints the cwd, ends with `exitCode` (or is stopped). */
-class CountingRunner implements GateRunner {
-  runs = 0;
-  /** `ms`: how long each run takes, or by the run's number (1 for the first). */
-  constructor(
-    private readonly exitCode: number | null = 0,
-    private readonly ms: number | ((run: number) => number) = 30,
-  ) {}
-  run(request: GateRunRequest): Promise<GateRunResult> {
-    this.runs++;
-    const ms = typeof this.ms === 'function' ? this.ms(this.runs) : this.ms;
-    return new Promise((resolve) => {
-      const done = (aborted: boolean) =>
-        resolve({
-          exitCode: aborted ? null : this.exitCode,
-          timedOut: false,
-          aborted,
-          output: `ran in ${request.cwd}/suite.test.js\n`,
-          durationMs: ms,
-        });
-      const timer = setTimeout(() => done(false), ms);
-      request.signal?.addEventListener('abort', () => (clearTimeout(timer), done(true)), { once: true });
-    });
-  }
-}
-
-describe('GateRunCache (real git)', () => {
-  const gate = { name: 'suite', command: 'node --test', kind: 'tests', required: true } as GateRunRequest['gate'];
-  let ws: Awaited<ReturnType<typeof makeTempWorkspace>>;
-  let other: string;
-  beforeEach(async () => {
-    ws = await makeTempWorkspace({ commit: true, files: { 'a.txt': 'a\n' } });
-    other = path.join(ws.dir, '..', `${path.basename(ws.dir)}-wt`);
-    ws.git('worktree', 'add', '-q', '--detach', other);
-  });
-  afterEach(async () => {
-    await fs.rm(other, { recursive: true, force: true });
-    await ws.cleanup();
-  });
-  const request = (cwd: string, extra: Partial<GateRunRequest> = {}): GateRunRequest => ({ gate, cwd, timeoutMs: 60000, ...extra });
-
-  it('keys: two worktrees at one clean tree share a key; a changed tracked file, an untracked file, another commit or another gate definition do not; .ralph/ does not count', async () => {
-    const cache = new GateRunCache();
-    const key = await cache.keyFor(request(ws.dir));
-    assert.ok(key);
-    assert.equal(await cache.keyFor(request(other)), key);
-    assert.notEqual(await cache.keyFor(request(ws.dir, { gate: { ...gate, timeoutMs: 5000 } })), key, 'the whole definition is the key');
-    await fs.mkdir(path.join(other, '.ralph'), { recursive: true });
-    await fs.writeFile(path.join(other, '.ralph', 'notes.md'), "the orchestrator's\n");
-    assert.equal(await cache.keyFor(request(other)), key, "the orchestrator's folder is not the tree");
-    await fs.writeFile(path.join(other, 'a.txt'), 'changed\n');
-    assert.equal(await cache.keyFor(request(other)), undefined, 'a tree with changes is never shared');
-    await fs.writeFile(path.join(ws.dir, 'new.test.js'), 'untracked\n');
-    const untracked = await cache.keyFor(request(ws.dir));
-    assert.ok(untracked && untracked !== key, 'an untracked file the suite may read makes another key');
-    ws.git('add', '-A');
-    ws.git('commit', '-q', '-m', 'next');
-    assert.notEqual(await cache.keyFor(request(ws.dir)), key, 'another commit, another key');
-  });
-
-  it('one run for the callers that ask at once and those after it; the output names the asking tree; a dirty tree always runs', async () => {
-    const cache = new GateRunCache();
-    const inner = new CountingRunner();
-    const runner = cache.around(inner);
-    const seen: string[] = [];
-    const results = await Promise.all([ws.dir, other, other].map((cwd) => runner.run(request(cwd, { onOutput: (c) => seen.push(c) }))));
-    assert.equal(inner.runs, 1);
-    assert.equal(results.filter((r) => r.reused).length, 2);
-    assert.equal(results[1].output, `ran in ${realpathSync(other)}/suite.test.js\n`, 'read in the asking tree');
-    assert.equal(seen.length, 2, 'the taken output reaches the log of who took it');
-    assert.equal((await runner.run(request(other))).reused, true);
-    assert.equal(inner.runs, 1, 'a finished run is kept for the run');
-    await fs.writeFile(path.join(other, 'a.txt'), 'changed\n');
-    assert.notEqual((await runner.run(request(other))).reused, true);
-    assert.equal(inner.runs, 2);
-  });
-
-  it('a failing run is taken only by who takes failures (reuse: any); a re-run (reuse: none) always runs', async () => {
-    const cache = new GateRunCache();
-    const inner = new CountingRunner(1);
-    const runner = cache.around(inner);
-    assert.equal((await runner.run(request(ws.dir, { reuse: 'any' }))).exitCode, 1);
-    const again = await runner.run(request(other));
-    assert.equal(again.reused, undefined, 'a failure fed back to an agent is its own run');
-    assert.equal(inner.runs, 2);
-    assert.equal((await runner.run(request(other, { reuse: 'any' }))).reused, true);
-    await runner.run(request(other, { reuse: 'none' }));
-    assert.equal(inner.runs, 3);
-  });
-
-  it('a gate with reuse: false always runs (its result depends on more than the tree)', async () => {
-    const cache = new GateRunCache();
-    const inner = new CountingRunner();
-    const runner = cache.around(inner);
-    const own = { ...gate, reuse: false };
-    await Promise.all([runner.run(request(ws.dir, { gate: own })), runner.run(request(other, { gate: own, reuse: 'any' }))]);
-    assert.equal((await runner.run(request(other, { gate: own }))).reused, undefined);
-    assert.equal(inner.runs, 3);
-  });
-
-  it('a run its owner stopped is dropped: a waiter runs its own; a waiter stopped while waiting gets a stopped result', async () => {
-    const cache = new GateRunCache();
-    // the owner's run lasts until it is stopped, whatever the machine's load; the waiter's own is short
-    const inner = new CountingRunner(0, (run) => (run === 1 ? 120_000 : 80));
-    const runner = cache.around(inner);
-    const owner = new AbortController();
-    const first = runner.run(request(ws.dir, { signal: owner.signal }));
-    for (let i = 0; i < 400 && inner.runs === 0; i++) await new Promise((r) => setTimeout(r, 25)); // the run has started (its key read)
-    assert.equal(inner.runs, 1);
-    const waiter = runner.run(request(other));
-    const leaving = new AbortController();
-    const leaver = runner.run(request(other, { signal: leaving.signal }));
-    await cache.keyFor(request(other)); // as long as their own key reads, begun before: they wait on the run by now
-    leaving.abort();
-    owner.abort();
-    assert.equal((await first).aborted, true);
-    assert.equal((await leaver).aborted, true);
-    const own = await waiter;
-    assert.equal(own.exitCode, 0);
-    assert.notEqual(own.reused, true, 'the waiter ran its own');
-    assert.equal(inner.runs, 2);
-  });
-
-  it('marks each spelling of the root (as given, real path) and reads it back under the same spelling', async () => {
-    const given = `${ws.dir}-link`;
-    const otherGiven = `${other}-link`;
-    await fs.symlink(ws.dir, given);
-    await fs.symlink(other, otherGiven);
-    try {
-      const out = portableOutput(`at ${ws.dir}/a.txt and ${given}/b.txt`, given);
-      assert.ok(!out.includes(ws.dir) && !out.includes(given), out);
-      assert.equal(localizedOutput(out, otherGiven), `at ${realpathSync(other)}/a.txt and ${otherGiven}/b.txt`);
-    } finally {
-      await fs.rm(given, { force: true });
-      await fs.rm(otherGiven, { force: true });
+  it("each agent runs the gate's command itself before COMPLETE: that run is the gate's (red legacy test and all), and every tree still runs once in the whole run", async () => {
+    const { ids, runs } = await project([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], commandsAgent([GATE]));
+    const summary = await h.runner().run();
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ids.map(() => 'done'),
+      summary.results.map((r) => r.reason).join('; '),
+    );
+    const all = await runs();
+    for (const [tree, seen] of byTree(all))
+      assert.equal(seen.length, 1, `the tree [${tree}] ran ${seen.length} times: ${JSON.stringify(all)}`);
+    for (const [i, id] of ids.entries())
+      assert.ok(
+        all.some((r) => r.where === id && r.files.join() === `n${i + 1}.num`),
+        `${id}'s own tree ran in its worktree, by its agent: ${JSON.stringify(all)}`,
+      );
+    const finished = eventsOf(h.events, 'gate.finished');
+    for (const id of ids) {
+      const own = finished.find((e) => e.taskId === id && e.iteration !== undefined);
+      assert.ok(own?.passed, `${id} passed its gate`);
+      assert.match(own.summary, / \(taken from an earlier run on the same tree\)/, `${id}: its gate took its agent's run`);
+      assert.deepEqual(own.preExisting, ['legacy date parsing']);
     }
+    const told = h.server.requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    assert.ok(
+      told.some((t) => t.includes('[ralph] run as the gate "suite"')),
+      "the agent was told its run is the gate's",
+    );
+    assert.ok(
+      told.some((t) => /# fail 1/.test(t)),
+      "the agent read the suite's own output",
+    );
+  });
+
+  it("the agent cannot make a run of its own count for the gate: another environment (FOO=1, env, export) or another command line runs the gate again, in the gate's environment", async () => {
+    const cheats = [`FOO=1 ${GATE}`, `env FOO=1 ${GATE}`, `export FOO=1; ${GATE}`, `${GATE}; echo "ok 99 - everything passes"`];
+    const { ids, runs } = await project([{ n: 1 }], commandsAgent(cheats));
+    const summary = await h.runner().run();
+    assert.deepEqual(
+      summary.results.map((r) => r.status),
+      ['done'],
+      summary.results.map((r) => r.reason).join('; '),
+    );
+    const onTree = (await runs()).filter((r) => r.files.join() === 'n1.num');
+    assert.equal(onTree.filter((r) => r.foo === '1').length, 3, `the agent's three runs with FOO=1: ${JSON.stringify(onTree)}`);
+    assert.equal(onTree.filter((r) => r.foo === null).length, 2, `its chained run, and the gate's own: ${JSON.stringify(onTree)}`);
+    const own = eventsOf(h.events, 'gate.finished').find((e) => e.taskId === ids[0] && e.iteration !== undefined);
+    assert.ok(own && !/taken from an earlier run/.test(own.summary), `the gate ran itself: ${own?.summary}`);
+    const told = h.server.requests.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    assert.ok(!told.some((t) => t.includes('[ralph] run as the gate')), 'none of its runs was a gate run');
   });
 });

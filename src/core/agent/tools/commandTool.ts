@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { oneLine } from './results';
-import { defineTool } from './types';
+import { capMiddle } from '../../commands/processRunner';
+import { type AgentGateRun, defineTool } from './types';
 
 export const runCommandTool = defineTool({
   name: 'run_command',
@@ -20,16 +21,20 @@ export const runCommandTool = defineTool({
   }),
   async run(args, ctx) {
     const timeoutMs = Math.min(args.timeoutMs ?? ctx.commandTimeoutMs, ctx.commandTimeoutMs);
-    const result = await ctx.commands.run({
-      command: args.command,
-      cwd: ctx.scope.root,
-      timeoutMs,
-      maxOutputChars: ctx.maxOutputChars,
-      signal: ctx.signal,
-      purpose: 'agent',
-      // The one file under .ralph/ the agent keeps: its notes stay writable inside the sandbox.
-      writablePaths: ctx.conversation ? [path.join(ctx.scope.root, '.ralph', 'progress', `${ctx.conversation.taskId}.md`)] : undefined,
-    });
+    // exactly a gate's command: the gate's own run, which the gate on this tree then takes (and which may be one already made)
+    const asGate = await ctx.gateRuns?.run(args.command, { cwd: ctx.scope.root, timeoutMs, signal: ctx.signal });
+    const result = asGate
+      ? { ...asGate, signal: null, output: gateRunOutput(asGate, ctx.maxOutputChars) }
+      : await ctx.commands.run({
+          command: args.command,
+          cwd: ctx.scope.root,
+          timeoutMs,
+          maxOutputChars: ctx.maxOutputChars,
+          signal: ctx.signal,
+          purpose: 'agent',
+          // The one file under .ralph/ the agent keeps: its notes stay writable inside the sandbox.
+          writablePaths: ctx.conversation ? [path.join(ctx.scope.root, '.ralph', 'progress', `${ctx.conversation.taskId}.md`)] : undefined,
+        });
     let status: string;
     if (result.timedOut) status = `timed out after ${formatDuration(timeoutMs)}; the command and its child processes were killed`;
     else if (result.aborted) status = 'aborted: the run was stopped; the command and its child processes were killed';
@@ -45,6 +50,14 @@ export const runCommandTool = defineTool({
     };
   },
 });
+
+/** A gate's run as the agent reads it: capped like its own commands, with a line saying what it was. */
+function gateRunOutput(run: AgentGateRun, maxChars: number): string {
+  const how = run.reused
+    ? `the gate "${run.gate}"'s command already ran on this exact tree in this run, in the gate's environment: that run's result is shown (nothing ran now; any other command line runs anew)`
+    : `run as the gate "${run.gate}" (its command, in the gate's environment): on this exact tree the gate takes this result instead of running again`;
+  return `${capMiddle(run.output, maxChars).text}\n[ralph] ${how}`;
+}
 
 function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;

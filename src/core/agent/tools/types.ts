@@ -16,6 +16,31 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The conversation the call belongs to; runIteration fills it in (the delegation tools need it). */
   conversation?: ConversationInfo;
+  /** A `run_command` of exactly one of the task's gate commands, run as that gate (`loop/agentGateRuns.ts`); absent: none is. */
+  gateRuns?: AgentGateRuns;
+}
+
+/**
+ * The agent's run of a gate's own command, made by the gates' runner (the same sandbox, the
+ * same environment, the whole output kept): the run's gate cache keeps it, so the gate on that
+ * very tree takes it instead of running the suite again — and the agent takes the result of a
+ * run already made on that tree.
+ */
+export interface AgentGateRuns {
+  /** The run, or undefined when `command` is no gate's command (or the policy wants more than a plain run): it runs as any command then. */
+  run(command: string, options: { cwd: string; timeoutMs: number; signal: AbortSignal }): Promise<AgentGateRun | undefined>;
+}
+
+export interface AgentGateRun {
+  /** The gate whose command it is. */
+  gate: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Whole (the gate's cap), not the agent's. */
+  output: string;
+  /** Taken from a run already made on this tree in this run. */
+  reused: boolean;
 }
 
 /** Who is calling a tool, and where its events go. */

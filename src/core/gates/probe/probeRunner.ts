@@ -30,6 +30,11 @@ export class ProbingGateRunner implements GateRunner {
     private readonly probeSource: () => string | undefined = testProbeSource,
   ) {}
 
+  /** The environment the gate's command sees, without the probe's per-run variables (the run cache keys on it). */
+  environment(request: GateRunRequest): Promise<string | undefined> {
+    return this.inner.environment?.(request) ?? Promise.resolve(undefined);
+  }
+
   async run(request: GateRunRequest): Promise<GateRunResult> {
     const dir = await this.prepare();
     if (!dir) return this.inner.run(request);
