@@ -51,8 +51,11 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
 }
 
 function reasonOf(o: Outcome): string {
-  const why = o.blockedReason ?? (o.contexts[1] ? feedbackOf(o.contexts[1]) : '');
-  return why ? `: ${why.replace(/\s+/g, ' ').slice(0, 600)}` : '';
+  const feedback = o.contexts[1] ? feedbackOf(o.contexts[1]) : '';
+  // the gate's items (`- [tests] …`), without the loop's standing advice around them
+  const items = feedback.includes('\n- [') ? feedback.slice(feedback.indexOf('\n- [') + 1) : feedback;
+  const why = o.blockedReason ?? items;
+  return why ? `: ${why.replace(/\s+/g, ' ').slice(0, 400)}` : '';
 }
 
 /** What an iteration's context says of the iteration before it (its outcome and the gate feedback). */
