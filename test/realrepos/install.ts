@@ -134,6 +134,10 @@ export interface Spawned {
   timedOut: boolean;
 }
 
+/** The process groups this harness started and that still run: killed if the tier's process exits first (Ctrl-C). */
+const live = new Set<number>();
+process.on('exit', () => live.forEach(killGroup));
+
 /** A child process with a hard deadline: its whole process group is killed when it passes. */
 export function spawnWithTimeout(
   cmd: string,
@@ -145,6 +149,7 @@ export function spawnWithTimeout(
 ): Promise<Spawned> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    if (child.pid) live.add(child.pid);
     const log = logFile ? createWriteStream(logFile) : undefined;
     const seen = { stdout: '', stderr: '', output: '' };
     let timedOut = false;
@@ -161,6 +166,7 @@ export function spawnWithTimeout(
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (child.pid) live.delete(child.pid);
       log?.end();
       resolve({ code, ...seen, timedOut });
     });

@@ -144,6 +144,9 @@ export async function runScenario(c: RealCase, nodeModules: string, scenario: Sc
     serverUrl: server.url,
     maxParallel: config.maxParallel,
     maxIterations: MAX_ITERATIONS,
+  }).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
   });
   try {
     const cli = await ralph(['run', '--task', ws.taskId], ws.dir, RUN_TIMEOUT_MS);

@@ -46,6 +46,15 @@ export interface LayoutOptions {
 
 export async function layOut(o: LayoutOptions): Promise<LaidOut> {
   const dir = realpathSync(await fs.mkdtemp(path.join(os.tmpdir(), `ralph-rr-${o.label}-`)));
+  try {
+    return await layOutIn(dir, o);
+  } catch (error) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function layOutIn(dir: string, o: LayoutOptions): Promise<LaidOut> {
   const git = gitIn(dir);
   await extractBase(o.c, dir);
   initTestRepo(dir);
