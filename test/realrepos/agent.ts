@@ -16,7 +16,7 @@ export interface AgentPlan {
 
 export interface ScriptedAgent {
   step: StepFunction;
-  /** The text of the first request of each iteration (every message of it), in order. */
+  /** What each iteration's first request said to the agent: its user message(s), in order (the system prompt left out). */
   contexts: string[];
   /** Tool results the product answered with `ERROR: …` (an agent whose edits failed tests nothing). */
   toolErrors: string[];
@@ -26,8 +26,12 @@ export interface ScriptedAgent {
 
 const textOf = (m: WireMessage | undefined) => (typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? ''));
 
-export function requestText(request: RecordedRequest): string {
-  return (request.body?.messages ?? []).map(textOf).join('\n');
+/** The user messages of a request, joined. */
+export function userText(request: RecordedRequest): string {
+  return (request.body?.messages ?? [])
+    .filter((m) => m.role === 'user')
+    .map(textOf)
+    .join('\n');
 }
 
 export function scriptedAgent(plan: AgentPlan): ScriptedAgent {
@@ -49,7 +53,7 @@ export function scriptedAgent(plan: AgentPlan): ScriptedAgent {
       return complete;
     }
     // a fresh context: a new iteration
-    agent.contexts.push(requestText(request));
+    agent.contexts.push(userText(request));
     const writes = agent.contexts.length === 1 ? Object.entries(plan.writes) : [];
     if (writes.length === 0) return complete;
     return { toolCalls: writes.map(([path, content]) => ({ name: 'write_file', arguments: { path, content } })) };

@@ -13,6 +13,8 @@ export const NOT_DONE_ENDS = ['timeout', 'needs_help'];
 export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: Outcome): Promise<string[]> {
   const problems: string[] = [];
   const data = dataOf(c);
+  if (!/^=== \.ralph\/reports\/[^/\n]+\/final\.md$/m.test(o.record))
+    problems.push("the task's record has no final report (.ralph/reports/<id>/final.md)");
   if (o.cli.timedOut) problems.push(`ralph run did not end within its deadline (killed after ${o.cli.seconds.toFixed(0)} s)`);
   if (o.toolErrors.length)
     problems.push(`the agent's tool calls failed (the scenario never happened): ${o.toolErrors.join(' | ').slice(0, 400)}`);
@@ -29,7 +31,9 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
       problems.push(`the task's record does not name the legacy test "${data.legacyName}" pre-existing`);
   } else {
     if (!NOT_DONE_ENDS.includes(o.status))
-      problems.push(`ended ${o.status} after ${o.iterations} iteration(s), expected not done (${NOT_DONE_ENDS.join(' or ')})`);
+      problems.push(
+        `ended ${o.status} after ${o.iterations} iteration(s), expected not done (${NOT_DONE_ENDS.join(' or ')})${gateSaid(o.record)}`,
+      );
     if (config.maxParallel > 1 && o.targetTip !== o.base) problems.push('the target branch moved: the work landed');
     if (scenario.id === 'no-change') {
       if (!iteration2) problems.push('there was no iteration 2 (its context could not name the failing test)');
@@ -64,6 +68,16 @@ export function feedbackOf(context: string): string {
   if (from < 0) return '';
   const end = context.slice(from).search(/\n## (Recent commits|Now)\b/);
   return context.slice(from, end < 0 ? undefined : from + end).replace(/\(full output of [^)]*\)/g, '');
+}
+
+/** The last verdict of the tests gate in the run log, as the run printed it: ` (the gate passed: "…")`. */
+function gateSaid(record: string): string {
+  const finished = record
+    .split('\n')
+    .filter((line) => line.startsWith('{"type":"gate.finished"'))
+    .map((line) => JSON.parse(line) as { summary?: string; passed?: boolean });
+  const last = finished.at(-1);
+  return last?.summary ? ` (the gate ${last.passed ? 'passed' : 'failed'}: "${last.summary}")` : '';
 }
 
 /** A line of the record that names the test and calls it pre-existing. */
