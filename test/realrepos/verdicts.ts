@@ -21,7 +21,12 @@ export interface VerdictRow {
   seconds: number;
 }
 
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ');
+/** One line for a table cell; a scenario's temporary workspace path becomes `<workspace>` (the page stays the same from run to run). */
+const cell = (s: string) =>
+  s
+    .replace(/(?:\/[\w.-]+)*\/ralph-rr-[^/\s']+/g, '<workspace>')
+    .replace(/\|/g, '\\|')
+    .replace(/\s+/g, ' ');
 
 export function renderTable(rows: VerdictRow[]): string {
   const lines = ['| Case | Runner | Agent | Configuration | Expected | Actual | |', '|---|---|---|---|---|---|---|'];
