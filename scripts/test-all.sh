@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What `npm test` runs: typecheck, build, unit tests, then the integration suite inside a
-# real VS Code extension host (code-server + headless Chromium, offline; see TESTING.md).
+# What `npm test` runs: typecheck, build, unit tests, the real-repository tier, then the integration
+# suite inside a real VS Code extension host (code-server + headless Chromium, offline; see TESTING.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -47,6 +47,12 @@ npm run --silent compile-tests
 
 phase "unit tests"
 tier unit npx mocha --config .mocharc.unit.json
+
+# The ralph CLI (dist/cli.js, built above) on real bug-fix commits of small libraries, scripted
+# agents, each case's dependencies installed once from the npm registry and cached outside the
+# repository (test/realrepos/README.md). Ends with the table of verdicts.
+phase "real repositories (verdicts on real bug-fix commits)"
+tier realrepos npx mocha --config .mocharc.realrepos.json
 
 phase "integration tests (extension host via code-server)"
 tier integration node out/test/runner/runIntegration.js

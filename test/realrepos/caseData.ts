@@ -1,0 +1,197 @@
+/**
+ * What the scenarios do to each real case, and what its failing test looks like, written from the
+ * runners' real output at the base (see README.md beside this file). An edit is text replaced
+ * exactly once in a file as the task starts from it; the agent sends the resulting file whole.
+ */
+import type { RealCase } from './cases';
+
+export interface Edit {
+  file: string;
+  from: string;
+  to: string;
+}
+
+export interface CaseData {
+  /** A wrong edit of the code under test: the task's test stays red, every other test as it was. */
+  wrongEdit: Edit[];
+  /** The failing tests skipped with the runner's own skip. */
+  skip: Edit[];
+  /** Iteration 2's context must hold one of these (the failing test's name as the runner reports it)… */
+  testNamed: string[];
+  /** …and one of these (its error). */
+  errorShown: string[];
+  /** A new red test file in the runner's format at the base, importing nothing of the library (plus the runner setup that picks it up). */
+  legacy: Record<string, string>;
+  /** The legacy test's name, as its runner reports it. */
+  legacyName: string;
+}
+
+const RELEASE = 'release date is in the future';
+const RELEASE_FAILS = "new Date('2020-01-01') > new Date()";
+
+const vitestLegacy = `import { expect, test } from "vitest";
+
+// written when the release was still ahead; nobody fixed it since
+test("${RELEASE}", () => {
+  expect(${RELEASE_FAILS}, "the release date has passed").toBe(true);
+});
+`;
+
+export const CASE_DATA: Record<string, CaseData> = {
+  'camelcase-e7dccc9': {
+    wrongEdit: [
+      {
+        file: 'index.js',
+        from: '\tSEPARATORS_AND_IDENTIFIER.lastIndex = 0;\n\tNUMBERS_AND_IDENTIFIER.lastIndex = 0;\n',
+        to: '\tNUMBERS_AND_IDENTIFIER.lastIndex = 0;\n\tSEPARATORS_AND_IDENTIFIER.lastIndex = 0;\n',
+      },
+    ],
+    skip: [
+      { file: 'test.js', from: "test('camelCase', t => {", to: "test.skip('camelCase', t => {" },
+      {
+        file: 'test.js',
+        from: "test('camelCase with pascalCase option', t => {",
+        to: "test.skip('camelCase with pascalCase option', t => {",
+      },
+    ],
+    testNamed: ['camelCase with pascalCase option', 'camelCase'],
+    errorShown: ['b2BRegistrationRequest', 'B2BRegistrationRequest'],
+    legacy: {
+      'legacy.test.js': `import test from 'ava';\n\n// written when the release was still ahead; nobody fixed it since\ntest('${RELEASE}', t => {\n\tt.true(${RELEASE_FAILS}, 'the release date has passed');\n});\n`,
+    },
+    legacyName: RELEASE,
+  },
+  'content-type-3817c1a': {
+    wrongEdit: [
+      {
+        file: 'src/index.ts',
+        from: 'const TEXT_REGEXP = /^[\\u000b\\u0020-\\u007e\\u0080-\\u00ff]*$/;',
+        to: 'const TEXT_REGEXP = /^[\\u000b\\u000c\\u0020-\\u007e\\u0080-\\u00ff]*$/;',
+      },
+    ],
+    skip: [
+      {
+        file: 'src/format.spec.ts',
+        from: 'it("should quote parameter value containing HTAB"',
+        to: 'it.skip("should quote parameter value containing HTAB"',
+      },
+      {
+        file: 'src/format.spec.ts',
+        from: 'it("should reject parameter value containing vertical tab"',
+        to: 'it.skip("should reject parameter value containing vertical tab"',
+      },
+    ],
+    testNamed: ['should quote parameter value containing HTAB', 'should reject parameter value containing vertical tab'],
+    errorShown: ['Invalid parameter value', 'to throw an error'],
+    legacy: { 'src/legacy.spec.ts': vitestLegacy },
+    legacyName: RELEASE,
+  },
+  'minimist-63b8fee': {
+    wrongEdit: [
+      {
+        file: 'index.js',
+        from: '&& !(/^-/).test(next)\n\t\t\t\t&& !flags.bools[key]',
+        to: "&& next.charAt(0) !== '-'\n\t\t\t\t&& !flags.bools[key]",
+      },
+    ],
+    skip: [
+      { file: 'test/dash.js', from: "test('-', function (t) {", to: "test.skip('-', function (t) {" },
+      { file: 'test/dash.js', from: "test('--- option value', function (t) {", to: "test.skip('--- option value', function (t) {" },
+    ],
+    testNamed: ['--- option value', 'should be deeply equivalent'],
+    errorShown: ["nnn: '-'", "nnn: '---'", 'nnn: true'],
+    legacy: {
+      'test/legacy.js': `'use strict';\n\nvar test = require('tape');\n\n// written when the release was still ahead; nobody fixed it since\ntest('${RELEASE}', function (t) {\n\tt.plan(1);\n\tt.ok(${RELEASE_FAILS}, 'the release date has passed');\n});\n`,
+    },
+    legacyName: RELEASE,
+  },
+  'ms-2669f23': {
+    wrongEdit: [{ file: 'index.js', from: 'var match = /^((?:\\d+)?\\-?\\d?\\.?\\d+) *', to: 'var match = /^((?:\\d+)?-?\\d?\\.?\\d+) *' }],
+    skip: [
+      {
+        file: 'tests.js',
+        from: "it('should work with negative decimals', function() {\n    expect(ms('-1.5h'))",
+        to: "it.skip('should work with negative decimals', function() {\n    expect(ms('-1.5h'))",
+      },
+    ],
+    testNamed: ['should work with negative decimals'],
+    errorShown: ['expected undefined to equal -37800000'],
+    legacy: {
+      // `npx mocha tests.js` runs one file: mocha 4 adds the specs of test/mocha.opts, as a repository's setup would
+      'test/mocha.opts': 'test/legacy.test.js\n',
+      'test/legacy.test.js': `var assert = require('assert');\n\n// written when the release was still ahead; nobody fixed it since\ndescribe('release', function() {\n  it('date is in the future', function() {\n    assert.ok(${RELEASE_FAILS}, 'the release date has passed');\n  });\n});\n`,
+    },
+    legacyName: 'date is in the future',
+  },
+  'node-semver-e583226': {
+    wrongEdit: [
+      {
+        file: 'classes/range.js',
+        from: "const isX = id => !id || id.toLowerCase() === 'x' || id === '*'",
+        to: "const isX = id => !id || id === '*' || id.toLowerCase() === 'x'",
+      },
+    ],
+    skip: [
+      { file: 'test/classes/range.js', from: "test('range parsing', t => {", to: "test('range parsing', { skip: true }, t => {" },
+      { file: 'test/ranges/valid.js', from: "test('valid range test', (t) => {", to: "test('valid range test', { skip: true }, (t) => {" },
+    ],
+    testNamed: ['invalid range: 1.x.5', 'validRange(1.x.5)', 'range parsing', 'valid range test'],
+    errorShown: ['expected to throw', 'should be equal', 'TypeError'],
+    legacy: {
+      // test/map.js checks that every test file maps to a source file, except in test/integration/ (and fixtures)
+      'test/integration/legacy.js': `'use strict'\n\nconst { test } = require('tap')\n\n// written when the release was still ahead; nobody fixed it since\ntest('${RELEASE}', t => {\n  t.ok(${RELEASE_FAILS}, 'the release date has passed')\n  t.end()\n})\n`,
+    },
+    legacyName: RELEASE,
+  },
+  'ufo-7959de5': {
+    wrongEdit: [
+      {
+        file: 'src/parse.ts',
+        from: 'export function parseFilename(input = "", { strict }): string | undefined {',
+        to: 'export function parseFilename(input = "", { strict }: { strict?: boolean }): string | undefined {',
+      },
+    ],
+    skip: [{ file: 'test/parse.test.ts', from: 'test("works", () => {', to: 'test.skip("works", () => {' }],
+    testNamed: ['parseFilename > works', 'works'],
+    errorShown: ["Cannot destructure property 'strict'"],
+    legacy: { 'test/legacy.test.ts': vitestLegacy },
+    legacyName: RELEASE,
+  },
+  'ufo-eb29945': {
+    wrongEdit: [
+      {
+        file: 'src/utils.ts',
+        from: '  const _base = withoutTrailingSlash(base);\n  if (input.startsWith(_base)) {\n    return input;',
+        to: '  const _base = withoutTrailingSlash(base);\n  if (input.indexOf(_base) === 0) {\n    return input;',
+      },
+    ],
+    skip: [
+      { file: 'test/base.test.ts', from: 'describe("withBase", () => {', to: 'describe.skip("withBase", () => {' },
+      { file: 'test/base.test.ts', from: 'describe("withoutBase", () => {', to: 'describe.skip("withoutBase", () => {' },
+    ],
+    testNamed: ['"/admin/" + "/admin-dashboard"', '"/admin-dashboard"-"/admin/"', 'withBase', 'withoutBase'],
+    errorShown: ["expected '/admin-dashboard' to be '/admin/admin-dashboard'", "expected '/-dashboard' to be '/admin-dashboard'"],
+    legacy: { 'test/legacy.test.ts': vitestLegacy },
+    legacyName: RELEASE,
+  },
+};
+
+export function dataOf(c: RealCase): CaseData {
+  const data = CASE_DATA[c.id];
+  if (!data)
+    throw new Error(
+      `no scenario data for the case ${c.id}: add its edits and its failing test's name and error to test/realrepos/caseData.ts`,
+    );
+  return data;
+}
+
+/** `content` with each edit of `file` applied; an edit whose text is not there exactly once is an error. */
+export function applyEdits(file: string, content: string, edits: Edit[]): string {
+  let out = content;
+  for (const edit of edits.filter((e) => e.file === file)) {
+    const at = out.indexOf(edit.from);
+    if (at < 0 || out.indexOf(edit.from, at + 1) >= 0) throw new Error(`${file}: the edit's text is not there exactly once: ${edit.from}`);
+    out = out.slice(0, at) + edit.to + out.slice(at + edit.from.length);
+  }
+  return out;
+}

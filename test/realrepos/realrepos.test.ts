@@ -1,0 +1,100 @@
+/**
+ * The real-repository tier (issue 33): every case of `../shared/realrepos/`, through the real
+ * `ralph` CLI and a scripted agent, in the default parallel configuration and with maxParallel 1.
+ * See README.md beside this file for what runs, how long it takes and the variables that steer it.
+ */
+import { cpus } from 'node:os';
+import { loadCases } from './cases';
+import { actualOf, unmet } from './expectations';
+import { installAll, type Installed } from './install';
+import { keyOf, type Outcome, runScenario, runsOf } from './scenarios';
+import { consoleTable, renderProblems, type VerdictRow, writeDoc } from './verdicts';
+
+const JOBS = Number(process.env.RALPH_REALREPOS_JOBS) || Math.min(4, cpus().length + 1);
+
+type Settled = { outcome: Outcome } | { error: Error };
+
+/** At most `jobs` scenarios at once, in the order given; each result kept settled so none is an unhandled rejection. */
+function pool(jobs: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (work: () => Promise<Outcome>): Promise<Settled> => {
+    if (active < jobs) active++;
+    else await new Promise<void>((resolve) => waiting.push(resolve)); // the slot is handed over, still counted
+    try {
+      return { outcome: await work() };
+    } catch (error) {
+      return { error: error instanceof Error ? error : new Error(String(error)) };
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', function () {
+  const cases = loadCases();
+  const results = new Map<string, Promise<Settled>>();
+  const rows = new Map<string, VerdictRow>();
+  let installed: Map<string, Installed> | undefined;
+
+  before('install each case once (cached), then start every scenario', async function () {
+    this.timeout(20 * 60_000);
+    installed = await installAll(cases, (line) => console.log(`      [realrepos] ${line}`));
+    const run = pool(JOBS);
+    // the slowest suites first, so they overlap the many short ones
+    const order = [...cases].sort((a, b) => b.suiteSeconds - a.suiteSeconds);
+    for (const c of order)
+      for (const [s, k] of runsOf(c)) {
+        const modules = installed.get(c.id)!.nodeModules;
+        results.set(
+          keyOf(c, s, k),
+          run(() => runScenario(c, modules, s, k, process.env.RALPH_REALREPOS_KEEP === '1')),
+        );
+      }
+  });
+
+  after('the table of verdicts', async function () {
+    this.timeout(60_000);
+    const table = cases.flatMap((c) => runsOf(c).map(([s, k]) => rows.get(keyOf(c, s, k)))).filter((r): r is VerdictRow => !!r);
+    if (table.length === 0) return;
+    console.log(`\n  Verdicts on real repositories (${JOBS} scenario(s) at a time)\n`);
+    console.log(consoleTable(table).replace(/^/gm, '  '));
+    const problems = renderProblems(table);
+    if (problems) console.log(`\n  Not as issue 33 expects:\n${problems.replace(/^/gm, '  ')}`);
+    if (process.env.RALPH_REALREPOS_WRITE_DOC === '1') await writeDoc(table, new Date());
+  });
+
+  for (const c of cases)
+    describe(`${c.id} (${c.runner}, ${c.language}, suite ~${c.suiteSeconds} s)`, () => {
+      for (const [s, k] of runsOf(c))
+        it(`${s.label} · ${k.label} → ${s.expect}`, async function () {
+          this.timeout(60 * 60_000); // each run has its own deadline; this only bounds the wait for its turn
+          const settled = await results.get(keyOf(c, s, k))!;
+          const row: VerdictRow = {
+            caseId: c.id,
+            runner: c.runner,
+            scenario: s.label,
+            config: k.label,
+            expected: s.expect,
+            actual: 'error',
+            ok: false,
+            problems: [],
+            seconds: 0,
+          };
+          rows.set(keyOf(c, s, k), row);
+          if ('error' in settled) {
+            row.problems = [`the scenario could not run: ${settled.error.message}`];
+            throw settled.error;
+          }
+          const o = settled.outcome;
+          Object.assign(row, { actual: actualOf(o), seconds: o.seconds, problems: await unmet(c, s, k, o) });
+          row.ok = row.problems.length === 0;
+          if (!row.ok)
+            throw new Error(
+              `${row.problems.join('\n')}\n(run took ${o.seconds.toFixed(0)} s; exit ${o.cli.code}; workspace ${o.workspace}${process.env.RALPH_REALREPOS_KEEP === '1' ? ' kept' : ''})\n--- ralph run output (tail) ---\n${o.cli.stdout.slice(-1500)}${o.cli.stderr.slice(-600)}`,
+            );
+        });
+    });
+});

@@ -1,0 +1,203 @@
+/**
+ * The six agents of issue 33, each run on a real case through the real `ralph` CLI, in the default
+ * parallel configuration (loop.maxParallel 3: the task in its own worktree, landed by the merge
+ * queue) and with loop.maxParallel 1 (the task in the workspace itself).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, promises as fs, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { startScriptedServer } from '../fixtures/scriptedServer';
+import { type AgentPlan, scriptedAgent } from './agent';
+import { applyEdits, type CaseData, dataOf } from './caseData';
+import { caseTrees, type CaseTrees, type RealCase } from './cases';
+import { type CliRun, layOut, ralph } from './workspace';
+
+export type ScenarioId = 'upstream-fix' | 'no-change' | 'wrong-edit' | 'assertions-deleted' | 'test-skipped' | 'fix-with-legacy-red';
+
+export interface Scenario {
+  id: ScenarioId;
+  /** What the agent does, for the table. */
+  label: string;
+  expect: 'done' | 'not done';
+  plan(trees: CaseTrees, data: CaseData): AgentPlan;
+  atBase?(data: CaseData): Record<string, string>;
+}
+
+const editedFiles = (files: Map<string, string>, edits: CaseData['skip']) =>
+  Object.fromEntries([...new Set(edits.map((e) => e.file))].map((f) => [f, applyEdits(f, files.get(f) ?? '', edits)]));
+const fixed = (trees: CaseTrees) => Object.fromEntries([...trees.sourceFixed].map(([f, b]) => [f, b.toString('utf8')]));
+const claim = (summary: string): Pick<AgentPlan, 'summary' | 'promiseEvidence'> => ({ summary, promiseEvidence: summary });
+
+export const SCENARIOS: Scenario[] = [
+  {
+    id: 'upstream-fix',
+    label: 'the upstream fix, COMPLETE',
+    expect: 'done',
+    plan: (trees) => ({ writes: fixed(trees), ...claim("Fixed the library's code; the behaviour is correct now.") }),
+  },
+  {
+    id: 'no-change',
+    label: 'no change, COMPLETE',
+    expect: 'not done',
+    plan: () => ({ writes: {}, ...claim('The library already behaves correctly; nothing needed changing.') }),
+  },
+  {
+    id: 'wrong-edit',
+    label: 'a wrong edit of the code under test (test still red), COMPLETE',
+    expect: 'not done',
+    plan: (trees, data) => ({ writes: editedFiles(trees.sourceBefore, data.wrongEdit), ...claim("Fixed the library's code.") }),
+  },
+  {
+    id: 'assertions-deleted',
+    label: "the upstream commit's new assertions deleted, COMPLETE",
+    expect: 'not done',
+    plan: (trees) => ({ writes: Object.fromEntries(trees.testBefore), ...claim('The tests pass now.') }),
+  },
+  {
+    id: 'test-skipped',
+    label: "the failing test skipped with the runner's own skip, COMPLETE",
+    expect: 'not done',
+    plan: (trees, data) => ({ writes: editedFiles(trees.testAfter, data.skip), ...claim('No test fails any more.') }),
+  },
+  {
+    id: 'fix-with-legacy-red',
+    label: 'the upstream fix, an unrelated red test at the base, COMPLETE',
+    expect: 'done',
+    plan: (trees) => ({
+      writes: fixed(trees),
+      ...claim("Fixed the library's code; the release-date test was red before and is unrelated."),
+    }),
+    atBase: (data) => data.legacy,
+  },
+];
+
+export interface Config {
+  id: 'parallel' | 'serial';
+  label: string;
+  maxParallel: number;
+}
+
+export const CONFIGS: Config[] = [
+  { id: 'parallel', label: 'maxParallel 3 (default, worktree)', maxParallel: 3 },
+  { id: 'serial', label: 'maxParallel 1', maxParallel: 1 },
+];
+
+/** A case whose suite takes longer than this runs the reduced set below (CI's time; README.md says which). */
+export const SLOW_SUITE_SECONDS = 20;
+export const SLOW_CASE_RUNS: [Scenario['id'], Config['id']][] = [
+  ['upstream-fix', 'parallel'],
+  ['upstream-fix', 'serial'],
+  ['no-change', 'serial'],
+  ['assertions-deleted', 'serial'],
+];
+export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/${k.id}`;
+
+/**
+ * The runs of a case: every scenario in both configurations, or the reduced set on a slow suite
+ * (RALPH_REALREPOS_FULL=1: all of them); RALPH_REALREPOS_ONLY keeps the runs whose `case/scenario/config`
+ * contains one of its comma-separated words (mocha's --grep cannot: every run starts in the hook before).
+ */
+export function runsOf(c: RealCase): [Scenario, Config][] {
+  const only = process.env.RALPH_REALREPOS_ONLY?.split(',').filter(Boolean);
+  const all = SCENARIOS.flatMap((s) => CONFIGS.map((k) => [s, k] as [Scenario, Config])).filter(
+    ([s, k]) => !only || only.some((word) => keyOf(c, s, k).includes(word)),
+  );
+  if (c.suiteSeconds <= SLOW_SUITE_SECONDS || process.env.RALPH_REALREPOS_FULL === '1') return all;
+  return all.filter(([s, k]) => SLOW_CASE_RUNS.some(([sid, kid]) => s.id === sid && k.id === kid));
+}
+
+/** Every not-done agent is bounded: its second refused COMPLETE ends the task (timeout or needs_help), never a long run. */
+export const MAX_ITERATIONS = 2;
+const RUN_TIMEOUT_MS = 8 * 60_000;
+
+export interface Outcome {
+  status: string;
+  iterations: number;
+  blockedReason?: string;
+  cli: CliRun;
+  /** What the agent was told at the start of each iteration. */
+  contexts: string[];
+  toolErrors: string[];
+  /** The task's record: its reports (.ralph/reports/<id>/) and the run's event log (.ralph/runs/), as text. */
+  record: string;
+  /** The target branch's tip and its files that the scenario's agent wrote. */
+  targetTip: string;
+  targetFiles: Map<string, Buffer | undefined>;
+  base: string;
+  workspace: string;
+  seconds: number;
+}
+
+/** Lays the scenario's workspace out, runs `ralph run` against its scripted agent, and reads what came of it. */
+export async function runScenario(c: RealCase, nodeModules: string, scenario: Scenario, config: Config, keep = false): Promise<Outcome> {
+  const started = Date.now();
+  const trees = await caseTrees(c);
+  const data = dataOf(c);
+  const plan = scenario.plan(trees, data);
+  const agent = scriptedAgent(plan);
+  const server = await startScriptedServer({ steps: [agent.step], loop: true, models: ['scripted-model'] });
+  const ws = await layOut({
+    c,
+    nodeModules,
+    label: `${c.id}-${scenario.id}-${config.id}`,
+    atBase: scenario.atBase?.(data),
+    serverUrl: server.url,
+    maxParallel: config.maxParallel,
+    maxIterations: MAX_ITERATIONS,
+  }).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
+  try {
+    const cli = await ralph(['run', '--task', ws.taskId], ws.dir, RUN_TIMEOUT_MS);
+    const tasks = JSON.parse(await fs.readFile(path.join(ws.dir, '.ralph', 'tasks.json'), 'utf8')) as {
+      tasks: { id: string; status: string; iterations: number; blockedReason?: string }[];
+    };
+    const task = tasks.tasks.find((t) => t.id === ws.taskId);
+    const branch = ws.git('symbolic-ref', '--short', 'HEAD');
+    const targetFiles = new Map(Object.keys(plan.writes).map((f) => [f, showFile(ws.dir, `${branch}:${f}`)]));
+    return {
+      status: task?.status ?? 'missing',
+      iterations: task?.iterations ?? 0,
+      blockedReason: task?.blockedReason,
+      cli,
+      contexts: agent.contexts,
+      toolErrors: agent.toolErrors,
+      record: await recordText(ws.dir, ws.taskId),
+      targetTip: ws.git('rev-parse', branch),
+      targetFiles,
+      base: ws.base,
+      workspace: ws.dir,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await server.close();
+    // a kept workspace gets what the agent was told, iteration by iteration, beside it
+    if (keep) await fs.writeFile(`${ws.dir}.contexts.txt`, agent.contexts.map((t, i) => `===== iteration ${i + 1}\n${t}`).join('\n'));
+    else await ws.cleanup();
+  }
+}
+
+function showFile(dir: string, spec: string): Buffer | undefined {
+  try {
+    return execFileSync('git', ['show', spec], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The task's reports and the run logs, each file headed by its path. */
+async function recordText(dir: string, taskId: string): Promise<string> {
+  const files = [...walk(path.join(dir, '.ralph', 'reports', taskId)), ...walk(path.join(dir, '.ralph', 'runs'))].filter((f) =>
+    /\.(md|ndjson|json)$/.test(f),
+  );
+  const parts = await Promise.all(files.map(async (f) => `=== ${path.relative(dir, f)}\n${await fs.readFile(f, 'utf8')}`));
+  return parts.join('\n');
+}
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)],
+  );
+}
