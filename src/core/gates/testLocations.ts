@@ -26,15 +26,39 @@ export function relativeName<T extends Pick<TestName, 'file'>>(t: T, root: strin
   return rest as T;
 }
 
-/** Every location of a run's test counts (inventory and failures) relative to `root`. */
+/**
+ * Every location of a run's test counts (inventory and failures) relative to `root`, and every
+ * name that spells the root (node:test names a file that fails to load by its absolute path): the
+ * same test in another worktree of the same tree has the same name.
+ */
 export function relativeTests(tests: TestCounts | undefined, root: string): TestCounts | undefined {
   if (!tests) return tests;
   const roots = rootsOf(root);
+  const named = <T extends { name: string }>(t: T): T => ({ ...t, name: withoutRoot(t.name, roots) });
   return {
     ...tests,
-    failures: tests.failures.map((f) => relativeName(f, root, roots)),
-    ...(tests.names ? { names: tests.names.map((t) => relativeName(t, root, roots)) } : {}),
+    failures: tests.failures.map((f) => named(relativeName(f, root, roots))),
+    ...(tests.names ? { names: tests.names.map((t) => named(relativeName(t, root, roots))) } : {}),
   };
+}
+
+/** One failing test's name and file, as `relativeTests` makes them. */
+export function relativeFailure<T extends { name: string; file?: string }>(
+  t: T,
+  root: string,
+  roots: readonly string[] = rootsOf(root),
+): T {
+  const located = relativeName(t, root, roots);
+  return { ...located, name: withoutRoot(located.name, roots) };
+}
+
+/** `name` with each spelling of the root (and the separator after it) taken out. */
+function withoutRoot(name: string, roots: readonly string[]): string {
+  let out = name;
+  for (const r of [...roots].sort((a, b) => b.length - a.length)) {
+    out = out.split(`file://${r}/`).join('').split(`${r}/`).join('');
+  }
+  return out;
 }
 
 /**

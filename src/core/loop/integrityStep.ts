@@ -15,7 +15,7 @@ import { findRenames, type Rename } from '../gates/renames';
 import { runGit } from '../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, judgeAgainstBase, TASK_BASE } from '../gates/baseVerdict';
 import type { TestCounts, TestName } from '../gates/parsers/types';
-import { relativeName, relativeTests, rootsOf } from '../gates/testLocations';
+import { relativeFailure, relativeTests, rootsOf } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
 import { gatesFor } from '../gates/taskCheck';
 import type { GateOutcome } from '../gates/types';
@@ -98,7 +98,7 @@ async function runAtBase(
   // inventory and failures: another worktree's paths would name nothing in this one
   const tests = relativeTests(report.outcomes[0].parsed.tests, workspace);
   const v = baseVerdictOf(report.outcomes[0]);
-  return { ...(tests ? { tests } : {}), verdict: { ...v, failing: v.failing.map((f) => relativeName(f, workspace, roots)) } };
+  return { ...(tests ? { tests } : {}), verdict: { ...v, failing: v.failing.map((f) => relativeFailure(f, workspace, roots)) } };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { GateConfig } from '../config/schema';
 import type { RalphEventBody } from '../events';
 import { baseVerdictOf, type BaseVerdict, judgeAgainstBase } from '../gates/baseVerdict';
-import { relativeName, relativeTests } from '../gates/testLocations';
+import { relativeFailure, relativeTests } from '../gates/testLocations';
 import { runGates } from '../gates/runGates';
 import type { GateOutcome, GateReport, GateRunner } from '../gates/types';
 import type { MergeWorkspace } from '../git/integrate';
@@ -61,7 +61,10 @@ export async function mergedCheck(input: MergedCheckInput): Promise<GateReport> 
   const where = { at: `on ${input.target} before this merge` };
   const task = input.verdictTask ?? NO_TASK;
   const evidence = lazily(() => readTreeEvidence(input.workspace.path, input.base, task));
-  const relativeVerdict = (v: BaseVerdict): BaseVerdict => ({ ...v, failing: v.failing.map((f) => relativeName(f, input.workspace.path)) });
+  const relativeVerdict = (v: BaseVerdict): BaseVerdict => ({
+    ...v,
+    failing: v.failing.map((f) => relativeFailure(f, input.workspace.path)),
+  });
   const judge = async (gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome> => {
     if (outcome.passed || !gate.required || gate.baseline === false || input.signal?.aborted) return outcome;
     let verdict = verdicts.get(gate.name);
