@@ -15,6 +15,10 @@ export interface SandboxSpec {
   gitWritable?: boolean;
   /** Paths under the private /tmp mounted read-only (a workspace under /tmp, its links' targets; see privateTmp.ts). */
   readablePaths?: readonly string[];
+  /** Installed dependencies inside the root, read-only (see dependencyMounts.ts). */
+  readOnlyPaths?: readonly string[];
+  /** Writable folders mounted over the dependencies' caches (`node_modules/.cache`): the worktree's own, or the workspace's. */
+  cacheBinds?: readonly { source: string; target: string }[];
 }
 
 /** One shell command to run to completion. */
