@@ -26,7 +26,7 @@ export const BOOKKEEPING = [
   '.ralph/observations.md',
   '.ralph/run.lock',
 ];
-const BOOKKEEPING_GLOBS = ['.ralph/**/*.lock', '.ralph/**/*.tmp'];
+const BOOKKEEPING_GLOBS = ['.ralph/**/*.lock', '.ralph/**/*.lock/**', '.ralph/**/*.tmp'];
 
 /** The files the iteration's commit never takes (the lists above); `changesSince` leaves out the first two too. */
 export const EXCLUDED_FROM_COMMITS = BOOKKEEPING.slice(0, 2);
