@@ -47,6 +47,8 @@ export function dependencyMounts(root: string, links: readonly string[]): Depend
     if (!real) continue;
     const inside = isUnder(real, root);
     if (inside && !mounts.readOnly.includes(real)) mounts.readOnly.push(real);
+    // the cache convention is node_modules' own: another linked path (a fixture, a venv) is only read-only
+    if (path.basename(rel.replace(/\/+$/, '')) !== 'node_modules') continue;
     const target = path.join(real, DEPENDENCY_CACHE);
     if (!ensureDir(target)) continue;
     // the workspace's (or a worktree's own installed) dependencies: their cache is the command's own already

@@ -101,8 +101,10 @@ describe('installed dependencies in the sandbox: read-only, their node_modules/.
 
   it('the mounts: dependencies that exist only, the cache folder made where missing, a linked .cache left alone', async () => {
     await fs.rm(ws.path('node_modules/.cache'), { recursive: true, force: true });
-    const mounts = dependencyMounts(ws.dir, ['node_modules', 'vendor']);
-    assert.deepEqual(mounts.readOnly, [ws.path('node_modules')]);
+    await ws.write('fixtures/big.bin', 'x');
+    const mounts = dependencyMounts(ws.dir, ['node_modules', 'vendor', 'fixtures']);
+    assert.deepEqual(mounts.readOnly, [ws.path('node_modules'), ws.path('fixtures')]);
+    assert.equal(existsSync(ws.path('fixtures/.cache')), false, 'the cache convention is that of node_modules');
     assert.deepEqual(mounts.caches, [{ source: ws.path('node_modules/.cache'), target: ws.path('node_modules/.cache') }]);
     assert.ok(existsSync(ws.path('node_modules/.cache')));
     // macOS: no mount there; the packages denied, the (shared) cache allowed
@@ -111,7 +113,9 @@ describe('installed dependencies in the sandbox: read-only, their node_modules/.
       { home: ws.dir, temp: await ws.outsideDir() },
     );
     assert.match(profile, new RegExp(`\\(deny file-write\\* \\(subpath "${ws.path('node_modules')}"\\)\\)`));
-    assert.ok(profile.indexOf('(deny file-write* (subpath') < profile.indexOf(`(allow file-write* (subpath "${ws.path('node_modules/.cache')}`));
+    assert.ok(
+      profile.indexOf('(deny file-write* (subpath') < profile.indexOf(`(allow file-write* (subpath "${ws.path('node_modules/.cache')}`),
+    );
     await fs.rm(ws.path('node_modules/.cache'), { recursive: true });
     await fs.symlink(await ws.outsideDir(), ws.path('node_modules/.cache'));
     assert.deepEqual(dependencyMounts(ws.dir, ['node_modules']).caches, []);

@@ -16,7 +16,7 @@ const failing = (...messages: string[]): TestCounts => ({
   failures: messages.map((message, i) => ({ name: `test ${i}`, message })),
 });
 
-describe("a gate that cannot run where the task runs: checked evidence that explains the failure, or nothing (real files, git, sockets)", function () {
+describe('a gate that cannot run where the task runs: checked evidence that explains the failure, or nothing (real files, git, sockets)', function () {
   this.timeout(30_000);
   let ws: TempWorkspace;
   let wt: string;
@@ -30,7 +30,12 @@ describe("a gate that cannot run where the task runs: checked evidence that expl
   before(async () => {
     ws = await makeTempWorkspace({
       commit: true,
-      files: { '.gitignore': 'node_modules/\ndist/\nfixtures/secret.json\n', 'src/a.js': 'a\n', 'src/b.js': 'b\n', 'fixtures/data.json': '{}\n' },
+      files: {
+        '.gitignore': 'node_modules/\ndist/\nfixtures/secret.json\n',
+        'src/a.js': 'a\n',
+        'src/b.js': 'b\n',
+        'fixtures/data.json': '{}\n',
+      },
     });
     await ws.write('node_modules/runner/index.js', '');
     await ws.write('dist/index.js', 'built\n');
@@ -75,7 +80,11 @@ describe("a gate that cannot run where the task runs: checked evidence that expl
   describe('a file of the working tree the worktree lacks', () => {
     it('untracked or ignored there: link it (worktrees.link), commit it, or run in the working tree', async () => {
       const output = `Error: ENOENT: no such file or directory, open '${wt}/fixtures/secret.json'`;
-      const fault = await diagnoseEnvironment(output, failing(`ENOENT: no such file or directory, open '${wt}/fixtures/secret.json'`), ctx(wt));
+      const fault = await diagnoseEnvironment(
+        output,
+        failing(`ENOENT: no such file or directory, open '${wt}/fixtures/secret.json'`),
+        ctx(wt),
+      );
       assert.match(fault!.why, /needs fixtures\/secret\.json, which is in your working tree but not committed/);
       assert.match(fault!.remedy, /Add "fixtures\/secret\.json" to "worktrees\.link".*"loop\.maxParallel": 1/);
     });
