@@ -80,4 +80,18 @@ describe("a real project's own test command in a task (runner cache in node_modu
       assert.doesNotMatch(run.stdout, /cannot run/);
     });
   }
+
+  it("without the sandbox (commands.sandbox off), in a task's worktree: the runner writes the workspace's cache, the task is done in one iteration", async () => {
+    const p = (project = await makeCachyProject({ gitignore: ALLOWLIST_GITIGNORE }));
+    await p.configure(server.url, { commands: { sandbox: 'off' } });
+    await p.addTask();
+    server.push(...agentSteps(6, false));
+    const run = await runCli(['run'], p.ws.dir);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const [task] = TaskFileSchema.parse(JSON.parse(await p.ws.read('.ralph/tasks.json'))).tasks;
+    assert.equal(task.status, 'done', run.stdout);
+    assert.equal(task.iterations, 1);
+    assert.deepEqual(p.ws.git('diff', '--name-only', 'main~1', 'main').split('\n'), ['src/calc.js']);
+    assert.ok(readdirSync(p.ws.path('node_modules/.cache/cachy')).length > 0);
+  });
 });

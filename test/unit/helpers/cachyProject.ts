@@ -122,22 +122,25 @@ export function toolResults(request: RecordedRequest): string[] {
 }
 
 /**
- * The agent: first tries to change its test runner (a command and its file tool), then fixes
- * `add` and completes. Which turn it is, is read from the conversation (fresh each iteration).
+ * The agent: first tries to change its test runner (a command and its file tool) unless told not
+ * to, then fixes `add` and completes. Which turn it is, is read from the conversation (fresh each
+ * iteration).
  */
-export const fixingAgent: StepFunction = (request) => {
-  const last = messagesOf(request).at(-1);
-  if (typeof last?.content === 'string' && last.content.includes('[WIND-DOWN]')) return { content: 'nothing to note' };
-  const results = toolResults(request).length;
-  if (results === 0)
-    return {
-      toolCalls: [
-        { name: 'run_command', arguments: { command: 'echo "process.exit(0)" > node_modules/cachy/cli.js' } },
-        { name: 'write_file', arguments: { path: 'node_modules/cachy/cli.js', content: 'process.exit(0)\n' } },
-      ],
-    };
-  if (results === 2) return { toolCalls: [{ name: 'write_file', arguments: { path: 'src/calc.js', content: CALC_FIXED } }] };
-  return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'add adds', promiseEvidence: 'npm test passes' } }] };
-};
+export const fixingAgent =
+  (tamper = true): StepFunction =>
+  (request) => {
+    const last = messagesOf(request).at(-1);
+    if (typeof last?.content === 'string' && last.content.includes('[WIND-DOWN]')) return { content: 'nothing to note' };
+    const results = toolResults(request).length + (tamper ? 0 : 2);
+    if (results === 0)
+      return {
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo "process.exit(0)" > node_modules/cachy/cli.js' } },
+          { name: 'write_file', arguments: { path: 'node_modules/cachy/cli.js', content: 'process.exit(0)\n' } },
+        ],
+      };
+    if (results === 2) return { toolCalls: [{ name: 'write_file', arguments: { path: 'src/calc.js', content: CALC_FIXED } }] };
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'add adds', promiseEvidence: 'npm test passes' } }] };
+  };
 
-export const agentSteps = (n: number): Step[] => Array.from({ length: n }, () => fixingAgent);
+export const agentSteps = (n: number, tamper = true): Step[] => Array.from({ length: n }, () => fixingAgent(tamper));
