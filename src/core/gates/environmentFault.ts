@@ -114,6 +114,15 @@ function readOnlyWrite(lines: readonly string[], places: Places): Found | undefi
   const target = QUOTED_PATH.exec(line)?.[1] ?? pathsIn(line)[0];
   const tokens = ['EROFS', 'read-only file system', 'Read-only file system'];
   const evidence = line.trim();
+  if (target && places.dependencies.some((d) => isUnder(target, path.join(d, '.cache'))))
+    return {
+      tokens,
+      fault: {
+        evidence,
+        why: `it writes ${target}, in the installed dependencies' cache folder, which is not writable here (a link to a read-only place, or a folder Ralph could not make)`,
+        remedy: `Make node_modules/.cache a plain folder of the workspace, or set "commands.sandbox": "off" in .ralph/config.json (then nothing is read-only to commands)`,
+      },
+    };
   if (target && places.dependencies.some((d) => isUnder(target, d)))
     return {
       tokens,
@@ -274,7 +283,7 @@ export function environmentMessage(
 ): string {
   const place = where.worktree ? "in a task's worktree" : 'here';
   const log = where.logPath ? ` (full output: ${where.logPath})` : '';
-  return `the gate ${gate.name} (\`${gate.command}\`) cannot run ${place}: ${fault.why}. Its output: ${JSON.stringify(fault.evidence.slice(0, 300))}. ${fault.remedy}. No change of the agent can fix this, so the task stopped at its first run of the gates${log}`;
+  return `the gate ${gate.name} (\`${gate.command}\`) cannot run ${place}: ${fault.why}. Its output: ${JSON.stringify(fault.evidence.slice(0, 300))}. ${fault.remedy}. It is not the task's doing, so the task stopped at its first run of the gates instead of iterating${log}`;
 }
 
 /** Whether `cwd` is one of the workspace's worktrees (`.ralph/worktrees/<x>`). */

@@ -53,6 +53,13 @@ describe('a gate that cannot run where the task runs: checked evidence that expl
       assert.match(fault!.evidence, /^Error: EROFS/);
     });
 
+    it('into their cache folder, when it is not writable (a link to a read-only place)', async () => {
+      const output = `Error: EROFS: read-only file system, mkdir '${wt}/node_modules/.cache/nyc'`;
+      const fault = await diagnoseEnvironment(output, undefined, ctx(wt));
+      assert.match(fault!.why, /in the installed dependencies' cache folder, which is not writable here/);
+      assert.match(fault!.remedy, /Make node_modules\/\.cache a plain folder/);
+    });
+
     it('into your working tree from a worktree: loop.maxParallel 1; elsewhere: the sandbox', async () => {
       const intoWorkspace = await diagnoseEnvironment(`touch: cannot touch '${ws.dir}/out/x': Read-only file system`, undefined, ctx(wt));
       assert.match(intoWorkspace!.why, /in your working tree outside the task's worktree/);
@@ -158,7 +165,7 @@ describe('a gate that cannot run where the task runs: checked evidence that expl
     const text = environmentMessage({ name: 'tests', command: 'npm test' }, fault, { worktree: true, logPath: '/l/tests.log' });
     assert.match(
       text,
-      /^the gate tests \(`npm test`\) cannot run in a task's worktree: it writes .*node_modules\/x, inside the installed dependencies.*\. Its output: "EROFS: read-only file system, mkdir '.*'"\. Make the tool .*\. No change of the agent can fix this, so the task stopped at its first run of the gates \(full output: \/l\/tests\.log\)$/,
+      /^the gate tests \(`npm test`\) cannot run in a task's worktree: it writes .*node_modules\/x, inside the installed dependencies.*\. Its output: "EROFS: read-only file system, mkdir '.*'"\. Make the tool .*\. It is not the task's doing, so the task stopped at its first run of the gates instead of iterating \(full output: \/l\/tests\.log\)$/,
     );
   });
 });
