@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { WORKTREE_CACHES } from '../git/worktreeList';
 import { isUnder, mainWorkspaceOf } from './privateTmp';
 
 /**
@@ -15,9 +16,6 @@ import { isUnder, mainWorkspaceOf } from './privateTmp';
  * a working tree, whatever its ignore rules, and gone with the worktree.
  */
 export const DEPENDENCY_CACHE = '.cache';
-
-/** The folder in a worktree's git admin dir that holds its dependency caches. */
-const OWN_CACHES = 'ralph-cache';
 
 export interface CacheBind {
   /** The folder mounted (the worktree's own, or the cache itself in the workspace). */
@@ -71,7 +69,7 @@ export function worktreeCacheDir(worktree: string, rel: string): string | undefi
   }
   const gitDir = /^gitdir:\s*(.+?)\s*$/m.exec(pointer)?.[1];
   if (!gitDir) return undefined;
-  return path.join(path.resolve(worktree, gitDir), OWN_CACHES, ...rel.split('/'), DEPENDENCY_CACHE);
+  return path.join(path.resolve(worktree, gitDir), WORKTREE_CACHES, ...rel.split('/'), DEPENDENCY_CACHE);
 }
 
 /** The real path of `p` when it is a directory (through links), else undefined. */
