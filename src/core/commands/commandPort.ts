@@ -17,6 +17,10 @@ export interface SandboxSpec {
   readablePaths?: readonly string[];
   /** Folders outside the root that stay writable (a gate's test probe records; under /tmp too, through the private /tmp). */
   writableDirs?: readonly string[];
+  /** Installed dependencies inside the root, read-only (see dependencyMounts.ts). */
+  readOnlyPaths?: readonly string[];
+  /** Writable folders mounted over the dependencies' caches (`node_modules/.cache`): the worktree's own, or the workspace's. */
+  cacheBinds?: readonly { source: string; target: string }[];
 }
 
 /** One shell command to run to completion. */

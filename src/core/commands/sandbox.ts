@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { RalphError } from '../errors';
 import type { CommandRequest, CommandResult, CommandRunner, SandboxSpec } from './commandPort';
+import { dependencyMounts } from './dependencyMounts';
 import { hiddenPathMessage, hiddenTmpPath, mainWorkspaceOf, privateTmpBinds } from './privateTmp';
 import { scrubEnvironment, type SecretRedactor } from './secrets';
 import { probeSeatbelt, SANDBOX_EXEC, seatbeltProfile, seatbeltTemp } from './seatbelt';
@@ -199,6 +200,9 @@ export function bwrapArgs(spec: SandboxSpec, cwd: string, env: Record<string, st
     const target = path.join(root, name);
     if (existsSync(target)) args.push('--ro-bind', target, target);
   }
+  // installed dependencies read-only, their caches writable (see dependencyMounts.ts)
+  for (const dir of spec.readOnlyPaths ?? []) args.push('--ro-bind', dir, dir);
+  for (const cache of spec.cacheBinds ?? []) args.push('--bind', cache.source, cache.target);
   if (spec.gitWritable) args.push(...approvedGitBinds(root));
   for (const file of spec.writablePaths) {
     if (existsSync(file)) args.push('--bind', file, file);
@@ -238,6 +242,8 @@ export interface IsolationSettings {
   keyVariables: readonly string[];
   /** Variables only caio's approved external commands (push, pull request) receive. */
   actionEnv?: readonly string[];
+  /** `worktrees.link`: the installed dependencies, read-only to commands but for their caches (dependencyMounts.ts). */
+  links?: readonly string[];
 }
 
 /**
@@ -303,6 +309,7 @@ export class IsolatedCommandRunner implements CommandRunner {
         const hidden = hiddenTmpPath(req.command, root, readablePaths);
         // a gate that names a path the sandbox hides would fail with "not found" and no reason: say why instead
         if (hidden && req.purpose === 'gate') return { refused: refusedHidden(hiddenPathMessage(hidden, 'gate')) };
+        const dependencies = dependencyMounts(root, settings.links ?? []);
         sandbox = {
           root,
           network: settings.commands.network,
@@ -310,6 +317,8 @@ export class IsolatedCommandRunner implements CommandRunner {
           gitWritable: req.approved === true,
           readablePaths,
           ...(req.writableDirs?.length ? { writableDirs: req.writableDirs.filter((d) => existsSync(d)) } : {}),
+          readOnlyPaths: dependencies.readOnly,
+          cacheBinds: dependencies.caches,
         };
         if (hidden) hiddenNote = hiddenPathMessage(hidden, 'agent');
       } else if (mode === 'required') {
@@ -360,6 +369,12 @@ function worktreeRoot(root: string, cwd: string): string | undefined {
 }
 
 /** Isolation settings of a workspace from its configuration. */
-export function isolationSettings(root: string, config: Pick<RalphConfig, 'commands' | 'llm' | 'agents'>): IsolationSettings {
-  return { root, commands: config.commands, keyVariables: [config.llm.apiKeyEnv], actionEnv: config.agents.caio?.env ?? [] };
+export function isolationSettings(root: string, config: Pick<RalphConfig, 'commands' | 'llm' | 'agents' | 'worktrees'>): IsolationSettings {
+  return {
+    root,
+    commands: config.commands,
+    keyVariables: [config.llm.apiKeyEnv],
+    actionEnv: config.agents.caio?.env ?? [],
+    links: config.worktrees.link,
+  };
 }

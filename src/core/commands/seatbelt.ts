@@ -22,9 +22,10 @@ export interface SeatbeltPlaces {
  * confine their commands there. Everything is allowed first (processes, Mach services, sysctl
  * reads — what compilers and test runners need; Seatbelt gives the last matching rule the
  * say), then narrowed:
- * - writes: only the workspace (or the task's worktree) without its `.git` and `.ralph`, the
- *   task's progress notes, the command's temp folder and the system temp folders, and the
- *   harmless devices; with `gitWritable` (a person approved the command) the repository's data
+ * - writes: only the workspace (or the task's worktree) without its `.git`, `.ralph` and
+ *   installed dependencies (their `.cache` folder writable, shared by the tasks), the task's
+ *   progress notes, the command's temp folder and the system temp folders, and the harmless
+ *   devices; with `gitWritable` (a person approved the command) the repository's data
  *   too, its hooks, config and info/ still not;
  * - reads: none of the credential stores under the user's home (`~/.ssh`, `~/.aws`, `.netrc`…);
  * - network: none, unless `commands.network` (local Unix sockets stay usable).
@@ -43,6 +44,9 @@ export function seatbeltProfile(spec: SandboxSpec, places: SeatbeltPlaces, gitDi
   lines.push(
     `(allow file-write* (require-all (subpath ${q(root)}) (require-not (subpath ${q(path.join(root, '.git'))})) (require-not (literal ${q(path.join(root, '.git'))})) (require-not (subpath ${q(path.join(root, '.ralph'))}))))`,
   );
+  // installed dependencies read-only but for their caches (one per workspace here: Seatbelt cannot mount a task's own)
+  if (spec.readOnlyPaths?.length) lines.push(`(deny file-write* ${spec.readOnlyPaths.map((d) => `(subpath ${q(real(d))})`).join(' ')})`);
+  if (spec.cacheBinds?.length) lines.push(`(allow file-write* ${spec.cacheBinds.map((c) => `(subpath ${q(real(c.target))})`).join(' ')})`);
   const temps = [...new Set([real(places.temp), real(os.tmpdir()), '/private/tmp', '/private/var/folders'])];
   lines.push(`(allow file-write* ${temps.map((t) => `(subpath ${q(t)})`).join(' ')})`);
   lines.push(

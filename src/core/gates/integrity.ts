@@ -37,6 +37,8 @@ export const GateBaselineSchema = z.object({
   failingSources: z.record(z.string(), z.string()).default({}),
   /** How the gate ended at the base (green or not, its failing tests by name); absent for gates not run there. */
   verdict: BaseVerdictSchema.optional(),
+  /** Why it cannot run where the task runs, whatever the agent changes (gates/environmentFault.ts): the task stops. */
+  environment: z.string().optional(),
 });
 export type GateBaseline = z.infer<typeof GateBaselineSchema>;
 

@@ -38,6 +38,11 @@ export interface RunGatesOptions {
   logMaxBytes?: number;
   /** Whether an earlier run on the same clean tree may stand for the first run of each gate (`GateRunRequest.reuse`); re-runs never reuse. */
   reuse?: GateRunRequest['reuse'];
+  /**
+   * Looks at a failed run for a cause no change of the agent fixes (gates/environmentFault.ts):
+   * the sentence to say, kept as the outcome's `environment`. Given for a task's first gate run.
+   */
+  diagnose?(gate: GateConfig, outcome: GateOutcome, output: string): Promise<string | undefined>;
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -129,6 +134,10 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.
     const where = gateLogPointer(gate.name, options.cwd, logPath);
     evaluated.fixItems = evaluated.fixItems.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n(${where})` } : f));
+  }
+  if (options.diagnose && !evaluated.passed && !run.aborted && !run.timedOut) {
+    const environment = await options.diagnose(gate, evaluated, run.output).catch(() => undefined);
+    if (environment) evaluated.environment = environment;
   }
   return evaluated;
 }

@@ -98,6 +98,8 @@ export interface GateOutcome {
    * failed it; `allowed` are the changes the task was allowed to make (the reports list them).
    */
   integrity?: { violations: string[]; allowed: string[]; gone?: string[] };
+  /** Why the gate cannot run where it ran, whatever the agent changes (gates/environmentFault.ts): the whole sentence, with the setting to use. */
+  environment?: string;
   /** The gate's full output on disk (`.ralph/reports/<taskId>/gates/iteration-<n>-<gate>.log`). */
   logPath?: string;
   /** Times the gate ran again after failing on tests (`gates[].rerunFailures`); the last run decided. */

@@ -1,13 +1,7 @@
 import { RalphError } from '../errors';
+import { commitPathspec, EXCLUDED_FROM_COMMITS, linksIn, stageWork } from './commitPaths';
 import { git, gitLog, gitStatus, runGit } from './gitExec';
 import { HeadReader } from './refRead';
-
-/**
- * Never part of an iteration commit: the task store (rewritten every iteration) and the config
- * (an agent that rewrote it must not get its gates committed and believed by the next run).
- */
-const EXCLUDED_FROM_COMMITS = ['.ralph/tasks.json', '.ralph/config.json'];
-const COMMIT_PATHSPEC = ['--', '.', ...EXCLUDED_FROM_COMMITS.map((p) => `:(exclude)${p}`)];
 
 /** The last commits by the commit they start from (a few dozen: the heads a run's agents stand on). */
 const LOGS = new Map<string, { count: number; entries: { sha: string; message: string }[] }>();
@@ -48,12 +42,22 @@ export class IdentityCheck {
 export class GitService {
   private readonly head: HeadReader;
 
+  /**
+   * `links`: in a task's worktree, the paths linked into it (`worktrees.link`), left out of its
+   * commits while they are links (Ralph's, not the task's work; see commitPaths.ts).
+   */
   constructor(
     readonly root: string,
     private readonly secrets?: SecretGuard,
     private readonly identity = new IdentityCheck(),
+    private readonly links: readonly string[] = [],
   ) {
     this.head = new HeadReader(root);
+  }
+
+  /** The paths of this tree no commit takes besides Ralph's bookkeeping: the links Ralph made. */
+  private ownPaths(): Promise<string[]> {
+    return this.links.length === 0 ? Promise.resolve([]) : linksIn(this.root, this.links);
   }
 
   /** git in this repository; throws a GitCommandError with git's own message on a non-zero exit. */
@@ -85,7 +89,7 @@ export class GitService {
    * git process.
    */
   async hasChangesToCommit(): Promise<boolean> {
-    return (await gitStatus(this.root, ['--untracked-files=all', ...COMMIT_PATHSPEC])).files.length > 0;
+    return (await gitStatus(this.root, ['--untracked-files=all', ...commitPathspec(await this.ownPaths())])).files.length > 0;
   }
 
   /**
@@ -94,8 +98,8 @@ export class GitService {
    */
   async commitAll(message: string, changed?: boolean): Promise<CommitInfo | undefined> {
     if (!(changed ?? (await this.hasChangesToCommit()))) return undefined;
-    const pathspec = COMMIT_PATHSPEC;
-    await this.run(['add', '-A', ...pathspec]);
+    // whatever the ignore rules say: an allowlist .gitignore, an ignored .ralph/ (commitPaths.ts)
+    await stageWork(this.root, await this.ownPaths());
     const changes = await this.stagedChanges();
     const withheld = await this.withholdSecrets(changes.patch);
     const staged = changes.files.filter((f) => !withheld.includes(f));

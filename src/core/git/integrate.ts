@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
+import { commitPathspec, linksIn, stageWork } from './commitPaths';
 import { git, GitCommandError, gitStatus, runGit } from './gitExec';
 import { lockFileOf, underGitLockRule } from './lockRule';
 import {
@@ -325,13 +326,15 @@ export class MergeWorkspace {
  * agent works on the new tip. On a conflict the merge is left in progress — the markers are in
  * the files, and the agent's next commit concludes the merge. Returns the conflicting files.
  */
-export function mergeTargetInto(worktree: string, target: string, taskId: string): Promise<string[]> {
-  return underGitLockRule(worktree, () => mergeTargetIntoOnce(worktree, target, taskId), { where: `the worktree of ${taskId}` });
+export function mergeTargetInto(worktree: string, target: string, taskId: string, links: readonly string[] = []): Promise<string[]> {
+  return underGitLockRule(worktree, () => mergeTargetIntoOnce(worktree, target, taskId, links), { where: `the worktree of ${taskId}` });
 }
 
-async function mergeTargetIntoOnce(worktree: string, target: string, taskId: string): Promise<string[]> {
-  if ((await gitStatus(worktree)).files.length > 0) {
-    await git(worktree, ['add', '-A']);
+/** `links`: the paths linked into the worktree (`worktrees.link`), never its work. */
+async function mergeTargetIntoOnce(worktree: string, target: string, taskId: string, links: readonly string[]): Promise<string[]> {
+  const own = await linksIn(worktree, links);
+  if ((await gitStatus(worktree, ['--untracked-files=all', ...commitPathspec(own)])).files.length > 0) {
+    await stageWork(worktree, own);
     await git(worktree, ['commit', '--no-verify', '-q', '-m', `ralph(${taskId}): uncommitted work before merging ${target}`], {
       env: await identityEnv(worktree),
     });

@@ -71,6 +71,9 @@ export async function worktreeGitDir(wtPath: string): Promise<string | undefined
   return dir ? path.resolve(wtPath, dir) : undefined;
 }
 
+/** The folder in a worktree's git admin dir that holds its dependency caches (commands/dependencyMounts.ts). */
+export const WORKTREE_CACHES = 'ralph-cache';
+
 /**
  * What `git worktree remove --force --force` does, without a git process: git's record of the
  * worktree (`<common>/worktrees/<name>`) goes, and its folder is moved aside in the same folder
@@ -81,6 +84,8 @@ export async function worktreeGitDir(wtPath: string): Promise<string | undefined
 export async function unregisterWorktree(wtPath: string, commonDir: string): Promise<string | undefined> {
   const record = await worktreeGitDir(wtPath);
   if (!record || path.dirname(record) !== path.join(commonDir, 'worktrees')) return undefined;
+  // its dependency caches (many files) go with its folder, after the lock: moved into it first
+  await fs.rename(path.join(record, WORKTREE_CACHES), path.join(wtPath, `.${WORKTREE_CACHES}-gone`)).catch(() => undefined);
   await fs.rm(record, { recursive: true, force: true });
   const aside = path.join(path.dirname(wtPath), `_gone-${path.basename(wtPath)}-${randomBytes(4).toString('hex')}`);
   await fs.rename(wtPath, aside);

@@ -78,7 +78,7 @@ export class WorktreeManager {
    */
   constructor(
     root: string,
-    private readonly links: readonly string[] = [],
+    readonly links: readonly string[] = [],
   ) {
     this.root = realpathSync(root);
     this.dir = path.join(this.root, ...WORKTREES_DIR.split('/'));

@@ -23,7 +23,15 @@ export class WorkspaceScope {
   /** The root as given, resolved but not de-symlinked; absolute paths under it are accepted too. */
   private readonly givenRoot: string;
 
-  constructor(root: string) {
+  /**
+   * `dependencies`: workspace-relative folders of installed dependencies (`worktrees.link`), never
+   * written by the agent: it must not be able to edit its test runner (its commands cannot either,
+   * see commands/dependencyMounts.ts). In a worktree they are links out of it, refused anyway.
+   */
+  constructor(
+    root: string,
+    private readonly dependencies: readonly string[] = [],
+  ) {
     this.givenRoot = path.resolve(root);
     this.root = realpathOrSelf(this.givenRoot);
   }
@@ -44,8 +52,20 @@ export class WorkspaceScope {
     if (opts.forWrite && real === this.root) {
       throw new PathEscapeError(`path "${p}" is the workspace root itself, not a file that can be written`);
     }
-    if (opts.forWrite) this.refuseOrchestratorFiles(p, real);
+    if (opts.forWrite) {
+      this.refuseOrchestratorFiles(p, real);
+      this.refuseDependencies(p, real);
+    }
     return real;
+  }
+
+  private refuseDependencies(original: string, real: string): void {
+    const rel = path.relative(this.root, real).split(path.sep).join('/');
+    const dependency = this.dependencies.find((d) => rel === d.replace(/\/+$/, '') || rel.startsWith(`${d.replace(/\/+$/, '')}/`));
+    if (dependency)
+      throw new PathEscapeError(
+        `path "${original}" is inside ${dependency}, the installed dependencies (worktrees.link): they are read-only to the agent; change the project's own files`,
+      );
   }
 
   /**

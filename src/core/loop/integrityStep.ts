@@ -23,6 +23,7 @@ import type { Task } from '../tasks/schema';
 import { readTextIfExists } from '../util/atomicWrite';
 import { emptiedGuards } from './emptiedGuards';
 import { evidenceJudge, lazily, readTreeEvidence, verdictTask } from './taskEvidence';
+import { environmentDiagnosis } from './environmentStop';
 import type { TaskLoopServices } from './types';
 
 /** Kinds whose output carries a test inventory; the others are judged on their definition only. */
@@ -48,10 +49,11 @@ export async function takeIntegrityBaseline(
     const states = await readDefinition(parts, workspace);
     let tests: TestCounts | undefined;
     let verdict: BaseVerdict | undefined;
+    let environment: string | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
       const result = await runAtBase(services, gate, workspace, roots, stop);
       if (!result || stop.aborted) return undefined;
-      ({ tests, verdict } = result);
+      ({ tests, verdict, environment } = result);
     }
     const names = tests?.names;
     const failingFiles = [
@@ -63,7 +65,11 @@ export async function takeIntegrityBaseline(
       const text = await readTextIfExists(path.join(workspace, file)).catch(() => undefined);
       if (text !== undefined) failingSources[file] = text;
     }
-    gates.push({ ...baselineOf(gate, tests, parts, states, failingSources), ...(verdict ? { verdict } : {}) });
+    gates.push({
+      ...baselineOf(gate, tests, parts, states, failingSources),
+      ...(verdict ? { verdict } : {}),
+      ...(environment ? { environment } : {}),
+    });
   }
   if (gates.length > 0) {
     services.emit({
@@ -87,18 +93,22 @@ export async function takeIntegrityBaseline(
  * what is red at a base is the same for every task that starts there.
  */
 async function runAtBase(
-  services: Pick<TaskLoopServices, 'gates'>,
+  services: Pick<TaskLoopServices, 'gates' | 'config'>,
   gate: GateConfig,
   workspace: string,
   roots: readonly string[],
   stop: AbortSignal,
-): Promise<{ tests?: TestCounts; verdict: BaseVerdict } | undefined> {
-  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any' });
+): Promise<{ tests?: TestCounts; verdict: BaseVerdict; environment?: string } | undefined> {
+  // the gate's first run for the task: a cause no change of the agent fixes is looked for (environmentStop.ts)
+  const diagnose = environmentDiagnosis(services, workspace);
+  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any', diagnose });
   if (stop.aborted || report.outcomes.length === 0) return undefined;
+  const [outcome] = report.outcomes;
   // inventory and failures: another worktree's paths would name nothing in this one
-  const tests = relativeTests(report.outcomes[0].parsed.tests, workspace);
-  const v = baseVerdictOf(report.outcomes[0]);
-  return { ...(tests ? { tests } : {}), verdict: { ...v, failing: v.failing.map((f) => relativeFailure(f, workspace, roots)) } };
+  const tests = relativeTests(outcome.parsed.tests, workspace);
+  const v = baseVerdictOf(outcome);
+  const verdict = { ...v, failing: v.failing.map((f) => relativeFailure(f, workspace, roots)) };
+  return { ...(tests ? { tests } : {}), verdict, ...(outcome.environment ? { environment: outcome.environment } : {}) };
 }
 
 /**

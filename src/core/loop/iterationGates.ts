@@ -6,6 +6,7 @@ import type { GateOutcome, GateReport } from '../gates/types';
 import type { Checkpoint, IterationRecord } from '../record/checkpoint';
 import type { Signal } from '../signals/types';
 import type { Task } from '../tasks/schema';
+import { environmentDiagnosis, firstGateRun } from './environmentStop';
 import { integrityJudge } from './integrityStep';
 import type { TaskLoopServices } from './types';
 
@@ -52,10 +53,13 @@ export async function runGatesUnlessFinal(
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
   const judge = cp.integrity ? against(cp.integrity) : aside && later;
+  const cwd = (services.work ?? services.paths).workspace;
   return runGates({
     gates,
     runner: services.gates,
-    cwd: (services.work ?? services.paths).workspace,
+    cwd,
+    // the task's first run of its gates: a cause no change of the agent fixes is looked for
+    ...(firstGateRun(cp) ? { diagnose: environmentDiagnosis(services, cwd) } : {}),
     signal: abort,
     taskId: task.id,
     iteration: n,

@@ -15,6 +15,7 @@ import { goneTestsQuestion } from './goneTestQuestion';
 import { gateSummary, isFinalSignal, optionalIterationsLeft, runGatesUnlessFinal } from './iterationGates';
 import { type CommitFailure, commitIteration, committedAlready } from './iterationCommit';
 import { type ConversationInput, converse, iterationFeedback } from './iterationConversation';
+import { environmentStop } from './environmentStop';
 import { proofStep } from './proofStep';
 import { gatesFor } from '../gates/taskCheck';
 import type { TaskLoopServices } from './types';
@@ -195,15 +196,20 @@ async function judgeIteration(
   const claimed = signalGiven?.kind === 'COMPLETE' && services.checkAhead !== undefined && gatesFor(task, services.config.gates).length > 0;
   if (claimed) services.checkAhead!.claim(task.id, task.title);
   const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside);
-  const integrity = await aside;
+  const taken = await aside;
+  // a gate that cannot run here: the task stops, the baseline taken in that place is not kept (taken again once set right)
+  const environment = environmentStop(taken, input.cp.integrity, gates);
+  const integrity = environment ? undefined : taken;
   const cp = integrity ? { ...input.cp, integrity } : input.cp;
   const kept = integrity ? { integrity } : {};
-  const decided = decideCompletion({
-    signal: signalGiven,
-    errored: run.error !== undefined,
-    gates,
-    optionalIterationsLeft: (name) => optionalIterationsLeft(services, cp, name),
-  });
+  const decided: CompletionDecision = environment
+    ? { kind: 'finish', status: 'halted', reason: environment, notes: [] }
+    : decideCompletion({
+        signal: signalGiven,
+        errored: run.error !== undefined,
+        gates,
+        optionalIterationsLeft: (name) => optionalIterationsLeft(services, cp, name),
+      });
   // a passing test left out again after the agent was told: a person decides, the loop does not burn its iterations
   const judged = await withClaimRules((decided.kind === 'continue' && goneTestsQuestion(task, gates, cp.history.at(-1))) || decided, {
     task,

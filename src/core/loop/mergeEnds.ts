@@ -100,7 +100,7 @@ export async function sendBack(d: MergeEndDeps, outcome: MergeOutcome): Promise<
   const { taskId } = outcome;
   let conflicted: string[];
   try {
-    conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId);
+    conflicted = await mergeTargetInto(d.worktrees.pathFor(taskId), d.target, taskId, d.worktrees.links);
   } catch (error) {
     const reason = `could not bring ${d.target} into its worktree: ${errorMessage(error)}`;
     // a lock held in its worktree stops the task, resumable; any other git failure fails it

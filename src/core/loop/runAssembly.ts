@@ -102,7 +102,8 @@ export class RunAssembly {
   async loop(workRoot?: string, checkAhead?: CheckAhead): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths, emit, redactor } = this.run;
     const root = workRoot ?? deps.workspace;
-    const git = new GitService(root, redactor, this.identity);
+    // in a worktree, the links made into it are never its work (whatever its ignore rules say)
+    const git = new GitService(root, redactor, this.identity, workRoot ? deps.config.worktrees.link : []);
     // a task's worktree was just made (or found registered and whole) by the worktree manager in a repository the run checked
     if (!workRoot && !(await git.isRepo())) {
       throw new RalphError(`${deps.workspace} is not a git repository; run \`git init\` (or \`ralph init\`) first`, 'not-a-repo');
@@ -141,7 +142,7 @@ export class RunAssembly {
         new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), this.baseGuard()),
       ),
       guard,
-      scope: new WorkspaceScope(root),
+      scope: new WorkspaceScope(root, deps.config.worktrees.link),
       clock: deps.clock ?? systemClock,
       logger: deps.logger ?? silentLogger,
       emit,

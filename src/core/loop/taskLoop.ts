@@ -70,6 +70,7 @@ export class TaskLoop {
     const based = await integrityBaselineAtStart(services, task, cp, stop, timeoutMs);
     this.aside = based.aside;
     const run: TaskRun = { task, cp: based.cp, maxIterations, timeoutMs, stop };
+    if (based.environment) return this.finish(run, 'halted', based.environment);
     if (based.timedOut)
       return this.finish(
         run,

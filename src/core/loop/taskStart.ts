@@ -2,6 +2,7 @@ import type { Task, TaskStatus } from '../tasks/schema';
 import { ensureProgressFile } from '../workspace';
 import { type Checkpoint, freshCheckpoint } from '../record/checkpoint';
 import { AsideBaseline, runsAtBase } from './baselineAside';
+import { environmentAtBase } from './environmentStop';
 import { takeIntegrityBaseline } from './integrityStep';
 import { isoNow, saveCheckpoint, setTaskStatus } from './taskState';
 import type { TaskLoopServices } from './types';
@@ -41,7 +42,7 @@ export async function integrityBaselineAtStart(
   cp: Checkpoint,
   stop: AbortSignal,
   timeoutMs: number,
-): Promise<{ cp: Checkpoint; timedOut?: boolean; aside?: AsideBaseline }> {
+): Promise<{ cp: Checkpoint; timedOut?: boolean; aside?: AsideBaseline; environment?: string }> {
   if (cp.integrity || stop.aborted) return { cp };
   // the run at the base counts against the task's time limit like any iteration: a gate that hangs there cannot outlast it
   const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - cp.elapsedMs));
@@ -65,6 +66,9 @@ export async function integrityBaselineAtStart(
     await saveCheckpoint(services, spent);
     return { cp: spent, timedOut: true };
   }
+  // a gate that cannot run here stops the task before its first iteration; the baseline is not kept (taken again once set right)
+  const environment = environmentAtBase(integrity);
+  if (environment) return { cp: spent, environment };
   const next = { ...spent, integrity };
   await saveCheckpoint(services, next);
   return { cp: next };

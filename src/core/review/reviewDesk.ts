@@ -185,7 +185,7 @@ export class ReviewDesk {
       };
     }
     // merged again onto a moved tip it conflicts, or the re-check is red: the agent makes both work together
-    const conflicted = await mergeTargetInto(worktrees.pathFor(task.id), hold.target, task.id).catch(() => [] as string[]);
+    const conflicted = await mergeTargetInto(worktrees.pathFor(task.id), hold.target, task.id, worktrees.links).catch(() => [] as string[]);
     await handBack(this.d.checkpoints, task.id, mergeFeedback(outcome, hold.target, conflicted));
     await this.holds.release(task.id);
     await this.d.store.update(task.id, {
