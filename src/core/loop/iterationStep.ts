@@ -221,16 +221,7 @@ async function judgeIteration(
   });
   const { decision, proof } = await proofStep(services, task, cp, n, judged, gates, signal);
   if (claimed && !(decision.kind === 'finish' && decision.status === 'done')) services.checkAhead!.drop(task.id, decision.reason);
-  const gateSummaries = (gates?.outcomes ?? []).map(gateSummary);
-  const gateFacts = {
-    gates: gateSummaries,
-    // failures already there at the base are the same every iteration: they are no sign of a stuck loop
-    failingTests: (gates?.outcomes ?? []).flatMap(
-      (o) => o.parsed.tests?.failures.map((f) => f.name).filter((name) => !o.preExisting?.includes(name)) ?? [],
-    ),
-    highFinding: gates?.high ?? false,
-    ...(proof ? { proof } : {}),
-  };
+  const gateFacts = gateFactsOf(gates, proof);
   if (decision.kind === 'finish') {
     const outcome = decision.status === 'done' ? 'complete' : decision.status === 'halted' ? 'error' : decision.status;
     const progress = decision.status === 'done' ? 100 : done.progress;
@@ -255,6 +246,19 @@ async function judgeIteration(
     gates,
     timedOut: false,
     calls: run.steps,
+  };
+}
+
+/** What the iteration's record keeps of its gates and proof. */
+function gateFactsOf(gates: GateReport | undefined, proof: IterationRecord['proof']): Partial<IterationRecord> {
+  return {
+    gates: (gates?.outcomes ?? []).map(gateSummary),
+    // failures forgiven as unrelated are the same every iteration: no sign of a stuck loop (held ones are)
+    failingTests: (gates?.outcomes ?? []).flatMap(
+      (o) => o.parsed.tests?.failures.map((f) => f.name).filter((name) => !o.preExisting?.includes(name)) ?? [],
+    ),
+    highFinding: gates?.high ?? false,
+    ...(proof ? { proof } : {}),
   };
 }
 
