@@ -39,6 +39,9 @@ npm run --silent format:check
 phase "size (files ≤ 400 lines, functions ≤ 80)"
 npm run --silent check:size
 
+phase "docs (links and anchors resolve, generated reference current)"
+npm run --silent check:docs
+
 phase "build"
 npm run --silent build
 

@@ -41,7 +41,7 @@ async function ciInit(workspace: string, command: Extract<ForgeCommand, { kind: 
   return written.some((w) => w.state === 'kept') ? 1 : 0;
 }
 
-/** What the forge must have for the workflows to land tasks (also in the README). */
+/** What the forge must have for the workflows to land tasks (also in docs/github-actions.md). */
 export function ciNextSteps(keyEnv: string): string {
   return [
     'Next, on GitHub:',

@@ -38,7 +38,7 @@ export class PathEscapeError extends RalphError {
 
 /**
  * What kind of provider fault a model call ended with; each kind has its own behaviour
- * (see docs/contract-changes.md "Model faults"). Shared by every provider adapter.
+ * (see docs/models.md, "Provider faults"). Shared by every provider adapter.
  *   rate_limit      429 / "slow down": retry after the server's delay
  *   quota           quota exhausted / billing: no retry; fall back or halt with the provider's message
  *   auth            bad or missing key / no permission: halt at once, name the key's source

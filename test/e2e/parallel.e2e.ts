@@ -62,6 +62,11 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
     if ((await queue.count()) > 0) screenshots.push(await wb.screenshot(`parallel-queue-${moment}-${theme}`, queue));
     screenshots.push(await wb.screenshot(`parallel-panel-${moment}-${theme}`, wb.editorArea()));
     screenshots.push(await wb.screenshot(`parallel-tree-${moment}-${theme}`, wb.sideBar()));
+    // the tree alone, wide enough for its descriptions, without the empty side bar below it
+    await wb.dragSideBarEdge(180);
+    const rows = wb.sideBar().locator('.monaco-list-row');
+    screenshots.push(await wb.screenshotDownTo(`parallel-tree-cropped-${moment}-${theme}`, wb.sideBar(), rows));
+    await wb.dragSideBarEdge(-180);
   }
 
   it('starts three agents at once: a tile each in the panel, the status bar counts them', async () => {

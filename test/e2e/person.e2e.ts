@@ -101,6 +101,10 @@ describe('The person in the loop in the browser (code-server + Chromium, package
       await answerFirst.click();
     }
     screenshots.push(await wb.screenshot(`person-tree-needs-you-${theme}`, wb.sideBar()));
+    await wb.dragSideBarEdge(180);
+    const rows = wb.sideBar().locator('.monaco-list-row');
+    screenshots.push(await wb.screenshotDownTo(`person-tree-needs-you-cropped-${theme}`, wb.sideBar(), rows));
+    await wb.dragSideBarEdge(-180);
     const answerBox = wb.panel().locator('[data-testid="answer-box"]');
     await answerBox.waitFor({ timeout: 30_000 });
     screenshots.push(await wb.screenshot(`person-answer-box-${theme}`, wb.panel().locator('[data-testid="finish-card"]')));
@@ -113,6 +117,8 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     await diff.waitFor({ timeout: 30_000 });
     await page.locator('.monaco-editor', { hasText: 'the review step is manual' }).first().waitFor({ timeout: 30_000 });
     screenshots.push(await wb.screenshot(`person-show-changes-${theme}`, wb.editorArea()));
+    const diffs = wb.editorArea().locator('.monaco-diff-editor');
+    screenshots.push(await wb.screenshotDownTo(`person-show-changes-cropped-${theme}`, wb.editorArea(), diffs, 24));
     await wb.closeActiveEditor();
   }
 

@@ -4,7 +4,8 @@
  * Build first: `npm run package && npm run compile-tests`. Screenshots go to
  * test/e2e/screenshots/ (git-ignored).
  *
- * Env: RALPH_E2E_GREP filters tests by title; RALPH_E2E_TIMEOUT_MS bounds the whole run
+ * Env: RALPH_E2E_GREP filters tests by title; RALPH_E2E_SUITES runs only the named suite files
+ * (`ralph,parallel` runs ralph.e2e.js and parallel.e2e.js); RALPH_E2E_TIMEOUT_MS bounds the whole run
  * (default 600000); RALPH_KEEP_TEMP=1 keeps the temp workspace and code-server dirs.
  */
 import * as fs from 'node:fs';
@@ -20,10 +21,26 @@ function findSuites(dir: string): string[] {
     .sort();
 }
 
+/** The suites named in `names` (comma-separated base names, `parallel` for parallel.e2e.js); every suite without it. */
+function selectSuites(files: string[], names: string | undefined): string[] {
+  const wanted = (names ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (wanted.length === 0) return files;
+  const chosen = files.filter((file) => wanted.includes(path.basename(file, '.e2e.js')));
+  const unknown = wanted.filter((name) => !chosen.some((file) => path.basename(file, '.e2e.js') === name));
+  if (unknown.length > 0)
+    throw new Error(
+      `RALPH_E2E_SUITES names no suite: ${unknown.join(', ')} (suites: ${files.map((f) => path.basename(f, '.e2e.js')).join(', ')})`,
+    );
+  return chosen;
+}
+
 export function runE2e(): Promise<number> {
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 180_000 });
   if (process.env.RALPH_E2E_GREP) mocha.grep(process.env.RALPH_E2E_GREP);
-  for (const file of findSuites(__dirname)) mocha.addFile(file);
+  for (const file of selectSuites(findSuites(__dirname), process.env.RALPH_E2E_SUITES)) mocha.addFile(file);
   return new Promise((resolve) => {
     const runner = mocha.run((failures) => {
       console.log(`${runner.stats?.passes ?? 0} passed, ${failures} failed`);

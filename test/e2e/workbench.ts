@@ -186,6 +186,43 @@ export class Workbench {
     return file;
   }
 
+  /**
+   * A screenshot of `area` cut just below the last of `content` (and `margin` pixels): a side bar
+   * without the empty space under its tree. The whole area when `content` shows nothing.
+   */
+  async screenshotDownTo(name: string, area: Locator, content: Locator, margin = 12): Promise<string> {
+    const box = await area.boundingBox();
+    const bottoms = await content.evaluateAll((nodes) => nodes.map((node) => node.getBoundingClientRect().bottom));
+    if (!box || bottoms.length === 0) return this.screenshot(name, area);
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    const file = path.join(SCREENSHOTS, `${name}.png`);
+    const height = Math.min(box.height, Math.ceil(Math.max(...bottoms) + margin - box.y));
+    await this.page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height } });
+    return file;
+  }
+
+  /**
+   * Drags the sash between the side bar and the editor area by `dx` pixels (wider side bar for
+   * dx > 0), so that a tree's descriptions show whole; the layout is unchanged when no sash is there.
+   */
+  async dragSideBarEdge(dx: number): Promise<void> {
+    const box = await this.sideBar().boundingBox();
+    if (!box) return;
+    const edge = box.x + box.width;
+    const sashes = await this.page
+      .locator('.monaco-sash.vertical')
+      .evaluateAll((nodes) =>
+        nodes.map((node) => node.getBoundingClientRect()).map((r) => ({ x: r.x + r.width / 2, top: r.top, bottom: r.bottom })),
+      );
+    const sash = sashes.find((s) => Math.abs(s.x - edge) <= 4 && s.top <= box.y + 10 && s.bottom >= box.y + box.height / 2);
+    if (!sash) return;
+    const y = box.y + box.height / 2;
+    await this.page.mouse.move(sash.x, y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(sash.x + dx, y, { steps: 8 });
+    await this.page.mouse.up();
+  }
+
   /** The editor area (where the panel is). */
   editorArea(): Locator {
     return this.page.locator('.part.editor').first();

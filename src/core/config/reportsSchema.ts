@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** What Ralph keeps on disk for people to read: gate logs, reports, run logs (README "Disk"). */
+/** What Ralph keeps on disk for people to read: gate logs, reports, run logs (docs/files.md, "Disk"). */
 export const ReportsConfigSchema = z
   .strictObject({
     maxTotalMb: z

@@ -1,88 +1,20 @@
 import { z } from 'zod';
 import { ForgeConfigSchema } from './forgeSchema';
+import { LlmConfigSchema } from './llmSchema';
 import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from './editorModels';
 import { ProofSchema, TASK_TYPES } from '../tasks/schema';
 
-const Price = z.strictObject({
-  input: z.number().min(0).describe('USD per 1M input tokens'),
-  output: z.number().min(0).describe('USD per 1M output tokens'),
-  cachedInput: z
-    .number()
-    .min(0)
-    .optional()
-    .describe("USD per 1M input tokens served from the provider's prompt cache; the input price when absent"),
-});
-
-const FallbackEntry = z.strictObject({
-  model: z.string().min(1).describe('model name sent to the fallback endpoint'),
-  baseUrl: z.url().optional().describe('OpenAI-compatible endpoint of this fallback; default: llm.baseUrl'),
-  apiKeyEnv: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("environment variable holding this endpoint's key; default: the primary's key (same endpoint) or none (another endpoint)"),
-});
-export type FallbackConfig = z.infer<typeof FallbackEntry>;
-
-export const LlmConfigSchema = z
-  .strictObject({
-    provider: z
-      .enum(['openai', 'vscode'])
-      .default('openai')
-      .describe(
-        '"openai": an OpenAI-compatible endpoint (llm.baseUrl, key in llm.apiKeyEnv); "vscode": the chat models the editor already has (GitHub Copilot or any extension contributing one, through VS Code\'s Language Model API; extension only, no key). With "vscode", llm.models entries name editor models as "<vendor>/<family>" or "<vendor>/<id>", e.g. "copilot/gpt-4.1"',
-      ),
-    baseUrl: z.url().optional().describe('OpenAI-compatible endpoint; the SDK default (api.openai.com) when absent'),
-    apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('environment variable holding the API key'),
-    models: z.array(z.string().min(1)).min(1).default(['gpt-4.1-mini', 'gpt-4.1', 'o3']).describe('model ladder, cheapest first'),
-    prices: z.record(z.string(), Price).default({}).describe('USD per 1M tokens, by model'),
-    contextWindow: z.number().int().positive().default(128000),
-    compactAt: z.number().gt(0).max(1).default(0.8),
-    temperature: z.number().min(0).max(2).optional(),
-    requestTimeoutMs: z.number().int().positive().default(120000),
-    maxRetries: z.number().int().min(0).max(10).default(4),
-    maxStepsPerIteration: z.number().int().positive().default(40).describe('tool-calling round trips per iteration'),
-    fallback: z
-      .array(FallbackEntry)
-      .default([])
-      .describe(
-        'ordered models or endpoints used while the primary fails (quota exhausted, outage or rate limit after the retries); the primary is probed again after fallbackCooldownSec',
-      ),
-    fallbackCooldownSec: z
-      .number()
-      .int()
-      .min(1)
-      .default(300)
-      .describe('seconds on a fallback before a probe request checks whether the primary is back'),
-  })
-  .superRefine((llm, ctx) => {
-    if (llm.provider !== 'vscode') return;
-    llm.models.forEach((entry, index) => {
-      if (!parseEditorModelSelector(entry))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['models', index],
-          message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
-        });
-    });
-    // a fallback without its own baseUrl is another editor model; with one, an OpenAI-compatible endpoint
-    llm.fallback.forEach((entry, index) => {
-      if (entry.baseUrl === undefined && !parseEditorModelSelector(entry.model)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['fallback', index, 'model'],
-          message: `"${entry.model}" does not name an editor model (give the entry a "baseUrl" to fall back to an OpenAI-compatible endpoint instead): ${EDITOR_MODEL_SELECTOR_HELP}`,
-        });
-      }
-    });
-  })
-  .prefault({});
+export { LlmConfigSchema, type FallbackConfig } from './llmSchema';
 
 export const LoopConfigSchema = z
   .strictObject({
-    maxIterations: z.number().int().positive().default(50),
-    taskTimeoutMinutes: z.number().positive().default(30),
+    maxIterations: z.number().int().positive().default(50).describe("iterations a task may take (a task's own maxIterations wins)"),
+    taskTimeoutMinutes: z
+      .number()
+      .positive()
+      .default(30)
+      .describe("active minutes a task may take, gates and model requests included (a task's own timeoutMinutes wins)"),
     windDownSeconds: z
       .number()
       .int()
@@ -98,20 +30,42 @@ export const LoopConfigSchema = z
       .positive()
       .default(3)
       .describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
-    mode: z.enum(['autopilot', 'semi-auto']).default('autopilot'),
-    commitEachIteration: z.boolean().default(true),
+    mode: z
+      .enum(['autopilot', 'semi-auto'])
+      .default('autopilot')
+      .describe(
+        'autopilot: the next ready task starts at once; semi-auto: every agent command is asked first, and after a task ends blocked, needs help or timed out the run waits for Continue / Stop',
+      ),
+    commitEachIteration: z
+      .boolean()
+      .default(true)
+      .describe('commit the working tree at the end of every iteration (ralph(<id>): iteration N)'),
     fixTasks: z.boolean().default(false).describe('also add each failing required gate of a task to the store as a linked fix task'),
   })
   .prefault({});
 
 export const GateSchema = z.strictObject({
-  name: z.string().min(1),
-  command: z.string().min(1),
-  kind: z.enum(['tests', 'types', 'lint', 'security', 'coverage', 'custom']),
-  required: z.boolean().default(true),
-  threshold: z.number().optional(),
-  maxIterations: z.number().int().positive().optional(),
-  timeoutMs: z.number().int().positive().optional(),
+  name: z.string().min(1).describe("the gate's name in reports, events and `--allow-gate-changes`"),
+  command: z.string().min(1).describe("the shell command, run in the workspace (or the task's worktree) after every iteration"),
+  kind: z
+    .enum(['tests', 'types', 'lint', 'security', 'coverage', 'custom'])
+    .describe(
+      'how the output is read: test counts and failures, type errors, lint problems, security findings, a coverage figure, or only the exit code',
+    ),
+  required: z
+    .boolean()
+    .default(true)
+    .describe(
+      'a required gate must pass before a task is done; an optional one feeds back and holds COMPLETE back at most maxIterations times',
+    ),
+  threshold: z.number().optional().describe('coverage gates: the lowest passing percentage (default 80)'),
+  maxIterations: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('optional gates: how many times a failure may hold COMPLETE back (default 2)'),
+  timeoutMs: z.number().int().positive().optional().describe('time limit of one run of the gate in ms (default 10 minutes)'),
   baseline: z
     .boolean()
     .optional()
@@ -150,18 +104,31 @@ export type GateConfig = z.infer<typeof GateSchema>;
 
 export const EscalationConfigSchema = z
   .strictObject({
-    threshold: z.number().int().positive().default(2),
-    councilAfter: z.number().int().positive().default(3),
-    councilModels: z.array(z.string().min(1)).optional(),
+    threshold: z
+      .number()
+      .int()
+      .positive()
+      .default(2)
+      .describe('consecutive failed iterations on a model before the next model up the ladder takes over'),
+    councilAfter: z.number().int().positive().default(3).describe('failed iterations on the top model before the bug council is convened'),
+    councilModels: z.array(z.string().min(1)).optional().describe("the bug council's analysts; default: the models of llm.models"),
   })
   .prefault({});
 
 export const SafeguardsSchema = z
   .strictObject({
-    noCommitWarnIterations: z.number().int().positive().default(5),
-    iterationWarnRatio: z.number().gt(0).max(1).default(0.8),
-    errorThreshold: z.number().int().positive().default(3),
-    onWarning: z.enum(['continue', 'stop']).default('continue'),
+    noCommitWarnIterations: z.number().int().positive().default(5).describe('warn after this many iterations without a commit'),
+    iterationWarnRatio: z.number().gt(0).max(1).default(0.8).describe('warn when a task has used this share of its iteration limit'),
+    errorThreshold: z
+      .number()
+      .int()
+      .positive()
+      .default(3)
+      .describe('warn after this many consecutive iteration errors; unattended, the task then ends failed'),
+    onWarning: z
+      .enum(['continue', 'stop'])
+      .default('continue')
+      .describe('what a run nobody can answer does after a warning (the CLI without a terminal, CI)'),
   })
   .prefault({});
 
@@ -191,11 +158,19 @@ export const BudgetSchema = z
 
 export const CommandsSchema = z
   .strictObject({
-    allow: z.array(z.string()).default([]),
-    deny: z.array(z.string()).default([]),
-    requireApproval: z.array(z.string()).default([]),
-    timeoutMs: z.number().int().positive().default(120000),
-    maxOutputChars: z.number().int().positive().default(20000),
+    allow: z
+      .array(z.string())
+      .default([])
+      .describe('globs (`npm run *`) or /regex/ of commands that skip the question a gated command would ask; never overrides a refusal'),
+    deny: z.array(z.string()).default([]).describe('globs or /regex/ of commands the agent may never run'),
+    requireApproval: z.array(z.string()).default([]).describe('globs or /regex/ of commands a person must approve first'),
+    timeoutMs: z.number().int().positive().default(120000).describe("time limit of one of the agent's commands in ms"),
+    maxOutputChars: z
+      .number()
+      .int()
+      .positive()
+      .default(20000)
+      .describe("characters of a command's output (and of a file read) given back to the model"),
     sandbox: z
       .enum(['auto', 'required', 'off'])
       .default('auto')
@@ -234,8 +209,8 @@ const CaioCommandsSchema = z
 export const AgentsConfigSchema = z
   .strictObject({
     maxParallel: z.number().int().positive().default(3).describe('delegate_parallel: sub-agents running at once'),
-    scout: AgentProfileSchema.optional(),
-    devo: AgentProfileSchema.optional(),
+    scout: AgentProfileSchema.optional().describe('the read-only researcher sub-agent'),
+    devo: AgentProfileSchema.optional().describe('the implementing sub-agent'),
     caio: AgentProfileSchema.extend({
       commands: CaioCommandsSchema.optional(),
       env: z
@@ -244,7 +219,9 @@ export const AgentsConfigSchema = z
         .describe(
           "secret variables (e.g. GH_TOKEN) given only to caio's approved external commands (push, pull request), never to the agent's commands",
         ),
-    }).optional(),
+    })
+      .optional()
+      .describe('the sub-agent that pushes, opens pull requests or issues and notifies, each action approved by a person'),
   })
   .prefault({});
 
@@ -348,20 +325,23 @@ export type ProofConfig = z.infer<typeof ProofConfigSchema>;
 /** `.ralph/config.json` (DESIGN §3). Every key is optional; parsing fills the defaults. */
 export const RalphConfigSchema = z
   .strictObject({
-    $schema: z.string().optional(),
-    llm: LlmConfigSchema,
-    loop: LoopConfigSchema,
-    gates: z.array(GateSchema).default([]),
-    escalation: EscalationConfigSchema,
-    safeguards: SafeguardsSchema,
-    budget: BudgetSchema,
-    commands: CommandsSchema,
-    agents: AgentsConfigSchema,
-    merge: MergeConfigSchema,
-    worktrees: WorktreesConfigSchema,
-    forge: ForgeConfigSchema,
-    reports: ReportsConfigSchema,
-    proof: ProofConfigSchema,
+    $schema: z.string().optional().describe('the JSON schema of this file, for editors'),
+    llm: LlmConfigSchema.describe('the model: provider, endpoint, the ladder of models, prices, retries and fallbacks'),
+    loop: LoopConfigSchema.describe('the run: limits of a task, parallel agents, the mode'),
+    gates: z
+      .array(GateSchema)
+      .default([])
+      .describe('the quality gates run after every iteration (Initialize Workspace detects the usual ones)'),
+    escalation: EscalationConfigSchema.describe('when a task moves up the model ladder, and the bug council'),
+    safeguards: SafeguardsSchema.describe('the warnings a person answers with Continue / Stop / Increase limit'),
+    budget: BudgetSchema.describe('spending caps, checked before every model call, and the spend-rate alarm'),
+    commands: CommandsSchema.describe("the agent's commands: rules, limits, the sandbox and its environment"),
+    agents: AgentsConfigSchema.describe('the sub-agents the orchestrator delegates to (scout, devo, caio)'),
+    merge: MergeConfigSchema.describe('the merge queue of parallel runs, and manual review'),
+    worktrees: WorktreesConfigSchema.describe("the tasks' git worktrees in parallel runs"),
+    forge: ForgeConfigSchema.describe("tasks as GitHub Actions jobs, landed through the forge's merge queue"),
+    reports: ReportsConfigSchema.describe('how much of the reports and run logs is kept on disk'),
+    proof: ProofConfigSchema.describe('the fail-to-pass proof: which task types need it, which files are tests'),
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;

@@ -54,7 +54,7 @@ export async function judgeAgainstBase(
   if (!tests || tests.failed === 0 || unnamedNow > 0 || !base.counted || base.unnamed > 0 || outcome.timedOut) {
     // a red gate whose failures cannot all be named here and at the base: nothing is told apart
     const why = !tests || !base.counted ? 'its output gives no test names' : 'its output does not name every failing test';
-    const note = `${outcome.name} failed ${where.at} too, but ${why}, so no failure can be told apart from one the task caused: nothing is forgiven. Make the test runner name its failing tests (see "Failures that were already there" in the README: the reporter to use per runner), or set "baseline": false on the gate to require it all green.`;
+    const note = `${outcome.name} failed ${where.at} too, but ${why}, so no failure can be told apart from one the task caused: nothing is forgiven. Make the test runner name its failing tests (see "Test names" in docs/how-a-task-ends.md: the reporter to use per runner), or set "baseline": false on the gate to require it all green.`;
     return tests?.failed === 0
       ? outcome
       : {

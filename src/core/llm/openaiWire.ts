@@ -45,7 +45,7 @@ export class StreamTruncatedError extends Error {
   }
 }
 
-/** Limits on what one streamed reply may carry (DESIGN "Model wire limits" in docs/contract-changes.md). */
+/** Limits on what one streamed reply may carry (docs/models.md, "What a model may send"). */
 export const WIRE_LIMITS = {
   /** Tool calls kept from one reply; further ones are answered with an error, not run. */
   maxToolCalls: 64,

@@ -34,7 +34,7 @@ export interface RateAcknowledgement {
 type BudgetRates = Pick<RalphConfig['budget'], 'maxCostPerHourUsd' | 'spendSpikeFactor' | 'spendSpikeMinUsdPerHour'>;
 
 /**
- * The spend-rate alarm (DESIGN "Spend-rate alarm" in docs/contract-changes.md), checked before
+ * The spend-rate alarm (docs/how-a-task-ends.md, "Spend-rate alarm"), checked before
  * every model call:
  * - `budget.maxCostPerHourUsd`: the run spent that much within the trailing hour (counted from
  *   the last Continue, so Continue allows another hour's worth);

@@ -48,46 +48,79 @@ const TaskIdSchema = z
 
 /** One task of `.ralph/tasks.json` (DESIGN §3). */
 export const TaskSchema = z.strictObject({
-  id: TaskIdSchema,
-  title: z.string().min(1),
-  /** The exact original request; pinned after compactions, never rewritten by the loop. */
-  prompt: z.string().min(1),
-  /** Completion criteria the agent must meet and give evidence for. */
-  promise: z.string().min(1),
-  status: TaskStatusSchema.default('todo'),
-  priority: z.number().default(100),
-  dependsOn: z.array(TaskIdSchema).default([]),
-  type: TaskTypeSchema.default('feature'),
-  complexity: z.number().int().min(1).max(14).default(3),
-  maxIterations: z.number().int().min(1).optional(),
-  /** The task may change what its gates check (`true`: every gate; or the named gates); the reports say what changed. */
-  allowGateChanges: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
-  /** An executable promise: a command run as a required gate of this task only (green at the end, whatever the base). */
-  check: z.string().trim().min(1).optional(),
-  /** `fail-to-pass`: COMPLETE counts only when the tests the task added or changed fail on its base code and pass on the result. Default: by type (`proof.types`; bugfix → fail-to-pass). */
-  proof: ProofSchema.optional(),
-  /** Globs of the task's test files for the proof, when the conventions and runner configs do not tell them apart. */
-  proofTests: z.array(z.string().trim().min(1)).optional(),
-  /** Failing tests a person declared unrelated to this task (names as the runner prints them, `*` for any text): not held against it. */
-  knownFailures: z.array(z.string().trim().min(1)).optional(),
-  iterations: z.number().int().min(0).default(0),
-  blockedReason: z.string().optional(),
-  /** Last PROGRESS percent the agent reported (0–100). */
-  progress: z.number().min(0).max(100).optional(),
-  /** Last signal as text, e.g. `PROGRESS:50`. */
-  lastSignal: z.string().optional(),
-  /** Set while (and after) the task runs as a CI job on the forge (`ralph remote run`). */
-  remote: TaskRemoteSchema.optional(),
-  /** What the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context. */
-  questions: z.array(QuestionSchema).optional(),
-  /** `merge.review` for this task: "manual" holds its finished work for a person's review before it lands. */
-  review: z.enum(['auto', 'manual']).optional(),
-  /** The task's own time limit in minutes (`loop.taskTimeoutMinutes` when absent); Increase Limit raises it. */
-  timeoutMinutes: z.number().positive().optional(),
-  /** Where the task came from (DESIGN §7): a document section (`docs/prd.md#login`) or an issue URL. */
-  source: z.string().min(1).optional(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  id: TaskIdSchema.describe('unique id: letters, digits, ".", "_" or "-" (T-001, T-002… when none is given)'),
+  title: z.string().min(1).describe('a short title, shown in the tree, the panel and the reports'),
+  prompt: z.string().min(1).describe('the exact original request; pinned after compactions, never rewritten by the loop'),
+  promise: z.string().min(1).describe('completion criteria the agent must meet and give evidence for'),
+  status: TaskStatusSchema.default('todo').describe("where the task stands; the loop and the person's actions change it"),
+  priority: z.number().default(100).describe('lower runs first among ready tasks'),
+  dependsOn: z.array(TaskIdSchema).default([]).describe('tasks that must be done (merged, in a parallel run) before this one starts'),
+  type: TaskTypeSchema.default('feature').describe(
+    'what kind of work: with complexity it picks the starting model; bugfix gets the fail-to-pass proof',
+  ),
+  complexity: z
+    .number()
+    .int()
+    .min(1)
+    .max(14)
+    .default(3)
+    .describe(
+      '1–14, the starting model: ≤ 4 the first of llm.models, ≤ 8 the second, else the third (security and architecture start at the top)',
+    ),
+  maxIterations: z.number().int().min(1).optional().describe("the task's own iteration limit (loop.maxIterations when absent)"),
+  allowGateChanges: z
+    .union([z.boolean(), z.array(z.string().min(1))])
+    .optional()
+    .describe('the task may change what its gates check (`true`: every gate; or the named gates); the reports say what changed'),
+  check: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('an executable promise: a command run as a required gate of this task only (green at the end, whatever the base)'),
+  proof: ProofSchema.optional().describe(
+    '`fail-to-pass`: COMPLETE counts only when the tests the task added or changed fail on its base code and pass on the result. Default: by type (`proof.types`; bugfix → fail-to-pass)',
+  ),
+  proofTests: z
+    .array(z.string().trim().min(1))
+    .optional()
+    .describe("globs of the task's test files for the proof, when the conventions and runner configs do not tell them apart"),
+  knownFailures: z
+    .array(z.string().trim().min(1))
+    .optional()
+    .describe(
+      'failing tests a person declared unrelated to this task (names as the runner prints them, `*` for any text): not held against it',
+    ),
+  iterations: z.number().int().min(0).default(0).describe('iterations that have ended; the running one is in the checkpoint'),
+  blockedReason: z
+    .string()
+    .optional()
+    .describe('why the task stopped: its BLOCKED or NEEDS_HELP text, a limit, a fault (at most 4,000 characters kept)'),
+  progress: z.number().min(0).max(100).optional().describe('last PROGRESS percent the agent reported (0–100)'),
+  lastSignal: z.string().optional().describe('last signal as text, e.g. `PROGRESS:50`'),
+  remote: TaskRemoteSchema.optional().describe('set while (and after) the task runs as a CI job on the forge (`ralph remote run`)'),
+  questions: z
+    .array(QuestionSchema)
+    .optional()
+    .describe(
+      'what the task asked a person (NEEDS_HELP, a gated command, a waiting merge, a review) and the answers; pinned in its context',
+    ),
+  review: z
+    .enum(['auto', 'manual'])
+    .optional()
+    .describe('`merge.review` for this task: "manual" holds its finished work for a person\'s review before it lands'),
+  timeoutMinutes: z
+    .number()
+    .positive()
+    .optional()
+    .describe("the task's own time limit in minutes (`loop.taskTimeoutMinutes` when absent); Increase Limit raises it"),
+  source: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('where the task came from (DESIGN §7): a document section (`docs/prd.md#login`) or an issue URL'),
+  createdAt: z.string().describe('ISO time the task was added'),
+  updatedAt: z.string().describe('ISO time of its last change'),
 });
 export type Task = z.infer<typeof TaskSchema>;
 

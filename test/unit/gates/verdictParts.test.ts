@@ -101,7 +101,7 @@ describe('verdicts against the base: the pure parts', () => {
       assert.equal(unnamed.passed, false);
       assert.match(
         unnamed.baselineNote ?? '',
-        /tests failed at the task's base too, but its output does not name every failing test, so no failure can be told apart .*: nothing is forgiven\. Make the test runner name its failing tests \(see "Failures that were already there" in the README/,
+        /tests failed at the task's base too, but its output does not name every failing test, so no failure can be told apart .*: nothing is forgiven\. Make the test runner name its failing tests \(see "Test names" in docs\/how-a-task-ends\.md/,
       );
       const noCounts = await judgeAgainstBase(
         { ...outcome([]), passed: false, parsed: {}, exitCode: 1 },

@@ -165,7 +165,7 @@ test('talks to the slow service', () => {
     assert.equal(finished.passed, false);
     assert.match(
       finished.baselineNote ?? '',
-      /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Failures that were already there" in the README/,
+      /check failed at the task's base too, but its output does not name every failing test, so no failure can be told apart from one the task caused: nothing is forgiven\. Make the test runner name its failing tests \(see "Test names" in docs\/how-a-task-ends\.md/,
     );
     assert.match(requestAfter(h, 2), /check failed at the task's base too, but its output does not name every failing test/);
   });
