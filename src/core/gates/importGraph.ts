@@ -2,7 +2,7 @@ import { builtinModules } from 'node:module';
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { type FileImports, importsOf, languageOf } from './importSpecifiers';
+import { type FileImports, importsOf, languageOf, runsProgram } from './importSpecifiers';
 
 /**
  * What a test exercises: the files its test file imports within the repository, followed
@@ -62,6 +62,7 @@ export class ImportGraph {
       if (language === 'opaque') return unknown(seen, `\`${file}\` is code whose imports Ralph does not read`);
       const imports = await this.importsIn(file);
       if (!imports) return unknown(seen, `\`${file}\` could not be read`);
+      if (imports.runsProgram && file === start) return unknown(seen, `\`${file}\` starts another program, whose imports are not followed`);
       // a Go file is part of its package: the package's other files are exercised with it
       const siblings = language === 'go' ? this.goPackageFiles(path.posix.dirname(file)) : [];
       if (imports.unknown) return unknown(seen, `\`${file}\` imports ${imports.unknown}`);
@@ -93,7 +94,8 @@ export class ImportGraph {
     const text = await fs.readFile(abs, 'utf8').catch(() => undefined);
     if (text === undefined) return undefined;
     const language = languageOf(file);
-    const imports = language === 'js' || language === 'python' || language === 'go' ? importsOf(language, text) : { specifiers: [] };
+    const read = language === 'js' || language === 'python' || language === 'go' ? importsOf(language, text) : { specifiers: [] };
+    const imports = language === 'js' && runsProgram(text) ? { ...read, runsProgram: true } : read;
     if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value as string);
     parsed.set(key, imports);
     return imports;

@@ -12,6 +12,8 @@ export interface FileImports {
   specifiers: string[];
   /** Why the imports cannot all be read (a computed `require` or `import()`), when they cannot. */
   unknown?: string;
+  /** The file starts another program (see `runsProgram`). */
+  runsProgram?: boolean;
 }
 
 /** Languages whose imports are read; other files are leaves (data, styles) or unknown (code of another language). */
@@ -39,6 +41,18 @@ const CALL_LITERAL = /\b(?:require|import)\s*\(\s*(['"`])([^'"`\n]+)\1\s*[,)]/g;
 const CALL_COMPUTED = /\b(?:require\s*|import)\(\s*(?!\))(?:(['"`])[^'"`\n]*\1\s*[^,)\s]|`[^`]*\$\{|[^'"`\s)])/g;
 // jest/vitest module mocks name modules too: `vi.mock('../src/x')`, `jest.requireActual('m')`
 const MOCK_CALL = /\.(?:mock|doMock|unmock|requireActual|importActual|requireMock|importMock)\s*\(\s*(['"`])([^'"`\n]+)\1/g;
+
+/** A test that starts another program (`child_process`, `execa`…): what that program imports is not read. */
+const RUNS_PROGRAM =
+  /\b(?:require\s*\(\s*|from\s*|import\s*\(\s*)['"](?:node:)?(?:child_process|execa|cross-spawn|zx)['"]|\b(?:spawnSync|execFileSync|execSync)\s*\(/;
+
+/**
+ * Whether a test file starts another program (a CLI's tests spawn its binary): the program's own
+ * imports are not followed, so what such a test exercises cannot be told.
+ */
+export function runsProgram(text: string): boolean {
+  return RUNS_PROGRAM.test(text);
+}
 
 /** The imports of a JavaScript or TypeScript file. */
 export function jsImports(text: string): FileImports {

@@ -126,6 +126,11 @@ import x = require('./ts-require');
           /`a\.js` imports a module named by a computed value/,
         ],
         [{ 't.test.js': "require('./native.rb');", 'native.rb': '' }, [], /code whose imports Ralph does not read/],
+        [
+          { 't.test.js': "const { spawn } = require('child_process');\nspawn(process.execPath, ['bin/cli.js']);" },
+          [],
+          /starts another program/,
+        ],
       ];
       for (const [files, ignored, why] of cases) {
         const g = await graph(files, ignored);
