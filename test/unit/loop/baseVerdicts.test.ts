@@ -54,7 +54,7 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     assert.match(final, /Status: \*\*COMPLETE\*\* \(done\)/);
     assert.match(
       final,
-      /## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: not the task's, not held against it\.\n\n- \*\*tests\*\*: `release date is in the future`/,
+      /## Pre-existing failures\nAlready failing at the task's base and still failing, the same tests: shown unrelated to the task \(or declared so by a person\), not held against it\.\n\n- \*\*tests\*\*: `release date is in the future` — it exercises only `test\/release\.test\.js`/,
     );
     assert.match(final, /All tests passing \(tests\): yes — 3\/4 tests passing, 1 failing — 1 already failing/);
 
