@@ -52,6 +52,8 @@ export async function runGatesUnlessFinal(
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
   const judge = cp.integrity ? against(cp.integrity) : aside && later;
+  // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
+  services.slot?.release();
   return runGates({
     gates,
     runner: services.gates,

@@ -78,9 +78,19 @@ export class TaskLoop {
       );
     for (;;) {
       await services.pause?.wait(stop);
-      const ended = (await this.limitReached(run)) ?? (await this.iterate(run));
+      const ended = (await this.limitReached(run)) ?? (await this.withSlot(run)) ?? (await this.iterate(run));
       if (ended) return ended;
     }
+  }
+
+  /**
+   * A parallel run's agent slot before the conversation: given away while the last gates ran, it
+   * is taken back here. A wait for it ends at once on a stop; after a wait, the limits are looked
+   * at again (a stop, what the other agents spent meanwhile). The wait counts against no limit.
+   */
+  private async withSlot(run: TaskRun): Promise<TaskRunResult | undefined> {
+    const waited = await this.services.slot?.take(run.stop);
+    return waited || run.stop.aborted ? this.limitReached(run) : undefined;
   }
 
   /** Before an iteration: the task's end when it was stopped or a limit (iterations, time, budget) is reached. */
