@@ -114,7 +114,7 @@ function asText(facts: StatusFacts): string[] {
   const lines = [`${tasks.length} task${tasks.length === 1 ? '' : 's'}: ${byStatus.join(', ') || 'none'}`, run.line];
   for (const a of active) {
     const where = a.queued ? 'queued for merge' : a.status;
-    lines.push(`  ${a.id} ${where} at iteration ${a.iteration}${a.phase === 'running' ? ' (interrupted mid-iteration)' : ''}`);
+    lines.push(`  ${a.id} ${where} at iteration ${a.iteration}${a.status === 'in_progress' ? phaseNote(a.phase, run.state) : ''}`);
   }
   // a chain whose run may still be at work is shown as it is now, else as the last run left it
   if (mergeChain) lines.push(...chainLines(mergeChain, run.state === 'active' || run.state === 'other-host'));
@@ -125,6 +125,21 @@ function asText(facts: StatusFacts): string[] {
   if (spenders > 0)
     lines.push(`spent by ${spenders} task${spenders === 1 ? '' : 's'} (see their final reports for the receipts): ${describeLine(spent)}`);
   return lines;
+}
+
+/**
+ * Where an in-progress task's iteration stands, from its checkpoint: with a run at work, talking to
+ * the model, or past its model run (its gates running; in a parallel run its agent slot went to
+ * another task meanwhile); with none, where the run that held it was interrupted.
+ */
+function phaseNote(phase: string | undefined, run: Awaited<ReturnType<typeof runLockStatus>>['state']): string {
+  const live = run === 'active' || run === 'other-host';
+  if (phase === 'running') return live ? ' (talking to the model)' : ' (interrupted mid-iteration)';
+  if (phase === 'committing')
+    return live
+      ? ' (on its gates, not talking to the model)'
+      : ' (interrupted after its model run: its commit and gates are finished on resume)';
+  return '';
 }
 
 function safeJson(text: string): unknown {

@@ -16,6 +16,13 @@ const FAULT_ACTIONS: Record<EventOf<'model.fault'>['action'], string> = {
 /** The warnings of llm.fallback switches and returns (the `model.fallback` event itself prints nothing). */
 const FALLBACK_WARNINGS = new Set(['model-switch', 'model-return', 'model-probe-failed']);
 
+/** A parallel task's agent slot moving, as said in a terminal. */
+const SLOT_LINES: Record<EventOf<'agent.slot'>['state'], string> = {
+  gates: '⇣ its gates run: its agent slot goes to the next task meanwhile',
+  waiting: '… sent back by its gates: waits for a free agent slot (before any new task)',
+  model: '⇡ has an agent slot again',
+};
+
 /** Events whose line names its task already. */
 const NAMES_ITS_TASK = new Set(['task.started', 'task.finished', 'merge']);
 
@@ -82,6 +89,7 @@ const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefine
   'run.finished': (event) => `■ run finished: ${event.reason}`,
   'plan.started': (event) => `▶ planning ${event.document}${event.section ? ` (section "${event.section}")` : ''} with ${event.model}`,
   'plan.finished': (event) => `■ plan ${event.outcome}: ${event.reason}`,
+  'agent.slot': (event) => `  ${SLOT_LINES[event.state]}`,
   merge: (event) =>
     `⇶ ${event.taskId} merge ${event.state}${event.provisional ? ' (checked ahead of its own gates)' : ''}${event.detail ? `: ${shorten(event.detail, 200)}` : ''}`,
   // no line of their own in a terminal: too fine-grained, or said by the lines around them

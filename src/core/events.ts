@@ -25,6 +25,13 @@ export type MergeState = 'queued' | 'merging' | 'checking' | 'waiting' | 'merged
 /** What happened to a task's worktree. */
 export type WorktreeState = 'ready' | 'kept' | 'removed';
 
+/**
+ * Where a parallel task's agent stands (issue 34): `model` it holds an agent slot (talking to the
+ * model), `gates` its slot went to another task while its gates (proof) run, `waiting` its gates
+ * sent it back and it waits for a free slot (before any new task gets one).
+ */
+export type AgentSlotState = 'model' | 'gates' | 'waiting';
+
 /** Why an iteration ended the way it did. */
 export type IterationOutcome =
   | 'complete' // the completion policy accepted COMPLETE
@@ -259,7 +266,9 @@ export type RalphEventBody =
       spend?: RunSpendSummary;
     }
   /** A parallel task's worktree: ready for its agent (`created` false: picked up again), kept after the agent ended, or removed. */
-  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean };
+  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string; created?: boolean }
+  /** A parallel task's agent slot moved: given away as its gates start, waited for, taken back (see AgentSlotState). */
+  | { type: 'agent.slot'; taskId: string; state: AgentSlotState };
 
 export type RalphEventType = RalphEventBody['type'];
 

@@ -25,6 +25,9 @@ export type ModelFaultKind =
 /** What happened to a parallel task's worktree. */
 export type WorktreeState = 'ready' | 'kept' | 'removed';
 
+/** Where a parallel task's agent stands: talking to the model, its slot given away while its gates run, or waiting for one again. */
+export type AgentSlotState = 'model' | 'gates' | 'waiting';
+
 /**
  * A task's place in the merge chain while it is built or checked: 1 is the head (lands next);
  * `ahead` the tasks its prefix is built on (target + ahead… + it); `passed` its prefix is green
@@ -228,7 +231,9 @@ export type PanelEventBody =
       provisional?: boolean;
     }
   /** `path` relative to the workspace (`.ralph/worktrees/<id>`). */
-  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string };
+  | { type: 'worktree'; taskId: string; state: WorktreeState; path: string; branch: string }
+  /** A parallel task's agent slot moved (issue 34). */
+  | { type: 'agent.slot'; taskId: string; state: AgentSlotState };
 
 /** The stamp every event carries: its run, its sequence number in the run, its ISO time. */
 export interface EventStamp {

@@ -11,7 +11,7 @@
 import type { InputOf, PanelInput, PanelInputType } from './panelInput';
 import { emptyTask, LIMITS, type PanelState, type TaskView, warningIdOf, type WarningView } from './panelState';
 import { delegationHandlers } from './reduceDelegationsAndGates';
-import { parallelHandlers } from './reduceParallel';
+import { parallelHandlers, slotOf, withoutSlots } from './reduceParallel';
 import { syncHandlers } from './reduceSync';
 import type { Handler, Handlers } from './reducerTypes';
 import { appendStream, clip, focusTask, lastIteration, patch, trimTasks, updateIteration, updateTask, upsertTask } from './taskUpdates';
@@ -26,7 +26,7 @@ const runHandlers = {
     queue: state.queue.filter((q) => q.state !== 'merged' && q.state !== 'conflict' && q.state !== 'failed'),
   }),
   'run.finished': (state, e) => ({
-    ...state,
+    ...withoutSlots(state),
     run: { ...state.run, phase: 'idle', finishedAt: e.time, reason: e.reason, ...(e.outcome ? { outcome: e.outcome } : {}) },
   }),
   'run.paused': (state) => (state.run.phase === 'running' ? { ...state, run: { ...state.run, phase: 'paused' } } : state),
@@ -101,7 +101,7 @@ const taskHandlers = {
     ),
   'task.finished': (state, e) =>
     upsertTask(state, e.taskId, e.time, (t) => ({
-      ...t,
+      ...slotOf(t, undefined),
       status: e.status,
       finish: { status: e.status, reason: e.reason, iterations: e.iterations, time: e.time },
       receipt: e.receipt ?? t.receipt,
@@ -124,7 +124,8 @@ const taskHandlers = {
         compactions: 0,
       }));
       return {
-        ...withRow,
+        // a new conversation: the task holds an agent slot
+        ...slotOf(withRow, undefined),
         iteration: e.iteration,
         maxIterations: e.maxIterations,
         model: e.model,

@@ -250,6 +250,8 @@ export interface TaskView {
   worktree?: string;
   /** The task's latest state in the merge queue. */
   merge?: MergeState;
+  /** Its agent slot went to another task while its gates run (`gates`), or they sent it back and it waits for one (`waiting`); absent: talking to the model. */
+  slot?: 'gates' | 'waiting';
   /** Set when `gates` are the merge queue's re-check of the merged result on this branch (not an iteration's). */
   gatesMergeTarget?: string;
   /**

@@ -1,7 +1,8 @@
 /**
  * Reducers of parallel runs: the merge queue's entries (`merge`), each task's worktree
- * (`worktree`, `panel.worktree`) and its place in the queue, which tells a running agent's
- * tile from a task whose work waits to be merged.
+ * (`worktree`, `panel.worktree`), its place in the queue, which tells a running agent's tile
+ * from a task whose work waits to be merged, and its agent slot (`agent.slot`), which tells an
+ * agent talking to the model from a task whose gates run without one.
  */
 import type { Handlers } from './reducerTypes';
 import { LIMITS, type PanelState, type QueueEntryView, type TaskView } from './panelState';
@@ -58,16 +59,34 @@ export const parallelHandlers = {
     const next: PanelState = { ...state, queue: boundQueue(queue), mergeTarget: e.target ?? state.mergeTarget };
     // checked ahead of its own gates, its agent is still at work: its tile stays a running agent's
     const merge = e.provisional ? undefined : e.state;
-    return upsertTask(next, e.taskId, e.time, (t) =>
-      patch(fromAhead(t, e, next.mergeTarget), { merge, title: t.title === t.id ? title : t.title }),
-    );
+    return upsertTask(next, e.taskId, e.time, (t) => {
+      const moved = patch(fromAhead(t, e, next.mergeTarget), { merge, title: t.title === t.id ? title : t.title });
+      // its work is the queue's now: its loop has ended, with or without a slot
+      return e.provisional ? moved : slotOf(moved, undefined);
+    });
   },
+  'agent.slot': (state, e) => updateTask(state, e.taskId, (t) => slotOf(t, e.state === 'model' ? undefined : e.state)),
   worktree: (state, e) => {
     if (e.state === 'removed') return updateTask(state, e.taskId, (t) => patch(t, { worktree: undefined }));
     return upsertTask(state, e.taskId, e.time, (t) => patch(t, { worktree: e.path }));
   },
   'panel.worktree': (state, e) => updateTask(state, e.taskId, (t) => patch(t, { worktree: e.path })),
 } satisfies Handlers;
+
+/** The task with its agent slot's state (`undefined`: it talks to the model, or its loop ended); the same object when unchanged. */
+export function slotOf(t: TaskView, slot: TaskView['slot']): TaskView {
+  if (t.slot === slot) return t;
+  if (slot) return { ...t, slot };
+  const next = { ...t };
+  delete next.slot;
+  return next;
+}
+
+/** No task keeps a slot's state once the run is over (a new run's agents say theirs again). */
+export function withoutSlots(state: PanelState): PanelState {
+  if (!state.tasks.some((t) => t.slot)) return state;
+  return { ...state, tasks: state.tasks.map((t) => slotOf(t, undefined)) };
+}
 
 /**
  * The merged check's gates kept aside while the task's agent worked on its own: shown on its card

@@ -35,6 +35,14 @@ function withoutAgent(live: LiveStatus, taskId: string): LiveStatus {
   return live.taskId === taskId ? focus(next, agents[agents.length - 1]) : next;
 }
 
+/** An agent's slot moved (given away while its gates run, waited for, taken back): the agent keeps its place and the focus stays. */
+function slotMoved(live: LiveStatus, taskId: string, slot: AgentLive['slot']): LiveStatus {
+  const agents = live.agents ?? [];
+  const index = agents.findIndex((a) => a.taskId === taskId);
+  if (index < 0 || agents[index].slot === slot) return live;
+  return { ...live, agents: agents.map((a, i) => (i === index ? { ...a, slot } : a)) };
+}
+
 function withQueued(live: LiveStatus, entry: QueuedLive | undefined, taskId: string): LiveStatus {
   const queue = (live.queue ?? []).filter((q) => q.taskId !== taskId);
   const index = (live.queue ?? []).findIndex((q) => q.taskId === taskId);
@@ -43,6 +51,22 @@ function withQueued(live: LiveStatus, entry: QueuedLive | undefined, taskId: str
     else queue.push(entry);
   }
   return { ...live, queue };
+}
+
+/** The queue moved a task: while the queue holds it, it is no agent any more. */
+function merged(live: LiveStatus, event: Extract<RalphEvent, { type: 'merge' }>): LiveStatus {
+  // checked ahead of its own gates, the task's agent is still at work on them
+  const queued =
+    QUEUED.has(event.state) && !event.provisional
+      ? {
+          taskId: event.taskId,
+          state: event.state as QueuedState,
+          ...(event.detail ? { detail: event.detail } : {}),
+          ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}),
+        }
+      : undefined;
+  const next = withQueued(live, queued, event.taskId);
+  return queued ? withoutAgent(next, event.taskId) : next;
 }
 
 export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
@@ -57,7 +81,14 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
         maxIterations: event.maxIterations,
       }));
     case 'iteration.started':
-      return withAgent(live, event.taskId, (a) => ({ ...a, iteration: event.iteration, maxIterations: event.maxIterations }));
+      return withAgent(live, event.taskId, (a) => ({
+        ...a,
+        iteration: event.iteration,
+        maxIterations: event.maxIterations,
+        slot: undefined,
+      }));
+    case 'agent.slot':
+      return slotMoved(live, event.taskId, event.state === 'model' ? undefined : event.state);
     case 'signal':
       return event.signal.kind === 'PROGRESS'
         ? withAgent(live, event.taskId, (a) => ({ ...a, progress: event.signal.kind === 'PROGRESS' ? event.signal.percent : a.progress }))
@@ -65,20 +96,8 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'worktree':
       if (event.state !== 'ready' || !(live.agents ?? []).some((a) => a.taskId === event.taskId)) return live;
       return withAgent(live, event.taskId, (a) => ({ ...a, worktree: event.path }));
-    case 'merge': {
-      // checked ahead of its own gates, the task's agent is still at work on them
-      const queued =
-        QUEUED.has(event.state) && !event.provisional
-          ? {
-              taskId: event.taskId,
-              state: event.state as QueuedState,
-              ...(event.detail ? { detail: event.detail } : {}),
-              ...(event.state === 'waiting' && event.files?.length ? { files: event.files } : {}),
-            }
-          : undefined;
-      const next = withQueued(live, queued, event.taskId);
-      return queued ? withoutAgent(next, event.taskId) : next;
-    }
+    case 'merge':
+      return merged(live, event);
     case 'task.finished':
       return withQueued(withoutAgent(live, event.taskId), undefined, event.taskId);
     case 'run.paused':

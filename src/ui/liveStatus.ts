@@ -10,6 +10,8 @@ export interface AgentLive {
   progress?: number;
   /** Its worktree (absolute), in parallel runs. */
   worktree?: string;
+  /** Without an agent slot: its gates run (`gates`), or they sent it back and it waits for a slot (`waiting`). Absent: talking to the model. */
+  slot?: 'gates' | 'waiting';
 }
 
 /** Merge-queue states in which the queue holds a task. */

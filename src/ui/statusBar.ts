@@ -48,8 +48,8 @@ export class RalphStatusBar extends DisposableBase {
     const agents = live.agents ?? [];
     const queued = (live.queue ?? []).length;
     const several = agents.length > 1;
-    // one agent: its iteration and progress; several: how many, and how many tasks wait in the merge queue
-    const position = several ? ` ${agents.length} agents` : live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
+    // one agent: its iteration and progress; several: how many talk to the model, are on their gates, wait in the merge queue
+    const position = several ? agentCounts(agents) : live.iteration ? ` ${live.iteration}/${live.maxIterations ?? '?'}` : '';
     const progress =
       (!several && live.progress !== undefined ? ` · ${live.progress}%` : '') + (queued > 0 ? ` · ${queued} queued` : '') + needYou;
     const task = several ? agentLines(agents) : live.taskId ? `${live.taskId}${live.title ? ` ${live.title}` : ''}` : '';
@@ -107,12 +107,31 @@ export class RalphStatusBar extends DisposableBase {
   }
 }
 
-/** `T-1 (3/50 · 40%), T-2 (1/50)` for the tooltip of a parallel run. */
+/**
+ * ` 3 agents`, or ` 2 agents · 1 on gates · 1 waiting` when tasks gave their agent slot away while
+ * their gates run (issue 34): agents are the model conversations, the others count apart.
+ */
+function agentCounts(agents: readonly AgentLive[]): string {
+  const talking = agents.filter((a) => a.slot === undefined).length;
+  const gates = agents.filter((a) => a.slot === 'gates').length;
+  const waiting = agents.length - talking - gates;
+  return ` ${talking} agent${talking === 1 ? '' : 's'}${gates ? ` · ${gates} on gates` : ''}${waiting ? ` · ${waiting} waiting` : ''}`;
+}
+
+/** `T-1 (3/50 · 40%), T-2 (1/50 · gates running)` for the tooltip of a parallel run. */
 function agentLines(agents: readonly AgentLive[]): string {
   return agents
-    .map((a) => `${a.taskId} (${a.iteration ?? 0}/${a.maxIterations ?? '?'}${a.progress !== undefined ? ` · ${a.progress}%` : ''})`)
+    .map(
+      (a) =>
+        `${a.taskId} (${a.iteration ?? 0}/${a.maxIterations ?? '?'}${a.progress !== undefined ? ` · ${a.progress}%` : ''}${a.slot ? ` · ${SLOT_WORDS[a.slot]}` : ''})`,
+    )
     .join(', ');
 }
+
+const SLOT_WORDS: Record<NonNullable<AgentLive['slot']>, string> = {
+  gates: 'gates running',
+  waiting: 'waiting for an agent slot',
+};
 
 function escape(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);

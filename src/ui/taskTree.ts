@@ -309,6 +309,8 @@ export class TaskTreeProvider extends DisposableBase implements vscode.TreeDataP
       parts.push(`waiting on ${task.dependsOn.filter((d) => this.tasks.find((t) => t.id === d)?.status !== 'done').join(', ')}`);
     if (iteration > 0 || task.status === 'in_progress') parts.push(`iteration ${iteration}${max ? `/${max}` : ''}`);
     if (progress !== undefined) parts.push(`${progress}%`);
+    // its agent slot went to another task while its gates run (issue 34)
+    if (agent?.slot) parts.push(agent.slot === 'gates' ? 'gates running' : 'waiting for an agent slot');
     return parts.length > 0 ? parts.join(' · ') : task.id;
   }
 }

@@ -86,6 +86,9 @@ describe('Parallel agents in the browser (code-server + Chromium, packaged .vsix
       assert.match(text, /PROGRESS:50/);
       assert.match(text, /scripted-model/);
       assert.match(text, new RegExp(`\\.ralph/worktrees/${task.id}`));
+      // each holds its agent slot, talking to the model (issue 34: a task on its gates says so instead)
+      assert.equal(await tile.getAttribute('data-state'), 'model');
+      assert.doesNotMatch(text, /gates running|waiting for an agent slot/);
     }
     const labels = await wb.treeLabels();
     assert.ok(

@@ -29,7 +29,18 @@ export const LoopConfigSchema = z
       .int()
       .positive()
       .default(3)
-      .describe('tasks run at once, each in its own git worktree (.ralph/worktrees/<taskId>); 1 runs one at a time'),
+      .describe(
+        "agents talking to the model at once, each task in its own git worktree (.ralph/worktrees/<taskId>); while a task's gates run, its slot goes to the next task and the task gets one back before any new task starts; 1 runs one task at a time in the workspace",
+      ),
+    maxConcurrentGates: z
+      .number()
+      .int()
+      .positive()
+      .max(256)
+      .optional()
+      .describe(
+        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1",
+      ),
     mode: z
       .enum(['autopilot', 'semi-auto'])
       .default('autopilot')

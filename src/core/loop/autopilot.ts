@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, errorMessage } from '../errors';
-import { proofLine } from '../gates/proof';
 import { WarmWorktrees } from '../git/warmWorktrees';
 import { remoteActive } from '../tasks/remote';
 import type { Task, TaskStatus } from '../tasks/schema';
@@ -14,7 +13,7 @@ import {
   stopWaitingForFiles,
   takeUpUnfinished,
 } from './autopilotPerson';
-import { afterAgentEnd, endAfterMerge, removeMergedWorktree, sendBack, setTaskStatus } from './mergeEnds';
+import { afterAgentEnd, endAfterMerge, queueCompleted, removeMergedWorktree, sendBack, setTaskStatus } from './mergeEnds';
 import type { MergeOutcome } from './mergeQueue';
 import {
   agentEnded,
@@ -31,13 +30,18 @@ import { PersonWaits } from './personWaits';
 import { pruneLeftovers } from './pruneLeftovers';
 import type { TaskLoop } from './taskLoop';
 import { RunHalt, runHaltOf } from './runHalt';
-import type { CheckAhead, TaskRunResult } from './types';
+import type { AgentSlot, CheckAhead, TaskRunResult } from './types';
 import { wakeUp } from './mergeChecks';
 import { queueCheckAhead } from './checkAhead';
+import { AgentSlots } from './agentSlots';
+import { gateProcessLimit } from './gateBound';
 
 export interface AutopilotDeps extends PersonSideDeps {
-  /** A task loop whose tools, commands, gates, commits and notes act in `workRoot` (`checkAhead`: its COMPLETE told to the queue as its gates start). */
-  loopFor(workRoot: string, checkAhead?: CheckAhead): Promise<TaskLoop>;
+  /**
+   * A task loop whose tools, commands, gates, commits and notes act in `workRoot` (`checkAhead`: its
+   * COMPLETE told to the queue as its gates start; `slot`: its agent slot, given away while its gates run).
+   */
+  loopFor(workRoot: string, checkAhead?: CheckAhead, slot?: AgentSlot): Promise<TaskLoop>;
   /** Only this task (`ralph run <id>`); otherwise every ready task. */
   only?: string;
   /** How long a merge that waits for the user's tree waits before it looks again. */
@@ -52,7 +56,8 @@ type Finished =
 
 /**
  * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`
- * agents, each in its own worktree made from the target's current tip; a task whose agent
+ * agents talking to the model, each task in its own worktree made from the target's current tip
+ * (a task's slot goes to the next task while its gates run: `AgentSlots`); a task whose agent
  * signalled COMPLETE (required gates green in its worktree) goes to the merge queue, and is
  * `done` only once the queue has landed it on the target after re-checking the merged result.
  * A conflict or a red merged check sends the task back to its agent on the new tip.
@@ -83,18 +88,22 @@ export class Autopilot {
   /** Waiting merges the person asked to keep on their branch (held for review) instead. */
   private readonly keep = new Set<string>();
   private readonly halted = new RunHalt();
-  /** Resolved when an agent's COMPLETE was queued ahead of its gates: the queue's next step starts at once. */
-  private claimed = wakeUp();
+  /** Resolved when a COMPLETE was queued ahead of its gates (the queue's next step starts now) or a slot was given away. */
+  private wake = wakeUp();
   /** `merge.checkAhead`: a COMPLETE is queued (provisional) as its gates start, confirmed or taken back at its loop's verdict. */
   private readonly checkAhead: CheckAhead;
+  /** The agent slots: given away while a task's gates run, taken back before its next conversation. */
+  private readonly slots: AgentSlots;
 
   constructor(private readonly d: AutopilotDeps) {
     this.warm = new WarmWorktrees(d.worktrees, d.target);
     this.person = new PersonWaits({ store: d.store, waitForUserMs: d.config.merge.waitForUserMinutes * 60_000 });
     this.checkAhead = queueCheckAhead(d.queue, d.config, () => {
       this.retryMergeAt = 0;
-      this.claimed.resolve();
+      this.wake.resolve();
     });
+    const schedule = { get: () => this.schedule, set: (state: SchedulerState) => (this.schedule = state) };
+    this.slots = new AgentSlots({ schedule, maxParallel: d.config.loop.maxParallel, emit: d.emit, wake: () => this.wake.resolve() });
   }
 
   /** Retry Now: merges that wait on the person's files are tried again at once. */
@@ -146,8 +155,10 @@ export class Autopilot {
     for (;;) {
       // an end written beside the loop that failed fails the run, as one awaited in turn did
       if (this.endFailed) throw this.endFailed.error;
-      this.claimed = wakeUp();
+      this.wake = wakeUp();
       await this.personActions();
+      // the tasks their gates sent back first: they go on whatever holds new starts back
+      this.slots.resume();
       if (!stop.aborted && !this.providerHalt && !this.holding && !this.noMoreStarts) this.startAgents(await this.candidates(), stop);
       this.nextMerge(stop);
       // the slots were just filled: no agent and nothing to merge means nothing is left to do
@@ -167,10 +178,8 @@ export class Autopilot {
       ];
       if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
-      else {
-        if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
-        waits.push(this.claimed.promise.then(() => ({ kind: 'tick' }) as Finished));
-      }
+      else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
+      waits.push(this.wake.promise.then(() => ({ kind: 'tick' }) as Finished));
       // the person may answer, approve or retry while the others work: look for it meanwhile
       if (this.person.waiting && !stop.aborted) waits.push(this.person.nextLook(stop).then(() => ({ kind: 'tick' }) as Finished));
       const finished = await Promise.race(waits);
@@ -252,9 +261,11 @@ export class Autopilot {
   }
 
   private startAgents(tasks: Task[], stop: AbortSignal): void {
-    const { maxParallel } = this.d.config.loop;
-    const filled = fillSlots(this.schedule, tasks, maxParallel);
+    const { maxParallel, maxConcurrentGates } = this.d.config.loop;
+    // beyond a slot each and a gate process each, a started task's gates would only wait in line
+    const filled = fillSlots(this.schedule, tasks, maxParallel, maxParallel + gateProcessLimit(maxConcurrentGates));
     this.schedule = filled.state;
+    this.slots.granted(filled.resume);
     for (const task of filled.start) {
       const run = this.runAgent(task, stop).then((result) => ({ kind: 'agent', taskId: task.id, result }) as Finished);
       this.agents.set(task.id, run);
@@ -277,7 +288,7 @@ export class Autopilot {
         created: worktree.created,
       });
       const current = await d.store.get(task.id);
-      return await (await d.loopFor(worktree.path, this.checkAhead)).run(current, stop);
+      return await (await d.loopFor(worktree.path, this.checkAhead, this.slots.of(task.id))).run(current, stop);
     } catch (error) {
       // a corrupt checkpoint is the user's to repair: the task stays as it is and the run ends (exit 2), never `failed`
       if (error instanceof ConfigError) throw error;
@@ -296,21 +307,12 @@ export class Autopilot {
     if (result.status === 'done') {
       // the loop kept the task in_progress: it is done once merged
       this.schedule = agentEnded(this.schedule, taskId, 'complete');
-      const task = await d.store.get(taskId);
-      try {
-        const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
-        const line = proof ? proofLine(proof) : undefined;
-        if (d.queue.isProvisional(taskId)) d.queue.confirm(taskId, line);
-        else d.queue.enqueue(taskId, task.title, { proof: line, fresh: true });
-      } catch (error) {
-        // the state machine refused (e.g. already merged in this run): say so rather than stall or merge twice
-        const reason = `could not queue for merge: ${errorMessage(error)}`;
-        await setTaskStatus(this.d, taskId, 'failed', reason);
-        this.results.push({ taskId, status: 'failed', reason, iterations: task.iterations });
+      const refused = await queueCompleted(d, taskId);
+      if (!refused) this.retryMergeAt = 0;
+      else {
+        this.results.push(refused);
         this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
-        return;
       }
-      this.retryMergeAt = 0;
       return;
     }
     this.schedule = agentEnded(this.schedule, taskId, result.status as AgentEnd);

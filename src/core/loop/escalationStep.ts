@@ -7,7 +7,7 @@ import type { Task } from '../tasks/schema';
 import type { Checkpoint, IterationRecord } from '../record/checkpoint';
 import type { TaskLoopServices } from './types';
 
-type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit'>;
+type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit' | 'slot'>;
 
 export function escalationSettings(services: Pick<TaskLoopServices, 'config'>): EscalationSettings {
   return {
@@ -103,6 +103,8 @@ export async function afterIteration(
     });
   }
   const convene = step.convene || stuck.stuck;
+  // the council talks to the models: the task's slot first (given away while its gates ran)
+  if (convene && !stop.aborted) await services.slot?.take(stop);
   if (convene && !stop.aborted)
     next = await consultCouncil(services, task, next, { record, settings, force, stuck: stuck.stuck, feedback, stop });
   next = { ...next, history: [...history.slice(0, -1), { ...record, feedback }] };

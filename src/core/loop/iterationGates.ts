@@ -54,6 +54,8 @@ export async function runGatesUnlessFinal(
   };
   const judge = cp.integrity ? against(cp.integrity) : aside && later;
   const cwd = (services.work ?? services.paths).workspace;
+  // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
+  services.slot?.release();
   return runGates({
     gates,
     runner: services.gates,

@@ -9,7 +9,7 @@ import type { CheckpointStore } from '../record/checkpoint';
 import type { Task, TaskStatus } from '../tasks/schema';
 import type { TaskStore } from '../tasks/store';
 import { rewriteFinalAfterMerge } from './finalAfterMerge';
-import type { MergeOutcome } from './mergeQueue';
+import type { MergeOutcome, MergeQueue } from './mergeQueue';
 import { handBack, mergeFeedback } from './returnToAgent';
 import { runHaltOf } from './runHalt';
 import type { TaskRunResult } from './types';
@@ -110,4 +110,27 @@ export async function sendBack(d: MergeEndDeps, outcome: MergeOutcome): Promise<
   }
   await handBack(d.checkpoints, taskId, mergeFeedback(outcome, d.target, conflicted));
   return undefined;
+}
+
+/**
+ * An agent's accepted COMPLETE into the merge queue: its check made ahead confirmed, else queued
+ * (with its proof). A queue that refuses (e.g. it merged the task already in this run) fails the
+ * task rather than stall or merge twice: its result is returned then.
+ */
+export async function queueCompleted(
+  d: Pick<MergeEndDeps, 'store' | 'checkpoints' | 'emit'> & { queue: Pick<MergeQueue, 'isProvisional' | 'confirm' | 'enqueue'> },
+  taskId: string,
+): Promise<TaskRunResult | undefined> {
+  const task = await d.store.get(taskId);
+  try {
+    const proof = (await d.checkpoints.load(taskId).catch(() => undefined))?.proof;
+    const line = proof ? proofLine(proof) : undefined;
+    if (d.queue.isProvisional(taskId)) d.queue.confirm(taskId, line);
+    else d.queue.enqueue(taskId, task.title, { proof: line, fresh: true });
+    return undefined;
+  } catch (error) {
+    const reason = `could not queue for merge: ${errorMessage(error)}`;
+    await setTaskStatus(d, taskId, 'failed', reason);
+    return { taskId, status: 'failed', reason, iterations: task.iterations };
+  }
 }

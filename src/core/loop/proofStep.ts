@@ -13,7 +13,7 @@ import type { CompletionDecision } from '../reports/decision';
 import { inScratchWorktree } from './scratchWorktree';
 import type { TaskLoopServices } from './types';
 
-type ProofServices = Pick<TaskLoopServices, 'paths' | 'work' | 'config' | 'gates' | 'emit'>;
+type ProofServices = Pick<TaskLoopServices, 'paths' | 'work' | 'config' | 'gates' | 'emit' | 'slot'>;
 
 const HOW_TEST_FILES_ARE_TOLD =
   "(Test files are told apart by the runners' conventions — test/, tests/, __tests__/, *.test.*, *.spec.*, test_*.py, *_test.go — and the project's runner configs; a task can name its own with proofTests.)";
@@ -109,6 +109,7 @@ export async function proofStep(
   stop: AbortSignal,
 ): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
   if (decision.kind !== 'finish' || decision.status !== 'done' || proofKind(task, services.config) !== 'fail-to-pass') return { decision };
+  services.slot?.release(); // given away with the gates already, unless the task has none
   const proof = await proveFailToPass(services, task, cp, gates, stop);
   if (stop.aborted)
     return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };

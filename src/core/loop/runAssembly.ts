@@ -18,7 +18,7 @@ import { ProbingGateRunner } from '../gates/probe/probeRunner';
 import { RedactingModelClient, type SecretRedactor } from '../commands/secrets';
 import { WorkspaceScope } from '../guards/workspaceScope';
 import type { ModelClient } from '../llm/types';
-import type { CheckAhead } from './types';
+import type { AgentSlot, CheckAhead } from './types';
 import { RalphPaths } from '../paths';
 import { type ApprovalPrompt, type Clock, type Logger, refuseApprovals, type SafeguardPrompt, silentLogger, systemClock } from '../ports';
 import type { DiskBudget } from '../reports/diskBudget';
@@ -28,6 +28,7 @@ import { CheckpointStore } from '../record/checkpoint';
 import type { TaskStore } from '../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { GateRunCache } from './gateRunCache';
+import { GateBound, gateProcessLimit } from './gateBound';
 import { createMergeQueue } from './mergeQueueFactory';
 import type { PauseGate } from './pauseGate';
 import type { RunQuestions } from './runQuestions';
@@ -82,12 +83,16 @@ export class RunAssembly {
   readonly guards = new Set<ControlFileGuard>();
   /** The run's gate runs by tree: a run on a clean tree stands for the same gate on that tree anywhere in the run (agents, merged checks). */
   readonly gateRuns = new GateRunCache();
+  /** The run's bound on gate processes (`loop.maxConcurrentGates`): every gate runner of the run runs its processes through it. */
+  readonly gateBound: GateBound;
   /** The repository's commit identity, checked once for the run's loops (its worktrees share the repository's config). */
   private readonly identity = new IdentityCheck();
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
-  constructor(private readonly run: AssemblyParts) {}
+  constructor(private readonly run: AssemblyParts) {
+    this.gateBound = new GateBound(gateProcessLimit(run.deps.config.loop.maxConcurrentGates));
+  }
 
   /** The run's spend meter, once a loop was built. */
   get meter(): SpendMeter | undefined {
@@ -99,7 +104,11 @@ export class RunAssembly {
    * gates, commits and notes act there while the state stays in the workspace, and its meter
    * shares the run's totals so the run budget holds across agents.
    */
-  async loop(workRoot?: string, checkAhead?: CheckAhead): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
+  async loop(
+    workRoot?: string,
+    checkAhead?: CheckAhead,
+    slot?: AgentSlot,
+  ): Promise<{ loop: TaskLoop; guard: ControlFileGuard; meter: SpendMeter }> {
     const { deps, paths, emit, redactor } = this.run;
     const root = workRoot ?? deps.workspace;
     // in a worktree, the links made into it are never its work (whatever its ignore rules say)
@@ -137,10 +146,8 @@ export class RunAssembly {
       registry: new ToolRegistry([...CORE_TOOLS, ...createDelegationTools(new Delegator({ config: deps.config, model, approval }))]),
       commands: new PolicyCommandRunner(guarded, deps.config, approval, root, emit, { questions: commandQuestions, confined }),
       commandQuestions,
-      gates: this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), guard)),
-      baseGates: this.gateRuns.around(
-        new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), this.baseGuard()),
-      ),
+      gates: this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(this.processes(commands)), guard)),
+      baseGates: this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(this.processes(commands)), this.baseGuard())),
       guard,
       scope: new WorkspaceScope(root, deps.config.worktrees.link),
       clock: deps.clock ?? systemClock,
@@ -150,9 +157,15 @@ export class RunAssembly {
       work: workRoot ? new RalphPaths(workRoot) : undefined,
       awaitingMerge: workRoot !== undefined || deps.awaitMerge === true,
       ...(checkAhead ? { checkAhead } : {}),
+      ...(slot ? { slot } : {}),
       disk: this.run.disk,
     });
     return { loop, guard, meter };
+  }
+
+  /** The gate processes in `commands` (or the surface's gate runner), within the run's bound. */
+  private processes(commands: CommandRunner): GateRunner {
+    return this.gateBound.around(this.run.deps.gates ?? new ProcessGateRunner(commands));
   }
 
   /**
@@ -191,7 +204,7 @@ export class RunAssembly {
       () => {},
       deps.sandboxProbe,
     );
-    const gates = this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(deps.gates ?? new ProcessGateRunner(commands)), guard));
+    const gates = this.gateRuns.around(new GuardedGateRunner(new ProbingGateRunner(this.processes(commands)), guard));
     const checkpoints = new CheckpointStore(paths);
     const holds = new ReviewHolds({ config: deps.config, store, checkpoints, root: deps.workspace });
     const queue = createMergeQueue({
@@ -205,7 +218,7 @@ export class RunAssembly {
       holdForReview: (taskId) => holds.wanted(taskId),
       paths,
     });
-    const loopFor = async (root: string, checkAhead?: CheckAhead) => (await this.loop(root, checkAhead)).loop;
+    const loopFor = async (root: string, checkAhead?: CheckAhead, slot?: AgentSlot) => (await this.loop(root, checkAhead, slot)).loop;
     return new Autopilot({
       config: deps.config,
       store,

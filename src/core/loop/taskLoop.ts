@@ -78,10 +78,24 @@ export class TaskLoop {
         `${timeoutReason(timeoutMs)} during the run of the required gates at the task's base (integrity baseline)`,
       );
     for (;;) {
+      const unslotted = (await this.limitReached(run)) ?? (await this.withSlot(run));
+      if (unslotted) return unslotted;
       await services.pause?.wait(stop);
       const ended = (await this.limitReached(run)) ?? (await this.iterate(run));
       if (ended) return ended;
     }
+  }
+
+  /**
+   * A parallel run's agent slot before the conversation: given away while the last gates ran, it
+   * is taken back here, before a pause is waited out (a task sent back by its gates keeps its turn
+   * ahead of any task started meanwhile). A wait for it ends at once on a stop; after a wait, the
+   * limits are looked at again (a stop, what the other agents spent meanwhile). The wait counts
+   * against no limit of the task.
+   */
+  private async withSlot(run: TaskRun): Promise<TaskRunResult | undefined> {
+    const waited = await this.services.slot?.take(run.stop);
+    return waited || run.stop.aborted ? this.limitReached(run) : undefined;
   }
 
   /** Before an iteration: the task's end when it was stopped or a limit (iterations, time, budget) is reached. */

@@ -58,6 +58,8 @@ export interface TaskLoopServices {
   awaitingMerge?: boolean;
   /** `merge.checkAhead`: the merge queue checks the task's merged result while its own gates run. */
   checkAhead?: CheckAhead;
+  /** A parallel run's agent slot: given away while the task's gates run, taken back before its next model conversation. */
+  slot?: AgentSlot;
   /** Gated commands nobody could approve during the run: kept as the task's question (needs_help). */
   commandQuestions?: CommandQuestions;
   /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
@@ -75,6 +77,19 @@ export type { AskedQuestion };
 export interface CheckAhead {
   claim(taskId: string, title: string): void;
   drop(taskId: string, why: string): void;
+}
+
+/**
+ * The agent slot a task's loop holds in a parallel run (issue 34): a slot is a model conversation.
+ * The loop gives it away as its gates start (the proof and the iteration's end follow without
+ * it), and takes it back before its next conversation or a bug council; the autopilot gives a
+ * task sent back by its gates the next free slot, before any new task starts.
+ */
+export interface AgentSlot {
+  /** The conversation and commit are over, the gates start: the slot goes to the next task meanwhile. */
+  release(): void;
+  /** Resolves once the task holds a slot again, or at once when `stop` fires; true when it had to wait. */
+  take(stop: AbortSignal): Promise<boolean>;
 }
 
 export interface TaskRunResult {

@@ -25,7 +25,8 @@ const VOCABULARY_MATCHES: [
   Same<shared.WorktreeState, core.WorktreeState>,
   Same<shared.DelegationStatus, CoreDelegationStatus>,
   Same<shared.ModelFaultKind, ModelFaultKind>,
-] = [true, true, true, true, true, true];
+  Same<shared.AgentSlotState, core.AgentSlotState>,
+] = [true, true, true, true, true, true, true];
 void VOCABULARY_MATCHES;
 
 /** `.ralph/worktrees/<id>` for a worktree of the workspace; the path as given otherwise. */
@@ -151,6 +152,7 @@ function asIsOrHidden(event: Exclude<core.RalphEvent, { type: Reshaped }>): shar
     case 'warning':
     case 'error':
     case 'merge':
+    case 'agent.slot':
       return event;
     // not shown by the panel (planning runs have their own review panel)
     case 'checkpoint':

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import {
   agentEnded,
+  atWork,
   EMPTY_SCHEDULE,
   fillSlots,
   mergeEnded,
   readyTasks,
   scheduleFinished,
   type SchedulerState,
+  slotGiven,
+  slotWanted,
 } from '../../../src/core/loop/scheduler';
 import type { Task } from '../../../src/core/tasks/schema';
 
@@ -122,7 +125,7 @@ describe('scheduler (pure)', () => {
   });
 
   it('refuses bookkeeping for a task it does not hold', () => {
-    assert.throws(() => agentEnded(EMPTY_SCHEDULE, 'T-09', 'complete'), /no agent slot/);
+    assert.throws(() => agentEnded(EMPTY_SCHEDULE, 'T-09', 'complete'), /no agent at work/);
     assert.throws(() => mergeEnded(EMPTY_SCHEDULE, 'T-09', 'merged'), /not in the merge queue/);
   });
 
@@ -134,5 +137,74 @@ describe('scheduler (pure)', () => {
       ['T-01'],
     );
     assert.deepEqual(fillSlots(state, tasks, 1).start, []);
+  });
+
+  describe('slots are model conversations (issue 34)', () => {
+    const tasks = ['T-01', 'T-02', 'T-03', 'T-04', 'T-05'].map((id) => task(id));
+
+    it('a task on its gates gives its slot to the next ready task, and is never started twice', () => {
+      let { state } = fillSlots(EMPTY_SCHEDULE, tasks, 2);
+      state = slotGiven(state, 'T-01');
+      assert.deepEqual(state.running, ['T-02']);
+      assert.deepEqual(state.gating, ['T-01']);
+      const next = fillSlots(state, tasks, 2);
+      assert.deepEqual(
+        next.start.map((t) => t.id),
+        ['T-03'],
+        'the freed slot goes to the next ready task',
+      );
+      assert.ok(!readyTasks(tasks, next.state).some((t) => t.id === 'T-01'), 'a task on its gates is at work, not ready');
+      assert.deepEqual(atWork(next.state).sort(), ['T-01', 'T-02', 'T-03']);
+      assert.equal(slotGiven(next.state, 'T-01'), next.state, 'giving away a slot it does not hold changes nothing');
+    });
+
+    it('a task its gates sent back gets the next free slot before any new task, in the order they asked', () => {
+      let { state } = fillSlots(EMPTY_SCHEDULE, tasks, 2);
+      state = fillSlots(slotGiven(slotGiven(state, 'T-01'), 'T-02'), tasks, 2).state; // T-03 and T-04 talk
+      state = slotWanted(slotWanted(state, 'T-02'), 'T-01');
+      assert.deepEqual(state.waiting, ['T-02', 'T-01']);
+      const none = fillSlots(state, tasks, 2);
+      assert.deepEqual([none.start, none.resume], [[], []], 'no free slot: nobody moves');
+      state = slotGiven(state, 'T-03');
+      const one = fillSlots(state, tasks, 2);
+      assert.deepEqual(one.resume, ['T-02'], 'the first to ask gets the one free slot');
+      assert.deepEqual(one.start, [], 'and no new task starts while one waits');
+      state = agentEnded(one.state, 'T-04', 'blocked');
+      const two = fillSlots(state, tasks, 2);
+      assert.deepEqual([two.resume, two.start], [['T-01'], []]);
+      const three = fillSlots(agentEnded(two.state, 'T-02', 'complete'), tasks, 2);
+      assert.deepEqual(
+        three.start.map((t) => t.id),
+        ['T-05'],
+        'with nobody waiting, new tasks start again',
+      );
+    });
+
+    it('tasks at work (with a slot or on their gates) stay within maxAtWork: beyond it a start would only wait for the gates', () => {
+      let { state } = fillSlots(EMPTY_SCHEDULE, tasks, 2, 3);
+      state = slotGiven(slotGiven(state, 'T-01'), 'T-02');
+      const filled = fillSlots(state, tasks, 2, 3);
+      assert.deepEqual(
+        filled.start.map((t) => t.id),
+        ['T-03'],
+        'two slots free, one start: 3 at work',
+      );
+      state = slotWanted(filled.state, 'T-01');
+      const back = fillSlots(state, tasks, 2, 3);
+      assert.deepEqual(back.resume, ['T-01'], 'a task sent back is at work already: the bound never holds it back');
+    });
+
+    it('an agent ends from any of its states; the run is finished only when none is at work', () => {
+      let { state } = fillSlots(EMPTY_SCHEDULE, tasks.slice(0, 3), 3);
+      state = slotWanted(slotGiven(slotGiven(state, 'T-01'), 'T-02'), 'T-02');
+      assert.equal(scheduleFinished(state, []), false);
+      state = agentEnded(state, 'T-01', 'complete'); // on its gates: COMPLETE accepted
+      state = agentEnded(state, 'T-02', 'halted'); // stopped while waiting for a slot
+      state = agentEnded(state, 'T-03', 'blocked');
+      assert.deepEqual([state.running, state.gating, state.waiting], [[], [], []]);
+      assert.deepEqual(state.merging, ['T-01']);
+      assert.deepEqual(state.ended, ['T-02', 'T-03']);
+      assert.equal(scheduleFinished(mergeEnded(state, 'T-01', 'merged'), []), true);
+    });
   });
 });
