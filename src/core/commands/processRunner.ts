@@ -21,6 +21,22 @@ export const COMMAND_MARKER_ENV = 'RALPH_COMMAND_ID';
  */
 export const PER_RUN_VARIABLES: readonly string[] = [COMMAND_MARKER_ENV];
 
+/**
+ * A sandbox as `environmentOf` describes it. A dependency cache is named by where tools see it
+ * (its target), not by the folder mounted there: each worktree mounts a folder of its own
+ * (`dependencyMounts.ts`), and a cache's content is outside the key like any ignored file — so
+ * the same tree in two worktrees is the same environment.
+ */
+function describedSandbox(spec: NonNullable<CommandRequest['sandbox']>, bwrap: string | undefined): object {
+  const { cacheBinds, ...rest } = spec;
+  return {
+    ...rest,
+    writablePaths: [...spec.writablePaths].sort(),
+    ...(cacheBinds ? { writableCaches: cacheBinds.map((c) => c.target).sort() } : {}),
+    bwrap,
+  };
+}
+
 /** Nothing the agent runs can ask a human anything: there is no terminal behind it. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
   CI: 'true',
@@ -165,8 +181,7 @@ export class NodeCommandRunner implements CommandRunner {
     const env = Object.entries(this.env(req))
       .filter(([name]) => !PER_RUN_VARIABLES.includes(name))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const sandbox =
-      req.sandbox && !IS_WINDOWS ? { ...req.sandbox, writablePaths: [...req.sandbox.writablePaths].sort(), bwrap: this.bwrap } : undefined;
+    const sandbox = req.sandbox && !IS_WINDOWS ? describedSandbox(req.sandbox, this.bwrap) : undefined;
     return Promise.resolve(JSON.stringify({ platform: process.platform, shell: IS_WINDOWS ? 'cmd' : this.shell, env, sandbox }));
   }
 

@@ -23,9 +23,15 @@ export class GateBound {
 
   constructor(readonly limit: number) {}
 
-  /** `inner` with this bound in front of it (every gate runner of the run shares the one bound). */
+  /**
+   * `inner` with this bound in front of it (every gate runner of the run shares the one bound).
+   * It tells `inner`'s environment as its own: the run's gate cache, in front of it, keys by it.
+   */
   around(inner: GateRunner): GateRunner {
-    return { run: (request) => this.run(inner, request) };
+    return {
+      run: (request) => this.run(inner, request),
+      ...(inner.environment ? { environment: (request: GateRunRequest) => inner.environment!(request) } : {}),
+    };
   }
 
   /** Gate runs waiting for a place now. */

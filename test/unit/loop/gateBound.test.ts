@@ -53,6 +53,14 @@ describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGat
     assert.deepEqual(bound.counts, { peak: 2, waited: 2 });
   });
 
+  it("tells the runner's environment as its own (the gate cache in front of it keys by it), and none when the runner tells none", async () => {
+    const held = heldRunner();
+    const described: GateRunner = { ...held.runner, environment: (r) => Promise.resolve(`env of ${r.gate.name}`) };
+    const bound = new GateBound(1);
+    assert.equal(await bound.around(described).environment?.(request('e')), 'env of e');
+    assert.equal(bound.around(held.runner).environment, undefined);
+  });
+
   it('shared by several runners (agents, base runs, merged checks): one bound for all', async () => {
     const one = heldRunner();
     const two = heldRunner();
