@@ -301,4 +301,33 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
     assert.notEqual(await cache.keyFor(gates('off'), request(worktree('T-2'))), key);
     assert.notEqual(await cache.keyFor(gates('auto', true), request(worktree('T-2'))), key);
   });
+
+  it('sandboxed with installed dependencies: each worktree mounts a cache folder of its own over node_modules/.cache, and two worktrees of one tree still share a key', async () => {
+    const worktree = (name: string) => path.join(ws.dir, '.ralph', 'worktrees', name);
+    await write(ws.dir, 'node_modules/runner/index.js', 'module.exports = 1;\n');
+    for (const name of ['T-1', 'T-2']) {
+      ws.git('worktree', 'add', '-q', '--detach', worktree(name));
+      await fs.symlink(path.join(ws.dir, 'node_modules'), path.join(worktree(name), 'node_modules'));
+    }
+    const gates = new ProcessGateRunner(
+      new IsolatedCommandRunner(
+        new NodeCommandRunner(),
+        { root: ws.dir, commands: { sandbox: 'auto', network: false, env: [] }, keyVariables: [], links: ['node_modules'] },
+        new SecretRedactor(),
+        () => {},
+        () => Promise.resolve({ available: true, reason: 'bubblewrap' }),
+      ),
+    );
+    const described = await gates.environment(request(worktree('T-1')));
+    assert.match(
+      described ?? '',
+      /"writableCaches":\[".*node_modules\/\.cache"\]/,
+      'the cache is part of what the run sees, by where tools see it',
+    );
+    assert.doesNotMatch(described ?? '', /ralph-cache/, "the worktree's own folder behind it is not");
+    const cache = new GateRunCache();
+    const key = await cache.keyFor(gates, request(worktree('T-1')));
+    assert.ok(key);
+    assert.equal(await cache.keyFor(gates, request(worktree('T-2'))), key);
+  });
 });
