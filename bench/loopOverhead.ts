@@ -19,7 +19,7 @@ import { parseConfig } from '../src/core/config/load';
 import { EventBus } from '../src/core/events';
 import { createModelClient } from '../src/core/llm/factory';
 import type { ChatRequest, ChatResponse, ModelClient } from '../src/core/llm/types';
-import { RalphRunner } from '../src/core/loop/runner';
+import { RalphRunner } from '../src/core/loop/run/runner';
 import { RalphPaths } from '../src/core/paths';
 import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';

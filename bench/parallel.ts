@@ -15,7 +15,7 @@ import { parseConfig } from '../src/core/config/load';
 import { EventBus } from '../src/core/events';
 import { useMergeTree } from '../src/core/git/mergeTree';
 import { createModelClient } from '../src/core/llm/factory';
-import { RalphRunner } from '../src/core/loop/runner';
+import { RalphRunner } from '../src/core/loop/run/runner';
 import { RalphPaths } from '../src/core/paths';
 import { type CommandRequest, type CommandResult, NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';

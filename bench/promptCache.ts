@@ -14,7 +14,7 @@ import { taskBrief } from '../src/core/agent/context';
 import { parseConfig } from '../src/core/config/load';
 import { EventBus } from '../src/core/events';
 import { createModelClient } from '../src/core/llm/factory';
-import { RalphRunner } from '../src/core/loop/runner';
+import { RalphRunner } from '../src/core/loop/run/runner';
 import { RalphPaths } from '../src/core/paths';
 import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';

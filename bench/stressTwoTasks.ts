@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { parseConfig } from '../src/core/config/load';
 import { EventBus, type RalphEvent } from '../src/core/events';
 import { createModelClient } from '../src/core/llm/factory';
-import { RalphRunner } from '../src/core/loop/runner';
+import { RalphRunner } from '../src/core/loop/run/runner';
 import { RalphPaths } from '../src/core/paths';
 import { NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';

@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseGateOutput } from '../src/core/gates/parsers';
 import { failureJudge } from '../src/core/gates/verdictEvidence';
-import { readTreeEvidence } from '../src/core/loop/taskEvidence';
+import { readTreeEvidence } from '../src/core/loop/task/taskEvidence';
 
 const SOURCES = 200;
 const TEST_FILES = 100;

@@ -2,7 +2,7 @@ import { openRalph } from '../core/ralph';
 import { EventBus, EventEmitter } from '../core/events';
 import { formatEvent } from '../core/eventFormat';
 import { eventBase, eventHeadRef, readActionsEnv, writeSummary } from '../core/forge/actionsEnv';
-import { checkAgainstBase, type BaseCheckResult } from '../core/loop/checkAgainstBase';
+import { checkAgainstBase, type BaseCheckResult } from '../core/loop/task/checkAgainstBase';
 import { ProcessGateRunner } from '../core/gates/runGates';
 import { ProbingGateRunner } from '../core/gates/probe/probeRunner';
 import { NodeCommandRunner } from '../core/commands/processRunner';

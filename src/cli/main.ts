@@ -5,7 +5,7 @@ import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors
 import { EventBus } from '../core/events';
 import { initWorkspace } from '../core/init';
 import { cliModels } from './cliModels';
-import type { RunSummary } from '../core/loop/runner';
+import type { RunSummary } from '../core/loop/run/runner';
 import { openRalph, type Ralph } from '../core/ralph';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import type { RunSpendSummary } from '../core/spend/receipt';

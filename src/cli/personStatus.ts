@@ -1,5 +1,5 @@
 import type { RunOutcome } from '../core/events';
-import { runOutcomeLine } from '../core/loop/runSummary';
+import { runOutcomeLine } from '../core/loop/run/runSummary';
 import { openQuestion } from '../core/tasks/questions';
 import type { Task } from '../core/tasks/schema';
 

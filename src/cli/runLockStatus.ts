@@ -1,4 +1,4 @@
-import { holderState, type HolderState, type LockInfo } from '../core/loop/runLockHolder';
+import { holderState, type HolderState, type LockInfo } from '../core/loop/run/runLockHolder';
 
 /** What `ralph status` says of `.ralph/run.lock`: `none` (no lock), or what its holder is. */
 export type RunState = 'none' | 'active' | 'other-host' | 'stale';

@@ -1,5 +1,5 @@
-import { chainLines, readChainSnapshot } from '../core/loop/mergeChainFile';
-import { parseLockInfo } from '../core/loop/runLockHolder';
+import { chainLines, readChainSnapshot } from '../core/loop/merge/mergeChainFile';
+import { parseLockInfo } from '../core/loop/run/runLockHolder';
 import { openRalph, type Ralph } from '../core/ralph';
 import { type ReceiptSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage, LockError, RalphError, RollbackBlockedError } from '../core/errors';
-import { RunLock } from '../core/loop/runLock';
+import { RunLock } from '../core/loop/run/runLock';
 import type { RalphPaths } from '../core/paths';
 import { openRalph } from '../core/ralph';
 import { actionRefusal, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';

@@ -12,7 +12,7 @@ import {
   resolveFallbackKeys,
   withEditorFallback,
 } from '../core/llm/factory';
-import type { RalphRunner, RunSummary } from '../core/loop/runner';
+import type { RalphRunner, RunSummary } from '../core/loop/run/runner';
 import type { ModelClient, RetryNotice } from '../core/llm/types';
 import { LmModelClient, listEditorModels } from '../adapters/lmModelClient';
 import type { Ralph } from '../core/ralph';

@@ -10,7 +10,7 @@ import { RalphError, RollbackBlockedError } from '../core/errors';
 import { ACTION_STATUSES, ACTION_VERB, type EditFields, EditFieldsSchema, type TaskActionName } from '../core/tasks/actionRules';
 import { askTaskSettings } from './taskFields';
 import type { GitService } from '../core/git/gitService';
-import { RunLock } from '../core/loop/runLock';
+import { RunLock } from '../core/loop/run/runLock';
 import type { RalphPaths } from '../core/paths';
 import type { TaskActions } from '../core/record/actions';
 import { rollbackConfirmation } from '../core/tasks/rollback';

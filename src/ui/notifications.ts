@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { EventBus, EventOf, RalphEvent } from '../core/events';
-import { runOutcomeLine } from '../core/loop/runSummary';
+import { runOutcomeLine } from '../core/loop/run/runSummary';
 import { WARNING_ACTION_LABEL, type WarningAction, warningActions, warningIdOf } from '../protocol/panelState';
 import { DisposableBase } from './disposableBase';
 import type { ChannelLogger } from '../adapters/logger';

@@ -11,7 +11,7 @@ export interface GateRunResult {
   aborted: boolean;
   output: string;
   durationMs: number;
-  /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/gateRunCache.ts`): nothing ran now. */
+  /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/run/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
   /**
    * Where each test is defined, as the test runner itself said it to the test probe

@@ -6,7 +6,7 @@ import type { TaskStatus } from '../tasks/schema';
  * What happened after an iteration, as its report says it (seed 003's decision, widened to
  * every end a task can have): the next iteration, the task's end, or its wait for the merge queue.
  */
-/** The loop's decision after an iteration (loop/completionPolicy.ts decides it): the task's end, or the next iteration. */
+/** The loop's decision after an iteration (loop/task/completionPolicy.ts decides it): the task's end, or the next iteration. */
 export type CompletionDecision =
   | {
       kind: 'finish';

@@ -16,11 +16,11 @@ const STARTS = 30;
  */
 function barrierPreload(dir: string, gate: string): string {
   const modules = [
-    'core/loop/runner.js',
+    'core/loop/run/runner.js',
     'core/config/service.js',
     'core/llm/factory.js',
     'core/eventFormat.js',
-    'core/loop/runLock.js',
+    'core/loop/run/runLock.js',
   ].map((m) => path.resolve(path.dirname(CLI), '..', m));
   return `
     for (const m of ${JSON.stringify(modules)}) require(m);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { parseConfig } from '../../../src/core/config/load';
 import { createModelClient } from '../../../src/core/llm/factory';
-import { RalphRunner } from '../../../src/core/loop/runner';
+import { RalphRunner } from '../../../src/core/loop/run/runner';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { probeSandbox, type SandboxProbe, SandboxUnavailableError } from '../../../src/core/commands/sandbox';
 import type { Step } from '../../fixtures/scriptedServer';

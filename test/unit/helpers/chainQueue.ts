@@ -5,7 +5,7 @@ import type { GateConfig } from '../../../src/core/config/schema';
 import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import type { WorktreeManager } from '../../../src/core/git/worktrees';
-import { MergeQueue } from '../../../src/core/loop/mergeQueue';
+import { MergeQueue } from '../../../src/core/loop/merge/mergeQueue';
 import type { TempWorkspace } from './tempWorkspace';
 
 type QueueDeps = ConstructorParameters<typeof MergeQueue>[0];

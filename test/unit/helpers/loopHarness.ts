@@ -4,7 +4,7 @@ import type { RalphConfigInput } from '../../../src/core/config/schema';
 import { parseConfig } from '../../../src/core/config/load';
 import { EventBus, type RalphEvent } from '../../../src/core/events';
 import { createModelClient } from '../../../src/core/llm/factory';
-import { RalphRunner } from '../../../src/core/loop/runner';
+import { RalphRunner } from '../../../src/core/loop/run/runner';
 import { RalphPaths } from '../../../src/core/paths';
 import type { ApprovalPrompt, Clock, SafeguardPrompt } from '../../../src/core/ports';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';

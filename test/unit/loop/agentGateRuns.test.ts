@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/core/config/load';
 import type { RalphConfigInput } from '../../../src/core/config/schema';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../../../src/core/gates/types';
-import { agentGateRuns } from '../../../src/core/loop/agentGateRuns';
+import { agentGateRuns } from '../../../src/core/loop/task/agentGateRuns';
 
 /** Records the gate runs asked of it; each passes at once with its command in the output. */
 class RecordingGates implements GateRunner {

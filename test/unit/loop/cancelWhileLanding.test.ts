@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { MergeQueueDeps } from '../../../src/core/loop/mergeQueueBase';
-import { MergeQueueBase } from '../../../src/core/loop/mergeQueueBase';
+import type { MergeQueueDeps } from '../../../src/core/loop/merge/mergeQueueBase';
+import { MergeQueueBase } from '../../../src/core/loop/merge/mergeQueueBase';
 
 /** The queue's state keeping alone, its landing step played by the test. */
 class Landing extends MergeQueueBase {

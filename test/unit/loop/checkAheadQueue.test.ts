@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { GateConfig } from '../../../src/core/config/schema';
 import type { RalphEvent } from '../../../src/core/events';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { entryOf, type MergeQueue, type MergeOutcome } from '../../../src/core/loop/mergeQueue';
+import { entryOf, type MergeQueue, type MergeOutcome } from '../../../src/core/loop/merge/mergeQueue';
 import { chainQueue, taskWork as commitWork } from '../helpers/chainQueue';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';

@@ -3,7 +3,7 @@ import type { GateConfig } from '../../../src/core/config/schema';
 import { detectGates } from '../../../src/core/gates/detect';
 import { evaluateGate, summarizeGates } from '../../../src/core/gates/evaluate';
 import type { GateOutcome, GateRunResult } from '../../../src/core/gates/types';
-import { decideCompletion } from '../../../src/core/loop/completionPolicy';
+import { decideCompletion } from '../../../src/core/loop/task/completionPolicy';
 import type { Signal } from '../../../src/core/signals/types';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
 

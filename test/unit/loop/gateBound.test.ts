@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../../../src/core/gates/types';
-import { GateBound, gateProcessLimit } from '../../../src/core/loop/gateBound';
+import { GateBound, gateProcessLimit } from '../../../src/core/loop/run/gateBound';
 import { availableParallelism } from 'node:os';
 
 /** A gate runner whose runs end when the test says so; it records which ran at once. */

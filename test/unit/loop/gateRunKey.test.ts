@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { GateRunCache, localizedOutput, portableOutput } from '../../../src/core/loop/gateRunCache';
+import { GateRunCache, localizedOutput, portableOutput } from '../../../src/core/loop/run/gateRunCache';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { NodeCommandRunner, PER_RUN_VARIABLES } from '../../../src/core/commands/processRunner';
 import { IsolatedCommandRunner } from '../../../src/core/commands/sandbox';

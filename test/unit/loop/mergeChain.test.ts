@@ -5,7 +5,7 @@ import type { GateConfig } from '../../../src/core/config/schema';
 import type { RalphEvent } from '../../../src/core/events';
 import { useMergeTree } from '../../../src/core/git/mergeTree';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import type { MergeQueue, MergeOutcome } from '../../../src/core/loop/mergeQueue';
+import type { MergeQueue, MergeOutcome } from '../../../src/core/loop/merge/mergeQueue';
 import { chainQueue, taskWork as commitWork } from '../helpers/chainQueue';
 import { assertGreenAtEveryCommit } from '../helpers/greenHistory';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';

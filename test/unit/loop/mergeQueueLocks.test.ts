@@ -6,7 +6,7 @@ import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { GitLockHeldError } from '../../../src/core/git/lockRule';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { MergeQueue } from '../../../src/core/loop/mergeQueue';
+import { MergeQueue } from '../../../src/core/loop/merge/mergeQueue';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 

@@ -12,7 +12,7 @@ import {
   nextToMerge,
   prefixOf,
   reduceMergeQueue,
-} from '../../../src/core/loop/mergeQueue';
+} from '../../../src/core/loop/merge/mergeQueue';
 
 const run = (actions: MergeAction[], from: MergeQueueState = EMPTY_QUEUE) => actions.reduce(reduceMergeQueue, from);
 const enqueue = (taskId: string): MergeAction => ({ type: 'enqueue', taskId, title: taskId });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import type { RalphEventBody } from '../../../src/core/events';
-import { mergeTarget } from '../../../src/core/loop/mergeTarget';
+import { mergeTarget } from '../../../src/core/loop/merge/mergeTarget';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** The branch the merge queue lands on, read from git's files where it can be (real git). */

@@ -5,7 +5,7 @@ import type { GateConfig } from '../../../src/core/config/schema';
 import type { RalphEvent, RalphEventBody } from '../../../src/core/events';
 import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { WorktreeManager } from '../../../src/core/git/worktrees';
-import { MergeQueue } from '../../../src/core/loop/mergeQueue';
+import { MergeQueue } from '../../../src/core/loop/merge/mergeQueue';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 

@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockError } from '../../../src/core/errors';
-import { RunLock, UNREADABLE_LOCK_GRACE_MS } from '../../../src/core/loop/runLock';
+import { RunLock, UNREADABLE_LOCK_GRACE_MS } from '../../../src/core/loop/run/runLock';
 import { RalphPaths } from '../../../src/core/paths';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -116,7 +116,7 @@ async function raceInProcesses(dir: string, count: number): Promise<string[]> {
   const release = path.join(dir, 'release');
   const script = `
     const fs = require('node:fs');
-    const { RunLock } = require(${JSON.stringify(path.resolve(__dirname, '../../../src/core/loop/runLock.js'))});
+    const { RunLock } = require(${JSON.stringify(path.resolve(__dirname, '../../../src/core/loop/run/runLock.js'))});
     const { RalphPaths } = require(${JSON.stringify(path.resolve(__dirname, '../../../src/core/paths.js'))});
     process.stdout.write('ready\\n');
     const wait = (file) => new Promise((done) => { const t = setInterval(() => { if (fs.existsSync(file)) { clearInterval(t); done(); } }, 2); });

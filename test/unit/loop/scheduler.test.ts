@@ -10,7 +10,7 @@ import {
   type SchedulerState,
   slotGiven,
   slotWanted,
-} from '../../../src/core/loop/scheduler';
+} from '../../../src/core/loop/run/scheduler';
 import type { Task } from '../../../src/core/tasks/schema';
 
 function task(id: string, extra: Partial<Task> = {}): Task {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { LockError } from '../../../src/core/errors';
 import { CheckpointStore } from '../../../src/core/record/checkpoint';
-import { RunLock } from '../../../src/core/loop/runLock';
+import { RunLock } from '../../../src/core/loop/run/runLock';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, readJson, requestText } from '../helpers/loopHarness';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { RalphRunner } from '../../../src/core/loop/runner';
+import type { RalphRunner } from '../../../src/core/loop/run/runner';
 import type { Step } from '../../fixtures/scriptedServer';
 import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText } from '../helpers/loopHarness';
 

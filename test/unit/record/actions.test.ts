@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { GitService } from '../../../src/core/git/gitService';
 import { CheckpointStore } from '../../../src/core/record/checkpoint';
-import { PauseGate } from '../../../src/core/loop/pauseGate';
+import { PauseGate } from '../../../src/core/loop/person/pauseGate';
 import { TaskActions } from '../../../src/core/record/actions';
 import type { Step } from '../../fixtures/scriptedServer';
 import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarness';

@@ -4,8 +4,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { formatEvent } from '../../../src/core/eventFormat';
-import { chainLines, chainSnapshot } from '../../../src/core/loop/mergeChainFile';
-import { EMPTY_QUEUE, type MergeAction, type MergeQueueState, prefixOf, reduceMergeQueue } from '../../../src/core/loop/mergeChain';
+import { chainLines, chainSnapshot } from '../../../src/core/loop/merge/mergeChainFile';
+import { EMPTY_QUEUE, type MergeAction, type MergeQueueState, prefixOf, reduceMergeQueue } from '../../../src/core/loop/merge/mergeChain';
 import { reducePanel } from '../../../src/protocol/panelReducer';
 import { emptyPanelState, runningAgents } from '../../../src/protocol/panelState';
 import { chainLine } from '../../../src/protocol/mergeChainText';

@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { reduceLive } from '../../../src/ui/liveReducer';
 import type { RalphEvent } from '../../../src/core/events';
-import { runOutcomeLine, summarizeRun } from '../../../src/core/loop/runSummary';
+import { runOutcomeLine, summarizeRun } from '../../../src/core/loop/run/runSummary';
 import type { Task } from '../../../src/core/tasks/schema';
 import type { TaskSeed } from '../../../src/protocol/panelInput';
 import { reducePanel } from '../../../src/protocol/panelReducer';

@@ -16,7 +16,7 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The conversation the call belongs to; runIteration fills it in (the delegation tools need it). */
   conversation?: ConversationInfo;
-  /** A `run_command` of exactly one of the task's gate commands, run as that gate (`loop/agentGateRuns.ts`); absent: none is. */
+  /** A `run_command` of exactly one of the task's gate commands, run as that gate (`loop/task/agentGateRuns.ts`); absent: none is. */
   gateRuns?: AgentGateRuns;
 }
 

@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import type { GateRunner, GateRunRequest, GateRunResult } from '../../gates/types';
+import { rootsOf } from '../../gates/testLocations';
+import { workingTreeKey } from '../../git/treeKey';
+import { untilStopped } from '../../util/untilStopped';
+
+/** Stands for the tree's root in a run's output: `i` is its place in `rootsOf` (as given, or its real path). */
+const rootMark = (i: number) => `\u0000root${i}\u0000`;
+
+/** `output` with every spelling of `cwd` (`rootsOf`) made to name no tree. */
+export function portableOutput(output: string, cwd: string): string {
+  // the longest first: /var/x inside /private/var/x must not be taken for the root
+  const marks = rootsOf(cwd)
+    .map((root, i) => ({ root, mark: rootMark(i) }))
+    .sort((a, b) => b.root.length - a.root.length);
+  return marks.reduce((text, r) => text.split(r.root).join(r.mark), output);
+}
+
+/** A `portableOutput` read in the tree at `cwd`, each root under the same spelling. */
+export function localizedOutput(output: string, cwd: string): string {
+  const roots = rootsOf(cwd);
+  return [0, 1].reduce((text, i) => text.split(rootMark(i)).join(roots[i] ?? roots[0]), output);
+}
+
+/** `value` with `change` applied to every string in it, however deep (a run's output, its test locations…). */
+function everyString<T>(value: T, change: (text: string) => string): T {
+  if (typeof value === 'string') return change(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => everyString(v, change)) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, everyString(v, change)])) as T;
+  return value;
+}
+
+/** A whole run's result (its output and every other field: test locations…) naming no tree: kept for other trees. */
+export function portableResult(result: GateRunResult, cwd: string): GateRunResult {
+  return everyString(result, (text) => portableOutput(text, cwd));
+}
+
+/** A `portableResult` read in the tree at `cwd`. */
+export function localizedResult(result: GateRunResult, cwd: string): GateRunResult {
+  return everyString(result, (text) => localizedOutput(text, cwd));
+}
+
+/** A run that ended, for others to take: its result naming no tree, and the task it was made for. */
+interface Kept {
+  result: GateRunResult;
+  taskId: string | undefined;
+}
+
+/**
+ * The run's results by what decides them (issues 23, 37): the command, the exact tree it runs
+ * on and the environment it sees. A command run on a tree in an environment gives what any other
+ * run of it there gives, wherever the tree is checked out; so within one run a result is taken
+ * again instead of run again — by the gates, the task's `check`, the proof runs, the merged
+ * checks, the runs at a task's base and the agent's own `run_command` of a gate's command
+ * (`loop/task/agentGateRuns.ts`, made by this same runner). The agents that start on one commit share
+ * the run at their base; a merged check whose tree is one already checked (the first task onto
+ * the tip, a task's tree) takes that result; a task that starts on a commit the queue just landed
+ * takes the merged check's run as its base run; a gate takes the agent's own run of it.
+ *
+ * The key (`keyFor`): `workingTreeKey` — the content and modes of every file that is not ignored,
+ * committed or not, untracked ones included, `.ralph/` and ignored files left out — the gate's
+ * command and kind, the folder it runs in within the tree, and the runner's `environment`: the
+ * whole environment of its process (less Ralph's per-run variables), its sandbox, its shell. Any
+ * change of any of them is another key; a runner that cannot describe its environment never
+ * shares. What is outside the key (an ignored file the suite reads, a file outside the tree, the
+ * network, the clock) is the user's to declare: a gate with `reuse: false` always runs.
+ *
+ * - A run under way is shared: who asks meanwhile waits for it (and runs their own when it
+ *   was stopped, crashed, or ended in a way they do not take).
+ * - Kept: runs that ended (an exit code, not stopped, not timed out), whole (every field of the
+ *   result, its paths made portable). A passing result is taken by every request; a failing one
+ *   only by requests that say so (`reuse: 'any'`, the runs that learn what is red at a base or a
+ *   tip) and by the task it was made for (its agent's own run of the gate's command, an earlier
+ *   iteration's gate on the same tree) — a failure the agent is told of is always a run made
+ *   for its task, so a failure that does not reproduce is not fed back twice. A result is taken only by a request whose time limit it
+ *   ended within. Re-runs of a failed gate (`rerunFailures`), `reuse: 'none'` and a gate with
+ *   `reuse: false` always run, and are not kept.
+ * - Lives for one run: a later run may meet another machine (installed tools, the network).
+ */
+export class GateRunCache {
+  private readonly runs = new Map<string, Promise<Kept | undefined>>();
+  /** Runs made (shared or not) and results taken again instead (for the tests and the bench). */
+  readonly counts = { started: 0, reused: 0 };
+
+  /** `inner` with this cache in front of it (each task loop and the merge queue have their own runner; the cache is the run's). */
+  around(inner: GateRunner): GateRunner {
+    return {
+      run: (request) => this.run(inner, request),
+      environment: (request) => inner.environment?.(request) ?? Promise.resolve(undefined),
+    };
+  }
+
+  /** The key of `request` run by `inner` (see the class); undefined when its tree or environment cannot be told. */
+  async keyFor(inner: GateRunner, request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>): Promise<string | undefined> {
+    const [tree, environment] = await Promise.all([
+      workingTreeKey(request.cwd),
+      inner.environment ? inner.environment({ ...request }) : Promise.resolve(undefined),
+    ]);
+    if (tree === undefined || environment === undefined) return undefined;
+    const what = JSON.stringify([tree, request.gate.command, request.gate.kind, portableOutput(environment, request.cwd)]);
+    return createHash('sha256').update(what).digest('hex');
+  }
+
+  private async run(inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
+    const reuse = request.reuse ?? 'passing';
+    const key = reuse === 'none' || request.gate.reuse === false ? undefined : await this.keyFor(inner, request).catch(() => undefined);
+    if (!key) {
+      this.counts.started++;
+      return inner.run(request);
+    }
+    for (;;) {
+      if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
+      const shared = this.runs.get(key);
+      if (!shared) return this.start(key, inner, request);
+      const kept = await untilStopped(
+        shared.catch(() => undefined),
+        request.signal,
+      );
+      if (request.signal?.aborted) continue;
+      if (!kept) {
+        // the run waited for was stopped, timed out or crashed: kept by no one, so one of its waiters runs it again (and keeps it)
+        if (this.runs.get(key) === shared) this.runs.delete(key);
+        continue;
+      }
+      const { result: portable, taskId } = kept;
+      const failureTaken = reuse === 'any' || (taskId !== undefined && taskId === request.taskId);
+      if ((portable.exitCode === 0 || failureTaken) && portable.durationMs < request.timeoutMs) {
+        this.counts.reused++;
+        const taken = localizedResult(portable, request.cwd);
+        request.onOutput?.(taken.output);
+        return { ...taken, reused: true };
+      }
+      // a failure it does not take, or a run longer than its time limit: its own run
+      this.counts.started++;
+      return inner.run(request);
+    }
+  }
+
+  private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
+    this.counts.started++;
+    const running = inner.run(request);
+    const kept = running.then((r): Kept | undefined => {
+      if (r.exitCode === null || r.aborted || r.timedOut) return undefined;
+      const { reused: _reused, ...result } = r;
+      return { result: portableResult(result, request.cwd), taskId: request.taskId };
+    });
+    this.runs.set(key, kept);
+    const drop = () => {
+      if (this.runs.get(key) === kept) this.runs.delete(key);
+    };
+    try {
+      if (!(await kept)) drop();
+      return await running;
+    } catch (error) {
+      drop();
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import * as path from 'node:path';
+import type { IntegrityBaseline } from '../../gates/integrity';
+import { boundedBaseFailures, runGates } from '../../gates/runGates';
+import { gatesFor } from '../../gates/taskCheck';
+import type { GateOutcome, GateReport } from '../../gates/types';
+import type { Checkpoint, IterationRecord } from '../../record/checkpoint';
+import type { Signal } from '../../signals/types';
+import type { Task } from '../../tasks/schema';
+import { environmentDiagnosis, firstGateRun } from './environmentStop';
+import { integrityJudge } from './integrityStep';
+import type { TaskLoopServices } from './types';
+
+/** An iteration's gates: run after its commit, judged against the task's base, kept in its record. */
+
+/** A gate's outcome as the iteration record keeps it. */
+export function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
+  return {
+    name: o.name,
+    kind: o.kind,
+    required: o.required,
+    passed: o.passed,
+    summary: o.summary,
+    ...(o.integrity ? { integrity: o.integrity } : {}),
+    ...(o.preExisting?.length ? { preExisting: o.preExisting.slice(0, 50) } : {}),
+    ...(o.baseFailures?.length ? { baseFailures: boundedBaseFailures(o.baseFailures, 50) } : {}),
+    ...(o.flaky?.length ? { flaky: o.flaky.slice(0, 50) } : {}),
+  };
+}
+
+type GateJudge = NonNullable<Parameters<typeof runGates>[0]['judge']>;
+
+/** BLOCKED and NEEDS_HELP end the task whatever the gates say. */
+export function isFinalSignal(signal: Signal | undefined): boolean {
+  return signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP';
+}
+
+/** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
+export async function runGatesUnlessFinal(
+  services: TaskLoopServices,
+  task: Task,
+  cp: Checkpoint,
+  n: number,
+  signal: Signal | undefined,
+  abort: AbortSignal,
+  aside?: Promise<IntegrityBaseline | undefined>,
+): Promise<GateReport | undefined> {
+  const gates = gatesFor(task, services.config.gates);
+  if (gates.length === 0) return undefined;
+  if (isFinalSignal(signal)) return undefined;
+  const against = (integrity: IntegrityBaseline) => integrityJudge(services, task, integrity, cp.baseCommit);
+  const later: GateJudge = async (gate, outcome) => {
+    const integrity = await aside;
+    return integrity ? against(integrity)(gate, outcome) : outcome;
+  };
+  const judge = cp.integrity ? against(cp.integrity) : aside && later;
+  const cwd = (services.work ?? services.paths).workspace;
+  // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
+  services.slot?.release();
+  return runGates({
+    gates,
+    runner: services.gates,
+    cwd,
+    // the task's first run of its gates: a cause no change of the agent fixes is looked for
+    ...(firstGateRun(cp) ? { diagnose: environmentDiagnosis(services, cwd) } : {}),
+    signal: abort,
+    taskId: task.id,
+    iteration: n,
+    emit: services.emit,
+    judge,
+    logDir: path.join(services.paths.reportsDir(task.id), 'gates'),
+    logMaxBytes: services.config.reports.logMaxKb * 1024,
+  });
+}
+
+export function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {
+  const gate = services.config.gates.find((g) => g.name === name);
+  const allowed = gate?.maxIterations ?? 2;
+  return allowed - (cp.optionalGateIterations[name] ?? 0);
+}
