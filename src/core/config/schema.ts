@@ -39,7 +39,7 @@ export const LoopConfigSchema = z
       .max(256)
       .optional()
       .describe(
-        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1 — and, while half a core or more sits idle (gates that mostly wait), one more at a time up to twice the CPU count; a value set here holds exactly",
+        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1",
       ),
     mode: z
       .enum(['autopilot', 'semi-auto'])
