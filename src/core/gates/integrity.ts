@@ -143,10 +143,40 @@ export function judgeIntegrity(
 export function goneAndAdded(base: GateBaseline, now: TestCounts | undefined): { gone: TestName[]; added: TestName[] } {
   if (!base.tests?.names || !now?.names) return { gone: [], added: [] };
   const before = new Set(base.tests.names.map((t) => t.name));
-  const current = new Set(now.names.map((t) => t.name));
+  const statusNow = statusIn(now);
   return {
-    gone: base.tests.names.filter((t) => t.status !== 'skip' && !current.has(t.name)),
+    gone: base.tests.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined),
     added: now.names.filter((t) => !before.has(t.name)),
+  };
+}
+
+/** A test named by its own file: the whole file, as one entry (tap's runner wraps each file in a subtest named by its path). */
+function wholeFile(t: { name: string; file?: string }): t is { name: string; file: string } {
+  return t.file !== undefined && t.name.replace(/^\.\//, '') === t.file.replace(/^\.\//, '');
+}
+
+/**
+ * How a test of the base fared in a run (`undefined`: it is not there). A whole test file that
+ * failed at the base as one entry — it crashed or timed out before its tests reported, tap's
+ * `not ok - test/x.js` with no tests under it — is, in a later run, the tests of that file: there
+ * when some of them ran, failing when one of them fails, skipped when all are skipped. Its file's
+ * lines are guarded like any test that failed at the base and passes now (`emptiedFailures`).
+ */
+export function statusIn(
+  now: TestCounts,
+): (t: { name: string; file?: string; status?: TestName['status'] }) => TestName['status'] | undefined {
+  const exact = new Map((now.names ?? []).map((t) => [t.name, t.status]));
+  const files = new Map<string, TestName['status']>();
+  for (const t of now.names ?? []) {
+    if (!t.file) continue;
+    const key = t.file.replace(/^\.\//, '');
+    const was = files.get(key);
+    files.set(key, was === 'fail' || t.status === 'fail' ? 'fail' : was === 'pass' || t.status === 'pass' ? 'pass' : 'skip');
+  }
+  return (t) => {
+    const own = exact.get(t.name);
+    if (own !== undefined || t.status === 'pass' || t.status === 'skip' || !wholeFile(t)) return own;
+    return files.get(t.file.replace(/^\.\//, ''));
   };
 }
 
@@ -165,11 +195,11 @@ function testViolations(
   const out: string[] = [];
   const result: IntegrityJudgement = { violations: out };
   if (before.names && now.names) {
-    const current = new Map(now.names.map((t) => [t.name, t]));
+    const statusNow = statusIn(now);
     const renamedFrom = new Map(renames.map((r) => [r.from, r]));
     // a test that failed at the base is never taken for renamed: it must still be there, and pass
-    const accepted = before.names.filter((t) => t.status === 'pass' && !current.has(t.name) && renamedFrom.has(t.name));
-    const gone = before.names.filter((t) => t.status !== 'skip' && !current.has(t.name) && !accepted.includes(t));
+    const accepted = before.names.filter((t) => t.status === 'pass' && statusNow(t) === undefined && renamedFrom.has(t.name));
+    const gone = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined && !accepted.includes(t));
     const goneWhilePassing = gone.filter((t) => t.status === 'pass').map((t) => t.name);
     if (goneWhilePassing.length) result.gone = goneWhilePassing;
     if (accepted.length)
@@ -177,7 +207,7 @@ function testViolations(
         const r = renamedFrom.get(t.name)!;
         return `test \`${r.from}\` renamed to \`${r.to}\` in \`${r.file}\` (the same body but for renamed identifiers): accepted`;
       });
-    const skipped = before.names.filter((t) => t.status !== 'skip' && current.get(t.name)?.status === 'skip');
+    const skipped = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === 'skip');
     const them = gone.length === 1 ? 'it' : 'them';
     // a rename the orchestrator recognises keeps the test in its file with the same body; anything else is asked about once more
     const ask =
@@ -221,11 +251,13 @@ function failedAtBase(base: GateBaseline): Map<string, string | undefined> {
  */
 export function failedAtBaseNowPassing(base: GateBaseline, now: TestCounts | undefined): { name: string; file?: string }[] {
   if (!now) return [];
-  const inventory = now.names ? new Map(now.names.map((t) => [t.name, t.status])) : undefined;
+  const statusNow = now.names ? statusIn(now) : undefined;
   const failingNow = new Set(now.failures.map((f) => f.name));
   const out: { name: string; file?: string }[] = [];
   for (const [name, file] of failedAtBase(base)) {
-    const passes = inventory ? inventory.get(name) === 'pass' : !failingNow.has(name) && now.failed <= now.failures.length;
+    const passes = statusNow
+      ? statusNow({ name, status: 'fail', ...(file ? { file } : {}) }) === 'pass'
+      : !failingNow.has(name) && now.failed <= now.failures.length;
     if (passes) out.push({ name, ...(file ? { file } : {}) });
   }
   return out;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { GateConfig } from '../../../src/core/config/schema';
 import { definitionParts, iniSections, readDefinition } from '../../../src/core/gates/definitions';
-import { applyIntegrity, baselineOf, judgeIntegrity, removedLines } from '../../../src/core/gates/integrity';
+import { applyIntegrity, baselineOf, failedAtBaseNowPassing, judgeIntegrity, removedLines } from '../../../src/core/gates/integrity';
+import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { TestCounts } from '../../../src/core/gates/parsers/types';
 import type { GateOutcome } from '../../../src/core/gates/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -157,5 +158,82 @@ describe('gate integrity: definition parts and the comparison with the base', ()
   it('counts lines of the base that are gone, not lines added', () => {
     assert.deepEqual(removedLines('a\n  b\nb\n\nc', 'a\nb\nnew\nc\nmore'), ['b']);
     assert.deepEqual(removedLines('x', 'x\ny'), []);
+  });
+});
+
+/** node-tap 16 as it prints a file its runner timed out before the file's tests reported (`"timeout": 30` under load). */
+const tapRun = (cli: 'timeout' | 'pass' | 'red' | 'gone') => {
+  const files = [
+    `# Subtest: test/range.js
+    # Subtest: range parsing
+        ok 1 - 1.x.5
+        1..1
+    ok 1 - range parsing # time=3ms
+    1..1
+ok 1 - test/range.js # time=120ms
+`,
+  ];
+  if (cli === 'timeout')
+    files.push(`# Subtest: test/bin/cli.js
+    1..0 # no tests found
+not ok 2 - test/bin/cli.js # time=30012ms
+  ---
+  file: test/bin/cli.js
+  timeout: 30000
+  signal: SIGTERM
+  ...
+`);
+  if (cli === 'pass' || cli === 'red')
+    files.push(`# Subtest: test/bin/cli.js
+    # Subtest: help output
+        ${cli === 'red' ? 'not ok' : 'ok'} 1 - must match snapshot
+        1..1
+    ${cli === 'red' ? 'not ok' : 'ok'} 1 - help output # time=900ms
+    # Subtest: sorting
+        ok 1 - must match snapshot
+        1..1
+    ok 2 - sorting # time=800ms
+    1..2
+${cli === 'red' ? 'not ok' : 'ok'} 2 - test/bin/cli.js # time=10500ms
+`);
+  return `TAP version 13\n${files.join('')}1..${files.length}\n`;
+};
+
+describe('gate integrity: a whole test file that failed at the base as one entry', () => {
+  const base = baselineOf(gate('npx tap'), parseGateOutput('tests', tapRun('timeout')).tests, [], {}, {});
+
+  it('is there in a later run through the tests of its file, and passes when all of them pass', () => {
+    assert.deepEqual(
+      base.tests?.names?.map((t) => `${t.name}: ${t.status}`),
+      ['test/range.js > range parsing: pass', 'test/bin/cli.js: fail'],
+      'tap names the timed-out file by its path, as one failing test',
+    );
+    const green = parseGateOutput('tests', tapRun('pass')).tests;
+    assert.deepEqual(judgeIntegrity(base, green, {}, {}).violations, []);
+    assert.deepEqual(failedAtBaseNowPassing(base, green), [{ name: 'test/bin/cli.js', file: 'test/bin/cli.js' }]);
+  });
+
+  it('does not pass while one of its tests fails, and is gone when none of them ran', () => {
+    assert.deepEqual(failedAtBaseNowPassing(base, parseGateOutput('tests', tapRun('red')).tests), []);
+    const gone = judgeIntegrity(base, parseGateOutput('tests', tapRun('gone')).tests, {}, {}).violations;
+    assert.match(gone[0], /test `test\/bin\/cli\.js` ran at the task's base and is gone now/);
+  });
+
+  it("has its file's lines guarded: lines of the base gone from it are a test rewritten to pass", () => {
+    const green = parseGateOutput('tests', tapRun('pass')).tests;
+    const guards = {
+      'test/bin/cli.js': [{ file: 'test/bin/cli.js', before: "t.test('help output')\nt.test('sorting')\n", after: "t.test('sorting')\n" }],
+    };
+    assert.match(
+      judgeIntegrity(base, green, {}, guards).violations[0],
+      /test `test\/bin\/cli\.js` failed at the task's base and passes now/,
+    );
+  });
+
+  it('keeps a test that failed at the base and is named like a file apart from one whose file it is not', () => {
+    const named = baselineOf(gate('npx tap'), counts([['test/bin/cli.js', 'fail']]), [], {}, {});
+    // without a file the entry is a test's title, not a whole file: a test of another name does not stand for it
+    const v = judgeIntegrity(named, counts([['test/bin/cli.js > help output', 'pass']]), {}, {}).violations;
+    assert.match(v[0], /is gone now/);
   });
 });
