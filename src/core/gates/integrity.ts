@@ -194,12 +194,19 @@ function testViolations(
     };
   const out: string[] = [];
   const result: IntegrityJudgement = { violations: out };
+  let shortfall = 0;
   if (before.names && now.names) {
     const statusNow = statusIn(now);
     const renamedFrom = new Map(renames.map((r) => [r.from, r]));
     // a test that failed at the base is never taken for renamed: it must still be there, and pass
     const accepted = before.names.filter((t) => t.status === 'pass' && statusNow(t) === undefined && renamedFrom.has(t.name));
-    const gone = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined && !accepted.includes(t));
+    // tests of a file that fails as a whole now (a timeout, a crash) did not get to report: that file's failure fails the gate
+    const cutShort = filesCutShort(before.names, now.names);
+    const unreported = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined && t.file && cutShort.has(t.file));
+    const gone = before.names.filter(
+      (t) => t.status !== 'skip' && statusNow(t) === undefined && !accepted.includes(t) && !unreported.includes(t),
+    );
+    shortfall = unreported.length;
     const goneWhilePassing = gone.filter((t) => t.status === 'pass').map((t) => t.name);
     if (goneWhilePassing.length) result.gone = goneWhilePassing;
     if (accepted.length)
@@ -228,11 +235,22 @@ function testViolations(
     );
   }
   out.push(...emptiedFailures(guards));
-  if (ran(now) < ran(before))
+  if (ran(now) + shortfall < ran(before))
     out.push(
       `${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`,
     );
   return result;
+}
+
+/**
+ * The files that fail as a whole now — their entry named by the file fails (tap: a timeout, a
+ * crash, no plan) — and did not at the base: their tests that did not report are cut short, not
+ * gone. A file that failed so at the base too is not one: there its missing tests count as gone.
+ */
+function filesCutShort(before: readonly TestName[], now: readonly TestName[]): Set<string> {
+  const failedWhole = (names: readonly TestName[]) => new Set(names.filter((t) => t.status === 'fail' && wholeFile(t)).map((t) => t.file!));
+  const atBase = failedWhole(before);
+  return new Set([...failedWhole(now)].filter((f) => !atBase.has(f)));
 }
 
 /** The tests that failed at the base, with the file that defines each when the runner reported it. */

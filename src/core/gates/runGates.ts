@@ -6,7 +6,7 @@ import type { CommandRequest, CommandRunner } from '../commands/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
-import { rerunnable, withFlaky } from './rerun';
+import { runAgain, timeoutsOnly, withFlaky } from './rerun';
 import { withTestLocations } from './testLocations';
 import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 import type { FailureVerdict } from './verdictEvidence';
@@ -59,9 +59,11 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       command: gate.command,
     });
     const runs = [await runGateOnce(gate, options, 0)];
-    for (let k = 1; k <= (gate.rerunFailures ?? 0) && rerunnable(runs[runs.length - 1]) && !options.signal?.aborted; k++)
-      runs.push(await runGateOnce(gate, options, k));
-    const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1) : runs[0];
+    const onTimeouts = !gate.rerunFailures && timeoutsOnly(runs[0]);
+    while (runAgain(gate.rerunFailures, runs[runs.length - 1], runs.length - 1) && !options.signal?.aborted)
+      runs.push(await runGateOnce(gate, options, runs.length));
+    const why = onTimeouts ? "only timeouts failed: one more run, since a busy machine's load trips a runner's timeout" : undefined;
+    const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1, why) : runs[0];
     const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
     options.emit?.({

@@ -162,7 +162,7 @@ describe('gate integrity: definition parts and the comparison with the base', ()
 });
 
 /** node-tap 16 as it prints a file its runner timed out before the file's tests reported (`"timeout": 30` under load). */
-const tapRun = (cli: 'timeout' | 'pass' | 'red' | 'gone') => {
+const tapRun = (cli: 'timeout' | 'pass' | 'red' | 'gone' | 'cut') => {
   const files = [
     `# Subtest: test/range.js
     # Subtest: range parsing
@@ -180,6 +180,22 @@ not ok 2 - test/bin/cli.js # time=30012ms
   ---
   file: test/bin/cli.js
   timeout: 30000
+  signal: SIGTERM
+  ...
+`);
+  if (cli === 'cut')
+    files.push(`# Subtest: test/bin/cli.js
+    # Subtest: help output
+        ok 1 - must match snapshot
+        1..1
+    ok 1 - help output # time=900ms
+    # test count(1) != plan(null)
+not ok 2 - test/bin/cli.js # time=30010ms
+  ---
+  file: test/bin/cli.js
+  timeout: 30000
+  failures:
+    - tapError: no plan
   signal: SIGTERM
   ...
 `);
@@ -235,5 +251,19 @@ describe('gate integrity: a whole test file that failed at the base as one entry
     // without a file the entry is a test's title, not a whole file: a test of another name does not stand for it
     const v = judgeIntegrity(named, counts([['test/bin/cli.js > help output', 'pass']]), {}, {}).violations;
     assert.match(v[0], /is gone now/);
+  });
+
+  it('names a file tap stopped at its timeout, and its tests that did not get to report are cut short, not gone', () => {
+    const cut = parseGateOutput('tests', tapRun('cut')).tests;
+    assert.deepEqual(cut?.failures, [
+      { name: 'test/bin/cli.js', message: 'timed out: tap stopped it at its timeout (30000 ms)', file: 'test/bin/cli.js' },
+    ]);
+    const green = baselineOf(gate('npx tap'), parseGateOutput('tests', tapRun('pass')).tests, [], {}, {});
+    assert.deepEqual(judgeIntegrity(green, cut, {}, {}), { violations: [] }, 'the timeout fails the gate; nothing to restore');
+    // a file that failed as a whole at the base too: its tests missing now are gone, as any
+    const cutAtBase = baselineOf(gate('npx tap'), cut, [], {}, {});
+    const again = judgeIntegrity(cutAtBase, parseGateOutput('tests', tapRun('timeout')).tests, {}, {});
+    assert.match(again.violations[0], /test `test\/bin\/cli\.js > help output` ran at the task's base and is gone now/);
+    assert.deepEqual(again.gone, ['test/bin/cli.js > help output']);
   });
 });

@@ -4,7 +4,7 @@ import type { FailureJudge } from '../../../src/core/gates/verdictEvidence';
 import { definitionParts } from '../../../src/core/gates/definitions';
 import { judgeProof, proofKind } from '../../../src/core/gates/proof';
 import { findRenames, locateTest, sameButRenamed } from '../../../src/core/gates/renames';
-import { withFlaky } from '../../../src/core/gates/rerun';
+import { runAgain, timeoutsOnly, withFlaky } from '../../../src/core/gates/rerun';
 import { testFileMatcher } from '../../../src/core/gates/testFiles';
 import type { GateOutcome } from '../../../src/core/gates/types';
 import { parseConfig } from '../../../src/core/config/load';
@@ -129,6 +129,29 @@ describe('verdicts against the base: the pure parts', () => {
       flaky.fixItems.at(-1)?.text ?? '',
       /flaky: `sometimes times out` failed, then passed when the gate ran again \(1 re-run, gates\[\]\.rerunFailures\)/,
     );
+  });
+
+  it("runs again once a run whose every failure is its runner's timeout (tap, mocha, jest, vitest, node:test), not one failing otherwise", () => {
+    const failing = (...messages: string[]) => {
+      const o = outcome(messages.map((_, i) => `t${i}`));
+      o.parsed.tests!.failures = messages.map((message, i) => ({ name: `t${i}`, message }));
+      return o;
+    };
+    for (const message of [
+      'timed out: tap stopped it at its timeout (30000 ms)',
+      'timeout!',
+      'Timeout of 2000ms exceeded. For async tests and hooks, ensure "done()" is called',
+      'thrown: "Exceeded timeout of 5000 ms for a test.',
+      'Error: Test timed out in 5000ms.',
+      'test timed out after 300ms',
+    ])
+      assert.ok(timeoutsOnly(failing(message)), message);
+    assert.ok(!timeoutsOnly(failing('timed out', 'expected 1 to equal 2')), 'one failure is not a timeout');
+    assert.ok(!timeoutsOnly(failing('ETIMEDOUT: the service did not answer in time')), 'a network error is the code under test');
+    assert.ok(!timeoutsOnly({ ...failing('timeout!'), timedOut: true }), "the gate's own timeout is not the runner's");
+    assert.ok(runAgain(undefined, failing('timeout!'), 0) && !runAgain(undefined, failing('timeout!'), 1), 'once');
+    assert.ok(!runAgain(undefined, failing('expected 1 to equal 2'), 0));
+    assert.ok(runAgain(2, failing('expected 1 to equal 2'), 1) && !runAgain(2, failing('expected 1 to equal 2'), 2), 'rerunFailures');
   });
 
   describe('renamed tests', () => {

@@ -151,6 +151,39 @@ test('talks to the slow service', () => {
     assert.match(await h.ws.read(`.ralph/reports/${id}/gates/iteration-1-tests-rerun1.log`), /# pass/);
   });
 
+  it("runs a gate once more when only its runner's timeouts failed, without rerunFailures, and says so", async () => {
+    // every other run of the suite is slow (a busy machine); the count lives in an ignored file
+    const slow = `const test = require('node:test');
+const fs = require('node:fs');
+test('answers within its time', { timeout: 300 }, async () => {
+  const file = 'test/.runs';
+  const runs = (fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0) + 1;
+  fs.writeFileSync(file, String(runs));
+  if (runs % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 1500));
+});
+`;
+    h = await projectHarness([writeStep('src/slug.js', SLUG_FIXED_JS), writeStep('test/slug.test.js', SLUG_TEST_MORE), completeStep()], {
+      files: {
+        ...SLUG_PROJECT,
+        'test/release.test.js': "require('node:test')('release date is in the future', () => {});\n",
+        'test/service.test.js': slow,
+        '.gitignore': 'test/.runs\n',
+      },
+      config: { gates: [TESTS_GATE] },
+    });
+    const id = await h.addTask(SLUG_TASK);
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+    const finished = eventsOf(h.events, 'gate.finished').find((e) => e.flaky?.length);
+    assert.ok(finished, 'a gate run reported the timed-out test as flaky');
+    assert.deepEqual(finished.flaky, ['answers within its time']);
+    const logs = await fs.readdir(h.ws.path(`.ralph/reports/${id}/gates`), { recursive: true });
+    assert.ok(
+      logs.some((f) => String(f).endsWith('-rerun1.log')),
+      logs.join(', '),
+    );
+  });
+
   it('forgives nothing where the runner gives no names, and the verdict says why and how to get them', async () => {
     const check =
       "const ok = require('./src/slug').slug('a  b') === 'a-b';\nconsole.log(ok ? '3 passed, 1 failed' : '2 passed, 2 failed');\nprocess.exit(1);\n";

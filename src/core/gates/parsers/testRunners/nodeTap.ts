@@ -14,6 +14,7 @@ import { type TapPoint, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap
  * failed (not `# TODO`) or it failed on its own; `# SKIP`/`# TODO` subtests count as skipped.
  * Its file is its top-level subtest's name when that is a path (what tap's runner prints; a
  * file run with plain `node` has no such level). Counts are these tests, not tap's file totals.
+ * A file tap stopped at its `timeout` fails as one test named by its path, `timed out: …`.
  */
 export function parseNodeTap(lines: readonly string[]): TestCounts | undefined {
   const docs = tapDocuments(lines).filter((d) => d.dialect === 'node-tap');
@@ -48,6 +49,8 @@ interface Subtest {
   result?: TapPoint;
   /** The `file:` of its result's YAML (tap 16 writes it for a failed test file). */
   file?: string;
+  /** Its result's YAML says the runner stopped it at its timeout (`timeout:` and `signal:`), in ms. */
+  timeout?: string;
   /** Its result line came (the root: the document's top-level plan did). */
   closed: boolean;
 }
@@ -81,6 +84,8 @@ function subtestTree(lines: readonly string[]): Subtest {
       top.closed = true;
       const file = yamlValue(yaml, 'file');
       if (file) top.file = file;
+      const timeout = yamlValue(yaml, 'timeout');
+      if (timeout && yamlValue(yaml, 'signal')) top.timeout = timeout;
       open.pop();
       continue;
     }
@@ -115,7 +120,7 @@ function testsOf(node: Subtest, path: readonly string[], file: string | undefine
     const failedAlone = !ownFailure && !failedInside && (child.result ? !child.result.ok && !child.result.directive : true);
     if (child.asserts.length > 0 || child.children.length === 0 || failedAlone) {
       const status: TestName['status'] = child.result?.directive ? 'skip' : ownFailure || failedAlone ? 'fail' : 'pass';
-      const message = ownFailure?.message ?? (failedAlone ? (child.result ? child.result.description : 'did not finish') : undefined);
+      const message = ownFailure?.message ?? (failedAlone ? aloneMessage(child) : undefined);
       out.push({
         name: names.join(' > '),
         status,
@@ -131,6 +136,12 @@ function testsOf(node: Subtest, path: readonly string[], file: string | undefine
 function pointTest(name: string, point: TapPoint & { message?: string }, file: string | undefined): NodeTapTest {
   const status: TestName['status'] = point.directive ? 'skip' : point.ok ? 'pass' : 'fail';
   return { name, status, ...(point.message ? { message: point.message } : {}), ...(file ? { file } : {}) };
+}
+
+/** Why a test failed on its own: tap stopped it at its timeout, it did not finish, or its result line. */
+function aloneMessage(t: Subtest): string {
+  if (t.timeout) return `timed out: tap stopped it at its timeout (${t.timeout} ms)`;
+  return t.result ? t.result.description : 'did not finish';
 }
 
 function allClosed(nodes: readonly Subtest[]): boolean {
