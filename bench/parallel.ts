@@ -31,6 +31,12 @@ export interface ParallelBenchResult {
   figures: ParallelFigures[];
   /** merging → merged, the merged check's gate time excluded: merge-tree and the chain (after) against worktree merges one at a time (before). */
   queueMsPerMerge: { after: { median: number; max: number }; before: { median: number; max: number } };
+  /**
+   * At the first latency, one more pair side by side: maxParallel 1 against 4 agents with
+   * `merge.batchSize` 4 (one merged check covers up to four tasks, the landed commits inside a
+   * batch unchecked alone); undefined without the suite.
+   */
+  batched?: { batchSize: number; latencyMs: number; sequentialMs: number; parallelMs: number; speedup: number; cost: RunCost };
 }
 
 const TASKS = 8;
@@ -274,6 +280,22 @@ export async function benchParallel(
     suite: project.suite,
     figures,
     queueMsPerMerge: { after: spread(after), before: spread(before) },
+    ...(project.suite ? { batched: await batchedPair(project, latencies[0]) } : {}),
+  };
+}
+
+/** maxParallel 1, then 4 agents whose merged checks each cover up to 4 tasks (`merge.batchSize`), side by side. */
+async function batchedPair(project: Partial<RunOptions>, latencyMs: number): Promise<NonNullable<ParallelBenchResult['batched']>> {
+  const batchSize = 4;
+  const sequential = await once(1, latencyMs, project);
+  const parallel = await once(4, latencyMs, { ...project, merge: { batchSize } });
+  return {
+    batchSize,
+    latencyMs,
+    sequentialMs: sequential.ms,
+    parallelMs: parallel.ms,
+    speedup: sequential.ms / parallel.ms,
+    cost: costOf(parallel, TASKS),
   };
 }
 

@@ -144,6 +144,11 @@ export function parallelLines(
       `  maxParallel 1: ${cost(f.sequentialCost)}`,
       `  ${parallel.agents} agents: ${cost(f.parallelCost)}${parallel.suite ? ' (targets at 400 ms: ≤ 2 suite runs, ≤ 2.5 CPU-s per task)' : ''}`,
     ]),
+    ...(parallel.batched
+      ? [
+          `  ${parallel.agents} agents with merge.batchSize ${parallel.batched.batchSize} (one merged check covers up to ${parallel.batched.batchSize} tasks), ${parallel.batched.latencyMs} ms, its own pair: maxParallel 1 ${s(parallel.batched.sequentialMs)}, ${s(parallel.batched.parallelMs)} → ${parallel.batched.speedup.toFixed(2)}×; ${cost(parallel.batched.cost)}`,
+        ]
+      : []),
     `  merge queue's own cost per merge (gate time excluded): merge-tree chain ${m(parallel.queueMsPerMerge.after)}; worktree merges one at a time (before) ${m(parallel.queueMsPerMerge.before)}`,
     `merge throughput: ${slow.tasks} tasks, ${slow.agents} agents, ${slow.latencyMs} ms per call, a ${s(slow.gateMs)} gate each agent also runs itself; ${slow.tasks} gate runs back to back ${s(slow.backToBackMs)}`,
     `  chain (merge.concurrency ${slow.chain.concurrency}) ${s(slow.chain.ms)} → ${slow.chain.ratio.toFixed(2)} of back to back (target ≤ 0.5; issue 37 ≤ 0.75); ${cost(slow.chain.cost)}`,

@@ -3,6 +3,7 @@ import { BaseVerdictSchema } from './baseVerdict';
 import type { DefinitionPart, DefinitionState } from './definitions';
 import type { TestCounts, TestName } from './parsers/types';
 import type { Rename } from './renames';
+import { filesCutShort, statusIn } from './wholeFiles';
 import type { FixItem, GateOutcome } from './types';
 
 /**
@@ -150,36 +151,6 @@ export function goneAndAdded(base: GateBaseline, now: TestCounts | undefined): {
   };
 }
 
-/** A test named by its own file: the whole file, as one entry (tap's runner wraps each file in a subtest named by its path). */
-function wholeFile(t: { name: string; file?: string }): t is { name: string; file: string } {
-  return t.file !== undefined && t.name.replace(/^\.\//, '') === t.file.replace(/^\.\//, '');
-}
-
-/**
- * How a test of the base fared in a run (`undefined`: it is not there). A whole test file that
- * failed at the base as one entry — it crashed or timed out before its tests reported, tap's
- * `not ok - test/x.js` with no tests under it — is, in a later run, the tests of that file: there
- * when some of them ran, failing when one of them fails, skipped when all are skipped. Its file's
- * lines are guarded like any test that failed at the base and passes now (`emptiedFailures`).
- */
-export function statusIn(
-  now: TestCounts,
-): (t: { name: string; file?: string; status?: TestName['status'] }) => TestName['status'] | undefined {
-  const exact = new Map((now.names ?? []).map((t) => [t.name, t.status]));
-  const files = new Map<string, TestName['status']>();
-  for (const t of now.names ?? []) {
-    if (!t.file) continue;
-    const key = t.file.replace(/^\.\//, '');
-    const was = files.get(key);
-    files.set(key, was === 'fail' || t.status === 'fail' ? 'fail' : was === 'pass' || t.status === 'pass' ? 'pass' : 'skip');
-  }
-  return (t) => {
-    const own = exact.get(t.name);
-    if (own !== undefined || t.status === 'pass' || t.status === 'skip' || !wholeFile(t)) return own;
-    return files.get(t.file.replace(/^\.\//, ''));
-  };
-}
-
 function testViolations(
   before: NonNullable<GateBaseline['tests']>,
   now: TestCounts | undefined,
@@ -240,17 +211,6 @@ function testViolations(
       `${ran(now)} test${ran(now) === 1 ? '' : 's'} ran, fewer than the ${ran(before)} at the task's base — restore the tests that no longer run`,
     );
   return result;
-}
-
-/**
- * The files that fail as a whole now — their entry named by the file fails (tap: a timeout, a
- * crash, no plan) — and did not at the base: their tests that did not report are cut short, not
- * gone. A file that failed so at the base too is not one: there its missing tests count as gone.
- */
-function filesCutShort(before: readonly TestName[], now: readonly TestName[]): Set<string> {
-  const failedWhole = (names: readonly TestName[]) => new Set(names.filter((t) => t.status === 'fail' && wholeFile(t)).map((t) => t.file!));
-  const atBase = failedWhole(before);
-  return new Set([...failedWhole(now)].filter((f) => !atBase.has(f)));
 }
 
 /** The tests that failed at the base, with the file that defines each when the runner reported it. */

@@ -3,6 +3,7 @@ import type { GateConfig } from '../../../src/core/config/schema';
 import { definitionParts, iniSections, readDefinition } from '../../../src/core/gates/definitions';
 import { applyIntegrity, baselineOf, failedAtBaseNowPassing, judgeIntegrity, removedLines } from '../../../src/core/gates/integrity';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
+import { attributeToWholeFiles } from '../../../src/core/gates/wholeFiles';
 import type { TestCounts } from '../../../src/core/gates/parsers/types';
 import type { GateOutcome } from '../../../src/core/gates/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -265,5 +266,52 @@ describe('gate integrity: a whole test file that failed at the base as one entry
     const again = judgeIntegrity(cutAtBase, parseGateOutput('tests', tapRun('timeout')).tests, {}, {});
     assert.match(again.violations[0], /test `test\/bin\/cli\.js > help output` ran at the task's base and is gone now/);
     assert.deepEqual(again.gone, ['test/bin/cli.js > help output']);
+  });
+
+  it("gives a run's tests the file that failed as a whole at the base where the runner names none (node:test), from that file's text", async () => {
+    const atBase = baselineOf(
+      gate('node --test'),
+      {
+        ...counts([['b works', 'pass']]),
+        names: [
+          { name: 'test/a.test.js', status: 'fail', file: 'test/a.test.js' },
+          { name: 'b works', status: 'pass' },
+        ],
+      },
+      [],
+      {},
+      {},
+    );
+    const now = counts([
+      ['a works', 'pass'],
+      ['b works', 'pass'],
+      ['c works', 'fail'],
+    ]);
+    const texts: Record<string, string> = { 'test/a.test.js': "test('a works', () => {});\n" };
+    const read = async (file: string) => texts[file];
+    const seen = await attributeToWholeFiles(atBase.tests?.names, now, read);
+    assert.deepEqual(
+      seen?.names?.map((t) => `${t.name}${t.file ? ` @ ${t.file}` : ''}`),
+      ['a works @ test/a.test.js', 'b works', 'c works'],
+    );
+    assert.deepEqual(judgeIntegrity(atBase, seen, {}, {}).violations, []);
+    assert.deepEqual(failedAtBaseNowPassing(atBase, seen), [{ name: 'test/a.test.js', file: 'test/a.test.js' }]);
+    // the file's text lost the test: nothing stands for the entry, which is gone
+    const emptied = await attributeToWholeFiles(atBase.tests?.names, now, async () => '// nothing here\n');
+    assert.match(judgeIntegrity(atBase, emptied, {}, {}).violations[0], /test `test\/a\.test\.js` ran at the task's base and is gone now/);
+    // a path outside the workspace is not read
+    const outside = baselineOf(
+      gate('node --test'),
+      { ...counts([]), names: [{ name: '../x.test.js', status: 'fail', file: '../x.test.js' }] },
+      [],
+      {},
+      {},
+    );
+    let reads = 0;
+    await attributeToWholeFiles(outside.tests?.names, now, async () => {
+      reads++;
+      return undefined;
+    });
+    assert.equal(reads, 0);
   });
 });

@@ -7,6 +7,7 @@ import {
   projectHarness,
   requestAfter,
   SLUG_FIXED_JS,
+  SLUG_JS,
   SLUG_PROJECT,
   SLUG_TASK,
   SLUG_TEST,
@@ -182,6 +183,38 @@ test('answers within its time', { timeout: 300 }, async () => {
       logs.some((f) => String(f).endsWith('-rerun1.log')),
       logs.join(', '),
     );
+  });
+
+  it('lands the fix of a library that threw on import: its test file, red as a whole at the base, is its tests now', async () => {
+    // node:test names a test file that could not load by its path, and no file for the tests that pass later
+    const broken = `const table = JSON.parse('{"a": 1,}');\n${SLUG_JS}`;
+    const task = {
+      title: 'Slugs crash on start',
+      prompt: 'Requiring src/slug.js throws a SyntaxError; make it load.',
+      promise: 'src/slug.js loads and its tests pass',
+    };
+    h = await projectHarness([writeStep('src/slug.js', SLUG_JS), completeStep('it loads')], {
+      files: { ...SLUG_PROJECT, 'src/slug.js': broken },
+      config: { gates: [TESTS_GATE] },
+    });
+    await h.addTask(task);
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+    const [finished] = eventsOf(h.events, 'gate.finished');
+    assert.equal(finished.integrity?.violations.length ?? 0, 0, JSON.stringify(finished.integrity));
+    // the same task with the test file deleted instead: its tests are gone, not done
+    await h.cleanup();
+    h = await projectHarness(
+      [{ toolCalls: [{ name: 'run_command', arguments: { command: 'rm test/slug.test.js' } }] }, completeStep('it loads')],
+      {
+        files: { ...SLUG_PROJECT, 'src/slug.js': broken },
+        config: { gates: [TESTS_GATE], loop: { maxIterations: 1 } },
+      },
+    );
+    await h.addTask(task);
+    const cheat = await h.runner().run();
+    assert.notEqual(cheat.results[0].status, 'done');
+    assert.match(JSON.stringify(eventsOf(h.events, 'gate.finished')[0].integrity), /test\/slug\.test\.js/);
   });
 
   it('forgives nothing where the runner gives no names, and the verdict says why and how to get them', async () => {

@@ -12,6 +12,7 @@ import {
   judgeIntegrity,
 } from '../../gates/integrity';
 import { findRenames, type Rename } from '../../gates/renames';
+import { attributeToWholeFiles } from '../../gates/wholeFiles';
 import { runGit } from '../../git/gitExec';
 import { baseVerdictOf, type BaseVerdict, judgeAgainstBase, TASK_BASE } from '../../gates/baseVerdict';
 import type { TestCounts, TestName } from '../../gates/parsers/types';
@@ -143,7 +144,10 @@ export function integrityJudge(
     }
     const definition = await readDefinition(baselineParts(base), workspace);
     const completed = !outcome.timedOut && outcome.exitCode === 0;
-    const tests = relativeTests(outcome.parsed.tests, workspace);
+    // a test file that could not load at the base: its tests now, where the runner names no file for them
+    const tests = await attributeToWholeFiles(base.tests?.names, relativeTests(outcome.parsed.tests, workspace), (file) =>
+      readTextIfExists(path.join(workspace, file)),
+    );
     if (reported.size === 0) reported = reportedTestFiles(tests);
     const { gone, added } = goneAndAdded(base, tests);
     const renames = gone.length > 0 && added.length > 0 && baseCommit ? await renamedTests(workspace, baseCommit, gone, added) : [];
