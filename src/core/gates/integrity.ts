@@ -170,13 +170,12 @@ function testViolations(
     const statusNow = statusIn(now);
     const renamedFrom = new Map(renames.map((r) => [r.from, r]));
     // a test that failed at the base is never taken for renamed: it must still be there, and pass
-    const accepted = before.names.filter((t) => t.status === 'pass' && statusNow(t) === undefined && renamedFrom.has(t.name));
+    const missing = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined);
+    const accepted = missing.filter((t) => t.status === 'pass' && renamedFrom.has(t.name));
     // tests of a file that fails as a whole now (a timeout, a crash) did not get to report: that file's failure fails the gate
     const cutShort = filesCutShort(before.names, now.names);
-    const unreported = before.names.filter((t) => t.status !== 'skip' && statusNow(t) === undefined && t.file && cutShort.has(t.file));
-    const gone = before.names.filter(
-      (t) => t.status !== 'skip' && statusNow(t) === undefined && !accepted.includes(t) && !unreported.includes(t),
-    );
+    const unreported = missing.filter((t) => t.file && cutShort.has(t.file));
+    const gone = missing.filter((t) => !accepted.includes(t) && !unreported.includes(t));
     shortfall = unreported.length;
     const goneWhilePassing = gone.filter((t) => t.status === 'pass').map((t) => t.name);
     if (goneWhilePassing.length) result.gone = goneWhilePassing;

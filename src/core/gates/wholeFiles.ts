@@ -9,9 +9,12 @@ import { locateTest } from './renames';
  * file later, and tests missing behind such an entry now as cut short.
  */
 
+/** A runner's path without a leading `./`. */
+const bare = (file: string) => file.replace(/^\.\//, '');
+
 /** A test named by its own file: the whole file, as one entry (tap's runner wraps each file in a subtest named by its path). */
 export function wholeFile(t: { name: string; file?: string }): t is { name: string; file: string } {
-  return t.file !== undefined && t.name.replace(/^\.\//, '') === t.file.replace(/^\.\//, '');
+  return t.file !== undefined && bare(t.name) === bare(t.file);
 }
 
 /**
@@ -28,14 +31,13 @@ export function statusIn(
   const files = new Map<string, TestName['status']>();
   for (const t of now.names ?? []) {
     if (!t.file) continue;
-    const key = t.file.replace(/^\.\//, '');
-    const was = files.get(key);
-    files.set(key, was === 'fail' || t.status === 'fail' ? 'fail' : was === 'pass' || t.status === 'pass' ? 'pass' : 'skip');
+    const was = files.get(bare(t.file));
+    files.set(bare(t.file), was === 'fail' || t.status === 'fail' ? 'fail' : was === 'pass' || t.status === 'pass' ? 'pass' : 'skip');
   }
   return (t) => {
     const own = exact.get(t.name);
     if (own !== undefined || t.status === 'pass' || t.status === 'skip' || !wholeFile(t)) return own;
-    return files.get(t.file.replace(/^\.\//, ''));
+    return files.get(bare(t.file));
   };
 }
 
@@ -62,10 +64,10 @@ export async function attributeToWholeFiles(
 ): Promise<TestCounts | undefined> {
   if (!base || !now?.names) return now;
   const known = new Set(base.map((t) => t.name));
-  const present = new Set(now.names.flatMap((t) => (t.file ? [t.file.replace(/^\.\//, '')] : [])));
+  const present = new Set(now.names.flatMap((t) => (t.file ? [bare(t.file)] : [])));
   const exact = new Set(now.names.map((t) => t.name));
   const files = base.flatMap((t) =>
-    t.status === 'fail' && wholeFile(t) && !exact.has(t.name) && !present.has(t.file.replace(/^\.\//, '')) ? [t.file] : [],
+    t.status === 'fail' && wholeFile(t) && !exact.has(t.name) && !present.has(bare(t.file)) ? [t.file] : [],
   );
   if (files.length === 0) return now;
   const texts: [string, string][] = [];

@@ -193,17 +193,20 @@ test('answers within its time', { timeout: 300 }, async () => {
       prompt: 'Requiring src/slug.js throws a SyntaxError; make it load.',
       promise: 'src/slug.js loads and its tests pass',
     };
-    h = await projectHarness([writeStep('src/slug.js', SLUG_JS), completeStep('it loads')], {
-      files: { ...SLUG_PROJECT, 'src/slug.js': broken },
-      config: { gates: [TESTS_GATE] },
-    });
-    await h.addTask(task);
-    const summary = await h.runner().run();
-    assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
-    const [finished] = eventsOf(h.events, 'gate.finished');
-    assert.equal(finished.integrity?.violations.length ?? 0, 0, JSON.stringify(finished.integrity));
+    // in your workspace (maxParallel 1) and in a task worktree through the merge queue (the default, 3)
+    for (const maxParallel of [1, 3]) {
+      h = await projectHarness([writeStep('src/slug.js', SLUG_JS), completeStep('it loads')], {
+        files: { ...SLUG_PROJECT, 'src/slug.js': broken },
+        config: { gates: [TESTS_GATE], loop: { maxParallel } },
+      });
+      await h.addTask(task);
+      const summary = await h.runner().run();
+      assert.equal(summary.results[0].status, 'done', `maxParallel ${maxParallel}: ${summary.results[0].reason}`);
+      const [finished] = eventsOf(h.events, 'gate.finished');
+      assert.equal(finished.integrity?.violations.length ?? 0, 0, JSON.stringify(finished.integrity));
+      await h.cleanup();
+    }
     // the same task with the test file deleted instead: its tests are gone, not done
-    await h.cleanup();
     h = await projectHarness(
       [{ toolCalls: [{ name: 'run_command', arguments: { command: 'rm test/slug.test.js' } }] }, completeStep('it loads')],
       {
