@@ -55,8 +55,6 @@ export interface CommandRequest {
   purpose?: 'agent' | 'gate' | 'action';
   /** Every chunk of stdout/stderr as it arrives, uncapped (for live terminals and logs). */
   onOutput?: (chunk: string) => void;
-  /** The started process's id (the root of its tree: the shell, or bubblewrap), when the runner knows it. */
-  onStart?: (pid: number) => void;
 }
 
 export interface CommandResult {

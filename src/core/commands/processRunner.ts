@@ -106,7 +106,6 @@ export class NodeCommandRunner implements CommandRunner {
     }
     const marker = `${process.pid}-${randomBytes(8).toString('hex')}`;
     const child = this.spawn(req, marker);
-    if (child.pid !== undefined) req.onStart?.(child.pid);
     const capture = new OutputCapture(req.maxOutputChars);
     return new Promise<CommandResult>((resolve, reject) => {
       let timedOut = false;

@@ -39,7 +39,7 @@ export const LoopConfigSchema = z
       .max(256)
       .optional()
       .describe(
-        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1, and past it one more gate at a time while every running gate's processes use under a quarter of a core and half a core is idle (Linux), up to twice the CPU count; a configured value holds exactly",
+        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1",
       ),
     mode: z
       .enum(['autopilot', 'semi-auto'])

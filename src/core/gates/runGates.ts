@@ -195,7 +195,6 @@ export function gateCommand(request: GateRunRequest): CommandRequest {
     maxOutputChars: GATE_OUTPUT_CHARS,
     signal: request.signal,
     onOutput: request.onOutput,
-    ...(request.onStart ? { onStart: request.onStart } : {}),
     purpose: 'gate',
     ...runEnvironment(request),
   };

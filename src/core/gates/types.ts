@@ -46,8 +46,6 @@ export interface GateRunRequest {
   appendEnv?: Record<string, string>;
   /** Folders the command may write, inside the sandbox too (the test probe's records). */
   writableDirs?: string[];
-  /** The started process's id, when the runner knows it (the CLI's does; the Tasks API's does not): the gate bound watches its CPU. */
-  onStart?: (pid: number) => void;
   /** The task the run is for (its gates, its agent's own run of a gate's command): a failing result it made itself is its to take again. */
   taskId?: string;
 }

@@ -34,7 +34,7 @@ import type { AgentSlot, CheckAhead, TaskRunResult } from '../task/types';
 import { wakeUp } from '../merge/mergeChecks';
 import { queueCheckAhead } from '../merge/checkAhead';
 import { AgentSlots } from './agentSlots';
-import { gatePlaces } from './gateBound';
+import { gateProcessLimit } from './gateBound';
 
 export interface AutopilotDeps extends PersonSideDeps {
   /**
@@ -262,8 +262,8 @@ export class Autopilot {
 
   private startAgents(tasks: Task[], stop: AbortSignal): void {
     const { maxParallel, maxConcurrentGates } = this.d.config.loop;
-    // beyond a slot each and a gate place each (the default bound's ceiling), a started task's gates would only wait in line
-    const filled = fillSlots(this.schedule, tasks, maxParallel, maxParallel + gatePlaces(maxConcurrentGates));
+    // beyond a slot each and a gate process each, a started task's gates would only wait in line
+    const filled = fillSlots(this.schedule, tasks, maxParallel, maxParallel + gateProcessLimit(maxConcurrentGates));
     this.schedule = filled.state;
     this.slots.granted(filled.resume);
     for (const task of filled.start) {
