@@ -173,7 +173,8 @@ export type RalphEventBody =
   | { type: 'signal'; taskId: string; iteration: number; signal: Signal }
   | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string; files: string[] }
   | { type: 'checkpoint'; taskId: string; iteration: number; file: string }
-  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string }
+  /** `scope` affected: the command runs only the tests the task's changes reach (issue 34). */
+  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string; scope?: 'affected' }
   | {
       type: 'gate.finished';
       taskId?: string;
@@ -196,6 +197,8 @@ export type RalphEventBody =
       flaky?: string[];
       /** The gate was red at the base too, but its output names no failing tests: why nothing was forgiven. */
       baselineNote?: string;
+      /** A part of the suite (`affected`: its test files counted, `of` the suite's tests at the base), or the whole and why, where a part was possible. */
+      scope?: { kind: 'affected'; files: number; of?: number } | { kind: 'full'; why: string };
     }
   /** The fail-to-pass proof of a COMPLETE: the task's tests run against its base code (`tests`: those that fail there, with the first line of the failure). */
   | {

@@ -184,7 +184,7 @@ export type PanelEventBody =
       reason?: string;
     }
   | { type: 'git.commit'; taskId: string; iteration: number; sha: string; message: string }
-  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string }
+  | { type: 'gate.started'; taskId?: string; iteration?: number; gate: string; kind: string; command: string; scope?: 'affected' }
   | {
       type: 'gate.finished';
       taskId?: string;
@@ -206,6 +206,8 @@ export type PanelEventBody =
       flaky?: string[];
       /** Why a red gate's failures could not be compared with the base (the runner names none). */
       baselineNote?: string;
+      /** A part of the suite (the tests the task's changes reach), or the whole and why where a part was possible. */
+      scope?: { kind: 'affected'; files: number; of?: number } | { kind: 'full'; why: string };
     }
   | { type: 'report.written'; taskId: string; file: string; final: boolean }
   | { type: 'escalation'; taskId: string; from: string; to: string; reason: string }

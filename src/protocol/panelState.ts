@@ -108,6 +108,10 @@ export interface GateView {
   flaky?: string[];
   /** Why the failures of a gate that was red at the base too could not be compared with it. */
   baselineNote?: string;
+  /** The run was a part of the suite: its test files, and the suite's tests at the base when known. */
+  part?: { files: number; of?: number };
+  /** Why the whole suite ran where a part could have (the agent claims COMPLETE, a config changed…). */
+  whole?: string;
   /** Set on hand-run gates: the gate run they belong to. */
   runId?: string;
 }

@@ -93,7 +93,13 @@ export const delegationHandlers = {
       })),
     ),
   'gate.started': (state, e) => {
-    const gate = (g: GateView | undefined): GateView => ({ name: e.gate, kind: e.kind, required: g?.required ?? true, command: e.command });
+    const gate = (g: GateView | undefined): GateView => ({
+      name: e.gate,
+      kind: e.kind,
+      required: g?.required ?? true,
+      command: e.command,
+      ...(e.scope === 'affected' ? { part: { files: 0 } } : {}),
+    });
     if (e.taskId === undefined) {
       // a hand-run of Run Quality Gates: each run has its own run id, and a new run starts a new list
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];
@@ -132,6 +138,8 @@ export const delegationHandlers = {
         : {}),
       ...(e.flaky?.length ? { flaky: e.flaky.slice(0, 20).map((n) => clip(n, 300)) } : {}),
       ...(e.baselineNote ? { baselineNote: clip(e.baselineNote, 600) } : {}),
+      ...(e.scope?.kind === 'affected' ? { part: { files: e.scope.files, ...(e.scope.of !== undefined ? { of: e.scope.of } : {}) } } : {}),
+      ...(e.scope?.kind === 'full' ? { whole: clip(e.scope.why, 500) } : {}),
     });
     if (e.taskId === undefined) {
       const base = state.workspaceGates[0]?.runId === e.runId ? state.workspaceGates : [];

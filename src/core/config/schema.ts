@@ -104,6 +104,12 @@ export const GateSchema = z.strictObject({
     .describe(
       'default false: the merge queue runs this gate in one merged check at a time (a fixed port, a shared database); other gates of concurrent checks go on side by side',
     ),
+  scope: z
+    .enum(['affected', 'full'])
+    .optional()
+    .describe(
+      "tests gates, default affected: after an iteration that does not claim COMPLETE, run only the test files that reach a file changed since the gate's last whole green run, with those that failed in its last run and those the task changed (jest: --findRelatedTests; vitest, mocha, node --test, ava, tap: the files) — the whole suite where that cannot be told (the reason is shown). COMPLETE, the task's base, integrity and the merged check are always judged on the whole suite. full = the whole suite every time",
+    ),
   reuse: z
     .boolean()
     .optional()

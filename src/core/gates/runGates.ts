@@ -8,7 +8,8 @@ import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import { runAgain, timeoutsOnly, withFlaky } from './rerun';
 import { withTestLocations } from './testLocations';
-import type { GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
+import { type GateScope, scopedSummary } from './affectedTests';
+import type { FixItem, GateOutcome, GateReport, GateRunner, GateRunRequest, GateRunResult } from './types';
 import type { FailureVerdict } from './verdictEvidence';
 
 /**
@@ -43,6 +44,12 @@ export interface RunGatesOptions {
    * the sentence to say, kept as the outcome's `environment`. Given for a task's first gate run.
    */
   diagnose?(gate: GateConfig, outcome: GateOutcome, output: string): Promise<string | undefined>;
+  /**
+   * Which tests each test gate runs (`gates/affectedTests.ts`), by gate name: a part of the
+   * suite is run by its own command, never judged against the base (integrity and verdicts are
+   * judged on whole runs), and marked as a part in its outcome, its events and its summary.
+   */
+  scopes?: ReadonlyMap<string, GateScope>;
 }
 
 /** Runs every gate in order (all of them, so the feedback is complete) and judges the lot. */
@@ -50,21 +57,26 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
   const outcomes: GateOutcome[] = [];
   for (const gate of options.gates) {
     if (options.signal?.aborted) break;
+    const scope = options.scopes?.get(gate.name);
+    const part = scope?.kind === 'affected' ? scope : undefined;
     options.emit?.({
       type: 'gate.started',
       taskId: options.taskId,
       iteration: options.iteration,
       gate: gate.name,
       kind: gate.kind,
-      command: gate.command,
+      command: part?.command ?? gate.command,
+      ...(part ? { scope: 'affected' as const } : {}),
     });
-    const runs = [await runGateOnce(gate, options, 0)];
+    const runs = [await runGateOnce(gate, options, 0, part)];
     const onTimeouts = !gate.rerunFailures && timeoutsOnly(runs[0]);
     while (runAgain(gate.rerunFailures, runs[runs.length - 1], runs.length - 1) && !options.signal?.aborted)
-      runs.push(await runGateOnce(gate, options, runs.length));
+      runs.push(await runGateOnce(gate, options, runs.length, part));
     const why = onTimeouts ? "only timeouts failed: one more run, since a busy machine's load trips a runner's timeout" : undefined;
     const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1, why) : runs[0];
-    const outcome = options.judge ? await options.judge(gate, evaluated) : evaluated;
+    const ranPart = evaluated.scope?.kind === 'affected';
+    // a part of the suite is never judged against the base: its missing tests did not run, they are not gone
+    const outcome = options.judge && !ranPart ? await options.judge(gate, evaluated) : evaluated;
     outcomes.push(outcome);
     options.emit?.({
       type: 'gate.finished',
@@ -90,6 +102,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
       ...(outcome.baseFailures?.length ? { baseFailures: boundedBaseFailures(outcome.baseFailures, 20) } : {}),
       ...(outcome.flaky?.length ? { flaky: outcome.flaky.slice(0, 20).map((n) => n.slice(0, 300)) } : {}),
       ...(outcome.baselineNote ? { baselineNote: outcome.baselineNote } : {}),
+      ...(outcome.scope ? { scope: eventScope(outcome.scope) } : {}),
     });
   }
   return summarizeGates(outcomes);
@@ -100,8 +113,19 @@ export function boundedBaseFailures(list: readonly FailureVerdict[], max: number
   return list.slice(0, max).map((v) => ({ name: v.name.slice(0, 300), held: v.held, why: v.why.slice(0, 500) }));
 }
 
-/** One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the first). */
-async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number): Promise<GateOutcome> {
+/** What a gate's events say of its scope: a part's files counted, a whole run's reason. */
+function eventScope(scope: GateScope): { kind: 'affected'; files: number; of?: number } | { kind: 'full'; why: string } {
+  return scope.kind === 'affected'
+    ? { kind: 'affected', files: scope.files.length, ...(scope.of !== undefined ? { of: scope.of } : {}) }
+    : { kind: 'full', why: scope.why.slice(0, 500) };
+}
+
+/**
+ * One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the
+ * first). With `part`, its command runs the affected tests only — unless a finished run of the
+ * whole suite on this tree stands for it (the outcome then says whole).
+ */
+async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number, part?: GateScope): Promise<GateOutcome> {
   let run: GateRunResult;
   const log = options.logDir
     ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes)
@@ -109,7 +133,8 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   try {
     const reuse = attempt > 0 ? 'none' : options.reuse;
     run = await options.runner.run({
-      gate,
+      gate: part?.kind === 'affected' ? { ...gate, command: part.command } : gate,
+      ...(part?.kind === 'affected' && attempt === 0 ? { whole: gate.command } : {}),
       cwd: options.cwd,
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
@@ -130,6 +155,12 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   const parsed = parseGateOutput(gate.kind, run.output, { cwd: options.cwd });
   if (parsed.tests && run.testLocations) parsed.tests = withTestLocations(parsed.tests, run.testLocations);
   const evaluated = evaluateGate(gate, run, parsed);
+  const scope = scopeOfRun(options.scopes?.get(gate.name), run);
+  if (scope) {
+    evaluated.scope = scope;
+    evaluated.summary = scopedSummary(evaluated.summary, scope, parsed.tests?.total);
+    if (scope.kind === 'affected') evaluated.fixItems.push(partNote(gate, scope));
+  }
   if (run.reused) evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree)`;
   if (logPath) {
     evaluated.logPath = logPath;
@@ -142,6 +173,26 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     if (environment) evaluated.environment = environment;
   }
   return evaluated;
+}
+
+/** The scope a run had: as asked, or whole when the whole suite's run stood for the part. */
+function scopeOfRun(asked: GateScope | undefined, run: GateRunResult): GateScope | undefined {
+  if (asked?.kind === 'affected' && run.whole)
+    return { kind: 'full', why: "the agent's own run of the whole suite on this tree stands for the affected tests" };
+  return asked;
+}
+
+/** What the agent is told of a part: which tests ran, and that the whole suite decides. */
+function partNote(gate: GateConfig, scope: Extract<GateScope, { kind: 'affected' }>): FixItem {
+  const shown = scope.files.slice(0, 8).join(', ');
+  const more = scope.files.length > 8 ? ` and ${scope.files.length - 8} more` : '';
+  const what = scope.runner === 'jest' ? `the tests jest relates to ${shown}${more}` : `the test files that reach your changes (${shown}${more})`;
+  return {
+    gate: gate.name,
+    kind: gate.kind,
+    level: 'observation',
+    text: `${gate.name} ran only ${what}, not the whole suite; the whole suite runs and decides when you signal COMPLETE.`,
+  };
 }
 
 /**

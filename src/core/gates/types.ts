@@ -1,6 +1,7 @@
 import type { GateConfig } from '../config/schema';
 import type { ParsedGateOutput } from './parsers/types';
 import type { FailureVerdict } from './verdictEvidence';
+import type { GateScope } from './affectedTests';
 
 export type GateKind = GateConfig['kind'];
 
@@ -13,6 +14,8 @@ export interface GateRunResult {
   durationMs: number;
   /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/run/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
+  /** The run of the gate's whole suite on this tree (`GateRunRequest.whole`) taken for the part asked. */
+  whole?: boolean;
   /**
    * Where each test is defined, as the test runner itself said it to the test probe
    * (`probe/probeRunner.ts`): names exactly as the output parser names them, files relative to
@@ -46,6 +49,12 @@ export interface GateRunRequest {
   appendEnv?: Record<string, string>;
   /** Folders the command may write, inside the sandbox too (the test probe's records). */
   writableDirs?: string[];
+  /**
+   * The command of the gate's whole suite when `gate.command` runs a part of it (issue 34): a
+   * finished run of the whole command on the same tree, in the same environment, stands for the
+   * part (the agent's own `npm test`), and says so (`GateRunResult.whole`).
+   */
+  whole?: string;
   /** The task the run is for (its gates, its agent's own run of a gate's command): a failing result it made itself is its to take again. */
   taskId?: string;
 }
@@ -113,6 +122,8 @@ export interface GateOutcome {
   preExisting?: string[];
   /** Every failing test that failed at the base too, held against the task or forgiven, with the evidence (`gates/verdictEvidence.ts`). */
   baseFailures?: FailureVerdict[];
+  /** Whether the run was a part of the suite (the tests a change reaches) or the whole, and why whole when a part was asked for. */
+  scope?: GateScope;
   /** Why failures could not be compared with the base (the output names no failing tests), when the gate was red there too. */
   baselineNote?: string;
 }

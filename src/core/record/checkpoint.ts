@@ -49,6 +49,10 @@ export const IterationRecordSchema = z.object({
         baseFailures: z.array(z.object({ name: z.string(), held: z.boolean(), why: z.string() })).optional(),
         /** Tests that failed, then passed when the gate ran again. */
         flaky: z.array(z.string()).optional(),
+        /** The run was a part of the suite (the tests the task's changes reach), not the whole. */
+        scope: z.literal('affected').optional(),
+        /** Files of the tests that failed (workspace-relative), and how many failing tests had none: the next part runs them again. */
+        failing: z.object({ files: z.array(z.string()), unfiled: z.number().int().min(0) }).optional(),
       }),
     )
     .default([]),

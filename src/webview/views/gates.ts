@@ -22,6 +22,13 @@ function failingRow(name: string, forgiven: boolean, base: { held: boolean; why:
   return h('li', {}, icon('close', 'failed'), ` ${name}`);
 }
 
+/** What the tag of a part of the suite says on hover. */
+function partTitle(part: NonNullable<GateView['part']>): string {
+  const files = part.files > 0 ? `${part.files} test file${part.files === 1 ? '' : 's'}` : 'the test files the changes reach';
+  const of = part.of !== undefined ? ` of a suite of ${part.of} tests` : '';
+  return `A part of the suite ran: ${files}${of}. The whole suite runs and decides when the agent claims COMPLETE.`;
+}
+
 function gateRow(gate: GateView): HTMLElement {
   const state = gate.passed === undefined ? 'running' : gate.passed ? 'passed' : 'failed';
   const glyph = gate.passed === undefined ? 'loading~spin' : gate.passed ? 'pass-filled' : 'error';
@@ -51,6 +58,7 @@ function gateRow(gate: GateView): HTMLElement {
             ` ${gate.tests.passed}/${gate.tests.total} passing${gate.tests.failed ? `, ${gate.tests.failed} failing` : ''}`,
           )
         : '',
+      gate.part ? h('span', { class: 'tag', 'data-testid': 'gate-part', title: partTitle(gate.part) }, ' affected tests only') : '',
     ),
     gate.summary ? h('div', { class: 'gate-summary' }, gate.summary) : undefined,
     failing.length > 0

@@ -80,6 +80,8 @@ interface Kept {
  */
 export class GateRunCache {
   private readonly runs = new Map<string, Promise<Kept | undefined>>();
+  /** The runs of `runs` that have ended. */
+  private readonly settled = new WeakSet<Promise<Kept | undefined>>();
   /** Runs made (shared or not) and results taken again instead (for the tests and the bench). */
   readonly counts = { started: 0, reused: 0 };
 
@@ -109,6 +111,8 @@ export class GateRunCache {
       this.counts.started++;
       return inner.run(request);
     }
+    const whole = request.whole ? await this.wholeRun(inner, request, request.whole) : undefined;
+    if (whole) return whole;
     for (;;) {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
       const shared = this.runs.get(key);
@@ -137,6 +141,25 @@ export class GateRunCache {
     }
   }
 
+  /**
+   * A finished passing run of the gate's whole command on the request's tree (or its task's own
+   * failing one), taken for the part the request asks for: the whole suite says more than a part.
+   * A run still going is not waited for: the part may well end sooner.
+   */
+  private async wholeRun(inner: GateRunner, request: GateRunRequest, command: string): Promise<GateRunResult | undefined> {
+    const wholeRequest = { ...request, gate: { ...request.gate, command } };
+    const key = await this.keyFor(inner, wholeRequest).catch(() => undefined);
+    const shared = key ? this.runs.get(key) : undefined;
+    if (!shared || !this.settled.has(shared)) return undefined;
+    const kept = await shared.catch(() => undefined);
+    if (!kept || kept.result.durationMs >= request.timeoutMs) return undefined;
+    if (kept.result.exitCode !== 0 && !(kept.taskId !== undefined && kept.taskId === request.taskId)) return undefined;
+    this.counts.reused++;
+    const taken = localizedResult(kept.result, request.cwd);
+    request.onOutput?.(taken.output);
+    return { ...taken, reused: true, whole: true };
+  }
+
   private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     this.counts.started++;
     const running = inner.run(request);
@@ -146,6 +169,10 @@ export class GateRunCache {
       return { result: portableResult(result, request.cwd), taskId: request.taskId };
     });
     this.runs.set(key, kept);
+    void kept.then(
+      () => this.settled.add(kept),
+      () => undefined,
+    );
     const drop = () => {
       if (this.runs.get(key) === kept) this.runs.delete(key);
     };

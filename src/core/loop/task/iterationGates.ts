@@ -8,6 +8,7 @@ import type { Signal } from '../../signals/types';
 import type { Task } from '../../tasks/schema';
 import { environmentDiagnosis, firstGateRun } from './environmentStop';
 import { integrityJudge } from './integrityStep';
+import { gateScopes } from './gateScopes';
 import type { TaskLoopServices } from './types';
 
 /** An iteration's gates: run after its commit, judged against the task's base, kept in its record. */
@@ -24,7 +25,15 @@ export function gateSummary(o: GateOutcome): IterationRecord['gates'][number] {
     ...(o.preExisting?.length ? { preExisting: o.preExisting.slice(0, 50) } : {}),
     ...(o.baseFailures?.length ? { baseFailures: boundedBaseFailures(o.baseFailures, 50) } : {}),
     ...(o.flaky?.length ? { flaky: o.flaky.slice(0, 50) } : {}),
+    ...(o.scope?.kind === 'affected' ? { scope: 'affected' as const } : {}),
+    ...(o.parsed.tests?.failures.length ? { failing: failingFilesOf(o.parsed.tests.failures) } : {}),
   };
+}
+
+/** Where the failing tests are, for the next part of the suite to run them again (files bounded at 200). */
+function failingFilesOf(failures: readonly { file?: string }[]): { files: string[]; unfiled: number } {
+  const files = [...new Set(failures.flatMap((f) => (f.file ? [f.file] : [])))];
+  return { files: files.slice(0, 200), unfiled: failures.filter((f) => !f.file).length + Math.max(0, files.length - 200) };
 }
 
 type GateJudge = NonNullable<Parameters<typeof runGates>[0]['judge']>;
@@ -56,7 +65,9 @@ export async function runGatesUnlessFinal(
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
   services.slot?.release();
+  const scopes = await gateScopes(services, task, cp, gates, signal).catch(() => undefined);
   return runGates({
+    ...(scopes ? { scopes } : {}),
     gates,
     runner: services.gates,
     cwd,

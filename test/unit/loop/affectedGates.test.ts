@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
+import { completeStep, projectHarness, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
+import type { Step } from '../../fixtures/scriptedServer';
+
+/**
+ * Affected tests per iteration (issue 34) on real git, real npm and node:test, the scripted
+ * model: an iteration that does not claim COMPLETE runs the test files its changes reach
+ * (through imports, transitively), the whole suite decides COMPLETE, and what the import graph
+ * cannot see (a data file a test reads) is caught by that whole run.
+ */
+const TEST_HEAD = "const test = require('node:test');\nconst assert = require('node:assert/strict');\n";
+const PROJECT: Record<string, string> = {
+  'package.json': `${JSON.stringify({ name: 'words', private: true, scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'src/upper.js': 'exports.upper = (s) => s.toUpperCase();\n',
+  'src/trim.js': 'exports.trim = (s) => s.trim();\n',
+  // clean.js reaches trim.js: test/clean.test.js exercises trim.js only through it
+  'src/clean.js': "const { trim } = require('./trim');\nexports.clean = (s) => trim(s).toLowerCase();\n",
+  'data/words.txt': 'alpha\nbeta\n',
+  'test/upper.test.js': `${TEST_HEAD}const { upper } = require('../src/upper');\ntest('upper', () => assert.equal(upper('a'), 'A'));\n`,
+  'test/clean.test.js': `${TEST_HEAD}const { clean } = require('../src/clean');\ntest('clean', () => assert.equal(clean(' A '), 'a'));\n`,
+  // reads a data file: no import the graph could follow
+  'test/words.test.js': `${TEST_HEAD}const fs = require('node:fs');\ntest('two words', () => assert.equal(fs.readFileSync(require('node:path').join(__dirname, '../data/words.txt'), 'utf8').trim().split('\\n').length, 2));\n`,
+};
+const TASK = { title: 'Shout', prompt: 'upper() adds an exclamation mark.', promise: 'upper("a") is "A!" and its test says so' };
+const UPPER_TEST = `${TEST_HEAD}const { upper } = require('../src/upper');\ntest('upper', () => assert.equal(upper('a'), 'A!'));\n`;
+const say = (content: string): Step => ({ content });
+
+function iterationGates(h: LoopHarness) {
+  return eventsOf(h.events, 'gate.finished').filter((e) => e.iteration !== undefined);
+}
+function iterationStarts(h: LoopHarness) {
+  return eventsOf(h.events, 'gate.started').filter((e) => e.iteration !== undefined);
+}
+
+describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)', function () {
+  this.timeout(120000);
+  let h: LoopHarness | undefined;
+  afterEach(async () => h?.cleanup());
+
+  for (const maxParallel of [1, 3]) {
+    it(`runs the tests a change reaches after an iteration, and the whole suite when the agent claims COMPLETE (maxParallel ${maxParallel})`, async () => {
+      h = await projectHarness(
+        [
+          // iteration 1: writes the task's test
+          writeStep('test/upper.test.js', UPPER_TEST),
+          say('test written; the code next'),
+          // iteration 2: changes trim.js, reached by clean.test.js through clean.js, and upper.js
+          writeStep('src/trim.js', 'exports.trim = (s) => s.trim();\n// trims both ends\n'),
+          writeStep('src/upper.js', "exports.upper = (s) => `${s.toUpperCase()}!`;\n"),
+          say('both changed'),
+          // iteration 3: COMPLETE: the whole suite
+          completeStep('upper shouts'),
+        ],
+        { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 3, maxParallel } } },
+      );
+      const id = await h.addTask(TASK);
+      const summary = await h.runner().run();
+      assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+      const starts = iterationStarts(h);
+      const finished = iterationGates(h);
+      assert.deepEqual(
+        starts.map((s) => s.iteration),
+        [1, 2, 3],
+      );
+      // in the workspace the base's suite is known before iteration 1 (its run comes first): the test the task changed runs;
+      // in a worktree the base run goes on beside iteration 1, whose gates run whole
+      assert.equal(starts[0].command, maxParallel === 1 ? 'npm test -- test/upper.test.js' : 'npm test');
+      assert.equal(starts[1].scope, 'affected', JSON.stringify(finished[1].scope));
+      // upper.test.js failed in iteration 1 and reaches upper.js; clean.test.js reaches trim.js; words.test.js nothing
+      assert.equal(starts[1].command, 'npm test -- test/clean.test.js test/upper.test.js');
+      assert.equal(starts[2].command, 'npm test');
+      assert.deepEqual(
+        finished[0].scope,
+        maxParallel === 1
+          ? { kind: 'affected', files: 1, of: 3 }
+          : { kind: 'full', why: "the task's first run of its gates: the suite at its base is not known yet" },
+      );
+      assert.equal(finished[0].passed, false);
+      assert.deepEqual(finished[1].scope, { kind: 'affected', files: 2, of: 3 });
+      assert.match(finished[1].summary, /^affected: 2 of 3 tests, 2\/2 tests passing/);
+      assert.equal(finished[1].tests?.total, 2);
+      assert.deepEqual(finished[2].scope, { kind: 'full', why: 'the agent claims COMPLETE: the whole suite decides' });
+      assert.equal(finished[2].tests?.total, 3);
+      // the agent was told it saw a part, and that the whole suite decides
+      const record = await h.store.get(id);
+      assert.equal(record.status, 'done');
+      const report = await h.ws.read(`.ralph/reports/${id}/iteration-2.md`);
+      assert.match(report, /affected: 2 of 3 tests/);
+    });
+  }
+
+  it('a break the import graph cannot see (a data file) passes the part and is caught by the whole suite at COMPLETE: not done', async () => {
+    h = await projectHarness(
+      [
+        writeStep('test/upper.test.js', UPPER_TEST),
+        say('test first'),
+        writeStep('src/upper.js', "exports.upper = (s) => `${s.toUpperCase()}!`;\n"),
+        writeStep('data/words.txt', 'alpha\n'),
+        say('done with upper'),
+        completeStep('upper shouts'),
+      ],
+      { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 3 } } },
+    );
+    await h.addTask(TASK);
+    const summary = await h.runner().run();
+    assert.notEqual(summary.results[0].status, 'done', summary.results[0].reason);
+    const finished = iterationGates(h);
+    assert.equal(finished[1].scope?.kind, 'affected', JSON.stringify(finished[1].scope));
+    assert.equal(finished[1].passed, true, finished[1].summary);
+    assert.equal(finished[2].scope?.kind, 'full');
+    assert.equal(finished[2].passed, false);
+    assert.deepEqual(finished[2].tests?.failing, ['two words']);
+  });
+
+  it('runs the whole suite after a change of package.json, says why; scope "full" runs it every time', async () => {
+    h = await projectHarness(
+      [
+        writeStep('test/upper.test.js', UPPER_TEST),
+        say('test first'),
+        writeStep('package.json', `${JSON.stringify({ name: 'words', private: true, version: '1.0.1', scripts: { test: 'node --test' } }, null, 2)}\n`),
+        say('bumped'),
+      ],
+      { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 2 } } },
+    );
+    await h.addTask(TASK);
+    await h.runner().run();
+    const finished = iterationGates(h);
+    assert.equal(finished[1].scope?.kind, 'full');
+    assert.match(finished[1].scope?.kind === 'full' ? finished[1].scope.why : '', /`package\.json` changed since the gate's last whole green run/);
+    await h.cleanup();
+
+    h = await projectHarness(
+      [writeStep('test/upper.test.js', UPPER_TEST), say('test first'), writeStep('src/upper.js', 'exports.upper = (s) => s;\n'), say('x')],
+      { files: PROJECT, config: { gates: [{ ...TESTS_GATE, scope: 'full' }], loop: { maxIterations: 2 } } },
+    );
+    await h.addTask(TASK);
+    await h.runner().run();
+    const starts = iterationStarts(h);
+    assert.deepEqual(
+      starts.map((s) => [s.command, s.scope]),
+      [
+        ['npm test', undefined],
+        ['npm test', undefined],
+      ],
+    );
+    assert.equal(iterationGates(h)[1].scope, undefined);
+  });
+});
