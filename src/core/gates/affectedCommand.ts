@@ -67,7 +67,9 @@ export function runnerCall(command: string, setting: RunnerSetting): RunnerCall 
     if (setting.scripts[`pre${script}`] !== undefined || setting.scripts[`post${script}`] !== undefined)
       return { why: `the script "${script}" has pre/post scripts, which would get the test files too` };
     const runner = runnerOf(body.trim().split(/\s+/), setting);
-    return 'why' in runner ? { why: `the script "${script}" (\`${body}\`): ${runner.why}` } : { runner: runner.runner, command, viaNpm: true };
+    return 'why' in runner
+      ? { why: `the script "${script}" (\`${body}\`): ${runner.why}` }
+      : { runner: runner.runner, command, viaNpm: true };
   }
   const runner = runnerOf(words, setting);
   return 'why' in runner ? { why: `\`${command}\`: ${runner.why}` } : { runner: runner.runner, command, viaNpm: false };
@@ -97,11 +99,12 @@ function runnerOf(words: readonly string[], setting: RunnerSetting): { runner: S
     if (args[0] === 'run') args = args.slice(1);
     else if (args[0] && !args[0].startsWith('-')) return { why: `vitest's \`${args[0]}\` command is not a run of the suite` };
   }
-  if (!runner) return { why: `\`${program ?? ''}\` is not a test runner whose files Ralph can choose (jest, vitest, mocha, node --test, ava, tap)` };
+  if (!runner)
+    return { why: `\`${program ?? ''}\` is not a test runner whose files Ralph can choose (jest, vitest, mocha, node --test, ava, tap)` };
   const named = positional(args);
   if (named.length > 0) return { why: `it names its own test files (\`${named.slice(0, 3).join(' ')}\`)` };
   if (runner === 'mocha' && mochaHasSpec(setting))
-    return { why: "mocha adds the spec of its config to the files it is given, so it would run them all" };
+    return { why: 'mocha adds the spec of its config to the files it is given, so it would run them all' };
   return { runner };
 }
 

@@ -55,8 +55,7 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
   if ('why' in call) return full(call.why);
   const config = input.changedSinceGreen.find((f) => input.isDefinition(f) || LOCKFILE.test(f));
   if (config) return full(`\`${config}\` changed since the gate's last whole green run: a config or lockfile decides what every test runs`);
-  if (input.last && input.last.unfiled > 0)
-    return full("the gate's last run failed without naming the file of every failing test");
+  if (input.last && input.last.unfiled > 0) return full("the gate's last run failed without naming the file of every failing test");
   const failing = (input.last?.files ?? []).filter((f) => input.exists(f));
   const taskTests = input.changedSinceBase.filter((f) => input.isTest(f) && input.exists(f));
   if (call.runner === 'jest') {
@@ -70,7 +69,9 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
   const { files: suite, total } = input.inventory;
   const added = taskTests.filter((f) => !suite.has(f));
   if (added.length > 0)
-    return full(`the task added test files the suite at its base did not report (${listed(added)}): the whole suite tells which of them are tests`);
+    return full(
+      `the task added test files the suite at its base did not report (${listed(added)}): the whole suite tells which of them are tests`,
+    );
   const changed = new Set(input.changedSinceGreen);
   const chosen: string[] = [];
   for (const file of [...suite].sort()) {
@@ -82,7 +83,8 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
     }
   }
   if (chosen.length === 0) return full('no test file reaches a file changed since the last whole green run');
-  if (chosen.length >= [...suite].filter((f) => input.exists(f)).length) return full('every test file reaches a file changed since the last whole green run');
+  if (chosen.length >= [...suite].filter((f) => input.exists(f)).length)
+    return full('every test file reaches a file changed since the last whole green run');
   return affected(call, input, chosen, total);
 }
 

@@ -186,7 +186,8 @@ function scopeOfRun(asked: GateScope | undefined, run: GateRunResult): GateScope
 function partNote(gate: GateConfig, scope: Extract<GateScope, { kind: 'affected' }>): FixItem {
   const shown = scope.files.slice(0, 8).join(', ');
   const more = scope.files.length > 8 ? ` and ${scope.files.length - 8} more` : '';
-  const what = scope.runner === 'jest' ? `the tests jest relates to ${shown}${more}` : `the test files that reach your changes (${shown}${more})`;
+  const what =
+    scope.runner === 'jest' ? `the tests jest relates to ${shown}${more}` : `the test files that reach your changes (${shown}${more})`;
   return {
     gate: gate.name,
     kind: gate.kind,

@@ -13,7 +13,12 @@ describe('affected tests: which gate commands can run a part of the suite', () =
     const cases: [string, Record<string, string>, string[], string][] = [
       ['npm test', { test: 'node --test' }, ['test/a.test.js'], 'npm test -- test/a.test.js'],
       ['npm test', { test: 'jest' }, ['src/a.js'], 'npm test -- --findRelatedTests src/a.js --passWithNoTests --coverage=false'],
-      ['npm run test:unit', { 'test:unit': 'vitest run' }, ['test/a.test.ts'], 'npm run test:unit -- test/a.test.ts --coverage.enabled=false'],
+      [
+        'npm run test:unit',
+        { 'test:unit': 'vitest run' },
+        ['test/a.test.ts'],
+        'npm run test:unit -- test/a.test.ts --coverage.enabled=false',
+      ],
       ['npx vitest run', {}, ['test/a b.test.ts'], "npx vitest run 'test/a b.test.ts' --coverage.enabled=false"],
       ['npx tap', {}, ['test/a.js'], 'npx tap test/a.js --no-coverage'],
       ['npx ava --verbose', {}, ['test.js'], 'npx ava --verbose test.js'],

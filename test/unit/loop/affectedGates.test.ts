@@ -47,7 +47,7 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
           say('test written; the code next'),
           // iteration 2: changes trim.js, reached by clean.test.js through clean.js, and upper.js
           writeStep('src/trim.js', 'exports.trim = (s) => s.trim();\n// trims both ends\n'),
-          writeStep('src/upper.js', "exports.upper = (s) => `${s.toUpperCase()}!`;\n"),
+          writeStep('src/upper.js', 'exports.upper = (s) => `${s.toUpperCase()}!`;\n'),
           say('both changed'),
           // iteration 3: COMPLETE: the whole suite
           completeStep('upper shouts'),
@@ -95,7 +95,7 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
       [
         writeStep('test/upper.test.js', UPPER_TEST),
         say('test first'),
-        writeStep('src/upper.js', "exports.upper = (s) => `${s.toUpperCase()}!`;\n"),
+        writeStep('src/upper.js', 'exports.upper = (s) => `${s.toUpperCase()}!`;\n'),
         writeStep('data/words.txt', 'alpha\n'),
         say('done with upper'),
         completeStep('upper shouts'),
@@ -118,7 +118,10 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
       [
         writeStep('test/upper.test.js', UPPER_TEST),
         say('test first'),
-        writeStep('package.json', `${JSON.stringify({ name: 'words', private: true, version: '1.0.1', scripts: { test: 'node --test' } }, null, 2)}\n`),
+        writeStep(
+          'package.json',
+          `${JSON.stringify({ name: 'words', private: true, version: '1.0.1', scripts: { test: 'node --test' } }, null, 2)}\n`,
+        ),
         say('bumped'),
       ],
       { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 2 } } },
@@ -127,7 +130,10 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
     await h.runner().run();
     const finished = iterationGates(h);
     assert.equal(finished[1].scope?.kind, 'full');
-    assert.match(finished[1].scope?.kind === 'full' ? finished[1].scope.why : '', /`package\.json` changed since the gate's last whole green run/);
+    assert.match(
+      finished[1].scope?.kind === 'full' ? finished[1].scope.why : '',
+      /`package\.json` changed since the gate's last whole green run/,
+    );
     await h.cleanup();
 
     h = await projectHarness(

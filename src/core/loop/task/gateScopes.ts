@@ -112,7 +112,11 @@ const MAX_TEST_BYTES = 1_000_000;
  * defines the test's title (`locateTest`); a title found in no or several test files leaves the
  * inventory unknown, and the whole suite runs.
  */
-async function filedInventory(tests: Pick<TestCounts, 'total' | 'names'> | undefined, tree: Tree, workspace: string): Promise<ReturnType<typeof inventoryOf>> {
+async function filedInventory(
+  tests: Pick<TestCounts, 'total' | 'names'> | undefined,
+  tree: Tree,
+  workspace: string,
+): Promise<ReturnType<typeof inventoryOf>> {
   const names = tests?.names ?? [];
   if (!tests || names.every((t) => t.file)) return inventoryOf(tests);
   const testFiles = [...tree.files].filter((f) => tree.isTest(f) && /\.[cm]?[jt]sx?$/.test(f)).slice(0, MAX_TEST_TEXTS);
@@ -128,7 +132,10 @@ async function filedInventory(tests: Pick<TestCounts, 'total' | 'names'> | undef
       continue;
     }
     const owners = texts.filter(([, text]) => locateTest(t.name, text) !== undefined);
-    if (owners.length !== 1) return { why: `the runner did not say which file the test \`${t.name.slice(0, 200)}\` is in, and its title is not written in exactly one test file` };
+    if (owners.length !== 1)
+      return {
+        why: `the runner did not say which file the test \`${t.name.slice(0, 200)}\` is in, and its title is not written in exactly one test file`,
+      };
     filed.push({ ...t, file: owners[0][0] });
   }
   return inventoryOf({ ...tests, names: filed });
