@@ -28,9 +28,30 @@ export function agent(latencyMs: number): Step {
   };
 }
 
+/**
+ * An agent that works through every iteration it has (issue 34's bench): in each one it writes
+ * the file its task names (`WRITE <file>`, a module whose value is the iteration's number) and
+ * ends the iteration with a line of text; in the last one it completes instead.
+ */
+export function iterationsAgent(latencyMs: number): Step {
+  return async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    const messages = request.body?.messages ?? [];
+    const text = messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+    const file = /WRITE (\S+)/.exec(text)?.[1] ?? 'x.js';
+    const [, n, of] = /Iteration (\d+) of at most (\d+)/.exec(text) ?? ['', '1', '1'];
+    if (messages.filter((m) => m.role === 'tool').length === 0)
+      return { toolCalls: [{ name: 'write_file', arguments: { path: file, content: `exports.value = ${n};\n` } }] };
+    if (n !== of) return { content: `iteration ${n}: ${file} written, more next time` };
+    return { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'written', promiseEvidence: file } }] };
+  };
+}
+
+export type AgentKind = 'once' | 'iterations';
+
 /** The agent's model served from a child process: its address, and how to stop it. */
-export async function startModelProcess(latencyMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const child = fork(__filename, [String(latencyMs)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+export async function startModelProcess(latencyMs: number, kind: AgentKind = 'once'): Promise<{ url: string; close(): Promise<void> }> {
+  const child = fork(__filename, [String(latencyMs), kind], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (message) => resolve((message as { url: string }).url));
     child.once('exit', (code) => reject(new Error(`the bench's model process ended (exit ${code}) before it listened`)));
@@ -50,7 +71,7 @@ if (require.main === module && process.send) {
   void (async () => {
     const server = await startScriptedServer({
       loop: true,
-      steps: [agent(Number(process.argv[2]))],
+      steps: [(process.argv[3] === 'iterations' ? iterationsAgent : agent)(Number(process.argv[2]))],
       defaultUsage: { prompt_tokens: 900, completion_tokens: 20 },
     });
     process.once('disconnect', () => void server.close().then(() => process.exit(0)));

@@ -20,7 +20,7 @@ import { RalphPaths } from '../src/core/paths';
 import { type CommandRequest, type CommandResult, NodeCommandRunner } from '../src/core/commands/processRunner';
 import { TaskStore } from '../src/core/tasks/store';
 import { floorRatio, machineCpu } from './machineCpu';
-import { startModelProcess } from './modelProcess';
+import { type AgentKind, startModelProcess } from './modelProcess';
 import { SUITE_COMMAND, SUITE_FILES, SUITE_GATE } from './suite';
 
 export interface ParallelBenchResult {
@@ -54,6 +54,12 @@ export interface RunOptions {
   worktreeMerges?: boolean;
   /** The test suite's command: each task's agent runs it before COMPLETE (`run_command`), and its runs are counted. */
   suite?: string;
+  /** More of the `loop` section (maxParallel and maxIterations 3 are the bench's). */
+  loop?: Record<string, unknown>;
+  /** The scripted agent: one iteration and COMPLETE (default), or work in every iteration, COMPLETE in the last. */
+  agent?: AgentKind;
+  /** Task i's prompt (default: `WRITE f<i>.txt`, and `RUN <suite>` with a suite). */
+  prompt?: (i: number) => string;
 }
 
 /** What one run of the bench measured. */
@@ -64,6 +70,8 @@ export interface OnceResult {
   startMs: number;
   /** Runs of the suite's command (the agents', the gates', the base runs, the merged checks), started for real. */
   suiteRuns: number;
+  /** Runs of a part of the suite (the command with `--` and test files: affected tests, issue 34). */
+  partRuns: number;
   /** The machine's CPU-seconds over the run (/proc/stat). */
   cpuSeconds: number;
 }
@@ -71,11 +79,13 @@ export interface OnceResult {
 /** Every command the run starts goes through here: the suite's runs are counted (its environment is the runner's, so the gate cache is unchanged). */
 class CountingCommands extends NodeCommandRunner {
   runs = 0;
+  parts = 0;
   constructor(private readonly suite: string | undefined) {
     super();
   }
   override run(req: CommandRequest): Promise<CommandResult> {
     if (this.suite !== undefined && req.command.trim() === this.suite) this.runs++;
+    if (this.suite !== undefined && req.command.startsWith(`${this.suite} -- `)) this.parts++;
     return super.run(req);
   }
 }
@@ -94,17 +104,22 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
   }
   git('add', '-A');
   git('commit', '-qm', 'init');
-  const server = await startModelProcess(latencyMs);
+  const server = await startModelProcess(latencyMs, options.agent);
   const config = parseConfig({
     llm: { baseUrl: server.url, models: ['bench-model'], maxRetries: 0 },
-    loop: { maxParallel, maxIterations: 3 },
+    loop: { ...options.loop, maxParallel, maxIterations: 3 },
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.merge ? { merge: options.merge } : {}),
   });
   useMergeTree(dir, options.worktreeMerges ? false : undefined);
   const store = new TaskStore(new RalphPaths(dir));
   const run = options.suite ? `\nRUN ${options.suite}` : '';
-  for (let i = 0; i < tasks; i++) await store.add({ title: `task ${i}`, prompt: `WRITE f${i}.txt${run}`, promise: `f${i}.txt exists` });
+  for (let i = 0; i < tasks; i++)
+    await store.add({
+      title: `task ${i}`,
+      prompt: options.prompt?.(i) ?? `WRITE f${i}.txt${run}`,
+      promise: options.prompt ? `task ${i}'s module is written` : `f${i}.txt exists`,
+    });
   const bus = new EventBus();
   const mergingAt = new Map<string, number>();
   const builtIn = new Map<string, number>();
@@ -183,6 +198,7 @@ export async function once(maxParallel: number, latencyMs: number, options: Part
     tailMs: ended - lastQueued,
     startMs: (firstIteration ?? started) - started,
     suiteRuns: commands.runs,
+    partRuns: commands.parts,
     cpuSeconds,
   };
 }

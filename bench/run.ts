@@ -11,6 +11,7 @@ import { benchLoop } from './loopOverhead';
 import { benchParallel, type RunCost } from './parallel';
 import { benchPromptCache } from './promptCache';
 import { benchSlowGate } from './slowGate';
+import { affectedGatesLines, benchAffectedGates } from './affectedGates';
 import { FLOOR_WRITES } from './overheadFloor';
 import { benchStore, STORE_OP_LABELS, STORE_OPS } from './storeScale';
 import { benchVerdictCost, verdictCostLines } from './verdictCost';
@@ -43,6 +44,7 @@ const SECTIONS = {
   promptCache: () => benchPromptCache(),
   store: () => benchStore(),
   verdictCost: () => benchVerdictCost(),
+  affectedGates: () => benchAffectedGates(),
 };
 type Section = keyof typeof SECTIONS;
 
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   const promptCache = await inOwnProcess('promptCache');
   const store = await inOwnProcess('store');
   const verdictCost = await inOwnProcess('verdictCost');
+  const affectedGates = await inOwnProcess('affectedGates');
   const bundle = bundleFacts();
   const results = {
     date: new Date().toISOString(),
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
     promptCache,
     store,
     verdictCost,
+    affectedGates,
     bundle,
   };
   console.log(`loop: ${loop.iterations} iterations`);
@@ -123,6 +127,7 @@ async function main(): Promise<void> {
     `  update one task at ${store.large} / a bare fsync'd write of that file: ${store.updateOverBareWrite.toFixed(2)}× (the write is the format's bound: one JSON document)`,
   );
   for (const line of verdictCostLines(verdictCost)) console.log(line);
+  for (const line of affectedGatesLines(affectedGates)) console.log(line);
   console.log(
     `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
   );

@@ -1,8 +1,8 @@
 /**
  * The scripted agent of a scenario, served by the scripted OpenAI-compatible server: in its first
  * iteration it writes the scenario's files whole (`write_file`, one call per file) and claims
- * COMPLETE (`ralph_complete`); in every later iteration it claims COMPLETE again without touching
- * anything. It keeps what it was told at the start of each iteration, and every tool result the
+ * COMPLETE (`ralph_complete`) — or, with `completeAt`, ends that iteration without a signal; in
+ * every later iteration it claims COMPLETE (from `completeAt` on) without touching anything. It keeps what it was told at the start of each iteration, and every tool result the
  * product answered with an error.
  */
 import type { RecordedRequest, StaticStep, StepFunction, WireMessage } from '../fixtures/scriptedServer';
@@ -12,6 +12,8 @@ export interface AgentPlan {
   writes: Record<string, string>;
   summary: string;
   promiseEvidence: string;
+  /** The iteration of the first COMPLETE (default 1): the iterations before it end with a line of text, no signal. */
+  completeAt?: number;
 }
 
 export interface ScriptedAgent {
@@ -50,7 +52,7 @@ export function scriptedAgent(plan: AgentPlan): ScriptedAgent {
     if (last?.role === 'tool') {
       for (const m of messages)
         if (m.role === 'tool' && textOf(m).startsWith('ERROR:') && !agent.toolErrors.includes(textOf(m))) agent.toolErrors.push(textOf(m));
-      return complete;
+      return agent.contexts.length < (plan.completeAt ?? 1) ? { content: 'The fix is written; I will check it next iteration.' } : complete;
     }
     // a fresh context: a new iteration
     agent.contexts.push(userText(request));

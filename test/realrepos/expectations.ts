@@ -20,8 +20,10 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
     problems.push(`the agent's tool calls failed (the scenario never happened): ${o.toolErrors.join(' | ').slice(0, 400)}`);
   const iteration2 = o.contexts[1];
   if (scenario.expect === 'done') {
+    const iterations = scenario.id === 'fix-then-complete' ? 2 : 1;
     if (o.status !== 'done') problems.push(`ended ${o.status} after ${o.iterations} iteration(s)${reasonOf(o)}`);
-    else if (o.iterations !== 1) problems.push(`done, but in ${o.iterations} iterations instead of one`);
+    else if (o.iterations !== iterations) problems.push(`done, but in ${o.iterations} iterations instead of ${iterations}`);
+    if (scenario.id === 'fix-then-complete') problems.push(...scopeProblems(c, config, o.record));
     const trees = await caseTrees(c);
     for (const [file, upstream] of trees.sourceFixed) {
       const onTarget = o.targetFiles.get(file);
@@ -51,6 +53,38 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
         problems.push(`iteration 2's context does not tell the agent to restore ${trees.testFiles.join(', ')}`);
     }
   }
+  return problems;
+}
+
+/** The case whose suite names its test files and whose tests import the modules they test: its part must be a part. */
+const NARROWED: Record<string, string> = { 'node-semver-e583226': 'npx tap ' };
+
+/**
+ * Issue 34 on a real suite: iteration 1's tests gate says its scope — a part where the suite is
+ * known before it (maxParallel 1) and the case's runner and tests allow one, the whole suite and
+ * why otherwise; the COMPLETE of iteration 2 is judged on the whole suite.
+ */
+function scopeProblems(c: RealCase, config: Config, record: string): string[] {
+  const events = record
+    .split('\n')
+    .filter((line) => line.startsWith('{"type":"gate.'))
+    .map(
+      (line) =>
+        JSON.parse(line) as { type: string; iteration?: number; command?: string; scope?: { kind: string; why?: string; files?: number } },
+    );
+  const first = events.find((e) => e.type === 'gate.finished' && e.iteration === 1);
+  const second = events.find((e) => e.type === 'gate.finished' && e.iteration === 2);
+  const started = events.find((e) => e.type === 'gate.started' && e.iteration === 1);
+  const problems: string[] = [];
+  if (!first?.scope) problems.push("iteration 1's gate result says nothing of its scope");
+  else if (first.scope.kind === 'full' && !first.scope.why) problems.push('iteration 1 ran the whole suite without saying why');
+  const narrowed = NARROWED[c.id];
+  if (narrowed && config.maxParallel === 1 && !(first?.scope?.kind === 'affected' && started?.command?.startsWith(narrowed)))
+    problems.push(
+      `iteration 1 did not run a part of the suite through \`${narrowed}<files>\` (${JSON.stringify(first?.scope)}, \`${started?.command}\`)`,
+    );
+  if (second?.scope?.kind !== 'full')
+    problems.push(`iteration 2's COMPLETE was not judged on the whole suite (${JSON.stringify(second?.scope)})`);
   return problems;
 }
 

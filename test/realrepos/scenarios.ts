@@ -12,7 +12,8 @@ import { applyEdits, type CaseData, dataOf } from './caseData';
 import { caseTrees, type CaseTrees, type RealCase } from './cases';
 import { type CliRun, layOut, ralph } from './workspace';
 
-export type ScenarioId = 'upstream-fix' | 'no-change' | 'wrong-edit' | 'assertions-deleted' | 'test-skipped' | 'fix-with-legacy-red';
+export type ScenarioId =
+  'upstream-fix' | 'no-change' | 'wrong-edit' | 'assertions-deleted' | 'test-skipped' | 'fix-with-legacy-red' | 'fix-then-complete';
 
 export interface Scenario {
   id: ScenarioId;
@@ -69,6 +70,13 @@ export const SCENARIOS: Scenario[] = [
     }),
     atBase: (data) => data.legacy,
   },
+  {
+    // issue 34: iteration 1's gate runs the affected tests where the runner and the suite let it (the whole suite, and why, elsewhere); COMPLETE is judged whole
+    id: 'fix-then-complete',
+    label: 'the upstream fix, no signal; COMPLETE in iteration 2',
+    expect: 'done',
+    plan: (trees) => ({ writes: fixed(trees), ...claim("Fixed the library's code; the behaviour is correct now."), completeAt: 2 }),
+  },
 ];
 
 export interface Config {
@@ -89,6 +97,7 @@ export const SLOW_CASE_RUNS: [Scenario['id'], Config['id']][] = [
   ['upstream-fix', 'serial'],
   ['no-change', 'serial'],
   ['assertions-deleted', 'serial'],
+  ['fix-then-complete', 'serial'],
 ];
 export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/${k.id}`;
 

@@ -32,6 +32,12 @@ export const LoopConfigSchema = z
       .describe(
         "agents talking to the model at once, each task in its own git worktree (.ralph/worktrees/<taskId>); while a task's gates run, its slot goes to the next task and the task gets one back before any new task starts; 1 runs one task at a time in the workspace",
       ),
+    holdSlotDuringGates: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: a task keeps its agent slot while its gates and proof run (at most maxParallel tasks at work at once, none of them talking to the model meanwhile); default false: the slot goes to the next ready task',
+      ),
     maxConcurrentGates: z
       .number()
       .int()

@@ -57,21 +57,18 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
   const outcomes: GateOutcome[] = [];
   for (const gate of options.gates) {
     if (options.signal?.aborted) break;
-    const scope = options.scopes?.get(gate.name);
-    const part = scope?.kind === 'affected' ? scope : undefined;
-    options.emit?.({
-      type: 'gate.started',
-      taskId: options.taskId,
-      iteration: options.iteration,
-      gate: gate.name,
-      kind: gate.kind,
-      command: part?.command ?? gate.command,
-      ...(part ? { scope: 'affected' as const } : {}),
-    });
-    const runs = [await runGateOnce(gate, options, 0, part)];
+    let scope = options.scopes?.get(gate.name);
+    emitStarted(gate, options, scope);
+    const runs = [await runGateOnce(gate, options, 0, scope)];
+    if (scope?.kind === 'affected' && partFailedOddly(runs[0]) && !options.signal?.aborted) {
+      // the narrowed command itself may be what failed (a flag this runner's version does not take): the whole suite says
+      scope = { kind: 'full', why: `the part's run (\`${scope.command}\`) failed without naming a failing test, so the whole suite ran` };
+      emitStarted(gate, options, scope);
+      runs[0] = await runGateOnce(gate, options, 0, scope);
+    }
     const onTimeouts = !gate.rerunFailures && timeoutsOnly(runs[0]);
     while (runAgain(gate.rerunFailures, runs[runs.length - 1], runs.length - 1) && !options.signal?.aborted)
-      runs.push(await runGateOnce(gate, options, runs.length, part));
+      runs.push(await runGateOnce(gate, options, runs.length, scope));
     const why = onTimeouts ? "only timeouts failed: one more run, since a busy machine's load trips a runner's timeout" : undefined;
     const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1, why) : runs[0];
     const ranPart = evaluated.scope?.kind === 'affected';
@@ -113,6 +110,24 @@ export function boundedBaseFailures(list: readonly FailureVerdict[], max: number
   return list.slice(0, max).map((v) => ({ name: v.name.slice(0, 300), held: v.held, why: v.why.slice(0, 500) }));
 }
 
+function emitStarted(gate: GateConfig, options: RunGatesOptions, scope: GateScope | undefined): void {
+  const part = scope?.kind === 'affected' ? scope : undefined;
+  options.emit?.({
+    type: 'gate.started',
+    taskId: options.taskId,
+    iteration: options.iteration,
+    gate: gate.name,
+    kind: gate.kind,
+    command: part?.command ?? gate.command,
+    ...(part ? { scope: 'affected' as const } : {}),
+  });
+}
+
+/** A part that failed with no failing test to show for it: not stopped, not timed out, nothing parsed as failing. */
+function partFailedOddly(outcome: GateOutcome): boolean {
+  return !outcome.passed && !outcome.timedOut && outcome.exitCode !== null && (outcome.parsed.tests?.failures.length ?? 0) === 0;
+}
+
 /** What a gate's events say of its scope: a part's files counted, a whole run's reason. */
 function eventScope(scope: GateScope): { kind: 'affected'; files: number; of?: number } | { kind: 'full'; why: string } {
   return scope.kind === 'affected'
@@ -122,10 +137,11 @@ function eventScope(scope: GateScope): { kind: 'affected'; files: number; of?: n
 
 /**
  * One run of a gate's command, evaluated; `attempt` > 0 is a re-run (its log is kept beside the
- * first). With `part`, its command runs the affected tests only — unless a finished run of the
- * whole suite on this tree stands for it (the outcome then says whole).
+ * first). With an `affected` scope its command runs the affected tests only — unless a finished
+ * run of the whole suite on this tree stands for it (the outcome then says whole).
  */
-async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number, part?: GateScope): Promise<GateOutcome> {
+async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: number, asked?: GateScope): Promise<GateOutcome> {
+  const part = asked?.kind === 'affected' ? asked : undefined;
   let run: GateRunResult;
   const log = options.logDir
     ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes)
@@ -133,8 +149,8 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   try {
     const reuse = attempt > 0 ? 'none' : options.reuse;
     run = await options.runner.run({
-      gate: part?.kind === 'affected' ? { ...gate, command: part.command } : gate,
-      ...(part?.kind === 'affected' && attempt === 0 ? { whole: gate.command } : {}),
+      gate: part ? { ...gate, command: part.command } : gate,
+      ...(part && attempt === 0 ? { whole: gate.command } : {}),
       cwd: options.cwd,
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
@@ -155,7 +171,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   const parsed = parseGateOutput(gate.kind, run.output, { cwd: options.cwd });
   if (parsed.tests && run.testLocations) parsed.tests = withTestLocations(parsed.tests, run.testLocations);
   const evaluated = evaluateGate(gate, run, parsed);
-  const scope = scopeOfRun(options.scopes?.get(gate.name), run);
+  const scope = scopeOfRun(asked, run);
   if (scope) {
     evaluated.scope = scope;
     evaluated.summary = scopedSummary(evaluated.summary, scope, parsed.tests?.total);

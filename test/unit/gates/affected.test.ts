@@ -1,4 +1,11 @@
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
+import { ProcessGateRunner, runGates } from '../../../src/core/gates/runGates';
+import type { GateScope } from '../../../src/core/gates/affectedTests';
+import type { RalphEventBody } from '../../../src/core/events';
 import { narrowedCommand, runnerCall, type RunnerSetting } from '../../../src/core/gates/affectedCommand';
 import { chooseScope, inventoryOf, type ScopeInput, scopedSummary } from '../../../src/core/gates/affectedTests';
 
@@ -121,5 +128,75 @@ describe('affected tests: the part a gate runs', () => {
     assert.deepEqual(inventoryOf({ total: 2, names: [{ file: 'a' }, { file: 'a' }] }), { files: new Set(['a']), total: 2 });
     assert.ok('why' in inventoryOf({ total: 2, names: [{ file: 'a' }, {}] }));
     assert.ok('why' in inventoryOf(undefined));
+  });
+});
+
+describe('affected tests: running a part', function () {
+  this.timeout(60000);
+  let dir: string;
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-affected-'));
+    await fs.mkdir(path.join(dir, 'test'));
+    await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ scripts: { test: 'node --test' } }));
+    for (const name of ['a', 'b'])
+      await fs.writeFile(
+        path.join(dir, 'test', `${name}.test.js`),
+        `require('node:test')('${name} works', () => require('node:assert').ok(true));\n`,
+      );
+  });
+  afterEach(async () => fs.rm(dir, { recursive: true, force: true }));
+  const gate = { name: 'tests', command: 'npm test', kind: 'tests' as const, required: true };
+
+  it('runs the part, marks it in the outcome and the events, and never judges it against the base', async () => {
+    const events: RalphEventBody[] = [];
+    let judged = 0;
+    const scope: GateScope = {
+      kind: 'affected',
+      command: 'npm test -- test/a.test.js',
+      runner: 'node:test',
+      files: ['test/a.test.js'],
+      of: 2,
+    };
+    const report = await runGates({
+      gates: [gate],
+      runner: new ProcessGateRunner(new NodeCommandRunner()),
+      cwd: dir,
+      scopes: new Map([['tests', scope]]),
+      emit: (e) => events.push(e),
+      judge: async (_g, o) => {
+        judged++;
+        return o;
+      },
+    });
+    const [outcome] = report.outcomes;
+    assert.equal(outcome.passed, true);
+    assert.equal(outcome.parsed.tests?.total, 1);
+    assert.match(outcome.summary, /^affected: 1 of 2 tests, /);
+    assert.equal(judged, 0);
+    assert.ok(
+      outcome.fixItems.some((f) => f.level === 'observation' && /the whole suite runs and decides when you signal COMPLETE/.test(f.text)),
+    );
+    const started = events.find((e) => e.type === 'gate.started');
+    assert.deepEqual(started && 'command' in started && [started.command, started.scope], ['npm test -- test/a.test.js', 'affected']);
+  });
+
+  it('runs the whole suite when the part failed without naming a failing test (a narrowed command the runner refused)', async () => {
+    const scope: GateScope = {
+      kind: 'affected',
+      command: 'npm test -- --no-such-flag-x test/a.test.js',
+      runner: 'node:test',
+      files: ['test/a.test.js'],
+    };
+    const report = await runGates({
+      gates: [gate],
+      runner: new ProcessGateRunner(new NodeCommandRunner()),
+      cwd: dir,
+      scopes: new Map([['tests', scope]]),
+    });
+    const [outcome] = report.outcomes;
+    assert.equal(outcome.passed, true, outcome.summary);
+    assert.equal(outcome.parsed.tests?.total, 2);
+    assert.equal(outcome.scope?.kind, 'full');
+    assert.match(outcome.scope?.kind === 'full' ? outcome.scope.why : '', /failed without naming a failing test, so the whole suite ran/);
   });
 });

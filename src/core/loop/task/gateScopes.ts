@@ -93,7 +93,7 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
     setting: tree.setting,
     changedSinceGreen: sinceGreen,
     changedSinceBase: sinceBase,
-    last: lastFailures(cp.history, gate.name, workspace),
+    last: lastFailures(cp.history, gate.name, workspace) ?? baseFailures(base?.tests),
     inventory: await filedInventory(base?.tests, tree, workspace),
     isDefinition: (f) => definitions.has(f),
     isTest: tree.isTest,
@@ -167,6 +167,13 @@ function lastFailures(history: readonly IterationRecord[], gate: string, workspa
     return { files, unfiled: g.failing.unfiled + files.filter((f) => f.startsWith('..')).length };
   }
   return undefined;
+}
+
+/** Before the gate's first run in the task, its run at the base is its last: the tests red there (the task's own among them). */
+function baseFailures(tests: Pick<TestCounts, 'names'> | undefined): LastFailures | undefined {
+  const failing = (tests?.names ?? []).filter((t) => t.status === 'fail');
+  if (failing.length === 0) return undefined;
+  return { files: [...new Set(failing.flatMap((t) => (t.file ? [t.file] : [])))], unfiled: failing.filter((t) => !t.file).length };
 }
 
 /** Files that differ between `commit` and the working tree (untracked ones included), `.ralph/` left out. */

@@ -64,7 +64,7 @@ export async function runGatesUnlessFinal(
   const judge = cp.integrity ? against(cp.integrity) : aside && later;
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
-  services.slot?.release();
+  if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
   const scopes = await gateScopes(services, task, cp, gates, signal).catch(() => undefined);
   return runGates({
     ...(scopes ? { scopes } : {}),

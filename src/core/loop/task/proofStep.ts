@@ -109,7 +109,8 @@ export async function proofStep(
   stop: AbortSignal,
 ): Promise<{ decision: CompletionDecision; proof?: ProofRecord }> {
   if (decision.kind !== 'finish' || decision.status !== 'done' || proofKind(task, services.config) !== 'fail-to-pass') return { decision };
-  services.slot?.release(); // given away with the gates already, unless the task has none
+  // given away with the gates already, unless the task has none
+  if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
   const proof = await proveFailToPass(services, task, cp, gates, stop);
   if (stop.aborted)
     return { decision: { kind: 'continue', reason: 'stopped during the fail-to-pass proof', feedback: [], optionalGatesRetried: [] } };
