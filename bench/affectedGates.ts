@@ -6,7 +6,8 @@
  * one run: the whole suite after every iteration with each task keeping its agent slot while its
  * gates run (before issue 34), affected tests alone, freed slots alone, both; and the floor —
  * the model's time and, per task, one whole run at COMPLETE and one merged check, no other gate
- * time. `loop.maxConcurrentGates` is 3 in every run: the suite waits far more than it computes.
+ * time. `loop.maxConcurrentGates` is 6 in every run (each agent's gates and a merged check): the
+ * suite waits far more than it computes.
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -103,7 +104,7 @@ export async function benchAffectedGates(
       tasks: TASKS,
       files,
       gates: [{ name: 'tests', kind: 'tests', command: COMMAND, required: true, scope: shape.scope }],
-      loop: { maxConcurrentGates: AGENTS, holdSlotDuringGates: shape.holdSlot },
+      loop: { maxConcurrentGates: 2 * AGENTS, holdSlotDuringGates: shape.holdSlot },
       suite: COMMAND,
       agent: 'iterations',
       prompt: (i) => `WRITE src/m${i}.js`,

@@ -63,19 +63,14 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
         starts.map((s) => s.iteration),
         [1, 2, 3],
       );
-      // in the workspace the base's suite is known before iteration 1 (its run comes first): the test the task changed runs;
-      // in a worktree the base run goes on beside iteration 1, whose gates run whole
-      assert.equal(starts[0].command, maxParallel === 1 ? 'npm test -- test/upper.test.js' : 'npm test');
+      // iteration 1 knows the base's suite (its run comes first in the workspace; in a worktree it goes on beside the
+      // conversation and the gates wait for it): the test the task changed runs
+      assert.equal(starts[0].command, 'npm test -- test/upper.test.js');
       assert.equal(starts[1].scope, 'affected', JSON.stringify(finished[1].scope));
       // upper.test.js failed in iteration 1 and reaches upper.js; clean.test.js reaches trim.js; words.test.js nothing
       assert.equal(starts[1].command, 'npm test -- test/clean.test.js test/upper.test.js');
       assert.equal(starts[2].command, 'npm test');
-      assert.deepEqual(
-        finished[0].scope,
-        maxParallel === 1
-          ? { kind: 'affected', files: 1, of: 3 }
-          : { kind: 'full', why: "the task's first run of its gates: the suite at its base is not known yet" },
-      );
+      assert.deepEqual(finished[0].scope, { kind: 'affected', files: 1, of: 3 });
       assert.equal(finished[0].passed, false);
       assert.deepEqual(finished[1].scope, { kind: 'affected', files: 2, of: 3 });
       assert.match(finished[1].summary, /^affected: 2 of 3 tests, 2\/2 tests passing/);

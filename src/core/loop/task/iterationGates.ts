@@ -43,6 +43,10 @@ export function isFinalSignal(signal: Signal | undefined): boolean {
   return signal?.kind === 'BLOCKED' || signal?.kind === 'NEEDS_HELP';
 }
 
+function isComplete(signal: Signal | undefined): boolean {
+  return signal?.kind === 'COMPLETE';
+}
+
 /** BLOCKED and NEEDS_HELP end the task whatever the gates say, so they are not run then. */
 export async function runGatesUnlessFinal(
   services: TaskLoopServices,
@@ -65,7 +69,10 @@ export async function runGatesUnlessFinal(
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
   if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
-  const scopes = await gateScopes(services, task, cp, gates, signal).catch(() => undefined);
+  // the base's suite, taken beside iteration 1 in a worktree: its verdicts wait for it anyway, and knowing it lets this run be a part
+  const scoped = !isComplete(signal) && gates.some((g) => g.kind === 'tests' && g.scope !== 'full');
+  const known = cp.integrity ?? (aside && scoped ? await aside : undefined);
+  const scopes = await gateScopes(services, task, known ? { ...cp, integrity: known } : cp, gates, signal).catch(() => undefined);
   return runGates({
     ...(scopes ? { scopes } : {}),
     gates,
