@@ -114,7 +114,7 @@ export const GateSchema = z.strictObject({
     .enum(['affected', 'full'])
     .optional()
     .describe(
-      "tests gates, default affected: after an iteration that does not claim COMPLETE, run only the test files that reach a file changed since the gate's last whole green run, with those that failed in its last run and those the task changed (jest: --findRelatedTests; vitest, mocha, node --test, ava, tap: the files) — the whole suite where that cannot be told (the reason is shown). COMPLETE, the task's base, integrity and the merged check are always judged on the whole suite. full = the whole suite every time",
+      "tests gates, default affected: after an iteration that does not claim COMPLETE, run only the test files that reach a file changed since the gate's last whole green run, with those that failed in its last run and those the task changed (jest: --findRelatedTests; vitest, mocha, node --test, ava, tap, pytest: the files) — the whole suite where that cannot be told (the reason is shown). COMPLETE, the task's base, integrity and the merged check are always judged on the whole suite. full = the whole suite every time",
     ),
   reuse: z
     .boolean()

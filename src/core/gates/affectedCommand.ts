@@ -6,7 +6,7 @@
  * to the ones it is given, cannot be narrowed — `why` then says so, and the whole suite runs.
  */
 
-export type SelectingRunner = 'jest' | 'vitest' | 'mocha' | 'node:test' | 'ava' | 'tap';
+export type SelectingRunner = 'jest' | 'vitest' | 'mocha' | 'node:test' | 'ava' | 'tap' | 'pytest';
 
 export interface RunnerCall {
   runner: SelectingRunner;
@@ -94,13 +94,18 @@ function runnerOf(words: readonly string[], setting: RunnerSetting): { runner: S
     runner = 'node:test';
     args = args.filter((a) => a !== '--test');
   } else if (program === 'jest' || program === 'mocha' || program === 'ava' || program === 'tap') runner = program;
-  else if (program === 'vitest') {
+  else if (program === 'pytest' || (/^python3?$/.test(program ?? '') && args[0] === '-m' && args[1] === 'pytest')) {
+    runner = 'pytest';
+    if (program !== 'pytest') args = args.slice(2);
+  } else if (program === 'vitest') {
     runner = 'vitest';
     if (args[0] === 'run') args = args.slice(1);
     else if (args[0] && !args[0].startsWith('-')) return { why: `vitest's \`${args[0]}\` command is not a run of the suite` };
   }
   if (!runner)
-    return { why: `\`${program ?? ''}\` is not a test runner whose files Ralph can choose (jest, vitest, mocha, node --test, ava, tap)` };
+    return {
+      why: `\`${program ?? ''}\` is not a test runner whose files Ralph can choose (jest, vitest, mocha, node --test, ava, tap, pytest)`,
+    };
   const named = positional(args);
   if (named.length > 0) return { why: `it names its own test files (\`${named.slice(0, 3).join(' ')}\`)` };
   if (runner === 'mocha' && mochaHasSpec(setting))

@@ -47,7 +47,9 @@ export interface ScopeInput {
   closure(file: string): Promise<Closure>;
 }
 
-const LOCKFILE = /(?:^|\/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|package\.json)$/;
+/** Lockfiles, package.json, and pytest's conftest.py (its fixtures reach the tests beside it without an import). */
+const LOCKFILE =
+  /(?:^|\/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|package\.json|conftest\.py|poetry\.lock|requirements[^/]*\.txt)$/;
 
 /** The scope of one gate's run. */
 export async function chooseScope(input: ScopeInput): Promise<GateScope> {

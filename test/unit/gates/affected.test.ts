@@ -30,6 +30,7 @@ describe('affected tests: which gate commands can run a part of the suite', () =
       ['npx tap', {}, ['test/a.js'], 'npx tap test/a.js --no-coverage'],
       ['npx ava --verbose', {}, ['test.js'], 'npx ava --verbose test.js'],
       ['npx mocha --reporter dot', {}, ['test/a.js'], 'npx mocha --reporter dot test/a.js'],
+      ['python3 -m pytest -q', {}, ['tests/test_a.py'], 'python3 -m pytest -q tests/test_a.py'],
     ];
     for (const [command, scripts, files, expected] of cases) {
       const call = runnerCall(command, setting(scripts));
@@ -94,6 +95,7 @@ describe('affected tests: the part a gate runs', () => {
       [{ call: { why: 'x is no runner' } }, /x is no runner/],
       [{ changedSinceGreen: ['package-lock.json', 'src/a.js'] }, /`package-lock\.json` changed .*config or lockfile/],
       [{ changedSinceGreen: ['.taprc'] }, /`\.taprc` changed/],
+      [{ changedSinceGreen: ['tests/conftest.py'] }, /`tests\/conftest\.py` changed/],
       [{ changedSinceGreen: ['src/a.js'], last: { files: [], unfiled: 1 } }, /without naming the file of every failing test/],
       [{ changedSinceGreen: ['src/a.js'], inventory: { why: 'no names' } }, /no names/],
       [{ changedSinceGreen: ['test/new.test.js'], changedSinceBase: ['test/new.test.js'] }, /added test files .*`test\/new\.test\.js`/],

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
 import { completeStep, projectHarness, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
 import type { Step } from '../../fixtures/scriptedServer';
+import { hasCommand, skipBecause } from '../gates/toolchain';
 
 /**
  * Affected tests per iteration (issue 34) on real git, real npm and node:test, the scripted
@@ -106,6 +107,33 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
     assert.equal(finished[2].scope?.kind, 'full');
     assert.equal(finished[2].passed, false);
     assert.deepEqual(finished[2].tests?.failing, ['two words']);
+  });
+
+  it('runs the pytest files a change reaches (python imports followed), the whole suite at COMPLETE', async function () {
+    if (!(await hasCommand(['python3', '-m', 'pytest', '--version']))) skipBecause(this, 'pytest is not installed');
+    const files = {
+      'pyproject.toml': '[project]\nname = "words"\nversion = "0"\n',
+      'words/__init__.py': '',
+      'words/upper.py': 'def upper(s):\n    return s.upper()\n',
+      'words/trim.py': 'def trim(s):\n    return s.strip()\n',
+      'tests/test_upper.py': 'from words.upper import upper\n\ndef test_upper():\n    assert upper("a") == "A"\n',
+      'tests/test_trim.py': 'from words.trim import trim\n\ndef test_trim():\n    assert trim(" a ") == "a"\n',
+      '.gitignore': '__pycache__/\n.pytest_cache/\n',
+    };
+    const gate = { name: 'tests', command: 'python3 -m pytest -v', kind: 'tests' as const, required: true };
+    h = await projectHarness(
+      [writeStep('words/trim.py', 'def trim(s):\n    return s.strip(" ")\n'), say('trim changed'), completeStep('trimmed')],
+      { files, config: { gates: [gate], loop: { maxIterations: 2, maxParallel: 1 } } },
+    );
+    await h.addTask({ title: 'Trim spaces only', prompt: 'trim() strips spaces only.', promise: 'trim keeps tabs' });
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+    const starts = iterationStarts(h);
+    assert.deepEqual(
+      starts.map((s) => s.command),
+      ['python3 -m pytest -v tests/test_trim.py', 'python3 -m pytest -v'],
+    );
+    assert.deepEqual(iterationGates(h)[0].scope, { kind: 'affected', files: 1, of: 2 });
   });
 
   it('runs the whole suite after a change of package.json, says why; scope "full" runs it every time', async () => {
