@@ -40,6 +40,10 @@ export interface ScopeInput {
   last: LastFailures | undefined;
   /** The suite's test files at the base (where the runner reported tests) and its test count; `why` when the runner did not say. */
   inventory: { files: ReadonlySet<string>; total: number } | { why: string };
+  /** The tree's test files by the runners' conventions and configs (vitest, which runs only its own test files, picks from them when the base run named no files). */
+  treeTests: readonly string[];
+  /** Tests of the base run, when it counted them. */
+  baseTotal?: number;
   /** Files that configure the gate (its scripts, its runner's configs) and lockfiles. */
   isDefinition(file: string): boolean;
   isTest(file: string): boolean;
@@ -64,12 +68,14 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
     // jest follows its own module graph (moduleNameMapper, projects): the changed files are where it starts
     const files = unique([...input.changedSinceGreen.filter((f) => input.exists(f)), ...failing, ...taskTests]);
     if (files.length === 0) return full('nothing changed since the last whole green run and nothing failed in it');
-    const of = 'why' in input.inventory ? undefined : input.inventory.total;
-    return affected(call, input, files, of);
+    return affected(call, input, files, input.baseTotal);
   }
-  if ('why' in input.inventory) return full(input.inventory.why);
-  const { files: suite, total } = input.inventory;
-  const added = taskTests.filter((f) => !suite.has(f));
+  // vitest filters its own test files by the paths it is given: a path that is no test of its runs nothing
+  const filtering = call.runner === 'vitest' && 'why' in input.inventory;
+  if ('why' in input.inventory && !filtering) return full(input.inventory.why);
+  const suite = 'why' in input.inventory ? new Set(input.treeTests) : input.inventory.files;
+  const total = 'why' in input.inventory ? input.baseTotal : input.inventory.total;
+  const added = filtering ? [] : taskTests.filter((f) => !suite.has(f));
   if (added.length > 0)
     return full(
       `the task added test files the suite at its base did not report (${listed(added)}): the whole suite tells which of them are tests`,
@@ -90,7 +96,7 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
   return affected(call, input, chosen, total);
 }
 
-function affected(call: RunnerCall, input: Pick<ScopeInput, 'setting'>, files: string[], of: number | undefined): GateScope {
+function affected(call: RunnerCall, input: Pick<ScopeInput, 'setting'>, files: string[], of?: number): GateScope {
   return {
     kind: 'affected',
     command: narrowedCommand(call, files, input.setting),

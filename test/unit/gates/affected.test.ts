@@ -75,6 +75,8 @@ describe('affected tests: the part a gate runs', () => {
     changedSinceBase: [],
     last: undefined,
     inventory: { files: new Set(Object.keys(graph)), total: 9 },
+    treeTests: Object.keys(graph),
+    baseTotal: 9,
     isDefinition: (f) => f === '.taprc',
     isTest: (f) => f.startsWith('test/'),
     exists: () => true,
@@ -117,6 +119,22 @@ describe('affected tests: the part a gate runs', () => {
       }),
     );
     assert.deepEqual(scope.kind === 'affected' && scope.files, ['test/a.test.js', 'test/d.test.js']);
+  });
+
+  it('lets vitest pick from the test files by convention when the base run named none (its default reporter)', async () => {
+    const vitest = { call: { runner: 'vitest' as const, command: 'npx vitest run', viaNpm: false }, inventory: { why: 'no names' } };
+    const scope = await chooseScope(
+      input({
+        ...vitest,
+        changedSinceGreen: ['src/b.js', 'test/new.test.js'],
+        changedSinceBase: ['test/new.test.js'],
+        treeTests: [...Object.keys(graph), 'test/new.test.js'],
+      }),
+    );
+    assert.equal(scope.kind === 'affected' && scope.command, 'npx vitest run test/b.test.js test/new.test.js --coverage.enabled=false');
+    assert.equal(scope.kind === 'affected' && scope.of, 9);
+    // the others still need the base run's files
+    assert.equal((await chooseScope(input({ inventory: { why: 'no names' }, changedSinceGreen: ['src/b.js'] }))).kind, 'full');
   });
 
   it('lets jest relate the changed files itself', async () => {

@@ -95,12 +95,17 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
     changedSinceBase: sinceBase,
     last: lastFailures(cp.history, gate.name, workspace) ?? baseFailures(base?.tests),
     inventory: await filedInventory(base?.tests, tree, workspace),
+    treeTests: [...tree.files].filter((f) => tree.isTest(f) && CODE.test(f)),
+    ...(base?.tests ? { baseTotal: base.tests.total } : {}),
     isDefinition: (f) => definitions.has(f),
     isTest: tree.isTest,
     exists: (f) => tree.files.has(f),
     closure: (f) => tree.graph.closure(f),
   });
 }
+
+/** Files of code a test can be written in. */
+const CODE = /\.(?:[cm]?[jt]sx?|py)$/;
 
 /** Test files read to find the file of a test the runner named none for (node:test's passing tests). */
 const MAX_TEST_TEXTS = 2000;
@@ -119,7 +124,7 @@ async function filedInventory(
 ): Promise<ReturnType<typeof inventoryOf>> {
   const names = tests?.names ?? [];
   if (!tests || names.every((t) => t.file)) return inventoryOf(tests);
-  const testFiles = [...tree.files].filter((f) => tree.isTest(f) && /\.[cm]?[jt]sx?$/.test(f)).slice(0, MAX_TEST_TEXTS);
+  const testFiles = [...tree.files].filter((f) => tree.isTest(f) && CODE.test(f)).slice(0, MAX_TEST_TEXTS);
   const texts: [string, string][] = [];
   for (const file of testFiles) {
     const text = await fs.readFile(path.join(workspace, file), 'utf8').catch(() => undefined);
