@@ -52,6 +52,8 @@ function wholeAlways(cp: Checkpoint, signal: Signal | undefined): string | undef
 
 interface Tree {
   files: ReadonlySet<string>;
+  /** Untracked files git does not ignore; undefined when git could not list them. */
+  untracked: readonly string[] | undefined;
   graph: ImportGraph;
   isTest(file: string): boolean;
   setting: RunnerSetting;
@@ -74,14 +76,15 @@ async function readTree(workspace: string, task: Task, config: TaskLoopServices[
     rootFiles: new Set(rootNames),
     ...(tapMajor !== undefined && Number.isFinite(tapMajor) ? { tapMajor } : {}),
   };
-  return { files, graph: new ImportGraph(workspace, files), isTest, setting };
+  const listed = untracked.code === 0 ? zList(untracked) : undefined;
+  return { files, untracked: listed, graph: new ImportGraph(workspace, files), isTest, setting };
 }
 
 async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree: Tree): Promise<GateScope> {
   const since = lastWholeGreen(cp.history, gate.name) ?? cp.baseCommit!;
   const [sinceGreen, sinceBase, parts] = await Promise.all([
-    changedSince(workspace, since),
-    changedSince(workspace, cp.baseCommit!),
+    changedSince(workspace, since, tree.untracked),
+    changedSince(workspace, cp.baseCommit!, tree.untracked),
     definitionParts(gate, workspace),
   ]);
   if (!sinceGreen || !sinceBase) return { kind: 'full', why: 'git could not say what changed since the last whole green run' };
@@ -181,14 +184,11 @@ function baseFailures(tests: Pick<TestCounts, 'names'> | undefined): LastFailure
   return { files: [...new Set(failing.flatMap((t) => (t.file ? [t.file] : [])))], unfiled: failing.filter((t) => !t.file).length };
 }
 
-/** Files that differ between `commit` and the working tree (untracked ones included), `.ralph/` left out. */
-async function changedSince(workspace: string, commit: string): Promise<string[] | undefined> {
-  const [diff, untracked] = await Promise.all([
-    runGit(workspace, ['diff', '--name-only', '--no-renames', '-z', commit, '--']),
-    runGit(workspace, ['ls-files', '-z', '--others', '--exclude-standard']),
-  ]);
-  if (diff.code !== 0 || untracked.code !== 0) return undefined;
-  return [...new Set([...zList(diff), ...zList(untracked)])].filter((f) => !f.startsWith('.ralph/'));
+/** Files that differ between `commit` and the working tree (`untracked` ones included, listed once per iteration), `.ralph/` left out. */
+async function changedSince(workspace: string, commit: string, untracked: readonly string[] | undefined): Promise<string[] | undefined> {
+  const diff = await runGit(workspace, ['diff', '--name-only', '--no-renames', '-z', commit, '--']);
+  if (diff.code !== 0 || !untracked) return undefined;
+  return [...new Set([...zList(diff), ...untracked])].filter((f) => !f.startsWith('.ralph/'));
 }
 
 function zList(r: { code: number; stdout: string }): string[] {
