@@ -102,7 +102,7 @@ export const GateSchema = z.strictObject({
     .max(5)
     .optional()
     .describe(
-      "default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky. A run whose every failure is its test runner's timeout runs once more in any case",
+      "default 0: run a gate that failed on tests again, up to this many times, before its verdict; tests that fail then pass are reported as flaky. A run whose every failure is its test runner's timeout runs once more in any case, with the runner's timeout lifted where Ralph knows its flag (tap, mocha, jest, vitest, ava)",
     ),
   exclusive: z
     .boolean()

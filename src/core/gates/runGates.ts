@@ -6,6 +6,7 @@ import type { CommandRequest, CommandRunner } from '../commands/processRunner';
 import { evaluateGate, summarizeGates } from './evaluate';
 import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
+import { liftedTimeout, readRunnerSetting } from './liftTimeout';
 import { runAgain, timeoutsOnly, withFlaky } from './rerun';
 import { withTestLocations } from './testLocations';
 import { type GateScope, scopedSummary } from './affectedTests';
@@ -57,20 +58,7 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
   const outcomes: GateOutcome[] = [];
   for (const gate of options.gates) {
     if (options.signal?.aborted) break;
-    let scope = options.scopes?.get(gate.name);
-    emitStarted(gate, options, scope);
-    const runs = [await runGateOnce(gate, options, 0, scope)];
-    if (scope?.kind === 'affected' && partFailedOddly(runs[0]) && !options.signal?.aborted) {
-      // the narrowed command itself may be what failed (a flag this runner's version does not take): the whole suite says
-      scope = { kind: 'full', why: `the part's run (\`${scope.command}\`) failed without naming a failing test, so the whole suite ran` };
-      emitStarted(gate, options, scope);
-      runs[0] = await runGateOnce(gate, options, 0, scope);
-    }
-    const onTimeouts = !gate.rerunFailures && timeoutsOnly(runs[0]);
-    while (runAgain(gate.rerunFailures, runs[runs.length - 1], runs.length - 1) && !options.signal?.aborted)
-      runs.push(await runGateOnce(gate, options, runs.length, scope));
-    const why = onTimeouts ? "only timeouts failed: one more run, since a busy machine's load trips a runner's timeout" : undefined;
-    const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1, why) : runs[0];
+    const { runs, evaluated } = await runWithReruns(gate, options);
     const ranPart = evaluated.scope?.kind === 'affected';
     // a part of the suite is never judged against the base: its missing tests did not run, they are not gone
     const outcome = options.judge && !ranPart ? await options.judge(gate, evaluated) : evaluated;
@@ -103,6 +91,44 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     });
   }
   return summarizeGates(outcomes);
+}
+
+/**
+ * A gate's runs up to its verdict: the first; the whole suite again when a part failed oddly;
+ * re-runs on failed tests (`gates[].rerunFailures`) or once on timeouts only, that one with the
+ * runner's timeout lifted where Ralph knows its flag (`liftTimeout.ts`).
+ */
+async function runWithReruns(gate: GateConfig, options: RunGatesOptions): Promise<{ runs: GateOutcome[]; evaluated: GateOutcome }> {
+  let scope = options.scopes?.get(gate.name);
+  emitStarted(gate, options, scope);
+  const runs = [await runGateOnce(gate, options, 0, scope)];
+  if (scope?.kind === 'affected' && partFailedOddly(runs[0]) && !options.signal?.aborted) {
+    // the narrowed command itself may be what failed (a flag this runner's version does not take): the whole suite says
+    scope = { kind: 'full', why: `the part's run (\`${scope.command}\`) failed without naming a failing test, so the whole suite ran` };
+    emitStarted(gate, options, scope);
+    runs[0] = await runGateOnce(gate, options, 0, scope);
+  }
+  const onTimeouts = timeoutsOnly(runs[0]);
+  let again = { gate, scope };
+  let why =
+    onTimeouts && !gate.rerunFailures
+      ? "only timeouts failed: one more run, since a busy machine's load trips a runner's timeout"
+      : undefined;
+  if (onTimeouts && !options.signal?.aborted) {
+    const part = scope?.kind === 'affected' ? scope : undefined;
+    const lifted = liftedTimeout(gate.command, part?.command ?? gate.command, runs[0], await readRunnerSetting(options.cwd));
+    if (lifted) {
+      again = part ? { gate, scope: { ...part, command: lifted.command } } : { gate: { ...gate, command: lifted.command }, scope };
+      const how = `the runner's timeout lifted to ${lifted.ms / 1000} s (\`${lifted.command}\`)`;
+      why = gate.rerunFailures
+        ? `gates[].rerunFailures, ${how}`
+        : `only timeouts failed: one more run with ${how}, since a busy machine's load trips a runner's timeout`;
+    }
+  }
+  while (runAgain(gate.rerunFailures, runs[runs.length - 1], runs.length - 1) && !options.signal?.aborted)
+    runs.push(await runGateOnce(again.gate, options, runs.length, again.scope));
+  const evaluated = runs.length > 1 ? withFlaky(runs[runs.length - 1], runs.slice(0, -1), runs.length - 1, why) : runs[0];
+  return { runs, evaluated };
 }
 
 /** What events and records keep of a gate's verdicts against the base: the first `max`, names and evidence shortened. */

@@ -4,6 +4,7 @@ import type { GateConfig } from '../../config/schema';
 import { runnerCall, type RunnerSetting } from '../../gates/affectedCommand';
 import { chooseScope, type GateScope, inventoryOf, type LastFailures } from '../../gates/affectedTests';
 import { definitionParts } from '../../gates/definitions';
+import { readRunnerSetting } from '../../gates/liftTimeout';
 import { ImportGraph } from '../../gates/importGraph';
 import type { TestCounts } from '../../gates/parsers/types';
 import { locateTest } from '../../gates/renames';
@@ -60,22 +61,13 @@ interface Tree {
 }
 
 async function readTree(workspace: string, task: Task, config: TaskLoopServices['config']): Promise<Tree> {
-  const [tracked, untracked, isTest, pkg, rootNames] = await Promise.all([
+  const [tracked, untracked, isTest, setting] = await Promise.all([
     runGit(workspace, ['ls-files', '-z', '--cached']),
     runGit(workspace, ['ls-files', '-z', '--others', '--exclude-standard']),
     testFileMatcher(workspace, { task: task.proofTests, config: config.proof.testFiles }),
-    readJson(path.join(workspace, 'package.json')),
-    fs.readdir(workspace).catch(() => [] as string[]),
+    readRunnerSetting(workspace),
   ]);
   const files = new Set([...zList(tracked), ...zList(untracked)]);
-  const tap = await readJson(path.join(workspace, 'node_modules', 'tap', 'package.json'));
-  const tapMajor = typeof tap?.version === 'string' ? Number.parseInt(tap.version, 10) : undefined;
-  const setting: RunnerSetting = {
-    scripts: (pkg?.scripts as Record<string, string> | undefined) ?? {},
-    mochaSection: pkg?.mocha,
-    rootFiles: new Set(rootNames),
-    ...(tapMajor !== undefined && Number.isFinite(tapMajor) ? { tapMajor } : {}),
-  };
   const listed = untracked.code === 0 ? zList(untracked) : undefined;
   return { files, untracked: listed, graph: new ImportGraph(workspace, files), isTest, setting };
 }
@@ -193,12 +185,4 @@ async function changedSince(workspace: string, commit: string, untracked: readon
 
 function zList(r: { code: number; stdout: string }): string[] {
   return r.code === 0 ? r.stdout.split('\0').filter(Boolean) : [];
-}
-
-async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    return JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
 }
