@@ -19,6 +19,8 @@ export type GateScope =
       files: string[];
       /** Tests of the whole suite at the task's base, when known. */
       of?: number;
+      /** Names of the tests that failed at the task's base: a part that fails them again says so. */
+      redAtBase?: string[];
     }
   | { kind: 'full'; why: string };
 

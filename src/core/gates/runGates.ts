@@ -201,7 +201,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   if (scope) {
     evaluated.scope = scope;
     evaluated.summary = scopedSummary(evaluated.summary, scope, parsed.tests?.total);
-    if (scope.kind === 'affected') evaluated.fixItems.push(partNote(gate, scope));
+    if (scope.kind === 'affected') evaluated.fixItems.push(partNote(gate, scope), ...redAgainNote(gate, scope, evaluated));
   }
   if (run.reused) evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree)`;
   if (logPath) {
@@ -236,6 +236,26 @@ function partNote(gate: GateConfig, scope: Extract<GateScope, { kind: 'affected'
     level: 'observation',
     text: `${gate.name} ran only ${what}, not the whole suite; the whole suite runs and decides when you signal COMPLETE.`,
   };
+}
+
+/** What the agent is told of a part's failures that failed at the task's base as well: the whole run at COMPLETE judges them. */
+function redAgainNote(gate: GateConfig, scope: Extract<GateScope, { kind: 'affected' }>, outcome: GateOutcome): FixItem[] {
+  const red = new Set(scope.redAtBase ?? []);
+  const again = (outcome.parsed.tests?.failures ?? []).map((f) => f.name).filter((n) => red.has(n));
+  if (again.length === 0) return [];
+  const shown =
+    again
+      .slice(0, 5)
+      .map((n) => `\`${n}\``)
+      .join(', ') + (again.length > 5 ? ` and ${again.length - 5} more` : '');
+  return [
+    {
+      gate: gate.name,
+      kind: gate.kind,
+      level: 'observation',
+      text: `${shown} failed at the task's base too; the whole suite at COMPLETE judges from its evidence whether ${again.length === 1 ? 'it is' : 'they are'} this task's to fix.`,
+    },
+  ];
 }
 
 /**

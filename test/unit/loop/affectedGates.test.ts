@@ -175,4 +175,53 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
     );
     assert.equal(iterationGates(h)[1].scope, undefined);
   });
+
+  it("a test file the task adds counts as a test though its proofTests name another: the task's globs add, they do not narrow", async () => {
+    const shout = `${TEST_HEAD}const { upper } = require('../src/upper');\ntest('shouts', () => assert.ok(upper('a').endsWith('!')));\n`;
+    h = await projectHarness(
+      [writeStep('test/upper.test.js', UPPER_TEST), say('test first'), writeStep('test/shout.test.js', shout), say('another test')],
+      { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 2, maxParallel: 1 } } },
+    );
+    await h.addTask({ ...TASK, proofTests: ['test/upper.test.js'] });
+    await h.runner().run();
+    const finished = iterationGates(h);
+    assert.equal(iterationStarts(h)[0].command, 'npm test -- test/upper.test.js');
+    // the new file is no test of the base's suite: the whole suite tells what it holds
+    assert.equal(finished[1].scope?.kind, 'full', JSON.stringify(finished[1].scope));
+    assert.match(finished[1].scope?.kind === 'full' ? finished[1].scope.why : '', /the task added test files .*`test\/shout\.test\.js`/);
+    assert.equal(finished[1].tests?.total, 4);
+  });
+
+  it('a part beside a test red at the base and unrelated to the task: the part shows it, the whole suite forgives it at COMPLETE', async () => {
+    const legacy = `${TEST_HEAD}test('release date is in the future', () => assert.ok(new Date('2001-01-01') > new Date()));\n`;
+    h = await projectHarness(
+      [
+        writeStep('test/upper.test.js', UPPER_TEST),
+        writeStep('src/upper.js', 'exports.upper = (s) => `${s.toUpperCase()}!`;\n'),
+        say('upper shouts; its test says so'),
+        completeStep('upper shouts'),
+      ],
+      {
+        files: { ...PROJECT, 'test/release.test.js': legacy },
+        config: { gates: [TESTS_GATE], loop: { maxIterations: 2, maxParallel: 1 } },
+      },
+    );
+    const id = await h.addTask(TASK);
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+    const starts = iterationStarts(h);
+    const finished = iterationGates(h);
+    // the base's red test is iteration 1's last failure: the part runs it beside the task's test
+    assert.equal(starts[0].command, 'npm test -- test/release.test.js test/upper.test.js');
+    assert.equal(finished[0].scope?.kind, 'affected');
+    assert.deepEqual(finished[0].tests?.failing, ['release date is in the future']);
+    // and tells the agent so, instead of sending it after a test that is not its task's
+    assert.match(
+      await h.ws.read(`.ralph/reports/${id}/iteration-1.md`),
+      /`release date is in the future` failed at the task's base too; the whole suite at COMPLETE judges/,
+    );
+    assert.equal(finished[1].scope?.kind, 'full');
+    assert.equal(finished[1].passed, true, finished[1].summary);
+    assert.deepEqual(finished[1].preExisting, ['release date is in the future']);
+  });
 });

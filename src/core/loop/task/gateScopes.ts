@@ -61,12 +61,15 @@ interface Tree {
 }
 
 async function readTree(workspace: string, task: Task, config: TaskLoopServices['config']): Promise<Tree> {
-  const [tracked, untracked, isTest, setting] = await Promise.all([
+  const [tracked, untracked, conventional, named, setting] = await Promise.all([
     runGit(workspace, ['ls-files', '-z', '--cached']),
     runGit(workspace, ['ls-files', '-z', '--others', '--exclude-standard']),
-    testFileMatcher(workspace, { task: task.proofTests, config: config.proof.testFiles }),
+    // a test file is one by the conventions and the config, or one the task names: the task's proofTests add, they do not narrow
+    testFileMatcher(workspace, { config: config.proof.testFiles }),
+    task.proofTests?.length ? testFileMatcher(workspace, { task: task.proofTests }) : undefined,
     readRunnerSetting(workspace),
   ]);
+  const isTest = (file: string) => conventional(file) || named?.(file) === true;
   const files = new Set([...zList(tracked), ...zList(untracked)]);
   const listed = untracked.code === 0 ? zList(untracked) : undefined;
   return { files, untracked: listed, graph: new ImportGraph(workspace, files), isTest, setting };
@@ -83,7 +86,7 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
   const definitions = new Set(parts.map((p) => p.file));
   const base = cp.integrity?.gates.find((g) => g.gate === gate.name);
   if (base && base.command !== gate.command) return { kind: 'full', why: "the gate's command changed since the task's base" };
-  return chooseScope({
+  const scope = await chooseScope({
     call: runnerCall(gate.command, tree.setting),
     setting: tree.setting,
     changedSinceGreen: sinceGreen,
@@ -97,6 +100,8 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
     exists: (f) => tree.files.has(f),
     closure: (f) => tree.graph.closure(f),
   });
+  const red = (base?.tests?.names ?? []).filter((t) => t.status === 'fail').map((t) => t.name);
+  return scope.kind === 'affected' && red.length > 0 ? { ...scope, redAtBase: red } : scope;
 }
 
 /** Files of code a test can be written in. */
