@@ -21,7 +21,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
   const iteration2 = o.contexts[1];
   if (scenario.expect === 'done') {
     const iterations = scenario.id === 'fix-then-complete' ? 2 : 1;
-    if (o.status !== 'done') problems.push(`ended ${o.status} after ${o.iterations} iteration(s)${reasonOf(o)}`);
+    if (o.status !== 'done') problems.push(`ended ${o.status} after ${o.iterations} iteration(s)${gateSaid(o.record)}${reasonOf(o)}`);
     else if (o.iterations !== iterations) problems.push(`done, but in ${o.iterations} iterations instead of ${iterations}`);
     if (scenario.id === 'fix-then-complete') problems.push(...scopeProblems(c, config, o.record));
     const trees = await caseTrees(c);
@@ -109,9 +109,11 @@ function gateSaid(record: string): string {
   const finished = record
     .split('\n')
     .filter((line) => line.startsWith('{"type":"gate.finished"'))
-    .map((line) => JSON.parse(line) as { summary?: string; passed?: boolean });
+    .map((line) => JSON.parse(line) as { summary?: string; passed?: boolean; tests?: { failing?: string[] } });
   const last = finished.at(-1);
-  return last?.summary ? ` (the gate ${last.passed ? 'passed' : 'failed'}: "${last.summary}")` : '';
+  // the failing names first: a CI log keeps only the tail, and the workspace is gone with the machine
+  const failing = last?.tests?.failing?.length ? `, failing ${last.tests.failing.slice(0, 5).join(' | ')}` : '';
+  return last?.summary ? ` (the gate ${last.passed ? 'passed' : 'failed'}: "${last.summary}"${failing})` : '';
 }
 
 /** A line of the record that names the test and calls it pre-existing. */
