@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { RunnerSetting } from '../../../src/core/gates/affectedCommand';
-import { liftedTimeout, readRunnerSetting } from '../../../src/core/gates/liftTimeout';
+import { liftedTimeout } from '../../../src/core/gates/liftTimeout';
+import { readRunnerSetting } from '../../../src/core/gates/runnerSetting';
 import { ProcessGateRunner, runGates } from '../../../src/core/gates/runGates';
 import type { GateOutcome } from '../../../src/core/gates/types';
 

@@ -4,7 +4,7 @@ import type { GateConfig } from '../../config/schema';
 import { runnerCall, type RunnerSetting } from '../../gates/affectedCommand';
 import { chooseScope, type GateScope, inventoryOf, type LastFailures } from '../../gates/affectedTests';
 import { definitionParts } from '../../gates/definitions';
-import { readRunnerSetting } from '../../gates/liftTimeout';
+import { readRunnerSetting } from '../../gates/runnerSetting';
 import { ImportGraph } from '../../gates/importGraph';
 import type { TestCounts } from '../../gates/parsers/types';
 import { locateTest } from '../../gates/renames';
