@@ -45,7 +45,7 @@ export const LoopConfigSchema = z
       .max(256)
       .optional()
       .describe(
-        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. Default: the machine's CPU count less one, at least 1",
+        "gate processes at once across the run (iteration gates, runs at a task's base, proofs, merged checks); the others wait in line. A number set here is exact. Default: the machine's CPU count less one (at least 1), and while runs wait in line, one more each quarter second the machine had half a core idle, up to four per core (gates that mostly wait do not hold each other back)",
       ),
     mode: z
       .enum(['autopilot', 'semi-auto'])

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../../../src/core/gates/types';
-import { GateBound, gateProcessLimit } from '../../../src/core/loop/run/gateBound';
+import { GateBound, gateProcessLimit, runGateBound } from '../../../src/core/loop/run/gateBound';
+import { idleCoresSampler } from '../../../src/core/util/idleCores';
 import { availableParallelism } from 'node:os';
 
 /** A gate runner whose runs end when the test says so; it records which ran at once. */
@@ -30,6 +31,11 @@ const request = (name: string, signal?: AbortSignal): GateRunRequest => ({
   ...(signal ? { signal } : {}),
 });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await sleep(5);
+  assert.ok(condition(), 'the condition never held');
+}
 
 describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGates)', () => {
   it('runs at most `limit` at once; the others wait in line, first come first served', async () => {
@@ -50,7 +56,7 @@ describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGat
     const outputs = (await Promise.all(runs)).map((r) => r.output);
     assert.deepEqual(outputs, ['a', 'b', 'c', 'd']);
     assert.equal(held.most(), 2);
-    assert.deepEqual(bound.counts, { peak: 2, waited: 2 });
+    assert.deepEqual(bound.counts, { peak: 2, waited: 2, spare: 0 });
   });
 
   it("tells the runner's environment as its own (the gate cache in front of it keys by it), and none when the runner tells none", async () => {
@@ -117,5 +123,59 @@ describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGat
   it('defaults to the CPU count less one, at least 1; a configured value wins', () => {
     assert.equal(gateProcessLimit(undefined), Math.max(1, availableParallelism() - 1));
     assert.equal(gateProcessLimit(5), 5);
+  });
+
+  it('the default bound lets one more in beyond its limit each look that finds CPU to spare, up to `most`; none while the cores are busy', async () => {
+    const held = heldRunner();
+    let idle = 0;
+    const looks: number[] = [];
+    const bound = new GateBound(1, {
+      most: 3,
+      everyMs: 5,
+      needIdle: 0.5,
+      idleCores: () => (looks.push(idle), idle),
+    });
+    const runner = bound.around(held.runner);
+    const runs = ['a', 'b', 'c', 'd'].map((name) => runner.run(request(name)));
+    await sleep(40);
+    assert.deepEqual(held.started, ['a'], 'busy cores: the limit holds');
+    assert.ok(looks.length >= 3, 'the line looked while it waited');
+    idle = 1.5;
+    await until(() => held.started.length === 3);
+    await sleep(40);
+    assert.deepEqual(held.started, ['a', 'b', 'c'], 'first come first served, and never beyond `most`');
+    assert.equal(bound.counts.spare, 2);
+    idle = 0;
+    held.end('b');
+    await sleep(30);
+    assert.deepEqual(held.started, ['a', 'b', 'c'], 'a place beyond the limit that ends frees none within it');
+    held.end('a');
+    await tick();
+    assert.deepEqual(held.started, ['a', 'b', 'c'], 'c still holds the one place within the limit');
+    held.end('c');
+    await tick();
+    assert.deepEqual(held.started, ['a', 'b', 'c', 'd'], 'a place within the limit goes to the next at once');
+    held.end('d');
+    await Promise.all(runs);
+    const lookedAt = looks.length;
+    await sleep(30);
+    assert.equal(looks.length, lookedAt, 'no line, no looking');
+  });
+
+  it('a configured maxConcurrentGates is exact (no spare room); the default has it; the sampler reads the OS', async () => {
+    const held = heldRunner();
+    const exact = runGateBound(1).around(held.runner);
+    const runs = ['a', 'b'].map((name) => exact.run(request(name)));
+    await sleep(400);
+    assert.deepEqual(held.started, ['a'], 'an idle machine lets no one past a configured bound');
+    held.end('a');
+    await until(() => held.started.length === 2);
+    held.end('b');
+    await Promise.all(runs);
+    assert.equal(runGateBound(undefined).limit, gateProcessLimit(undefined));
+    const idle = idleCoresSampler();
+    await sleep(20);
+    const cores = idle();
+    assert.ok(cores >= 0 && cores <= availableParallelism() * 4, `idle cores ${cores}`);
   });
 });

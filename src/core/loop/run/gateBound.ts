@@ -1,9 +1,42 @@
 import { availableParallelism } from 'node:os';
 import type { GateRunner, GateRunRequest, GateRunResult } from '../../gates/types';
+import { idleCoresSampler } from '../../util/idleCores';
 
 /** `loop.maxConcurrentGates` as configured, else the machine's CPU count less one (at least 1). */
 export function gateProcessLimit(configured: number | undefined): number {
   return configured ?? Math.max(1, availableParallelism() - 1);
+}
+
+/**
+ * The default bound's room beyond its limit: while gate runs wait in line, one more is let in
+ * whenever the machine had CPU to spare over the last look — a gate that mostly waits (a sleep,
+ * a server, the network) does not hold the others back, one that keeps its cores busy does.
+ */
+export interface SpareRoom {
+  /** The most gate processes at once, the spare ones included. */
+  most: number;
+  /** Cores idle, on average, since the previous reading (`idleCoresSampler`). */
+  idleCores: () => number;
+  /** How often the line looks, which is also the least time between two places let in beyond the limit. */
+  everyMs: number;
+  /** The idle cores a look must see to let one more in. */
+  needIdle: number;
+}
+
+/**
+ * The run's bound: `loop.maxConcurrentGates` exactly when it is set; by default the CPU count
+ * less one, and beyond it, up to four per core, one more each quarter second the machine had
+ * half a core idle (on 2 cores: a second suite of one busy core, many gates that sleep).
+ */
+export function runGateBound(configured: number | undefined): GateBound {
+  if (configured !== undefined) return new GateBound(configured);
+  const limit = gateProcessLimit(undefined);
+  return new GateBound(limit, {
+    most: Math.max(limit, 4 * availableParallelism()),
+    idleCores: idleCoresSampler(),
+    everyMs: 250,
+    needIdle: 0.5,
+  });
 }
 
 /**
@@ -12,16 +45,21 @@ export function gateProcessLimit(configured: number | undefined): number {
  * check — so however many tasks are on their gates at once (their agent slots given to other
  * tasks meanwhile), at most `limit` gate processes run and the machine keeps room for the
  * agents. The others wait in line, first come first served; one stopped while it waits leaves
- * the line at once. It sits next to the process: a run the gate cache takes again waits for no
- * place, and the wait counts against no gate's timeout.
+ * the line at once. With `spare` room (the default bound), the first in line is also let in
+ * beyond the limit when a look at the machine finds CPU to spare. It sits next to the process: a
+ * run the gate cache takes again waits for no place, and the wait counts against no gate's timeout.
  */
 export class GateBound {
   private running = 0;
   private readonly line: (() => void)[] = [];
-  /** The most gate processes that ran at once, and the runs that waited for a place (for the tests and the bench). */
-  readonly counts = { peak: 0, waited: 0 };
+  private looking: ReturnType<typeof setInterval> | undefined;
+  /** The most gate processes that ran at once, the runs that waited for a place, those let in beyond the limit (for the tests and the bench). */
+  readonly counts = { peak: 0, waited: 0, spare: 0 };
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly spare?: SpareRoom,
+  ) {}
 
   /**
    * `inner` with this bound in front of it (every gate runner of the run shares the one bound).
@@ -76,7 +114,27 @@ export class GateBound {
       };
       this.line.push(go);
       signal?.addEventListener('abort', gone, { once: true });
+      this.lookForSpare();
     });
+  }
+
+  /** While runs wait (and the bound has spare room), a look every `everyMs`: one more in when the machine had CPU to spare. */
+  private lookForSpare(): void {
+    const spare = this.spare;
+    if (!spare || this.looking) return;
+    spare.idleCores(); // the first look counts from now
+    this.looking = setInterval(() => {
+      if (this.line.length === 0) {
+        clearInterval(this.looking);
+        this.looking = undefined;
+        return;
+      }
+      if (this.running < spare.most && spare.idleCores() >= spare.needIdle) {
+        this.counts.spare++;
+        this.line.shift()?.();
+      }
+    }, spare.everyMs);
+    this.looking.unref?.();
   }
 
   private take(): void {
@@ -84,9 +142,9 @@ export class GateBound {
     this.counts.peak = Math.max(this.counts.peak, this.running);
   }
 
-  /** A place is free: the first in line takes it at once (no one else gets in between). */
+  /** A place is free: the first in line takes it at once (no one else gets in between) — a place within the limit. */
   private leave(): void {
     this.running--;
-    this.line.shift()?.();
+    if (this.running < this.limit) this.line.shift()?.();
   }
 }

@@ -36,7 +36,7 @@ import { CheckpointStore } from '../../record/checkpoint';
 import type { TaskStore } from '../../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { GateRunCache } from './gateRunCache';
-import { GateBound, gateProcessLimit } from './gateBound';
+import { type GateBound, runGateBound } from './gateBound';
 import { createMergeQueue } from '../merge/mergeQueueFactory';
 import type { PauseGate } from '../person/pauseGate';
 import type { RunQuestions } from '../person/runQuestions';
@@ -99,7 +99,7 @@ export class RunAssembly {
   private runMeter: SpendMeter | undefined;
 
   constructor(private readonly run: AssemblyParts) {
-    this.gateBound = new GateBound(gateProcessLimit(run.deps.config.loop.maxConcurrentGates));
+    this.gateBound = runGateBound(run.deps.config.loop.maxConcurrentGates);
   }
 
   /** The run's spend meter, once a loop was built. */
