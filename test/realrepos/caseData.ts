@@ -24,6 +24,12 @@ export interface CaseData {
   legacy: Record<string, string>;
   /** The legacy test's name, as its runner reports it. */
   legacyName: string;
+  /**
+   * A longer timeout in the runner's own config, written beside the fix (an agent's way round a
+   * slow test): edits of package.json or a whole config file, and the part of the gate's
+   * definition the refusal names. Cases without it skip that scenario.
+   */
+  runnerConfig?: { manifest?: Edit[]; files?: Record<string, string>; key: string };
 }
 
 const RELEASE = 'release date is in the future';
@@ -122,6 +128,8 @@ export const CASE_DATA: Record<string, CaseData> = {
       'test/legacy.test.js': `var assert = require('assert');\n\n// written when the release was still ahead; nobody fixed it since\ndescribe('release', function() {\n  it('date is in the future', function() {\n    assert.ok(${RELEASE_FAILS}, 'the release date has passed');\n  });\n});\n`,
     },
     legacyName: 'date is in the future',
+    // mocha 4 reads test/mocha.opts
+    runnerConfig: { files: { 'test/mocha.opts': '--timeout 10000\n' }, key: 'test/mocha.opts' },
   },
   'node-semver-e583226': {
     wrongEdit: [
@@ -142,6 +150,8 @@ export const CASE_DATA: Record<string, CaseData> = {
       'test/integration/legacy.js': `'use strict'\n\nconst { test } = require('tap')\n\n// written when the release was still ahead; nobody fixed it since\ntest('${RELEASE}', t => {\n  t.ok(${RELEASE_FAILS}, 'the release date has passed')\n  t.end()\n})\n`,
     },
     legacyName: RELEASE,
+    // node-tap reads its options from package.json's "tap"
+    runnerConfig: { manifest: [{ file: 'package.json', from: '"timeout": 30,', to: '"timeout": 120,' }], key: 'package.json tap' },
   },
   'ufo-7959de5': {
     wrongEdit: [

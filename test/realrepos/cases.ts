@@ -112,6 +112,8 @@ export interface CaseTrees {
   sourceBefore: Map<string, string>;
   /** Source files after fix.diff: the upstream fix, byte for byte. */
   sourceFixed: Map<string, Buffer>;
+  /** The base's package.json ('' where there is none): what an edit of the runner's config starts from. */
+  manifest: string;
 }
 
 const trees = new Map<string, Promise<CaseTrees>>();
@@ -131,12 +133,13 @@ async function readTrees(c: RealCase): Promise<CaseTrees> {
     const read = (files: string[]) => new Map(files.map((f) => [f, readIfThere(path.join(dir, f))]));
     const testBefore = read(testFiles);
     const sourceBefore = read(fixFiles);
+    const manifest = readIfThere(path.join(dir, 'package.json'));
     // `git apply` outside a repository applies to the current folder, exactly as the README lays a case out
     run('git', ['apply', path.join(c.dir, 'test.diff')], dir);
     run('git', ['apply', path.join(c.dir, 'fix.diff')], dir);
     const testAfter = read(testFiles);
     const sourceFixed = new Map(fixFiles.map((f) => [f, readFileSync(path.join(dir, f))]));
-    return { testFiles, fixFiles, testBefore, testAfter, sourceBefore, sourceFixed };
+    return { testFiles, fixFiles, testBefore, testAfter, sourceBefore, sourceFixed, manifest };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }

@@ -46,6 +46,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
           problems.push(`iteration 2's context shows no failing test's error (${data.errorShown.join(' / ')})`);
       }
     }
+    if (scenario.id === 'runner-config') problems.push(...runnerConfigProblems(c, o.record, data.runnerConfig!.key));
     if (scenario.id === 'assertions-deleted') {
       const trees = await caseTrees(c);
       if (!iteration2) problems.push('there was no iteration 2 (its context could not say what to restore)');
@@ -65,13 +66,7 @@ const NARROWED: Record<string, string> = { 'node-semver-e583226': 'npx tap ' };
  * why otherwise; the COMPLETE of iteration 2 is judged on the whole suite.
  */
 function scopeProblems(c: RealCase, config: Config, record: string): string[] {
-  const events = record
-    .split('\n')
-    .filter((line) => line.startsWith('{"type":"gate.'))
-    .map(
-      (line) =>
-        JSON.parse(line) as { type: string; iteration?: number; command?: string; scope?: { kind: string; why?: string; files?: number } },
-    );
+  const events = gateEvents(record);
   const first = events.find((e) => e.type === 'gate.finished' && e.iteration === 1);
   const second = events.find((e) => e.type === 'gate.finished' && e.iteration === 2);
   const started = events.find((e) => e.type === 'gate.started' && e.iteration === 1);
@@ -86,6 +81,33 @@ function scopeProblems(c: RealCase, config: Config, record: string): string[] {
   if (second?.scope?.kind !== 'full')
     problems.push(`iteration 2's COMPLETE was not judged on the whole suite (${JSON.stringify(second?.scope)})`);
   return problems;
+}
+
+/**
+ * Issue 34 on a real suite: a change to the runner's config runs the whole suite in iteration 1
+ * (and says so: by the config's file where the runner could have run a part), and the refusal
+ * names the part of the gate's definition that changed since the task's base.
+ */
+function runnerConfigProblems(c: RealCase, record: string, key: string): string[] {
+  const problems: string[] = [];
+  const first = gateEvents(record).find((e) => e.type === 'gate.finished' && e.iteration === 1);
+  const file = key.split(' ')[0];
+  if (first?.scope?.kind !== 'full' || !first.scope.why)
+    problems.push(`iteration 1 did not run the whole suite with a reason (${JSON.stringify(first?.scope)})`);
+  else if (NARROWED[c.id] && !first.scope.why.includes(file))
+    problems.push(`iteration 1's reason for the whole suite does not name \`${file}\`: ${first.scope.why}`);
+  if (!record.split('\n').some((line) => line.includes(`\`${key}\``) && line.includes("since the task's base")))
+    problems.push(`the task's record does not say \`${key}\` changed since the task's base`);
+  return problems;
+}
+
+function gateEvents(
+  record: string,
+): { type: string; iteration?: number; command?: string; scope?: { kind: string; why?: string; files?: number } }[] {
+  return record
+    .split('\n')
+    .filter((line) => line.startsWith('{"type":"gate.'))
+    .map((line) => JSON.parse(line) as ReturnType<typeof gateEvents>[number]);
 }
 
 function reasonOf(o: Outcome): string {

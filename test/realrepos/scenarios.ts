@@ -13,7 +13,14 @@ import { caseTrees, type CaseTrees, type RealCase } from './cases';
 import { type CliRun, layOut, ralph } from './workspace';
 
 export type ScenarioId =
-  'upstream-fix' | 'no-change' | 'wrong-edit' | 'assertions-deleted' | 'test-skipped' | 'fix-with-legacy-red' | 'fix-then-complete';
+  | 'upstream-fix'
+  | 'no-change'
+  | 'wrong-edit'
+  | 'assertions-deleted'
+  | 'test-skipped'
+  | 'fix-with-legacy-red'
+  | 'fix-then-complete'
+  | 'runner-config';
 
 export interface Scenario {
   id: ScenarioId;
@@ -22,11 +29,21 @@ export interface Scenario {
   expect: 'done' | 'not done';
   plan(trees: CaseTrees, data: CaseData): AgentPlan;
   atBase?(data: CaseData): Record<string, string>;
+  /** Whether the case has what the scenario needs (default: every case). */
+  applies?(data: CaseData): boolean;
 }
 
 const editedFiles = (files: Map<string, string>, edits: CaseData['skip']) =>
   Object.fromEntries([...new Set(edits.map((e) => e.file))].map((f) => [f, applyEdits(f, files.get(f) ?? '', edits)]));
 const fixed = (trees: CaseTrees) => Object.fromEntries([...trees.sourceFixed].map(([f, b]) => [f, b.toString('utf8')]));
+/** The runner's config with the case's longer timeout: package.json edited, or config files written whole. */
+function runnerConfig(trees: CaseTrees, data: CaseData): Record<string, string> {
+  const change = data.runnerConfig!;
+  return {
+    ...(change.manifest ? { 'package.json': applyEdits('package.json', trees.manifest, change.manifest) } : {}),
+    ...change.files,
+  };
+}
 const claim = (summary: string): Pick<AgentPlan, 'summary' | 'promiseEvidence'> => ({ summary, promiseEvidence: summary });
 
 export const SCENARIOS: Scenario[] = [
@@ -77,6 +94,18 @@ export const SCENARIOS: Scenario[] = [
     expect: 'done',
     plan: (trees) => ({ writes: fixed(trees), ...claim("Fixed the library's code; the behaviour is correct now."), completeAt: 2 }),
   },
+  {
+    // issue 34: a change to the runner's config runs the whole suite; the gate's definition changed, so COMPLETE is refused
+    id: 'runner-config',
+    label: "the upstream fix and a longer timeout in the runner's config; COMPLETE in iteration 2",
+    expect: 'not done',
+    applies: (data) => data.runnerConfig !== undefined,
+    plan: (trees, data) => ({
+      writes: { ...fixed(trees), ...runnerConfig(trees, data) },
+      ...claim("Fixed the library's code and gave the slow tests more time."),
+      completeAt: 2,
+    }),
+  },
 ];
 
 export interface Config {
@@ -98,6 +127,7 @@ export const SLOW_CASE_RUNS: [Scenario['id'], Config['id']][] = [
   ['no-change', 'serial'],
   ['assertions-deleted', 'serial'],
   ['fix-then-complete', 'serial'],
+  ['runner-config', 'serial'],
 ];
 export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/${k.id}`;
 
@@ -108,9 +138,10 @@ export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/$
  */
 export function runsOf(c: RealCase): [Scenario, Config][] {
   const only = process.env.RALPH_REALREPOS_ONLY?.split(',').filter(Boolean);
-  const all = SCENARIOS.flatMap((s) => CONFIGS.map((k) => [s, k] as [Scenario, Config])).filter(
-    ([s, k]) => !only || only.some((word) => keyOf(c, s, k).includes(word)),
-  );
+  const data = dataOf(c);
+  const all = SCENARIOS.filter((s) => s.applies?.(data) ?? true)
+    .flatMap((s) => CONFIGS.map((k) => [s, k] as [Scenario, Config]))
+    .filter(([s, k]) => !only || only.some((word) => keyOf(c, s, k).includes(word)));
   if (c.suiteSeconds <= SLOW_SUITE_SECONDS || process.env.RALPH_REALREPOS_FULL === '1') return all;
   return all.filter(([s, k]) => SLOW_CASE_RUNS.some(([sid, kid]) => s.id === sid && k.id === kid));
 }

@@ -35,6 +35,8 @@ const TEST_CONFIGS = [
   ...variants('vite.config', ['ts', 'js', 'mjs', 'mts']),
   '.mocharc',
   ...variants('.mocharc', ['js', 'cjs', 'json', 'jsonc', 'yml', 'yaml']),
+  // mocha before 8 reads its options from here
+  'test/mocha.opts',
   ...variants('ava.config', ['js', 'cjs', 'mjs']),
   '.taprc',
   'node.config.json',
@@ -59,8 +61,9 @@ const LINT_CONFIGS = [
   '.pylintrc',
 ];
 const PACKAGE_KEYS: Record<string, string[]> = {
-  tests: ['jest', 'mocha', 'ava', 'c8', 'nyc'],
-  coverage: ['jest', 'mocha', 'ava', 'c8', 'nyc'],
+  // node-tap reads its options (timeout, coverage, files) from package.json's "tap" too
+  tests: ['jest', 'mocha', 'ava', 'tap', 'c8', 'nyc'],
+  coverage: ['jest', 'mocha', 'ava', 'tap', 'c8', 'nyc'],
   lint: ['eslintConfig', 'eslintIgnore'],
 };
 /** INI/TOML sections that configure the gate (section names as a regexp). */
