@@ -11,18 +11,24 @@ phase() { printf '\n=== %s ===\n' "$*"; }
 logs="$(mktemp -d "${TMPDIR:-/tmp}/ralph-test-all-XXXXXX")"
 # On a failure, mocha's list of failing tests again, last: a CI log keeps only its tail, and the
 # integration tier ends with the workbench's console after that list.
-failures() {
-  local rc=$? log
-  if [ "$rc" -ne 0 ]; then
-    for log in "$logs"/*.log; do
-      [ -f "$log" ] && grep -qE '^ +[0-9]+ failing' "$log" || continue
-      printf '\n=== failing tests of the %s tier (again) ===\n' "$(basename "$log" .log)"
-      sed -n '/^ *[0-9][0-9]* failing/,$p' "$log" | grep -vE '^\[(page|integration|e2e)' | head -n 120
-    done
-  fi
-  return "$rc"
+failures_again() {
+  local log
+  for log in "$logs"/*.log; do
+    [ -f "$log" ] && grep -qE '^ +[0-9]+ failing' "$log" || continue
+    printf '\n=== failing tests of the %s tier (again) ===\n' "$(basename "$log" .log)"
+    # head closes early on a long list: that is no failure of the handler
+    sed -n '/^ *[0-9][0-9]* failing/,$p' "$log" | grep -vE '^\[(page|integration|e2e)' | head -n 120 || true
+  done
 }
-trap 'failures; rc=$?; rm -rf "$logs"; exit $rc' EXIT
+rebuild_dev=""
+on_exit() {
+  local rc=$?
+  [ "$rc" -eq 0 ] || failures_again
+  [ -z "$rebuild_dev" ] || npm run --silent build >/dev/null 2>&1 || true
+  rm -rf "$logs"
+  exit "$rc"
+}
+trap on_exit EXIT
 tier() { local name="$1"; shift; "$@" 2>&1 | tee "$logs/$name.log"; }
 
 # Before anything slow: the Debian packages the tiers need (installed where we can, else the one
@@ -76,7 +82,7 @@ tier integration node out/test/runner/runIntegration.js
 phase "end-to-end tests (packaged .vsix in code-server, Chromium)"
 npm run --silent package >/dev/null
 # the production build replaced dist/: rebuild the development bundles the integration tier uses
-trap 'failures; rc=$?; npm run --silent build >/dev/null 2>&1; rm -rf "$logs"; exit $rc' EXIT
+rebuild_dev=1
 tier e2e node out/test/e2e/run.js
 
 phase "all tests passed"
