@@ -46,6 +46,8 @@ export interface ScopeInput {
   treeTests: readonly string[];
   /** Tests of the base run, when it counted them. */
   baseTotal?: number;
+  /** The task's run at its base is still going: the suite is the tree's test files by the runners' conventions and configs. */
+  basePending?: boolean;
   /** Files that configure the gate (its scripts, its runner's configs) and lockfiles. */
   isDefinition(file: string): boolean;
   isTest(file: string): boolean;
@@ -73,7 +75,8 @@ export async function chooseScope(input: ScopeInput): Promise<GateScope> {
     return affected(call, input, files, input.baseTotal);
   }
   // vitest filters its own test files by the paths it is given: a path that is no test of its runs nothing
-  const filtering = call.runner === 'vitest' && 'why' in input.inventory;
+  // while the base run is still going, the tree's test files stand for the suite the runner reports
+  const filtering = (call.runner === 'vitest' || input.basePending === true) && 'why' in input.inventory;
   if ('why' in input.inventory && !filtering) return full(input.inventory.why);
   const suite = 'why' in input.inventory ? new Set(input.treeTests) : input.inventory.files;
   const total = 'why' in input.inventory ? input.baseTotal : input.inventory.total;

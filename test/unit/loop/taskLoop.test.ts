@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { LockError } from '../../../src/core/errors';
@@ -215,12 +216,17 @@ describe('the Ralph loop (against the scripted server)', function () {
     h = await makeLoopHarness([complete]);
     await h.addTask();
     const lock = await RunLock.acquire(h.paths, 'other-run');
-    // pretend the lock belongs to another live process (our parent)
-    await fs.writeFile(h.paths.lock, JSON.stringify({ ...lock.info, pid: process.ppid }));
-    await assert.rejects(
-      h.runner().run(),
-      (error: unknown) => error instanceof LockError && /another Ralph run holds .*stop that run first/.test(error.message),
-    );
+    // pretend the lock belongs to another live node process (not our parent: `npx mocha` runs under `sh -c`)
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      await fs.writeFile(h.paths.lock, JSON.stringify({ ...lock.info, pid: other.pid }));
+      await assert.rejects(
+        h.runner().run(),
+        (error: unknown) => error instanceof LockError && /another Ralph run holds .*stop that run first/.test(error.message),
+      );
+    } finally {
+      other.kill();
+    }
     assert.equal(chatRequests(h.server).length, 0);
     await fs.rm(h.paths.lock);
   });

@@ -26,6 +26,7 @@ export class AsideBaseline {
   private readonly abort = new AbortController();
   /** The baseline, or undefined when it was stopped or could not be taken (said as a warning then). */
   readonly ready: Promise<IntegrityBaseline | undefined>;
+  private ended = false;
 
   constructor(
     private readonly services: AsideServices,
@@ -34,9 +35,16 @@ export class AsideBaseline {
     stop: AbortSignal,
   ) {
     const signal = AbortSignal.any([stop, this.abort.signal]);
-    this.ready = this.take(base, signal).catch((error: unknown) =>
-      this.missing(`the scratch worktree at the base failed: ${errorMessage(error)}`, signal),
-    );
+    this.ready = this.take(base, signal)
+      .catch((error: unknown) => this.missing(`the scratch worktree at the base failed: ${errorMessage(error)}`, signal))
+      .finally(() => {
+        this.ended = true;
+      });
+  }
+
+  /** Whether the run at the base has ended (its baseline taken, or not to be had). */
+  get settled(): boolean {
+    return this.ended;
   }
 
   /** The task ended first: the run stops, and its scratch worktree is gone when this resolves. */

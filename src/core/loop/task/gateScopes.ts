@@ -28,25 +28,27 @@ export async function gateScopes(
   cp: Checkpoint,
   gates: readonly GateConfig[],
   signal: Signal | undefined,
+  /** The task's run at its base is still going (in a worktree, beside the first iterations): the part is picked without it. */
+  basePending = false,
 ): Promise<Map<string, GateScope> | undefined> {
   const candidates = gates.filter((g) => g.kind === 'tests' && g.scope !== 'full');
   if (candidates.length === 0) return undefined;
   const scopes = new Map<string, GateScope>();
-  const why = wholeAlways(cp, signal);
+  const why = wholeAlways(cp, signal, basePending);
   if (why) {
     for (const g of candidates) scopes.set(g.name, { kind: 'full', why });
     return scopes;
   }
   const workspace = (services.work ?? services.paths).workspace;
   const tree = await readTree(workspace, task, services.config);
-  for (const gate of candidates) scopes.set(gate.name, await scopeOf(gate, workspace, cp, tree));
+  for (const gate of candidates) scopes.set(gate.name, await scopeOf(gate, workspace, cp, tree, basePending));
   return scopes;
 }
 
 /** Why every test gate runs whole this time, whatever changed. */
-function wholeAlways(cp: Checkpoint, signal: Signal | undefined): string | undefined {
+function wholeAlways(cp: Checkpoint, signal: Signal | undefined, basePending: boolean): string | undefined {
   if (signal?.kind === 'COMPLETE') return 'the agent claims COMPLETE: the whole suite decides';
-  if (!cp.integrity) return "the task's first run of its gates: the suite at its base is not known yet";
+  if (!cp.integrity && !basePending) return "the task's first run of its gates: the suite at its base is not known yet";
   if (!cp.baseCommit) return 'the task has no base commit to tell its changes from';
   return undefined;
 }
@@ -75,7 +77,7 @@ async function readTree(workspace: string, task: Task, config: TaskLoopServices[
   return { files, untracked: listed, graph: new ImportGraph(workspace, files), isTest, setting };
 }
 
-async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree: Tree): Promise<GateScope> {
+async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree: Tree, basePending: boolean): Promise<GateScope> {
   const since = lastWholeGreen(cp.history, gate.name) ?? cp.baseCommit!;
   const [sinceGreen, sinceBase, parts] = await Promise.all([
     changedSince(workspace, since, tree.untracked),
@@ -92,7 +94,9 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
     changedSinceGreen: sinceGreen,
     changedSinceBase: sinceBase,
     last: lastFailures(cp.history, gate.name, workspace) ?? baseFailures(base?.tests),
-    inventory: await filedInventory(base?.tests, tree, workspace),
+    inventory:
+      base || !basePending ? await filedInventory(base?.tests, tree, workspace) : { why: "the task's run at its base is still going" },
+    ...(base || !basePending ? {} : { basePending: true }),
     treeTests: [...tree.files].filter((f) => tree.isTest(f) && CODE.test(f)),
     ...(base?.tests ? { baseTotal: base.tests.total } : {}),
     isDefinition: (f) => definitions.has(f),

@@ -56,6 +56,7 @@ export async function runGatesUnlessFinal(
   signal: Signal | undefined,
   abort: AbortSignal,
   aside?: Promise<IntegrityBaseline | undefined>,
+  basePending = false,
 ): Promise<GateReport | undefined> {
   const gates = gatesFor(task, services.config.gates);
   if (gates.length === 0) return undefined;
@@ -65,14 +66,16 @@ export async function runGatesUnlessFinal(
     const integrity = await aside;
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
-  const judge = cp.integrity ? against(cp.integrity) : aside && later;
+  const judge = cp.integrity ? against(cp.integrity) : basePending ? unjudgedYet : aside && later;
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
   if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
   // the base's suite, taken beside iteration 1 in a worktree: its verdicts wait for it anyway, and knowing it lets this run be a part
   const scoped = !isComplete(signal) && gates.some((g) => g.kind === 'tests' && g.scope !== 'full');
   const known = cp.integrity ?? (aside && scoped ? await aside : undefined);
-  const scopes = await gateScopes(services, task, known ? { ...cp, integrity: known } : cp, gates, signal).catch(() => undefined);
+  const scopes = await gateScopes(services, task, known ? { ...cp, integrity: known } : cp, gates, signal, basePending).catch(
+    () => undefined,
+  );
   return runGates({
     ...(scopes ? { scopes } : {}),
     gates,
@@ -89,6 +92,25 @@ export async function runGatesUnlessFinal(
     logMaxBytes: services.config.reports.logMaxKb * 1024,
   });
 }
+
+/** A gate's result while the task's run at its base is still going: the agent is told its failures are not compared with the base yet. */
+const unjudgedYet: GateJudge = (gate, outcome) =>
+  Promise.resolve(
+    outcome.passed
+      ? outcome
+      : {
+          ...outcome,
+          fixItems: [
+            ...outcome.fixItems,
+            {
+              gate: gate.name,
+              kind: gate.kind,
+              level: 'observation',
+              text: `The task's run of ${gate.name} at its base is still going, so these failures are not compared with the base yet: one that was already there counts here. From the first iteration after that run ends, they are; COMPLETE always waits for it.`,
+            },
+          ],
+        },
+  );
 
 export function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {
   const gate = services.config.gates.find((g) => g.name === name);

@@ -19,6 +19,7 @@ import { environmentStop } from './environmentStop';
 import { proofStep } from './proofStep';
 import { gatesFor } from '../../gates/taskCheck';
 import type { TaskLoopServices } from './types';
+import type { AsideBaseline } from './baselineAside';
 
 export interface IterationStepResult {
   record: IterationRecord;
@@ -41,7 +42,7 @@ export interface IterationStepInput extends ConversationInput {
   /** Writes the model run ahead of the commit (the checkpoint's `committing` phase). */
   beforeCommit?: (pending: PendingCommit) => Promise<void>;
   /** The integrity baseline still being taken beside this iteration (`AsideBaseline`): its gates wait for it. */
-  baseline?: Promise<IntegrityBaseline | undefined>;
+  baseline?: Pick<AsideBaseline, 'ready' | 'settled'>;
 }
 
 /**
@@ -190,12 +191,16 @@ async function judgeIteration(
 ): Promise<IterationStepResult> {
   const { task, iteration: n } = input;
   const { run, signal, signalGiven, feedback, finishRecord } = done;
-  // the baseline taken beside the first iteration: the gates run meanwhile, their verdicts wait for it
-  const aside = !input.cp.integrity && !isFinalSignal(signalGiven) ? input.baseline : undefined;
+  // the baseline taken beside the first iteration: the gates run meanwhile, their verdicts wait for it —
+  // unless the iteration claims nothing, another one follows and the run at the base is still going: then
+  // its gates only tell the agent, unjudged against the base, and the first iteration after that run's end is judged
+  const pending = !input.cp.integrity && !isFinalSignal(signalGiven) ? input.baseline : undefined;
+  const basePending = pending !== undefined && !pending.settled && signalGiven?.kind !== 'COMPLETE' && n < input.maxIterations;
+  const aside = pending && !basePending ? pending.ready : undefined;
   // COMPLETE with gates to run: the merge queue may check the merged result meanwhile (decided once they pass)
   const claimed = signalGiven?.kind === 'COMPLETE' && services.checkAhead !== undefined && gatesFor(task, services.config.gates).length > 0;
   if (claimed) services.checkAhead!.claim(task.id, task.title);
-  const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside);
+  const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside, basePending);
   const taken = await aside;
   // a gate that cannot run here: the task stops, the baseline taken in that place is not kept (taken again once set right)
   const environment = environmentStop(taken, input.cp.integrity, gates);

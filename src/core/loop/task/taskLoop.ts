@@ -150,7 +150,7 @@ export class TaskLoop {
       stop: run.stop,
       replay,
       beforeCommit,
-      baseline: running.integrity ? undefined : this.aside?.ready,
+      baseline: running.integrity ? undefined : this.aside,
     });
     if (step.uncommitted && written)
       return this.haltUncommitted({ ...run, cp: { ...running, phase: 'committing', pending: written, updatedAt: isoNow(services) } }, step);
