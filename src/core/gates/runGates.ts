@@ -35,6 +35,8 @@ export interface RunGatesOptions {
   emit?(body: RalphEventBody): void;
   /** Judges each outcome against the task's base before it is announced (gate integrity). */
   judge?(gate: GateConfig, outcome: GateOutcome): Promise<GateOutcome>;
+  /** What the agent is told besides of each outcome, parts included, after the judge (a base run still going). */
+  remark?(gate: GateConfig, outcome: GateOutcome): GateOutcome;
   /** Folder for the full output of each gate (`iteration-<n>-<gate>.log`); none is kept when unset. */
   logDir?: string;
   /** Cap of each log (its head and tail are kept); default 1 MiB. */
@@ -62,7 +64,8 @@ export async function runGates(options: RunGatesOptions): Promise<GateReport> {
     const { runs, evaluated } = await runWithReruns(gate, options);
     const ranPart = evaluated.scope?.kind === 'affected';
     // a part of the suite is never judged against the base: its missing tests did not run, they are not gone
-    const outcome = options.judge && !ranPart ? await options.judge(gate, evaluated) : evaluated;
+    const judged = options.judge && !ranPart ? await options.judge(gate, evaluated) : evaluated;
+    const outcome = options.remark ? options.remark(gate, judged) : judged;
     outcomes.push(outcome);
     options.emit?.({
       type: 'gate.finished',

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
 import { completeStep, projectHarness, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
 import type { Step } from '../../fixtures/scriptedServer';
@@ -226,5 +229,56 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
     assert.equal(finished[1].scope?.kind, 'full');
     assert.equal(finished[1].passed, true, finished[1].summary);
     assert.deepEqual(finished[1].preExisting, ['release date is in the future']);
+  });
+  it('a base run still going as iteration 1 ends (a worktree): the part comes from the tree’s test files, helpers left out, unjudged; COMPLETE waits for the base', async () => {
+    const hold = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-slow-base-'));
+    const release = JSON.stringify(path.join(hold, 'release'));
+    try {
+      const files = {
+        ...PROJECT,
+        // a helper beside the tests that reaches upper.js: not a test file of the runner's
+        'test/helpers/shout.js': "const { upper } = require('../../src/upper');\nexports.shout = (s) => upper(s);\n",
+        // at the base (upper without "!") it waits, bounded, for the release iteration 2 gives
+        'test/slow.test.js': `${TEST_HEAD}const fs = require('node:fs');\nconst { upper } = require('../src/upper');\ntest('slow at the base', () => {\n  const until = Date.now() + 30000;\n  while (upper('a') === 'A' && !fs.existsSync(${release}) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);\n});\n`,
+      };
+      h = await projectHarness(
+        [
+          writeStep('src/upper.js', 'exports.upper = (s) => `${s.toUpperCase()}!`;\n'),
+          say('upper shouts; its test next'),
+          writeStep('test/upper.test.js', UPPER_TEST),
+          completeStep('upper shouts'),
+        ],
+        {
+          files,
+          config: { gates: [TESTS_GATE], loop: { maxIterations: 3, maxParallel: 3, maxConcurrentGates: 3 }, commands: { sandbox: 'off' } },
+        },
+      );
+      h.bus.subscribe((event) => {
+        if (event.type === 'iteration.started' && event.iteration === 2) void fs.writeFile(path.join(hold, 'release'), '');
+      });
+      const id = await h.addTask(TASK);
+      const summary = await h.runner().run();
+      assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+      const starts = iterationStarts(h);
+      const finished = iterationGates(h);
+      assert.deepEqual(
+        starts.map((s) => s.command),
+        ['npm test -- test/slow.test.js test/upper.test.js', 'npm test'],
+        'iteration 1: the test files that reach upper.js, not the helper',
+      );
+      assert.deepEqual(finished[0].scope, { kind: 'affected', files: 2 }, 'the suite’s size is not known yet');
+      assert.equal(finished[0].passed, false);
+      assert.deepEqual(finished[0].tests?.failing, ['upper']);
+      const report = await h.ws.read(`.ralph/reports/${id}/iteration-1.md`);
+      assert.match(report, /not compared with the base yet/);
+      assert.deepEqual(finished[1].scope, { kind: 'full', why: 'the agent claims COMPLETE: the whole suite decides' });
+      assert.equal(
+        eventsOf(h.events, 'integrity.baseline').find((b) => b.taskId === id)?.gates[0].tests?.total,
+        5,
+        'the base run, to its end (node --test runs every file under test/, the helper too: 1 of its 5)',
+      );
+    } finally {
+      await fs.rm(hold, { recursive: true, force: true });
+    }
   });
 });

@@ -16,7 +16,7 @@ const files = fs.readdirSync('.').filter((f) => f.endsWith('.num'));
 const where = path.basename(process.cwd());
 fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where, files, phase: 'start' }) + '\\n');
 if (files.length === 0) {
-  const until = Date.now() + 20000;
+  const until = Date.now() + 60000;
   while (!fs.existsSync(${JSON.stringify(release)}) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
   fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ where, files, phase: 'end', released: fs.existsSync(${JSON.stringify(release)}) }) + '\\n');
 }
@@ -52,7 +52,8 @@ describe('the integrity baseline beside the first iteration (a task in a worktre
     h = await makeLoopHarness(steps);
     // no sandbox: the suite writes its log outside the repository
     await h.configure({
-      loop: { maxParallel: 2, maxIterations: 3 },
+      // gate processes not bounded by the machine's idle time: a held base run must not keep the first iteration's gates out
+      loop: { maxParallel: 2, maxIterations: 3, maxConcurrentGates: 3 },
       commands: { sandbox: 'off' },
       gates: [{ name: 'suite', command: 'node --test --test-reporter=tap suite.test.js', kind: 'tests', required: true }],
     });

@@ -87,6 +87,7 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
   if (!sinceGreen || !sinceBase) return { kind: 'full', why: 'git could not say what changed since the last whole green run' };
   const definitions = new Set(parts.map((p) => p.file));
   const base = cp.integrity?.gates.find((g) => g.gate === gate.name);
+  const pending = !base && basePending;
   if (base && base.command !== gate.command) return { kind: 'full', why: "the gate's command changed since the task's base" };
   const scope = await chooseScope({
     call: runnerCall(gate.command, tree.setting),
@@ -94,10 +95,10 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
     changedSinceGreen: sinceGreen,
     changedSinceBase: sinceBase,
     last: lastFailures(cp.history, gate.name, workspace) ?? baseFailures(base?.tests),
-    inventory:
-      base || !basePending ? await filedInventory(base?.tests, tree, workspace) : { why: "the task's run at its base is still going" },
-    ...(base || !basePending ? {} : { basePending: true }),
-    treeTests: [...tree.files].filter((f) => tree.isTest(f) && CODE.test(f)),
+    inventory: pending ? { why: "the task's run at its base is still going" } : await filedInventory(base?.tests, tree, workspace),
+    ...(pending ? { basePending: true } : {}),
+    // without the base run's files, the helpers and fixtures beside the tests are not run as tests (ava refuses them)
+    treeTests: [...tree.files].filter((f) => tree.isTest(f) && CODE.test(f) && !(pending && SUPPORT.test(f))),
     ...(base?.tests ? { baseTotal: base.tests.total } : {}),
     isDefinition: (f) => definitions.has(f),
     isTest: tree.isTest,
@@ -110,6 +111,9 @@ async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree
 
 /** Files of code a test can be written in. */
 const CODE = /\.(?:[cm]?[jt]sx?|py)$/;
+/** Beside the tests, not tests: helpers, fixtures, support code (ava's default exclusions and their like), `_`-prefixed files. */
+const SUPPORT =
+  /(?:^|\/)(?:(?:_[^/]*|__(?:helpers?|fixtures?|mocks?)__|helpers?|fixtures?|support|mocks?)\/|(?:_[^/]*|helpers?|fixtures?|support|mocks?|setup|utils?)\.[a-z0-9]+$)/;
 
 /** Test files read to find the file of a test the runner named none for (node:test's passing tests). */
 const MAX_TEST_TEXTS = 2000;

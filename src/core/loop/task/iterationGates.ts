@@ -3,6 +3,7 @@ import type { IntegrityBaseline } from '../../gates/integrity';
 import { boundedBaseFailures, runGates } from '../../gates/runGates';
 import { gatesFor } from '../../gates/taskCheck';
 import type { GateOutcome, GateReport } from '../../gates/types';
+import type { GateConfig } from '../../config/schema';
 import type { Checkpoint, IterationRecord } from '../../record/checkpoint';
 import type { Signal } from '../../signals/types';
 import type { Task } from '../../tasks/schema';
@@ -66,7 +67,7 @@ export async function runGatesUnlessFinal(
     const integrity = await aside;
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
-  const judge = cp.integrity ? against(cp.integrity) : basePending ? unjudgedYet : aside && later;
+  const judge = cp.integrity ? against(cp.integrity) : basePending ? undefined : aside && later;
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
   if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
@@ -88,29 +89,18 @@ export async function runGatesUnlessFinal(
     iteration: n,
     emit: services.emit,
     judge,
+    ...(basePending ? { remark: unjudgedYet } : {}),
     logDir: path.join(services.paths.reportsDir(task.id), 'gates'),
     logMaxBytes: services.config.reports.logMaxKb * 1024,
   });
 }
 
 /** A gate's result while the task's run at its base is still going: the agent is told its failures are not compared with the base yet. */
-const unjudgedYet: GateJudge = (gate, outcome) =>
-  Promise.resolve(
-    outcome.passed
-      ? outcome
-      : {
-          ...outcome,
-          fixItems: [
-            ...outcome.fixItems,
-            {
-              gate: gate.name,
-              kind: gate.kind,
-              level: 'observation',
-              text: `The task's run of ${gate.name} at its base is still going, so these failures are not compared with the base yet: one that was already there counts here. From the first iteration after that run ends, they are; COMPLETE always waits for it.`,
-            },
-          ],
-        },
-  );
+function unjudgedYet(gate: GateConfig, outcome: GateOutcome): GateOutcome {
+  if (outcome.passed) return outcome;
+  const text = `The task's run of ${gate.name} at its base is still going, so these failures are not compared with the base yet: one that was already there counts here. From the first iteration after that run ends, they are; COMPLETE always waits for it.`;
+  return { ...outcome, fixItems: [...outcome.fixItems, { gate: gate.name, kind: gate.kind, level: 'observation', text }] };
+}
 
 export function optionalIterationsLeft(services: TaskLoopServices, cp: Checkpoint, name: string): number {
   const gate = services.config.gates.find((g) => g.name === name);
