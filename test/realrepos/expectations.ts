@@ -47,6 +47,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
       }
     }
     if (scenario.id === 'runner-config') problems.push(...runnerConfigProblems(c, o.record, data.runnerConfig!.key));
+    if (scenario.id === 'transitive-break') problems.push(...transitiveProblems(c, config, o.record, data.transitive!.through));
     if (scenario.id === 'assertions-deleted') {
       const trees = await caseTrees(c);
       if (!iteration2) problems.push('there was no iteration 2 (its context could not say what to restore)');
@@ -101,9 +102,30 @@ function runnerConfigProblems(c: RealCase, record: string, key: string): string[
   return problems;
 }
 
+/**
+ * Issue 34 on a real suite: a break a test file reaches only through another module — iteration
+ * 1's part (where the suite is known before it and the case allows one) runs that test file, and
+ * the whole suite at iteration 2's COMPLETE is red.
+ */
+function transitiveProblems(c: RealCase, config: Config, record: string, through: string): string[] {
+  const events = gateEvents(record);
+  const started = events.find((e) => e.type === 'gate.started' && e.iteration === 1);
+  const first = events.find((e) => e.type === 'gate.finished' && e.iteration === 1);
+  const second = events.find((e) => e.type === 'gate.finished' && e.iteration === 2);
+  const problems: string[] = [];
+  const ranThrough = first?.scope?.kind === 'affected' && started?.command?.split(' ').includes(through);
+  if (NARROWED[c.id] && config.maxParallel === 1 && !ranThrough)
+    problems.push(
+      `iteration 1's part did not run \`${through}\`, which reaches the break through another module (\`${started?.command}\`)`,
+    );
+  if (second?.scope?.kind !== 'full' || second.passed !== false)
+    problems.push(`iteration 2's COMPLETE was not refused by a whole run of the suite (${JSON.stringify(second)})`);
+  return problems;
+}
+
 function gateEvents(
   record: string,
-): { type: string; iteration?: number; command?: string; scope?: { kind: string; why?: string; files?: number } }[] {
+): { type: string; iteration?: number; command?: string; passed?: boolean; scope?: { kind: string; why?: string; files?: number } }[] {
   return record
     .split('\n')
     .filter((line) => line.startsWith('{"type":"gate.'))

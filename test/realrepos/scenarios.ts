@@ -20,7 +20,8 @@ export type ScenarioId =
   | 'test-skipped'
   | 'fix-with-legacy-red'
   | 'fix-then-complete'
-  | 'runner-config';
+  | 'runner-config'
+  | 'transitive-break';
 
 export interface Scenario {
   id: ScenarioId;
@@ -106,6 +107,18 @@ export const SCENARIOS: Scenario[] = [
       completeAt: 2,
     }),
   },
+  {
+    // issue 34: a break a test reaches only through another module: in the part of iteration 1 (the import graph), refused at COMPLETE
+    id: 'transitive-break',
+    label: 'the upstream fix and a break a test reaches only through another module; COMPLETE in iteration 2',
+    expect: 'not done',
+    applies: (data) => data.transitive !== undefined,
+    plan: (trees, data) => ({
+      writes: { ...fixed(trees), ...data.transitive!.files },
+      ...claim("Fixed the library's code and tidied a helper."),
+      completeAt: 2,
+    }),
+  },
 ];
 
 export interface Config {
@@ -128,6 +141,7 @@ export const SLOW_CASE_RUNS: [Scenario['id'], Config['id']][] = [
   ['assertions-deleted', 'serial'],
   ['fix-then-complete', 'serial'],
   ['runner-config', 'serial'],
+  ['transitive-break', 'serial'],
 ];
 export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/${k.id}`;
 
