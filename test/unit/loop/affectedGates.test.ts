@@ -37,6 +37,14 @@ function iterationStarts(h: LoopHarness) {
   return eventsOf(h.events, 'gate.started').filter((e) => e.iteration !== undefined);
 }
 
+/** Adds the task, runs it to done, and gives its iteration gates' starts and results. */
+async function runToDone(h: LoopHarness) {
+  const id = await h.addTask(TASK);
+  const summary = await h.runner().run();
+  assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
+  return { id, starts: iterationStarts(h), finished: iterationGates(h) };
+}
+
 describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)', function () {
   this.timeout(120000);
   let h: LoopHarness | undefined;
@@ -58,11 +66,7 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
         ],
         { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 3, maxParallel } } },
       );
-      const id = await h.addTask(TASK);
-      const summary = await h.runner().run();
-      assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
-      const starts = iterationStarts(h);
-      const finished = iterationGates(h);
+      const { id, starts, finished } = await runToDone(h);
       assert.deepEqual(
         starts.map((s) => s.iteration),
         [1, 2, 3],
@@ -256,11 +260,7 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
       h.bus.subscribe((event) => {
         if (event.type === 'iteration.started' && event.iteration === 2) void fs.writeFile(path.join(hold, 'release'), '');
       });
-      const id = await h.addTask(TASK);
-      const summary = await h.runner().run();
-      assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
-      const starts = iterationStarts(h);
-      const finished = iterationGates(h);
+      const { id, starts, finished } = await runToDone(h);
       assert.deepEqual(
         starts.map((s) => s.command),
         ['npm test -- test/slow.test.js test/upper.test.js', 'npm test'],
