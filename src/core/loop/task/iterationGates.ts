@@ -57,17 +57,21 @@ export async function runGatesUnlessFinal(
   signal: Signal | undefined,
   abort: AbortSignal,
   aside?: Promise<IntegrityBaseline | undefined>,
-  basePending = false,
+  /** The task's run at its base, still going: parts are picked without it, whole runs wait for it to be judged. */
+  running?: Promise<IntegrityBaseline | undefined>,
 ): Promise<GateReport | undefined> {
   const gates = gatesFor(task, services.config.gates);
   if (gates.length === 0) return undefined;
   if (isFinalSignal(signal)) return undefined;
   const against = (integrity: IntegrityBaseline) => integrityJudge(services, task, integrity, cp.baseCommit);
+  const basePending = running !== undefined;
+  const base = aside ?? running;
+  // a whole run's verdict waits for the base run (a part is never judged, so it goes on without it)
   const later: GateJudge = async (gate, outcome) => {
-    const integrity = await aside;
+    const integrity = await base;
     return integrity ? against(integrity)(gate, outcome) : outcome;
   };
-  const judge = cp.integrity ? against(cp.integrity) : basePending ? undefined : aside && later;
+  const judge = cp.integrity ? against(cp.integrity) : base && later;
   const cwd = (services.work ?? services.paths).workspace;
   // the conversation is over: while the gates (and the proof after them) run, the slot goes to the next task
   if (!services.config.loop.holdSlotDuringGates) services.slot?.release();
@@ -89,16 +93,16 @@ export async function runGatesUnlessFinal(
     iteration: n,
     emit: services.emit,
     judge,
-    ...(basePending ? { remark: unjudgedYet } : {}),
+    ...(basePending ? { remark: unjudgedPart } : {}),
     logDir: path.join(services.paths.reportsDir(task.id), 'gates'),
     logMaxBytes: services.config.reports.logMaxKb * 1024,
   });
 }
 
-/** A gate's result while the task's run at its base is still going: the agent is told its failures are not compared with the base yet. */
-function unjudgedYet(gate: GateConfig, outcome: GateOutcome): GateOutcome {
-  if (outcome.passed) return outcome;
-  const text = `The task's run of ${gate.name} at its base is still going, so these failures are not compared with the base yet: one that was already there counts here. From the first iteration after that run ends, they are; COMPLETE always waits for it.`;
+/** A part picked while the task's run at its base was still going: the agent is told its failures are not compared with the base yet. */
+function unjudgedPart(gate: GateConfig, outcome: GateOutcome): GateOutcome {
+  if (outcome.passed || outcome.scope?.kind !== 'affected') return outcome;
+  const text = `The task's run of ${gate.name} at its base was still going when this part was picked, so these failures are not compared with the base yet: one that was already there counts here. From the first iteration after that run ends, they are; a whole run and COMPLETE always wait for it.`;
   return { ...outcome, fixItems: [...outcome.fixItems, { gate: gate.name, kind: gate.kind, level: 'observation', text }] };
 }
 

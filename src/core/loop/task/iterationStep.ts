@@ -193,15 +193,16 @@ async function judgeIteration(
   const { run, signal, signalGiven, feedback, finishRecord } = done;
   // the baseline taken beside the first iteration: the gates run meanwhile, their verdicts wait for it —
   // unless the iteration claims nothing, another one follows and the run at the base is still going: then
-  // its gates only tell the agent, unjudged against the base, and the first iteration after that run's end is judged
+  // a part of the suite goes on without it (unjudged, as every part), and a whole run still waits to be judged
   const pending = !input.cp.integrity && !isFinalSignal(signalGiven) ? input.baseline : undefined;
   const basePending = pending !== undefined && !pending.settled && signalGiven?.kind !== 'COMPLETE' && n < input.maxIterations;
   const aside = pending && !basePending ? pending.ready : undefined;
   // COMPLETE with gates to run: the merge queue may check the merged result meanwhile (decided once they pass)
   const claimed = signalGiven?.kind === 'COMPLETE' && services.checkAhead !== undefined && gatesFor(task, services.config.gates).length > 0;
   if (claimed) services.checkAhead!.claim(task.id, task.title);
-  const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside, basePending);
-  const taken = await aside;
+  const gates = await runGatesUnlessFinal(services, task, input.cp, n, signalGiven, signal, aside, basePending ? pending.ready : undefined);
+  // a whole run waited for the base run: its baseline is kept as when the iteration waited for it
+  const taken = await (aside ?? (pending?.settled ? pending.ready : undefined));
   // a gate that cannot run here: the task stops, the baseline taken in that place is not kept (taken again once set right)
   const environment = environmentStop(taken, input.cp.integrity, gates);
   const integrity = environment ? undefined : taken;
