@@ -36,7 +36,16 @@ export interface ParallelBenchResult {
    * `merge.batchSize` 4 (one merged check covers up to four tasks, the landed commits inside a
    * batch unchecked alone); undefined without the suite.
    */
-  batched?: { batchSize: number; latencyMs: number; sequentialMs: number; parallelMs: number; speedup: number; cost: RunCost };
+  batched?: {
+    batchSize: number;
+    latencyMs: number;
+    sequentialMs: number;
+    parallelMs: number;
+    speedup: number;
+    cost: RunCost;
+    /** The same with `merge.concurrency` 1: one check at a time, the tasks waiting meanwhile one batch. */
+    oneCheck: { parallelMs: number; speedup: number; cost: RunCost };
+  };
 }
 
 const TASKS = 8;
@@ -300,11 +309,16 @@ export async function benchParallel(
   };
 }
 
-/** maxParallel 1, then 4 agents whose merged checks each cover up to 4 tasks (`merge.batchSize`), side by side. */
+/**
+ * maxParallel 1, then 4 agents whose merged checks each cover up to 4 tasks (`merge.batchSize`),
+ * then the same with one check at a time (`merge.concurrency` 1: the tasks that wait meanwhile
+ * form the batches), side by side.
+ */
 async function batchedPair(project: Partial<RunOptions>, latencyMs: number): Promise<NonNullable<ParallelBenchResult['batched']>> {
   const batchSize = 4;
   const sequential = await once(1, latencyMs, project);
   const parallel = await once(4, latencyMs, { ...project, merge: { batchSize } });
+  const oneCheck = await once(4, latencyMs, { ...project, merge: { batchSize, concurrency: 1 } });
   return {
     batchSize,
     latencyMs,
@@ -312,6 +326,7 @@ async function batchedPair(project: Partial<RunOptions>, latencyMs: number): Pro
     parallelMs: parallel.ms,
     speedup: sequential.ms / parallel.ms,
     cost: costOf(parallel, TASKS),
+    oneCheck: { parallelMs: oneCheck.ms, speedup: sequential.ms / oneCheck.ms, cost: costOf(oneCheck, TASKS) },
   };
 }
 

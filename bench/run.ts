@@ -152,6 +152,7 @@ export function parallelLines(
     ...(parallel.batched
       ? [
           `  ${parallel.agents} agents with merge.batchSize ${parallel.batched.batchSize} (one merged check covers up to ${parallel.batched.batchSize} tasks), ${parallel.batched.latencyMs} ms, its own pair: maxParallel 1 ${s(parallel.batched.sequentialMs)}, ${s(parallel.batched.parallelMs)} → ${parallel.batched.speedup.toFixed(2)}×; ${cost(parallel.batched.cost)}`,
+          `    the same with merge.concurrency 1 (one check at a time, the tasks waiting meanwhile one batch): ${s(parallel.batched.oneCheck.parallelMs)} → ${parallel.batched.oneCheck.speedup.toFixed(2)}×; ${cost(parallel.batched.oneCheck.cost)}`,
         ]
       : []),
     `  merge queue's own cost per merge (gate time excluded): merge-tree chain ${m(parallel.queueMsPerMerge.after)}; worktree merges one at a time (before) ${m(parallel.queueMsPerMerge.before)}`,

@@ -298,7 +298,7 @@ export const MergeConfigSchema = z
       .max(16)
       .default(1)
       .describe(
-        'tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. Default 1: every landed commit was itself checked',
+        'tasks one merged check covers: > 1 checks only the last prefix of each batch and lands the batch in order (each task still its own commit, the tasks inside the batch unchecked alone); a red batch is split and checked one by one. A batch forms from the tasks that wait while all merge.concurrency checks run. Default 1: every landed commit was itself checked',
       ),
     checkAhead: z
       .boolean()

@@ -236,6 +236,41 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     await assertGreenHistory();
   });
 
+  it('merge.batchSize 3, concurrency 1: tasks queued while a check runs wait and join one batch (never a second check at once)', async () => {
+    const release = path.join(checksDir, 'release');
+    await taskWork('T-1', { 'a.num': '1' });
+    const q = queue({ batchSize: 3, concurrency: 1, gateConfigs: [gate(`RELEASE=${release}`)] });
+    q.enqueue('T-1', 'T-1');
+    const first = q.processNext();
+    // T-1's check is under way (held); three more tasks arrive one by one, the queue looking at each
+    const started = () => fs.readdir(checksDir).then((f) => f.filter((n) => /^\d+$/.test(n)).length);
+    for (let i = 0; i < 200 && (await started()) < 1; i++) await new Promise((r) => setTimeout(r, 25));
+    for (const [id, file] of [
+      ['T-2', 'b.num'],
+      ['T-3', 'c.num'],
+      ['T-4', 'd.num'],
+    ]) {
+      await taskWork(id, { [file]: '1' });
+      q.enqueue(id, id);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(await started(), 1, 'no second check beside the one under way');
+    await fs.writeFile(release, '');
+    const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-2', 'merged'],
+        ['T-3', 'merged'],
+        ['T-4', 'merged'],
+      ],
+    );
+    assert.equal(checked().length, 2, 'T-1 alone, then T-2..T-4 in one check');
+    const batch = events.find((e) => e.type === 'merge' && e.taskId === 'T-4' && e.state === 'checking');
+    assert.ok(batch?.type === 'merge' && batch.chain?.ahead?.length === 2, 'T-4 checked on main + T-2 + T-3');
+  });
+
   it('a task cancelled while its prefix is checked: the ones behind are rebuilt without it and land', async () => {
     await taskWork('T-1', { 'a.num': '1' });
     await taskWork('T-2', { 'b.num': '2' });

@@ -85,16 +85,21 @@ export async function briefly(jobs: readonly (Job | undefined)[]): Promise<void>
 
 /**
  * The tasks that join the chain now, in batches of consecutive tasks (none taken out of a red
- * batch; only the last of each is checked): up to `concurrency` checks of `batchSize` tasks,
- * besides the prefixes already green.
+ * batch; only the last of each is checked): a check for each of the `concurrency` places no
+ * check holds (a prefix not yet green that is not covered by another's), each of up to
+ * `batchSize` tasks. While every place is held, queued tasks wait, and the ones that arrive
+ * meanwhile join one batch once a place frees (were each built as it came, every one would be
+ * a check of its own, waiting for a merge worktree, and no batch would ever form).
  */
 export function joiningGroups(state: MergeQueueState, concurrency: number, batchSize: number): MergeEntry[][] {
-  const green = chainOf(state).filter((e) => e.passed).length;
+  const chain = chainOf(state);
+  const places = concurrency - chain.filter((e) => !e.passed && e.coveredBy === undefined).length;
+  if (places <= 0) return [];
   const groups: MergeEntry[][] = [];
-  for (const e of nextToBuild(state, concurrency * batchSize + green)) {
+  for (const e of nextToBuild(state, chain.length + places * batchSize)) {
     const last = groups.at(-1);
     if (!e.alone && last && last.length < batchSize && !last[0].alone) last.push(e);
     else groups.push([e]);
   }
-  return groups;
+  return groups.slice(0, places);
 }
