@@ -60,6 +60,13 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     return out;
   }
 
+  /** Releases the held checks; the outcomes of the call under way and of the rest of the queue, as [task, state]. */
+  async function releaseAndDrain(q: MergeQueue, release: string, first: Promise<MergeOutcome | undefined>): Promise<string[][]> {
+    await fs.writeFile(release, '');
+    const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
+    return outcomes.map((o) => [o.taskId, o.state]);
+  }
+
   const assertGreenHistory = () => assertGreenAtEveryCommit(ws);
 
   const checked = () => events.filter((e) => e.type === 'gate.finished');
@@ -255,17 +262,12 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(await started(), 1, 'no second check beside the one under way');
-    await fs.writeFile(release, '');
-    const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
-    assert.deepEqual(
-      outcomes.map((o) => [o.taskId, o.state]),
-      [
-        ['T-1', 'merged'],
-        ['T-2', 'merged'],
-        ['T-3', 'merged'],
-        ['T-4', 'merged'],
-      ],
-    );
+    assert.deepEqual(await releaseAndDrain(q, release, first), [
+      ['T-1', 'merged'],
+      ['T-2', 'merged'],
+      ['T-3', 'merged'],
+      ['T-4', 'merged'],
+    ]);
     assert.equal(checked().length, 2, 'T-1 alone, then T-2..T-4 in one check');
     const batch = events.find((e) => e.type === 'merge' && e.taskId === 'T-4' && e.state === 'checking');
     assert.ok(batch?.type === 'merge' && batch.chain?.ahead?.length === 2, 'T-4 checked on main + T-2 + T-3');
@@ -282,15 +284,10 @@ describe('MergeQueue as a speculative chain (real git, concurrent merged checks)
     // while the three checks run (held until the release), T-2 is cancelled: its check stops, T-3 is rebuilt on main + T-1
     for (let i = 0; i < 400 && (await fs.readdir(checksDir)).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
     q.cancel('T-2', 'cancelled by the person');
-    await fs.writeFile(release, '');
-    const outcomes = [await first, ...(await drain(q))].filter((o) => o !== undefined);
-    assert.deepEqual(
-      outcomes.map((o) => [o.taskId, o.state]),
-      [
-        ['T-1', 'merged'],
-        ['T-3', 'merged'],
-      ],
-    );
+    assert.deepEqual(await releaseAndDrain(q, release, first), [
+      ['T-1', 'merged'],
+      ['T-3', 'merged'],
+    ]);
     assert.ok(!ws.git('ls-tree', '--name-only', 'main').split('\n').includes('b.num'));
     assert.ok(events.some((e) => e.type === 'merge' && e.taskId === 'T-3' && /rebuilt without T-2/.test(e.detail ?? '')));
   });
