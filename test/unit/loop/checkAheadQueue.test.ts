@@ -141,6 +141,36 @@ describe('MergeQueue: checked ahead of the task gates (real git)', () => {
     await assertGreenAtEveryCommit(ws);
   });
 
+  it('merge.batchSize 3: a task taken back from the middle of its batch never lands; the others are checked again without it and land', async () => {
+    await taskWork('T-1', { 'a.num': '1' });
+    await taskWork('T-2', { 'b.num': '1' });
+    await taskWork('T-3', { 'c.num': '1' });
+    const q = chainQueue(wt, events, gate, { batchSize: 3, concurrency: 1 });
+    for (const id of ['T-1', 'T-2', 'T-3']) q.enqueue(id, id, { provisional: true, fresh: true });
+    const step = q.processNext();
+    await until('the batch checked by T-3', () => passed(q, 'T-3') && entryOf(q.snapshot, 'T-1')?.coveredBy === 'T-3');
+    q.withdraw('T-2', 'its loop did not accept COMPLETE: gates red');
+    q.confirm('T-1');
+    q.confirm('T-3');
+    const outcomes = await drain(q, step);
+    assert.deepEqual(
+      outcomes.map((o) => [o.taskId, o.state]),
+      [
+        ['T-1', 'merged'],
+        ['T-3', 'merged'],
+      ],
+    );
+    const files = ws.git('ls-tree', '--name-only', 'main').split('\n');
+    assert.ok(files.includes('a.num') && files.includes('c.num') && !files.includes('b.num'), 'T-2 never reached main');
+    assert.equal(events.filter((e) => e.type === 'gate.finished').length, 2, 'the batch, then T-1 + T-3 checked again without T-2');
+    assert.ok(!events.some((e) => e.type === 'merge' && /was red/.test(e.detail ?? '')), 'no batch was red: it lost a task');
+    assert.ok(
+      events.some((e) => e.type === 'merge' && e.taskId === 'T-1' && /rebuilt without T-2/.test(e.detail ?? '')),
+      'T-1 says why',
+    );
+    await assertGreenAtEveryCommit(ws);
+  });
+
   it('its branch moved after its check began: confirmed, it is built again from the new tip, never landed stale', async () => {
     await taskWork('T-1', { 'a.num': '2' });
     const q = queue();

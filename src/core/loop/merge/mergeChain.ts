@@ -324,17 +324,23 @@ function replace(state: MergeQueueState, next: MergeEntry): MergeQueueState {
 
 /**
  * `gone` leaves the chain unlanded: every prefix built on it (directly or through another) is
- * invalid and goes back to `queued`, its place in line kept, to be built again without it.
+ * invalid and goes back to `queued`, its place in line kept, to be built again without it — and
+ * so is every task whose batch's check went with it (the checker comes after the tasks it
+ * covers, so they are looked at again until none is left).
  */
 function leave(state: MergeQueueState, gone: MergeEntry, why: string): MergeQueueState {
-  const dropped = new Set([gone.taskId]);
   let next = replace(state, ACTIVE.has(gone.state) ? gone : { ...gone, ...CHAIN_FIELDS });
-  for (const x of chainOf(next)) {
-    if (x.taskId === gone.taskId || (!(x.ahead ?? []).some((id) => dropped.has(id)) && !(x.coveredBy && dropped.has(x.coveredBy))))
-      continue;
-    dropped.add(x.taskId);
-    next = replace(next, { ...x, ...CHAIN_FIELDS, state: 'queued', detail: `rebuilt without ${gone.taskId}: ${why}` });
+  const chain = chainOf(next).filter((x) => x.taskId !== gone.taskId);
+  const dropped = new Set([gone.taskId]);
+  const invalid = (x: MergeEntry) =>
+    (x.ahead ?? []).some((id) => dropped.has(id)) || (x.coveredBy !== undefined && dropped.has(x.coveredBy));
+  for (let more = true; more;) {
+    const found = chain.filter((x) => !dropped.has(x.taskId) && invalid(x));
+    for (const x of found) dropped.add(x.taskId);
+    more = found.length > 0;
   }
+  for (const x of chain.filter((c) => dropped.has(c.taskId)))
+    next = replace(next, { ...x, ...CHAIN_FIELDS, state: 'queued', detail: `rebuilt without ${gone.taskId}: ${why}` });
   return next;
 }
 
