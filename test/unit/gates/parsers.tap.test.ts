@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { TestCounts } from '../../../src/core/gates/parsers';
+import { timeoutsOnly } from '../../../src/core/gates/rerun';
+import type { GateOutcome } from '../../../src/core/gates/types';
 
 /**
  * The TAP runners: tape, node-tap and flat TAP (ava `--tap`, mocha's tap reporter), each read
@@ -276,6 +278,43 @@ describe('gate output parsers: node-tap', () => {
         file: 'test/classes/range.js',
       },
     ]);
+  });
+
+  it('tap 16: a file stopped at its timeout in the middle of a subtest — that subtest did not finish because of the timeout, and says so', () => {
+    const output = `TAP version 13
+# Subtest: test/bin/semver.js
+    # Subtest: sorting and filtering
+        ok 1 - should be equal
+not ok 1 - test/bin/semver.js # time=30013ms
+  ---
+  file: test/bin/semver.js
+  timeout: 30000
+  signal: SIGTERM
+  ...
+
+1..1
+`;
+    const tests = parseGateOutput('tests', output).tests;
+    assert.deepEqual(
+      tests?.failures.map((f) => [f.name, f.message]),
+      [
+        ['test/bin/semver.js', 'timed out: tap stopped it at its timeout (30000 ms)'],
+        ['test/bin/semver.js > sorting and filtering', 'did not finish: the test around it timed out (tap stopped it at 30000 ms)'],
+      ],
+    );
+    const outcome: GateOutcome = {
+      name: 'tests',
+      kind: 'tests',
+      required: true,
+      passed: false,
+      exitCode: 1,
+      timedOut: false,
+      durationMs: 30013,
+      summary: '',
+      fixItems: [],
+      parsed: { tests },
+    };
+    assert.equal(timeoutsOnly(outcome), true, "only the runner's timeout failed: the run gets its one more run, the timeout lifted");
   });
 
   it('tap 21: an error thrown in the library names the test file (the top-level subtest), never the library', () => {

@@ -103,8 +103,12 @@ interface NodeTapTest {
   file?: string;
 }
 
-/** The tests under `node` (depth first, in output order), named by their path from the top. */
-function testsOf(node: Subtest, path: readonly string[], file: string | undefined): NodeTapTest[] {
+/**
+ * The tests under `node` (depth first, in output order), named by their path from the top;
+ * `cutAt`: the timeout at which tap stopped an enclosing test (its file), which cut short the
+ * ones inside that did not finish.
+ */
+function testsOf(node: Subtest, path: readonly string[], file: string | undefined, cutAt?: Subtest['timeout']): NodeTapTest[] {
   const out: NodeTapTest[] = [];
   const distinct = new DistinctNames();
   if (node.indent < 0) {
@@ -120,7 +124,7 @@ function testsOf(node: Subtest, path: readonly string[], file: string | undefine
     const failedAlone = !ownFailure && !failedInside && (child.result ? !child.result.ok && !child.result.directive : true);
     if (child.asserts.length > 0 || child.children.length === 0 || failedAlone) {
       const status: TestName['status'] = child.result?.directive ? 'skip' : ownFailure || failedAlone ? 'fail' : 'pass';
-      const message = ownFailure?.message ?? (failedAlone ? aloneMessage(child) : undefined);
+      const message = ownFailure?.message ?? (failedAlone ? aloneMessage(child, cutAt) : undefined);
       out.push({
         name: names.join(' > '),
         status,
@@ -128,7 +132,7 @@ function testsOf(node: Subtest, path: readonly string[], file: string | undefine
         ...(where ? { file: where } : {}),
       });
     }
-    out.push(...testsOf(child, names, where));
+    out.push(...testsOf(child, names, where, child.timeout ?? cutAt));
   }
   return out;
 }
@@ -138,10 +142,14 @@ function pointTest(name: string, point: TapPoint & { message?: string }, file: s
   return { name, status, ...(point.message ? { message: point.message } : {}), ...(file ? { file } : {}) };
 }
 
-/** Why a test failed on its own: tap stopped it at its timeout, it did not finish, or its result line. */
-function aloneMessage(t: Subtest): string {
+/**
+ * Why a test failed on its own: tap stopped it at its timeout, it did not finish (because tap
+ * stopped the test around it at its timeout: a timeout's failure too, `cutAt`), or its result line.
+ */
+function aloneMessage(t: Subtest, cutAt: Subtest['timeout']): string {
   if (t.timeout) return `timed out: tap stopped it at its timeout (${t.timeout} ms)`;
-  return t.result ? t.result.description : 'did not finish';
+  if (t.result) return t.result.description;
+  return cutAt === undefined ? 'did not finish' : `did not finish: the test around it timed out (tap stopped it at ${cutAt} ms)`;
 }
 
 function allClosed(nodes: readonly Subtest[]): boolean {
