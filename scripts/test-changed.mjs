@@ -1,27 +1,24 @@
 #!/usr/bin/env node
-// `npm run test:changed`: the unit tests that reach the files changed against main — the product's
-// own affected-test selection (src/core/gates/importGraph.ts, compiled to out/) applied to its own
-// suite. A test file is picked when what it imports, followed transitively, holds a changed file;
-// a test that starts one of Ralph's own programs (the CLI, the git helper, the test probe) reaches
-// that program's files too; a test whose reach cannot be told, and every test after a change to
-// what builds or runs them all (package.json, the lockfile, tsconfig, the mocha config), runs.
+// `npm run test:changed`: the unit tests that reach the files changed against main, by the rule the
+// product's own affected-test selection follows (src/core/gates/affectedTests.ts): a test file is
+// picked when what it imports, followed transitively, holds a changed file. The imports are read by
+// TypeScript itself (`ts.preProcessFile`, `ts.resolveModuleName`), exact on this TypeScript code base
+// where the product's reader, made for any repository, would take the code our tests write into
+// their fixtures for imports of their own. A test that starts one of Ralph's own programs (the CLI,
+// the git helper, the test probe) reaches that program's files too; every test runs after a change
+// to what builds or runs them all (package.json, the lockfile, tsconfig, the mocha config).
 // Base: `git merge-base HEAD main` (RALPH_CHANGED_BASE names another ref); the working tree's
 // uncommitted and untracked files count as changed. `--list` prints the picked files and why,
 // without running them. See docs/development.md for when to run which tier.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const graphModule = path.join(root, 'out', 'src', 'core', 'gates', 'importGraph.js');
-if (!existsSync(graphModule)) {
-  console.error('[test:changed] out/ is missing: run `npm run compile-tests` first (npm run test:changed does)');
-  process.exit(2);
-}
-const { ImportGraph } = require(graphModule);
 
 /** Changing one of these can change every test's outcome. */
 const EVERYTHING = /^(?:package\.json|package-lock\.json|tsconfig[^/]*\.json|\.mocharc\.unit\.cjs)$/;
@@ -50,46 +47,53 @@ function changedFiles() {
   };
 }
 
-async function pick(files, changed) {
-  const graph = new ImportGraph(root, files, { programStarts: 'imports' });
-  const reach = async (file) => {
-    const seen = new Set();
-    const queue = [file];
-    while (queue.length) {
-      const closure = await graph.closure(queue.shift());
-      if (closure.unknown) return { unknown: closure.unknown };
-      for (const f of closure.files) {
-        if (seen.has(f)) continue;
-        seen.add(f);
-        if (PROGRAMS[f] && !seen.has(PROGRAMS[f])) queue.push(PROGRAMS[f]);
-      }
-    }
-    return { files: seen };
-  };
-  const tests = [...files].filter((f) => /^test\/unit\/.*\.test\.ts$/.test(f)).sort();
-  const picked = [];
-  for (const test of tests) {
-    const reached = await reach(test);
-    if (reached.unknown) picked.push({ test, why: `its reach cannot be told: ${reached.unknown}` });
-    else {
-      const hit = [...reached.files].find((f) => changed.has(f));
-      if (hit) picked.push({ test, why: hit === test ? 'changed itself' : `reaches ${hit}` });
+const compilerOptions = { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, allowJs: true };
+const importsOf = new Map();
+/** The repository files `file` imports (TypeScript's reading and resolution; packages left out). */
+function imports(file) {
+  let known = importsOf.get(file);
+  if (known) return known;
+  const abs = path.join(root, file);
+  const found = ts.preProcessFile(readFileSync(abs, 'utf8'), true, true).importedFiles.map((i) => i.fileName);
+  known = found.flatMap((specifier) => {
+    const resolved = ts.resolveModuleName(specifier, abs, compilerOptions, ts.sys).resolvedModule;
+    if (!resolved || resolved.isExternalLibraryImport) return [];
+    const rel = path.relative(root, resolved.resolvedFileName).split(path.sep).join('/');
+    return rel.startsWith('..') ? [] : [rel];
+  });
+  importsOf.set(file, known);
+  return known;
+}
+
+/** Every repository file `test` reaches: its imports, followed, and the programs they start. */
+function reach(test) {
+  const seen = new Set([test]);
+  const queue = [test];
+  while (queue.length) {
+    const file = queue.shift();
+    for (const next of [...imports(file), ...(PROGRAMS[file] ? [PROGRAMS[file]] : [])]) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      queue.push(next);
     }
   }
-  return picked;
+  return seen;
+}
+
+function pick(tests, changed) {
+  return tests.flatMap((test) => {
+    const hit = [...reach(test)].find((f) => changed.has(f));
+    return hit ? [{ test, why: hit === test ? 'changed itself' : `reaches ${hit}` }] : [];
+  });
 }
 
 const { ref, changed } = changedFiles();
 const files = new Set(
   [...lines(git('ls-files')), ...lines(git('ls-files', '--others', '--exclude-standard'))].filter((f) => existsSync(path.join(root, f))),
 );
+const tests = [...files].filter((f) => /^test\/unit\/.*\.test\.ts$/.test(f)).sort();
 const everything = [...changed].find((f) => EVERYTHING.test(f));
-const picked = everything
-  ? [...files]
-      .filter((f) => /^test\/unit\/.*\.test\.ts$/.test(f))
-      .sort()
-      .map((test) => ({ test, why: `${everything} changed` }))
-  : await pick(files, changed);
+const picked = everything ? tests.map((test) => ({ test, why: `${everything} changed` })) : pick(tests, changed);
 
 console.log(`[test:changed] ${changed.size} file(s) changed against ${ref}; ${picked.length} unit test file(s) reach them`);
 for (const { test, why } of picked) console.log(`  ${test}  (${why})`);

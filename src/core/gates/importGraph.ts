@@ -38,15 +38,11 @@ export class ImportGraph {
 
   /**
    * `files`: the repository's files as git sees them (tracked, and untracked ones not ignored);
-   * a file on disk outside it is ignored by git. `programStarts`: what a start file that starts
-   * another program exercises — `unknown` (the default: the program's imports are not followed),
-   * or `imports`, its own imports all the same, for a caller that knows the programs and adds
-   * their closures itself (`npm run test:changed` on Ralph's own suite).
+   * a file on disk outside it is ignored by git.
    */
   constructor(
     private readonly root: string,
     private readonly files: ReadonlySet<string>,
-    private readonly options: { programStarts?: 'unknown' | 'imports' } = {},
   ) {}
 
   /** The closure of `file` (repository-relative). */
@@ -66,8 +62,7 @@ export class ImportGraph {
       if (language === 'opaque') return unknown(seen, `\`${file}\` is code whose imports Ralph does not read`);
       const imports = await this.importsIn(file);
       if (!imports) return unknown(seen, `\`${file}\` could not be read`);
-      if (imports.runsProgram && file === start && this.options.programStarts !== 'imports')
-        return unknown(seen, `\`${file}\` starts another program, whose imports are not followed`);
+      if (imports.runsProgram && file === start) return unknown(seen, `\`${file}\` starts another program, whose imports are not followed`);
       // a Go file is part of its package: the package's other files are exercised with it
       const siblings = language === 'go' ? this.goPackageFiles(path.posix.dirname(file)) : [];
       if (imports.unknown) return unknown(seen, `\`${file}\` imports ${imports.unknown}`);
