@@ -13,23 +13,33 @@ test_start=$SECONDS
 phase_name=""
 phase_start=$SECONDS
 phase_rows=()
+# CPU-seconds used by this script's children so far (bash's `times`: user and system of the
+# children it waited for, each of which counts the children it waited for)
+children_cpu() {
+  times | tail -n 1 | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%.0f", n }'
+}
+phase_cpu=$(children_cpu)
+test_cpu=$phase_cpu
 end_phase() {
   [ -n "$phase_name" ] || return 0
-  phase_rows+=("$(printf '%-58s %6ss' "$phase_name" "$((SECONDS - phase_start))")")
+  local cpu
+  cpu=$(children_cpu)
+  phase_rows+=("$(printf '%-62s %6ss %7ss' "$phase_name" "$((SECONDS - phase_start))" "$((cpu - phase_cpu))")")
   phase_name=""
 }
 phase() {
   end_phase
   phase_name="$*"
   phase_start=$SECONDS
+  phase_cpu=$(children_cpu)
   printf '\n=== %s ===\n' "$*"
 }
 phase_table() {
   end_phase
-  printf '\n=== where the time went ===\n'
+  printf '\n=== where the time went (wall, CPU-seconds of the phase'"'"'s processes; %s cores) ===\n' "$(nproc 2>/dev/null || echo '?')"
   local row
   for row in "${phase_rows[@]}"; do printf '  %s\n' "$row"; done
-  printf '  %-58s %6ss\n' "npm test" "$((SECONDS - test_start))"
+  printf '  %-62s %6ss %7ss\n' "npm test" "$((SECONDS - test_start))" "$(($(children_cpu) - test_cpu))"
 }
 # On a failure, mocha's list of failing tests again, last: a CI log keeps only its tail, and the
 # integration tier ends with the workbench's console after that list.

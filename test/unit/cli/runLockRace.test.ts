@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI, CLI_ENV, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
+import { CLI_ENV, CLI_MODULES, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const STARTS = 30;
@@ -21,7 +21,7 @@ function barrierPreload(dir: string, gate: string): string {
     'core/llm/factory.js',
     'core/eventFormat.js',
     'core/loop/run/runLock.js',
-  ].map((m) => path.resolve(path.dirname(CLI), '..', m));
+  ].map((m) => path.resolve(path.dirname(CLI_MODULES), '..', m));
   return `
     for (const m of ${JSON.stringify(modules)}) require(m);
     require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
@@ -85,7 +85,7 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
         const env = { ...CLI_ENV, NODE_OPTIONS: `--require ${path.join(barrier, `preload-${round}.js`)}` };
         await fs.writeFile(path.join(barrier, `preload-${round}.js`), barrierPreload(barrier, gate));
         const runs: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult }[] = Array.from({ length: STARTS }, () => {
-          const child = spawn(process.execPath, [CLI, 'run'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(process.execPath, [CLI_MODULES, 'run'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
           const run: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult } = { child, done: collect(child) };
           void run.done.then((r) => (run.result = r));
           return run;

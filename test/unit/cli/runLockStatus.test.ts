@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import { runLockStatus } from '../../../src/cli/runLockStatus';
 import { runCli } from '../helpers/cliHarness';
+import { ENDED_PID } from '../helpers/processes';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
 /** `ralph status` judges the run lock as `ralph run` would: a killed run's lock is no active run. */
@@ -25,11 +25,6 @@ describe('ralph status and the run lock', function () {
     children.push(child);
     return child;
   };
-  async function deadPid(): Promise<number> {
-    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-    await once(child, 'exit');
-    return child.pid!;
-  }
 
   it('names no lock, a live run, a killed run, a reused pid and another host for what they are', async () => {
     assert.deepEqual(await runLockStatus(null), { state: 'none', line: 'no run is active' });
@@ -38,7 +33,7 @@ describe('ralph status and the run lock', function () {
     assert.equal(live.state, 'active');
     assert.match(live.line, new RegExp(`^a run is active \\(pid ${node.pid}, run 20261125T100000-abcdef`));
 
-    const dead = await runLockStatus(lockOf(await deadPid()));
+    const dead = await runLockStatus(lockOf(ENDED_PID));
     assert.equal(dead.state, 'stale');
     assert.match(
       dead.line,
@@ -59,7 +54,7 @@ describe('ralph status and the run lock', function () {
     const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     try {
       assert.equal((await runCli(['init'], ws.dir)).code, 0);
-      await fs.writeFile(ws.path('.ralph', 'run.lock'), JSON.stringify(lockOf(await deadPid())));
+      await fs.writeFile(ws.path('.ralph', 'run.lock'), JSON.stringify(lockOf(ENDED_PID)));
       const text = await runCli(['status'], ws.dir);
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /no run is active: run 20261125T100000-abcdef \(pid \d+\) ended without releasing its lock/);

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { IsolatedCommandRunner, probeSandbox } from '../../../src/core/commands/sandbox';
 import { SecretRedactor } from '../../../src/core/commands/secrets';
-import { CLI, runCli } from '../helpers/cliHarness';
+import { CLI, REPO_ROOT, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe("an agent's own `ralph task add` inside the sandbox", function () {
@@ -23,7 +22,7 @@ describe("an agent's own `ralph task add` inside the sandbox", function () {
     assert.equal((await runCli(['init'], ws.dir)).code, 0);
     // the CLI under test must be visible in the sandbox: from a clone under /tmp (hidden by the
     // sandbox's private /tmp) it is reached through a top-level link, as a workspace's node_modules is
-    await fs.symlink(path.resolve(path.dirname(CLI), '../../..'), ws.path('ralph-under-test'));
+    await fs.symlink(REPO_ROOT, ws.path('ralph-under-test'));
   });
   afterEach(async () => ws?.cleanup());
 

@@ -20,3 +20,11 @@ export async function waitUntilGone(pid: number): Promise<boolean> {
   for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((done) => setTimeout(done, 50));
   return !isAlive(pid);
 }
+
+/**
+ * The pid of a process that has ended and can never be another one: above Linux's highest
+ * possible pid (2^22) and macOS's (99,999). A pid taken from a child that just exited is reused
+ * within seconds on a busy machine (pid_max is often 32,768), and a lock naming it would then
+ * name a live stranger.
+ */
+export const ENDED_PID = 4_194_305;

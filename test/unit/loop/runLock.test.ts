@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { LockError } from '../../../src/core/errors';
 import { RunLock, UNREADABLE_LOCK_GRACE_MS } from '../../../src/core/loop/run/runLock';
 import { RalphPaths } from '../../../src/core/paths';
+import { ENDED_PID } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('RunLock', () => {
@@ -30,10 +31,8 @@ describe('RunLock', () => {
   });
 
   it('takes over a lock left by a dead process', async () => {
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    const deadPid = Number(dead.stdout);
     await fs.mkdir(paths.dir, { recursive: true });
-    await fs.writeFile(paths.lock, JSON.stringify({ pid: deadPid, host: hostname(), runId: 'old', startedAt: '' }));
+    await fs.writeFile(paths.lock, JSON.stringify({ pid: ENDED_PID, host: hostname(), runId: 'old', startedAt: '' }));
     const lock = await RunLock.acquire(paths, 'new');
     assert.equal(JSON.parse(await ws.read('.ralph/run.lock')).runId, 'new');
     await lock.release();
@@ -77,9 +76,8 @@ describe('RunLock', () => {
   });
 
   it("lets exactly one of many simultaneous takers take over a dead run's lock", async () => {
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     await fs.mkdir(paths.dir, { recursive: true });
-    await fs.writeFile(paths.lock, JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), runId: 'crashed', startedAt: '' }));
+    await fs.writeFile(paths.lock, JSON.stringify({ pid: ENDED_PID, host: os.hostname(), runId: 'crashed', startedAt: '' }));
     const tries = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => RunLock.acquire(paths, `taker-${i}`)));
     const won = tries.filter((t): t is PromiseFulfilledResult<RunLock> => t.status === 'fulfilled');
     assert.equal(won.length, 1);
@@ -92,9 +90,8 @@ describe('RunLock', () => {
     this.timeout(120000);
     for (const stale of [false, true]) {
       if (stale) {
-        const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
         await fs.mkdir(paths.dir, { recursive: true });
-        await fs.writeFile(paths.lock, JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), runId: 'crashed', startedAt: '' }));
+        await fs.writeFile(paths.lock, JSON.stringify({ pid: ENDED_PID, host: os.hostname(), runId: 'crashed', startedAt: '' }));
       }
       const outcomes = await raceInProcesses(ws.dir, 16);
       assert.equal(outcomes.filter((o) => o === 'won').length, 1, outcomes.join('\n'));
