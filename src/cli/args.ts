@@ -27,12 +27,16 @@ Commands:
 ${IMPORT_USAGE}
 ${TASK_ACTIONS_USAGE}
 ${PERSON_USAGE}
-  run [--task ID] [--json] [--yes] [--approve-commands]
+  run [--task ID] [--json] [--yes] [--approve-commands] [--unattended]
                                      run one task, or every ready task (autopilot)
         --yes                        approve every caio action (push, pull request, issue, notification)
         --approve-commands           approve every command of the agent that the command rules gate
                                      (push, git reset --hard, publish…, or every command in semi-auto)
                                      Without them, a terminal asks y/N; without a terminal they are refused.
+        --unattended                 nobody is there to ask (as without a terminal, or with CI or GITHUB_ACTIONS
+                                     set): the run never waits for a person; a task whose landing your own
+                                     uncommitted files are in the way of stays checked, waiting to land, and
+                                     the run ends naming the files and the command that lands it
         --force                      take over a run.lock that no live Ralph run holds
         --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
                                      ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
@@ -44,7 +48,8 @@ ${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
 Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted (or the run halted)
-            3 one ended blocked, needs_help or review (it waits for you) · 2 usage or configuration error`;
+            3 one ended blocked, needs_help or review, or waits to land (it waits for you)
+            2 usage or configuration error`;
 
 export type CliCommand =
   | { kind: 'help' }
@@ -69,7 +74,17 @@ export type CliCommand =
       knownFailures?: string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
+  | {
+      kind: 'run';
+      workspace: string;
+      taskId?: string;
+      json: boolean;
+      yes: boolean;
+      approveCommands: boolean;
+      force: boolean;
+      ci?: boolean;
+      unattended?: boolean;
+    }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
@@ -100,6 +115,7 @@ const OPTIONS = {
   'approve-commands': { type: 'boolean' },
   force: { type: 'boolean' },
   ci: { type: 'boolean' },
+  unattended: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -159,7 +175,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         `unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`,
       );
     case 'run':
-      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
+      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci', 'unattended']);
       noExtra(positionals, 1);
       if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
       return {
@@ -171,6 +187,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         approveCommands: values['approve-commands'] ?? false,
         force: values.force ?? false,
         ...(values.ci ? { ci: true } : {}),
+        ...(values.unattended ? { unattended: true } : {}),
       };
     case 'status':
       only(['json']);

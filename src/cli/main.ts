@@ -20,7 +20,7 @@ import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';
 import { runPersonCommand } from './personCommands';
 import { runOutcomeText } from './personStatus';
-import { askLine, askOnTerminal } from './terminal';
+import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
 import { runPlanCommand } from './planCommand';
 import { runImportCommand } from './importCommand';
 import { printStatus } from './statusCommand';
@@ -162,6 +162,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const loaded = await ralph.config.load();
   const adjusted = hooks ? hooks.config(loaded) : loaded;
   const bus = new EventBus();
+  // nobody to ask (--unattended, CI, no terminal): no question is put and no wait is for a person
+  const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
+  const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
   const { runner, config, dispose } = await ralph.prepareRun({
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
@@ -169,8 +172,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     commands: new NodeCommandRunner(),
     secretValues: hooks?.secretValues ?? [],
     ...(hooks?.awaitMerge ? { awaitMerge: true } : {}),
-    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
-    safeguards: cliSafeguards(adjusted.safeguards.onWarning, io),
+    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, asking),
+    safeguards: cliSafeguards(adjusted.safeguards.onWarning, asking),
+    unattended,
   });
   hooks?.onBus(bus);
   bus.subscribe((event) => {
@@ -214,7 +218,12 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     for (const block of summary.unrunnable)
       io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
   if (summary.halted) io.err(`ralph: the run halted: ${summary.halted}`);
-  const code = summary.halted ? EXIT.failed : exitCodeFor(summary.results.map((r) => r.status));
+  const code = summary.halted
+    ? EXIT.failed
+    : exitCodeFor(
+        summary.results.map((r) => r.status),
+        summary.outcome?.landing?.length ?? 0,
+      );
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
   return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
 }
@@ -226,10 +235,10 @@ export function runSpendText(spend: RunSpendSummary): string {
   return lines.join('\n');
 }
 
-/** 1 beats 3 beats 0: a failure is the more urgent news. */
-export function exitCodeFor(statuses: readonly TaskStatus[]): number {
+/** 1 beats 3 beats 0: a failure is the more urgent news; a task waiting to land (`waitingToLand`) waits for the person, as a question does. */
+export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0): number {
   if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
-  if (statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
+  if (waitingToLand > 0 || statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
   return EXIT.ok;
 }
 
@@ -247,6 +256,7 @@ if (require.main === module) {
     cwd: process.cwd(),
     confirm: process.stdin.isTTY ? askOnTerminal : undefined,
     ask: process.stdin.isTTY ? askLine : undefined,
+    unattended: nobodyToAsk(process.env),
     onInterrupt(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);
