@@ -6,6 +6,8 @@ import { gateAllowance, verdictOptions } from './verdictArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
 import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
+import { type Shell, SHELLS } from './completion';
+import { verbOf } from './verbs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -44,6 +46,11 @@ ${PERSON_USAGE}
 ${PLAN_USAGE}
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
+  completion bash|zsh|fish           print a completion script for the shell (verbs, options, task ids):
+                                     source <(ralph completion bash) in ~/.bashrc; zsh likewise;
+                                     ralph completion fish | source
+  help [<verb>]                      the verbs, or one verb's usage, options and exit codes (also
+                                     ralph <verb> --help)
 ${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
@@ -52,7 +59,10 @@ Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted
             2 usage or configuration error`;
 
 export type CliCommand =
-  | { kind: 'help' }
+  | { kind: 'help'; verb?: string }
+  | { kind: 'completion'; shell: Shell }
+  /** `ralph __complete <words…>`: what the completion scripts ask (the candidates for the last word). */
+  | { kind: 'complete'; workspace: string; words: string[] }
   | { kind: 'version' }
   | { kind: 'init'; workspace: string }
   | {
@@ -149,7 +159,44 @@ function parseOptions(argv: readonly string[]) {
 }
 type Values = ReturnType<typeof parseOptions>['values'];
 
+/**
+ * What is asked before any verb's options are read: help (`ralph help <verb>`, `--help` or `-h`
+ * anywhere before `--`), completion, and a verb that does not exist (with the closest one).
+ */
+function parseAround(argv: readonly string[], cwd: string): CliCommand | undefined {
+  const [first, ...rest] = argv;
+  if (first === '__complete') {
+    const at = rest.indexOf('--workspace');
+    return { kind: 'complete', workspace: at >= 0 && rest[at + 1] ? rest[at + 1] : cwd, words: rest.length ? rest : [''] };
+  }
+  if (first === 'help') {
+    if (rest.length === 0) return { kind: 'help' };
+    const named = verbOf(rest);
+    if (named && 'verb' in named) return { kind: 'help', verb: named.verb };
+    throw new UsageError(unknownVerb(named ?? { unknown: rest.join(' ') }));
+  }
+  const options = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length);
+  const named = verbOf(argv);
+  if (named && !('verb' in named)) throw new UsageError(unknownVerb(named));
+  if (options.includes('--help') || options.includes('-h')) return named ? { kind: 'help', verb: named.verb } : { kind: 'help' };
+  if (first === 'completion') {
+    if (rest.length !== 1 || !(SHELLS as readonly string[]).includes(rest[0]))
+      throw new UsageError(`completion needs the shell: ralph completion ${SHELLS.join('|')}`);
+    return { kind: 'completion', shell: rest[0] as Shell };
+  }
+  return undefined;
+}
+
+/** `unknown command "stauts" — did you mean \`ralph status\`?` */
+function unknownVerb(named: { unknown: string; within?: string; suggestion?: string }): string {
+  const what = named.within ? `unknown ${named.within} command "${named.unknown}"` : `unknown command "${named.unknown}"`;
+  const full = named.suggestion && (named.within ? `${named.within} ${named.suggestion}` : named.suggestion);
+  return full ? `${what}: did you mean \`ralph ${full}\`?` : `${what}: see ralph --help`;
+}
+
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  const around = parseAround(argv, cwd);
+  if (around) return around;
   const own = parseOwnVerb(argv, cwd);
   if (own) return own;
   const { values, positionals } = parseOptions(argv);

@@ -13,7 +13,10 @@ import { describeLine } from '../core/spend/receiptFormat';
 import { formatUsd } from '../core/llm/pricing';
 import type { TaskStatus } from '../core/tasks/schema';
 import { writeJsonAtomic } from '../core/util/atomicWrite';
-import { type CliCommand, parseCli, UsageError, USAGE } from './args';
+import { type CliCommand, parseCli, UsageError } from './args';
+import { completions, completionScript } from './completion';
+import { mainHelp, usageLine, verbHelp } from './help';
+import { verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
@@ -61,7 +64,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     command = parseCli(argv, io.cwd);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`ralph: ${error.message}\n\n${USAGE}`);
+      io.err(`ralph: ${error.message}\n\n${usageFor(argv, error.message)}`);
       return EXIT.usage;
     }
     throw error;
@@ -81,7 +84,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 async function execute(command: CliCommand, io: CliIo): Promise<number> {
   switch (command.kind) {
     case 'help':
-      io.out(USAGE);
+      io.out(command.verb ? verbHelp(command.verb) : mainHelp());
+      return EXIT.ok;
+    case 'completion':
+      io.out(completionScript(command.shell));
+      return EXIT.ok;
+    case 'complete':
+      for (const candidate of await completions(command.words, command.workspace)) io.out(candidate);
       return EXIT.ok;
     case 'version':
       io.out(VERSION);
@@ -233,6 +242,14 @@ export function runSpendText(spend: RunSpendSummary): string {
   const lines = [`spent this run: ${describeLine(spend.total)} (against the budget: ${formatUsd(spend.costUsd)})`];
   for (const [taskId, line] of Object.entries(spend.byTask)) lines.push(`  ${taskId}: ${describeLine(line)}`);
   return lines.join('\n');
+}
+
+/** The usage a mistake is shown with: the verb's (or the one it was closest to), else where to find the verbs. */
+function usageFor(argv: readonly string[], message: string): string {
+  const named = verbOf(argv);
+  const meant = /did you mean `ralph ([^`]+)`/.exec(message)?.[1];
+  const verb = named && 'verb' in named ? named.verb : meant;
+  return verb ? usageLine(verb) : "Run 'ralph --help' for the verbs.";
 }
 
 /** 1 beats 3 beats 0: a failure is the more urgent news; a task waiting to land (`waitingToLand`) waits for the person, as a question does. */
