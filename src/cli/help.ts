@@ -1,4 +1,6 @@
-import { USAGE } from './args';
+import { type CliCommand, USAGE } from './args';
+import { completions, completionScript } from './completion';
+import type { CliIo } from './io';
 import { FORGE_USAGE } from './forgeArgs';
 import { IMPORT_USAGE } from './importCommand';
 import { PERSON_USAGE } from './personArgs';
@@ -116,4 +118,12 @@ export function verbHelp(verb: string): string {
   if (usage?.exits) lines.push(usage.exits.replace(/\n\s+/g, '\n  '));
   if (known?.examples?.length) lines.push('', 'Examples:', ...known.examples.map((e) => `  ${e}`));
   return lines.join('\n');
+}
+
+/** `ralph help [<verb>]`, `ralph completion <shell>` and the completion scripts' `ralph __complete <words…>`. */
+export async function helpCommand(command: Extract<CliCommand, { kind: 'help' | 'completion' | 'complete' }>, io: CliIo): Promise<number> {
+  if (command.kind === 'help') io.out(command.verb ? verbHelp(command.verb) : mainHelp());
+  else if (command.kind === 'completion') io.out(completionScript(command.shell));
+  else for (const candidate of await completions(command.words, command.workspace)) io.out(candidate);
+  return 0;
 }

@@ -14,8 +14,7 @@ import { formatUsd } from '../core/llm/pricing';
 import type { TaskStatus } from '../core/tasks/schema';
 import { writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError } from './args';
-import { completions, completionScript } from './completion';
-import { mainHelp, usageLine, verbHelp } from './help';
+import { helpCommand, usageLine } from './help';
 import { verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
@@ -84,14 +83,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 async function execute(command: CliCommand, io: CliIo): Promise<number> {
   switch (command.kind) {
     case 'help':
-      io.out(command.verb ? verbHelp(command.verb) : mainHelp());
-      return EXIT.ok;
     case 'completion':
-      io.out(completionScript(command.shell));
-      return EXIT.ok;
     case 'complete':
-      for (const candidate of await completions(command.words, command.workspace)) io.out(candidate);
-      return EXIT.ok;
+      return helpCommand(command, io);
     case 'version':
       io.out(VERSION);
       return EXIT.ok;
