@@ -170,8 +170,9 @@ function parseAround(argv: readonly string[], cwd: string): CliCommand | undefin
     return { kind: 'complete', workspace: at >= 0 && rest[at + 1] ? rest[at + 1] : cwd, words: rest.length ? rest : [''] };
   }
   if (first === 'help') {
-    if (rest.length === 0) return { kind: 'help' };
-    const named = verbOf(rest);
+    const words = rest.filter((w) => !w.startsWith('-'));
+    if (words.length === 0) return words.length < rest.length ? { kind: 'help', verb: 'help' } : { kind: 'help' };
+    const named = verbOf(words);
     if (named && 'verb' in named) return { kind: 'help', verb: named.verb };
     throw new UsageError(unknownVerb(named ?? { unknown: rest.join(' ') }));
   }

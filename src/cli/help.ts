@@ -43,13 +43,15 @@ export function mainHelp(): string {
   return lines.join('\n');
 }
 
+/** The exit codes of a verb whose usage names none of its own. */
+const OTHER_EXITS = 'Exit codes: 0 done · 1 it could not be done · 2 usage or configuration error';
+
 /** The usage texts, each with the exit codes that apply to its verbs. */
 function families(): { text: string; exits: string }[] {
   const exitsOf = (text: string) => /^\s*Exit codes:[\s\S]*$/m.exec(text)?.[0].replace(/^\s+/, '') ?? '';
   const core = USAGE.slice(USAGE.indexOf('Commands:\n') + 'Commands:\n'.length);
   const own = [IMPORT_USAGE, TASK_ACTIONS_USAGE, PERSON_USAGE, PLAN_USAGE, FORGE_USAGE].map((text) => ({ text, exits: exitsOf(text) }));
-  // the families' texts are inside USAGE: its own exit codes are its last block
-  return [...own, { text: core, exits: USAGE.slice(USAGE.lastIndexOf('\nExit codes:') + 1) }];
+  return [...own, { text: core, exits: '' }];
 }
 
 /** The entries of a usage text: a line indented by two spaces starts one; a family's exit codes end it. */
@@ -69,7 +71,7 @@ function entries(text: string): string[][] {
 /** The words of an entry's verb: up to its first argument or option. */
 function verbOfEntry(head: string): string {
   const words: string[] = [];
-  for (const word of head.trim().split(/\s+/)) {
+  for (const word of head.trim().split(/ {2,}/)[0].split(/\s+/)) {
     if (/^[<["-]/.test(word) || /[|]/.test(word)) break;
     words.push(word);
   }
@@ -80,7 +82,9 @@ function verbOfEntry(head: string): string {
 function usageOf(verb: string): { lines: string[]; exits: string } | undefined {
   for (const family of families()) {
     const mine = entries(family.text).filter((e) => verbOfEntry(e[0]) === verb);
-    if (mine.length > 0) return { lines: mine.flat().map((l) => l.slice(2)), exits: family.exits };
+    // the families' texts are inside USAGE: its own exit codes, its last block, are run's
+    const exits = family.exits || (verb === 'run' ? USAGE.slice(USAGE.lastIndexOf('\nExit codes:') + 1) : OTHER_EXITS);
+    if (mine.length > 0) return { lines: mine.flat().map((l) => l.slice(2)), exits };
   }
   return undefined;
 }
