@@ -78,6 +78,11 @@ function verbOfEntry(head: string): string {
   return words.join(' ');
 }
 
+/** Every verb the usage texts have an entry for (a test holds them to `VERBS`). */
+export function usageVerbs(): string[] {
+  return [...new Set(families().flatMap((f) => entries(f.text).map((e) => verbOfEntry(e[0]))))];
+}
+
 /** A verb's usage entries (its synopsis and options, as the usage texts say them) and its exit codes. */
 function usageOf(verb: string): { lines: string[]; exits: string } | undefined {
   for (const family of families()) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { parseCli } from '../../../src/cli/args';
 import { completions, completionScript, SHELLS } from '../../../src/cli/completion';
-import { mainHelp, usageLine, verbHelp } from '../../../src/cli/help';
+import { mainHelp, usageLine, usageVerbs, verbHelp } from '../../../src/cli/help';
 import { closest, GROUPS, VERBS } from '../../../src/cli/verbs';
 import { CLI, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -31,6 +31,10 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
       );
     }
     for (const argv of [[], ['--help'], ['-h'], ['help']]) assert.deepEqual(parseCli(argv, '/w'), { kind: 'help' });
+  });
+
+  it('the verb list and the usage texts the parsers check against name the same verbs', () => {
+    assert.deepEqual([...usageVerbs()].sort(), VERBS.map((v) => v.name).sort());
   });
 
   it('every verb has a page: its usage from the usage texts, its exit codes, its examples; help <verb>, <verb> --help and task <verb> --help agree', () => {
