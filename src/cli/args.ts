@@ -6,8 +6,7 @@ import { gateAllowance, verdictOptions } from './verdictArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
 import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
-import { type Shell, SHELLS } from './completion';
-import { verbOf } from './verbs';
+import { type Shell, SHELLS, verbOf } from './verbs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}

@@ -1,9 +1,11 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { VERBS, verbWords } from './verbs';
+import type { CliCommand } from './args';
+import { mainHelp, optionsOf, verbHelp } from './help';
+import type { CliIo } from './io';
+import { type Shell, SHELLS, VERBS, verbWords } from './verbs';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
+export { SHELLS, type Shell };
 
 /**
  * The completion scripts: each asks `ralph __complete <words…>` for the candidates of the word
@@ -34,17 +36,6 @@ complete -c ralph -f -a '(ralph __complete (commandline -opc)[2..-1] (commandlin
   }
 }
 
-/** Options offered after a verb (the common ones; each verb's own are in its help). */
-const OPTIONS: Record<string, string[]> = {
-  run: ['--task', '--json', '--yes', '--approve-commands', '--unattended', '--force', '--ci'],
-  status: ['--json'],
-  'task list': ['--json'],
-  'task add': ['--prompt', '--promise', '--max-iterations', '--priority', '--depends-on', '--type', '--complexity', '--review', '--check'],
-  'task retry': ['--fresh'],
-  'review list': ['--json'],
-  gate: ['--base', '--task', '--json'],
-};
-
 /**
  * The candidates for the last of `words` (the words after `ralph`, the one being typed last,
  * possibly empty): verbs, sub-verbs, options, or the workspace's task ids where a verb takes one.
@@ -65,7 +56,7 @@ export async function completions(words: readonly string[], workspace: string): 
   const takesId = VERBS.find((v) => v.name === verb)?.taskId === true;
   const argsSoFar = before.slice(verb.split(' ').length).filter((w) => !w.startsWith('-'));
   const ids = takesId && argsSoFar.length === 0 ? await taskIds(workspace) : [];
-  return [...ids, ...(OPTIONS[verb] ?? []), '--workspace', '--help'];
+  return [...ids, ...optionsOf(verb).filter((o) => o !== '--workspace'), '--workspace', '--help'];
 }
 
 /** The task ids of the workspace's store; none when it has no readable one. */
@@ -76,4 +67,12 @@ async function taskIds(workspace: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/** `ralph help [<verb>]`, `ralph completion <shell>` and the completion scripts' `ralph __complete <words…>`. */
+export async function helpCommand(command: Extract<CliCommand, { kind: 'help' | 'completion' | 'complete' }>, io: CliIo): Promise<number> {
+  if (command.kind === 'help') io.out(command.verb ? verbHelp(command.verb) : mainHelp());
+  else if (command.kind === 'completion') io.out(completionScript(command.shell));
+  else for (const candidate of await completions(command.words, command.workspace)) io.out(candidate);
+  return 0;
 }

@@ -1,6 +1,4 @@
-import { type CliCommand, USAGE } from './args';
-import { completions, completionScript } from './completion';
-import type { CliIo } from './io';
+import { USAGE } from './args';
 import { FORGE_USAGE } from './forgeArgs';
 import { IMPORT_USAGE } from './importCommand';
 import { PERSON_USAGE } from './personArgs';
@@ -83,6 +81,13 @@ export function usageVerbs(): string[] {
   return [...new Set(families().flatMap((f) => entries(f.text).map((e) => verbOfEntry(e[0]))))];
 }
 
+/** The options a verb's usage names (`--task`, `--json`…), for completion. */
+export function optionsOf(verb: string): string[] {
+  // the synopsis column of the synopsis and option lines; the descriptions' words are not options
+  const columns = (usageOf(verb)?.lines ?? []).map((l) => l.trim().split(/ {2,}/)[0]).filter((c) => c.startsWith(verb) || /^[[-]/.test(c));
+  return [...new Set(columns.join(' ').match(/--[a-z][a-z-]*/g) ?? [])];
+}
+
 /** A verb's usage entries (its synopsis and options, as the usage texts say them) and its exit codes. */
 function usageOf(verb: string): { lines: string[]; exits: string } | undefined {
   for (const family of families()) {
@@ -127,12 +132,4 @@ export function verbHelp(verb: string): string {
   if (usage?.exits) lines.push(usage.exits.replace(/\n\s+/g, '\n  '));
   if (known?.examples?.length) lines.push('', 'Examples:', ...known.examples.map((e) => `  ${e}`));
   return lines.join('\n');
-}
-
-/** `ralph help [<verb>]`, `ralph completion <shell>` and the completion scripts' `ralph __complete <words…>`. */
-export async function helpCommand(command: Extract<CliCommand, { kind: 'help' | 'completion' | 'complete' }>, io: CliIo): Promise<number> {
-  if (command.kind === 'help') io.out(command.verb ? verbHelp(command.verb) : mainHelp());
-  else if (command.kind === 'completion') io.out(completionScript(command.shell));
-  else for (const candidate of await completions(command.words, command.workspace)) io.out(candidate);
-  return 0;
 }

@@ -5,6 +5,10 @@
  * which the parsers check against and `docs/cli.md` is generated from.
  */
 
+/** The shells `ralph completion` writes a script for. */
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+
 /** The groups of `ralph --help`, in order. */
 export const GROUPS = {
   tasks: 'Tasks',

@@ -84,6 +84,9 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     assert.ok((await completions(['task', ''], ws.dir)).includes('retry'));
     assert.deepEqual((await completions(['task', 'retry', ''], ws.dir)).slice(0, 2), ['T-001', 'T-002']);
     assert.deepEqual(await completions(['run', '--task', ''], ws.dir), ['T-001', 'T-002']);
+    const runOptions = await completions(['run', ''], ws.dir);
+    for (const option of ['--task', '--json', '--unattended', '--workspace']) assert.ok(runOptions.includes(option), option);
+    assert.ok(!runOptions.includes('--hard'), "the options of run's usage, not the words of its descriptions");
     assert.deepEqual(parseCli(['__complete', 'run', '--workspace', '/x', ''], '/w'), {
       kind: 'complete',
       workspace: '/x',
