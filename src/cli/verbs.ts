@@ -2,7 +2,7 @@
  * The verbs of `ralph`, once: their group and one-line summary for `ralph --help`, their examples
  * for `ralph help <verb>`, what shell completion offers, and the closest verb to a mistyped one.
  * Each verb's usage and options are its entry in the usage texts (`USAGE` and the families'),
- * which the parsers check against and `docs/cli.md` is generated from.
+ * written beside each verb's parser, from which `docs/cli.md` is generated.
  */
 
 /** The shells `ralph completion` writes a script for. */

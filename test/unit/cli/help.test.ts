@@ -1,6 +1,6 @@
 /**
  * The CLI's help, its mistakes and its completion (issue 49), against the one list of verbs
- * (src/cli/verbs.ts) and the usage texts the parsers check against: `ralph --help` short and
+ * (src/cli/verbs.ts) and the usage texts written beside the parsers: `ralph --help` short and
  * grouped, each verb's page, an unknown verb with the closest one (exit 2, never a stack trace),
  * and a bash completion script that loads and completes a verb and a task id.
  */
@@ -33,7 +33,7 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     for (const argv of [[], ['--help'], ['-h'], ['help']]) assert.deepEqual(parseCli(argv, '/w'), { kind: 'help' });
   });
 
-  it('the verb list and the usage texts the parsers check against name the same verbs', () => {
+  it('the verb list and the usage texts beside the parsers name the same verbs', () => {
     assert.deepEqual([...usageVerbs()].sort(), VERBS.map((v) => v.name).sort());
   });
 
