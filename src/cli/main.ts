@@ -15,8 +15,8 @@ import type { TaskStatus } from '../core/tasks/schema';
 import { writeJsonAtomic } from '../core/util/atomicWrite';
 import { type CliCommand, parseCli, UsageError } from './args';
 import { helpCommand } from './completion';
-import { usageLine } from './help';
-import { verbOf } from './verbs';
+import { optionsOf, usageLine } from './help';
+import { closest, verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
@@ -64,7 +64,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     command = parseCli(argv, io.cwd);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`ralph: ${error.message}\n\n${usageFor(argv, error.message)}`);
+      // node's parser adds how to pass a positional that starts with '-': not what was wrong
+      const message = error.message.replace(/\. To specify a positional argument[\s\S]*$/, '');
+      io.err(`ralph: ${message}\n\n${usageFor(argv, message)}`);
       return EXIT.usage;
     }
     throw error;
@@ -244,7 +246,11 @@ function usageFor(argv: readonly string[], message: string): string {
   const named = verbOf(argv);
   const meant = /did you mean `ralph ([^`]+)`/.exec(message)?.[1];
   const verb = named && 'verb' in named ? named.verb : meant;
-  return verb ? usageLine(verb) : "Run 'ralph --help' for the verbs.";
+  if (!verb) return "Run 'ralph --help' for the verbs.";
+  // an option the verb does not have: the closest one it has
+  const option = /Unknown option '(--[\w-]+)'/.exec(message)?.[1];
+  const instead = option ? closest(option, optionsOf(verb)) : undefined;
+  return `${instead ? `Did you mean ${instead}?\n` : ''}${usageLine(verb)}`;
 }
 
 /** 1 beats 3 beats 0: a failure is the more urgent news; a task waiting to land (`waitingToLand`) waits for the person, as a question does. */

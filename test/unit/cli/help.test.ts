@@ -70,6 +70,9 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     assert.match(option.stderr, /Unknown option '--frobnicate'[\s\S]*Usage: ralph status \[--json\]/);
     assert.ok(option.stderr.split('\n').length < 10, 'the usage of that verb, not the whole page');
     assert.match(usageLine('task'), /ralph task add\|list\|/);
+    const misspelt = await runCli(['run', '--unatended'], '/');
+    assert.equal(misspelt.code, 2);
+    assert.match(misspelt.stderr, /Unknown option '--unatended'[\s\S]*\nDid you mean --unattended\?\nUsage: ralph run \[--task ID\]/);
   });
 
   it('--version; completion scripts for bash, zsh and fish; __complete offers verbs, sub-verbs, options and task ids', async () => {
