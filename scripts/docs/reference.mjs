@@ -69,7 +69,7 @@ const FAMILIES = [
   ['PLAN_USAGE', 'Plans'],
   ['FORGE_USAGE', 'GitHub Actions'],
 ];
-const CORE_TITLES = { 'init task add task list': 'Set up and add tasks', run: 'Run', 'status schema': 'Status and schemas' };
+const CORE_TITLES = { 'init task add task list': 'Set up and add tasks', run: 'Run', 'status schema completion help': 'Status and schemas, help and completion' };
 
 /** The verb of a usage entry: its words up to the first argument or option. */
 function verbOf(line) {

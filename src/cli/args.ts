@@ -6,6 +6,7 @@ import { gateAllowance, verdictOptions } from './verdictArgs';
 import { parseTaskAction, TASK_ACTIONS_USAGE, type TaskActionCommand, TaskActionUsageError } from './taskActionArgs';
 import { type PlanCommand, parsePlanCommand, PLAN_USAGE, PlanUsageError } from './planCommand';
 import { type ImportCommand, IMPORT_USAGE, ImportUsageError, parseImportCommand } from './importCommand';
+import { type Shell, SHELLS, verbOf } from './verbs';
 
 /** A mistake in how the command was called: exit code 2 with usage. */
 export class UsageError extends Error {}
@@ -27,12 +28,16 @@ Commands:
 ${IMPORT_USAGE}
 ${TASK_ACTIONS_USAGE}
 ${PERSON_USAGE}
-  run [--task ID] [--json] [--yes] [--approve-commands]
+  run [--task ID] [--json] [--yes] [--approve-commands] [--unattended]
                                      run one task, or every ready task (autopilot)
         --yes                        approve every caio action (push, pull request, issue, notification)
         --approve-commands           approve every command of the agent that the command rules gate
                                      (push, git reset --hard, publish…, or every command in semi-auto)
                                      Without them, a terminal asks y/N; without a terminal they are refused.
+        --unattended                 nobody is there to ask (as without a terminal, or with CI or GITHUB_ACTIONS
+                                     set): the run never waits for a person; a task whose landing your own
+                                     uncommitted files are in the way of stays checked, waiting to land, and
+                                     the run ends naming the files and the command that lands it
         --force                      take over a run.lock that no live Ralph run holds
         --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
                                      ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
@@ -40,14 +45,23 @@ ${PERSON_USAGE}
 ${PLAN_USAGE}
   status [--json]                    tasks by status and the state of a running loop
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
+  completion bash|zsh|fish           print a completion script for the shell (verbs, options, task ids):
+                                     source <(ralph completion bash) in ~/.bashrc; zsh likewise;
+                                     ralph completion fish | source
+  help [<verb>]                      the verbs, or one verb's usage, options and exit codes (also
+                                     ralph <verb> --help)
 ${FORGE_USAGE}
 
 Every command takes --workspace DIR (default: the current directory).
 Exit codes: 0 every task run ended done · 1 one ended failed, timeout or halted (or the run halted)
-            3 one ended blocked, needs_help or review (it waits for you) · 2 usage or configuration error`;
+            3 one ended blocked, needs_help or review, or waits to land (it waits for you)
+            2 usage or configuration error`;
 
 export type CliCommand =
-  | { kind: 'help' }
+  | { kind: 'help'; verb?: string }
+  | { kind: 'completion'; shell: Shell }
+  /** `ralph __complete <words…>`: what the completion scripts ask (the candidates for the last word). */
+  | { kind: 'complete'; workspace: string; words: string[] }
   | { kind: 'version' }
   | { kind: 'init'; workspace: string }
   | {
@@ -69,7 +83,17 @@ export type CliCommand =
       knownFailures?: string[];
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
-  | { kind: 'run'; workspace: string; taskId?: string; json: boolean; yes: boolean; approveCommands: boolean; force: boolean; ci?: boolean }
+  | {
+      kind: 'run';
+      workspace: string;
+      taskId?: string;
+      json: boolean;
+      yes: boolean;
+      approveCommands: boolean;
+      force: boolean;
+      ci?: boolean;
+      unattended?: boolean;
+    }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
@@ -100,6 +124,7 @@ const OPTIONS = {
   'approve-commands': { type: 'boolean' },
   force: { type: 'boolean' },
   ci: { type: 'boolean' },
+  unattended: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -133,7 +158,45 @@ function parseOptions(argv: readonly string[]) {
 }
 type Values = ReturnType<typeof parseOptions>['values'];
 
+/**
+ * What is asked before any verb's options are read: help (`ralph help <verb>`, `--help` or `-h`
+ * anywhere before `--`), completion, and a verb that does not exist (with the closest one).
+ */
+function parseAround(argv: readonly string[], cwd: string): CliCommand | undefined {
+  const [first, ...rest] = argv;
+  if (first === '__complete') {
+    const at = rest.indexOf('--workspace');
+    return { kind: 'complete', workspace: at >= 0 && rest[at + 1] ? rest[at + 1] : cwd, words: rest.length ? rest : [''] };
+  }
+  if (first === 'help') {
+    const words = rest.filter((w) => !w.startsWith('-'));
+    if (words.length === 0) return words.length < rest.length ? { kind: 'help', verb: 'help' } : { kind: 'help' };
+    const named = verbOf(words);
+    if (named && 'verb' in named) return { kind: 'help', verb: named.verb };
+    throw new UsageError(unknownVerb(named ?? { unknown: rest.join(' ') }));
+  }
+  const options = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length);
+  const named = verbOf(argv);
+  if (named && !('verb' in named)) throw new UsageError(unknownVerb(named));
+  if (options.includes('--help') || options.includes('-h')) return named ? { kind: 'help', verb: named.verb } : { kind: 'help' };
+  if (first === 'completion') {
+    if (rest.length !== 1 || !(SHELLS as readonly string[]).includes(rest[0]))
+      throw new UsageError(`completion needs the shell: ralph completion ${SHELLS.join('|')}`);
+    return { kind: 'completion', shell: rest[0] as Shell };
+  }
+  return undefined;
+}
+
+/** `unknown command "stauts" — did you mean \`ralph status\`?` */
+function unknownVerb(named: { unknown: string; within?: string; suggestion?: string }): string {
+  const what = named.within ? `unknown ${named.within} command "${named.unknown}"` : `unknown command "${named.unknown}"`;
+  const full = named.suggestion && (named.within ? `${named.within} ${named.suggestion}` : named.suggestion);
+  return full ? `${what}: did you mean \`ralph ${full}\`?` : `${what}: see ralph --help`;
+}
+
 export function parseCli(argv: readonly string[], cwd: string): CliCommand {
+  const around = parseAround(argv, cwd);
+  if (around) return around;
   const own = parseOwnVerb(argv, cwd);
   if (own) return own;
   const { values, positionals } = parseOptions(argv);
@@ -159,7 +222,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         `unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`,
       );
     case 'run':
-      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci']);
+      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci', 'unattended']);
       noExtra(positionals, 1);
       if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
       return {
@@ -171,6 +234,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         approveCommands: values['approve-commands'] ?? false,
         force: values.force ?? false,
         ...(values.ci ? { ci: true } : {}),
+        ...(values.unattended ? { unattended: true } : {}),
       };
     case 'status':
       only(['json']);

@@ -9,4 +9,9 @@ export interface CliIo {
   confirm?(question: string): Promise<boolean>;
   /** Asks for a line of text on the terminal (undefined: Ctrl-C / end of input); absent when stdin is not a terminal. */
   ask?(question: string): Promise<string | undefined>;
+  /**
+   * Why a run has nobody to ask although a terminal may be there (`CI`, a GitHub Actions job:
+   * `nobodyToAsk` in terminal.ts); undefined otherwise. Such a run never waits for a person.
+   */
+  unattended?: string;
 }

@@ -13,14 +13,17 @@ import { describeLine } from '../core/spend/receiptFormat';
 import { formatUsd } from '../core/llm/pricing';
 import type { TaskStatus } from '../core/tasks/schema';
 import { writeJsonAtomic } from '../core/util/atomicWrite';
-import { type CliCommand, parseCli, UsageError, USAGE } from './args';
+import { type CliCommand, parseCli, UsageError } from './args';
+import { helpCommand } from './completion';
+import { optionsOf, usageLine } from './help';
+import { closest, verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
 import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
 import { runForgeCommand } from './forgeCommands';
 import { runTaskAction } from './taskActions';
 import { runPersonCommand } from './personCommands';
 import { runOutcomeText } from './personStatus';
-import { askLine, askOnTerminal } from './terminal';
+import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
 import { runPlanCommand } from './planCommand';
 import { runImportCommand } from './importCommand';
 import { printStatus } from './statusCommand';
@@ -61,7 +64,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     command = parseCli(argv, io.cwd);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`ralph: ${error.message}\n\n${USAGE}`);
+      // node's parser adds how to pass a positional that starts with '-': not what was wrong
+      const message = error.message.replace(/\. To specify a positional argument[\s\S]*$/, '');
+      io.err(`ralph: ${message}\n\n${usageFor(argv, message)}`);
       return EXIT.usage;
     }
     throw error;
@@ -81,8 +86,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 async function execute(command: CliCommand, io: CliIo): Promise<number> {
   switch (command.kind) {
     case 'help':
-      io.out(USAGE);
-      return EXIT.ok;
+    case 'completion':
+    case 'complete':
+      return helpCommand(command, io);
     case 'version':
       io.out(VERSION);
       return EXIT.ok;
@@ -162,6 +168,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const loaded = await ralph.config.load();
   const adjusted = hooks ? hooks.config(loaded) : loaded;
   const bus = new EventBus();
+  // nobody to ask (--unattended, CI, no terminal): no question is put and no wait is for a person
+  const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
+  const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
   const { runner, config, dispose } = await ralph.prepareRun({
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
@@ -169,8 +178,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     commands: new NodeCommandRunner(),
     secretValues: hooks?.secretValues ?? [],
     ...(hooks?.awaitMerge ? { awaitMerge: true } : {}),
-    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, io),
-    safeguards: cliSafeguards(adjusted.safeguards.onWarning, io),
+    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, asking),
+    safeguards: cliSafeguards(adjusted.safeguards.onWarning, asking),
+    unattended,
   });
   hooks?.onBus(bus);
   bus.subscribe((event) => {
@@ -214,7 +224,12 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     for (const block of summary.unrunnable)
       io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
   if (summary.halted) io.err(`ralph: the run halted: ${summary.halted}`);
-  const code = summary.halted ? EXIT.failed : exitCodeFor(summary.results.map((r) => r.status));
+  const code = summary.halted
+    ? EXIT.failed
+    : exitCodeFor(
+        summary.results.map((r) => r.status),
+        summary.outcome?.landing?.length ?? 0,
+      );
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
   return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
 }
@@ -226,10 +241,22 @@ export function runSpendText(spend: RunSpendSummary): string {
   return lines.join('\n');
 }
 
-/** 1 beats 3 beats 0: a failure is the more urgent news. */
-export function exitCodeFor(statuses: readonly TaskStatus[]): number {
+/** The usage a mistake is shown with: the verb's (or the one it was closest to), else where to find the verbs. */
+function usageFor(argv: readonly string[], message: string): string {
+  const named = verbOf(argv);
+  const meant = /did you mean `ralph ([^`]+)`/.exec(message)?.[1];
+  const verb = named && 'verb' in named ? named.verb : meant;
+  if (!verb) return "Run 'ralph --help' for the verbs.";
+  // an option the verb does not have: the closest one it has
+  const option = /Unknown option '(--[\w-]+)'/.exec(message)?.[1];
+  const instead = option ? closest(option, optionsOf(verb)) : undefined;
+  return `${instead ? `Did you mean ${instead}?\n` : ''}${usageLine(verb)}`;
+}
+
+/** 1 beats 3 beats 0: a failure is the more urgent news; a task waiting to land (`waitingToLand`) waits for the person, as a question does. */
+export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0): number {
   if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
-  if (statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
+  if (waitingToLand > 0 || statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
   return EXIT.ok;
 }
 
@@ -247,6 +274,7 @@ if (require.main === module) {
     cwd: process.cwd(),
     confirm: process.stdin.isTTY ? askOnTerminal : undefined,
     ask: process.stdin.isTTY ? askLine : undefined,
+    unattended: nobodyToAsk(process.env),
     onInterrupt(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);

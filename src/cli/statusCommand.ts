@@ -1,4 +1,5 @@
 import { chainLines, readChainSnapshot } from '../core/loop/merge/mergeChainFile';
+import { landCommand, waitsToLand } from '../core/loop/run/autopilotPerson';
 import { parseLockInfo } from '../core/loop/run/runLockHolder';
 import { openRalph, type Ralph } from '../core/ralph';
 import { type ReceiptSummary, summarizeReceipt, sumLines } from '../core/spend/receipt';
@@ -92,6 +93,9 @@ function asJson(facts: StatusFacts): unknown {
     .filter((t) => t.status === 'needs_help' || t.status === 'blocked')
     .map((t) => ({ taskId: t.id, status: t.status, question: openQuestion(t.questions) ?? { question: t.blockedReason } }));
   const reviews = tasks.filter((t) => t.status === 'review').map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason }));
+  const landing = tasks
+    .filter(waitsToLand)
+    .map((t) => ({ taskId: t.id, title: t.title, reason: t.blockedReason, command: landCommand(t.id) }));
   return {
     counts,
     running,
@@ -103,6 +107,7 @@ function asJson(facts: StatusFacts): unknown {
     spent,
     questions,
     reviews,
+    landing,
     verdicts,
     ...(mergeChain ? { mergeChain } : {}),
   };

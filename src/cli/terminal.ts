@@ -24,3 +24,15 @@ export function askLine(question: string): Promise<string | undefined> {
 export async function askOnTerminal(question: string): Promise<boolean> {
   return /^y(es)?$/i.test((await askLine(question))?.trim() ?? '');
 }
+
+/**
+ * Why nobody is there to answer a run, whatever the terminal: a CI system (`CI` set, as every CI
+ * service sets it, and not "false" or "0") or a GitHub Actions job (`GITHUB_ACTIONS=true`).
+ * Undefined when a person may be there (then a run without a terminal is unattended too).
+ */
+export function nobodyToAsk(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.GITHUB_ACTIONS === 'true') return 'a GitHub Actions job';
+  const ci = env.CI?.trim().toLowerCase();
+  if (ci && ci !== 'false' && ci !== '0') return 'CI';
+  return undefined;
+}

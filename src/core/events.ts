@@ -17,6 +17,8 @@ export interface RunOutcome {
   /** Tasks waiting for review. */
   reviews: string[];
   failed: { taskId: string; status: TaskStatus; reason: string }[];
+  /** Checked tasks whose landing the person's own files were in the way of in an unattended run: they land on the next run. */
+  landing?: { taskId: string; files: string[]; reason: string }[];
 }
 
 /** Where a task stands in the merge queue (`waiting`: the user's uncommitted changes are in the way). */

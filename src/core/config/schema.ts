@@ -280,7 +280,7 @@ export const MergeConfigSchema = z
       .min(0)
       .default(30)
       .describe(
-        'how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it',
+        'how long a merge waits for the person\'s uncommitted files it would overwrite; then its checked result is held for them (status "review", the files named: approve it once they are out of the way) and the run goes on without it. An unattended run (no terminal, CI, --unattended) never waits: the task stays checked and waiting to land, and the next run lands it',
       ),
     concurrency: z
       .number()

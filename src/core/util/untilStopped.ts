@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /** `promise`, or undefined as soon as `stop` fires. */
 export function untilStopped<T>(promise: Promise<T | undefined>, stop: AbortSignal | undefined): Promise<T | undefined> {
   if (!stop) return promise;
@@ -10,4 +12,9 @@ export function untilStopped<T>(promise: Promise<T | undefined>, stop: AbortSign
       resolve(value);
     });
   });
+}
+
+/** Resolves after `ms`, or at once when `stop` fires; never rejects. */
+export function sleepOrStop(ms: number, stop: AbortSignal): Promise<void> {
+  return sleep(ms, undefined, { signal: stop }).catch(() => undefined);
 }

@@ -33,6 +33,8 @@ export interface LoopHarness {
     safeguards?: SafeguardPrompt;
     clock?: Clock;
     fallbackKeys?: Record<string, string>;
+    /** Nobody there to ask (`RunnerDeps.unattended`). */
+    unattended?: boolean;
   }): RalphRunner;
   cleanup(): Promise<void>;
 }
@@ -97,6 +99,7 @@ export async function makeLoopHarness(steps: Step[] = [], serverOptions: Omit<Sc
         approval: options.approval,
         safeguards: options.safeguards,
         ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.unattended ? { unattended: true } : {}),
       });
       return runner;
     },

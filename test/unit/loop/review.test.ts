@@ -195,4 +195,48 @@ describe("manual review and the bounded wait on the person's files", function ()
     assert.equal(outcome.kind, 'landed', JSON.stringify(outcome));
     assert.equal(await h.ws.read('notes.txt'), 'from the agent');
   });
+
+  it("unattended, a merge meeting the person's untracked file ends its landing at once: checked, waiting to land, the file untouched; the next run lands it without the agent", async () => {
+    // the default merge.waitForUserMinutes (30): an attended run would wait half an hour here
+    await setUp({ merge: { review: 'auto' } });
+    await h.addTask({ id: 'W-2', title: 'Write notes', prompt: 'WRITE notes.txt <<from the agent>>', promise: 'notes.txt' });
+    const mine = Buffer.from([0x6d, 0x69, 0x6e, 0x65, 0x00, 0xff, 0x0a]);
+    await fs.writeFile(h.ws.path('notes.txt'), mine);
+    const before = h.ws.git('rev-parse', 'main');
+    const summary = await h.runner({ unattended: true }).run();
+    assert.deepEqual(
+      summary.results.map((r) => [r.taskId, r.status, r.waitsToLand]),
+      [['W-2', 'in_progress', ['notes.txt']]],
+    );
+    assert.deepEqual(
+      summary.outcome?.landing?.map((l) => [l.taskId, l.files]),
+      [['W-2', ['notes.txt']]],
+    );
+    assert.deepEqual(await fs.readFile(h.ws.path('notes.txt')), mine, 'the file is byte-identical');
+    assert.equal(h.ws.git('rev-parse', 'main'), before, 'nothing landed');
+    const task = await h.store.get('W-2');
+    assert.equal(task.status, 'in_progress', 'not failed, not a review: checked and waiting to land');
+    assert.match(task.blockedReason ?? '', /^waits to land: your uncommitted changes to notes\.txt are in the way/);
+    const cp = await new CheckpointStore(h.paths).load('W-2');
+    assert.ok(cp?.review?.approvedAt, 'its checked result is kept, approved');
+    assert.deepEqual(cp?.review?.files, ['notes.txt']);
+    const warning = eventsOf(h.events, 'warning').find((w) => w.code === 'landing-waits');
+    assert.match(warning?.message ?? '', /notes\.txt.*ralph run --task W-2/s);
+    assert.ok(!eventsOf(h.events, 'warning').some((w) => w.code === 'merge-waiting'), 'no wait was announced');
+
+    // the person moves the file: the next run lands the checked result, the agent is not asked again
+    const asked = chatRequests(h.server).length;
+    await fs.rm(h.ws.path('notes.txt'));
+    const next = await h.runner({ unattended: true }).run();
+    assert.deepEqual(
+      next.results.map((r) => [r.taskId, r.status]),
+      [['W-2', 'done']],
+    );
+    assert.equal(chatRequests(h.server).length, asked, 'no model call: its agent did not run again');
+    assert.equal(await h.ws.read('notes.txt'), 'from the agent');
+    const landed = await h.store.get('W-2');
+    assert.equal(landed.blockedReason, undefined);
+    assert.equal((await new CheckpointStore(h.paths).load('W-2'))?.review, undefined, 'the hold is released once landed');
+    assert.throws(() => h.ws.git('rev-parse', '--verify', '-q', reviewRef('W-2')), 'its ref is gone');
+  });
 });

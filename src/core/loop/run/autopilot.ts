@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, errorMessage } from '../../errors';
+import { sleepOrStop } from '../../util/untilStopped';
 import { WarmWorktrees } from '../../git/warmWorktrees';
 import { remoteActive } from '../../tasks/remote';
 import type { Task, TaskStatus } from '../../tasks/schema';
@@ -9,7 +9,9 @@ import {
   holdForReview,
   type PersonSideDeps,
   keepOnItsBranch,
+  landLater,
   queueApproved,
+  releaseHold,
   stopWaitingForFiles,
   takeUpUnfinished,
 } from './autopilotPerson';
@@ -53,6 +55,7 @@ type Finished =
   | { kind: 'merge'; outcome: MergeOutcome | undefined }
   | { kind: 'hold'; answer: 'continue' | 'stop' }
   | { kind: 'tick' };
+const tick = (): Finished => ({ kind: 'tick' });
 
 /**
  * The parallel autopilot (seed 004, "Parallel Agent Coordination"): up to `loop.maxParallel`
@@ -172,16 +175,13 @@ export class Autopilot {
         }
         break;
       }
-      const waits: Promise<Finished>[] = [
-        ...this.agents.values(),
-        ...[...this.ending].map((e) => e.then(() => ({ kind: 'tick' }) as Finished)),
-      ];
+      const waits: Promise<Finished>[] = [...this.agents.values(), ...[...this.ending].map((e) => e.then(tick))];
       if (this.holding) waits.push(this.holding);
       if (this.merging) waits.push(this.merging);
-      else if (d.queue.pending && !stop.aborted) waits.push(tick(Math.max(0, this.retryMergeAt - Date.now()), stop));
-      waits.push(this.wake.promise.then(() => ({ kind: 'tick' }) as Finished));
+      else if (d.queue.pending && !stop.aborted) waits.push(sleepOrStop(Math.max(0, this.retryMergeAt - Date.now()), stop).then(tick));
+      waits.push(this.wake.promise.then(tick));
       // the person may answer, approve or retry while the others work: look for it meanwhile
-      if (this.person.waiting && !stop.aborted) waits.push(this.person.nextLook(stop).then(() => ({ kind: 'tick' }) as Finished));
+      if (this.person.waiting && !stop.aborted) waits.push(this.person.nextLook(stop).then(tick));
       const finished = await Promise.race(waits);
       if (finished.kind === 'agent') await this.agentFinished(finished.taskId, finished.result, stop);
       else if (finished.kind === 'hold') {
@@ -350,6 +350,13 @@ export class Autopilot {
     if (!outcome) return; // re-queued (the target kept moving, or a stop)
     const { taskId } = outcome;
     if (outcome.state === 'waiting') {
+      // nobody to move the person's files (unattended): its landing ends now, checked, and the next run lands it
+      const later = d.unattended ? await landLater(d, outcome) : undefined;
+      if (later) {
+        this.results.push(later);
+        this.schedule = mergeEnded(this.schedule, taskId, 'gave-up');
+        return;
+      }
       if (this.person.mergeWaits(taskId)) {
         // never forever: past merge.waitForUserMinutes the checked result waits for the person instead
         const held = stopWaitingForFiles(d, outcome);
@@ -372,6 +379,7 @@ export class Autopilot {
       // its place in the results is taken now: ends written side by side keep the order of landing
       const place = this.results.push({ taskId, status: 'done', reason: 'merged', iterations: 0 }) - 1;
       this.results[place] = await endAfterMerge(d, outcome, 'done', outcome.detail ?? 'merged');
+      await releaseHold(d, taskId);
       this.schedule = mergeEnded(this.schedule, taskId, 'merged');
       return;
     }
@@ -389,12 +397,4 @@ export class Autopilot {
     if (ended) this.results.push(ended);
     this.schedule = mergeEnded(this.schedule, taskId, ended ? 'gave-up' : 'returned');
   }
-}
-
-/** After `ms`, or at once when the run stops. */
-function tick(ms: number, stop: AbortSignal): Promise<Finished> {
-  return sleep(ms, undefined, { signal: stop }).then(
-    () => ({ kind: 'tick' }),
-    () => ({ kind: 'tick' }),
-  );
 }

@@ -26,6 +26,8 @@ export interface PersonSideDeps extends MergeEndDeps {
   holds?: ReviewHolds;
   /** A task halted on a critical security finding: in any mode, no new agent starts until this answers. */
   criticalHold?(taskId: string, reason: string): Promise<'continue' | 'stop'>;
+  /** Nobody to ask (`RunnerDeps.unattended`): a landing the person's own files are in the way of ends at once. */
+  unattended?: boolean;
 }
 
 type Ask = (taskId: string, status: TaskStatus, reason: string) => Promise<'continue' | 'stop'>;
@@ -75,6 +77,47 @@ export function stopWaitingForFiles(d: PersonSideDeps, outcome: MergeOutcome): M
     outcome.taskId,
     `waited ${d.config.merge.waitForUserMinutes} min (merge.waitForUserMinutes) for your uncommitted changes to ${files}; its checked result waits for you: commit or stash them, then approve it (or merge ${d.worktrees.branchFor(outcome.taskId)} yourself)`,
   );
+}
+
+/** The one command that lands a task left waiting to land once the files in its way are moved. */
+export function landCommand(taskId: string): string {
+  return `ralph run --task ${taskId}`;
+}
+
+/** How the reason of a task left waiting to land begins (its `blockedReason`, while it stays `in_progress`). */
+export const WAITS_TO_LAND = 'waits to land: ';
+
+/** A task an unattended run left checked and waiting to land (the person's files were in the way). */
+export function waitsToLand(task: { status: string; blockedReason?: string }): boolean {
+  return task.status === 'in_progress' && task.blockedReason?.startsWith(WAITS_TO_LAND) === true;
+}
+
+/**
+ * Unattended, a merge the person's own files are in the way of ends its landing at once: nobody
+ * is there to move them, and waiting would only hold the run. Nothing is lost and nothing of
+ * theirs is touched: the checked result is kept as an approved hold (it was landing: no review is
+ * due), the task stays `in_progress` — checked, waiting to land, its agent finished — with the
+ * files named, and the next run lands it (as checked while the target has not moved) without its
+ * agent. Undefined when the queue kept no checked result (the merge then waits as attended).
+ */
+export async function landLater(d: PersonSideDeps, outcome: MergeOutcome): Promise<TaskRunResult | undefined> {
+  const { taskId } = outcome;
+  const files = outcome.files ?? [];
+  const named = files.length ? files.join(', ') : 'files the merge touches';
+  const reason = `${WAITS_TO_LAND}your uncommitted changes to ${named} are in the way (the merge would overwrite them) and nobody was there to move them (an unattended run); its checked result is kept: move, commit or stash them, and the next run lands it`;
+  if (!d.holds) return undefined;
+  const held = d.queue.holdWaiting(taskId, reason);
+  if (!held?.base || !held.result) return undefined;
+  await d.holds.hold(taskId, { target: d.target, base: held.base, result: held.result, gates: held.gates ?? [], reason, files });
+  await d.holds.approve(taskId);
+  const task = await d.store.update(taskId, { status: 'in_progress', blockedReason: reason });
+  d.emit({ type: 'warning', taskId, code: 'landing-waits', message: `${taskId} ${reason} (${landCommand(taskId)})` });
+  return { taskId, status: 'in_progress', reason, iterations: task.iterations, waitsToLand: files };
+}
+
+/** A landed task's hold (an approved review, a landing that waited for the person's files) is over: the checkpoint forgets it, its ref goes. */
+export async function releaseHold(d: PersonSideDeps, taskId: string): Promise<void> {
+  if (d.holds && (await d.holds.get(taskId))) await d.holds.release(taskId);
 }
 
 /** The queue holds a checked result for the person: the task waits as `review` until they approve it. Returns its result. */

@@ -66,6 +66,11 @@ export interface RunnerDeps {
   sandboxProbe?: () => Promise<SandboxProbe>;
   /** COMPLETE leaves the task in_progress: a forge's merge queue lands it (`ralph run --ci`), not this run. */
   awaitMerge?: boolean;
+  /**
+   * Nobody is there to ask (the CLI without a terminal, `CI`, a GitHub Actions job, `--unattended`):
+   * the run never waits for a person — a landing the person's own files are in the way of ends at once.
+   */
+  unattended?: boolean;
 }
 
 /** What one run hands its assembly: the run's id, events, redaction, questions, pause, store and disk budget. */
@@ -240,6 +245,7 @@ export class RunAssembly {
       hold,
       holds,
       criticalHold,
+      unattended: deps.unattended === true,
     });
   }
 

@@ -6,7 +6,7 @@ const FAILED: ReadonlySet<TaskStatus> = new Set(['failed', 'timeout', 'halted', 
 
 /** The outcome of the tasks a run ended (each task's last result), read with the store as it is now. */
 export function summarizeRun(
-  results: readonly { taskId: string; status: TaskStatus; reason: string }[],
+  results: readonly { taskId: string; status: TaskStatus; reason: string; waitsToLand?: string[] }[],
   tasks: readonly Task[],
 ): RunOutcome {
   const last = new Map(results.map((r) => [r.taskId, r]));
@@ -21,6 +21,8 @@ export function summarizeRun(
     else if (status === 'needs_help' || status === 'blocked')
       outcome.questions.push({ taskId, question: openQuestion(task?.questions)?.question ?? task?.blockedReason ?? result.reason });
     else if (FAILED.has(status)) outcome.failed.push({ taskId, status, reason: result.reason });
+    else if (status === 'in_progress' && result.waitsToLand)
+      (outcome.landing ??= []).push({ taskId, files: result.waitsToLand, reason: result.reason });
   }
   return outcome;
 }
@@ -38,6 +40,7 @@ export function runOutcomeLine(o: RunOutcome): string {
       .join(', ');
     parts.push(`${needs} need${needs === 1 ? 's' : ''} you (${what})`);
   }
+  if (o.landing?.length) parts.push(`${o.landing.length} checked, waiting to land`);
   if (o.failed.length > 0) parts.push(`${o.failed.length} failed, timed out or halted`);
   return parts.join(' · ');
 }

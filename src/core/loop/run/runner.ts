@@ -269,7 +269,8 @@ export class RalphRunner {
     if (this.abort.signal.aborted) return 'stopped by the user';
     if (halted) return `halted: ${halted}`;
     if (providerHalt) return `${providerHalt.reason}; no new agents started`;
-    if (first) return `task ${first.id} ended ${results.at(-1)?.status ?? 'unmerged'}`;
+    const last = results.at(-1);
+    if (first) return `task ${first.id} ${last?.waitsToLand ? 'is checked and waits to land' : `ended ${last?.status ?? 'unmerged'}`}`;
     return 'no more ready tasks';
   }
 

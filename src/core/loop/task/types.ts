@@ -104,4 +104,9 @@ export interface TaskRunResult {
   runHalt?: string;
   /** Halted on a critical security finding: the run asks a person before it starts another task. */
   critical?: boolean;
+  /**
+   * Checked, but its landing ended because the person's own files were in the way and nobody was
+   * there to move them (an unattended run): the files. The task stays in_progress and the next run lands it.
+   */
+  waitsToLand?: string[];
 }
