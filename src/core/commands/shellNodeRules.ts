@@ -17,13 +17,13 @@ export function judgeRedirect(st: State, node: SyntaxNode): void {
   if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
   if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
   const value = literal(destination);
+  const abs = value === undefined ? undefined : resolvePath(value, st.where);
+  if (abs === undefined) st.writtenUnknown = true;
+  else st.written.add(abs);
   const verdict = judgeWrite(value, destination.text, st.where, `redirecting output (${operator})`);
   if (verdict) st.findings.push({ ...verdict, command: node.text });
   const body = node.parent?.type === 'redirected_statement' ? node.parent.childForFieldName('body') : undefined;
-  if (value !== undefined && body && containsDownloader(body)) {
-    const abs = resolvePath(value, st.where);
-    if (abs !== undefined) st.downloaded.add(abs);
-  }
+  if (abs !== undefined && body && containsDownloader(body)) st.downloaded.add(abs);
 }
 
 /**

@@ -160,6 +160,7 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
       'bash <(echo ls)',
       "find . -name '*.sh' | xargs -I{} sh -c '{}'",
       'wget https://x/tool.sh && bash tool.sh',
+      'node -e "console.log(1)"',
     ]);
   });
 
@@ -200,7 +201,6 @@ describe('command policy (parsed with tree-sitter-bash)', () => {
       "sed -i 's/a/b/' src/x.ts",
       'cp -r src/a src/b',
       'curl -s http://localhost:3000/health',
-      'node -e "console.log(1)"',
       'export NODE_ENV=test && npm test',
       'source .venv/bin/activate && pytest',
       '[ -f package.json ] && npm ci',
