@@ -20,8 +20,9 @@ type Snapshot = Map<string, Entry>;
 
 /**
  * Keeps the orchestrator's control files out of the agent's reach while its commands and the
- * gates run: `.ralph/config.json`, `tasks.json`, `state/`, `run.lock`, and git's `config`,
- * `hooks/` and `info/`. Before a command they are captured; after it, whatever changed is put
+ * gates run: every file under `.ralph/` (`config.json`, `tasks.json`, `state/`, `run.lock`, other
+ * tasks' notes…; not the run log, reports, worktrees, nor the running task's own notes), and
+ * git's `config`, `hooks/` and `info/`. Before a command they are captured; after it, whatever changed is put
  * back exactly (created files removed, changed ones rewritten, deleted ones recreated), the
  * changed copies are kept under the task's reports folder, and the change is reported as
  * tampering: a `warning` event, a note in the command's result, the next iteration's feedback.
@@ -45,17 +46,16 @@ export class ControlFileGuard {
      * With several agents at once, the other tasks' checkpoints are written by their own loops
      * while this task's commands run: only this task's checkpoint is watched then. (A running
      * task's checkpoint is rewritten from memory at its next save, so a forged one of another
-     * task would not outlive that save.)
+     * task would not outlive that save.) `ownWrite`: bytes the task store itself wrote to a file
+     * (another agent's loop may write the store while this command runs, before its write is
+     * acknowledged): never tampering.
      */
-    private readonly options: { ownStateOnly?: boolean } = {},
+    private readonly options: { ownStateOnly?: boolean; ownWrite?: (file: string, data: Buffer) => boolean } = {},
   ) {
     const git = gitDirs(paths.workspace);
     this.gitDirs = git;
     this.roots = [
-      paths.config,
-      paths.tasks,
-      paths.lock,
-      paths.stateDir,
+      paths.dir,
       ...git.flatMap((dir) => [
         path.join(dir, 'config'),
         path.join(dir, 'config.worktree'),
@@ -76,7 +76,7 @@ export class ControlFileGuard {
   acknowledge(file: string): void {
     if (!this.expected) return;
     for (const key of [...this.expected.keys()]) if (key === file || key.startsWith(`${file}${path.sep}`)) this.expected.delete(key);
-    captureSync(file, this.expected);
+    captureSync(file, this.expected, () => false);
   }
 
   /**
@@ -142,6 +142,10 @@ export class ControlFileGuard {
       const before = expected.get(file);
       const after = actual.get(file);
       if (same(before, after) || this.ownLock(file, after)) continue;
+      if (after?.kind === 'file' && this.options.ownWrite?.(file, after.data)) {
+        expected.set(file, after); // the store's own write, not yet acknowledged
+        continue;
+      }
       found.push({
         file: this.paths.relative(file),
         change: before === undefined ? 'created' : after === undefined ? 'deleted' : 'modified',
@@ -175,10 +179,10 @@ export class ControlFileGuard {
   /** Another task's checkpoint, when only this task's own is watched. */
   private othersState(file: string): boolean {
     if (!this.options.ownStateOnly) return false;
-    // the task store is written by every agent's loop and by the queue at any moment: a
-    // restore from one command's snapshot could undo another loop's write (the sandbox keeps
-    // it read-only for the agents' commands)
-    if (file === this.paths.tasks) return true;
+    // the task store is written by every agent's loop and by the queue at any moment: watched
+    // only when the guard can tell the store's own writes (`ownWrite`), else a restore from one
+    // command's snapshot could undo another loop's write
+    if (file === this.paths.tasks) return this.options.ownWrite === undefined;
     const rel = path.relative(this.paths.stateDir, file);
     // the folder itself too: the first checkpoint of any task creates it
     if (rel === '') return true;
@@ -225,12 +229,32 @@ export class ControlFileGuard {
 
   private async capture(): Promise<Snapshot> {
     const snapshot: Snapshot = new Map();
-    for (const root of this.roots) captureSync(root, snapshot);
+    const skip = (file: string) => this.notWatched(file);
+    for (const root of this.roots) captureSync(root, snapshot, skip);
     return snapshot;
+  }
+
+  /**
+   * Under `.ralph/` every file is watched but what the orchestrator writes while commands run
+   * (the run log, reports and gate logs, observations, the store's lock and temporary files), the
+   * tasks' worktrees (the agents' work) and the running task's own progress notes.
+   */
+  private notWatched(file: string): boolean {
+    const rel = path.relative(this.paths.dir, file);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+    const [top, ...rest] = rel.split(path.sep);
+    if (UNWATCHED_RALPH.has(top)) return true;
+    const name = path.basename(file);
+    if ((name.endsWith('.lock') && file !== this.paths.lock) || /^\..*\.(?:tmp|restore)$/.test(name)) return true;
+    return top === 'progress' && rest.length === 1 && this.context !== undefined && file === this.paths.progress(this.context.taskId);
   }
 }
 
-function captureSync(file: string, into: Snapshot): void {
+/** Folders of `.ralph/` the orchestrator writes while commands run, or the agents' own work (worktrees). */
+const UNWATCHED_RALPH = new Set(['runs', 'reports', 'worktrees', 'observations.md']);
+
+function captureSync(file: string, into: Snapshot, skip: (file: string) => boolean): void {
+  if (skip(file)) return;
   let stat;
   try {
     stat = lstatSync(file);
@@ -241,7 +265,7 @@ function captureSync(file: string, into: Snapshot): void {
   else if (stat.isFile()) into.set(file, { kind: 'file', data: readFileSync(file), mode: stat.mode & 0o7777 });
   else if (stat.isDirectory()) {
     into.set(file, { kind: 'dir', mode: stat.mode & 0o7777 });
-    for (const name of safeReaddir(file)) captureSync(path.join(file, name), into);
+    for (const name of safeReaddir(file)) captureSync(path.join(file, name), into, skip);
   } else into.set(file, { kind: 'other' });
 }
 

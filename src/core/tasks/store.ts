@@ -43,6 +43,7 @@ export class TaskStore {
   private readonly listeners = new Set<Listener>();
   private readonly writer = new TaskFileWriter();
   private cache: Parsed | undefined;
+  private lastWritten: Buffer | undefined;
 
   constructor(
     private readonly paths: RalphPaths,
@@ -51,6 +52,11 @@ export class TaskStore {
 
   get file(): string {
     return this.paths.tasks;
+  }
+
+  /** Whether `data` is what this store itself last wrote to the file (the control-file guard's test of its own writes). */
+  wrote(data: Buffer): boolean {
+    return this.lastWritten !== undefined && this.lastWritten.equals(data);
   }
 
   onDidChange(listener: Listener): { dispose(): void } {
@@ -195,6 +201,7 @@ export class TaskStore {
   private async write(file: TaskFile): Promise<void> {
     const data = this.writer.serialize(file);
     this.cache = undefined;
+    this.lastWritten = Buffer.from(data);
     await writeFileAtomic(this.paths.tasks, data);
     const checkedAtMs = Date.now();
     const sig = safeStatSig(this.paths.tasks);

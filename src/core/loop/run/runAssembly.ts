@@ -98,6 +98,9 @@ export class RunAssembly {
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
+  /** The task store's own writes, which no guard of the run takes for tampering. */
+  private readonly storeWrote = (file: string, data: Buffer) => file === this.run.paths.tasks && this.run.store.wrote(data);
+
   constructor(private readonly run: AssemblyParts) {
     this.gateBound = runGateBound(run.deps.config.loop.maxConcurrentGates);
   }
@@ -134,7 +137,7 @@ export class RunAssembly {
     const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter());
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined, ownWrite: this.storeWrote });
     this.guards.add(guard);
     const commands = this.commandsIn(root);
     const guarded = new GuardedCommandRunner(commands, guard);
@@ -182,7 +185,7 @@ export class RunAssembly {
    * writes are acknowledged to it like to every guard of the run.
    */
   private baseGuard(): ControlFileGuard {
-    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true });
+    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true, ownWrite: this.storeWrote });
     this.guards.add(guard);
     return guard;
   }
@@ -203,7 +206,7 @@ export class RunAssembly {
     const { deps, paths, emit, redactor, store } = this.run;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true, ownWrite: this.storeWrote });
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(
       deps.commands,
