@@ -237,7 +237,8 @@ export class ControlFileGuard {
   /**
    * Under `.ralph/` every file is watched but what the orchestrator writes while commands run
    * (the run log, reports and gate logs, observations, the store's lock and temporary files), the
-   * tasks' worktrees (the agents' work) and the running task's own progress notes.
+   * tasks' worktrees (the agents' work) and the running task's own progress notes (with agents in
+   * worktrees, any notes in the workspace).
    */
   private notWatched(file: string): boolean {
     const rel = path.relative(this.paths.dir, file);
@@ -246,6 +247,8 @@ export class ControlFileGuard {
     if (UNWATCHED_RALPH.has(top)) return true;
     const name = path.basename(file);
     if ((name.endsWith('.lock') && file !== this.paths.lock) || /^\..*\.(?:tmp|restore)$/.test(name)) return true;
+    // with agents in worktrees the workspace's notes are what the merge queue lands there, at any moment
+    if (top === 'progress' && this.options.ownStateOnly) return true;
     return top === 'progress' && rest.length === 1 && this.context !== undefined && file === this.paths.progress(this.context.taskId);
   }
 }
