@@ -27,6 +27,8 @@ export interface State {
   writtenUnknown: boolean;
   /** The simple command being judged, normalised: what a script run is matched against in `commands.allow`. */
   current: string;
+  /** Variables of the enclosing `for` loops whose values are spelled out (loopValues.ts). */
+  loops: Map<string, readonly string[]>;
 }
 
 /** A script file a command line runs; `path` undefined when the directory it runs in is known only at run time. */

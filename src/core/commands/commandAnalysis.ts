@@ -13,6 +13,7 @@ import { judgeRecursiveDelete, type PathContext, resolvePath } from './commandPa
 import { judgeSimple, positionals, type Verdict } from './commandRules';
 import { containsDownloader, DOWNLOADERS, stdinSources } from './commandSources';
 import { isInterpreter, judgeInterpreter } from './inlineCode';
+import { loopBinding, loopVariants } from './loopValues';
 import type { SyntaxNode } from './shellParser';
 import { judgeFunction, judgeReads, judgeRedirect } from './shellNodeRules';
 import { afterOptions, commandBase, type ShellWord, shellWord, xargsReplace } from './shellWords';
@@ -46,6 +47,7 @@ export function analyseCommand(parser: Parser, text: string, where: PathContext)
     written: new Set(),
     writtenUnknown: false,
     current: text,
+    loops: new Map(),
   };
   analyseText(state, text, 0, text);
   const { findings, commands, scripts, written, writtenUnknown } = state;
@@ -91,15 +93,30 @@ function walk(st: State, node: SyntaxNode, depth: number): void {
     case 'herestring_redirect':
       judgeReads(st, node);
       break;
+    case 'for_statement':
+      return walkLoop(st, node, depth);
   }
   for (const child of node.namedChildren) if (child) walk(st, child, depth);
+}
+
+/** A `for` loop over spelled-out values: its body's writes through the variable are judged for each value. */
+function walkLoop(st: State, node: SyntaxNode, depth: number): void {
+  const binding = loopBinding(node);
+  const outer = binding ? st.loops.get(binding.name) : undefined;
+  if (binding) st.loops.set(binding.name, binding.values);
+  try {
+    for (const child of node.namedChildren) if (child) walk(st, child, depth);
+  } finally {
+    if (binding && outer) st.loops.set(binding.name, outer);
+    else if (binding) st.loops.delete(binding.name);
+  }
 }
 
 function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
   const name = node.childForFieldName('name');
   if (!name) return; // assignments only; their values are walked as children
   const words = [name, ...node.childrenForFieldName('argument').filter((n): n is SyntaxNode => n !== null)].map(shellWord);
-  judgeWords(st, words, node, depth);
+  for (const variant of loopVariants(st.parser, words, st.loops) ?? [words]) judgeWords(st, variant, node, depth);
 }
 
 /** Commands that run the command in their arguments: the options of theirs that take a value, and words to skip after them. */

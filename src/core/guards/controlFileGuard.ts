@@ -31,6 +31,14 @@ type Snapshot = Map<string, Entry>;
  * extension may edit tasks while a command runs) and that content becomes the expected one;
  * a run lock naming this process is this process's own.
  */
+/** The task store's own writes, as the guard sees them (`TaskStore.own`). */
+export interface StoreWrites {
+  file: string;
+  count(): number;
+  wrote(data: Buffer): boolean;
+  last(): Buffer | undefined;
+}
+
 export class ControlFileGuard {
   private readonly roots: string[];
   private readonly gitDirs: string[];
@@ -38,6 +46,8 @@ export class ControlFileGuard {
   private expected: Snapshot | undefined;
   private findings: TamperFinding[] = [];
   private context: { taskId: string; iteration: number } | undefined;
+  /** The store's write count when the snapshot was taken. */
+  private storeWrites = 0;
 
   constructor(
     private readonly paths: RalphPaths,
@@ -46,11 +56,11 @@ export class ControlFileGuard {
      * With several agents at once, the other tasks' checkpoints are written by their own loops
      * while this task's commands run: only this task's checkpoint is watched then. (A running
      * task's checkpoint is rewritten from memory at its next save, so a forged one of another
-     * task would not outlive that save.) `ownWrite`: bytes the task store itself wrote to a file
-     * (another agent's loop may write the store while this command runs, before its write is
-     * acknowledged): never tampering.
+     * task would not outlive that save.) `store`: the task store's own writes (another agent's
+     * loop may write it while this command runs, before its write is acknowledged): never
+     * tampering, and what a command's change to the store is undone to when newer than the snapshot.
      */
-    private readonly options: { ownStateOnly?: boolean; ownWrite?: (file: string, data: Buffer) => boolean } = {},
+    private readonly options: { ownStateOnly?: boolean; store?: StoreWrites } = {},
   ) {
     const git = gitDirs(paths.workspace);
     this.gitDirs = git;
@@ -96,6 +106,7 @@ export class ControlFileGuard {
   async around<T>(during: string, fn: () => Promise<T>): Promise<{ result: T; restored: TamperFinding[] }> {
     if (this.depth++ === 0) {
       await this.settleNow(); // what a background process changed since the last command is not the new baseline
+      this.storeWrites = this.options.store?.count() ?? 0;
       this.expected = await this.capture();
     }
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
@@ -134,6 +145,7 @@ export class ControlFileGuard {
   private async check(during: string, only: (file: string) => boolean = () => true): Promise<TamperFinding[]> {
     const expected = this.expected;
     if (!expected) return [];
+    this.storeSince(expected);
     const actual = await this.capture();
     const found: TamperFinding[] = [];
     const watched = (file: string) => only(file) && !this.othersState(file);
@@ -142,7 +154,7 @@ export class ControlFileGuard {
       const before = expected.get(file);
       const after = actual.get(file);
       if (same(before, after) || this.ownLock(file, after)) continue;
-      if (after?.kind === 'file' && this.options.ownWrite?.(file, after.data)) {
+      if (after?.kind === 'file' && file === this.options.store?.file && this.options.store.wrote(after.data)) {
         expected.set(file, after); // the store's own write, not yet acknowledged
         continue;
       }
@@ -176,13 +188,22 @@ export class ControlFileGuard {
     return found;
   }
 
+  /** The store wrote since the snapshot: its last write is what its file should hold (a restore never undoes the store). */
+  private storeSince(expected: Snapshot): void {
+    const store = this.options.store;
+    const last = store?.last();
+    if (!store || !last || store.count() === this.storeWrites) return;
+    const before = expected.get(store.file);
+    expected.set(store.file, { kind: 'file', data: last, mode: before?.kind === 'file' ? before.mode : 0o644 });
+  }
+
   /** Another task's checkpoint, when only this task's own is watched. */
   private othersState(file: string): boolean {
     if (!this.options.ownStateOnly) return false;
     // the task store is written by every agent's loop and by the queue at any moment: watched
-    // only when the guard can tell the store's own writes (`ownWrite`), else a restore from one
+    // only when the guard can tell the store's own writes (`store`), else a restore from one
     // command's snapshot could undo another loop's write
-    if (file === this.paths.tasks) return this.options.ownWrite === undefined;
+    if (file === this.paths.tasks) return this.options.store === undefined;
     const rel = path.relative(this.paths.stateDir, file);
     // the folder itself too: the first checkpoint of any task creates it
     if (rel === '') return true;

@@ -142,6 +142,23 @@ describe('command policy: code the rules cannot read (issue 48)', () => {
     await expectAll('allow', ['python3 tools/gen.py', 'node node_modules/typescript/bin/tsc']);
   });
 
+  it('judges a write through a loop variable over spelled-out values for each value (no question without a sandbox)', async () => {
+    await expectAll('allow', [
+      'for k in a b; do mkdir -p gen/$k; for i in 1 2 3; do echo $i > gen/$k/f$i.txt; done; done',
+      'for i in 1 2; do echo x > "out/${i}.txt"; done',
+      'for f in a b; do touch "build/$f.log"; done',
+    ]);
+    assert.equal((await judge('for f in tasks.json config.json; do echo {} > .ralph/$f; done')).action, 'deny');
+    assert.equal((await judge('for i in 1; do echo x > ~/ralph-outside/$i; done')).action, 'ask');
+    // what the loop's values do not settle is still a path known only at run time
+    await expectAll('unseen', [
+      'for f in src/*.ts; do echo > $f.bak; done',
+      'for i in 1 2; do i=../x; echo > $i; done',
+      'for i in 1; do echo > gen/$i/$OTHER; done',
+      'echo x > gen/$i.txt',
+    ]);
+  });
+
   it('lets a rule the person set allow it, and never overrides a refusal', async () => {
     const allowing = config({ allow: ['node -e *'] });
     assert.equal((await judge('node -e "console.log(1)"', allowing)).action, 'allow');

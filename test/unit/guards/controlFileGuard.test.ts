@@ -82,7 +82,7 @@ describe('ControlFileGuard', () => {
     await store.add({ title: 'a', prompt: 'p', promise: 'q', maxIterations: 2 });
     const parallel = new ControlFileGuard(paths, (body) => warnings.push(body), {
       ownStateOnly: true,
-      ownWrite: (file, data) => file === paths.tasks && store.wrote(data),
+      store: { file: paths.tasks, ...store.own },
     });
     parallel.begin('T-001', 1);
     const own = await parallel.around('`other agent`', async () => {
@@ -90,11 +90,13 @@ describe('ControlFileGuard', () => {
       return sh('true');
     });
     assert.deepEqual(own.restored, [], 'no acknowledgement reached the guard, yet the write is known as the store own');
-    const forged = await parallel.around('`node -e`', () =>
-      sh(
+    const forged = await parallel.around('`node -e`', async () => {
+      // another agent's loop writes the store while this command runs: the restore keeps its write
+      await store.update('T-001', { title: 'renamed again meanwhile' });
+      return sh(
         `node -e "const f=require('fs'),p='.ralph/tasks.json',s=JSON.parse(f.readFileSync(p));s.tasks[0].maxIterations=5;s.tasks[0].promise='FORGED';f.writeFileSync(p,JSON.stringify(s))"`,
-      ),
-    );
+      );
+    });
     assert.deepEqual(
       forged.restored.map((f) => f.file),
       ['.ralph/tasks.json'],
@@ -102,7 +104,7 @@ describe('ControlFileGuard', () => {
     const [task] = await new TaskStore(paths).list();
     assert.equal(task.maxIterations, 2);
     assert.equal(task.promise, 'q');
-    assert.equal(task.title, 'renamed by the loop of another agent');
+    assert.equal(task.title, 'renamed again meanwhile', "the store's own copy, newer than the command's snapshot");
   });
 
   it("takes the task store's own writes during a command as expected, and nothing else", async () => {

@@ -12,7 +12,7 @@ import { ProcessGateRunner } from '../../gates/runGates';
 import type { GateRunner } from '../../gates/types';
 import { GitService, IdentityCheck } from '../../git/gitService';
 import { WorktreeManager } from '../../git/worktrees';
-import { ControlFileGuard } from '../../guards/controlFileGuard';
+import { ControlFileGuard, type StoreWrites } from '../../guards/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../../guards/guardedRunners';
 import { ProbingGateRunner } from '../../gates/probe/probeRunner';
 import { RedactingModelClient, type SecretRedactor } from '../../commands/secrets';
@@ -99,7 +99,9 @@ export class RunAssembly {
   private runMeter: SpendMeter | undefined;
 
   /** The task store's own writes, which no guard of the run takes for tampering. */
-  private readonly storeWrote = (file: string, data: Buffer) => file === this.run.paths.tasks && this.run.store.wrote(data);
+  private get storeWrites(): StoreWrites {
+    return { file: this.run.paths.tasks, ...this.run.store.own };
+  }
 
   constructor(private readonly run: AssemblyParts) {
     this.gateBound = runGateBound(run.deps.config.loop.maxConcurrentGates);
@@ -137,7 +139,7 @@ export class RunAssembly {
     const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter());
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined, ownWrite: this.storeWrote });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined, store: this.storeWrites });
     this.guards.add(guard);
     const commands = this.commandsIn(root);
     const guarded = new GuardedCommandRunner(commands, guard);
@@ -185,7 +187,7 @@ export class RunAssembly {
    * writes are acknowledged to it like to every guard of the run.
    */
   private baseGuard(): ControlFileGuard {
-    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true, ownWrite: this.storeWrote });
+    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true, store: this.storeWrites });
     this.guards.add(guard);
     return guard;
   }
@@ -206,7 +208,7 @@ export class RunAssembly {
     const { deps, paths, emit, redactor, store } = this.run;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true, ownWrite: this.storeWrote });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true, store: this.storeWrites });
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(
       deps.commands,
