@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { bubblewrapInstall, osReleaseIds, sandboxAdvice } from '../../../src/core/commands/sandboxAdvice';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { CLI_ENV, runCli } from '../helpers/cliHarness';
@@ -43,7 +44,8 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
   });
   afterEach(() => ws.cleanup());
 
-  it('without bwrap on PATH: the sandbox is a warning under "auto" with the command that installs it, missing under "required" (exit 1)', async () => {
+  it('without bwrap on PATH: the sandbox is a warning under "auto" with the command that installs it, missing under "required" (exit 1)', async function () {
+    if (process.platform !== 'linux') this.skip(); // bubblewrap is Linux's sandbox
     const env = { ...CLI_ENV, PATH: bare };
     const auto = await runCli(['doctor'], ws.dir, env);
     assert.equal(auto.code, 0, auto.stdout + auto.stderr);
@@ -66,7 +68,7 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
   });
 
   it('with bwrap on PATH: the sandbox is there', async function () {
-    if (!which('bwrap')) this.skip();
+    if (process.platform !== 'linux' || !which('bwrap') || !(await probeSandbox()).available) this.skip(); // a working bwrap
     const result = await runCli(['doctor'], ws.dir);
     assert.match(result.stdout, /^ok +sandbox: bubblewrap confines the agent's commands/m, result.stdout + result.stderr);
     assert.equal(result.code, 0);
@@ -93,7 +95,8 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
     assert.match(result.stdout, /3 things a run needs are missing/);
   });
 
-  it('ralph run says on stderr, at its start, that commands run without a sandbox and how to get one', async () => {
+  it('ralph run says on stderr, at its start, that commands run without a sandbox and how to get one', async function () {
+    if (process.platform !== 'linux') this.skip();
     const none = await runCli(['run'], ws.dir, { ...CLI_ENV, PATH: bare });
     assert.match(
       none.stderr,
