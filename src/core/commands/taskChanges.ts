@@ -12,16 +12,20 @@ export interface ChangedFiles {
  * which no command can set back) since the task began here, a file that does not exist yet
  * (the line makes it), and inside the task's tree what git tells from the task's base commit
  * (committed since, changed or untracked). With no base (a repository without commits) every
- * file of the tree counts as the task's. Git failing counts every file as changed.
+ * file of the tree counts as the task's. Git failing counts every file as changed. Before any
+ * task began, only the change times count.
  */
 export class TaskChanges {
   private base: string | undefined;
   private since = Date.now();
+  /** No task began: only what changed since this object was made counts (no base to compare with). */
+  private taskless = true;
 
   /** The task starts (or resumes) here; `base` is the commit it started from. */
   begin(base: string | undefined, now = Date.now()): void {
     this.base = base;
     this.since = now;
+    this.taskless = false;
   }
 
   /** The view of a tree (the workspace, or the task's worktree). */
@@ -41,7 +45,7 @@ export class TaskChanges {
       const rel = insideRoot(file, root);
       if (rel !== undefined && rel.length > 0) inTree.set(rel.join('/'), file);
     }
-    if (inTree.size === 0) return out;
+    if (inTree.size === 0 || this.taskless) return out;
     const rels = [...inTree.keys()];
     if (!this.base) return new Set([...out, ...inTree.values()]);
     const [diff, untracked] = await Promise.all([

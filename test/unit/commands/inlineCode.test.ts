@@ -142,6 +142,18 @@ describe('command policy: code the rules cannot read (issue 48)', () => {
     await expectAll('allow', ['python3 tools/gen.py', 'node node_modules/typescript/bin/tsc']);
   });
 
+  it('before any task began, counts only what was written since (no base to compare with)', async () => {
+    const fresh = new TaskChanges();
+    await new Promise((done) => setTimeout(done, 10));
+    await ws.write('scripts/later.js', '1\n');
+    const decide = async (command: string) => {
+      const got = await evaluateCommand(command, config(), { root: ws.dir, changes: fresh.in(ws.dir) });
+      return got.action === 'ask' && got.confinable ? 'unseen' : got.action;
+    };
+    assert.equal(await decide('node scripts/build.js'), 'allow');
+    assert.equal(await decide('node scripts/later.js'), 'unseen');
+  });
+
   it('judges a write through a loop variable over spelled-out values for each value (no question without a sandbox)', async () => {
     await expectAll('allow', [
       'for k in a b; do mkdir -p gen/$k; for i in 1 2 3; do echo $i > gen/$k/f$i.txt; done; done',
