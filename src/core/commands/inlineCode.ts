@@ -82,6 +82,9 @@ const INTERPRETERS: ReadonlyMap<string, Interpreter> = new Map([
   ...['osascript', 'pwsh', 'powershell'].map((n) => [n, SHELL_LIKE] as const),
 ]);
 
+/** A word that is a subcommand (`run`, `test`, `watch`), not a script's path. */
+const SUBCOMMAND = /^[a-z][a-z-]*$/;
+
 /** An awk program that runs commands or writes files (`system(…)`, `print … | "cmd"`, `print … > "file"`). */
 const AWK_REACHES = /\bsystem\s*\(|\|&?\s*getline|\b(?:print|printf)\b[^;{}]*[|>]|\bgetline\s*<|\bclose\s*\(/;
 
@@ -118,6 +121,12 @@ export function judgeInterpreter(st: State, name: string, args: ShellWord[], nod
       ? [unseen(`${name} '${excerpt(operand.value)}': a program that runs commands or writes files`)]
       : [];
   }
+  // a runner with subcommands (`bun run build`, `bun test`, `tsx watch x.ts`): the first path among its words is the script
+  if (spec === EVAL_ONLY && operand?.value !== undefined && SUBCOMMAND.test(operand.value))
+    return scriptAt(
+      st,
+      args.slice(i + 1).find((a) => a.value === undefined || /[./]/.test(a.value)),
+    );
   if (operand && operand.value !== '-')
     return scriptAt(st, operand, name === 'node' && args.some((a) => a.value === '--test'), args.slice(i + 1));
   return fromStdin(st, name, node);

@@ -109,6 +109,10 @@ describe('command policy: code the rules cannot read (issue 48)', () => {
       "sed -i 's/a/b/' src/x.ts",
       'perl -v',
       'cat package.json | jq .scripts',
+      'bun run build',
+      'bun test',
+      'bun install',
+      'tsx watch scripts/build.js',
     ]);
   });
 
@@ -133,6 +137,7 @@ describe('command policy: code the rules cannot read (issue 48)', () => {
       'echo x > "$F"; python3 tools/gen.py',
       'node < scripts/build.js',
       'npx tsx scripts/build.js',
+      'bun run scripts/build.js',
     ]);
     // committed by an earlier iteration: still the task's change against its base
     ws.git('add', '-A');
