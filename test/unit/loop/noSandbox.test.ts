@@ -52,29 +52,36 @@ describe('without a sandbox (commands.sandbox "off"): what the rules and the gua
     assert.deepEqual(await fs.readdir(outside), []);
   });
 
-  it("runs an honest agent's ordinary commands unattended: npm test, git, a script the task did not change", async () => {
-    h = await makeLoopHarness([
-      run('npm test'),
-      run('git status --short && git log --oneline -1'),
-      run('node scripts/check.js'),
-      { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] },
-      { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote it', promiseEvidence: 'hello.txt contains hi' } }] },
-    ]);
-    await h.ws.write('package.json', '{"scripts":{"test":"node scripts/check.js"}}\n');
-    await h.ws.write('scripts/check.js', 'console.log("checked")\n');
-    h.ws.git('add', '-A');
-    h.ws.git('commit', '-qm', 'project');
-    await h.configure({ commands: { sandbox: 'off' } });
-    const id = await h.addTask();
-    await h.runner().run({ taskId: id });
-    const results = toolResults(h);
-    assert.deepEqual(
-      results.map((r) => r.ok),
-      [true, true, true],
-      JSON.stringify(results.map((r) => r.summary)),
-    );
-    assert.equal((await h.store.get(id)).status, 'done');
-  });
+  for (const attended of [false, true]) {
+    it(`runs an honest agent's ordinary commands ${attended ? 'attended (nobody is asked)' : 'unattended'}: npm test, git, a loop writing generated files, a script the task did not change`, async () => {
+      h = await makeLoopHarness([
+        run('npm test'),
+        run('git status --short && git log --oneline -1'),
+        run('for k in a b; do mkdir -p gen/$k; for i in 1 2; do echo $i > gen/$k/f$i.txt; done; done'),
+        run('node scripts/check.js'),
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi' } }] },
+        { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'wrote it', promiseEvidence: 'hello.txt contains hi' } }] },
+      ]);
+      await h.ws.write('package.json', '{"scripts":{"test":"node scripts/check.js"}}\n');
+      await h.ws.write('scripts/check.js', 'console.log("checked")\n');
+      h.ws.git('add', '-A');
+      h.ws.git('commit', '-qm', 'project');
+      await h.configure({ commands: { sandbox: 'off' } });
+      const id = await h.addTask();
+      const asked: ApprovalRequest[] = [];
+      const approval = { approve: async (request: ApprovalRequest) => (asked.push(request), false) };
+      await h.runner(attended ? { approval } : {}).run({ taskId: id });
+      const results = toolResults(h);
+      assert.deepEqual(
+        results.map((r) => r.ok),
+        [true, true, true, true],
+        JSON.stringify(results.map((r) => r.summary)),
+      );
+      assert.deepEqual(asked, []);
+      assert.equal(await h.ws.read('gen/b/f2.txt'), '2\n');
+      assert.equal((await h.store.get(id)).status, 'done');
+    });
+  }
 
   it("undoes a forged limit and promise in the real task store from the task's worktree; the limit and promise stay the orchestrator's", async () => {
     h = await makeLoopHarness([run(FORGE_STORE), idle, idle, idle, idle, idle]);
