@@ -4,6 +4,7 @@ import { errorMessage } from './core/errors';
 import { EventBus } from './core/events';
 import type { RalphConfig } from './core/config/schema';
 import type { ConfigService } from './core/config/service';
+import { SandboxNotice } from './ui/sandboxNotice';
 import type { RalphPaths } from './core/paths';
 import { openRalph, type Ralph } from './core/ralph';
 import { NodeCommandRunner } from './core/commands/processRunner';
@@ -83,6 +84,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const statusBar = new RalphStatusBar();
   // an edit of .ralph/config.json reaches the config service (and its change event) without a restart
   context.subscriptions.push(runs, tree, statusBar, watchConfig(folder, config, logger));
+  // the first run without a sandbox tells the person once: the command that installs it, or accepting the risk
+  context.subscriptions.push(new SandboxNotice({ bus, memory: context.globalState, config }));
 
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
   const prices = () => runs.lastConfig?.llm.prices ?? {};

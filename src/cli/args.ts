@@ -44,6 +44,9 @@ ${PERSON_USAGE}
                                      opens or updates its pull request and enables auto-merge when done
 ${PLAN_USAGE}
   status [--json]                    tasks by status and the state of a running loop
+  doctor [--json]                    what a run here needs (git, the sandbox, each model endpoint, what the
+                                     gates call) and what is missing, with the fix for each; exit 1 when
+                                     something needed is missing
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
   completion bash|zsh|fish           print a completion script for the shell (verbs, options, task ids):
                                      source <(ralph completion bash) in ~/.bashrc; zsh likewise;
@@ -95,6 +98,7 @@ export type CliCommand =
       unattended?: boolean;
     }
   | { kind: 'status'; workspace: string; json: boolean }
+  | { kind: 'doctor'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | TaskActionCommand
   | ForgeCommand
@@ -237,9 +241,10 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         ...(values.unattended ? { unattended: true } : {}),
       };
     case 'status':
+    case 'doctor':
       only(['json']);
       noExtra(positionals, 1);
-      return { kind: 'status', workspace, json: values.json ?? false };
+      return { kind: command, workspace, json: values.json ?? false };
     case 'schema':
       only(['out']);
       if (!values.out) throw new UsageError('schema needs --out DIR');

@@ -27,6 +27,9 @@ import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
 import { runPlanCommand } from './planCommand';
 import { runImportCommand } from './importCommand';
 import { printStatus } from './statusCommand';
+import { runDoctorCommand } from './doctorCommand';
+import { noSandboxWarning } from '../core/commands/sandboxAdvice';
+import { probeSandbox } from '../core/commands/sandbox';
 
 export { cliApproval, cliSafeguards };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
@@ -142,6 +145,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'status':
       await printStatus(await existingDir(command.workspace), command.json, io);
       return EXIT.ok;
+    case 'doctor':
+      return runDoctorCommand(await existingDir(command.workspace), command.json, io);
     case 'run': {
       const ralph = openRalph(await existingDir(command.workspace));
       if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks) => run(ralph, command, io, hooks));
@@ -183,6 +188,12 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     unattended,
   });
   hooks?.onBus(bus);
+  // said at once on stderr, not only in the run's log: a person acts on it before the agent runs anything
+  const { sandbox } = config.commands;
+  if (sandbox !== 'required') {
+    const probe = await probeSandbox();
+    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
+  }
   bus.subscribe((event) => {
     if (json) {
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));

@@ -89,6 +89,12 @@ export const VERBS: readonly Verb[] = [
   { name: 'init', group: 'setup', summary: 'create .ralph/ (and a git repository if missing)', examples: ['ralph init'] },
   { name: 'schema', group: 'setup', summary: 'write the JSON schemas of config.json and tasks.json' },
   {
+    name: 'doctor',
+    group: 'setup',
+    summary: 'what a run here needs (git, the sandbox, models, gates) and how to get it',
+    examples: ['ralph doctor', 'ralph doctor --json'],
+  },
+  {
     name: 'completion',
     group: 'setup',
     summary: 'a completion script for bash, zsh or fish',

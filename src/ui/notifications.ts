@@ -124,6 +124,7 @@ export class Notifications extends DisposableBase {
   }
 
   private warning(event: EventOf<'warning'>): void {
+    if (event.code === 'no-sandbox') return; // SandboxNotice says it, once, with what to do
     const actions = warningActions(event.code).filter((a) => a !== 'dismiss');
     const labels = actions.map((a) => WARNING_ACTION_LABEL[a]);
     const task = event.taskId ? ` (${event.taskId})` : '';

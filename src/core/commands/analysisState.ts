@@ -20,11 +20,30 @@ export interface State {
   downloaded: Set<string>;
   /** A downloader saved under a name only it knows (`curl -O`, `wget URL`). */
   downloadedUnnamed: boolean;
+  /** Script files the line runs (`./x.sh`, `node x.js`, `bash x.sh`, `source x`), for the policy to compare with the task's changes. */
+  scripts: ScriptRun[];
+  /** Files the line writes by a redirect or a known writer, by absolute path; `writtenUnknown`: one known only at run time. */
+  written: Set<string>;
+  writtenUnknown: boolean;
+  /** The simple command being judged, normalised: what a script run is matched against in `commands.allow`. */
+  current: string;
+  /** Variables of the enclosing `for` loops whose values are spelled out (loopValues.ts). */
+  loops: Map<string, readonly string[]>;
+}
+
+/** A script file a command line runs; `path` undefined when the directory it runs in is known only at run time. */
+export interface ScriptRun {
+  path: string | undefined;
+  shown: string;
+  command: string;
+  /** Counts only when the file exists (a module `python -m` may find there). */
+  ifExists?: boolean;
 }
 
 /** A script run by path: refused when the same line downloaded it. */
-export function judgeScriptFile(st: State, file: ShellWord): Verdict[] {
+export function judgeScriptFile(st: State, file: ShellWord, options: { ifExists?: boolean } = {}): Verdict[] {
   const abs = file.value === undefined ? undefined : resolvePath(file.value, st.where);
+  if (file.value !== undefined) st.scripts.push({ path: abs, shown: file.text, command: st.current, ...options });
   if (abs !== undefined && st.downloaded.has(abs)) return [{ action: 'deny', reason: `running a downloaded script (${file.text})` }];
   if (st.downloadedUnnamed)
     return [{ action: 'ask', reason: `running ${file.text} after downloading files under names only the downloader knows` }];

@@ -6,11 +6,14 @@ import {
   judgeGeneratedScript,
   judgeScriptFile,
   recordDownloads,
+  type ScriptRun,
   type State,
 } from './analysisState';
-import { judgeRecursiveDelete, type PathContext } from './commandPaths';
+import { judgeRecursiveDelete, type PathContext, resolvePath } from './commandPaths';
 import { judgeSimple, positionals, type Verdict } from './commandRules';
 import { containsDownloader, DOWNLOADERS, stdinSources } from './commandSources';
+import { isInterpreter, judgeInterpreter } from './inlineCode';
+import { loopBinding, loopVariants } from './loopValues';
 import type { SyntaxNode } from './shellParser';
 import { judgeFunction, judgeReads, judgeRedirect } from './shellNodeRules';
 import { afterOptions, commandBase, type ShellWord, shellWord, xargsReplace } from './shellWords';
@@ -21,18 +24,34 @@ export interface Analysis {
   findings: Finding[];
   /** Every simple command found, normalised (bare command word, quotes removed), wrappers included. */
   commands: string[];
+  /** Script files the line runs, and what it writes: the policy compares them with the task's changes. */
+  scripts: ScriptRun[];
+  written: ReadonlySet<string>;
+  writtenUnknown: boolean;
 }
 
 /** Shell text inside shell text (`bash -c`, `eval`, here-docs fed to a shell) is parsed this deep at most. */
 const MAX_DEPTH = 8;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'yash', 'posh']);
-const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript']);
 
 /** Parses a command line with the bash grammar and judges every simple command anywhere in it. */
 export function analyseCommand(parser: Parser, text: string, where: PathContext): Analysis {
-  const state: State = { parser, where: { ...where }, findings: [], commands: [], downloaded: new Set(), downloadedUnnamed: false };
+  const state: State = {
+    parser,
+    where: { ...where },
+    findings: [],
+    commands: [],
+    downloaded: new Set(),
+    downloadedUnnamed: false,
+    scripts: [],
+    written: new Set(),
+    writtenUnknown: false,
+    current: text,
+    loops: new Map(),
+  };
   analyseText(state, text, 0, text);
-  return { findings: state.findings, commands: state.commands };
+  const { findings, commands, scripts, written, writtenUnknown } = state;
+  return { findings, commands, scripts, written, writtenUnknown };
 }
 
 function analyseText(st: State, text: string, depth: number, shown: string): void {
@@ -74,15 +93,30 @@ function walk(st: State, node: SyntaxNode, depth: number): void {
     case 'herestring_redirect':
       judgeReads(st, node);
       break;
+    case 'for_statement':
+      return walkLoop(st, node, depth);
   }
   for (const child of node.namedChildren) if (child) walk(st, child, depth);
+}
+
+/** A `for` loop over spelled-out values: its body's writes through the variable are judged for each value. */
+function walkLoop(st: State, node: SyntaxNode, depth: number): void {
+  const binding = loopBinding(node);
+  const outer = binding ? st.loops.get(binding.name) : undefined;
+  if (binding) st.loops.set(binding.name, binding.values);
+  try {
+    for (const child of node.namedChildren) if (child) walk(st, child, depth);
+  } finally {
+    if (binding && outer) st.loops.set(binding.name, outer);
+    else if (binding) st.loops.delete(binding.name);
+  }
 }
 
 function judgeCommandNode(st: State, node: SyntaxNode, depth: number): void {
   const name = node.childForFieldName('name');
   if (!name) return; // assignments only; their values are walked as children
   const words = [name, ...node.childrenForFieldName('argument').filter((n): n is SyntaxNode => n !== null)].map(shellWord);
-  judgeWords(st, words, node, depth);
+  for (const variant of loopVariants(st.parser, words, st.loops) ?? [words]) judgeWords(st, variant, node, depth);
 }
 
 /** Commands that run the command in their arguments: the options of theirs that take a value, and words to skip after them. */
@@ -117,10 +151,17 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
   const name = commandBase(first.value);
   const normalised = [name, ...args.map((a) => a.value ?? a.text)].join(' ');
   st.commands.push(normalised);
+  st.current = normalised;
   const add = (verdicts: Verdict[]): void => {
     st.findings.push(...verdicts.map((v) => ({ ...v, command: normalised })));
   };
-  add(judgeSimple({ name, args }, st.where));
+  add(
+    judgeSimple({ name, args }, st.where, (value) => {
+      const abs = value === undefined ? undefined : resolvePath(value, st.where);
+      if (abs === undefined) st.writtenUnknown = true;
+      else st.written.add(abs);
+    }),
+  );
   if (first.value.includes('/')) add(judgeScriptFile(st, first));
   if (DOWNLOADERS.has(name)) recordDownloads(st, name, args);
 
@@ -158,15 +199,28 @@ function judgeWords(st: State, words: ShellWord[], node: SyntaxNode, depth: numb
       return;
   }
   if (SHELLS.has(name)) return judgeShell(st, args, node, depth, add, normalised);
-  // `python3 -` and `python3` read the program from stdin
-  if (
-    INTERPRETERS.has(name) &&
-    positionals(args).every((a) => a.value === '-') &&
-    !args.some((a) => /^-(?:c|e|m|-eval|p|-print)$/.test(a.value ?? ''))
-  ) {
-    const sources = stdinSources(node);
-    if (sources.downloads) add([{ action: 'deny', reason: `piping a download into ${name}` }]);
+  if (PACKAGE_RUNNERS.has(name)) return judgePackageRunner(st, name, args, node, depth, normalised);
+  if (isInterpreter(name)) add(judgeInterpreter(st, name, args, node));
+}
+
+/** Runners of a package's binary: `npx [options] CMD…`, `bunx CMD…`, `pnpm dlx|exec CMD…`; `npx -c TEXT` runs shell text. */
+const PACKAGE_RUNNERS = new Set(['npx', 'bunx']);
+const NPX_VALUED = new Set(['-p', '--package', '--node-options', '--shell', '--cache', '--registry', '--prefix', '-w', '--workspace']);
+
+function judgePackageRunner(st: State, name: string, args: ShellWord[], node: SyntaxNode, depth: number, shown: string): void {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === '-c' || v === '--call') {
+      const text = args[i + 1];
+      if (text?.value === undefined)
+        st.findings.push({ action: 'ask', reason: `${name} -c with shell text known only when it runs`, command: shown });
+      else analyseText(st, text.value, depth + 1, shown);
+      return;
+    }
+    if (v === undefined || !v.startsWith('-')) break;
   }
+  const rest = afterOptions(args, NPX_VALUED);
+  if (rest.length > 0) judgeWords(st, rest, node, depth + 1);
 }
 
 /** xargs' options that take a value. */

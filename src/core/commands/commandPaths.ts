@@ -29,8 +29,8 @@ export const BUILD_FOLDERS = new Set([
   '.parcel-cache',
 ]);
 
-/** `.ralph/` files the orchestrator alone writes; the agent's notes (progress/) are its own. */
-const RALPH_CONTROL = new Set(['config.json', 'tasks.json', 'state', 'run.lock']);
+/** Under `.ralph/` everything is the orchestrator's but the agents' notes (progress/). */
+const AGENT_NOTES = 'progress';
 
 const DEVICES_OK = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/;
 
@@ -68,6 +68,8 @@ export function judgeWrite(value: string | undefined, shown: string, where: Path
     return { action: 'ask', reason: `${what} to ${shown} after changing to a directory known only when it runs`, confinable: true };
   if (DEVICES_OK.test(abs)) return undefined;
   const rel = insideRoot(abs, where.root);
+  const records = orchestratorRecord(abs);
+  if (records && rel?.[0] !== '.ralph') return { action: 'deny', reason: `${what} to ${shown}: ${records}` };
   if (rel === undefined) {
     if (isTemp(abs)) return undefined;
     return { action: 'ask', reason: `${what} outside the workspace (${abs})` };
@@ -82,12 +84,26 @@ export function judgeInside(rel: string[], shown: string, what: string): PathVer
       action: 'deny',
       reason: `${what} inside .git (${shown}): git's hooks and configuration run on the orchestrator's own commits`,
     };
-  if (rel[0] === '.ralph' && rel.length >= 2 && RALPH_CONTROL.has(rel[1])) {
+  if (rel[0] === '.ralph' && rel.length >= 2 && rel[1] !== AGENT_NOTES) {
     return { action: 'deny', reason: `${what} to .ralph/${rel[1]}: the orchestrator's own records (tasks, config, checkpoints)` };
   }
   if (rel[0] === '.ralph' && rel.length === 1)
     return { action: 'deny', reason: `${what} to .ralph itself: the orchestrator's own records` };
   return undefined;
+}
+
+/**
+ * A path inside a `.ralph/` folder from any folder an agent works in (`../../tasks.json` from
+ * `.ralph/worktrees/T-001`): the orchestrator's, unless it is an agent's notes or inside a task's
+ * worktree. Says why, or undefined.
+ */
+function orchestratorRecord(abs: string): string | undefined {
+  const segments = abs.split(path.sep);
+  const at = segments.lastIndexOf('.ralph');
+  if (at < 0) return undefined;
+  const next = segments[at + 1];
+  if (next === AGENT_NOTES || (next === 'worktrees' && segments.length > at + 3)) return undefined;
+  return "the orchestrator's own records under .ralph/ (the task store, config, checkpoints, reports), from whatever folder";
 }
 
 /** A recursive delete: only build folders inside the workspace. */

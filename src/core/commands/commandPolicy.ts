@@ -1,15 +1,23 @@
 import type { RalphConfig } from '../config/schema';
 import { errorMessage } from '../errors';
-import { analyseCommand } from './commandAnalysis';
+import { existsSync } from 'node:fs';
+import type { ScriptRun } from './analysisState';
+import { type Analysis, analyseCommand, type Finding } from './commandAnalysis';
+import { UNCONFINED_REACH } from './inlineCode';
+import type { ChangedFiles } from './taskChanges';
 import { bashParser } from './shellParser';
 
 /** `confinable` (asks only): every reason to ask is a write whose path is known only at run time, which the sandbox confines. */
 export type CommandDecision = { action: 'allow' | 'deny' | 'ask'; reason: string; confinable?: boolean };
 
-/** Where the command runs: the workspace root, and the directory it starts in (default: the root). */
+/**
+ * Where the command runs: the workspace root, and the directory it starts in (default: the root);
+ * `changes`, the files the running task changed: running one of them is asked like inline code.
+ */
 export interface CommandPlace {
   root: string;
   cwd?: string;
+  changes?: ChangedFiles;
 }
 
 /** A last line behind the parser: the classic fork bomb, in whatever spacing. */
@@ -44,6 +52,7 @@ export async function evaluateCommand(
   }
   const analysis = analyseCommand(parser, text, { root: place.root, cwd: place.cwd ?? place.root });
   if (FORK_BOMB.test(text)) analysis.findings.unshift({ action: 'deny', reason: 'a fork bomb', command: text });
+  if (place.changes) analysis.findings.push(...(await changedScripts(analysis, place.changes)));
   const denial = analysis.findings.find((f) => f.action === 'deny');
   if (denial) return { action: 'deny', reason: `refused by the built-in policy: ${denial.reason}` };
   const forms = [text, ...analysis.commands];
@@ -63,6 +72,34 @@ export async function evaluateCommand(
   if (config.loop.mode === 'semi-auto') return { action: 'ask', reason: 'semi-auto mode asks before every command' };
   const allowed = analysis.findings.length > 0 ? allowedBy(analysis.findings[0].command) : configured(config.commands.allow);
   return { action: 'allow', reason: allowed ? `commands.allow (${allowed})` : 'no rule applies' };
+}
+
+/**
+ * Script files the line runs that the task changed, or that the line itself writes or makes:
+ * their code is as unseen as inline code (the agent wrote it), so they are asked about the same way.
+ */
+async function changedScripts(analysis: Analysis, changes: ChangedFiles): Promise<Finding[]> {
+  const known = analysis.scripts.filter((s): s is ScriptRun & { path: string } => s.path !== undefined);
+  const changed = await changes.changed(known.map((s) => s.path));
+  const found: Finding[] = [];
+  for (const script of analysis.scripts) {
+    const why =
+      script.path === undefined
+        ? 'a script in a directory known only when it runs'
+        : analysis.written.has(script.path) || analysis.writtenUnknown
+          ? `${script.shown}, a file this command line writes`
+          : changed.has(script.path) && !(script.ifExists && !existsSync(script.path))
+            ? `${script.shown}, a file this task changed`
+            : undefined;
+    if (why)
+      found.push({
+        action: 'ask',
+        reason: `running ${why}: code the agent wrote is as unseen as inline code; ${UNCONFINED_REACH}`,
+        confinable: true,
+        command: script.command,
+      });
+  }
+  return found;
 }
 
 export function matches(pattern: string, command: string): boolean {

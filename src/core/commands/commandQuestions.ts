@@ -1,5 +1,6 @@
 import { approvedCommands, type QuestionKind } from '../tasks/questions';
 import type { Task } from '../tasks/schema';
+import { TaskChanges } from './taskChanges';
 
 /** A question the loop puts to the person when the task ends (needs_help). */
 export interface AskedQuestion {
@@ -20,11 +21,14 @@ export interface AskedQuestion {
 export class CommandQuestions {
   private task: Pick<Task, 'id' | 'questions'> | undefined;
   private pending: AskedQuestion | undefined;
+  /** What the task changed: a script of its own is asked about like inline code. */
+  readonly changes = new TaskChanges();
 
-  /** The task whose commands are judged next (its earlier answers included). */
-  begin(task: Pick<Task, 'id' | 'questions'>): void {
+  /** The task whose commands are judged next (its earlier answers included), and the commit it started from. */
+  begin(task: Pick<Task, 'id' | 'questions'>, base?: string): void {
     this.task = task;
     this.pending = undefined;
+    this.changes.begin(base);
   }
 
   /** The person approved this exact command for the task. */

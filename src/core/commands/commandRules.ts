@@ -1,4 +1,11 @@
-import { judgeRecursiveDelete, judgeWrite, type PathContext, type PathVerdict, resolvePath, insideRoot } from './commandPaths';
+import {
+  judgeRecursiveDelete,
+  judgeWrite as judgeWriteAt,
+  type PathContext,
+  type PathVerdict,
+  resolvePath,
+  insideRoot,
+} from './commandPaths';
 import { judgeCredentialTool, judgeCredentialWord, judgeEnvironmentDump } from './credentialRules';
 import { judgeGitHistory } from './gitHistoryRules';
 import type { ShellWord } from './shellWords';
@@ -84,11 +91,16 @@ const PUBLISHERS: Record<string, string[]> = {
   dotnet: ['nuget', 'push'],
 };
 
-export function judgeSimple(cmd: SimpleCommand, where: PathContext): Verdict[] {
+/** `written` hears of every file the command writes (undefined: a path known only at run time). */
+export function judgeSimple(cmd: SimpleCommand, where: PathContext, written: (value: string | undefined) => void = () => {}): Verdict[] {
   const { name, args } = cmd;
   const out: Verdict[] = [];
   const add = (v: PathVerdict | Verdict | undefined) => {
     if (v) out.push(v);
+  };
+  const judgeWrite = (value: string | undefined, shown: string, at: PathContext, what: string): PathVerdict => {
+    written(value);
+    return judgeWriteAt(value, shown, at, what);
   };
   if (PRIVILEGE.has(name)) add({ action: 'deny', reason: `${name}: running as another user` });
   if (POWER.has(name)) add({ action: 'deny', reason: `${name}: stopping the machine` });
@@ -183,7 +195,7 @@ function judgeRm(args: ShellWord[], where: PathContext): Verdict[] {
     ];
   const out: Verdict[] = [];
   for (const t of targets) {
-    const verdict = recursive ? judgeRecursiveDelete(t.value, t.text, where) : judgeWrite(t.value, t.text, where, 'deleting');
+    const verdict = recursive ? judgeRecursiveDelete(t.value, t.text, where) : judgeWriteAt(t.value, t.text, where, 'deleting');
     if (verdict) out.push(verdict);
   }
   return out;

@@ -5,6 +5,7 @@ import type { ApprovalPrompt } from '../ports';
 import { type CommandDecision, evaluateCommand } from './commandPolicy';
 import type { CommandQuestions } from './commandQuestions';
 import type { CommandRequest, CommandResult, CommandRunner } from './processRunner';
+import { TaskChanges } from './taskChanges';
 
 /** A command the policy or a person refused; it never ran. */
 export class CommandRefusedError extends RalphError {
@@ -29,8 +30,12 @@ export class PolicyCommandRunner implements CommandRunner {
     private readonly person: { questions?: CommandQuestions; confined?: () => Promise<boolean> } = {},
   ) {}
 
+  /** What changed since this runner was made, when no task's questions say what the task changed. */
+  private readonly ownChanges = new TaskChanges();
+
   async run(request: CommandRequest): Promise<CommandResult> {
-    const decision = await evaluateCommand(request.command, this.config, { root: this.root, cwd: request.cwd });
+    const changes = (this.person.questions?.changes ?? this.ownChanges).in(this.root);
+    const decision = await evaluateCommand(request.command, this.config, { root: this.root, cwd: request.cwd, changes });
     if (decision.action === 'deny') {
       this.emit({ type: 'warning', code: 'command-refused', message: `refused \`${request.command}\`: ${decision.reason}` });
       throw new CommandRefusedError(

@@ -5,6 +5,7 @@ import { judgeWrite, resolvePath } from './commandPaths';
 import { judgeCredentialWord, judgeEnvironmentDump } from './credentialRules';
 import { containsDownloader, descendants } from './commandSources';
 import type { SyntaxNode } from './shellParser';
+import { expandLoopWord } from './loopValues';
 import { literal, shellWord } from './shellWords';
 
 export function judgeRedirect(st: State, node: SyntaxNode): void {
@@ -17,13 +18,24 @@ export function judgeRedirect(st: State, node: SyntaxNode): void {
   if (!destination || operator === '<' || operator === '<&' || operator === '>&-' || operator === '<&-') return;
   if ((operator === '>&' || operator === '<&') && (destination.type === 'number' || destination.text === '-')) return;
   const value = literal(destination);
+  const expanded = value === undefined ? expandLoopWord(st.parser, destination, st.loops) : undefined;
+  if (expanded) {
+    for (const each of expanded) {
+      const target = resolvePath(each, st.where);
+      if (target === undefined) st.writtenUnknown = true;
+      else st.written.add(target);
+      const verdict = judgeWrite(each, each, st.where, `redirecting output (${operator})`);
+      if (verdict) st.findings.push({ ...verdict, command: node.text });
+    }
+    return;
+  }
+  const abs = value === undefined ? undefined : resolvePath(value, st.where);
+  if (abs === undefined) st.writtenUnknown = true;
+  else st.written.add(abs);
   const verdict = judgeWrite(value, destination.text, st.where, `redirecting output (${operator})`);
   if (verdict) st.findings.push({ ...verdict, command: node.text });
   const body = node.parent?.type === 'redirected_statement' ? node.parent.childForFieldName('body') : undefined;
-  if (value !== undefined && body && containsDownloader(body)) {
-    const abs = resolvePath(value, st.where);
-    if (abs !== undefined) st.downloaded.add(abs);
-  }
+  if (abs !== undefined && body && containsDownloader(body)) st.downloaded.add(abs);
 }
 
 /**

@@ -29,23 +29,35 @@ export function modelsAfterChoice(current: RalphConfig['llm'], choice: ModelChoi
 
 /** Applies `choice` to the workspace config; returns the config as it now is (the service's listeners told). */
 export async function writeModelChoice(service: ConfigService, choice: ModelChoice): Promise<RalphConfig> {
+  return editConfig(service, `choosing ${choice.model}`, (current) => [
+    [['llm', 'provider'], choice.provider],
+    [['llm', 'models'], modelsAfterChoice(current.llm, choice)],
+  ]);
+}
+
+/**
+ * Sets keys of `.ralph/config.json` in place (the rest of the file, its order and indentation
+ * kept), validated before it is written, written atomically; `what` names the change in the
+ * error when it would make the file invalid. Returns the config as it now is.
+ */
+export async function editConfig(
+  service: ConfigService,
+  what: string,
+  edits: (current: RalphConfig) => [path: string[], value: unknown][],
+): Promise<RalphConfig> {
   const { paths } = service;
   const shown = paths.relative(paths.config);
   const existing = await readTextIfExists(paths.config);
   const text = existing ?? `${JSON.stringify(starterConfig(), null, 2)}\n`;
   const current = parseConfigText(text, shown); // throws on a broken file: nothing is overwritten
-  const models = modelsAfterChoice(current.llm, choice);
   const format = { insertSpaces: true, tabSize: detectIndent(text), eol: text.includes('\r\n') ? '\r\n' : '\n' };
-  let next = applyEdits(text, modify(text, ['llm', 'provider'], choice.provider, { formattingOptions: format }));
-  next = applyEdits(next, modify(next, ['llm', 'models'], models, { formattingOptions: format }));
+  let next = text;
+  for (const [key, value] of edits(current)) next = applyEdits(next, modify(next, key, value, { formattingOptions: format }));
   let config: RalphConfig;
   try {
     config = parseConfigText(next, shown);
   } catch (error) {
-    throw new ConfigError(
-      `${shown} was left unchanged: choosing ${choice.model} would make it invalid (${(error as Error).message})`,
-      shown,
-    );
+    throw new ConfigError(`${shown} was left unchanged: ${what} would make it invalid (${(error as Error).message})`, shown);
   }
   await writeFileAtomic(paths.config, next.endsWith('\n') ? next : `${next}\n`);
   await service.reload();

@@ -20,8 +20,9 @@ type Snapshot = Map<string, Entry>;
 
 /**
  * Keeps the orchestrator's control files out of the agent's reach while its commands and the
- * gates run: `.ralph/config.json`, `tasks.json`, `state/`, `run.lock`, and git's `config`,
- * `hooks/` and `info/`. Before a command they are captured; after it, whatever changed is put
+ * gates run: every file under `.ralph/` (`config.json`, `tasks.json`, `state/`, `run.lock`, other
+ * tasks' notes…; not the run log, reports, worktrees, nor the running task's own notes), and
+ * git's `config`, `hooks/` and `info/`. Before a command they are captured; after it, whatever changed is put
  * back exactly (created files removed, changed ones rewritten, deleted ones recreated), the
  * changed copies are kept under the task's reports folder, and the change is reported as
  * tampering: a `warning` event, a note in the command's result, the next iteration's feedback.
@@ -30,6 +31,14 @@ type Snapshot = Map<string, Entry>;
  * extension may edit tasks while a command runs) and that content becomes the expected one;
  * a run lock naming this process is this process's own.
  */
+/** The task store's own writes, as the guard sees them (`TaskStore.own`). */
+export interface StoreWrites {
+  file: string;
+  count(): number;
+  wrote(data: Buffer): boolean;
+  last(): Buffer | undefined;
+}
+
 export class ControlFileGuard {
   private readonly roots: string[];
   private readonly gitDirs: string[];
@@ -37,6 +46,8 @@ export class ControlFileGuard {
   private expected: Snapshot | undefined;
   private findings: TamperFinding[] = [];
   private context: { taskId: string; iteration: number } | undefined;
+  /** The store's write count when the snapshot was taken. */
+  private storeWrites = 0;
 
   constructor(
     private readonly paths: RalphPaths,
@@ -45,17 +56,16 @@ export class ControlFileGuard {
      * With several agents at once, the other tasks' checkpoints are written by their own loops
      * while this task's commands run: only this task's checkpoint is watched then. (A running
      * task's checkpoint is rewritten from memory at its next save, so a forged one of another
-     * task would not outlive that save.)
+     * task would not outlive that save.) `store`: the task store's own writes (another agent's
+     * loop may write it while this command runs, before its write is acknowledged): never
+     * tampering, and what a command's change to the store is undone to when newer than the snapshot.
      */
-    private readonly options: { ownStateOnly?: boolean } = {},
+    private readonly options: { ownStateOnly?: boolean; store?: StoreWrites } = {},
   ) {
     const git = gitDirs(paths.workspace);
     this.gitDirs = git;
     this.roots = [
-      paths.config,
-      paths.tasks,
-      paths.lock,
-      paths.stateDir,
+      paths.dir,
       ...git.flatMap((dir) => [
         path.join(dir, 'config'),
         path.join(dir, 'config.worktree'),
@@ -76,7 +86,7 @@ export class ControlFileGuard {
   acknowledge(file: string): void {
     if (!this.expected) return;
     for (const key of [...this.expected.keys()]) if (key === file || key.startsWith(`${file}${path.sep}`)) this.expected.delete(key);
-    captureSync(file, this.expected);
+    captureSync(file, this.expected, () => false);
   }
 
   /**
@@ -96,6 +106,7 @@ export class ControlFileGuard {
   async around<T>(during: string, fn: () => Promise<T>): Promise<{ result: T; restored: TamperFinding[] }> {
     if (this.depth++ === 0) {
       await this.settleNow(); // what a background process changed since the last command is not the new baseline
+      this.storeWrites = this.options.store?.count() ?? 0;
       this.expected = await this.capture();
     }
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
@@ -134,6 +145,7 @@ export class ControlFileGuard {
   private async check(during: string, only: (file: string) => boolean = () => true): Promise<TamperFinding[]> {
     const expected = this.expected;
     if (!expected) return [];
+    this.storeSince(expected);
     const actual = await this.capture();
     const found: TamperFinding[] = [];
     const watched = (file: string) => only(file) && !this.othersState(file);
@@ -142,6 +154,10 @@ export class ControlFileGuard {
       const before = expected.get(file);
       const after = actual.get(file);
       if (same(before, after) || this.ownLock(file, after)) continue;
+      if (after?.kind === 'file' && file === this.options.store?.file && this.options.store.wrote(after.data)) {
+        expected.set(file, after); // the store's own write, not yet acknowledged
+        continue;
+      }
       found.push({
         file: this.paths.relative(file),
         change: before === undefined ? 'created' : after === undefined ? 'deleted' : 'modified',
@@ -172,13 +188,22 @@ export class ControlFileGuard {
     return found;
   }
 
+  /** The store wrote since the snapshot: its last write is what its file should hold (a restore never undoes the store). */
+  private storeSince(expected: Snapshot): void {
+    const store = this.options.store;
+    const last = store?.last();
+    if (!store || !last || store.count() === this.storeWrites) return;
+    const before = expected.get(store.file);
+    expected.set(store.file, { kind: 'file', data: last, mode: before?.kind === 'file' ? before.mode : 0o644 });
+  }
+
   /** Another task's checkpoint, when only this task's own is watched. */
   private othersState(file: string): boolean {
     if (!this.options.ownStateOnly) return false;
-    // the task store is written by every agent's loop and by the queue at any moment: a
-    // restore from one command's snapshot could undo another loop's write (the sandbox keeps
-    // it read-only for the agents' commands)
-    if (file === this.paths.tasks) return true;
+    // the task store is written by every agent's loop and by the queue at any moment: watched
+    // only when the guard can tell the store's own writes (`store`), else a restore from one
+    // command's snapshot could undo another loop's write
+    if (file === this.paths.tasks) return this.options.store === undefined;
     const rel = path.relative(this.paths.stateDir, file);
     // the folder itself too: the first checkpoint of any task creates it
     if (rel === '') return true;
@@ -225,12 +250,35 @@ export class ControlFileGuard {
 
   private async capture(): Promise<Snapshot> {
     const snapshot: Snapshot = new Map();
-    for (const root of this.roots) captureSync(root, snapshot);
+    const skip = (file: string) => this.notWatched(file);
+    for (const root of this.roots) captureSync(root, snapshot, skip);
     return snapshot;
+  }
+
+  /**
+   * Under `.ralph/` every file is watched but what the orchestrator writes while commands run
+   * (the run log, reports and gate logs, observations, the store's lock and temporary files), the
+   * tasks' worktrees (the agents' work) and the running task's own progress notes (with agents in
+   * worktrees, any notes in the workspace).
+   */
+  private notWatched(file: string): boolean {
+    const rel = path.relative(this.paths.dir, file);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return false;
+    const [top, ...rest] = rel.split(path.sep);
+    if (UNWATCHED_RALPH.has(top)) return true;
+    const name = path.basename(file);
+    if ((name.endsWith('.lock') && file !== this.paths.lock) || /^\..*\.(?:tmp|restore)$/.test(name)) return true;
+    // with agents in worktrees the workspace's notes are what the merge queue lands there, at any moment
+    if (top === 'progress' && this.options.ownStateOnly) return true;
+    return top === 'progress' && rest.length === 1 && this.context !== undefined && file === this.paths.progress(this.context.taskId);
   }
 }
 
-function captureSync(file: string, into: Snapshot): void {
+/** Folders of `.ralph/` the orchestrator writes while commands run, or the agents' own work (worktrees). */
+const UNWATCHED_RALPH = new Set(['runs', 'reports', 'worktrees', 'observations.md']);
+
+function captureSync(file: string, into: Snapshot, skip: (file: string) => boolean): void {
+  if (skip(file)) return;
   let stat;
   try {
     stat = lstatSync(file);
@@ -241,7 +289,7 @@ function captureSync(file: string, into: Snapshot): void {
   else if (stat.isFile()) into.set(file, { kind: 'file', data: readFileSync(file), mode: stat.mode & 0o7777 });
   else if (stat.isDirectory()) {
     into.set(file, { kind: 'dir', mode: stat.mode & 0o7777 });
-    for (const name of safeReaddir(file)) captureSync(path.join(file, name), into);
+    for (const name of safeReaddir(file)) captureSync(path.join(file, name), into, skip);
   } else into.set(file, { kind: 'other' });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { boundText } from '../util/bounded';
 import { ConfigError, RalphError, TaskNotFoundError } from '../errors';
 import type { RalphPaths } from '../paths';
@@ -43,6 +44,10 @@ export class TaskStore {
   private readonly listeners = new Set<Listener>();
   private readonly writer = new TaskFileWriter();
   private cache: Parsed | undefined;
+  private lastWritten: Buffer | undefined;
+  private writes = 0;
+  /** Digests of the last few versions this store wrote. */
+  private readonly recent: string[] = [];
 
   constructor(
     private readonly paths: RalphPaths,
@@ -52,6 +57,17 @@ export class TaskStore {
   get file(): string {
     return this.paths.tasks;
   }
+
+  /**
+   * The store's own writes, for the control-file guard: how many so far, whether `data` is one of
+   * the recent ones (a write whose acknowledgement has not reached the guard yet, or one under
+   * way), and the last one — the orchestrator's own copy a change by a command is undone to.
+   */
+  readonly own = {
+    count: (): number => this.writes,
+    wrote: (data: Buffer): boolean => this.recent.includes(digest(data)),
+    last: (): Buffer | undefined => this.lastWritten,
+  };
 
   onDidChange(listener: Listener): { dispose(): void } {
     this.listeners.add(listener);
@@ -195,6 +211,10 @@ export class TaskStore {
   private async write(file: TaskFile): Promise<void> {
     const data = this.writer.serialize(file);
     this.cache = undefined;
+    this.lastWritten = Buffer.from(data);
+    this.writes++;
+    this.recent.push(digest(data));
+    if (this.recent.length > RECENT_WRITES) this.recent.shift();
     await writeFileAtomic(this.paths.tasks, data);
     const checkedAtMs = Date.now();
     const sig = safeStatSig(this.paths.tasks);
@@ -278,6 +298,12 @@ export function nextTaskId(tasks: readonly Task[]): string {
     if (match) highest = Math.max(highest, Number(match[1]));
   }
   return `T-${String(highest + 1).padStart(3, '0')}`;
+}
+
+const RECENT_WRITES = 16;
+
+function digest(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('base64');
 }
 
 function safeStatSig(file: string): FileSig | undefined {

@@ -52,7 +52,8 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
       loop: { maxIterations: 3, maxParallel: 1 },
-      commands: { sandbox: 'off', timeoutMs: 240000 },
+      // a rule the person set lets the agent's inline script run without a sandbox (the rules would ask before it)
+      commands: { sandbox: 'off', timeoutMs: 240000, allow: ['node -e *'] },
       gates: [{ name: 'loud', kind: 'custom', command: LOUD_GATE, required: true, timeoutMs: 240000 }],
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));

@@ -89,7 +89,7 @@ describe("a real project's own test command in a task (runner cache in node_modu
     const run = await runCli(['run'], p.ws.dir);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const [task] = TaskFileSchema.parse(JSON.parse(await p.ws.read('.ralph/tasks.json'))).tasks;
-    assert.equal(task.status, 'done', run.stdout);
+    assert.equal(task.status, 'done', run.stdout + run.stderr);
     assert.equal(task.iterations, 1);
     assert.deepEqual(p.ws.git('diff', '--name-only', 'main~1', 'main').split('\n'), ['src/calc.js']);
     assert.ok(readdirSync(p.ws.path('node_modules/.cache/cachy')).length > 0);

@@ -180,7 +180,7 @@ describe('command rules without the sandbox: credentials and history', () => {
       'echo $HOME',
       'ls ~',
       'cat ~/.gitconfig',
-      'node -e "console.log(process.version)"',
+      'node --version',
       'grep -rn "ssh" src',
       'echo "see docs about .ssh keys"',
     ]);

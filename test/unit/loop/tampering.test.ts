@@ -41,7 +41,11 @@ describe('control files an agent changes through the shell are restored and repo
       { content: 'done for now' },
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
-    await h.configure({ commands: { sandbox: 'off' }, gates: [{ name: 'check', kind: 'custom', command: 'node -e "process.exit(0)"' }] });
+    // a rule the person set lets the agent's script run (the rules would ask before it, unsandboxed): the guard is the line tested here
+    await h.configure({
+      commands: { sandbox: 'off', allow: ['node tamper.js'] },
+      gates: [{ name: 'check', kind: 'custom', command: 'node -e "process.exit(0)"' }],
+    });
     const configBefore = await fs.readFile(h.paths.config, 'utf8');
     const first = await h.addTask();
     await h.addTask({ title: 'Other', promise: 'the other promise' });
@@ -117,7 +121,7 @@ describe('control files an agent changes through the shell are restored and repo
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
     // the guard is the line tested here; where bubblewrap runs, the sandbox would stop the write first
-    await h.configure({ commands: { sandbox: 'off' } });
+    await h.configure({ commands: { sandbox: 'off', allow: ['node hook.js'] } });
     const configBefore = await fs.readFile(h.ws.path('.git/config'), 'utf8');
     const id = await h.addTask();
     await h.runner().run({ taskId: id });

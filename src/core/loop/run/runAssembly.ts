@@ -12,7 +12,7 @@ import { ProcessGateRunner } from '../../gates/runGates';
 import type { GateRunner } from '../../gates/types';
 import { GitService, IdentityCheck } from '../../git/gitService';
 import { WorktreeManager } from '../../git/worktrees';
-import { ControlFileGuard } from '../../guards/controlFileGuard';
+import { ControlFileGuard, type StoreWrites } from '../../guards/controlFileGuard';
 import { GuardedCommandRunner, GuardedGateRunner } from '../../guards/guardedRunners';
 import { ProbingGateRunner } from '../../gates/probe/probeRunner';
 import { RedactingModelClient, type SecretRedactor } from '../../commands/secrets';
@@ -103,6 +103,11 @@ export class RunAssembly {
   private sandboxWarned = false;
   private runMeter: SpendMeter | undefined;
 
+  /** The task store's own writes, which no guard of the run takes for tampering. */
+  private get storeWrites(): StoreWrites {
+    return { file: this.run.paths.tasks, ...this.run.store.own };
+  }
+
   constructor(private readonly run: AssemblyParts) {
     this.gateBound = runGateBound(run.deps.config.loop.maxConcurrentGates);
   }
@@ -139,7 +144,7 @@ export class RunAssembly {
     const meter = workRoot && this.runMeter ? this.runMeter.share() : (this.runMeter = this.newMeter());
     const model = new MeteredModelClient(new RedactingModelClient(deps.model, redactor), meter);
     const approval = deps.approval ?? refuseApprovals;
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: workRoot !== undefined, store: this.storeWrites });
     this.guards.add(guard);
     const commands = this.commandsIn(root);
     const guarded = new GuardedCommandRunner(commands, guard);
@@ -187,7 +192,7 @@ export class RunAssembly {
    * writes are acknowledged to it like to every guard of the run.
    */
   private baseGuard(): ControlFileGuard {
-    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true });
+    const guard = new ControlFileGuard(this.run.paths, this.run.emit, { ownStateOnly: true, store: this.storeWrites });
     this.guards.add(guard);
     return guard;
   }
@@ -208,7 +213,7 @@ export class RunAssembly {
     const { deps, paths, emit, redactor, store } = this.run;
     const worktrees = new WorktreeManager(deps.workspace, deps.config.worktrees.link);
     // the merged check runs the tasks' code too: sandboxed, scrubbed and watched like an agent's gates
-    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true });
+    const guard = new ControlFileGuard(paths, emit, { ownStateOnly: true, store: this.storeWrites });
     this.guards.add(guard);
     const commands = new IsolatedCommandRunner(
       deps.commands,

@@ -24,7 +24,8 @@ export function agentGateRuns(services: Pick<TaskLoopServices, 'config' | 'gates
       const gate = gatesFor(task, services.config.gates).find((g) => g.command.trim() === command.trim() && g.reuse !== false);
       if (!gate) return undefined;
       const decision = await evaluateCommand(command, services.config, { root: cwd });
-      if (decision.action !== 'allow') return undefined;
+      // a gate's command is the person's own: what the sandbox would confine (its inline code) the gate runs anyway
+      if (decision.action === 'deny' || (decision.action === 'ask' && !decision.confinable)) return undefined;
       const run = await services.gates.run({ gate, cwd, timeoutMs, signal, reuse: 'passing', taskId: task.id });
       return {
         gate: gate.name,

@@ -102,10 +102,12 @@ export class TaskLoop {
   private async limitReached(run: TaskRun): Promise<TaskRunResult | undefined> {
     const { services } = this;
     if (nextIteration(run.cp) > run.maxIterations || run.cp.elapsedMs >= run.timeoutMs) {
-      // Increase Limit may have raised either limit while the task ran
-      run.task = await services.store.get(run.task.id);
-      run.maxIterations = Math.max(run.maxIterations, run.task.maxIterations ?? run.maxIterations);
-      run.timeoutMs = Math.max(run.timeoutMs, taskLimitMs(run.task, services.config.loop.taskTimeoutMinutes));
+      // Increase Limit may have raised either limit while the task ran; only the limits are taken
+      // (the store is guarded: what a command changed there was put back before this read), the
+      // task's words (its promise, its prompt) stay the ones it started with
+      const stored = await services.store.get(run.task.id);
+      run.maxIterations = Math.max(run.maxIterations, stored.maxIterations ?? run.maxIterations);
+      run.timeoutMs = Math.max(run.timeoutMs, taskLimitMs(stored, services.config.loop.taskTimeoutMinutes));
     }
     if (run.stop.aborted) return this.finish(run, 'halted', stoppedReason(run.stop));
     if (nextIteration(run.cp) > run.maxIterations) return this.finish(run, 'timeout', `max iterations (${run.maxIterations}) reached`);

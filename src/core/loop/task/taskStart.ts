@@ -26,7 +26,7 @@ export async function startTask(services: TaskLoopServices, initial: Task, maxIt
   services.emit({ type: 'task.started', taskId: task.id, title: task.title, iteration: nextIteration(cp), maxIterations, resumed });
 
   services.meter.beginTask(task.id, cp.modelUsage, cp.receipt);
-  services.commandQuestions?.begin(task);
+  services.commandQuestions?.begin(task, cp.baseCommit);
   return { task, cp };
 }
 

@@ -1,0 +1,65 @@
+import * as vscode from 'vscode';
+import { sandboxAdvice } from '../core/commands/sandboxAdvice';
+import { editConfig } from '../core/config/modelChoice';
+import type { ConfigService } from '../core/config/service';
+import { errorMessage } from '../core/errors';
+import type { EventBus, EventOf } from '../core/events';
+import { DisposableBase } from './disposableBase';
+
+/** The machine-wide memory that the person was told once. */
+export const SANDBOX_NOTICE_SHOWN = 'ralph.noSandboxNoticeShown';
+
+const INSTALL = 'Install in Terminal';
+const ACCEPT = 'Accept the Risk';
+
+export interface SandboxNoticeServices {
+  bus: EventBus;
+  /** The extension's global state: the notice is shown on the first run without a sandbox, once. */
+  memory: vscode.Memento;
+  config: ConfigService;
+}
+
+/**
+ * The first run without a sandbox (warning `no-sandbox`) tells the person, once, in words they act
+ * on: the agent's commands run with their rights, the one command that installs bubblewrap here
+ * (typed into a terminal for them to run), or accepting the risk (`commands.sandbox: "off"` in
+ * this workspace's config, which also silences the run's warning).
+ */
+export class SandboxNotice extends DisposableBase {
+  constructor(private readonly s: SandboxNoticeServices) {
+    super();
+    this.register(
+      s.bus.subscribe((event) => {
+        if (event.type === 'warning' && event.code === 'no-sandbox') void this.show(event);
+      }),
+    );
+  }
+
+  private async show(event: EventOf<'warning'>): Promise<void> {
+    if (this.s.memory.get<boolean>(SANDBOX_NOTICE_SHOWN)) return;
+    await this.s.memory.update(SANDBOX_NOTICE_SHOWN, true);
+    const advice = sandboxAdvice({ available: false, reason: event.message });
+    const text =
+      "Ralph: the agent's commands run without a sandbox on this machine — what the command rules allow can write outside the workspace and reach the network. " +
+      (advice.install ? `Install bubblewrap to confine them: ${advice.install}` : `To confine them, ${advice.fix}.`);
+    const choice = await vscode.window.showWarningMessage(text, ...(advice.install ? [INSTALL] : []), ACCEPT);
+    if (choice === INSTALL && advice.install) {
+      const terminal = vscode.window.createTerminal('Install bubblewrap');
+      terminal.show();
+      terminal.sendText(advice.install, false); // typed, not run: the person presses Enter (and gives sudo its password)
+    } else if (choice === ACCEPT) {
+      await this.accept();
+    }
+  }
+
+  private async accept(): Promise<void> {
+    try {
+      await editConfig(this.s.config, 'commands.sandbox "off"', () => [[['commands', 'sandbox'], 'off']]);
+      void vscode.window.showInformationMessage(
+        'Ralph: commands.sandbox is "off" in .ralph/config.json: commands run unconfined without asking about it again.',
+      );
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`);
+    }
+  }
+}
