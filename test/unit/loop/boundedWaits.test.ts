@@ -18,6 +18,12 @@ import { chatRequests, eventsOf, type LoopHarness, makeLoopHarness, requestText 
 
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'ran it' } }] };
 
+/**
+ * Writes to paths known only when the command runs: the loop's values come from a command's output
+ * (a loop over spelled-out values is judged value by value, and runs without a question).
+ */
+const RUN_TIME_PATHS = 'mkdir -p gen && for i in $(seq 1 2); do echo $i > gen/$i.txt; done';
+
 describe('bounded waits and the questions only a person can answer', function () {
   this.timeout(60_000);
   let h: LoopHarness;
@@ -65,10 +71,7 @@ describe('bounded waits and the questions only a person can answer', function ()
   it('a write to a path known only at run time is not asked about where the sandbox confines it', async function () {
     const probe = await probeSandbox();
     if (!probe.available) this.skip();
-    h = await makeLoopHarness([
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'mkdir -p gen && for i in 1 2; do echo $i > gen/$i.txt; done' } }] },
-      complete,
-    ]);
+    h = await makeLoopHarness([{ toolCalls: [{ name: 'run_command', arguments: { command: RUN_TIME_PATHS } }] }, complete]);
     await h.configure({ loop: { maxParallel: 1 }, commands: { sandbox: 'required' } });
     await h.addTask();
     const summary = await h.runner().run();
@@ -84,7 +87,7 @@ describe('bounded waits and the questions only a person can answer', function ()
   });
 
   it("without a sandbox the same command is still asked; unattended, it becomes the task's question, and an approval lets exactly it run", async () => {
-    const command = 'mkdir -p gen && for i in 1 2; do echo $i > gen/$i.txt; done';
+    const command = RUN_TIME_PATHS;
     h = await makeLoopHarness([
       { toolCalls: [{ name: 'run_command', arguments: { command } }] },
       { content: 'It was not run; waiting for the person. <ralph>PROGRESS:10</ralph>' },
