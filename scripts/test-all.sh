@@ -53,8 +53,11 @@ failures_again() {
   done
 }
 rebuild_dev=""
+realrepos_pid=""
 on_exit() {
   local rc=$?
+  # a tier that failed first leaves the background one nothing to report to: end its whole group
+  [ -z "$realrepos_pid" ] || kill -TERM -- "-$realrepos_pid" 2>/dev/null || true
   phase_table
   [ "$rc" -eq 0 ] || failures_again
   [ -z "$rebuild_dev" ] || npm run --silent build >/dev/null 2>&1 || true
@@ -121,20 +124,31 @@ npm run --silent build
 phase "unit tests"
 tier unit npx mocha --config .mocharc.unit.cjs 'out/test/unit/**/*.test.js'
 
-# The ralph CLI (dist/cli.js, built above) on real bug-fix commits of small libraries, scripted
-# agents, each case's dependencies installed once from the npm registry and cached outside the
-# repository (test/realrepos/README.md). Ends with the table of verdicts.
-phase "real repositories (verdicts on real bug-fix commits)"
-tier realrepos npx mocha --config .mocharc.realrepos.json
-
-phase "integration tests (extension host via code-server)"
+# The ralph CLI on real bug-fix commits of small libraries, scripted agents, each case's
+# dependencies installed once from the npm registry and cached outside the repository
+# (test/realrepos/README.md); it ends with the table of verdicts. Most of its time is one slow
+# suite's runs in a lane of their own, so it runs in the background, in a process group of its
+# own, beside the integration and end-to-end tiers; its output is printed whole once it ends. It
+# runs a copy of dist/: the end-to-end tier's packaging rebuilds dist/ meanwhile.
+phase "real repositories started, beside them the integration tests (extension host via code-server)"
+cp -a dist "$logs/dist-realrepos"
+RALPH_REALREPOS_CLI="$logs/dist-realrepos/cli.js" setsid npx mocha --config .mocharc.realrepos.json >"$logs/realrepos.log" 2>&1 &
+realrepos_pid=$!
+echo "[test-all] real-repository tier started in the background (its output follows once it ends)"
 tier integration node out/test/runner/runIntegration.js
 
-phase "end-to-end tests (packaged .vsix in code-server, Chromium)"
+phase "end-to-end tests (packaged .vsix in code-server, Chromium), beside the real repositories"
 npm run --silent package >/dev/null
 # the production build replaced dist/: rebuild the development bundles the integration tier uses
 rebuild_dev=1
 tier e2e node out/test/e2e/run.js
+
+phase "real repositories (verdicts on real bug-fix commits): the rest of the tier"
+realrepos_rc=0
+wait "$realrepos_pid" || realrepos_rc=$?
+realrepos_pid=""
+cat "$logs/realrepos.log"
+[ "$realrepos_rc" -eq 0 ] || { echo "[test-all] the real-repository tier failed (exit $realrepos_rc)"; exit "$realrepos_rc"; }
 
 phase "all tests passed"
 # mocha's spec reporter ends each tier with `N passing` (and `N pending`); add them up

@@ -12,8 +12,11 @@ import { commitAll, gitIn, initTestRepo } from '../helpers/gitWorkspace';
 import { cleanEnv, extractBase, REPO_ROOT, type RealCase, run } from './cases';
 import { killGroup, spawnWithTimeout } from './install';
 
-/** The real CLI a person runs (`npm run build` makes it). */
-export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
+/**
+ * The real CLI a person runs (`npm run build` makes it); `RALPH_REALREPOS_CLI` names a copy (npm
+ * test runs this tier beside the end-to-end tier, whose packaging rebuilds dist/ meanwhile).
+ */
+export const CLI = process.env.RALPH_REALREPOS_CLI ?? path.join(REPO_ROOT, 'dist', 'cli.js');
 export const KEY_ENV = 'RALPH_REALREPOS_KEY';
 const KEY = 'sk-realrepos-scripted';
 
