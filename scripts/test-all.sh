@@ -15,31 +15,36 @@ phase_start=$SECONDS
 phase_rows=()
 # CPU-seconds used by this script's children so far (bash's `times`: user and system of the
 # children it waited for, each of which counts the children it waited for)
-children_cpu() {
-  times | tail -n 1 | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%.0f", n }'
+# (`times` must run in this shell, not in a $(…) subshell, whose children are not these)
+cpu=0
+read_cpu() {
+  times >"$logs/times"
+  cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%.0f", n }' "$logs/times")
 }
-phase_cpu=$(children_cpu)
-test_cpu=$phase_cpu
+read_cpu
+phase_cpu=$cpu
+test_cpu=$cpu
 end_phase() {
   [ -n "$phase_name" ] || return 0
-  local cpu
-  cpu=$(children_cpu)
-  phase_rows+=("$(printf '%-62s %6ss %7ss' "$phase_name" "$((SECONDS - phase_start))" "$((cpu - phase_cpu))")")
+  read_cpu
+  phase_rows+=("$(printf '%-76s %6ss %7ss' "$phase_name" "$((SECONDS - phase_start))" "$((cpu - phase_cpu))")")
   phase_name=""
 }
 phase() {
   end_phase
   phase_name="$*"
   phase_start=$SECONDS
-  phase_cpu=$(children_cpu)
+  read_cpu
+  phase_cpu=$cpu
   printf '\n=== %s ===\n' "$*"
 }
 phase_table() {
   end_phase
-  printf '\n=== where the time went (wall, CPU-seconds of the phase'"'"'s processes; %s cores) ===\n' "$(nproc 2>/dev/null || echo '?')"
+  read_cpu
+  printf '\n=== where the time went (wall, then CPU-seconds of the processes the phase waited for; %s cores) ===\n' "$(nproc 2>/dev/null || echo '?')"
   local row
   for row in "${phase_rows[@]}"; do printf '  %s\n' "$row"; done
-  printf '  %-62s %6ss %7ss\n' "npm test" "$((SECONDS - test_start))" "$(($(children_cpu) - test_cpu))"
+  printf '  %-76s %6ss %7ss\n' "npm test" "$((SECONDS - test_start))" "$((cpu - test_cpu))"
 }
 # On a failure, mocha's list of failing tests again, last: a CI log keeps only its tail, and the
 # integration tier ends with the workbench's console after that list.
