@@ -131,10 +131,10 @@ tier unit npx mocha --config .mocharc.unit.cjs 'out/test/unit/**/*.test.js'
 
 # The ralph CLI on real bug-fix commits of small libraries, scripted agents, each case's
 # dependencies installed once from the npm registry and cached outside the repository
-# (test/realrepos/README.md); it ends with the table of verdicts. Most of its time is one slow
-# suite's runs in a lane of their own, so it runs in the background, in a process group of its
-# own, beside the integration and end-to-end tiers; its output is printed whole once it ends. It
-# runs a copy of dist/: the end-to-end tier's packaging rebuilds dist/ meanwhile.
+# (test/realrepos/README.md); it ends with the table of verdicts. It runs in the background, in a
+# process group of its own, beside the integration and end-to-end tiers (its short runs meanwhile,
+# its slow suite's runs last, alone); its output is printed whole once it ends. It runs a copy of
+# dist/: the end-to-end tier's packaging rebuilds dist/ meanwhile.
 phase "real repositories started, beside them the integration tests (extension host via code-server)"
 cp -a dist "$logs/dist-realrepos"
 RALPH_REALREPOS_CLI="$logs/dist-realrepos/cli.js" setsid npx mocha --config .mocharc.realrepos.json >"$logs/realrepos.log" 2>&1 &

@@ -43,12 +43,12 @@ describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', 
   before('install each case once (cached), then start every scenario', async function () {
     this.timeout(20 * 60_000);
     installed = await installAll(cases, (line) => console.log(`      [realrepos] ${line}`));
-    // a slow suite's runs one at a time in a lane of their own, from the start, beside the many
-    // short ones in the other lanes: each of its runs already has three suites at once (the base
-    // run, the iteration's, the merged check), and a runner's timeout tripped by the load is run
-    // once more with it lifted (gates/liftTimeout.ts)
+    // the many short runs side by side first (npm test runs this tier beside the integration and
+    // end-to-end tiers), then a slow suite's runs one at a time with the machine to themselves:
+    // beside other suites its whole runs take minutes longer (node-tap's per-file timeout trips,
+    // and the lifted re-run is one more whole suite), close to each run's deadline on a slow machine
     const slow = cases.filter((c) => c.suiteSeconds > SLOW_SUITE_SECONDS);
-    const run = pool(slow.length > 0 ? Math.max(1, JOBS - 1) : JOBS);
+    const run = pool(JOBS);
     const start = (c: (typeof cases)[number], runner: ReturnType<typeof pool>) => {
       for (const [s, k] of runsOf(c)) {
         const modules = installed!.get(c.id)!.nodeModules;
@@ -58,9 +58,10 @@ describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', 
         );
       }
     };
-    const lane = pool(1);
-    for (const c of slow) start(c, lane);
     for (const c of cases.filter((c) => !slow.includes(c))) start(c, run);
+    const shortDone = Promise.all([...results.values()]);
+    const alone = pool(1);
+    for (const c of slow) start(c, (work) => shortDone.then(() => alone(work)));
   });
 
   after('the table of verdicts', async function () {
