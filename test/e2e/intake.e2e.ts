@@ -203,6 +203,8 @@ describe('intake in the browser: the plan review and @ralph /status', function (
     const answer = page.locator('.interactive-item-container', { hasText: /Ralph Loop — 5 tasks/ }).last();
     await send('@ralph /status ');
     await answer.waitFor({ timeout: 60_000 });
+    // the answer streams in: read it once its last part (the button) is there
+    await answer.getByRole('button', { name: 'Open Progress Panel' }).waitFor({ timeout: 60_000 });
     const text = await answer.innerText();
     assert.match(text, /3 to do, 1 done, 1 needs help/);
     assert.match(text, /T-002 asks: Redis or the database\?/);

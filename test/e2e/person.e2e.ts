@@ -95,17 +95,18 @@ describe('The person in the loop in the browser (code-server + Chromium, package
     await until('the panel in this theme', async () => (await wb.panel().locator(`body.vscode-${theme}`).count()) > 0, 30_000);
     // the run summary's way to the first question shows that task's card with its answer box
     const answerFirst = wb.panel().locator('[data-testid="run-summary"] vscode-button', { hasText: 'Answer First Question' });
-    if (await answerFirst.count()) {
-      if (theme === 'light')
-        screenshots.push(await wb.screenshot('person-run-summary-light', wb.panel().locator('[data-testid="run-summary"]')));
-      await answerFirst.click();
-    }
+    const answerBox = wb.panel().locator('[data-testid="answer-box"]');
+    // the panel renders its state after it opens: wait for one of the two before choosing (a busy
+    // machine once showed the theme before the summary, and the click was skipped)
+    await until('the run summary or the answer box', async () => (await answerFirst.count()) + (await answerBox.count()) > 0, 30_000);
+    if (theme === 'light' && (await answerFirst.count()))
+      screenshots.push(await wb.screenshot('person-run-summary-light', wb.panel().locator('[data-testid="run-summary"]')));
+    if (!(await answerBox.count())) await answerFirst.click();
     screenshots.push(await wb.screenshot(`person-tree-needs-you-${theme}`, wb.sideBar()));
     await wb.dragSideBarEdge(180);
     const rows = wb.sideBar().locator('.monaco-list-row');
     screenshots.push(await wb.screenshotDownTo(`person-tree-needs-you-cropped-${theme}`, wb.sideBar(), rows));
     await wb.dragSideBarEdge(-180);
-    const answerBox = wb.panel().locator('[data-testid="answer-box"]');
     await answerBox.waitFor({ timeout: 30_000 });
     screenshots.push(await wb.screenshot(`person-answer-box-${theme}`, wb.panel().locator('[data-testid="finish-card"]')));
     const row = wb.panel().locator('[data-testid="queue-entry"][data-state="review"]');

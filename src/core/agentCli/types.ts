@@ -1,0 +1,83 @@
+/**
+ * The agent port for agent CLIs (issue 46): one iteration of a task is one fresh, headless session
+ * of a coding agent's own CLI (Claude Code, Codex, …) in the task's working folder, beside the
+ * built-in agent (`agent/iteration.ts`). An adapter per CLI says how to start a session and how
+ * to read what it streams; `session.ts` runs it and turns its events into the iteration's result.
+ */
+
+export const AGENT_KINDS = ['builtin', 'claude-code', 'codex', 'gemini', 'copilot', 'opencode'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+export type CliAgentKind = Exclude<AgentKind, 'builtin'>;
+
+/** How Ralph's signal tools reach the session: `ralph mcp` over stdio, which the CLI starts itself. */
+export interface McpLaunch {
+  /** The server's name as the CLI sees it (its tools read `mcp__ralph__ralph_complete` in Claude Code). */
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** Everything an adapter needs to start one session. */
+export interface SessionInput {
+  /** The task's working folder (its worktree, or the workspace). */
+  cwd: string;
+  /** The iteration's whole prompt (the same the built-in agent gets, as one text). */
+  prompt: string;
+  model?: string;
+  /** `agent.args` of the config: appended after the adapter's own arguments. */
+  extraArgs: readonly string[];
+  mcp: McpLaunch;
+  /** A private folder of this session (outside the task's folder): the adapter may write its config files there. */
+  sessionDir: string;
+  /** The task's folder may be written; nothing else (the CLI's own permission mode). */
+  writableRoots: readonly string[];
+}
+
+/** How to start the session: arguments, environment additions, what goes to stdin. */
+export interface SessionLaunch {
+  args: string[];
+  env: Record<string, string>;
+  /** Written to the CLI's stdin, then closed; undefined closes stdin at once. */
+  stdin?: string;
+}
+
+/** What a CLI's stream says, in Ralph's words. */
+export type AgentCliEvent =
+  | { kind: 'session'; id: string; model?: string }
+  /** A message of the agent's (its text, whole). */
+  | { kind: 'text'; text: string }
+  | { kind: 'tool_call'; id: string; name: string; input: unknown }
+  | { kind: 'tool_result'; id: string; ok: boolean; output: string }
+  /** Tokens (and the CLI's own cost when it reports one) of one model turn: added up by the session. */
+  | { kind: 'usage'; inputTokens: number; outputTokens: number; cachedTokens?: number; costUsd?: number }
+  /** The session's own total cost, when the CLI reports one at its end (Claude Code's `total_cost_usd`): replaces the sum. */
+  | { kind: 'total_cost'; costUsd: number }
+  /** The session's end as the CLI reports it: its last message and whether it says it failed. */
+  | { kind: 'result'; text: string; isError: boolean; message?: string }
+  | { kind: 'error'; message: string };
+
+/** Reads a CLI's stdout, one line at a time. */
+export interface StreamParser {
+  line(text: string): AgentCliEvent[];
+  /** stdout ended. */
+  end(): AgentCliEvent[];
+}
+
+/** One agent CLI. */
+export interface AgentCliAdapter {
+  kind: CliAgentKind;
+  /** Its name in messages: "Claude Code". */
+  label: string;
+  /** The executable looked for on PATH when `agent.command` is not set. */
+  defaultCommand: string;
+  /** How to install it (named when it is missing). */
+  install: string;
+  /** The npm package it comes from (the test tier installs it pinned). */
+  npmPackage: string;
+  /** Its API key variables: they reach the CLI from the environment; no key of Ralph's does. */
+  keyVariables: readonly string[];
+  /** The session's arguments, environment and stdin; may write config files into `input.sessionDir`. */
+  launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;
+  createParser(): StreamParser;
+}
