@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { AGENT_KINDS, type AgentKind } from '../core/agentKinds';
 import { type ProofKind, TASK_TYPES, type TaskType } from '../core/tasks/schema';
 import { FORGE_USAGE, type ForgeCommand, ForgeUsageError, parseForgeCommand } from './forgeArgs';
 import { parsePersonCommand, type PersonCommand, PERSON_USAGE, PersonUsageError } from './personArgs';
@@ -23,6 +24,7 @@ Commands:
         [--proof fail-to-pass|none] [--proof-test GLOB]...
                                      the fail-to-pass proof (default: bugfix only) and the task's own test files
         [--known-failure "TEST"]...  a failing test a person declares unrelated to this task (name as printed)
+        [--agent builtin|claude-code|codex]  the agent of this task (default: agent.kind of the config)
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${IMPORT_USAGE}
@@ -39,6 +41,7 @@ ${PERSON_USAGE}
                                      uncommitted files are in the way of stays checked, waiting to land, and
                                      the run ends naming the files and the command that lands it
         --force                      take over a run.lock that no live Ralph run holds
+        --agent builtin|claude-code|codex  the agent of every task of this run (over the task's and the config's)
         --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
                                      ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
                                      opens or updates its pull request and enables auto-merge when done
@@ -47,6 +50,8 @@ ${PLAN_USAGE}
   doctor [--json]                    what a run here needs (git, the sandbox, each model endpoint, what the
                                      gates call) and what is missing, with the fix for each; exit 1 when
                                      something needed is missing
+  mcp                                Ralph's signal tools (ralph_complete, report_progress, report_blocked,
+                                     ask_for_help) as an MCP server over stdio, for an agent CLI's session
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
   completion bash|zsh|fish           print a completion script for the shell (verbs, options, task ids):
                                      source <(ralph completion bash) in ~/.bashrc; zsh likewise;
@@ -84,6 +89,7 @@ export type CliCommand =
       proof?: ProofKind;
       proofTests?: string[];
       knownFailures?: string[];
+      agent?: AgentKind;
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | {
@@ -96,10 +102,12 @@ export type CliCommand =
       force: boolean;
       ci?: boolean;
       unattended?: boolean;
+      agent?: AgentKind;
     }
   | { kind: 'status'; workspace: string; json: boolean }
   | { kind: 'doctor'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
+  | { kind: 'mcp' }
   | TaskActionCommand
   | ForgeCommand
   | PersonCommand
@@ -129,6 +137,7 @@ const OPTIONS = {
   force: { type: 'boolean' },
   ci: { type: 'boolean' },
   unattended: { type: 'boolean' },
+  agent: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -226,7 +235,7 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         `unknown task command "${sub ?? ''}": use task add, list, import, retry, unblock, cancel, edit, increase-max, delete or rollback`,
       );
     case 'run':
-      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci', 'unattended']);
+      only(['task', 'json', 'yes', 'approve-commands', 'force', 'ci', 'unattended', 'agent']);
       noExtra(positionals, 1);
       if (values.ci && !values.task) throw new UsageError('run --ci needs --task ID: a CI job runs one task');
       return {
@@ -239,12 +248,17 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
         force: values.force ?? false,
         ...(values.ci ? { ci: true } : {}),
         ...(values.unattended ? { unattended: true } : {}),
+        ...agentOption(values.agent),
       };
     case 'status':
     case 'doctor':
       only(['json']);
       noExtra(positionals, 1);
       return { kind: command, workspace, json: values.json ?? false };
+    case 'mcp':
+      only([]);
+      noExtra(positionals, 1);
+      return { kind: 'mcp' };
     case 'schema':
       only(['out']);
       if (!values.out) throw new UsageError('schema needs --out DIR');
@@ -272,6 +286,7 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
     'proof',
     'proof-test',
     'known-failure',
+    'agent',
   ]);
   if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual')
     throw new UsageError('--review must be manual or auto');
@@ -298,7 +313,15 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
     allowGateChanges: gateAllowance(values['allow-gate-changes'], usage),
     ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
     ...verdictOptions(values, usage),
+    ...agentOption(values.agent),
   };
+}
+
+/** `--agent KIND`: one of the agents Ralph drives. */
+function agentOption(value: string | undefined): { agent?: AgentKind } {
+  if (value === undefined) return {};
+  if (!(AGENT_KINDS as readonly string[]).includes(value)) throw new UsageError(`--agent must be one of ${AGENT_KINDS.join(', ')}, got "${value}"`);
+  return { agent: value as AgentKind };
 }
 
 function rejectOptions(values: Record<string, unknown>, allowed: string[]): void {

@@ -1,3 +1,6 @@
+import { checkAgentsFound, type RalphMcpCommand } from '../core/agentCli/port';
+import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
+import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
@@ -59,6 +62,7 @@ const USAGE_ERROR_CODES: ReadonlySet<string> = new Set([
   'plan-document',
   'plan-section',
   'plan-too-large',
+  'agent-missing',
 ]);
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -119,6 +123,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         proof: command.proof,
         proofTests: command.proofTests,
         knownFailures: command.knownFailures,
+        agent: command.agent,
       });
       io.out(task.id);
       return EXIT.ok;
@@ -157,6 +162,9 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'remote.run':
     case 'remote.status':
       return runForgeCommand(command, io);
+    case 'mcp':
+      await serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION);
+      return EXIT.ok;
     case 'schema': {
       const out = path.resolve(io.cwd, command.out);
       await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
@@ -176,6 +184,8 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   // nobody to ask (--unattended, CI, no terminal): no question is put and no wait is for a person
   const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
   const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
+  // a configured agent CLI that is not there: exit 2 before anything changes
+  checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent);
   const { runner, config, dispose } = await ralph.prepareRun({
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
@@ -186,6 +196,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, asking),
     safeguards: cliSafeguards(adjusted.safeguards.onWarning, asking),
     unattended,
+    agentCli: { ...(command.agent ? { override: command.agent } : {}), mcp: ralphMcpCommand() },
   });
   hooks?.onBus(bus);
   // said at once on stderr, not only in the run's log: a person acts on it before the agent runs anything
@@ -269,6 +280,11 @@ export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0):
   if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
   if (waitingToLand > 0 || statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
   return EXIT.ok;
+}
+
+/** How an agent CLI's session starts this CLI's `mcp` verb: the same Node and script as this process. */
+function ralphMcpCommand(): RalphMcpCommand {
+  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1], 'mcp'] };
 }
 
 async function existingDir(dir: string): Promise<string> {

@@ -61,7 +61,7 @@ export const VERBS: readonly Verb[] = [
     name: 'run',
     group: 'runs',
     summary: 'run one task, or every ready task',
-    examples: ['ralph run', 'ralph run --task T-001 --unattended'],
+    examples: ['ralph run', 'ralph run --task T-001 --unattended', 'ralph run --agent claude-code'],
   },
   { name: 'status', group: 'runs', summary: 'tasks by status, the run, what waits for you', examples: ['ralph status --json'] },
   {
@@ -88,6 +88,12 @@ export const VERBS: readonly Verb[] = [
   { name: 'remote status', group: 'forge', summary: 'where each remote task stands' },
   { name: 'init', group: 'setup', summary: 'create .ralph/ (and a git repository if missing)', examples: ['ralph init'] },
   { name: 'schema', group: 'setup', summary: 'write the JSON schemas of config.json and tasks.json' },
+  {
+    name: 'mcp',
+    group: 'setup',
+    summary: "Ralph's signal tools as an MCP server (stdio), for an agent CLI's session",
+    examples: ['claude mcp add ralph -- ralph mcp'],
+  },
   {
     name: 'doctor',
     group: 'setup',

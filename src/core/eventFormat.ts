@@ -48,6 +48,7 @@ const LINES: { [K in RalphEventType]: ((event: EventOf<K>) => string) | undefine
   'task.started': (event) =>
     `● ${event.taskId} ${event.title} — ${event.resumed ? 'resuming at' : 'starting'} iteration ${event.iteration}/${event.maxIterations}`,
   'iteration.started': (event) => `  ↻ iteration ${event.iteration}/${event.maxIterations} (${event.model})`,
+  'agent.session': (event) => `    ⌁ ${event.agent} session ${event.sessionId}${event.model ? ` (${event.model})` : ''}`,
   'tool.call': (event) => `    ${agentTag(event.agent)}→ ${event.tool} ${shorten(event.args, 100)}`,
   'tool.result': (event) => `    ${agentTag(event.agent)}${event.ok ? '✓' : '✗'} ${event.tool}: ${event.summary}`,
   'delegation.started': (event) => `    ⇢ delegate to ${event.target} (${event.model}): ${shorten(event.objective, 100)}`,

@@ -132,6 +132,8 @@ export type RalphEventBody =
       wrote: string[];
       error?: string;
     }
+  /** An agent CLI's session of one iteration (issue 46): its id (in the CLI's own history) and the model it said it used. */
+  | { type: 'agent.session'; taskId: string; iteration: number; agent: string; sessionId: string; model?: string }
   | { type: 'tool.call'; taskId: string; iteration: number; callId: string; tool: string; args: string; agent?: string }
   | {
       type: 'tool.result';

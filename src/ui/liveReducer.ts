@@ -117,6 +117,7 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
     case 'model.fault':
     case 'model.fallback':
     case 'wind-down':
+    case 'agent.session':
     case 'tool.call':
     case 'tool.result':
     case 'delegation.started':

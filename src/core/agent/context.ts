@@ -121,3 +121,32 @@ function previousSection(previous: IterationRecord | undefined): string | undefi
 function firstLine(text: string): string {
   return text.split('\n', 1)[0];
 }
+
+/**
+ * What an agent CLI (Claude Code, Codex…) is told in place of the built-in agent's system prompt:
+ * the loop, the notes, and Ralph's signal tools — its own tools are its own.
+ */
+export const AGENT_CLI_PROMPT = `You are an autonomous software engineer working inside a Ralph loop, in a fresh session.
+
+How the loop works:
+- Every iteration is a new session: you remember nothing from earlier iterations. What persists is
+  the repository (files, git history) and your progress notes file.
+- Work in the current directory with your own tools; do not leave it.
+- Keep your progress notes file up to date before you stop: what is done, what is next, what failed.
+- The orchestrator commits your changes at the end of the session and then runs the quality gates itself:
+  your word that the work is done is checked, never taken.
+- Verify before you claim: run the tests or commands that prove the promise is met. Never weaken, skip or
+  delete tests to make them pass.
+
+Signals (call the tool of the MCP server "ralph", or write the tag in your last message):
+- ralph_complete / <ralph>COMPLETE</ralph> — only when the promise is met, with evidence.
+- report_progress / <ralph>PROGRESS:N</ralph> — estimated percent of the whole task done.
+- report_blocked / <ralph>BLOCKED:reason</ralph> — you cannot proceed without something outside your reach.
+- ask_for_help / <ralph>NEEDS_HELP:question</ralph> — a human must decide or answer something.
+If the work is not finished when you stop, give a PROGRESS signal; the loop will start a new session.`;
+
+/** An agent CLI's prompt for one iteration: the same fresh context as the built-in agent's, as one text. */
+export function buildAgentCliPrompt(input: IterationContextInput): string {
+  const user = buildIterationMessages(input).find((m) => m.role === 'user');
+  return `${AGENT_CLI_PROMPT}\n\n${typeof user?.content === 'string' ? user.content : ''}`;
+}

@@ -5,9 +5,9 @@
  * to read what it streams; `session.ts` runs it and turns its events into the iteration's result.
  */
 
-export const AGENT_KINDS = ['builtin', 'claude-code', 'codex', 'gemini', 'copilot', 'opencode'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
-export type CliAgentKind = Exclude<AgentKind, 'builtin'>;
+import type { CliAgentKind } from '../agentKinds';
+
+export { AGENT_KINDS, type AgentKind, type CliAgentKind } from '../agentKinds';
 
 /** How Ralph's signal tools reach the session: `ralph mcp` over stdio, which the CLI starts itself. */
 export interface McpLaunch {
@@ -78,6 +78,8 @@ export interface AgentCliAdapter {
   /** Its API key variables: they reach the CLI from the environment; no key of Ralph's does. */
   keyVariables: readonly string[];
   /** The session's arguments, environment and stdin; may write config files into `input.sessionDir`. */
+  /** It reports the session's whole cost at its end (`total_cost`) and no cost per turn: its turns are not priced from `llm.prices`. */
+  reportsTotalCost?: boolean;
   launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;
   createParser(): StreamParser;
 }

@@ -1,3 +1,4 @@
+import { AgentConfigSchema } from './agentSchema';
 import { z } from 'zod';
 import { ForgeConfigSchema } from './forgeSchema';
 import { LlmConfigSchema } from './llmSchema';
@@ -359,6 +360,7 @@ export const RalphConfigSchema = z
     safeguards: SafeguardsSchema.describe('the warnings a person answers with Continue / Stop / Increase limit'),
     budget: BudgetSchema.describe('spending caps, checked before every model call, and the spend-rate alarm'),
     commands: CommandsSchema.describe("the agent's commands: rules, limits, the sandbox and its environment"),
+    agent: AgentConfigSchema.describe('who works on the tasks: the built-in agent, or an agent CLI (Claude Code, Codex, …)'),
     agents: AgentsConfigSchema.describe('the sub-agents the orchestrator delegates to (scout, devo, caio)'),
     merge: MergeConfigSchema.describe('the merge queue of parallel runs, and manual review'),
     worktrees: WorktreesConfigSchema.describe("the tasks' git worktrees in parallel runs"),

@@ -259,6 +259,20 @@ export class SpendMeter {
     }
   }
 
+  /**
+   * What an agent CLI's session cost beyond its turns already recorded, as the CLI reports it
+   * (Claude Code's `total_cost_usd`): spent against the budgets, on the receipt as the provider's figure.
+   */
+  recordCost(model: string, usd: number, role = 'orchestrator'): void {
+    if (!(usd > 0)) return;
+    this.run.totals.costUsd += usd;
+    this.task.costUsd += usd;
+    this.onReceipts({ model, role, iteration: this.iteration, kind: 'cost', costUsd: usd });
+    const now = this.clock.now();
+    this.run.samples.push({ at: now, usd, taskId: this.taskId ?? '?', model });
+    pruneSamples(this.run.samples, now);
+  }
+
   /** A call that ended in an error, or a failed attempt the client retried: on the receipt, usage unknown. */
   recordFailure(model: string, role: string, kind: 'failed' | 'retry'): void {
     this.onReceipts({ model, role, iteration: this.iteration, kind });

@@ -56,7 +56,9 @@ export interface ReceiptEntry {
   model: string;
   role: string;
   iteration: number;
-  kind: 'call' | 'failed' | 'retry';
+  /** `cost`: what a session cost as its agent CLI reports it at the end (no call of its own; `costUsd`). */
+  kind: 'call' | 'failed' | 'retry' | 'cost';
+  costUsd?: number;
   usage?: TokenUsage;
   /** Our estimate for a `call` (undefined: no price). */
   estimatedUsd?: number;
@@ -69,6 +71,7 @@ export const emptyReceipt = (): CostReceipt => ({ version: 1, total: emptyLine()
 function addEntry(line: ReceiptLine, e: ReceiptEntry): void {
   if (e.kind === 'failed') return void line.failedCalls++;
   if (e.kind === 'retry') return void line.retries++;
+  if (e.kind === 'cost') return void (line.providerUsd += e.costUsd ?? 0);
   line.calls++;
   const usage = e.usage;
   if (usage) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGENT_KINDS } from '../agentKinds';
 import { TaskRemoteSchema } from './remote';
 
 import { QuestionSchema } from './questions';
@@ -109,6 +110,7 @@ export const TaskSchema = z.strictObject({
     .enum(['auto', 'manual'])
     .optional()
     .describe('`merge.review` for this task: "manual" holds its finished work for a person\'s review before it lands'),
+  agent: z.enum(AGENT_KINDS).optional().describe('the agent of this task (`agent.kind` of the config when absent): "builtin", "claude-code", "codex", …'),
   timeoutMinutes: z
     .number()
     .positive()
@@ -161,5 +163,6 @@ export const NewTaskSchema = z.object({
   proof: ProofSchema.optional(),
   proofTests: z.array(z.string().trim().min(1)).optional(),
   knownFailures: z.array(z.string().trim().min(1)).optional(),
+  agent: z.enum(AGENT_KINDS).optional(),
 });
 export type NewTask = z.input<typeof NewTaskSchema>;

@@ -148,6 +148,7 @@ export class TaskStore {
           iterations: 0,
           ...(fields.review !== undefined ? { review: fields.review } : {}),
           ...(fields.source !== undefined ? { source: fields.source } : {}),
+          ...(fields.agent !== undefined ? { agent: fields.agent } : {}),
           createdAt: now,
           updatedAt: now,
         };

@@ -155,6 +155,8 @@ function asIsOrHidden(event: Exclude<core.RalphEvent, { type: Reshaped }>): shar
     case 'agent.slot':
       return event;
     // not shown by the panel (planning runs have their own review panel)
+    // the iteration's model names the agent CLI; its session id is the run log's
+    case 'agent.session':
     case 'checkpoint':
     case 'integrity.baseline':
     case 'budget':

@@ -1,3 +1,4 @@
+import { AgentCliRunner, type AgentCliSettings } from '../../agentCli/port';
 import { ToolRegistry } from '../../agent/toolRegistry';
 import { createDelegationTools, Delegator } from '../../agent/delegation';
 import { CORE_TOOLS } from '../../agent/tools';
@@ -71,6 +72,8 @@ export interface RunnerDeps {
    * the run never waits for a person — a landing the person's own files are in the way of ends at once.
    */
   unattended?: boolean;
+  /** Agent CLIs (issue 46): the run's choice of agent and how `ralph mcp` starts; absent: every task on the built-in agent. */
+  agentCli?: AgentCliSettings;
 }
 
 /** What one run hands its assembly: the run's id, events, redaction, questions, pause, store and disk budget. */
@@ -177,6 +180,7 @@ export class RunAssembly {
       ...(checkAhead ? { checkAhead } : {}),
       ...(slot ? { slot } : {}),
       disk: this.run.disk,
+      ...(deps.agentCli ? { agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli) } : {}),
     });
     return { loop, guard, meter };
   }

@@ -10,6 +10,7 @@ import type { Task } from '../../tasks/schema';
 import { readTextIfExists } from '../../util/atomicWrite';
 import type { Checkpoint, PendingCommit } from '../../record/checkpoint';
 import { agentGateRuns } from './agentGateRuns';
+import { cliAgentOf, converseThroughCli } from './agentCliConversation';
 import { runHaltReason } from '../runHalt';
 import type { TaskLoopServices } from './types';
 
@@ -47,7 +48,7 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
     Math.max(1, input.remainingMs - windDownReserveMs(services.config.loop.windDownSeconds, input.limitMs ?? input.remainingMs)),
   );
   const signal = AbortSignal.any([stop, timeout]);
-  const messages = buildIterationMessages({
+  const context = {
     task,
     iteration: n,
     maxIterations,
@@ -55,7 +56,12 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
     progressNotes: (await readTextIfExists(work.progress(task.id))) ?? '',
     previous: cp.history.at(-1),
     recentCommits: await services.git.log(5).catch(() => []),
-  });
+  };
+  const progressFile = context.progressFile;
+  const cli = cliAgentOf(services, task);
+  // an agent CLI's session: its own tools and its own context; no wind-down turn (the session is ended whole)
+  if (cli && !input.replay) return { run: await converseThroughCli(services, cli, context, signal), signal, windDown: undefined, progressFile };
+  const messages = buildIterationMessages(context);
   const toolContext: ToolContext = {
     scope: services.scope,
     commands: services.commands,
@@ -66,7 +72,6 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
     signal,
     gateRuns: agentGateRuns(services, task),
   };
-  const progressFile = work.relative(work.progress(task.id));
   let windDown: (WindDownResult & { cause: WindDownCause; reason: string }) | undefined;
   const onInterrupted = async (conversation: readonly ChatMessage[], error?: unknown) => {
     const cut = interruption(services, error, stop, timeout);

@@ -1,3 +1,4 @@
+import { cliAgentModel, cliAgentOf } from './agentCliConversation';
 import type { IterationRunResult } from '../../agent/iteration';
 import { faultLabel } from '../../llm/faults';
 import type { ModelFaultKind } from '../../errors';
@@ -50,12 +51,15 @@ export interface IterationStepInput extends ConversationInput {
  * quality gates → completion decision. Returns what the checkpoint and reports record.
  */
 export async function runIterationStep(services: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
-  const { task, iteration: n, maxIterations, model, stop } = input;
+  const { task, iteration: n, maxIterations, stop } = input;
+  // a task worked on by an agent CLI names the CLI and its model, not the built-in agent's
+  const cli = cliAgentOf(services, task);
+  const model = cli ? cliAgentModel(services, cli) : input.model;
   const startedAt = input.replay ? Date.parse(input.replay.startedAt) || services.clock.now() : services.clock.now();
   services.guard.begin(task.id, n);
   services.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
 
-  const { run, signal, windDown, progressFile } = await converse(services, input);
+  const { run, signal, windDown, progressFile } = await converse(services, { ...input, model });
   // the commit's `git status` runs while the write-ahead checkpoint is written: it only reads the
   // working tree, and the checkpoint is not in it (a failed check is taken again by the commit)
   const changed =

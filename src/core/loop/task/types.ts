@@ -1,4 +1,5 @@
 import type { ToolRegistry } from '../../agent/toolRegistry';
+import type { AgentCliRunner } from '../../agentCli/port';
 import type { RalphConfig } from '../../config/schema';
 import type { ModelFaultKind } from '../../errors';
 import type { RalphEventBody } from '../../events';
@@ -62,6 +63,8 @@ export interface TaskLoopServices {
   slot?: AgentSlot;
   /** Gated commands nobody could approve during the run: kept as the task's question (needs_help). */
   commandQuestions?: CommandQuestions;
+  /** The run's agent CLIs (issue 46): a task whose agent is not the built-in one works through one session of its CLI per iteration. */
+  agentCli?: AgentCliRunner;
   /** Keeps `.ralph/reports/` and `.ralph/runs/` within `reports.maxTotalMb` (looked at every few iterations and at the task's end). */
   disk?: DiskBudget;
 }

@@ -1,0 +1,147 @@
+import { existsSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import type { AgentKind, CliAgentKind } from '../agentKinds';
+import type { AgentConfig } from '../config/agentSchema';
+import { RalphError } from '../errors';
+import type { RalphEventBody } from '../events';
+import type { Task } from '../tasks/schema';
+import { AGENT_CLI_ADAPTERS } from './adapters';
+import { type AgentSessionResult, runAgentSession } from './session';
+import type { AgentCliAdapter } from './types';
+
+/** How a surface starts `ralph mcp` (the CLI: its own script; the editor: the bundled CLI under Electron-as-Node). */
+export interface RalphMcpCommand {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** What a run knows of agent CLIs: the run's choice over every task's, and how to start Ralph's signal server. */
+export interface AgentCliSettings {
+  /** `ralph run --agent`: wins over the task's own agent and the config's. */
+  override?: AgentKind;
+  mcp: RalphMcpCommand;
+  /** The environment the CLI starts from (default: this process's); Ralph's own secrets are never added to it. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A configured agent CLI that cannot be found: a usage error (exit 2) before any change. */
+export class AgentMissingError extends RalphError {
+  constructor(message: string) {
+    super(message, 'agent-missing');
+  }
+}
+
+/** The agent that works on `task`: the run's choice, else the task's own, else `agent.kind`. */
+export function agentKindFor(task: Pick<Task, 'agent'>, config: AgentConfig, override?: AgentKind): AgentKind {
+  return override ?? task.agent ?? config.kind;
+}
+
+export function adapterOf(kind: CliAgentKind): AgentCliAdapter {
+  return AGENT_CLI_ADAPTERS[kind];
+}
+
+/**
+ * The CLI's executable: `agent.command` (a path, or a name looked up on PATH), else the CLI's
+ * usual name on PATH. Throws AgentMissingError naming the agent and how to install it.
+ */
+export function resolveAgentCommand(kind: CliAgentKind, config: AgentConfig, env: NodeJS.ProcessEnv = process.env): string {
+  const adapter = adapterOf(kind);
+  const wanted = config.command ?? adapter.defaultCommand;
+  const found = wanted.includes('/') || wanted.includes('\\') ? (isExecutable(wanted) ? path.resolve(wanted) : undefined) : onPath(wanted, env);
+  if (found) return found;
+  const where = config.command ? `agent.command "${config.command}" was not found` : `"${wanted}" is not on PATH`;
+  throw new AgentMissingError(
+    `the agent ${adapter.label} (agent.kind "${kind}") cannot run: ${where}. Install it with \`${adapter.install}\`, or set agent.command in .ralph/config.json to its path`,
+  );
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean);
+  const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
+  for (const dir of dirs) for (const ext of exts) if (isExecutable(path.join(dir, name + ext))) return path.join(dir, name + ext);
+  return undefined;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    return existsSync(file) && statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Before a run changes anything: every agent CLI the run's tasks would use (the run's choice, else
+ * each unfinished task's own, else `agent.kind`) must be found. Throws AgentMissingError (exit 2).
+ */
+export function checkAgentsFound(
+  tasks: readonly Pick<Task, 'agent' | 'status'>[],
+  config: AgentConfig,
+  override: AgentKind | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): CliAgentKind[] {
+  const open = tasks.filter((t) => t.status !== 'done' && t.status !== 'cancelled');
+  const kinds = new Set(open.map((t) => agentKindFor(t, config, override)));
+  const cli = [...kinds].filter((k): k is CliAgentKind => k !== 'builtin');
+  for (const kind of cli) resolveAgentCommand(kind, config, env);
+  return cli;
+}
+
+/** One iteration of a task through its agent CLI: what the task loop hands over, and what it gets back. */
+export interface AgentCliIteration {
+  kind: CliAgentKind;
+  cwd: string;
+  prompt: string;
+  taskId: string;
+  iteration: number;
+  signal: AbortSignal;
+  emit(body: RalphEventBody): void;
+  onUsage?(model: string, usage: import('../llm/types').TokenUsage): void;
+  onTotalCost?(model: string, usd: number): void;
+}
+
+/** The run's side of agent CLIs, given to every task loop: who works on a task, and one session of it. */
+export class AgentCliRunner {
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly settings: AgentCliSettings,
+  ) {}
+
+  kindFor(task: Pick<Task, 'agent'>): AgentKind {
+    return agentKindFor(task, this.config, this.settings.override);
+  }
+
+  /** The model an agent CLI is told to use (for the iteration's events): `agent.model`, else the CLI's own. */
+  modelFor(kind: CliAgentKind): string {
+    return this.config.model ?? `${kind} (its default model)`;
+  }
+
+  async run(input: AgentCliIteration): Promise<AgentSessionResult> {
+    const env = this.settings.env ?? process.env;
+    const adapter = adapterOf(input.kind);
+    return runAgentSession({
+      adapter,
+      command: resolveAgentCommand(input.kind, this.config, env),
+      cwd: input.cwd,
+      prompt: input.prompt,
+      model: this.config.model,
+      extraArgs: this.config.args,
+      env: { ...definedOnly(env), ...this.config.env },
+      mcp: { command: this.settings.mcp.command, args: this.settings.mcp.args, env: this.settings.mcp.env ?? {} },
+      writableRoots: [input.cwd],
+      taskId: input.taskId,
+      iteration: input.iteration,
+      signal: input.signal,
+      emit: input.emit,
+      onUsage: input.onUsage,
+      onTotalCost: input.onTotalCost,
+    });
+  }
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
+  return out;
+}
