@@ -32,6 +32,7 @@ import { ForgeCommands } from './commands/forgeCommands';
 import { ChannelLogger } from './adapters/logger';
 import { watchConfig } from './adapters/configWatch';
 import { RunController } from './commands/runController';
+import { agentStatusLabel } from './commands/selectAgent';
 import { SecretStorageSource } from './adapters/secrets';
 import { GateTaskProvider, RALPH_TASK_TYPE, TasksApiGateRunner } from './adapters/tasksGateRunner';
 import { GitContentProvider, GIT_SCHEME } from './adapters/gitContentProvider';
@@ -86,6 +87,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   context.subscriptions.push(runs, tree, statusBar, watchConfig(folder, config, logger));
   // the first run without a sandbox tells the person once: the command that installs it, or accepting the risk
   context.subscriptions.push(new SandboxNotice({ bus, memory: context.globalState, config }));
+  // the agent CLI that works on the tasks (Select Agent) shows in the status bar, and follows the config
+  const showAgent = (c: RalphConfig | undefined) => statusBar.setAgent(c && c.agent.kind !== 'builtin' ? agentStatusLabel(c) : undefined);
+  context.subscriptions.push(config.onDidChange(showAgent));
+  void config.load().then(showAgent, () => undefined);
 
   // the progress panel: a model that follows the bus from activation, so opening it shows the run so far
   const prices = () => runs.lastConfig?.llm.prices ?? {};

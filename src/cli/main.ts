@@ -165,14 +165,16 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'mcp':
       await serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION);
       return EXIT.ok;
-    case 'schema': {
-      const out = path.resolve(io.cwd, command.out);
-      await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
-      await writeJsonAtomic(path.join(out, 'tasks.schema.json'), tasksJsonSchema());
-      io.out(`wrote ${path.join(out, 'config.schema.json')} and tasks.schema.json`);
-      return EXIT.ok;
-    }
+    case 'schema':
+      return writeSchemas(path.resolve(io.cwd, command.out), io);
   }
+}
+
+async function writeSchemas(out: string, io: CliIo): Promise<number> {
+  await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
+  await writeJsonAtomic(path.join(out, 'tasks.schema.json'), tasksJsonSchema());
+  io.out(`wrote ${path.join(out, 'config.schema.json')} and tasks.schema.json`);
+  return EXIT.ok;
 }
 
 async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {

@@ -11,6 +11,7 @@ import { TaskNode, type TaskTreeProvider } from '../ui/taskTree';
 import { type GateCommandServices, runQualityGates, showReport } from './gateCommands';
 import { RunRefusedError, type RunController } from './runController';
 import { selectModel } from './selectModel';
+import { selectAgent } from './selectAgent';
 import type { SecretStorageSource } from '../adapters/secrets';
 import type { ForgeCommands } from './forgeCommands';
 import { createTaskCommands, resolveTask, type TaskCommandServices, taskIdOf } from './taskCommands';
@@ -95,6 +96,7 @@ function workspaceHandlers(s: CommandServices) {
   return {
     'ralph.initWorkspace': () => initWorkspaceCommand(s),
     'ralph.selectModel': async (preset?: unknown) => selectModel(s, preset),
+    'ralph.selectAgent': async (preset?: unknown) => selectAgent(s, preset),
     'ralph.setApiKey': (value?: unknown) => setApiKey(s, value),
     'ralph.openConfig': () => openConfig(s),
     'ralph.openPanel': async (arg?: unknown) => {

@@ -22,6 +22,7 @@ export const COMMAND_IDS = [
   'ralph.runGates',
   'ralph.showReport',
   'ralph.selectModel',
+  'ralph.selectAgent',
   'ralph.cleanUpWorktree',
   'ralph.setUpGitHubActions',
   'ralph.runOnGitHubActions',

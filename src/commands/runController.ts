@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+import { AgentMissingError, checkAgentsFound } from '../core/agentCli/port';
 import * as vscode from 'vscode';
 import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
@@ -130,6 +132,13 @@ export class RunController extends DisposableBase {
       });
     }
     const config = await this.workspaceConfig();
+    try {
+      // a configured agent CLI that is not installed: said before anything changes
+      checkAgentsFound(await this.ralph.store.list(), config.agent, undefined);
+    } catch (error) {
+      if (error instanceof AgentMissingError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
+      throw error;
+    }
     const { runner, dispose } = await this.ralph.prepareRun({
       config,
       models: this.models,
@@ -139,6 +148,8 @@ export class RunController extends DisposableBase {
       logger: this.logger,
       approval: modalApproval,
       safeguards: this.safeguards,
+      // an agent CLI's session reaches Ralph's signal tools through the bundled CLI, run by the editor's own Node
+      agentCli: { mcp: { command: process.execPath, args: [path.join(__dirname, 'cli.js'), 'mcp'], env: { ELECTRON_RUN_AS_NODE: '1' } } },
     });
     this.runner = runner;
     this.config = config;

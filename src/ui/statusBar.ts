@@ -12,6 +12,8 @@ export class RalphStatusBar extends DisposableBase {
   private live: LiveStatus = { state: 'idle' };
   private tasks: readonly Task[] = [];
   private shown: StatusBarState = 'idle';
+  /** An agent CLI that works on the tasks (`agent.kind`), with its model; undefined: the built-in agent. */
+  private agent: string | undefined;
 
   constructor() {
     super();
@@ -28,6 +30,13 @@ export class RalphStatusBar extends DisposableBase {
 
   get state(): StatusBarState {
     return this.shown;
+  }
+
+  /** The agent CLI of the workspace's config (Select Agent), shown beside the state; undefined for the built-in agent. */
+  setAgent(agent: string | undefined): void {
+    if (agent === this.agent) return;
+    this.agent = agent;
+    this.render();
   }
 
   update(live: LiveStatus, tasks?: readonly Task[]): void {
@@ -83,6 +92,8 @@ export class RalphStatusBar extends DisposableBase {
       tooltip = `**Ralph Loop is idle.**\n\n[$(run-all) Start Autopilot](command:ralph.startAutopilot) · [Open Progress Panel](command:ralph.openPanel)`;
     }
     this.shown = state;
+    if (this.agent && (state === 'idle' || state === 'running')) text = `${text} · ${this.agent.split(':')[0]}`;
+    if (this.agent) tooltip = `${tooltip}\n\nAgent: ${escape(this.agent)} ([Select Agent](command:ralph.selectAgent))`;
     this.item.text = text;
     const markdown = new vscode.MarkdownString(tooltip, true);
     markdown.isTrusted = {
@@ -94,6 +105,7 @@ export class RalphStatusBar extends DisposableBase {
         'ralph.startAutopilot',
         'ralph.answerTask',
         'ralph.showReviews',
+        'ralph.selectAgent',
       ],
     };
     this.item.tooltip = markdown;
