@@ -199,7 +199,12 @@ function toolResults(value: Record<string, unknown>): AgentCliEvent[] {
   return message.content
     .filter(isObject)
     .filter((b) => b.type === 'tool_result')
-    .map((b) => ({ kind: 'tool_result', id: String(b.tool_use_id ?? ''), ok: b.is_error !== true, output: truncate(contentText(b.content)) }));
+    .map((b) => ({
+      kind: 'tool_result',
+      id: String(b.tool_use_id ?? ''),
+      ok: b.is_error !== true,
+      output: truncate(contentText(b.content)),
+    }));
 }
 
 /** A tool result's content as text: a string, or its text blocks (an image reads `[image]`). */
