@@ -137,6 +137,12 @@ describe('Claude Code stream-json parser (recorded from the real CLI)', () => {
     const auth = ofKind(parse(sample('auth-error-401.jsonl')), 'result')[0];
     assert.equal(auth.isError, true);
     assert.match(auth.message ?? '', /^API error 401: Failed to authenticate/);
+    // By default the CLI retries a 401 ten times (~3 minutes), announcing each as a `system/api_retry` line.
+    const retried = parse(sample('auth-error-401-retried.jsonl'));
+    assert.deepEqual(
+      retried.map((e) => e.kind),
+      ['session', 'error', 'total_cost', 'result'],
+    );
     const login = ofKind(parse(sample('not-logged-in.jsonl')), 'result')[0];
     assert.equal(login.isError, true);
     assert.match(login.message ?? '', /Not logged in/);
