@@ -3,6 +3,10 @@ import { ConfigService } from './config/service';
 import { GitService } from './git/gitService';
 import { WorktreeManager } from './git/worktrees';
 import type { ModelFactory, ModelNotices, ModelSession } from './llm/factory';
+import type { RetryNotice } from './llm/types';
+import type { FallbackNotice } from './llm/fallbackClient';
+import { agentKindFor } from './agentCli/port';
+import { errorMessage, ModelError } from './errors';
 import { NodeCommandRunner } from './commands/processRunner';
 import type { RalphEventBody } from './events';
 import type { GateRunner } from './gates/types';
@@ -113,9 +117,16 @@ export class Ralph implements TaskRecords {
     const { models, config: given, secretValues = [], ...rest } = parts;
     startGitHost(); // the git helper boots while the config and the model client load
     const config = given ?? (await this.config.load());
-    const session = await models(config, {
-      onRetry: (notice) => runner.reportRetry(notice),
-      onFallback: (notice) => runner.reportFallback(notice),
+    const notices = {
+      onRetry: (notice: RetryNotice) => runner.reportRetry(notice),
+      onFallback: (notice: FallbackNotice) => runner.reportFallback(notice),
+    };
+    // a run whose agent is an agent CLI needs no model of its own to start: what would call one
+    // (a task on the built-in agent, a bug council) fails then, with the reason it could not be set up
+    const cliRun = rest.agentCli !== undefined && agentKindFor({}, config.agent, rest.agentCli.override) !== 'builtin';
+    const session = await models(config, notices).catch((error: unknown) => {
+      if (!cliRun) throw error;
+      return unavailableModel(error);
     });
     const runner: RalphRunner = new RalphRunner({
       ...rest,
@@ -132,4 +143,14 @@ export class Ralph implements TaskRecords {
 /** Opens the workspace's façade: one per workspace and process (the editor keeps it for the window). */
 export function openRalph(workspace: string, options: { clock?: Clock } = {}): Ralph {
   return new Ralph(workspace, options);
+}
+
+/** The model port of a run that has none (no key, no endpoint): each call fails with why, as an auth fault. */
+function unavailableModel(cause: unknown): ModelSession {
+  const message = `the built-in agent's model is not set up: ${errorMessage(cause)}`;
+  return {
+    model: { chat: () => Promise.reject(new ModelError(message, undefined, false, 'auth')) },
+    secretValues: [],
+    dispose: () => undefined,
+  };
 }

@@ -113,8 +113,8 @@ export class AgentCliRunner {
   }
 
   /** The model an agent CLI is told to use (for the iteration's events): `agent.model`, else the CLI's own. */
-  modelFor(kind: CliAgentKind): string {
-    return this.config.model ?? `${kind} (its default model)`;
+  modelFor(): string {
+    return this.config.model ?? 'its default model';
   }
 
   async run(input: AgentCliIteration): Promise<AgentSessionResult> {

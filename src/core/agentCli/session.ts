@@ -83,6 +83,7 @@ class AgentSession {
   private streamErrors: string[] = [];
   private stderr = '';
   private budgetError?: string;
+  private authError?: string;
   private events = 0;
   /** The cost of the turns as reported per turn (what a reported total adds to). */
   private turnsUsd = 0;
@@ -149,8 +150,9 @@ class AgentSession {
       try {
         this.apply(event);
       } catch (error) {
-        // a reached budget: the session ends within the turn that reached it
-        this.budgetError ??= error instanceof Error ? error.message : String(error);
+        // a reached budget (or refused credentials): the session ends within the turn that reached it
+        if (error instanceof AuthRefused) this.authError ??= error.message;
+        else this.budgetError ??= error instanceof Error ? error.message : String(error);
         void kill();
       }
     }
@@ -200,7 +202,25 @@ class AgentSession {
       case 'error':
         this.streamErrors.push(event.message);
         return;
+      case 'retry':
+        return this.retry(event);
     }
+  }
+
+  /** The CLI's own retry of a model call: shown as the built-in agent's are; a refused key is not retried by Ralph's loop. */
+  private retry(event: Extract<AgentCliEvent, { kind: 'retry' }>): void {
+    const auth = event.status === 401 || event.status === 403;
+    this.o.emit({
+      type: 'model.retry',
+      taskId: this.o.taskId,
+      attempt: event.attempt,
+      maxRetries: event.maxRetries,
+      delayMs: event.delayMs,
+      reason: `${this.o.adapter.label}: ${event.message}`,
+      ...(auth ? { fault: 'auth' as const } : event.status === 429 ? { fault: 'rate_limit' as const } : {}),
+    });
+    // another try with the same key fails the same way: the session ends now, as an auth fault
+    if (auth) throw new AuthRefused(`${this.o.adapter.label}: the model provider refused the credentials (${event.message})`);
   }
 
   private usage(event: Extract<AgentCliEvent, { kind: 'usage' }>): void {
@@ -249,6 +269,11 @@ class AgentSession {
       result.error = this.budgetError;
       return;
     }
+    if (this.authError) {
+      result.error = this.authError;
+      result.fault = 'auth';
+      return;
+    }
     if (result.stopped) return;
     const said = this.reported?.message ?? (this.reported?.isError ? this.reported.text : undefined) ?? this.streamErrors.at(-1);
     const stderr = lastLines(this.stderr, 5);
@@ -263,6 +288,8 @@ class AgentSession {
     }
   }
 }
+
+class AuthRefused extends Error {}
 
 /** The fault kind a CLI's own error message names (auth and quota halt the task, as a provider's do). */
 function faultOf(text: string): ModelFaultKind | undefined {

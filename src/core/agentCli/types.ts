@@ -55,7 +55,9 @@ export type AgentCliEvent =
   | { kind: 'total_cost'; costUsd: number }
   /** The session's end as the CLI reports it: its last message and whether it says it failed. */
   | { kind: 'result'; text: string; isError: boolean; message?: string }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string }
+  /** The CLI retries a failed model call (its own retries): an HTTP status of 401 or 403 ends the session as an auth fault. */
+  | { kind: 'retry'; attempt: number; maxRetries: number; delayMs: number; status?: number; message: string };
 
 /** Reads a CLI's stdout, one line at a time. */
 export interface StreamParser {

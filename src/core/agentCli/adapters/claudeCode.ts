@@ -28,6 +28,7 @@ export const claudeCodeAdapter: AgentCliAdapter = {
   install: 'npm install -g @anthropic-ai/claude-code',
   npmPackage: '@anthropic-ai/claude-code',
   keyVariables: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
+  reportsTotalCost: true,
   launch: launchClaudeCode,
   createParser: () => new ClaudeStreamParser(),
 };
@@ -90,6 +91,7 @@ export class ClaudeStreamParser implements StreamParser {
     try {
       switch (value.type) {
         case 'system':
+          if (value.subtype === 'api_retry') return [apiRetry(value)];
           return value.subtype === 'init' && typeof value.session_id === 'string'
             ? [{ kind: 'session', id: value.session_id, ...(typeof value.model === 'string' ? { model: value.model } : {}) }]
             : [];
@@ -190,6 +192,21 @@ function resultMessage(value: Record<string, unknown>, subtype: string | undefin
   if (errors.length) parts.push(errors.join('; '));
   else if (text) parts.push(text.slice(0, 500));
   return parts.join(': ') || 'Claude Code reported an error';
+}
+
+/** A `system/api_retry` line: Claude Code retries a failed API call (a 401 too, for minutes, by default). */
+function apiRetry(value: Record<string, unknown>): AgentCliEvent {
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const status = typeof value.error_status === 'number' ? value.error_status : undefined;
+  const error = typeof value.error === 'string' ? value.error : 'API error';
+  return {
+    kind: 'retry',
+    attempt: num(value.attempt),
+    maxRetries: num(value.max_retries),
+    delayMs: num(value.retry_delay_ms),
+    ...(status !== undefined ? { status } : {}),
+    message: `${error}${status !== undefined ? ` (HTTP ${status})` : ''}`,
+  };
 }
 
 /** `tool_result` blocks of a user line (the CLI's answers to the agent's tool calls). */

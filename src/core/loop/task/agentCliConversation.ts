@@ -15,7 +15,7 @@ export function cliAgentOf(services: Pick<TaskLoopServices, 'agentCli'>, task: I
 
 /** What the iteration's events and record name as its model: the CLI's label and `agent.model`. */
 export function cliAgentModel(services: Pick<TaskLoopServices, 'agentCli'>, kind: CliAgentKind): string {
-  return `${adapterOf(kind).label}: ${services.agentCli?.modelFor(kind) ?? 'its default model'}`;
+  return `${adapterOf(kind).label}: ${services.agentCli?.modelFor() ?? 'its default model'}`;
 }
 
 /**

@@ -1,0 +1,107 @@
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AnthropicRecordedRequest, AnthropicStep, AnthropicWireMessage } from '../../fixtures/anthropicServer';
+import { CLI_ENV, runCli } from './cliHarness';
+import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
+import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
+
+/** What the agent does at one turn of a session: tool calls, or its last words. */
+export type AgentTurn = { tools: { name: string; input: Record<string, unknown> }[] } | { text: string };
+
+/** The text of a message's content (its text blocks and tool results). */
+export function messageText(message: AnthropicWireMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content
+    .map((b) => (typeof b.text === 'string' ? b.text : typeof b.content === 'string' ? b.content : JSON.stringify(b.content ?? '')))
+    .join('\n');
+}
+
+/** The session's prompt: its first user message. */
+export function sessionPrompt(request: AnthropicRecordedRequest): string {
+  const first = (request.body?.messages ?? []).find((m) => m.role === 'user');
+  return first ? messageText(first) : '';
+}
+
+/** The iteration a session works on, read from Ralph's prompt (`Iteration N of at most M`). */
+export function iterationOf(request: AnthropicRecordedRequest): number {
+  return Number(/Iteration (\d+) of at most/.exec(sessionPrompt(request))?.[1] ?? 0);
+}
+
+/**
+ * A scripted agent for the real Claude Code: `plan[iteration - 1]` is that session's turns; the
+ * turn is the number of assistant messages the session has so far. One step serves every request.
+ */
+export function sessionAgent(plan: AgentTurn[][]): AnthropicStep {
+  return (request) => {
+    const messages = request.body?.messages ?? [];
+    const turns = plan[iterationOf(request) - 1] ?? [{ text: 'nothing planned for this iteration' }];
+    const turn = turns[Math.min(messages.filter((m) => m.role === 'assistant').length, turns.length - 1)];
+    if ('text' in turn) return { text: turn.text };
+    return { toolUses: turn.tools.map((t) => ({ name: t.name, input: t.input })) };
+  };
+}
+
+export const bash = (command: string): AgentTurn => ({ tools: [{ name: 'Bash', input: { command, description: 'run a command' } }] });
+export const mcpComplete = (summary: string): AgentTurn => ({
+  tools: [{ name: 'mcp__ralph__ralph_complete', input: { summary, promiseEvidence: 'npm test passes' } }],
+});
+
+/** The environment of a person whose Claude Code points at `baseUrl`: a home of its own, no traffic but the model's. */
+export async function claudeEnv(baseUrl: string): Promise<{ env: NodeJS.ProcessEnv; home: string }> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-claude-home-'));
+  const env: NodeJS.ProcessEnv = {
+    ...CLI_ENV,
+    HOME: home,
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_MAX_RETRIES: '0',
+  };
+  return { env, home };
+}
+
+/**
+ * The greeter project (one node:test test red at the base: `add` subtracts), initialized by
+ * `ralph init`, gated by `npm test`, its tasks worked on by the agent CLI at `command`.
+ */
+export async function agentCliProject(
+  kind: string,
+  command: string,
+  env: NodeJS.ProcessEnv,
+  loop: Record<string, unknown> = {},
+): Promise<TempWorkspace> {
+  const ws = await makeTempWorkspace({
+    commit: true,
+    files: { 'package.json': packageJson('node --test'), 'greeter.js': GREETER_JS, 'greeter.test.js': GREETER_TEST },
+  });
+  const init = await runCli(['init'], ws.dir, env);
+  if (init.code !== 0) throw new Error(`ralph init failed: ${init.stderr}`);
+  const config = { agent: { kind, command }, gates: [TESTS_GATE], loop: { maxIterations: 2, ...loop } };
+  await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);
+  ws.git('add', '-A');
+  ws.git('commit', '-qm', 'ralph init');
+  const added = await runCli(
+    ['task', 'add', 'Fix add', '--prompt', 'add(2, 3) must be 5: fix greeter.js', '--promise', 'npm test passes'],
+    ws.dir,
+    env,
+  );
+  if (added.code !== 0) throw new Error(`ralph task add failed: ${added.stderr}`);
+  return ws;
+}
+
+/** Processes whose working folder is inside `dir` (what a session could have left behind). */
+export async function processesIn(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await fs.readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+    const cwd = await fs.readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (!cwd.startsWith(dir)) continue;
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+    found.push(`${pid} ${(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' ')}`);
+  }
+  return found;
+}
