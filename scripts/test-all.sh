@@ -111,6 +111,9 @@ else
   bash scripts/system-deps.sh --build-headers
   bash scripts/install-tools.sh
 fi
+# the real agent CLIs the tests drive (Claude Code, Codex), pinned, from the npm registry, cached
+bash scripts/install-agent-clis.sh
+export RALPH_REQUIRE_AGENT_CLIS=1
 [ -z "${RALPH_STOP_AFTER_TOOLS:-}" ] || { echo "[test-all] tools ready; stopping here (RALPH_STOP_AFTER_TOOLS)"; exit 0; }
 
 # tsc over tsconfig.test.json type-checks everything tsconfig.json does (same files, same options)

@@ -320,7 +320,8 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
 /** `--agent KIND`: one of the agents Ralph drives. */
 function agentOption(value: string | undefined): { agent?: AgentKind } {
   if (value === undefined) return {};
-  if (!(AGENT_KINDS as readonly string[]).includes(value)) throw new UsageError(`--agent must be one of ${AGENT_KINDS.join(', ')}, got "${value}"`);
+  if (!(AGENT_KINDS as readonly string[]).includes(value))
+    throw new UsageError(`--agent must be one of ${AGENT_KINDS.join(', ')}, got "${value}"`);
   return { agent: value as AgentKind };
 }
 

@@ -136,7 +136,8 @@ export class RunController extends DisposableBase {
       // a configured agent CLI that is not installed: said before anything changes
       checkAgentsFound(await this.ralph.store.list(), config.agent, undefined);
     } catch (error) {
-      if (error instanceof AgentMissingError) throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
+      if (error instanceof AgentMissingError)
+        throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });
       throw error;
     }
     const { runner, dispose } = await this.ralph.prepareRun({

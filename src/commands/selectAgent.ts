@@ -81,7 +81,9 @@ export async function selectAgent(s: SelectAgentServices, preset?: unknown): Pro
       ...(choice.kind !== 'builtin' ? [[['agent', 'model'], choice.model] as [string[], unknown]] : []),
     ]);
     const model = choice.model ? ` with ${choice.model}` : '';
-    void vscode.window.showInformationMessage(`Ralph: the tasks are now worked on by ${agentLabel(choice.kind)}${model} (agent.kind in .ralph/config.json).`);
+    void vscode.window.showInformationMessage(
+      `Ralph: the tasks are now worked on by ${agentLabel(choice.kind)}${model} (agent.kind in .ralph/config.json).`,
+    );
     return choice;
   } catch (error) {
     void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`);

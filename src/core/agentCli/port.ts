@@ -4,6 +4,7 @@ import type { AgentKind, CliAgentKind } from '../agentKinds';
 import type { AgentConfig } from '../config/agentSchema';
 import { RalphError } from '../errors';
 import type { RalphEventBody } from '../events';
+import type { TokenUsage } from '../llm/types';
 import type { Task } from '../tasks/schema';
 import { AGENT_CLI_ADAPTERS } from './adapters';
 import { type AgentSessionResult, runAgentSession } from './session';
@@ -48,7 +49,8 @@ export function adapterOf(kind: CliAgentKind): AgentCliAdapter {
 export function resolveAgentCommand(kind: CliAgentKind, config: AgentConfig, env: NodeJS.ProcessEnv = process.env): string {
   const adapter = adapterOf(kind);
   const wanted = config.command ?? adapter.defaultCommand;
-  const found = wanted.includes('/') || wanted.includes('\\') ? (isExecutable(wanted) ? path.resolve(wanted) : undefined) : onPath(wanted, env);
+  const found =
+    wanted.includes('/') || wanted.includes('\\') ? (isExecutable(wanted) ? path.resolve(wanted) : undefined) : onPath(wanted, env);
   if (found) return found;
   const where = config.command ? `agent.command "${config.command}" was not found` : `"${wanted}" is not on PATH`;
   throw new AgentMissingError(
@@ -97,7 +99,7 @@ export interface AgentCliIteration {
   iteration: number;
   signal: AbortSignal;
   emit(body: RalphEventBody): void;
-  onUsage?(model: string, usage: import('../llm/types').TokenUsage): void;
+  onUsage?(model: string, usage: TokenUsage): void;
   onTotalCost?(model: string, usd: number): void;
 }
 

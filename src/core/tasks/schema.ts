@@ -110,7 +110,10 @@ export const TaskSchema = z.strictObject({
     .enum(['auto', 'manual'])
     .optional()
     .describe('`merge.review` for this task: "manual" holds its finished work for a person\'s review before it lands'),
-  agent: z.enum(AGENT_KINDS).optional().describe('the agent of this task (`agent.kind` of the config when absent): "builtin", "claude-code", "codex", …'),
+  agent: z
+    .enum(AGENT_KINDS)
+    .optional()
+    .describe('the agent of this task (`agent.kind` of the config when absent): "builtin", "claude-code", "codex", …'),
   timeoutMinutes: z
     .number()
     .positive()

@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { type AnthropicServer, startAnthropicServer } from '../../fixtures/anthropicServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
-import { agentCliProject, bash, claudeEnv, iterationOf, mcpComplete, processesIn, sessionAgent, sessionPrompt } from '../helpers/agentCliRun';
+import {
+  agentCliProject,
+  bash,
+  claudeEnv,
+  iterationOf,
+  mcpComplete,
+  processesIn,
+  sessionAgent,
+  sessionPrompt,
+} from '../helpers/agentCliRun';
 import { runCli } from '../helpers/cliHarness';
 import { GREETER_FIXED_JS } from '../helpers/greeterProject';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
@@ -77,9 +86,12 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
   });
 
   it('a deleted test is the gate weakened: not done, though the suite is green and the CLI says COMPLETE', async () => {
-    const { env, ws: w } = await setUp([[bash('git rm -q greeter.test.js && echo "require(\'./greeter\')" > greeter.test.js'), mcpComplete('tests pass')]], {
-      maxIterations: 1,
-    });
+    const { env, ws: w } = await setUp(
+      [[bash('git rm -q greeter.test.js && echo "require(\'./greeter\')" > greeter.test.js'), mcpComplete('tests pass')]],
+      {
+        maxIterations: 1,
+      },
+    );
     const run = await runCli(['run'], w.dir, env);
     assert.notEqual(run.code, 0, run.stdout);
     const task = await taskOf(w);
@@ -111,7 +123,10 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     const head = w.git('rev-parse', 'HEAD');
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 2, run.stdout + run.stderr);
-    assert.match(run.stderr, /the agent Claude Code \(agent\.kind "claude-code"\) cannot run: agent\.command "\/nonexistent\/claude" was not found\. Install it with `npm install -g @anthropic-ai\/claude-code`/);
+    assert.match(
+      run.stderr,
+      /the agent Claude Code \(agent\.kind "claude-code"\) cannot run: agent\.command "\/nonexistent\/claude" was not found\. Install it with `npm install -g @anthropic-ai\/claude-code`/,
+    );
     assert.equal(w.git('rev-parse', 'HEAD'), head);
     assert.equal((await taskOf(w)).status, 'todo');
     assert.equal(server!.requests.length, 0);

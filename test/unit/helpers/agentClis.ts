@@ -16,7 +16,8 @@ export interface PinnedAgentCli {
 
 /** Where scripts/install-agent-clis.sh installs the CLIs. */
 export const AGENT_CLIS_DIR =
-  process.env.RALPH_AGENT_CLIS_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'ralph-loop', 'agent-clis');
+  process.env.RALPH_AGENT_CLIS_DIR ??
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'ralph-loop', 'agent-clis');
 
 /** The pinned CLI of `kind`, installed or not. */
 export function pinnedAgentCli(kind: CliAgentKind): PinnedAgentCli {

@@ -60,7 +60,8 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
   const progressFile = context.progressFile;
   const cli = cliAgentOf(services, task);
   // an agent CLI's session: its own tools and its own context; no wind-down turn (the session is ended whole)
-  if (cli && !input.replay) return { run: await converseThroughCli(services, cli, context, signal), signal, windDown: undefined, progressFile };
+  if (cli && !input.replay)
+    return { run: await converseThroughCli(services, cli, context, signal), signal, windDown: undefined, progressFile };
   const messages = buildIterationMessages(context);
   const toolContext: ToolContext = {
     scope: services.scope,
