@@ -213,13 +213,15 @@ async function runCodex(bin: string, home: string, sessionInput: SessionInput, u
   mkdirSync(env.CODEX_HOME, { recursive: true });
   mkdirSync(env.TMPDIR, { recursive: true });
   const started = Date.now();
-  const child = spawn(bin, launch.args, { cwd: sessionInput.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: on Node < 22 the npm `codex` script spawns the native binary as a child,
+  // and a SIGKILL of the script alone would leave that child running.
+  const child = spawn(bin, launch.args, { cwd: sessionInput.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   child.stdin.end(launch.stdin);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 60_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   clearTimeout(timer);
   const parser = codexAdapter.createParser();
