@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AnthropicRecordedRequest, AnthropicStep, AnthropicWireMessage } from '../../fixtures/anthropicServer';
+import type { ResponsesInputItem, ResponsesRecordedRequest, ResponsesStep, ResponsesToolCall } from '../../fixtures/responsesServer';
 import { CLI_ENV, runCli } from './cliHarness';
 import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
@@ -73,6 +74,7 @@ export async function agentCliProject(
   command: string,
   env: NodeJS.ProcessEnv,
   loop: Record<string, unknown> = {},
+  agent: Record<string, unknown> = {},
 ): Promise<TempWorkspace> {
   const ws = await makeTempWorkspace({
     commit: true,
@@ -80,7 +82,7 @@ export async function agentCliProject(
   });
   const init = await runCli(['init'], ws.dir, env);
   if (init.code !== 0) throw new Error(`ralph init failed: ${init.stderr}`);
-  const config = { agent: { kind, command }, gates: [TESTS_GATE], loop: { maxIterations: 2, ...loop } };
+  const config = { agent: { kind, command, ...agent }, gates: [TESTS_GATE], loop: { maxIterations: 2, ...loop } };
   await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);
   ws.git('add', '-A');
   ws.git('commit', '-qm', 'ralph init');
@@ -104,4 +106,70 @@ export async function processesIn(dir: string): Promise<string[]> {
     found.push(`${pid} ${(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' ')}`);
   }
   return found;
+}
+
+/** The text of a Responses input item's content. */
+function itemText(item: ResponsesInputItem): string {
+  if (typeof item.content === 'string') return item.content;
+  if (!Array.isArray(item.content)) return typeof item.output === 'string' ? item.output : '';
+  return item.content.map((part: { text?: string }) => part?.text ?? '').join('\n');
+}
+
+/** A Codex session's prompt (the user messages of its first request) and its iteration. */
+export function codexPrompt(request: ResponsesRecordedRequest): string {
+  return (request.body?.input ?? [])
+    .filter((i) => i.role === 'user')
+    .map(itemText)
+    .join('\n');
+}
+
+export const codexIteration = (request: ResponsesRecordedRequest): number =>
+  Number(/Iteration (\d+) of at most/.exec(codexPrompt(request))?.[1] ?? 0);
+
+/** What a Codex session does at one turn: tool calls, or its last words. */
+export type CodexTurn = { calls: ResponsesToolCall[] } | { text: string };
+
+/** A scripted agent for the real Codex: `plan[iteration - 1]` is that session's turns; the turn is the tool outputs it has seen so far. */
+export function codexAgent(plan: CodexTurn[][]): ResponsesStep {
+  return (request) => {
+    const input = request.body?.input ?? [];
+    const turns = plan[codexIteration(request) - 1] ?? [{ text: 'nothing planned for this iteration' }];
+    const seen = input.filter((i) => typeof i.type === 'string' && i.type.endsWith('_call_output')).length;
+    const turn = turns[Math.min(seen, turns.length - 1)];
+    return 'text' in turn ? { text: turn.text } : { toolCalls: turn.calls };
+  };
+}
+
+export const shell = (cmd: string): CodexTurn => ({ calls: [{ name: 'exec_command', arguments: { cmd } }] });
+export const codexComplete = (summary: string): CodexTurn => ({
+  calls: [{ name: 'ralph_complete', namespace: 'mcp__ralph', arguments: { summary, promiseEvidence: 'npm test passes' } }],
+});
+
+/**
+ * The environment and `agent.args` of a person whose Codex points at the scripted Responses server:
+ * a Codex home of its own (TMPDIR beside it: Codex will not set up its sandbox helper under its
+ * home in the temporary folder), the provider as `-c` overrides, no retries, no analytics.
+ */
+export async function codexEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; home: string; args: string[] }> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-codex-home-'));
+  await fs.mkdir(path.join(home, 'codex-home'));
+  await fs.mkdir(path.join(home, 'tmp'));
+  const provider = `{name="Scripted",base_url="${url}",wire_api="responses",env_key="RALPH_TEST_CODEX_KEY",request_max_retries=0,stream_max_retries=0}`;
+  const args = [
+    '-c',
+    'model_provider="ralph_scripted"',
+    '-c',
+    `model_providers.ralph_scripted=${provider}`,
+    '-c',
+    'analytics.enabled=false',
+    '--disable',
+    'plugins',
+  ];
+  const env = {
+    ...CLI_ENV,
+    CODEX_HOME: path.join(home, 'codex-home'),
+    TMPDIR: path.join(home, 'tmp'),
+    RALPH_TEST_CODEX_KEY: 'sk-test-codex',
+  };
+  return { env, home, args };
 }

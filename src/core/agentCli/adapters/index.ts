@@ -1,5 +1,9 @@
 import type { AgentCliAdapter, CliAgentKind } from '../types';
 import { claudeCodeAdapter } from './claudeCode';
+import { codexAdapter } from './codex';
 
 /** One adapter per agent CLI Ralph drives. */
-export const AGENT_CLI_ADAPTERS = { 'claude-code': claudeCodeAdapter } as Readonly<Record<CliAgentKind, AgentCliAdapter>>;
+export const AGENT_CLI_ADAPTERS: Readonly<Record<CliAgentKind, AgentCliAdapter>> = {
+  'claude-code': claudeCodeAdapter,
+  codex: codexAdapter,
+};
