@@ -138,11 +138,16 @@ describe('Claude Code stream-json parser (recorded from the real CLI)', () => {
     assert.equal(auth.isError, true);
     assert.match(auth.message ?? '', /^API error 401: Failed to authenticate/);
     // By default the CLI retries a 401 ten times (~3 minutes), announcing each as a `system/api_retry` line.
+    // Each becomes a `retry` with its status: the session runner ends the session at the first 401.
     const retried = parse(sample('auth-error-401-retried.jsonl'));
     assert.deepEqual(
       retried.map((e) => e.kind),
-      ['session', 'error', 'total_cost', 'result'],
+      ['session', ...Array<string>(10).fill('retry'), 'error', 'total_cost', 'result'],
     );
+    const first = ofKind(retried, 'retry')[0];
+    assert.equal(first.status, 401);
+    assert.equal(first.attempt, 1);
+    assert.match(first.message, /authentication_failed \(HTTP 401\)/);
     const login = ofKind(parse(sample('not-logged-in.jsonl')), 'result')[0];
     assert.equal(login.isError, true);
     assert.match(login.message ?? '', /Not logged in/);

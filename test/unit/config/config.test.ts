@@ -59,6 +59,7 @@ describe('config (.ralph/config.json)', () => {
     const properties = (configJsonSchema() as { properties: Record<string, unknown> }).properties;
     assert.deepEqual(Object.keys(properties).sort(), [
       '$schema',
+      'agent',
       'agents',
       'budget',
       'commands',
