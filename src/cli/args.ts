@@ -50,6 +50,8 @@ ${PLAN_USAGE}
   doctor [--json]                    what a run here needs (git, the sandbox, each model endpoint, what the
                                      gates call) and what is missing, with the fix for each; exit 1 when
                                      something needed is missing
+  hook pre-tool-use                  an agent CLI's hook before each tool call (its call as JSON on stdin):
+                                     Ralph's command rules judge it; exit 2 blocks it, the reason on stderr
   mcp                                Ralph's signal tools (ralph_complete, report_progress, report_blocked,
                                      ask_for_help) as an MCP server over stdio, for an agent CLI's session
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
@@ -108,6 +110,7 @@ export type CliCommand =
   | { kind: 'doctor'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | { kind: 'mcp' }
+  | { kind: 'hook'; event: 'pre-tool-use' }
   | TaskActionCommand
   | ForgeCommand
   | PersonCommand
@@ -259,6 +262,12 @@ export function parseCli(argv: readonly string[], cwd: string): CliCommand {
       only([]);
       noExtra(positionals, 1);
       return { kind: 'mcp' };
+    case 'hook':
+      only([]);
+      noExtra(positionals, 2);
+      if (sub !== 'pre-tool-use')
+        throw new UsageError('hook needs the event: ralph hook pre-tool-use (run by an agent CLI, its tool call on stdin)');
+      return { kind: 'hook', event: 'pre-tool-use' };
     case 'schema':
       only(['out']);
       if (!values.out) throw new UsageError('schema needs --out DIR');

@@ -1,4 +1,5 @@
-import { checkAgentsFound, type RalphMcpCommand } from '../core/agentCli/port';
+import { checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
+import { preToolUseHook } from '../core/agentCli/hookGate';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
 import { promises as fs } from 'node:fs';
@@ -165,9 +166,20 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'mcp':
       await serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION);
       return EXIT.ok;
+    case 'hook':
+      return runHook(io);
     case 'schema':
       return writeSchemas(path.resolve(io.cwd, command.out), io);
   }
+}
+
+/** `ralph hook pre-tool-use`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
+async function runHook(io: CliIo): Promise<number> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const { code, stderr } = await preToolUseHook(Buffer.concat(chunks).toString('utf8'), process.env);
+  if (stderr) io.err(stderr);
+  return code;
 }
 
 async function writeSchemas(out: string, io: CliIo): Promise<number> {
@@ -198,7 +210,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, asking),
     safeguards: cliSafeguards(adjusted.safeguards.onWarning, asking),
     unattended,
-    agentCli: { ...(command.agent ? { override: command.agent } : {}), mcp: ralphMcpCommand() },
+    agentCli: { ...(command.agent ? { override: command.agent } : {}), ralph: ralphCliCommand() },
   });
   hooks?.onBus(bus);
   // said at once on stderr, not only in the run's log: a person acts on it before the agent runs anything
@@ -284,9 +296,9 @@ export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0):
   return EXIT.ok;
 }
 
-/** How an agent CLI's session starts this CLI's `mcp` verb: the same Node and script as this process. */
-function ralphMcpCommand(): RalphMcpCommand {
-  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1], 'mcp'] };
+/** How an agent CLI's session starts this CLI (`mcp`, `hook pre-tool-use`): the same Node and script as this process. */
+function ralphCliCommand(): RalphCliCommand {
+  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1]] };
 }
 
 async function existingDir(dir: string): Promise<string> {

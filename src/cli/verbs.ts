@@ -89,6 +89,11 @@ export const VERBS: readonly Verb[] = [
   { name: 'init', group: 'setup', summary: 'create .ralph/ (and a git repository if missing)', examples: ['ralph init'] },
   { name: 'schema', group: 'setup', summary: 'write the JSON schemas of config.json and tasks.json' },
   {
+    name: 'hook pre-tool-use',
+    group: 'setup',
+    summary: "an agent CLI's hook: Ralph's command rules judge its tool call",
+  },
+  {
     name: 'mcp',
     group: 'setup',
     summary: "Ralph's signal tools as an MCP server (stdio), for an agent CLI's session",

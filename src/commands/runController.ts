@@ -150,7 +150,7 @@ export class RunController extends DisposableBase {
       approval: modalApproval,
       safeguards: this.safeguards,
       // an agent CLI's session reaches Ralph's signal tools through the bundled CLI, run by the editor's own Node
-      agentCli: { mcp: { command: process.execPath, args: [path.join(__dirname, 'cli.js'), 'mcp'], env: { ELECTRON_RUN_AS_NODE: '1' } } },
+      agentCli: { ralph: { command: process.execPath, args: [path.join(__dirname, 'cli.js')], env: { ELECTRON_RUN_AS_NODE: '1' } } },
     });
     this.runner = runner;
     this.config = config;

@@ -8,10 +8,14 @@ import type { TokenUsage } from '../llm/types';
 import type { Task } from '../tasks/schema';
 import { AGENT_CLI_ADAPTERS } from './adapters';
 import { type AgentSessionResult, runAgentSession } from './session';
+import type { HookContext } from './hookGate';
 import type { AgentCliAdapter } from './types';
 
-/** How a surface starts `ralph mcp` (the CLI: its own script; the editor: the bundled CLI under Electron-as-Node). */
-export interface RalphMcpCommand {
+/**
+ * How a surface starts its own `ralph` CLI for a session (the CLI: its own script; the editor: the
+ * bundled CLI under Electron-as-Node): `args` are the words before the verb (`mcp`, `hook …`).
+ */
+export interface RalphCliCommand {
   command: string;
   args: string[];
   env?: Record<string, string>;
@@ -21,7 +25,7 @@ export interface RalphMcpCommand {
 export interface AgentCliSettings {
   /** `ralph run --agent`: wins over the task's own agent and the config's. */
   override?: AgentKind;
-  mcp: RalphMcpCommand;
+  ralph: RalphCliCommand;
   /** The environment the CLI starts from (default: this process's); Ralph's own secrets are never added to it. */
   env?: NodeJS.ProcessEnv;
 }
@@ -101,6 +105,8 @@ export interface AgentCliIteration {
   emit(body: RalphEventBody): void;
   onUsage?(model: string, usage: TokenUsage): void;
   onTotalCost?(model: string, usd: number): void;
+  /** What the CLI's tool-use hook judges by (where the CLI has one). */
+  hookContext: Omit<HookContext, 'questionsFile'>;
 }
 
 /** The run's side of agent CLIs, given to every task loop: who works on a task, and one session of it. */
@@ -122,6 +128,7 @@ export class AgentCliRunner {
   async run(input: AgentCliIteration): Promise<AgentSessionResult> {
     const env = this.settings.env ?? process.env;
     const adapter = adapterOf(input.kind);
+    const { ralph } = this.settings;
     return runAgentSession({
       adapter,
       command: resolveAgentCommand(input.kind, this.config, env),
@@ -130,7 +137,8 @@ export class AgentCliRunner {
       model: this.config.model,
       extraArgs: this.config.args,
       env: { ...definedOnly(env), ...this.config.env },
-      mcp: { command: this.settings.mcp.command, args: this.settings.mcp.args, env: this.settings.mcp.env ?? {} },
+      mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
+      hook: { command: ralph.command, args: [...ralph.args, 'hook', 'pre-tool-use'], context: input.hookContext },
       writableRoots: [input.cwd],
       taskId: input.taskId,
       iteration: input.iteration,

@@ -11,6 +11,7 @@ import { COMMAND_MARKER_ENV, killProcessTree } from '../commands/processTree';
 import { addUsage, type TokenUsage, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
 import type { Signal } from '../signals/types';
+import { HOOK_CONTEXT_ENV, type HookContext, type HookQuestion, readHookQuestions } from './hookGate';
 import { readSignalFile, SIGNAL_FILE_ENV } from './signalFile';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch } from './types';
 
@@ -27,6 +28,8 @@ export interface AgentSessionOptions {
   env: Record<string, string>;
   /** How `ralph mcp` is started (the signal file is added here). */
   mcp: Omit<McpLaunch, 'name'>;
+  /** `ralph hook pre-tool-use`, and what it judges by (the session writes its context file). */
+  hook?: { command: string; args: string[]; context: Omit<HookContext, 'questionsFile'> };
   writableRoots: readonly string[];
   taskId: string;
   iteration: number;
@@ -47,6 +50,8 @@ export interface AgentSessionResult extends IterationRunResult {
   /** The model the CLI said it used. */
   model?: string;
   exitCode: number | null;
+  /** Commands Ralph's hook kept for a person (they need an approval nobody could give in the session). */
+  questions?: HookQuestion[];
 }
 
 const STDERR_TAIL = 4_000;
@@ -96,19 +101,22 @@ class AgentSession {
   async run(): Promise<AgentSessionResult> {
     const { o } = this;
     const signalFile = path.join(this.sessionDir, 'signals.ndjson');
+    const hookEnv = await this.writeHookContext();
     const launch = await o.adapter.launch({
       cwd: o.cwd,
       prompt: o.prompt,
       model: o.model,
       extraArgs: o.extraArgs,
       mcp: { name: 'ralph', command: o.mcp.command, args: o.mcp.args, env: { ...o.mcp.env, [SIGNAL_FILE_ENV]: signalFile } },
+      ...(o.hook ? { hook: { command: o.hook.command, args: o.hook.args } } : {}),
       sessionDir: this.sessionDir,
       writableRoots: o.writableRoots,
     });
     const marker = randomBytes(8).toString('hex');
     const child = spawn(o.command, launch.args, {
       cwd: o.cwd,
-      env: { ...o.env, ...launch.env, [COMMAND_MARKER_ENV]: marker },
+      // the hook runs Ralph's CLI as the MCP server does (under Electron-as-Node, in the editor)
+      env: { ...o.env, ...launch.env, ...(o.hook ? o.mcp.env : {}), ...hookEnv, [COMMAND_MARKER_ENV]: marker },
       detached: process.platform !== 'win32',
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
@@ -140,7 +148,17 @@ class AgentSession {
     await kill();
     this.result.exitCode = code;
     await this.finish(signalFile, code, error);
+    if (o.hook) this.result.questions = await readHookQuestions(path.join(this.sessionDir, 'questions.ndjson'));
     return this.result;
+  }
+
+  /** The hook's context file in the session's folder, and the variable that names it (to the CLI, and so to its hooks). */
+  private async writeHookContext(): Promise<Record<string, string>> {
+    if (!this.o.hook) return {};
+    const file = path.join(this.sessionDir, 'hook-context.json');
+    const context: HookContext = { ...this.o.hook.context, questionsFile: path.join(this.sessionDir, 'questions.ndjson') };
+    await fs.writeFile(file, JSON.stringify(context), { mode: 0o600 });
+    return { [HOOK_CONTEXT_ENV]: file };
   }
 
   /** Events of the stream, in order: Ralph's events, the usage (and the budget), the session's end. */

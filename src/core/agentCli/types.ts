@@ -28,6 +28,11 @@ export interface SessionInput {
   /** `agent.args` of the config: appended after the adapter's own arguments. */
   extraArgs: readonly string[];
   mcp: McpLaunch;
+  /**
+   * `ralph hook pre-tool-use`'s command line, for a CLI with a hook before each tool call (Claude
+   * Code's `PreToolUse`): Ralph's command rules judge the agent's shell commands there.
+   */
+  hook?: { command: string; args: string[] };
   /** A private folder of this session (outside the task's folder): the adapter may write its config files there. */
   sessionDir: string;
   /** The task's folder may be written; nothing else (the CLI's own permission mode). */

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { type AnthropicServer, startAnthropicServer } from '../../fixtures/anthropicServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import {
@@ -113,6 +115,31 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.equal((await taskOf(ws)).status, 'timeout');
     assert.deepEqual(await processesIn(ws.dir), []);
+  });
+
+  it("Ralph's rules judge its tool calls (PreToolUse): a delete outside the folder and a write to the task store are blocked, the agent told why", async () => {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-outside-'));
+    await fs.writeFile(path.join(outside, 'keep.txt'), 'mine\n');
+    try {
+      const forge = { tools: [{ name: 'Write', input: { file_path: '.ralph/tasks.json', content: '{"version":1,"tasks":[]}' } }] };
+      const { env, ws: w } = await setUp([[bash(`rm -rf ${outside}`), forge, bash(FIX), mcpComplete('fixed'), { text: 'Done.' }]], {
+        maxParallel: 1,
+      });
+      const before = await w.read('.ralph/tasks.json');
+      const run = await runCli(['run'], w.dir, env);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      assert.equal(await fs.readFile(path.join(outside, 'keep.txt'), 'utf8'), 'mine\n');
+      assert.match(run.stdout, /✗ Bash: .*Ralph refused this command/);
+      assert.match(run.stdout, /✗ Write: .*belongs to the orchestrator/);
+      const task = await taskOf(w);
+      assert.equal(task.status, 'done');
+      assert.equal(JSON.parse(before).tasks[0].prompt, task.prompt);
+      // what the model was told, in the tool results of its next turn
+      const told = JSON.stringify(server!.mainRequests.at(-1)?.body?.messages);
+      assert.match(told, /Ralph refused this command/);
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
   });
 
   it('a configured CLI that is missing: exit 2 before any change, naming the agent and how to install it', async () => {

@@ -54,10 +54,28 @@ export async function launchClaudeCode(input: SessionInput): Promise<SessionLaun
     `--mcp-config=${mcpFile}`,
     '--strict-mcp-config',
   ];
+  if (input.hook) launchArgs.push(`--settings=${await writeHookSettings(input.sessionDir, input.hook)}`);
   if (input.model) launchArgs.push('--model', input.model);
   launchArgs.push(...input.extraArgs);
   // No self-update in the middle of a loop; everything else (telemetry, the user's settings) is the user's.
   return { args: launchArgs, env: { DISABLE_AUTOUPDATER: '1' }, stdin: input.prompt };
+}
+
+/** The tools whose calls Ralph's hook judges: the shell, and the file tools (nothing under `.ralph/` but the task's notes). */
+export const CLAUDE_HOOKED_TOOLS = 'Bash|Write|Edit|MultiEdit|NotebookEdit';
+
+/** Claude Code settings with Ralph's `PreToolUse` hook (its exit 2 blocks the call; the agent reads why). */
+async function writeHookSettings(dir: string, hook: { command: string; args: string[] }): Promise<string> {
+  const file = path.join(dir, 'settings.json');
+  const command = [hook.command, ...hook.args].map(shellQuote).join(' ');
+  const settings = { hooks: { PreToolUse: [{ matcher: CLAUDE_HOOKED_TOOLS, hooks: [{ type: 'command', command, timeout: 60 }] }] } };
+  await writeFile(file, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** One word for the shell Claude Code runs a hook's command in. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 interface Counts {

@@ -28,6 +28,7 @@ export async function converseThroughCli(
   kind: CliAgentKind,
   context: IterationContextInput,
   signal: AbortSignal,
+  baseCommit?: string,
 ): Promise<IterationRunResult> {
   const runner = services.agentCli;
   if (!runner) throw new Error('no agent CLI runner in this run');
@@ -55,8 +56,17 @@ export async function converseThroughCli(
         meter.check();
       },
       onTotalCost: (model, usd) => meter.recordCost(model, usd),
+      hookContext: {
+        root: work.workspace,
+        ...(baseCommit ? { base: baseCommit } : {}),
+        since: Date.now(),
+        config: { commands: services.config.commands, loop: services.config.loop },
+        progressFile: context.progressFile,
+      },
     }),
   );
+  // commands the hook kept for a person: the task's question after this iteration, as the built-in agent's are
+  for (const q of result.questions ?? []) services.commandQuestions?.record(q.command, q.reason);
   if (result.sessionId)
     services.emit({
       type: 'agent.session',

@@ -61,7 +61,7 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
   const cli = cliAgentOf(services, task);
   // an agent CLI's session: its own tools and its own context; no wind-down turn (the session is ended whole)
   if (cli && !input.replay)
-    return { run: await converseThroughCli(services, cli, context, signal), signal, windDown: undefined, progressFile };
+    return { run: await converseThroughCli(services, cli, context, signal, cp.baseCommit), signal, windDown: undefined, progressFile };
   const messages = buildIterationMessages(context);
   const toolContext: ToolContext = {
     scope: services.scope,

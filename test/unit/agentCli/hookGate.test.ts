@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { type HookContext, judgeToolUse, readHookQuestions } from '../../../src/core/agentCli/hookGate';
+import { RalphConfigSchema } from '../../../src/core/config/schema';
+import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+
+/** Ralph's rules on an agent CLI's tool calls (Claude Code's PreToolUse hook), as on the built-in agent's. */
+describe("the agent CLI's tool-use hook: Ralph's command rules", () => {
+  let ws: TempWorkspace;
+  let context: HookContext;
+  beforeEach(async () => {
+    ws = await makeTempWorkspace({ commit: true, files: { 'a.js': 'x\n' } });
+    const config = RalphConfigSchema.parse({});
+    context = {
+      root: ws.dir,
+      since: Date.now(),
+      config: { commands: config.commands, loop: config.loop },
+      questionsFile: path.join(await ws.outsideDir(), 'questions.ndjson'),
+      progressFile: '.ralph/progress/T-001.md',
+    };
+  });
+  afterEach(() => ws.cleanup());
+
+  const bash = (command: string) => ({ tool_name: 'Bash', tool_input: { command }, cwd: ws.dir });
+
+  it('lets an ordinary command through: npm test, git status', async () => {
+    assert.deepEqual(await judgeToolUse(bash('npm test'), context), { action: 'allow' });
+    assert.deepEqual(await judgeToolUse(bash('git status && git diff'), context), { action: 'allow' });
+  });
+
+  it('refuses what the built-in policy refuses: a delete outside the task folder', async () => {
+    const verdict = await judgeToolUse(bash('rm -rf /etc/ssh'), context);
+    assert.equal(verdict.action, 'deny');
+    assert.match((verdict as { reason: string }).reason, /^Ralph refused this command \(refused by the built-in policy/);
+    assert.deepEqual(await readHookQuestions(context.questionsFile), []);
+  });
+
+  it("keeps a command that needs a person's approval as the task's question (nobody answers inside a session)", async () => {
+    const verdict = await judgeToolUse(bash('git push --force origin main'), context);
+    assert.equal(verdict.action, 'deny');
+    assert.match((verdict as { reason: string }).reason, /needs a person's approval .* recorded as your task's question/);
+    const questions = await readHookQuestions(context.questionsFile);
+    assert.equal(questions.length, 1);
+    assert.equal(questions[0].command, 'git push --force origin main');
+  });
+
+  it('judges inline code as unknown code: node -e is asked', async () => {
+    const verdict = await judgeToolUse(bash(`node -e "require('fs').rmSync('/tmp/x', {recursive: true})"`), context);
+    assert.equal(verdict.action, 'deny');
+    assert.equal((await readHookQuestions(context.questionsFile)).length, 1);
+  });
+
+  it("refuses a file tool's write under .ralph/ but the task's own notes; writes elsewhere in the folder pass", async () => {
+    const write = (file: string) => ({ tool_name: 'Write', tool_input: { file_path: file, content: 'x' }, cwd: ws.dir });
+    const store = await judgeToolUse(write(path.join(ws.dir, '.ralph', 'tasks.json')), context);
+    assert.equal(store.action, 'deny');
+    assert.match((store as { reason: string }).reason, /belongs to the orchestrator/);
+    assert.equal(
+      (await judgeToolUse({ tool_name: 'Edit', tool_input: { file_path: '.ralph/config.json' }, cwd: ws.dir }, context)).action,
+      'deny',
+    );
+    assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, '.ralph', 'progress', 'T-001.md')), context), { action: 'allow' });
+    assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, 'src', 'a.js')), context), { action: 'allow' });
+    await fs.rm(context.questionsFile, { force: true });
+  });
+});
