@@ -164,8 +164,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'remote.status':
       return runForgeCommand(command, io);
     case 'mcp':
-      await serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION);
-      return EXIT.ok;
+      return serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION).then(() => EXIT.ok);
     case 'hook':
       return runHook(io);
     case 'schema':

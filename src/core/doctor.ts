@@ -1,3 +1,5 @@
+import type { CliAgentKind } from './agentKinds';
+import { adapterOf, resolveAgentCommand } from './agentCli/port';
 import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -48,7 +50,10 @@ export async function doctor(workspace: string, options: DoctorOptions = {}): Pr
   }
   checks.push(await sandboxCheck(config?.commands.sandbox ?? 'auto', options.probe ?? (() => probeSandbox()), platform));
   if (config) {
-    checks.push(...endpointChecks(config, env));
+    const cli = config.agent.kind !== 'builtin' ? config.agent.kind : undefined;
+    if (cli) checks.push(agentCheck(cli, config, env));
+    // on an agent CLI, the built-in agent's model is needed only by what calls it (a bug council)
+    checks.push(...endpointChecks(config, env).map((c) => (cli ? { ...c, needed: false } : c)));
     checks.push(...(await gateChecks(config, workspace, env, platform)));
   }
   return checks;
@@ -84,6 +89,16 @@ async function sandboxCheck(
 }
 
 /** The primary endpoint and each fallback: a key where one is needed (OpenAI itself), the editor's models out of the CLI's reach. */
+/** The agent CLI of `agent.kind`: found (where), or how to install it. */
+function agentCheck(kind: CliAgentKind, config: RalphConfig, env: NodeJS.ProcessEnv): DoctorCheck {
+  const adapter = adapterOf(kind);
+  try {
+    return { name: `agent ${adapter.label}`, ok: true, needed: true, detail: resolveAgentCommand(kind, config.agent, env) };
+  } catch (error) {
+    return { name: `agent ${adapter.label}`, ok: false, needed: true, detail: errorMessage(error), fix: adapter.install };
+  }
+}
+
 function endpointChecks(config: RalphConfig, env: NodeJS.ProcessEnv): DoctorCheck[] {
   const { llm } = config;
   if (llm.provider === 'vscode')

@@ -95,6 +95,27 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
     assert.match(result.stdout, /3 things a run needs are missing/);
   });
 
+  it('names the agent CLI of agent.kind: found where it is, or missing with how to install it; its model endpoint is then not needed', async () => {
+    await configure({
+      agent: { kind: 'codex', command: '/nonexistent/codex' },
+      llm: { apiKeyEnv: 'RALPH_DOCTOR_ABSENT_KEY', models: ['m'] },
+    });
+    const missing = await runCli(['doctor'], ws.dir);
+    assert.equal(missing.code, 1, missing.stdout);
+    assert.match(
+      missing.stdout,
+      /^MISSING +agent Codex: .*agent\.command "\/nonexistent\/codex" was not found.*\n\s+fix: npm install -g @openai\/codex/m,
+    );
+    assert.match(missing.stdout, /^warning +model endpoint \(m\)/m, "the built-in agent's model is only a warning");
+    await configure({ agent: { kind: 'claude-code', command: process.execPath } });
+    const found = await runCli(['doctor', '--json'], ws.dir);
+    const { checks } = JSON.parse(found.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    assert.deepEqual(
+      checks.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok, c.detail]),
+      [['agent Claude Code', true, process.execPath]],
+    );
+  });
+
   it('ralph run says on stderr, at its start, that commands run without a sandbox and how to get one', async function () {
     if (process.platform !== 'linux') this.skip();
     const none = await runCli(['run'], ws.dir, { ...CLI_ENV, PATH: bare });

@@ -121,17 +121,9 @@ export function createCodexParser(): StreamParser {
         return item(event, false);
       case 'item.completed':
         return item(event, true);
-      case 'turn.completed': {
+      case 'turn.completed':
         finished = true;
-        const u = event.usage ?? {};
-        const usage: AgentCliEvent = {
-          kind: 'usage',
-          inputTokens: num(u.input_tokens),
-          outputTokens: num(u.output_tokens),
-          cachedTokens: num(u.cached_input_tokens),
-        };
-        return [usage, { kind: 'result', text: lastText, isError: false }];
-      }
+        return [turnUsage(event), { kind: 'result', text: lastText, isError: false }];
       case 'turn.failed': {
         finished = true;
         const message = event.error?.message ?? lastError ?? 'Codex reported a failed turn';
@@ -167,6 +159,12 @@ export function createCodexParser(): StreamParser {
       return [{ kind: 'result', text: lastText, isError: true, message }];
     },
   };
+}
+
+/** A turn's tokens, summed over its requests by Codex. */
+function turnUsage(event: CodexEvent): AgentCliEvent {
+  const u = event.usage ?? {};
+  return { kind: 'usage', inputTokens: num(u.input_tokens), outputTokens: num(u.output_tokens), cachedTokens: num(u.cached_input_tokens) };
 }
 
 /** The tool call an item stands for: its name as Ralph shows it and its input. */
