@@ -52,6 +52,7 @@ ${PLAN_USAGE}
                                      something needed is missing
   hook pre-tool-use                  an agent CLI's hook before each tool call (its call as JSON on stdin):
                                      Ralph's command rules judge it; exit 2 blocks it, the reason on stderr
+  hook pre-compact                   an agent CLI's hook when its context is full: the session ends there
   mcp                                Ralph's signal tools (ralph_complete, report_progress, report_blocked,
                                      ask_for_help) as an MCP server over stdio, for an agent CLI's session
   schema --out DIR                   write the JSON schemas of .ralph/config.json and tasks.json
@@ -110,7 +111,7 @@ export type CliCommand =
   | { kind: 'doctor'; workspace: string; json: boolean }
   | { kind: 'schema'; workspace: string; out: string }
   | { kind: 'mcp' }
-  | { kind: 'hook'; event: 'pre-tool-use' }
+  | { kind: 'hook'; event: 'pre-tool-use' | 'pre-compact' }
   | TaskActionCommand
   | ForgeCommand
   | PersonCommand

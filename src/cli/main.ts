@@ -1,5 +1,5 @@
 import { checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
-import { preToolUseHook } from '../core/agentCli/hookGate';
+import { preCompactHook, preToolUseHook } from '../core/agentCli/hookGate';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
 import { promises as fs } from 'node:fs';
@@ -166,17 +166,18 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'mcp':
       return serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION).then(() => EXIT.ok);
     case 'hook':
-      return runHook(io);
+      return runHook(command.event, io);
     case 'schema':
       return writeSchemas(path.resolve(io.cwd, command.out), io);
   }
 }
 
-/** `ralph hook pre-tool-use`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
-async function runHook(io: CliIo): Promise<number> {
+/** `ralph hook pre-tool-use|pre-compact`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
+async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promise<number> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const { code, stderr } = await preToolUseHook(Buffer.concat(chunks).toString('utf8'), process.env);
+  const hook = event === 'pre-compact' ? preCompactHook : preToolUseHook;
+  const { code, stderr } = await hook(Buffer.concat(chunks).toString('utf8'), process.env);
   if (stderr) io.err(stderr);
   return code;
 }

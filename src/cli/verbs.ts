@@ -94,6 +94,11 @@ export const VERBS: readonly Verb[] = [
     summary: "an agent CLI's hook: Ralph's command rules judge its tool call",
   },
   {
+    name: 'hook pre-compact',
+    group: 'setup',
+    summary: "an agent CLI's hook: its context is full, the session ends",
+  },
+  {
     name: 'mcp',
     group: 'setup',
     summary: "Ralph's signal tools as an MCP server (stdio), for an agent CLI's session",

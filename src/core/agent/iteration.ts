@@ -53,6 +53,8 @@ export interface IterationRunResult {
   /** The kind of model fault behind `error` (auth and quota halt the task), or the last content filter. */
   fault?: ModelFaultKind;
   stopped: boolean;
+  /** An agent CLI's context filled up and its session was ended there (the next iteration starts fresh). */
+  contextFull?: boolean;
 }
 
 /** Content-filter refusals answered with feedback in one conversation before it ends with the error. */

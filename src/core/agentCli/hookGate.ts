@@ -21,6 +21,8 @@ export interface HookContext {
   config: Pick<RalphConfig, 'commands' | 'loop'>;
   /** Where a command that needs a person's approval is recorded (one JSON line each): the task's question after the session. */
   questionsFile: string;
+  /** Where the hook records the session's events (one JSON line each): `pre-compact` ends the session. */
+  eventsFile?: string;
   /** The task's own progress notes (`.ralph/progress/<id>.md`, relative to `root`): the one file under `.ralph/` the agent writes. */
   progressFile: string;
 }
@@ -110,4 +112,23 @@ export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Pro
   }
   const verdict = await judgeToolUse(call, context);
   return verdict.action === 'allow' ? { code: 0, stderr: '' } : { code: 2, stderr: verdict.reason };
+}
+
+/**
+ * `ralph hook pre-compact` (Claude Code's `PreCompact`): the session's context is full. Recorded for
+ * the session runner, which ends the session there — the next iteration starts fresh from the
+ * repository and the notes instead of a summary of this one (the loop's own answer to a full context).
+ */
+export async function preCompactHook(stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+  const file = env[HOOK_CONTEXT_ENV];
+  if (!file) return { code: 0, stderr: '' };
+  try {
+    const context = JSON.parse(await fs.readFile(file, 'utf8')) as HookContext;
+    const input = JSON.parse(stdin || '{}') as { trigger?: unknown };
+    if (context.eventsFile)
+      await fs.appendFile(context.eventsFile, `${JSON.stringify({ event: 'pre-compact', trigger: String(input.trigger ?? 'auto') })}\n`);
+  } catch {
+    // nothing to record: the session goes on and compacts, as it would without Ralph
+  }
+  return { code: 0, stderr: '' };
 }

@@ -28,8 +28,8 @@ export interface AgentSessionOptions {
   env: Record<string, string>;
   /** How `ralph mcp` is started (the signal file is added here). */
   mcp: Omit<McpLaunch, 'name'>;
-  /** `ralph hook pre-tool-use`, and what it judges by (the session writes its context file). */
-  hook?: { command: string; args: string[]; context: Omit<HookContext, 'questionsFile'> };
+  /** `ralph hook` (the event added per hook), and what it judges by (the session writes its context file). */
+  hook?: { command: string; args: string[]; context: Omit<HookContext, 'questionsFile' | 'eventsFile'> };
   writableRoots: readonly string[];
   taskId: string;
   iteration: number;
@@ -141,7 +141,9 @@ class AgentSession {
       child.once('error', (error) => resolve({ code: null, error }));
       child.once('close', (code) => resolve({ code }));
     });
+    const watching = this.o.hook ? this.watchContext(kill) : undefined;
     const { code, error } = await exit;
+    if (watching) clearInterval(watching);
     this.take(parser.end(), kill);
     o.signal.removeEventListener('abort', onAbort);
     // whatever the session left behind (its MCP server, a background shell) ends with it
@@ -152,11 +154,46 @@ class AgentSession {
     return this.result;
   }
 
+  /**
+   * The CLI's `PreCompact` hook said its context is full: the session ends there (nothing of it is
+   * lost: the loop commits the working tree), and the next iteration starts fresh from the notes.
+   */
+  private watchContext(kill: () => Promise<void>): NodeJS.Timeout {
+    const file = path.join(this.sessionDir, 'hook-events.ndjson');
+    const timer = setInterval(() => {
+      void fs.readFile(file, 'utf8').then(
+        (text) => {
+          if (this.result.contextFull || !text.includes('"pre-compact"')) return;
+          this.contextFull(`${this.o.adapter.label}'s context is full (it was about to compact it)`);
+          void kill();
+        },
+        () => undefined,
+      );
+    }, 200);
+    timer.unref?.();
+    return timer;
+  }
+
+  private contextFull(why: string): void {
+    this.result.contextFull = true;
+    this.o.emit({
+      type: 'warning',
+      taskId: this.o.taskId,
+      iteration: this.o.iteration,
+      code: 'agent-context-full',
+      message: `${why}: the session ends here and the next iteration starts fresh from the notes`,
+    });
+  }
+
   /** The hook's context file in the session's folder, and the variable that names it (to the CLI, and so to its hooks). */
   private async writeHookContext(): Promise<Record<string, string>> {
     if (!this.o.hook) return {};
     const file = path.join(this.sessionDir, 'hook-context.json');
-    const context: HookContext = { ...this.o.hook.context, questionsFile: path.join(this.sessionDir, 'questions.ndjson') };
+    const context: HookContext = {
+      ...this.o.hook.context,
+      questionsFile: path.join(this.sessionDir, 'questions.ndjson'),
+      eventsFile: path.join(this.sessionDir, 'hook-events.ndjson'),
+    };
     await fs.writeFile(file, JSON.stringify(context), { mode: 0o600 });
     return { [HOOK_CONTEXT_ENV]: file };
   }
@@ -292,9 +329,15 @@ class AgentSession {
       result.fault = 'auth';
       return;
     }
-    if (result.stopped) return;
+    if (result.stopped || result.contextFull) return;
     const said = this.reported?.message ?? (this.reported?.isError ? this.reported.text : undefined) ?? this.streamErrors.at(-1);
     const stderr = lastLines(this.stderr, 5);
+    // the CLI refused to go on because its context is full ("Prompt is too long"): the loop's answer
+    // is the same as to its PreCompact hook — the session ends, the next one starts fresh
+    if ((code !== 0 || this.reported?.isError) && CONTEXT_FULL.test(`${said ?? ''}\n${stderr}`)) {
+      this.contextFull(`${label}'s context is full (${oneLine(said || stderr)})`);
+      return;
+    }
     if (code !== 0) {
       result.error = `${label} exited with code ${code}${said || stderr ? `: ${oneLine(said || stderr)}` : ''}`;
       result.fault = faultOf(`${said ?? ''}\n${stderr}`);
@@ -308,6 +351,9 @@ class AgentSession {
 }
 
 class AuthRefused extends Error {}
+
+/** A CLI's words for a context it cannot fit into the model's window any more. */
+const CONTEXT_FULL = /prompt is too long|blocking_limit|context[ _-]?(length|window)[ _-]?exceeded|maximum context length/i;
 
 /** The fault kind a CLI's own error message names (auth and quota halt the task, as a provider's do). */
 function faultOf(text: string): ModelFaultKind | undefined {

@@ -29,8 +29,9 @@ export interface SessionInput {
   extraArgs: readonly string[];
   mcp: McpLaunch;
   /**
-   * `ralph hook pre-tool-use`'s command line, for a CLI with a hook before each tool call (Claude
-   * Code's `PreToolUse`): Ralph's command rules judge the agent's shell commands there.
+   * `ralph hook`'s command line (the event is added: `pre-tool-use`, `pre-compact`), for a CLI with
+   * hooks (Claude Code's `PreToolUse`: Ralph's command rules judge the agent's shell commands there;
+   * `PreCompact`: the context is full, the session ends).
    */
   hook?: { command: string; args: string[] };
   /** A private folder of this session (outside the task's folder): the adapter may write its config files there. */

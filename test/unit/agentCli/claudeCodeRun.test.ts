@@ -142,6 +142,29 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     }
   });
 
+  it('a full context ("Prompt is too long"): the session ends there, not as an error; the next fresh session is told so and finishes', async () => {
+    const full = { ...bash('echo started > notes.txt'), usage: { input_tokens: 990_000, output_tokens: 50 } };
+    const { env, ws: w } = await setUp(
+      [
+        [full, { text: 'still here' }],
+        [bash(FIX), mcpComplete('fixed'), { text: 'Done.' }],
+      ],
+      { maxParallel: 1 },
+    );
+    const run = await runCli(['run'], w.dir, env);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(
+      run.stdout,
+      /Claude Code's context is full \(.*Prompt is too long\): the session ends here and the next iteration starts fresh/,
+    );
+    assert.doesNotMatch(run.stdout, /iteration 1: error/);
+    assert.equal((await taskOf(w)).status, 'done');
+    const second = server!.mainRequests.find((r) => iterationOf(r) === 2);
+    assert.ok(second);
+    assert.match(sessionPrompt(second), /The previous session's context filled up before it finished/);
+    assert.equal(w.git('show', 'main:notes.txt'), 'started', "the first session's work was kept");
+  });
+
   it('a configured CLI that is missing: exit 2 before any change, naming the agent and how to install it', async () => {
     const { env, ws: w } = await setUp([[{ text: 'unused' }]]);
     const config = JSON.parse(await w.read('.ralph/config.json'));

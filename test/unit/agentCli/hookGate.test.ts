@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { type HookContext, judgeToolUse, readHookQuestions } from '../../../src/core/agentCli/hookGate';
+import { HOOK_CONTEXT_ENV, type HookContext, judgeToolUse, preCompactHook, readHookQuestions } from '../../../src/core/agentCli/hookGate';
 import { RalphConfigSchema } from '../../../src/core/config/schema';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -63,5 +63,20 @@ describe("the agent CLI's tool-use hook: Ralph's command rules", () => {
     assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, '.ralph', 'progress', 'T-001.md')), context), { action: 'allow' });
     assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, 'src', 'a.js')), context), { action: 'allow' });
     await fs.rm(context.questionsFile, { force: true });
+  });
+
+  it("PreCompact: records that the session's context is full (for the session to end there); never blocks", async () => {
+    const dir = await ws.outsideDir();
+    const file = path.join(dir, 'context.json');
+    const eventsFile = path.join(dir, 'events.ndjson');
+    await fs.writeFile(file, JSON.stringify({ ...context, eventsFile }));
+    assert.deepEqual(await preCompactHook('{"hook_event_name":"PreCompact","trigger":"auto"}', { [HOOK_CONTEXT_ENV]: file }), {
+      code: 0,
+      stderr: '',
+    });
+    assert.equal(await fs.readFile(eventsFile, 'utf8'), '{"event":"pre-compact","trigger":"auto"}\n');
+    // outside a Ralph session, or with input it cannot read: nothing recorded, the CLI goes on
+    assert.deepEqual(await preCompactHook('{}', {}), { code: 0, stderr: '' });
+    assert.deepEqual(await preCompactHook('not json', { [HOOK_CONTEXT_ENV]: file }), { code: 0, stderr: '' });
   });
 });

@@ -1,14 +1,14 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AnthropicRecordedRequest, AnthropicStep, AnthropicWireMessage } from '../../fixtures/anthropicServer';
+import type { AnthropicRecordedRequest, AnthropicStep, AnthropicUsage, AnthropicWireMessage } from '../../fixtures/anthropicServer';
 import type { ResponsesInputItem, ResponsesRecordedRequest, ResponsesStep, ResponsesToolCall } from '../../fixtures/responsesServer';
 import { CLI_ENV, runCli } from './cliHarness';
 import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
 
 /** What the agent does at one turn of a session: tool calls, or its last words. */
-export type AgentTurn = { tools: { name: string; input: Record<string, unknown> }[] } | { text: string };
+export type AgentTurn = { tools: { name: string; input: Record<string, unknown> }[]; usage?: AnthropicUsage } | { text: string };
 
 /** The text of a message's content (its text blocks and tool results). */
 export function messageText(message: AnthropicWireMessage): string {
@@ -39,7 +39,7 @@ export function sessionAgent(plan: AgentTurn[][]): AnthropicStep {
     const turns = plan[iterationOf(request) - 1] ?? [{ text: 'nothing planned for this iteration' }];
     const turn = turns[Math.min(messages.filter((m) => m.role === 'assistant').length, turns.length - 1)];
     if ('text' in turn) return { text: turn.text };
-    return { toolUses: turn.tools.map((t) => ({ name: t.name, input: t.input })) };
+    return { toolUses: turn.tools.map((t) => ({ name: t.name, input: t.input })), ...(turn.usage ? { usage: turn.usage } : {}) };
   };
 }
 

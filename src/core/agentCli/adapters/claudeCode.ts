@@ -67,8 +67,14 @@ export const CLAUDE_HOOKED_TOOLS = 'Bash|Write|Edit|MultiEdit|NotebookEdit';
 /** Claude Code settings with Ralph's `PreToolUse` hook (its exit 2 blocks the call; the agent reads why). */
 async function writeHookSettings(dir: string, hook: { command: string; args: string[] }): Promise<string> {
   const file = path.join(dir, 'settings.json');
-  const command = [hook.command, ...hook.args].map(shellQuote).join(' ');
-  const settings = { hooks: { PreToolUse: [{ matcher: CLAUDE_HOOKED_TOOLS, hooks: [{ type: 'command', command, timeout: 60 }] }] } };
+  const line = (event: string) => [hook.command, ...hook.args, event].map(shellQuote).join(' ');
+  const settings = {
+    hooks: {
+      PreToolUse: [{ matcher: CLAUDE_HOOKED_TOOLS, hooks: [{ type: 'command', command: line('pre-tool-use'), timeout: 60 }] }],
+      // the context is full: the session ends there, and the next iteration starts fresh (seed 002)
+      PreCompact: [{ hooks: [{ type: 'command', command: line('pre-compact'), timeout: 30 }] }],
+    },
+  };
   await writeFile(file, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
   return file;
 }

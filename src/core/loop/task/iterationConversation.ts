@@ -152,6 +152,10 @@ export function iterationFeedback(
       `The previous iteration hit the step limit (${services.config.llm.maxStepsPerIteration} model calls) before finishing; work in smaller steps and keep notes.`,
     );
   if (run.toolErrors > 0) feedback.push(`${run.toolErrors} of ${run.toolCalls} tool calls failed in the previous iteration.`);
+  if (run.contextFull)
+    feedback.push(
+      `The previous session's context filled up before it finished, and it was ended there rather than summarized: start from ${progressFile} and the working tree, and keep the notes current as you go.`,
+    );
   if (run.fault === 'content_filter' && run.error) feedback.push(contentFilterFeedback('request or reply of the previous iteration'));
   if (windDown) {
     feedback.push(
