@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: the speed and memory budgets of DESIGN §6, measured (never asserted in
  * tests — these machines are shared and noisy). Prints a table and writes bench/results.json.
- * RALPH_BENCH_ITERATIONS overrides the iteration count (default 1000).
+ * RALPH_BENCH_ITERATIONS overrides the iteration count (default 1000). `npm run bench -- --only
+ * agentCli,store` runs those sections alone and prints them (nothing written).
  */
 import { execFile } from 'node:child_process';
 import { promises as fs, readFileSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { agentCliLines, benchAgentCli } from './agentCli';
 import { benchLoop } from './loopOverhead';
 import { benchParallel, type RunCost } from './parallel';
 import { benchPromptCache } from './promptCache';
@@ -45,6 +47,7 @@ const SECTIONS = {
   store: () => benchStore(),
   verdictCost: () => benchVerdictCost(),
   affectedGates: () => benchAffectedGates(),
+  agentCli: () => benchAgentCli(),
 };
 type Section = keyof typeof SECTIONS;
 
@@ -76,6 +79,7 @@ async function main(): Promise<void> {
   const store = await inOwnProcess('store');
   const verdictCost = await inOwnProcess('verdictCost');
   const affectedGates = await inOwnProcess('affectedGates');
+  const agentCli = await inOwnProcess('agentCli');
   const bundle = bundleFacts();
   const results = {
     date: new Date().toISOString(),
@@ -88,6 +92,7 @@ async function main(): Promise<void> {
     store,
     verdictCost,
     affectedGates,
+    agentCli,
     bundle,
   };
   console.log(`loop: ${loop.iterations} iterations`);
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
   );
   for (const line of verdictCostLines(verdictCost)) console.log(line);
   for (const line of affectedGatesLines(affectedGates)) console.log(line);
+  for (const line of agentCliLines(agentCli)) console.log(line);
   console.log(
     `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
   );
@@ -181,9 +187,32 @@ async function parallelOnly(): Promise<void> {
   for (const line of parallelLines(parallel, slowGate)) console.log(line);
 }
 
+/** The lines of the sections `--only` can name alone. */
+const ONLY_LINES: Partial<Record<Section, (result: never) => string[]>> = {
+  agentCli: agentCliLines,
+  verdictCost: verdictCostLines,
+  affectedGates: affectedGatesLines,
+};
+
+/** `--only a,b`: those sections alone, each in its own process, printed (as JSON when it has no lines of its own), nothing written. */
+async function only(names: string[]): Promise<void> {
+  for (const name of names) {
+    if (!(name in SECTIONS)) throw new Error(`no bench section "${name}" (sections: ${Object.keys(SECTIONS).join(', ')})`);
+    const result = await inOwnProcess(name as Section);
+    const lines = ONLY_LINES[name as Section];
+    for (const line of lines ? lines(result as never) : [`${name}: ${JSON.stringify(result)}`]) console.log(line);
+  }
+}
+
 const at = process.argv.indexOf('--section');
 const section = at >= 0 ? (process.argv[at + 1] as Section) : undefined;
-const whole = process.argv.includes('--parallel-only') ? parallelOnly : main;
+const onlyAt = process.argv.indexOf('--only');
+const whole =
+  onlyAt >= 0
+    ? () => only((process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean))
+    : process.argv.includes('--parallel-only')
+      ? parallelOnly
+      : main;
 (section ? SECTIONS[section]().then((result) => console.log(JSON.stringify(result))) : whole()).catch((error) => {
   console.error(error);
   process.exit(1);

@@ -9,11 +9,14 @@
  *   RALPH_TEST_FIXTURE              fixture folder copied as the workspace (default test/fixtures/workspace)
  *   RALPH_TEST_VERBOSE=1            also stream the workbench's log, the page console and code-server's output
  *   RALPH_KEEP_TEMP=1               keep the temp workspace and code-server dirs
+ *   RALPH_AGENT_CLIS_DIR            the pinned agent CLIs (default: the cache scripts/install-agent-clis.sh fills;
+ *                                   passed on, since the host's XDG_CACHE_HOME is a temp dir)
  * Every other variable of this process reaches the extension host (and so the tests);
  * RALPH_TEST_WORKSPACE is set to the folder that is open.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { AGENT_CLIS_DIR } from '../unit/helpers/agentClis';
 import { CodeServerError, repoRoot, startCodeServer, type CodeServerHost } from './codeServerHost';
 import { packLmFixture } from './lmFixture';
 import { prepareWorkspace } from './workspace';
@@ -92,7 +95,7 @@ export async function runIntegration(): Promise<number> {
     lmFixtureVsix = packLmFixture();
     const started_ = await startCodeServer({
       installExtensions: [lmFixtureVsix],
-      env: { RALPH_TEST_WORKSPACE: workspace, RALPH_HOST_LOG_TAG: HOST_LOG_TAG },
+      env: { RALPH_TEST_WORKSPACE: workspace, RALPH_HOST_LOG_TAG: HOST_LOG_TAG, RALPH_AGENT_CLIS_DIR: AGENT_CLIS_DIR },
       keepTemp,
       ...(verbose ? { onServerOutput: (line: string) => process.stdout.write(`[code-server] ${line}\n`) } : {}),
     });

@@ -2,7 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CliAgentKind } from '../../../src/core/agentKinds';
-import { REPO_ROOT } from './cliHarness';
+
+/** The repository (this file compiles to out/test/unit/helpers/); not cliHarness's, so the integration runner can load this file alone. */
+const REPO_ROOT = path.resolve(__dirname, '../../../..');
 
 /** A pinned agent CLI of scripts/agent-clis.txt. */
 export interface PinnedAgentCli {
