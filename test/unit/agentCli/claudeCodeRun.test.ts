@@ -165,6 +165,21 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     assert.equal(w.git('show', 'main:notes.txt'), 'started', "the first session's work was kept");
   });
 
+  it('a budget cap ends the session within the turn that reached it: no further model call, the task not done', async () => {
+    const big = { ...bash('echo one > one.txt'), usage: { input_tokens: 50_000, output_tokens: 100 } };
+    const { env, ws: w } = await setUp([[big, bash('echo two > two.txt'), mcpComplete('done'), { text: 'Done.' }]], { maxParallel: 1 });
+    const config = JSON.parse(await w.read('.ralph/config.json'));
+    config.budget = { taskMaxTokens: 20_000 };
+    await fs.writeFile(w.path('.ralph/config.json'), JSON.stringify(config));
+    const run = await runCli(['run'], w.dir, env);
+    assert.notEqual(run.code, 0, run.stdout);
+    assert.match(run.stdout, /task T-001 token budget reached/);
+    assert.equal(server!.mainRequests.length, 1, 'the turn that reached the cap was the last');
+    assert.equal(w.exists('two.txt'), false);
+    assert.notEqual((await taskOf(w)).status, 'done');
+    assert.deepEqual(await processesIn(w.dir), []);
+  });
+
   it('a configured CLI that is missing: exit 2 before any change, naming the agent and how to install it', async () => {
     const { env, ws: w } = await setUp([[{ text: 'unused' }]]);
     const config = JSON.parse(await w.read('.ralph/config.json'));
