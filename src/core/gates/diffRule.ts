@@ -32,11 +32,17 @@ export function gateRunsFile(
   return words.some((w) => w.replace(/^\.\//, '') === file);
 }
 
-/** The findings as integrity violations: held like a weakened gate (a person may allow them: `allowGateChanges`). */
-export function diffRuleJudgement(findings: readonly TestCodeFinding[]): IntegrityJudgement {
+/**
+ * The findings as integrity violations: held like a weakened gate (a person may allow them:
+ * `allowGateChanges`). Tests removed from a suite that was green at the base passed there: they
+ * are `gone`, and an agent that keeps removing them is asked about as on a runner that names its
+ * tests; from a red suite any of them may be the failing one, so they are only held.
+ */
+export function diffRuleJudgement(findings: readonly TestCodeFinding[], greenAtBase = false): IntegrityJudgement {
   const violations = findings.map(
     (f) => `the gate's output could not be read (no test names or counts), so the task's diff decides: it removes test code — ${f.text}`,
   );
+  if (!greenAtBase) return { violations };
   const gone = findings.filter((f) => f.what === 'removed' || f.what === 'deleted').flatMap((f) => f.tests.map((t) => `${f.file}: ${t}`));
   return { violations, ...(gone.length ? { gone } : {}) };
 }

@@ -99,7 +99,11 @@ function fileFindings(s: Shaped, before: TestShape, pool: Pool): TestCodeFinding
       `test${plural(removed)} ${listed(removed)} in \`${s.file}\` ${are(removed)} gone (deleted, or renamed with another body) — restore ${them(removed)}`,
     );
   if (skipped.length)
-    f('skipped', skipped, `test${plural(skipped)} ${listed(skipped)} in \`${s.file}\` ${are(skipped)} skipped now — un-skip ${them(skipped)}`);
+    f(
+      'skipped',
+      skipped,
+      `test${plural(skipped)} ${listed(skipped)} in \`${s.file}\` ${are(skipped)} skipped now — un-skip ${them(skipped)}`,
+    );
   if (emptied.length)
     f(
       'emptied',
@@ -113,7 +117,9 @@ function fileFindings(s: Shaped, before: TestShape, pool: Pool): TestCodeFinding
       `test${plural(fewer)} ${fewer
         .slice(0, MAX_LISTED)
         .map((t) => `\`${t.key}\` (${t.was} assertion${t.was === 1 ? '' : 's'} → ${t.is})`)
-        .join(', ')}${fewer.length > MAX_LISTED ? ` and ${fewer.length - MAX_LISTED} more` : ''} in \`${s.file}\` lost assertions — restore them`,
+        .join(
+          ', ',
+        )}${fewer.length > MAX_LISTED ? ` and ${fewer.length - MAX_LISTED} more` : ''} in \`${s.file}\` lost assertions — restore them`,
     );
   if (lostOutside.length) f('assertions', [], `\`${s.file}\` lost ${checks(lostOutside)} — restore them`);
   if (after.focused > before.focused)

@@ -54,13 +54,13 @@ export function blankComments(text: string, lang: Lang): string {
       i = skipString(text, i);
       continue;
     }
-    let end = -1;
+    let end: number;
     if (text.startsWith(line, i)) end = text.indexOf('\n', i);
-    else if (block && text.startsWith('/*', i)) end = text.indexOf('*/', i + 2) + 1 || text.length;
+    else if (block && text.startsWith('/*', i)) end = text.indexOf('*/', i + 2) + 2 || text.length;
     else continue;
-    if (end < 0) end = text.length;
-    for (let j = i; j < end && j < text.length; j++) if (out[j] !== '\n') out[j] = ' ';
-    i = end;
+    if (end < 0 || end === 1) end = text.length;
+    for (let j = i; j < end; j++) if (out[j] !== '\n') out[j] = ' ';
+    i = end - 1;
   }
   return out.join('');
 }
@@ -112,13 +112,19 @@ export function helperNames(code: string, lang: Lang, assertion: RegExp): string
       /(?:import\s*\{([^}]*)\}\s*from|(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\s*\()\s*['"][^'"]*(?:assert|expect|chai|should)[^'"]*['"]/g;
     for (const m of code.matchAll(imports))
       for (const part of (m[1] ?? m[2]).split(',')) {
-        const name = part.trim().split(/\s+as\s+|\s*:\s*/).pop();
+        const name = part
+          .trim()
+          .split(/\s+as\s+|\s*:\s*/)
+          .pop();
         if (name && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name);
       }
   }
   const head = HEADS[lang];
   if (!head) return [...names];
-  const bodies = [...code.matchAll(head)].map((m) => ({ name: (lang === 'py' ? m[2] : (m[1] ?? m[2])) as string, body: bodyAt(code, m, lang) }));
+  const bodies = [...code.matchAll(head)].map((m) => ({
+    name: (lang === 'py' ? m[2] : (m[1] ?? m[2])) as string,
+    body: bodyAt(code, m, lang),
+  }));
   for (let round = 0; round < 2; round++) {
     const known = [...names].map((n) => n.replace(/\$/g, '\\$'));
     const call = known.length ? new RegExp(`(?<![\\w$.])(?:${known.join('|')})\\s*\\(`) : undefined;

@@ -95,7 +95,10 @@ function assemble(code: string, found: Item[], lang: Lang): TestShape {
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
     const children = cases.filter((o) => o !== c && o.start >= c.start && o.end <= c.end);
-    const own = children.reduce((text, o) => text.slice(0, o.start - c.start) + ' '.repeat(o.end - o.start) + text.slice(o.end - c.start), code.slice(c.start, c.end));
+    const own = children.reduce(
+      (text, o) => text.slice(0, o.start - c.start) + ' '.repeat(o.end - o.start) + text.slice(o.end - c.start),
+      code.slice(c.start, c.end),
+    );
     return {
       key: n === 1 ? base : `${base} (${n})`,
       body: c.body,
@@ -278,7 +281,8 @@ function braceItem(code: string, start: number, brace: number, close: number, ti
   };
 }
 
-const RB_BLOCK = /^([ \t]*)(?:RSpec\.)?(x|f)?(it|specify|example|scenario|describe|context|feature|test|skip|pending)\b[ \t(]*(?:(['"])((?:\\.|(?!\4).)*)\4|([A-Z][\w:]*))(.*)$/;
+const RB_BLOCK =
+  /^([ \t]*)(?:RSpec\.)?(x|f)?(it|specify|example|scenario|describe|context|feature|test|skip|pending)\b[ \t(]*(?:(['"])((?:\\.|(?!\4).)*)\4|([A-Z][\w:]*))(.*)$/;
 
 /** RSpec's `it 'x' do … end` (`xit`, `fit`, `skip`, `:focus`), `describe`/`context`, minitest's `def test_x`. */
 function rbItems(code: string): Item[] {
@@ -292,7 +296,7 @@ function rbItems(code: string): Item[] {
     if (!block && !def && !klass) continue;
     const indent = (block ?? def ?? klass)![1];
     const tail = block ? block[7] : '';
-    let last = i;
+    let last: number;
     if (!block || /\bdo\b/.test(tail) || !tail.includes('{')) {
       last = lines.findIndex((l, j) => j > i && new RegExp(`^${indent}end\\b`).test(l.text));
       if (last < 0) continue;

@@ -107,10 +107,7 @@ describe('the diff rule: test code a change removes or disables', () => {
     });
 
     it('an honest change: tests added, an assertion changed, source files only → nothing', () => {
-      const added = MOCHA.replace(
-        '});\n});\n',
-        "});\n  it('adds zero', () => {\n    assert.strictEqual(add(0, 1), 1);\n  });\n});\n",
-      );
+      const added = MOCHA.replace('});\n});\n', "});\n  it('adds zero', () => {\n    assert.strictEqual(add(0, 1), 1);\n  });\n});\n");
       assert.deepEqual(kinds([change('test/add.test.js', MOCHA, added)]), []);
       assert.deepEqual(kinds([change('test/add.test.js', MOCHA, MOCHA.replace('add(-2, 3), 1', 'add(-2, 3), 1.0'))]), []);
       assert.deepEqual(kinds([change('test/index.js', UVU, UVU.replace('same(1, 1);', 'same(1, 1);\n  same(2, 2);'))]), []);
@@ -200,7 +197,9 @@ func TestAdd(t *testing.T) {
       );
     });
     it('t.Skip added, a subtest deleted → found; renamed with the same body → nothing', () => {
-      assert.deepEqual(kinds([change('add_test.go', GO, GO.replace('\tif Add(2, 3)', '\tt.Skip("flaky")\n\tif Add(2, 3)'))]), ['skipped TestAdd']);
+      assert.deepEqual(kinds([change('add_test.go', GO, GO.replace('\tif Add(2, 3)', '\tt.Skip("flaky")\n\tif Add(2, 3)'))]), [
+        'skipped TestAdd',
+      ]);
       assert.deepEqual(kinds([change('add_test.go', GO, GO.replace(/\tt\.Run[\s\S]*?\n\t\}\)\n/, ''))]), ['removed TestAdd/negatives']);
       assert.deepEqual(kinds([change('add_test.go', GO, GO.replace('TestAdd(', 'TestAddition('))]), []);
     });
@@ -265,7 +264,7 @@ end
       );
       const f = 'spec/add_spec.rb';
       assert.deepEqual(kinds([change(f, RB, RB.replace("  it 'adds", "  xit 'adds"))]), ['skipped Adder adds two numbers']);
-      assert.deepEqual(kinds([change(f, RB, RB.replace("      expect(add(-2, -3)).to eq(-5)\n", "      skip 'later'\n"))]), [
+      assert.deepEqual(kinds([change(f, RB, RB.replace('      expect(add(-2, -3)).to eq(-5)\n', "      skip 'later'\n"))]), [
         'skipped Adder with negatives keeps the sign',
       ]);
       assert.deepEqual(kinds([change(f, RB, RB.replace(/ {2}it 'adds two numbers' do\n.*\n {2}end\n\n/, ''))]), [
@@ -283,7 +282,16 @@ end
 
   it('files that are not code (fixtures, docs) and comments are not test code', () => {
     assert.deepEqual(kinds([change('test/fixtures/data.json', '{"a": 1}', '{}')]), []);
-    const commented = MOCHA.replace("  it('adds two numbers'", "  // it('adds three numbers', () => { assert.ok(1) });\n  it('adds two numbers'");
+    const commented = MOCHA.replace(
+      "  it('adds two numbers'",
+      "  // it('adds three numbers', () => { assert.ok(1) });\n  it('adds two numbers'",
+    );
     assert.deepEqual(kinds([change('test/add.test.js', commented, MOCHA)]), []);
+    const blocked = MOCHA.replace(
+      "  it('adds two numbers'",
+      "  /* it('old', () => {\n    assert.ok(1);\n  }); */\n  it('adds two numbers'",
+    );
+    assert.deepEqual(kinds([change('test/add.test.js', blocked, MOCHA)]), []);
+    assert.deepEqual(readTestShape('test/add.test.js', blocked)!.cases.length, 2);
   });
 });

@@ -43,15 +43,15 @@ describe('a gate whose output is not read: the diff rule decides', function () {
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
 
-  it('the failing check deleted, COMPLETE claimed → not done; told what was removed; kept once more → a person is asked', async () => {
+  it('the failing check deleted, COMPLETE claimed → not done, told what was removed and to restore it', async () => {
     const cheat = writeStep('test/checks.js', checks(GREETS));
     h = await projectHarness([cheat, completeStep('fixed', 'npm test passes'), completeStep('really fixed', 'npm test passes')], {
       files: PROJECT,
-      config: { ...GATES, loop: { maxIterations: 5 } },
+      config: GATES,
     });
-    const id = await h.addTask(TASK);
+    await h.addTask(TASK);
     const summary = await h.runner().run();
-    assert.equal(summary.results[0].status, 'needs_help', summary.results[0].reason);
+    assert.equal(summary.results[0].status, 'timeout', summary.results[0].reason);
     const [first] = eventsOf(h.events, 'gate.finished');
     assert.equal(first.passed, false, JSON.stringify(first));
     assert.match(
@@ -59,28 +59,44 @@ describe('a gate whose output is not read: the diff rule decides', function () {
       /^passed — output not read \(no test names or counts\); red at the task's base, exit code 0 now; judged by the diff rule: the task removes test code in `test\/checks\.js`\. To have its tests read, make the runner print each test by name/,
     );
     assert.match(first.summary, /; weakened against the task's base \(1 change\)$/);
-    const feedback = requestAfter(h, 2);
     assert.match(
-      feedback,
+      requestAfter(h, 2),
       /gate weakened: the gate's output could not be read \(no test names or counts\), so the task's diff decides: it removes test code — test `adds two numbers` in `test\/checks\.js` is gone \(deleted, or renamed with another body\) — restore it/,
     );
+  });
+
+  it('green at the base, a passing test removed and kept after being told → a person is asked, with the command that allows it', async () => {
+    const cheat = writeStep('test/checks.js', checks(ADDS));
+    h = await projectHarness([cheat, completeStep('done', 'npm test passes'), completeStep('done', 'npm test passes')], {
+      files: { ...PROJECT, 'greeter.js': GREETER_FIXED_JS },
+      config: { ...GATES, loop: { maxIterations: 5 } },
+    });
+    const id = await h.addTask({ title: 'Tidy the checks', prompt: 'Tidy test/checks.js.', promise: 'npm test passes' });
+    const summary = await h.runner().run();
+    assert.equal(summary.results[0].status, 'needs_help', summary.results[0].reason);
     const task = await h.store.get(id);
-    assert.match(task.blockedReason ?? '', /`test\/checks\.js: adds two numbers` of the gate "tests"/);
+    assert.match(task.blockedReason ?? '', /`test\/checks\.js: greets by name` of the gate "tests"/);
     assert.match(task.blockedReason ?? '', new RegExp(`ralph task edit ${id} --allow-gate-changes tests`));
   });
 
   it("the failing test's assertion deleted (its body emptied) → not done, told to restore its body", async () => {
     const emptied = checks(`${GREETS}\n${ADDS.replace('  assert.strictEqual(add(2, 3), 5);\n', '')}`);
-    h = await projectHarness([writeStep('test/checks.js', emptied), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')], {
-      files: PROJECT,
-      config: GATES,
-    });
+    h = await projectHarness(
+      [writeStep('test/checks.js', emptied), completeStep('fixed', 'npm test passes'), completeStep('fixed', 'npm test passes')],
+      {
+        files: PROJECT,
+        config: GATES,
+      },
+    );
     await h.addTask(TASK);
     const summary = await h.runner().run();
     assert.notEqual(summary.results[0].status, 'done');
     const [first] = eventsOf(h.events, 'gate.finished');
     assert.equal(first.passed, false);
-    assert.match(requestAfter(h, 2), /test `adds two numbers` in `test\/checks\.js` had a body at the task's base and is empty now — restore its body/);
+    assert.match(
+      requestAfter(h, 2),
+      /test `adds two numbers` in `test\/checks\.js` had a body at the task's base and is empty now — restore its body/,
+    );
   });
 
   it('the honest fix → done, the summary saying the diff rule judged it', async () => {
@@ -93,14 +109,20 @@ describe('a gate whose output is not read: the diff rule decides', function () {
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);
     const [finished] = eventsOf(h.events, 'gate.finished');
     assert.equal(finished.passed, true);
-    assert.match(finished.summary, /output not read \(no test names or counts\); red at the task's base, exit code 0 now; judged by the diff rule: the task removes no test code/);
+    assert.match(
+      finished.summary,
+      /output not read \(no test names or counts\); red at the task's base, exit code 0 now; judged by the diff rule: the task removes no test code/,
+    );
   });
 
   it('a removal the task is allowed to make (allowGateChanges) → done, the change reported as allowed', async () => {
-    h = await projectHarness([writeStep('test/checks.js', checks(GREETS)), writeStep('greeter.js', GREETER_FIXED_JS), completeStep('removed', 'npm test passes')], {
-      files: PROJECT,
-      config: GATES,
-    });
+    h = await projectHarness(
+      [writeStep('test/checks.js', checks(GREETS)), writeStep('greeter.js', GREETER_FIXED_JS), completeStep('removed', 'npm test passes')],
+      {
+        files: PROJECT,
+        config: GATES,
+      },
+    );
     await h.addTask({ ...TASK, title: 'Drop the add check', allowGateChanges: ['tests'] });
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done', summary.results[0].reason);

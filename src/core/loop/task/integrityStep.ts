@@ -164,7 +164,7 @@ export function integrityJudge(
     if (!diffRuleApplies(gate, base)) return applyIntegrity(judged, judgement, allowed);
     // its output was not read at the base: the task's diff says whether the tests it runs were weakened (gates/diffRule.ts)
     const findings = await diffRuleFindings(workspace, baseCommit, gate, evidence);
-    const rule = diffRuleJudgement(findings ?? []);
+    const rule = diffRuleJudgement(findings ?? [], base.verdict?.passed === true);
     const removed = [...(judgement.gone ?? []), ...(rule.gone ?? [])];
     const both = { ...judgement, violations: [...judgement.violations, ...rule.violations], ...(removed.length ? { gone: removed } : {}) };
     return applyIntegrity({ ...judged, summary: diffRuleSummary(judged, base.verdict, findings) }, both, allowed);
