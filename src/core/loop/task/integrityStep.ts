@@ -22,6 +22,8 @@ import { gatesFor } from '../../gates/taskCheck';
 import type { GateOutcome } from '../../gates/types';
 import type { Task } from '../../tasks/schema';
 import { readTextIfExists } from '../../util/atomicWrite';
+import { diffRuleApplies, diffRuleJudgement, diffRuleSummary } from '../../gates/diffRule';
+import { diffRuleFindings } from './diffRuleStep';
 import { emptiedGuards } from './emptiedGuards';
 import { evidenceJudge, lazily, readTreeEvidence, verdictTask } from './taskEvidence';
 import { environmentDiagnosis } from './environmentStop';
@@ -158,7 +160,14 @@ export function integrityJudge(
       enabled: gate.baseline !== false,
       judge: evidenceJudge(evidence, { gate: gate.knownFailures, task: task.knownFailures }),
     });
-    return applyIntegrity(judged, judgement, gateChangesAllowed(task.allowGateChanges, gate.name));
+    const allowed = gateChangesAllowed(task.allowGateChanges, gate.name);
+    if (!diffRuleApplies(gate, base)) return applyIntegrity(judged, judgement, allowed);
+    // its output was not read at the base: the task's diff says whether the tests it runs were weakened (gates/diffRule.ts)
+    const findings = await diffRuleFindings(workspace, baseCommit, gate, evidence);
+    const rule = diffRuleJudgement(findings ?? [], base.verdict?.passed === true);
+    const removed = [...(judgement.gone ?? []), ...(rule.gone ?? [])];
+    const both = { ...judgement, violations: [...judgement.violations, ...rule.violations], ...(removed.length ? { gone: removed } : {}) };
+    return applyIntegrity({ ...judged, summary: diffRuleSummary(judged, base.verdict, findings) }, both, allowed);
   };
 }
 
