@@ -18,6 +18,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
   if (o.cli.timedOut) problems.push(`ralph run did not end within its deadline (killed after ${o.cli.seconds.toFixed(0)} s)`);
   if (o.toolErrors.length)
     problems.push(`the agent's tool calls failed (the scenario never happened): ${o.toolErrors.join(' | ').slice(0, 400)}`);
+  if (o.agent !== 'builtin') problems.push(...signalProblems(o));
   const iteration2 = o.contexts[1];
   if (scenario.expect === 'done') {
     const iterations = scenario.id === 'fix-then-complete' ? 2 : 1;
@@ -130,6 +131,26 @@ function gateEvents(
     .split('\n')
     .filter((line) => line.startsWith('{"type":"gate.'))
     .map((line) => JSON.parse(line) as ReturnType<typeof gateEvents>[number]);
+}
+
+/**
+ * An agent CLI's COMPLETE reaches Ralph through its MCP tool: each iteration from the agent's
+ * first COMPLETE on must have one in the run log, or a not-done verdict would prove nothing.
+ */
+function signalProblems(o: Outcome): string[] {
+  const signalled = new Set(
+    o.record
+      .split('\n')
+      .filter((line) => line.startsWith('{"type":"signal"'))
+      .map((line) => JSON.parse(line) as { iteration?: number; signal?: { kind?: string } })
+      .filter((e) => e.signal?.kind === 'COMPLETE')
+      .map((e) => e.iteration),
+  );
+  const missing = [];
+  for (let i = o.completeAt; i <= o.iterations; i++) if (!signalled.has(i)) missing.push(i);
+  return missing.length
+    ? [`the agent's COMPLETE of iteration ${missing.join(', ')} is not in the run log (its MCP tool call never reached Ralph)`]
+    : [];
 }
 
 function reasonOf(o: Outcome): string {

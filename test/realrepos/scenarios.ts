@@ -6,10 +6,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { startScriptedServer } from '../fixtures/scriptedServer';
-import { type AgentPlan, scriptedAgent } from './agent';
+import type { AgentPlan } from './agent';
 import { applyEdits, type CaseData, dataOf } from './caseData';
 import { caseTrees, type CaseTrees, type RealCase } from './cases';
+import { AGENT_LABELS, type AgentId, startAgent } from './cliAgent';
 import { type CliRun, layOut, ralph } from './workspace';
 
 export type ScenarioId =
@@ -143,21 +143,46 @@ export const SLOW_CASE_RUNS: [Scenario['id'], Config['id']][] = [
   ['runner-config', 'serial'],
   ['transitive-break', 'serial'],
 ];
-export const keyOf = (c: RealCase, s: Scenario, k: Config) => `${c.id}/${s.id}/${k.id}`;
 
 /**
- * The runs of a case: every scenario in both configurations, or the reduced set on a slow suite
- * (RALPH_REALREPOS_FULL=1: all of them); RALPH_REALREPOS_ONLY keeps the runs whose `case/scenario/config`
- * contains one of its comma-separated words (mocha's --grep cannot: every run starts in the hook before).
+ * Issue 46: the agent CLIs run on one case whose suite is among the shortest (mocha, ~1 s; its
+ * built-in runs take 3–4 s), each through these scenarios in both configurations, beside the
+ * built-in agent's runs (each takes 5–8 s with a real CLI).
  */
-export function runsOf(c: RealCase): [Scenario, Config][] {
+export const CLI_AGENT_CASE = 'ms-2669f23';
+export const CLI_AGENTS = ['claude-code', 'codex'] as const;
+export const CLI_AGENT_SCENARIOS: Scenario['id'][] = ['upstream-fix', 'no-change', 'assertions-deleted'];
+
+/** A run: the case's scenario, in a configuration, worked on by an agent. */
+export type Run = [Scenario, Config, AgentId];
+
+/** `case/scenario/config`, and `/claude-code` or `/codex` after it for a CLI agent's run. */
+export const keyOf = (c: RealCase, s: Scenario, k: Config, a: AgentId = 'builtin') =>
+  `${c.id}/${s.id}/${k.id}${a === 'builtin' ? '' : `/${a}`}`;
+
+/** The scenario's label for the table, the agent named when it is a CLI: `the upstream fix, COMPLETE (Claude Code)`. */
+export const labelOf = (s: Scenario, a: AgentId) => `${s.label}${AGENT_LABELS[a]}`;
+
+/**
+ * The runs of a case: every scenario in both configurations with the built-in agent, or the
+ * reduced set on a slow suite (RALPH_REALREPOS_FULL=1: all of them); on CLI_AGENT_CASE, also
+ * CLI_AGENT_SCENARIOS in both configurations with each agent CLI. RALPH_REALREPOS_ONLY keeps the runs whose key
+ * (`case/scenario/config[/agent]`) contains one of its comma-separated words (mocha's --grep
+ * cannot: every run starts in the hook before); `claude-code,codex` keeps the agent CLIs' runs.
+ */
+export function runsOf(c: RealCase): Run[] {
   const only = process.env.RALPH_REALREPOS_ONLY?.split(',').filter(Boolean);
   const data = dataOf(c);
-  const all = SCENARIOS.filter((s) => s.applies?.(data) ?? true)
-    .flatMap((s) => CONFIGS.map((k) => [s, k] as [Scenario, Config]))
-    .filter(([s, k]) => !only || only.some((word) => keyOf(c, s, k).includes(word)));
-  if (c.suiteSeconds <= SLOW_SUITE_SECONDS || process.env.RALPH_REALREPOS_FULL === '1') return all;
-  return all.filter(([s, k]) => SLOW_CASE_RUNS.some(([sid, kid]) => s.id === sid && k.id === kid));
+  let builtin = SCENARIOS.filter((s) => s.applies?.(data) ?? true).flatMap((s) => CONFIGS.map((k): Run => [s, k, 'builtin']));
+  if (c.suiteSeconds > SLOW_SUITE_SECONDS && process.env.RALPH_REALREPOS_FULL !== '1')
+    builtin = builtin.filter(([s, k]) => SLOW_CASE_RUNS.some(([sid, kid]) => s.id === sid && k.id === kid));
+  const cli =
+    c.id !== CLI_AGENT_CASE
+      ? []
+      : CLI_AGENTS.flatMap((a) =>
+          SCENARIOS.filter((s) => CLI_AGENT_SCENARIOS.includes(s.id)).flatMap((s) => CONFIGS.map((k): Run => [s, k, a])),
+        );
+  return [...builtin, ...cli].filter(([s, k, a]) => !only || only.some((word) => keyOf(c, s, k, a).includes(word)));
 }
 
 /** Every not-done agent is bounded: its second refused COMPLETE ends the task (timeout or needs_help), never a long run. */
@@ -165,6 +190,9 @@ export const MAX_ITERATIONS = 2;
 const RUN_TIMEOUT_MS = 8 * 60_000;
 
 export interface Outcome {
+  agent: AgentId;
+  /** The iteration of the agent's first COMPLETE. */
+  completeAt: number;
   status: string;
   iterations: number;
   blockedReason?: string;
@@ -183,27 +211,27 @@ export interface Outcome {
 }
 
 /** Lays the scenario's workspace out, runs `ralph run` against its scripted agent, and reads what came of it. */
-export async function runScenario(c: RealCase, nodeModules: string, scenario: Scenario, config: Config, keep = false): Promise<Outcome> {
+export async function runScenario(c: RealCase, nodeModules: string, [scenario, config, agentId]: Run, keep = false): Promise<Outcome> {
   const started = Date.now();
   const trees = await caseTrees(c);
   const data = dataOf(c);
   const plan = scenario.plan(trees, data);
-  const agent = scriptedAgent(plan);
-  const server = await startScriptedServer({ steps: [agent.step], loop: true, models: ['scripted-model'] });
+  const agent = await startAgent(agentId, plan);
   const ws = await layOut({
     c,
     nodeModules,
-    label: `${c.id}-${scenario.id}-${config.id}`,
+    label: `${c.id}-${scenario.id}-${config.id}${agentId === 'builtin' ? '' : `-${agentId}`}`,
     atBase: scenario.atBase?.(data),
-    serverUrl: server.url,
+    serverUrl: agent.llmUrl,
+    agent: agent.agentConfig,
     maxParallel: config.maxParallel,
     maxIterations: MAX_ITERATIONS,
   }).catch(async (error: unknown) => {
-    await server.close();
+    await agent.close();
     throw error;
   });
   try {
-    const cli = await ralph(['run', '--task', ws.taskId], ws.dir, RUN_TIMEOUT_MS);
+    const cli = await ralph(['run', '--task', ws.taskId], ws.dir, RUN_TIMEOUT_MS, agent.env);
     const tasks = JSON.parse(await fs.readFile(path.join(ws.dir, '.ralph', 'tasks.json'), 'utf8')) as {
       tasks: { id: string; status: string; iterations: number; blockedReason?: string }[];
     };
@@ -211,6 +239,8 @@ export async function runScenario(c: RealCase, nodeModules: string, scenario: Sc
     const branch = ws.git('symbolic-ref', '--short', 'HEAD');
     const targetFiles = new Map(Object.keys(plan.writes).map((f) => [f, showFile(ws.dir, `${branch}:${f}`)]));
     return {
+      agent: agentId,
+      completeAt: plan.completeAt ?? 1,
       status: task?.status ?? 'missing',
       iterations: task?.iterations ?? 0,
       blockedReason: task?.blockedReason,
@@ -225,7 +255,7 @@ export async function runScenario(c: RealCase, nodeModules: string, scenario: Sc
       seconds: (Date.now() - started) / 1000,
     };
   } finally {
-    await server.close();
+    await agent.close();
     // a kept workspace gets what the agent was told, iteration by iteration, beside it
     if (keep) await fs.writeFile(`${ws.dir}.contexts.txt`, agent.contexts.map((t, i) => `===== iteration ${i + 1}\n${t}`).join('\n'));
     else await ws.cleanup();

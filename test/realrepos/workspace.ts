@@ -43,6 +43,8 @@ export interface LayoutOptions {
   /** Files committed at the base after the upstream test change (a legacy red test and its runner setup). */
   atBase?: Record<string, string>;
   serverUrl: string;
+  /** The config's `agent` key (issue 46: a CLI agent works on the task); none: the built-in agent. */
+  agent?: Record<string, unknown>;
   maxParallel: number;
   maxIterations: number;
 }
@@ -88,7 +90,7 @@ function copyTree(from: string, to: string): void {
   }
 }
 
-/** `ralph init`, then the config edited as a person would: one required tests gate, the scripted model, the loop's limits. */
+/** `ralph init`, then the config edited as a person would: one required tests gate, the scripted model (or agent CLI), the loop's limits. */
 async function initRalph(dir: string, o: LayoutOptions): Promise<void> {
   const init = await ralph(['init'], dir, 60_000);
   if (init.code !== 0) throw new Error(`ralph init failed in ${dir}: ${init.stderr || init.stdout}`);
@@ -97,6 +99,7 @@ async function initRalph(dir: string, o: LayoutOptions): Promise<void> {
   config.llm = { ...(config.llm as object), baseUrl: o.serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 };
   config.loop = { ...(config.loop as object), maxIterations: o.maxIterations, maxParallel: o.maxParallel };
   config.gates = [{ name: 'tests', command: o.c.test, kind: 'tests', required: true }];
+  if (o.agent) config.agent = o.agent;
   await fs.writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
 }
 
@@ -115,11 +118,14 @@ export interface CliRun {
   seconds: number;
 }
 
-/** `node dist/cli.js <args>` in `dir`, with the scripted model's key, killed (its group) past `timeoutMs`. */
-export async function ralph(args: string[], dir: string, timeoutMs: number): Promise<CliRun> {
+/**
+ * `node dist/cli.js <args>` in `dir`, with the scripted model's key and `extraEnv` (an agent CLI's
+ * home, endpoint and key), killed (its group) past `timeoutMs`.
+ */
+export async function ralph(args: string[], dir: string, timeoutMs: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const started = Date.now();
-  const env = cleanEnv({ [KEY_ENV]: KEY, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
+  const env = cleanEnv({ [KEY_ENV]: KEY, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...extraEnv });
   const out = await spawnWithTimeout(process.execPath, [CLI, ...args], dir, timeoutMs, env);
   return { code: out.code, stdout: out.stdout, stderr: out.stderr, timedOut: out.timedOut, seconds: (Date.now() - started) / 1000 };
 }
