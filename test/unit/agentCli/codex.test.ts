@@ -56,7 +56,7 @@ describe('the Codex CLI adapter: launch', () => {
     assert.ok(!args.includes('--model'));
   });
 
-  it('declares the signal server with -c overrides in TOML, its tools approved', () => {
+  it('declares the signal server with -c overrides in TOML, its tools approved, the session waiting for it', () => {
     const overrides = mcpOverrides({ name: 'ralph', command: 'C:\\node.exe', args: ['a "b"', 'ü'], env: { K: 'v\n', 'A.B': 'x' } });
     assert.deepEqual(overrides, [
       '-c',
@@ -67,6 +67,8 @@ describe('the Codex CLI adapter: launch', () => {
       'mcp_servers.ralph.env={K="v\\n","A.B"="x"}',
       '-c',
       'mcp_servers.ralph.default_tools_approval_mode="approve"',
+      '-c',
+      'mcp_servers.ralph.required=true',
     ]);
     assert.equal(mcpOverrides({ name: 'my.server', command: 'x', args: [], env: {} })[1], 'mcp_servers.my_server.command="x"');
     assert.equal(tomlString('\ud800x'), '"\ufffdx"', 'a lone surrogate cannot be written in TOML');

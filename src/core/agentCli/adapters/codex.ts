@@ -41,6 +41,10 @@ export function mcpOverrides(mcp: McpLaunch): string[] {
     `${key}.env={${env}}`,
     '-c',
     `${key}.default_tools_approval_mode="approve"`,
+    // the session waits for Ralph's server before its first turn: under load Codex otherwise sent
+    // its first request without the signal tools (the real-repository tier saw it 3 times in 3)
+    '-c',
+    `${key}.required=true`,
   ];
 }
 
