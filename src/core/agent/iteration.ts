@@ -55,6 +55,8 @@ export interface IterationRunResult {
   stopped: boolean;
   /** An agent CLI's context filled up and its session was ended there (the next iteration starts fresh). */
   contextFull?: boolean;
+  /** The agent CLI's session of the iteration: which CLI, its session id, the model it used. */
+  agentSession?: { agent: string; id: string; model?: string };
 }
 
 /** Content-filter refusals answered with feedback in one conversation before it ends with the error. */

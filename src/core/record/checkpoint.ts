@@ -17,6 +17,8 @@ export const IterationRecordSchema = z.object({
   startedAt: z.string(),
   durationMs: z.number().min(0),
   model: z.string(),
+  /** The agent CLI's session of this iteration (issue 46): which CLI, its session id in the CLI's own history, the model it used. */
+  agentSession: z.object({ agent: z.string(), id: z.string(), model: z.string().optional() }).optional(),
   outcome: z.enum(['complete', 'continue', 'blocked', 'needs_help', 'error', 'stopped']),
   signal: z.string().optional(),
   progress: z.number().optional(),

@@ -73,6 +73,11 @@ export function renderIteration(input: IterationReportInput): string {
       `Started: ${record.startedAt}`,
       `Duration: ${duration(record.durationMs)}`,
       `Model: ${record.model}`,
+      ...(record.agentSession
+        ? [
+            `Agent CLI session: ${record.agentSession.agent} ${record.agentSession.id}${record.agentSession.model ? ` (${record.agentSession.model})` : ''}`,
+          ]
+        : []),
       `Signal: ${record.signal ?? '(no signal)'}`,
       `Commit: ${record.commit ? `${record.commit.slice(0, 8)} (${plural(record.filesChangedTotal ?? record.filesChanged.length, 'file')})` : 'none'}`,
       `Tokens: ${record.usage.promptTokens} in, ${record.usage.completionTokens} out`,

@@ -69,6 +69,14 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     const spent = /spent this run: .*against the budget: \$([0-9.]+)\)/.exec(run.stdout);
     assert.ok(spent && Number(spent[1]) > 0, run.stdout);
     assert.deepEqual(await processesIn(w.dir), []);
+    // the session id in the task's record and its iteration report
+    const session = /⌁ claude-code session (\S+)/.exec(run.stdout)?.[1];
+    const record = JSON.parse(await w.read('.ralph/state/T-001.json'));
+    assert.deepEqual(record.history[0].agentSession, { agent: 'claude-code', id: session, model: 'claude-opus-5-5' });
+    assert.match(
+      await w.read('.ralph/reports/T-001/iteration-1.md'),
+      new RegExp(`Agent CLI session: claude-code ${session} \\(claude-opus-5-5\\)`),
+    );
   });
 
   it('COMPLETE with no change: not done; the next fresh session is told the failing test, fixes it, done (maxParallel 1)', async () => {

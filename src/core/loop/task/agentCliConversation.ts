@@ -67,6 +67,7 @@ export async function converseThroughCli(
   );
   // commands the hook kept for a person: the task's question after this iteration, as the built-in agent's are
   for (const q of result.questions ?? []) services.commandQuestions?.record(q.command, q.reason);
+  if (result.sessionId) result.agentSession = { agent: kind, id: result.sessionId, ...(result.model ? { model: result.model } : {}) };
   if (result.sessionId)
     services.emit({
       type: 'agent.session',

@@ -84,6 +84,7 @@ export async function runIterationStep(services: TaskLoopServices, input: Iterat
     iteration: n,
     startedAt: new Date(startedAt).toISOString(),
     model,
+    ...(run.agentSession ? { agentSession: run.agentSession } : {}),
     signal: signalGiven ? formatSignal(signalGiven) : undefined,
     progress: lastProgress(run.signals),
     commit: commit?.sha,
