@@ -25,6 +25,7 @@ Commands:
                                      the fail-to-pass proof (default: bugfix only) and the task's own test files
         [--known-failure "TEST"]...  a failing test a person declares unrelated to this task (name as printed)
         [--agent builtin|claude-code|codex]  the agent of this task (default: agent.kind of the config)
+        [--json]                     print the new task as JSON (default: its id)
                                      add a task; prints its id
   task list [--json]                 list tasks
 ${IMPORT_USAGE}
@@ -93,6 +94,7 @@ export type CliCommand =
       proofTests?: string[];
       knownFailures?: string[];
       agent?: AgentKind;
+      json?: boolean;
     }
   | { kind: 'task.list'; workspace: string; json: boolean }
   | {
@@ -297,6 +299,7 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
     'proof-test',
     'known-failure',
     'agent',
+    'json',
   ]);
   if (values.review !== undefined && values.review !== 'auto' && values.review !== 'manual')
     throw new UsageError('--review must be manual or auto');
@@ -324,6 +327,7 @@ function parseTaskAdd(values: Values, rest: string[], workspace: string, only: (
     ...(values.review ? { review: values.review as 'auto' | 'manual' } : {}),
     ...verdictOptions(values, usage),
     ...agentOption(values.agent),
+    ...(values.json ? { json: true } : {}),
   };
 }
 

@@ -126,7 +126,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
         knownFailures: command.knownFailures,
         agent: command.agent,
       });
-      io.out(task.id);
+      io.out(command.json ? JSON.stringify(task, null, 2) : task.id);
       return EXIT.ok;
     }
     case 'task.list': {

@@ -57,8 +57,16 @@ describe('the ralph CLI', function () {
       allowed.slice(1).map((t: { allowGateChanges?: unknown }) => t.allowGateChanges),
       [['tests', 'types'], true],
     );
+    const added = await cli(['task', 'add', 'By', 'script', '--prompt', 'p', '--promise', 'q', '--agent', 'codex', '--json'], ws.dir);
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual((({ id, title, agent, status }) => ({ id, title, agent, status }))(JSON.parse(added.stdout)), {
+      id: 'T-004',
+      title: 'By script',
+      agent: 'codex',
+      status: 'todo',
+    });
     const status = JSON.parse((await cli(['status', '--json'], ws.dir)).stdout);
-    assert.equal(status.counts.todo, 3);
+    assert.equal(status.counts.todo, 4);
     assert.equal(status.running, null);
   });
 
