@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { AGENT_KINDS, type AgentKind } from '../core/agentKinds';
 import { adapterOf, resolveAgentCommand } from '../core/agentCli/port';
 import { editConfig } from '../core/config/modelChoice';
+import { loadConfigOrOffer } from './selectModel';
 import type { ConfigService } from '../core/config/service';
 import type { RalphConfig } from '../core/config/schema';
 import { errorMessage } from '../core/errors';
@@ -65,14 +66,8 @@ export function agentItems(config: RalphConfig, env: NodeJS.ProcessEnv = process
 
 /** Shows the picker (or takes `preset`: scripts, tests); writes and returns the choice, undefined when dismissed. */
 export async function selectAgent(s: SelectAgentServices, preset?: unknown): Promise<AgentChoice | undefined> {
-  let config: RalphConfig;
-  try {
-    config = await s.config.load();
-  } catch (error) {
-    const open = await vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Config');
-    if (open) await vscode.commands.executeCommand('ralph.openConfig');
-    return undefined;
-  }
+  const config = await loadConfigOrOffer(s.config);
+  if (!config) return undefined;
   const choice = presetChoice(preset) ?? (await pick(config));
   if (!choice) return undefined;
   try {

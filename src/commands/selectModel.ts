@@ -58,14 +58,8 @@ export function editorItems(models: readonly EditorModelInfo[], current: RalphCo
 
 /** Shows the picker; writes and returns the choice, or undefined when dismissed. `preset` skips the picker (scripts, tests). */
 export async function selectModel(s: SelectModelServices, preset?: unknown): Promise<ModelChoice | undefined> {
-  let config: RalphConfig;
-  try {
-    config = await s.config.load();
-  } catch (error) {
-    const open = await vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Config');
-    if (open) await vscode.commands.executeCommand('ralph.openConfig');
-    return undefined;
-  }
+  const config = await loadConfigOrOffer(s.config);
+  if (!config) return undefined;
   let choice = presetChoice(preset);
   if (!choice) {
     const picked = await pick(s, config);
@@ -81,6 +75,17 @@ export async function selectModel(s: SelectModelServices, preset?: unknown): Pro
     return choice;
   } catch (error) {
     void vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
+/** The workspace's config, or undefined after an error that offers *Open Config* (a broken file is the person's to fix). */
+export async function loadConfigOrOffer(config: ConfigService): Promise<RalphConfig | undefined> {
+  try {
+    return await config.load();
+  } catch (error) {
+    const open = await vscode.window.showErrorMessage(`Ralph: ${errorMessage(error)}`, 'Open Config');
+    if (open) await vscode.commands.executeCommand('ralph.openConfig');
     return undefined;
   }
 }

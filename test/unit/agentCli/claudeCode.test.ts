@@ -8,6 +8,8 @@ import { CLAUDE_TOOL_OUTPUT_LIMIT, claudeCodeAdapter } from '../../../src/core/a
 import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
 import { type AnthropicStep, startAnthropicServer } from '../../fixtures/anthropicServer';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
+import { CLI } from '../helpers/cliHarness';
 
 /** The pinned version the test tier installs (`npm install --prefix <dir>/claude-code-<version>`). */
 const CLAUDE_CODE_VERSION = '2.1.332';
@@ -230,7 +232,7 @@ interface CliRun {
 }
 
 /** One real session against the scripted server: the adapter's launch, a private home, no network. */
-async function runClaude(command: string, ws: TempWorkspace, baseUrl: string, home: string, mcpCallsFile: string): Promise<CliRun> {
+async function runClaude(command: string, ws: TempWorkspace, baseUrl: string, home: string, signalFile: string): Promise<CliRun> {
   const input = sessionInput(home, {
     cwd: ws.dir,
     writableRoots: [ws.dir],
@@ -238,8 +240,8 @@ async function runClaude(command: string, ws: TempWorkspace, baseUrl: string, ho
     mcp: {
       name: 'ralph',
       command: process.execPath,
-      args: [path.resolve(__dirname, '../../fixtures/mcpStdioServer.js')],
-      env: { MCP_CALLS_FILE: mcpCallsFile },
+      args: [CLI, 'mcp'],
+      env: { [SIGNAL_FILE_ENV]: signalFile },
     },
   });
   const launch = await claudeCodeAdapter.launch(input);
@@ -295,13 +297,13 @@ describe('Claude Code end to end (the real CLI against a scripted Anthropic serv
         ],
         usage: { input_tokens: 300, output_tokens: 80, cache_read_input_tokens: 4000 },
       },
-      { toolUses: [{ name: 'mcp__ralph__ralph_complete', input: { summary: 'done' } }] },
-      { match: { lastToolResultContains: 'Ralph noted' }, text: 'All done. <ralph>COMPLETE</ralph>' },
+      { toolUses: [{ name: 'mcp__ralph__ralph_complete', input: { summary: 'done', promiseEvidence: 'result.txt written' } }] },
+      { match: { lastToolResultContains: 'Completion recorded' }, text: 'All done. <ralph>COMPLETE</ralph>' },
     ];
     const server = await startAnthropicServer({ steps });
-    const calls = path.join(home, 'mcp-calls.jsonl');
+    const signals = path.join(home, 'signals.ndjson');
     try {
-      const run = await runClaude(claude.command!, ws, server.url, home, calls);
+      const run = await runClaude(claude.command!, ws, server.url, home, signals);
       const firstRequest = server.requests[0]?.time ?? NaN;
       console.log(
         `      claude: first request after ${(firstRequest - run.startMs) / 1000} s, exit after ${(run.endMs - run.startMs) / 1000} s`,
@@ -311,7 +313,8 @@ describe('Claude Code end to end (the real CLI against a scripted Anthropic serv
       assert.ok(server.requests.every((r) => r.outcome === 'reply' || r.outcome === 'side reply' || r.outcome === 'hello'));
       assert.equal(await ws.read('result.txt'), 'written by the agent\n');
       assert.equal(await ws.read('notes.txt'), 'hello, edited\n');
-      assert.deepEqual(JSON.parse(await fs.readFile(calls, 'utf8')), { name: 'ralph_complete', arguments: { summary: 'done' } });
+      // `ralph mcp` recorded the signal the session gave through its tool
+      assert.deepEqual(await readSignalFile(signals), [{ kind: 'COMPLETE', summary: 'done', promiseEvidence: 'result.txt written' }]);
 
       const kinds = new Set(run.events.map((e) => e.kind));
       for (const kind of ['session', 'text', 'tool_call', 'tool_result', 'usage', 'total_cost', 'result'])

@@ -6,6 +6,8 @@ import * as path from 'node:path';
 import { codexAdapter, mcpOverrides, tomlString } from '../../../src/core/agentCli/adapters/codex';
 import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
 import { startResponsesServer } from '../../fixtures/responsesServer';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
+import { CLI } from '../helpers/cliHarness';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/codex');
@@ -256,8 +258,6 @@ describe(`the Codex CLI adapter: a real codex ${CODEX_VERSION} session against a
 
   afterEach(() => rmSync(home, { recursive: true, force: true }));
 
-  const probeServer = () => path.join(REPO_ROOT, 'out/test/fixtures/mcpProbeServer.js');
-
   it('gpt-5.5 (known metadata): runs a command, patches a file with apply_patch, ends with COMPLETE, exit 0', async () => {
     const patch = '*** Begin Patch\n*** Update File: README.md\n@@\n-first line\n+patched line\n*** End Patch\n';
     const server = await startResponsesServer({
@@ -271,7 +271,7 @@ describe(`the Codex CLI adapter: a real codex ${CODEX_VERSION} session against a
       ],
     });
     try {
-      const mcp = { name: 'ralph', command: process.execPath, args: [probeServer()], env: {} };
+      const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: {} };
       const run = await runCodex(bin!, home, input({ cwd: repo, writableRoots: [repo], model: 'gpt-5.5', mcp }), server.url);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(readFileSync(path.join(repo, 'README.md'), 'utf8'), 'patched line\n');
@@ -304,30 +304,32 @@ describe(`the Codex CLI adapter: a real codex ${CODEX_VERSION} session against a
   });
 
   it('an unknown model (fallback metadata): calls the MCP tool Codex started with the given env, exit 0', async () => {
-    // A folder name with a space and quotes: the -c overrides must quote it right for the probe to log there.
+    // A folder name with a space and quotes: the -c overrides must quote it right for ralph mcp to record there.
     const logDir = path.join(home, `it's "logs"`);
     mkdirSync(logDir);
-    const probeLog = path.join(logDir, 'probe.log');
+    const signalFile = path.join(logDir, 'signals.ndjson');
     let tools = '';
     const server = await startResponsesServer({
       steps: [
         (request) => {
           tools = JSON.stringify(request.body?.tools ?? []);
-          return { toolCalls: [{ name: 'probe', namespace: 'mcp__ralph', arguments: { note: 'hello' } }] };
+          return { toolCalls: [{ name: 'report_progress', namespace: 'mcp__ralph', arguments: { percent: 50, note: 'hello' } }] };
         },
-        { match: { lastToolOutputContains: 'probe ok: hello' }, text: 'Probed. <ralph>COMPLETE</ralph>' },
+        { match: { lastToolOutputContains: 'Progress 50% recorded' }, text: 'Probed. <ralph>COMPLETE</ralph>' },
       ],
     });
     try {
-      const mcp = { name: 'ralph', command: process.execPath, args: [probeServer()], env: { MCP_PROBE_LOG: probeLog } };
+      const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: { [SIGNAL_FILE_ENV]: signalFile } };
       const run = await runCodex(bin!, home, input({ cwd: repo, writableRoots: [repo], model: 'scripted-model', mcp }), server.url);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.ok(tools.includes('"name":"mcp__ralph"'), 'the MCP tools come as the mcp__ralph namespace');
-      assert.deepEqual(readFileSync(probeLog, 'utf8'), '{"tool":"probe","note":"hello"}\n');
+      assert.deepEqual(await readSignalFile(signalFile), [{ kind: 'PROGRESS', percent: 50, note: 'hello' }]);
       assert.deepEqual(ofKind(run.events, 'tool_call'), [
-        { kind: 'tool_call', id: 'item_1', name: 'mcp__ralph__probe', input: { note: 'hello' } },
+        { kind: 'tool_call', id: 'item_1', name: 'mcp__ralph__report_progress', input: { percent: 50, note: 'hello' } },
       ]);
-      assert.deepEqual(ofKind(run.events, 'tool_result'), [{ kind: 'tool_result', id: 'item_1', ok: true, output: 'probe ok: hello' }]);
+      assert.deepEqual(ofKind(run.events, 'tool_result'), [
+        { kind: 'tool_result', id: 'item_1', ok: true, output: 'Progress 50% recorded. Continue.' },
+      ]);
       assert.equal(ofKind(run.events, 'error').length, 0, 'the fallback-metadata warning is not an error');
       assert.equal(ofKind(run.events, 'result')[0].text, 'Probed. <ralph>COMPLETE</ralph>');
     } finally {
@@ -339,7 +341,7 @@ describe(`the Codex CLI adapter: a real codex ${CODEX_VERSION} session against a
     it(`the API answers ${status}: Codex fails the turn and exits 1 (no retries with the provider's max_retries at 0)`, async () => {
       const server = await startResponsesServer({ steps: [{ fault: 'status', status }] });
       try {
-        const mcp = { name: 'ralph', command: process.execPath, args: [probeServer()], env: {} };
+        const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: {} };
         const run = await runCodex(bin!, home, input({ cwd: repo, writableRoots: [repo], model: 'gpt-5.5', mcp }), server.url);
         assert.equal(run.code, 1);
         assert.equal(server.requests.length, 1);
