@@ -1,5 +1,6 @@
 import type { BaseVerdict } from './baseVerdict';
 import type { IntegrityJudgement } from './integrity';
+import { READABLE } from './readableHint';
 import type { TestCodeFinding } from './testCodeChanges';
 import type { GateOutcome } from './types';
 
@@ -49,12 +50,14 @@ export function diffRuleJudgement(findings: readonly TestCodeFinding[], greenAtB
 
 /**
  * The gate's summary with what the diff rule did: its output was not read, the exit codes at the
- * base and now, what the diff showed (undefined: it could not be read), how to make it readable.
+ * base and now, what the diff showed (undefined: it could not be read), how to make it readable
+ * (`hint`: `readableHint` of the gate's command, the general sentence by default).
  */
 export function diffRuleSummary(
   outcome: Pick<GateOutcome, 'summary' | 'exitCode' | 'passed'>,
   base: BaseVerdict | undefined,
   findings: readonly TestCodeFinding[] | undefined,
+  hint: string = READABLE,
 ): string {
   const summary = outcome.summary.replace(/ \(no test counts found in the output\)$/, '');
   const exits = base ? `; ${base.passed ? 'green' : 'red'} at the task's base, exit code ${outcome.exitCode ?? 'none'} now` : '';
@@ -64,9 +67,5 @@ export function diffRuleSummary(
       : findings.length === 0
         ? 'the task removes no test code'
         : `the task removes test code in ${[...new Set(findings.map((f) => `\`${f.file}\``))].join(', ')}`;
-  return `${summary} — output not read (no test names or counts)${exits}; judged by the diff rule: ${diff}. ${READABLE}`;
+  return `${summary} — output not read (no test names or counts)${exits}; judged by the diff rule: ${diff}. ${hint}`;
 }
-
-/** How to make a gate's output readable: one sentence for summaries and the docs. */
-export const READABLE =
-  'To have its tests read, make the runner print each test by name with the counts (a reporter flag: TAP, a spec or verbose reporter; see "Test names" in docs/how-a-task-ends.md).';

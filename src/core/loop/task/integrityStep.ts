@@ -23,6 +23,8 @@ import type { GateOutcome } from '../../gates/types';
 import type { Task } from '../../tasks/schema';
 import { readTextIfExists } from '../../util/atomicWrite';
 import { diffRuleApplies, diffRuleJudgement, diffRuleSummary } from '../../gates/diffRule';
+import { readableHint } from '../../gates/readableHint';
+import { readRunnerSetting } from '../../gates/runnerSetting';
 import { diffRuleFindings } from './diffRuleStep';
 import { emptiedGuards } from './emptiedGuards';
 import { evidenceJudge, lazily, readTreeEvidence, verdictTask } from './taskEvidence';
@@ -167,7 +169,9 @@ export function integrityJudge(
     const rule = diffRuleJudgement(findings ?? [], base.verdict?.passed === true);
     const removed = [...(judgement.gone ?? []), ...(rule.gone ?? [])];
     const both = { ...judgement, violations: [...judgement.violations, ...rule.violations], ...(removed.length ? { gone: removed } : {}) };
-    return applyIntegrity({ ...judged, summary: diffRuleSummary(judged, base.verdict, findings) }, both, allowed);
+    // how to make its output readable, for the runner its command calls (gates/readableHint.ts)
+    const hint = readableHint(gate.command, (await readRunnerSetting(workspace)).scripts);
+    return applyIntegrity({ ...judged, summary: diffRuleSummary(judged, base.verdict, findings, hint) }, both, allowed);
   };
 }
 

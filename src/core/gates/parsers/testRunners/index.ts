@@ -2,6 +2,7 @@ import type { TestCounts } from '../types';
 import { parseAva, parseFlatTap } from './ava';
 import { parseCargoTest } from './cargo';
 import { parseGoTest } from './go';
+import { parseJasmine } from './jasmine';
 import { parseJest, parseVitest } from './jestVitest';
 import { parseMocha } from './mocha';
 import { parseNodeTap } from './nodeTap';
@@ -9,6 +10,7 @@ import { parseNodeTest } from './nodeTestRunner';
 import { parsePlainCounts } from './plainCounts';
 import { parsePytest } from './pytest';
 import { parseTape } from './tape';
+import { parseUvu } from './uvu';
 
 /**
  * Each recognises only its own summary lines, so running them all never counts a line twice; the
@@ -24,6 +26,8 @@ const FAMILIES: readonly ((lines: readonly string[]) => TestCounts | undefined)[
   parseNodeTap,
   parseAva,
   parseFlatTap,
+  parseUvu,
+  parseJasmine,
   parsePytest,
   parseGoTest,
   parseCargoTest,
