@@ -21,10 +21,12 @@ export const OPENCODE_TOOL_OUTPUT_LIMIT = 4000;
 
 /** The arguments, environment and stdin of one `opencode run` session. */
 export function opencodeLaunch(input: SessionInput): SessionLaunch {
-  const args = ['run', '--format', 'json', '--title', 'Ralph iteration'];
+  // `--dir` and PWD: OpenCode takes its project folder from PWD, not from the process's working
+  // folder; an inherited PWD (the workspace's, in a parallel run) would send it to work there.
+  const args = ['run', '--format', 'json', '--title', 'Ralph iteration', '--dir', input.cwd];
   if (input.model) args.push('--model', input.model);
   args.push(...input.extraArgs);
-  const env = { [OPENCODE_CONFIG_ENV]: JSON.stringify(opencodeConfig(input)), OPENCODE_DISABLE_AUTOUPDATE: '1' };
+  const env = { [OPENCODE_CONFIG_ENV]: JSON.stringify(opencodeConfig(input)), OPENCODE_DISABLE_AUTOUPDATE: '1', PWD: input.cwd };
   return { args, env, stdin: input.prompt };
 }
 
