@@ -140,7 +140,10 @@ describe('the OpenCode adapter: reading real `run --format json` output (1.18.33
 
   it('usage: cached input and reasoning counted in; a priced step carries its cost', () => {
     const parser = opencodeAdapter.createParser();
-    const line = { type: 'step_finish', part: { tokens: { input: 10, output: 5, reasoning: 3, cache: { read: 90, write: 2 } }, cost: 0.25 } };
+    const line = {
+      type: 'step_finish',
+      part: { tokens: { input: 10, output: 5, reasoning: 3, cache: { read: 90, write: 2 } }, cost: 0.25 },
+    };
     assert.deepEqual(parser.line(JSON.stringify(line)), [
       { kind: 'usage', inputTokens: 102, outputTokens: 8, cachedTokens: 90, costUsd: 0.25 },
     ]);
@@ -150,7 +153,16 @@ describe('the OpenCode adapter: reading real `run --format json` output (1.18.33
 
   it('malformed and unknown lines are skipped, never thrown; nothing read, nothing reported', () => {
     const parser = opencodeAdapter.createParser();
-    const junk = ['', 'not json', '{broken', '[1,2]', 'null', '{"type":"tool_use"}', '{"type":"tool_use","part":null}', '{"type":"mystery"}'];
+    const junk = [
+      '',
+      'not json',
+      '{broken',
+      '[1,2]',
+      'null',
+      '{"type":"tool_use"}',
+      '{"type":"tool_use","part":null}',
+      '{"type":"mystery"}',
+    ];
     junk.push('{"type":"step_finish","part":{"tokens":"lots"}}', '{"type":"error"}', '{"type":"text","part":{"text":7}}');
     for (const line of junk) assert.doesNotThrow(() => parser.line(line));
     assert.deepEqual(opencodeAdapter.createParser().end(), []);

@@ -197,7 +197,9 @@ export function opencodeAgent(plan: OpenCodeTurn[][]): StepFunction {
   };
 }
 
-export const ocBash = (command: string): OpenCodeTurn => ({ calls: [{ name: 'bash', arguments: { command, description: 'run a command' } }] });
+export const ocBash = (command: string): OpenCodeTurn => ({
+  calls: [{ name: 'bash', arguments: { command, description: 'run a command' } }],
+});
 export const ocComplete = (summary: string): OpenCodeTurn => ({
   calls: [{ name: 'ralph_ralph_complete', arguments: { summary, promiseEvidence: 'npm test passes' } }],
 });
