@@ -29,7 +29,12 @@ import { machineCpu } from './machineCpu';
 
 export type BenchAgent = 'builtin' | CliAgentKind;
 const AGENTS: BenchAgent[] = ['builtin', 'claude-code', 'codex'];
-const LABELS: Record<BenchAgent, string> = { builtin: 'built-in agent', 'claude-code': 'Claude Code', codex: 'Codex' };
+const LABELS: Record<BenchAgent, string> = {
+  builtin: 'built-in agent',
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  opencode: 'OpenCode',
+};
 const FILE = 'hello.txt';
 
 /** One agent's figures: the median of its rounds, and each round's. */

@@ -20,7 +20,12 @@ import { type AgentPlan, scriptedAgent } from './agent';
 export type AgentId = 'builtin' | CliAgentKind;
 
 /** How the table names a run's agent: nothing for the built-in one, ` (Claude Code)` for a CLI. */
-export const AGENT_LABELS: Record<AgentId, string> = { builtin: '', 'claude-code': ' (Claude Code)', codex: ' (Codex)' };
+export const AGENT_LABELS: Record<AgentId, string> = {
+  builtin: '',
+  'claude-code': ' (Claude Code)',
+  codex: ' (Codex)',
+  opencode: ' (OpenCode)',
+};
 
 /** The agent of one run, started: what the config and `ralph run` need, and what the agent saw. */
 export interface RunAgent {
@@ -74,6 +79,7 @@ export async function startAgent(id: AgentId, plan: AgentPlan): Promise<RunAgent
   // a CLI run asks the built-in model nothing of the task; anything else that asks (a council) gets a line of text
   const llm = await startScriptedServer({ steps: [{ content: 'Nothing to add.' }], loop: true, models: ['scripted-model'] });
   const seen = { contexts: [] as string[], toolErrors: [] as string[] };
+  if (id !== 'claude-code' && id !== 'codex') throw new Error(`the real-repository tier does not script ${id} yet`);
   const cli = id === 'claude-code' ? await startClaudeCode(plan, seen) : await startCodex(plan, seen);
   return {
     llmUrl: llm.url,

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AnthropicRecordedRequest, AnthropicStep, AnthropicUsage, AnthropicWireMessage } from '../../fixtures/anthropicServer';
 import type { ResponsesInputItem, ResponsesRecordedRequest, ResponsesStep, ResponsesToolCall } from '../../fixtures/responsesServer';
+import type { RecordedRequest, ScriptedToolCall, StepFunction } from '../../fixtures/scriptedServer';
 import { CLI_ENV, runCli } from './cliHarness';
 import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
@@ -172,4 +173,63 @@ export async function codexEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; h
     RALPH_TEST_CODEX_KEY: 'sk-test-codex',
   };
   return { env, home, args };
+}
+
+/** An OpenCode session's prompt (its first user message) and its iteration. */
+export function opencodePrompt(request: RecordedRequest): string {
+  const first = (request.body?.messages ?? []).find((m) => m.role === 'user');
+  return typeof first?.content === 'string' ? first.content : JSON.stringify(first?.content ?? '');
+}
+
+export const opencodeIteration = (request: RecordedRequest): number =>
+  Number(/Iteration (\d+) of at most/.exec(opencodePrompt(request))?.[1] ?? 0);
+
+/** What an OpenCode session does at one turn: tool calls, or its last words. */
+export type OpenCodeTurn = { calls: ScriptedToolCall[] } | { text: string };
+
+/** A scripted agent for the real OpenCode: `plan[iteration - 1]` is that session's turns; the turn is its assistant messages so far. */
+export function opencodeAgent(plan: OpenCodeTurn[][]): StepFunction {
+  return (request) => {
+    const turns = plan[opencodeIteration(request) - 1] ?? [{ text: 'nothing planned for this iteration' }];
+    const seen = (request.body?.messages ?? []).filter((m) => m.role === 'assistant').length;
+    const turn = turns[Math.min(seen, turns.length - 1)];
+    return 'text' in turn ? { content: turn.text } : { toolCalls: turn.calls };
+  };
+}
+
+export const ocBash = (command: string): OpenCodeTurn => ({
+  calls: [{ name: 'bash', arguments: { command, description: 'run a command' } }],
+});
+export const ocComplete = (summary: string): OpenCodeTurn => ({
+  calls: [{ name: 'ralph_ralph_complete', arguments: { summary, promiseEvidence: 'npm test passes' } }],
+});
+
+/** The model of the scripted provider, as `agent.model` names it for OpenCode (`provider/model`). */
+export const OPENCODE_MODEL = 'scripted/scripted-model';
+
+/**
+ * The environment of a person whose OpenCode points at the scripted OpenAI-compatible server: its
+ * own config, data and cache folders (XDG, in a home of its own), the provider in its global
+ * `opencode.json` (`@ai-sdk/openai-compatible`, bundled: nothing is downloaded), no models.dev fetch.
+ */
+export async function opencodeEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; home: string }> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-opencode-home-'));
+  const xdg = { XDG_CONFIG_HOME: '.config', XDG_DATA_HOME: '.local/share', XDG_CACHE_HOME: '.cache', XDG_STATE_HOME: '.local/state' };
+  const dirs = Object.fromEntries(Object.entries(xdg).map(([k, v]) => [k, path.join(home, v)]));
+  await fs.mkdir(path.join(dirs.XDG_CONFIG_HOME, 'opencode'), { recursive: true });
+  const config = {
+    provider: {
+      scripted: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Scripted',
+        options: { baseURL: url, apiKey: '{env:RALPH_TEST_OPENCODE_KEY}' },
+        models: { 'scripted-model': { name: 'Scripted model' } },
+      },
+    },
+    autoupdate: false,
+    share: 'disabled',
+  };
+  await fs.writeFile(path.join(dirs.XDG_CONFIG_HOME, 'opencode', 'opencode.json'), JSON.stringify(config, null, 2));
+  const env = { ...CLI_ENV, HOME: home, ...dirs, OPENCODE_DISABLE_MODELS_FETCH: '1', RALPH_TEST_OPENCODE_KEY: 'sk-test-opencode' };
+  return { env, home };
 }
