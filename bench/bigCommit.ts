@@ -12,6 +12,9 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SecretRedactor } from '../src/core/commands/secrets';
+import { gitHostPid, startGitHost } from '../src/core/git/gitHost';
+import { GitService } from '../src/core/git/gitService';
 
 export const BIG_COMMIT_FILES = 100_000;
 export const BIG_COMMIT_BUDGET_MB = 150;
@@ -53,7 +56,9 @@ function gitIn(dir: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd: dir, encoding: 'utf8', maxBuffer: 256 * MB });
 }
 
-export async function benchBigCommit(count = Number(process.env.RALPH_BENCH_BIG_COMMIT_FILES ?? BIG_COMMIT_FILES)): Promise<BigCommitResult> {
+export async function benchBigCommit(
+  count = Number(process.env.RALPH_BENCH_BIG_COMMIT_FILES ?? BIG_COMMIT_FILES),
+): Promise<BigCommitResult> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-bench-bigcommit-'));
   try {
     gitIn(dir, 'init', '-q');
@@ -95,12 +100,6 @@ function procFigures(pid: number | 'self'): { peakMb: number; rssMb: number; cpu
 
 /** The committing process: what `iterationStep` and `commitIteration` do with the run's GitService. */
 async function commitIn(dir: string): Promise<void> {
-  // loaded here, not at the top: the bench's own process never loads the git layer
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { GitService } = require('../src/core/git/gitService') as typeof import('../src/core/git/gitService');
-  const { gitHostPid, startGitHost } = require('../src/core/git/gitHost') as typeof import('../src/core/git/gitHost');
-  const { SecretRedactor } = require('../src/core/commands/secrets') as typeof import('../src/core/commands/secrets');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const git = new GitService(dir, new SecretRedactor(['sk-bench-0123456789abcdef0123456789']));
   startGitHost();
   await git.headSha(); // the helper is up, as it is by a run's first iteration
@@ -118,7 +117,10 @@ async function commitIn(dir: string): Promise<void> {
     peakMb: { orchestrator: self.peakMb, helper: helper?.peakMb ?? NaN },
     startMb: start.rssMb,
     wallMs,
-    cpuSeconds: { orchestrator: self.cpuSeconds - start.cpuSeconds, helper: (helper?.cpuSeconds ?? NaN) - (helperStart?.cpuSeconds ?? NaN) },
+    cpuSeconds: {
+      orchestrator: self.cpuSeconds - start.cpuSeconds,
+      helper: (helper?.cpuSeconds ?? NaN) - (helperStart?.cpuSeconds ?? NaN),
+    },
   };
   console.log(JSON.stringify(figures));
 }

@@ -199,7 +199,9 @@ async function parallelOnly(): Promise<void> {
  */
 function overBudget(name: Section, result: unknown): void {
   if (name === 'bigCommit' && !bigCommitWithinBudget(result as Awaited<ReturnType<typeof benchBigCommit>>)) {
-    console.error(`bench: the big commit is over its budget (peak resident memory ≤ ${(result as { budgetMb: number }).budgetMb} MB, every file committed)`);
+    console.error(
+      `bench: the big commit is over its budget (peak resident memory ≤ ${(result as { budgetMb: number }).budgetMb} MB, every file committed)`,
+    );
     process.exitCode = 1;
   }
 }

@@ -27,9 +27,7 @@ interface CallBase {
  * iteration that created 100,000 files); the reply's `stdout` is then empty.
  */
 export type GitCall =
-  | (CallBase & { op: 'raw'; input?: string })
-  | (CallBase & { op: 'stream'; input?: string })
-  | (CallBase & { op: 'status' | 'log' });
+  (CallBase & { op: 'raw'; input?: string }) | (CallBase & { op: 'stream'; input?: string }) | (CallBase & { op: 'status' | 'log' });
 
 /** Takes a piece of a `stream` call's output; git waits (its pipe full) until a returned promise settles. */
 export type OnText = (text: string) => void | Promise<void>;
@@ -107,7 +105,9 @@ function stream(call: GitCall & { op: 'stream' }, onText: OnText): Promise<GitRe
       if (stderr.length < MAX_STDERR) stderr += text;
     });
     child.on('error', (error) => (failure = error));
-    child.on('close', (code) => resolve({ code: failure ? 128 : (code ?? 128), stdout: '', stderr: stderr || (failure ? failure.message : '') }));
+    child.on('close', (code) =>
+      resolve({ code: failure ? 128 : (code ?? 128), stdout: '', stderr: stderr || (failure ? failure.message : '') }),
+    );
     child.stdin.on('error', () => undefined); // git that ended before reading its input
     child.stdin.end(call.input);
   });
