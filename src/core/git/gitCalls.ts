@@ -96,7 +96,7 @@ function stream(call: GitCall & { op: 'stream' }, onText: OnText): Promise<GitRe
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
       const taken = onText(text);
-      if (!taken) return;
+      if (!(taken instanceof Promise)) return;
       child.stdout.pause();
       void taken.then(() => child.stdout.resume());
     });
