@@ -9,6 +9,7 @@ import { promises as fs, readFileSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agentCliLines, benchAgentCli } from './agentCli';
+import { benchBigCommit, bigCommitLines, bigCommitWithinBudget } from './bigCommit';
 import { benchLoop } from './loopOverhead';
 import { benchParallel, type RunCost } from './parallel';
 import { benchPromptCache } from './promptCache';
@@ -48,6 +49,7 @@ const SECTIONS = {
   verdictCost: () => benchVerdictCost(),
   affectedGates: () => benchAffectedGates(),
   agentCli: () => benchAgentCli(),
+  bigCommit: () => benchBigCommit(),
 };
 type Section = keyof typeof SECTIONS;
 
@@ -80,6 +82,7 @@ async function main(): Promise<void> {
   const verdictCost = await inOwnProcess('verdictCost');
   const affectedGates = await inOwnProcess('affectedGates');
   const agentCli = await inOwnProcess('agentCli');
+  const bigCommit = await inOwnProcess('bigCommit');
   const bundle = bundleFacts();
   const results = {
     date: new Date().toISOString(),
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     verdictCost,
     affectedGates,
     agentCli,
+    bigCommit,
     bundle,
   };
   console.log(`loop: ${loop.iterations} iterations`);
@@ -134,10 +138,12 @@ async function main(): Promise<void> {
   for (const line of verdictCostLines(verdictCost)) console.log(line);
   for (const line of affectedGatesLines(affectedGates)) console.log(line);
   for (const line of agentCliLines(agentCli)) console.log(line);
+  for (const line of bigCommitLines(bigCommit)) console.log(line);
   console.log(
     `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
   );
   await fs.writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  overBudget('bigCommit', bigCommit);
 }
 
 /** The parallel figures and the merge queue's throughput (issues 23, 37), one line each. */
@@ -187,11 +193,25 @@ async function parallelOnly(): Promise<void> {
   for (const line of parallelLines(parallel, slowGate)) console.log(line);
 }
 
+/**
+ * The budgets the bench enforces (the others it prints): a section over its budget makes the
+ * bench fail (exit 1) once everything is printed.
+ */
+function overBudget(name: Section, result: unknown): void {
+  if (name === 'bigCommit' && !bigCommitWithinBudget(result as Awaited<ReturnType<typeof benchBigCommit>>)) {
+    console.error(
+      `bench: the big commit is over its budget (peak resident memory ≤ ${(result as { budgetMb: number }).budgetMb} MB, every file committed)`,
+    );
+    process.exitCode = 1;
+  }
+}
+
 /** The lines of the sections `--only` can name alone. */
 const ONLY_LINES: Partial<Record<Section, (result: never) => string[]>> = {
   agentCli: agentCliLines,
   verdictCost: verdictCostLines,
   affectedGates: affectedGatesLines,
+  bigCommit: bigCommitLines,
 };
 
 /** `--only a,b`: those sections alone, each in its own process, printed (as JSON when it has no lines of its own), nothing written. */
@@ -201,6 +221,7 @@ async function only(names: string[]): Promise<void> {
     const result = await inOwnProcess(name as Section);
     const lines = ONLY_LINES[name as Section];
     for (const line of lines ? lines(result as never) : [`${name}: ${JSON.stringify(result)}`]) console.log(line);
+    overBudget(name as Section, result);
   }
 }
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { type LogOptions, type LogResult, type SimpleGit, simpleGit } from 'simple-git';
 
 /**
@@ -20,8 +20,17 @@ interface CallBase {
   args: readonly string[];
 }
 
-/** What the orchestrator asks of git: one command, in one folder, with its environment. */
-export type GitCall = (CallBase & { op: 'raw'; input?: string }) | (CallBase & { op: 'status' | 'log' });
+/**
+ * What the orchestrator asks of git: one command, in one folder, with its environment. `stream`:
+ * git's standard output is handed over piece by piece as git prints it (`OnText`), never held
+ * whole — what can be as large as the working tree (the status and the staged diff of an
+ * iteration that created 100,000 files); the reply's `stdout` is then empty.
+ */
+export type GitCall =
+  (CallBase & { op: 'raw'; input?: string }) | (CallBase & { op: 'stream'; input?: string }) | (CallBase & { op: 'status' | 'log' });
+
+/** Takes a piece of a `stream` call's output; git waits (its pipe full) until a returned promise settles. */
+export type OnText = (text: string) => void | Promise<void>;
 
 /** One changed path from `status` (renames: `from` is where it was). */
 export interface GitStatusFile {
@@ -64,12 +73,44 @@ const ORCHESTRATOR_OPTIONS = {
 } as const;
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
+/** What a `stream` call keeps of git's error output (its messages are a few lines). */
+const MAX_STDERR = 1024 * 1024;
 const LOG_FIELDS = { hash: '%H', parents: '%P', subject: '%s', body: '%b' };
 type LogWithArgs = (args: string[], options: LogOptions<typeof LOG_FIELDS>) => Promise<LogResult<typeof LOG_FIELDS>>;
 
-/** Runs one call; never rejects (a git that could not start is exit 128 with the reason). */
-export async function handleGitCall(call: GitCall): Promise<GitReply> {
+/** Runs one call; never rejects (a git that could not start is exit 128 with the reason). `onText`: a `stream` call's output. */
+export async function handleGitCall(call: GitCall, onText?: OnText): Promise<GitReply> {
+  if (call.op === 'stream') return stream(call, onText ?? (() => undefined));
   return call.op === 'raw' ? raw(call) : parsed(call);
+}
+
+function stream(call: GitCall & { op: 'stream' }, onText: OnText): Promise<GitReply> {
+  return new Promise((resolve) => {
+    let stderr = '';
+    let failure: Error | undefined;
+    const child = spawn('git', [...call.config.flatMap((option) => ['-c', option]), ...call.args], {
+      cwd: call.cwd,
+      env: call.env,
+      windowsHide: true,
+    });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (text: string) => {
+      const taken = onText(text);
+      if (!(taken instanceof Promise)) return;
+      child.stdout.pause();
+      void taken.then(() => child.stdout.resume());
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      if (stderr.length < MAX_STDERR) stderr += text;
+    });
+    child.on('error', (error) => (failure = error));
+    child.on('close', (code) =>
+      resolve({ code: failure ? 128 : (code ?? 128), stdout: '', stderr: stderr || (failure ? failure.message : '') }),
+    );
+    child.stdin.on('error', () => undefined); // git that ended before reading its input
+    child.stdin.end(call.input);
+  });
 }
 
 function raw(call: GitCall & { op: 'raw' }): Promise<GitReply> {

@@ -97,6 +97,16 @@ export async function runGit(
   return { code, stdout, stderr };
 }
 
+/**
+ * Runs git as `runGit` does, its standard output handed to `onText` piece by piece as git prints
+ * it and never held whole (the result's `stdout` is empty): for what grows with the working tree,
+ * as the status and the staged diff of an iteration that created 100,000 files.
+ */
+export async function streamGit(cwd: string, args: readonly string[], onText: (text: string) => void): Promise<GitResult> {
+  const { code, stderr } = await callGit({ op: 'stream', cwd, env: gitEnv(undefined), config: HARDENED_GIT_CONFIG, args }, onText);
+  return { code, stdout: '', stderr };
+}
+
 /** Runs git and throws a `GitCommandError` on a non-zero exit; returns stdout. */
 export async function git(
   cwd: string,
@@ -109,7 +119,7 @@ export async function git(
 }
 
 /** A call simple-git parses; throws a `GitCommandError` on a non-zero exit. */
-async function parsed(op: Exclude<GitCall['op'], 'raw'>, cwd: string, args: readonly string[]): Promise<GitReply> {
+async function parsed(op: Exclude<GitCall['op'], 'raw' | 'stream'>, cwd: string, args: readonly string[]): Promise<GitReply> {
   const reply = await callGit({ op, cwd, env: gitEnv(undefined), config: HARDENED_GIT_CONFIG, args });
   if (reply.code !== 0) throw new GitCommandError([op, ...args], reply);
   return reply;

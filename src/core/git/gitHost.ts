@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { type GitCall, type GitReply, handleGitCall } from './gitCalls';
+import { type GitCall, type GitReply, handleGitCall, type OnText } from './gitCalls';
 
 /**
  * Where the orchestrator's git processes are started from. On Linux a new process is a fork of
@@ -21,6 +21,8 @@ const HOST_SCRIPT = path.join(__dirname, 'gitHostMain.js');
 
 interface Pending {
   call: GitCall;
+  /** A `stream` call's output, as the helper's `{ id, chunk }` messages bring it. */
+  onText?: OnText;
   resolve(reply: GitReply): void;
 }
 
@@ -30,20 +32,23 @@ let unavailable = process.platform === 'win32' || process.env.RALPH_GIT_HOST ===
 let nextId = 0;
 const pending = new Map<number, Pending>();
 
-/** Runs one git call to its end in the helper; never rejects (a git that could not start is exit 128 with the reason). */
-export function callGit(call: GitCall): Promise<GitReply> {
+/**
+ * Runs one git call to its end in the helper; never rejects (a git that could not start is exit
+ * 128 with the reason). `onText`: a `stream` call's output, piece by piece, before it resolves.
+ */
+export function callGit(call: GitCall, onText?: OnText): Promise<GitReply> {
   const helper = unavailable ? undefined : ensureHost();
-  if (!helper) return handleGitCall(call);
+  if (!helper) return handleGitCall(call, onText);
   return new Promise((resolve) => {
     const id = ++nextId;
-    pending.set(id, { call, resolve });
+    pending.set(id, { call, onText, resolve });
     if (pending.size === 1) helper.channel?.ref();
     try {
       helper.send({ id, ...call });
     } catch {
       pending.delete(id);
       stopUsing(helper);
-      resolve(handleGitCall(call));
+      resolve(handleGitCall(call, onText));
     }
   });
 }
@@ -78,9 +83,10 @@ function ensureHost(): ChildProcess | undefined {
     return undefined;
   }
   host = child;
-  child.on('message', ({ id, ...reply }: GitReply & { id: number }) => {
+  child.on('message', ({ id, ...reply }: (GitReply & { id: number }) | { id: number; chunk: string }) => {
     const waiting = pending.get(id);
     if (!waiting) return;
+    if ('chunk' in reply) return void waiting.onText?.(reply.chunk);
     pending.delete(id);
     if (pending.size === 0) child.channel?.unref();
     waiting.resolve(reply);
@@ -113,7 +119,7 @@ function stopUsing(child: ChildProcess, left: 'failed' | 'run-directly' = 'faile
   const waiting = [...pending.values()];
   pending.clear();
   for (const call of waiting) {
-    if (left === 'run-directly') void handleGitCall(call.call).then(call.resolve);
+    if (left === 'run-directly') void handleGitCall(call.call, call.onText).then(call.resolve);
     else call.resolve({ code: 128, stdout: '', stderr: 'the git helper process ended before git did; git may or may not have run' });
   }
   try {

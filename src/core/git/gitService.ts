@@ -1,7 +1,8 @@
 import { RalphError } from '../errors';
 import { commitPathspec, EXCLUDED_FROM_COMMITS, linksIn, stageWork } from './commitPaths';
-import { git, gitLog, gitStatus, runGit } from './gitExec';
+import { git, GitCommandError, gitLog, runGit, streamGit } from './gitExec';
 import { HeadReader } from './refRead';
+import { StagedDiffReader } from './stagedDiff';
 
 /** The last commits by the commit they start from (a few dozen: the heads a run's agents stand on). */
 const LOGS = new Map<string, { count: number; entries: { sha: string; message: string }[] }>();
@@ -86,10 +87,15 @@ export class GitService {
    * Whether there is anything `commitAll` would commit: one `git status`, which only reads the
    * working tree, so the loop runs it alongside its own bookkeeping writes (`.ralph/` state is
    * not in it). Most iterations of a long run change nothing: then this is the iteration's only
-   * git process.
+   * git process. Only whether git printed anything is kept: the list (100,000 paths after an
+   * agent that created as many files) is read as it comes and let go.
    */
   async hasChangesToCommit(): Promise<boolean> {
-    return (await gitStatus(this.root, ['--untracked-files=all', ...commitPathspec(await this.ownPaths())])).files.length > 0;
+    const args = ['status', '--porcelain', '-z', '--untracked-files=all', ...commitPathspec(await this.ownPaths())];
+    let changed = false;
+    const status = await streamGit(this.root, args, (text) => (changed ||= text.length > 0));
+    if (status.code !== 0) throw new GitCommandError(args, status);
+    return changed;
   }
 
   /**
@@ -100,9 +106,11 @@ export class GitService {
     if (!(changed ?? (await this.hasChangesToCommit()))) return undefined;
     // whatever the ignore rules say: an allowlist .gitignore, an ignored .ralph/ (commitPaths.ts)
     await stageWork(this.root, await this.ownPaths());
-    const changes = await this.stagedChanges();
-    const withheld = await this.withholdSecrets(changes.patch);
-    const staged = changes.files.filter((f) => !withheld.includes(f));
+    const { files, withheld } = await this.stagedChanges();
+    // a file whose added lines hold a secret is unstaged; it stays as it is in the working tree
+    if (withheld.length > 0) await this.run(['reset', '-q', '--', ...withheld]);
+    const left = new Set(withheld);
+    const staged = left.size === 0 ? files : files.filter((f) => !left.has(f));
     if (staged.length === 0 && withheld.length > 0)
       throw new RalphError(`nothing committed: ${withheld.join(', ')} hold a secret value and stay uncommitted`, 'secret-withheld');
     if (staged.length === 0) return undefined;
@@ -113,31 +121,16 @@ export class GitService {
   }
 
   /**
-   * What is staged, in one git call: the paths (raw and NUL-separated, so never quoted; a
-   * rename's new path) and, when secrets are guarded, the patch of the added lines they are
-   * looked for in.
+   * What is staged, in one git call read as it comes (stagedDiff.ts): the paths and, when secrets
+   * are guarded, the files whose added lines hold one (looked for in the `-U0` patch).
    */
-  private async stagedChanges(): Promise<{ files: string[]; patch: string }> {
-    const args = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '-z'];
-    return parseRawThenPatch(await this.run(this.secrets ? [...args, '--text', '-U0', '--patch-with-raw'] : [...args, '--raw']));
-  }
-
-  /**
-   * Unstages every file whose added lines hold a known secret value: a key never enters the
-   * history (where it would outlive any later fix). The file stays as it is in the working tree.
-   */
-  private async withholdSecrets(diff: string): Promise<string[]> {
-    if (!this.secrets || !this.secrets.contains(diff)) return [];
-    const files = new Set<string>();
-    let current: string | undefined;
-    for (const line of diff.split('\n')) {
-      // git ends the header with a tab when the path has a space
-      if (line.startsWith('+++ ')) current = line === '+++ /dev/null' ? undefined : line.slice(6).replace(/\t$/, '');
-      else if (current && line.startsWith('+') && this.secrets.contains(line)) files.add(current);
-    }
-    const withheld = [...files];
-    if (withheld.length > 0) await this.run(['reset', '-q', '--', ...withheld]);
-    return withheld;
+  private async stagedChanges(): Promise<{ files: string[]; withheld: string[] }> {
+    const base = ['diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '-z'];
+    const args = this.secrets ? [...base, '--text', '-U0', '--patch-with-raw'] : [...base, '--raw'];
+    const reader = new StagedDiffReader(this.secrets);
+    const diff = await streamGit(this.root, args, (text) => reader.push(text));
+    if (diff.code !== 0) throw new GitCommandError(args, diff);
+    return reader.end();
   }
 
   /** Files added, modified and deleted between `base` and HEAD (bookkeeping files excluded). */
@@ -194,26 +187,4 @@ export class GitService {
     }
     return { name: values.get('user.name') || undefined, email: values.get('user.email') || undefined };
   }
-}
-
-/**
- * `git diff --raw -z` (and the patch `--patch-with-raw` puts after it): each entry is
- * `:<modes> <shas> <status>` then its path, or for a rename or copy its two paths, each ended
- * by a NUL; a NUL more, then the patch.
- */
-export function parseRawThenPatch(out: string): { files: string[]; patch: string } {
-  const files: string[] = [];
-  let at = 0;
-  const field = () => {
-    const end = out.indexOf('\0', at);
-    const value = out.slice(at, end < 0 ? out.length : end);
-    at = end < 0 ? out.length : end + 1;
-    return value;
-  };
-  while (out.startsWith(':', at)) {
-    const status = field().split(' ').at(-1) ?? '';
-    const first = field();
-    files.push(/^[RC]/.test(status) ? field() : first);
-  }
-  return { files, patch: out.slice(at).replace(/^\0/, '') };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { GitCommandError, gitLog, gitStatus, runGit } from '../../../src/core/git/gitExec';
+import { GitCommandError, gitLog, gitStatus, runGit, streamGit } from '../../../src/core/git/gitExec';
 import { gitHostPid } from '../../../src/core/git/gitHost';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -33,6 +33,20 @@ describe('git started from the helper process (gitHost)', () => {
       many.map((m) => m.stdout),
       direct,
     );
+  });
+
+  it("a stream call hands git's output over in pieces, as it comes, that make up what a whole call gives", async function () {
+    if (process.platform === 'win32') this.skip();
+    for (let i = 0; i < 3000; i++) await ws.write(`d${i % 10}/file ${i} ünï.txt`, `${i}\n`);
+    const whole = await runGit(ws.dir, ['status', '--porcelain', '-z', '--untracked-files=all']);
+    const pieces: string[] = [];
+    const streamed = await streamGit(ws.dir, ['status', '--porcelain', '-z', '--untracked-files=all'], (text) => void pieces.push(text));
+    assert.deepEqual(streamed, { code: 0, stdout: '', stderr: '' });
+    assert.ok(pieces.length > 1, `${pieces.length} pieces`);
+    assert.equal(pieces.join(''), whole.stdout);
+    const failed = await streamGit(ws.dir, ['no-such-command'], () => assert.fail('no output'));
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.stderr, /no-such-command/);
   });
 
   it('a helper that was killed is started again; a call in flight when it died fails rather than running twice', async function () {

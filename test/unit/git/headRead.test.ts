@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { GitService, IdentityCheck, parseRawThenPatch } from '../../../src/core/git/gitService';
+import { GitService, IdentityCheck } from '../../../src/core/git/gitService';
+import { StagedDiffReader } from '../../../src/core/git/stagedDiff';
 import { HeadReader, RefReader } from '../../../src/core/git/refRead';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -118,10 +119,22 @@ describe('git answers read from files (real git)', () => {
     assert.equal(ws.git('status', '--porcelain', '--', 'key file.txt'), '?? "key file.txt"', 'still in the working tree, uncommitted');
   });
 
-  it('parses raw entries (a rename takes its new path) and the patch after them', () => {
-    const out = ':100644 100644 aaa bbb M\0a b.txt\0:100644 100644 ccc ccc R100\0old.txt\0new.txt\0\0diff --git a/x b/x\n+line\n';
-    assert.deepEqual(parseRawThenPatch(out), { files: ['a b.txt', 'new.txt'], patch: 'diff --git a/x b/x\n+line\n' });
-    assert.deepEqual(parseRawThenPatch(''), { files: [], patch: '' });
+  it('reads raw entries (a rename takes its new path) and the patch after them, whatever pieces git prints them in', () => {
+    const secrets = { contains: (text: string) => text.includes('sk-secret-value') };
+    const out =
+      ':100644 100644 aaa bbb M\0a b.txt\0:100644 100644 ccc ccc R100\0old.txt\0new.txt\0:000000 100644 000 ddd A\0k.txt\0\0' +
+      'diff --git a/a b.txt b/a b.txt\n--- a/a b.txt\t\n+++ b/a b.txt\t\n@@ -1 +1 @@\n-sk-secret-value gone\n+line\n' +
+      'diff --git a/k.txt b/k.txt\nnew file mode 100644\n--- /dev/null\n+++ b/k.txt\n@@ -0,0 +1 @@\n+token = sk-secret-value\n';
+    const expected = { files: ['a b.txt', 'new.txt', 'k.txt'], withheld: ['k.txt'] };
+    for (const size of [1, 2, 3, 7, 16, 64, out.length]) {
+      const reader = new StagedDiffReader(secrets);
+      for (let at = 0; at < out.length; at += size) reader.push(out.slice(at, at + size));
+      assert.deepEqual(reader.end(), expected, `in pieces of ${size}`);
+    }
+    const rawOnly = new StagedDiffReader();
+    rawOnly.push(out.slice(0, out.indexOf('\0\0') + 1));
+    assert.deepEqual(rawOnly.end(), { files: expected.files, withheld: [] }, 'no guard: --raw alone');
+    assert.deepEqual(new StagedDiffReader(secrets).end(), { files: [], withheld: [] });
   });
 
   it('checks the identity once for the GitServices that share a check; a failed check is asked again', async () => {
