@@ -8,6 +8,8 @@ import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/typ
 import { startScriptedServer } from '../../fixtures/scriptedServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import { OPENCODE_MODEL, opencodeEnv } from '../helpers/agentCliRun';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
+import { CLI } from '../helpers/cliHarness';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/opencode');
@@ -188,22 +190,21 @@ describe('the OpenCode adapter: a real opencode session against the scripted ser
   afterEach(() => rmSync(home, { recursive: true, force: true }));
 
   it('runs a command and the MCP tool in the task folder, is refused outside it, every request a turn of the script', async () => {
-    const probeLog = path.join(home, 'probe.log');
+    const signalFile = path.join(home, 'signals.ndjson');
     const outside = path.join(home, 'outside.txt');
     const server = await startScriptedServer({
       steps: [
         { toolCalls: [{ name: 'bash', arguments: { command: 'echo from-shell > shell.txt', description: 'write' } }] },
-        { toolCalls: [{ name: 'ralph_probe', arguments: { note: 'hello' } }] },
+        { toolCalls: [{ name: 'ralph_report_progress', arguments: { percent: 50, note: 'hello' } }] },
         { toolCalls: [{ name: 'write', arguments: { filePath: outside, content: 'x' } }] },
         { content: 'All done. <ralph>COMPLETE</ralph>' },
       ],
     });
     const made = await opencodeEnv(server.url);
     try {
-      const mcp = { name: 'ralph', command: process.execPath, args: [path.join(REPO_ROOT, 'out/test/fixtures/mcpProbeServer.js')] };
-      const launch = await opencodeAdapter.launch(
-        input({ cwd: repo, writableRoots: [repo], model: OPENCODE_MODEL, mcp: { ...mcp, env: { MCP_PROBE_LOG: probeLog } } }),
-      );
+      // Ralph's own signal server, as a run gives it
+      const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: { [SIGNAL_FILE_ENV]: signalFile } };
+      const launch = await opencodeAdapter.launch(input({ cwd: repo, writableRoots: [repo], model: OPENCODE_MODEL, mcp }));
       // from another folder, its PWD inherited: the adapter's PWD and --dir must win
       const env = { ...process.env, ...made.env, PWD: REPO_ROOT, ...launch.env };
       const child = spawn(bin, launch.args, { cwd: repo, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -217,7 +218,7 @@ describe('the OpenCode adapter: a real opencode session against the scripted ser
       const events = [...stdout.split('\n').flatMap((l) => parser.line(l)), ...parser.end()];
       assert.equal(code, 0, stdout);
       assert.equal(readFileSync(path.join(repo, 'shell.txt'), 'utf8'), 'from-shell\n');
-      assert.equal(readFileSync(probeLog, 'utf8'), '{"tool":"probe","note":"hello"}\n');
+      assert.deepEqual(await readSignalFile(signalFile), [{ kind: 'PROGRESS', percent: 50, note: 'hello' }]);
       assert.throws(() => readFileSync(outside), 'nothing written outside the task folder');
       assert.deepEqual(
         ofKind(events, 'tool_result').map((r) => [r.id ? 'call' : '', r.ok]),
@@ -232,7 +233,7 @@ describe('the OpenCode adapter: a real opencode session against the scripted ser
       assert.equal(server.requests[0].headers.authorization, 'Bearer sk-test-opencode');
       const first = server.requests[0].body?.messages?.find((m) => m.role === 'user');
       assert.equal(first?.content, 'Do the task.', 'the prompt came through stdin');
-      assert.ok(JSON.stringify(server.requests[0].body?.tools).includes('"ralph_probe"'));
+      assert.ok(JSON.stringify(server.requests[0].body?.tools).includes('"ralph_report_progress"'));
     } finally {
       await server.close();
       rmSync(made.home, { recursive: true, force: true });
