@@ -138,7 +138,7 @@ export class AgentCliRunner {
       extraArgs: this.config.args,
       env: { ...definedOnly(env), ...this.config.env },
       mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
-      hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext },
+      ...(adapter.hooks ? { hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext } } : {}),
       writableRoots: [input.cwd],
       taskId: input.taskId,
       iteration: input.iteration,

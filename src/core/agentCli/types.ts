@@ -86,6 +86,8 @@ export interface AgentCliAdapter {
   /** Its API key variables: they reach the CLI from the environment; no key of Ralph's does. */
   keyVariables: readonly string[];
   /** The session's arguments, environment and stdin; may write config files into `input.sessionDir`. */
+  /** It calls Ralph's hooks (`SessionInput.hook`): only then does a session write the hook's context and watch for its events. */
+  hooks?: boolean;
   /** It reports the session's whole cost at its end (`total_cost`) and no cost per turn: its turns are not priced from `llm.prices`. */
   reportsTotalCost?: boolean;
   launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;

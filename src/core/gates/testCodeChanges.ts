@@ -1,3 +1,4 @@
+import { removedLines } from './integrity';
 import { sameButRenamed } from './renames';
 import { type TestCase, type TestShape, readTestShape } from './testShapes';
 
@@ -58,7 +59,8 @@ export function testCodeChanges(changes: readonly TestFileText[]): TestCodeFindi
   for (const s of shaped) {
     const had = new Set((s.before?.cases ?? []).map((c) => c.key));
     for (const c of s.after?.cases ?? []) if (!had.has(c.key)) pool.added.push({ file: s.file, c, used: false });
-    for (const line of linesAdded(s.beforeText ?? '', s.afterText ?? '')) pool.lines.set(line, (pool.lines.get(line) ?? 0) + 1);
+    // the lines it added are the lines the reverse change removes
+    for (const line of removedLines(s.afterText ?? '', s.beforeText ?? '')) pool.lines.set(line, (pool.lines.get(line) ?? 0) + 1);
   }
   return shaped.flatMap((s) => (s.before ? fileFindings(s, s.before, pool) : []));
 }
@@ -157,21 +159,6 @@ function outsideLost(before: TestShape, after: TestShape, pool: Pool): string[] 
     return n === 0;
   });
   return lost.slice(0, drop);
-}
-
-/** Non-blank trimmed lines of `after` that `before` does not have (as a multiset). */
-function linesAdded(before: string, after: string): string[] {
-  const had = new Map<string, number>();
-  for (const l of before.split(/\r?\n/)) if (l.trim()) had.set(l.trim(), (had.get(l.trim()) ?? 0) + 1);
-  const out: string[] = [];
-  for (const l of after.split(/\r?\n/)) {
-    const t = l.trim();
-    if (!t) continue;
-    const n = had.get(t) ?? 0;
-    if (n > 0) had.set(t, n - 1);
-    else out.push(t);
-  }
-  return out;
 }
 
 function checks(lines: string[]): string {

@@ -29,6 +29,7 @@ export const claudeCodeAdapter: AgentCliAdapter = {
   npmPackage: '@anthropic-ai/claude-code',
   keyVariables: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   reportsTotalCost: true,
+  hooks: true,
   launch: launchClaudeCode,
   createParser: () => new ClaudeStreamParser(),
 };

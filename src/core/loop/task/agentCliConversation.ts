@@ -3,6 +3,7 @@ import type { IterationRunResult } from '../../agent/iteration';
 import type { CliAgentKind } from '../../agentKinds';
 import { adapterOf } from '../../agentCli/port';
 import { errorMessage } from '../../errors';
+import { ZERO_USAGE } from '../../llm/types';
 import { BudgetExceededError } from '../../spend/budget';
 import type { IterationContextInput } from '../../agent/context';
 import type { TaskLoopServices } from './types';
@@ -67,8 +68,8 @@ export async function converseThroughCli(
   );
   // commands the hook kept for a person: the task's question after this iteration, as the built-in agent's are
   for (const q of result.questions ?? []) services.commandQuestions?.record(q.command, q.reason);
-  if (result.sessionId) result.agentSession = { agent: kind, id: result.sessionId, ...(result.model ? { model: result.model } : {}) };
-  if (result.sessionId)
+  if (result.sessionId) {
+    result.agentSession = { agent: kind, id: result.sessionId, ...(result.model ? { model: result.model } : {}) };
     services.emit({
       type: 'agent.session',
       taskId: context.task.id,
@@ -77,6 +78,7 @@ export async function converseThroughCli(
       sessionId: result.sessionId,
       ...(result.model ? { model: result.model } : {}),
     });
+  }
   return result;
 }
 
@@ -84,7 +86,7 @@ function emptyRun(extra: Partial<IterationRunResult>): IterationRunResult {
   return {
     signals: [],
     finalText: '',
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    usage: ZERO_USAGE,
     steps: 0,
     stepLimitHit: false,
     toolCalls: 0,
