@@ -106,9 +106,17 @@ describe('the Copilot CLI adapter: reading real `--output-format json` output (1
         ['call_5_0', 'bash'],
       ],
     );
-    assert.deepEqual(ofKind(events, 'tool_call')[0].input, { command: 'echo from-shell > shell.txt && cat shell.txt', description: 'write' });
+    assert.deepEqual(ofKind(events, 'tool_call')[0].input, {
+      command: 'echo from-shell > shell.txt && cat shell.txt',
+      description: 'write',
+    });
     const results = ofKind(events, 'tool_result');
-    assert.deepEqual(results[0], { kind: 'tool_result', id: 'call_1_0', ok: true, output: 'from-shell\n<shellId: 0 completed with exit code 0>' });
+    assert.deepEqual(results[0], {
+      kind: 'tool_result',
+      id: 'call_1_0',
+      ok: true,
+      output: 'from-shell\n<shellId: 0 completed with exit code 0>',
+    });
     assert.deepEqual(results[1], { kind: 'tool_result', id: 'call_2_0', ok: true, output: 'Progress 50% recorded. Continue.' });
     assert.match(results[2].output, /^Permission denied because no interactive user response was available/, 'a path outside the folder');
     assert.equal(results[3].output, 'Permission to run this tool was denied due to the following rules: `url`');
@@ -146,7 +154,15 @@ describe('the Copilot CLI adapter: reading real `--output-format json` output (1
 
   it('malformed and unknown lines are skipped, never thrown; no usage file, no usage', () => {
     const parser = copilotAdapter.createParser({ sessionDir: path.join(os.tmpdir(), 'ralph-copilot-no-such-dir') });
-    const junk = ['', 'not json', '{broken', '[1,2]', 'null', '{"type":"tool.execution_start"}', '{"type":"assistant.message","data":null}'];
+    const junk = [
+      '',
+      'not json',
+      '{broken',
+      '[1,2]',
+      'null',
+      '{"type":"tool.execution_start"}',
+      '{"type":"assistant.message","data":null}',
+    ];
     junk.push('{"type":"mystery"}', '{"type":"tool.execution_complete","data":{"success":"yes"}}', '{"type":"result"}');
     junk.push('{"type":"model.call_failure","data":{"errorMessage":"{not json"}}', '{"type":"assistant.turn_retry"}');
     for (const line of junk) assert.doesNotThrow(() => parser.line(line));
@@ -192,7 +208,12 @@ describe('the Copilot CLI adapter: a real copilot session against the scripted s
       // Ralph's own signal server, as a run gives it
       const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: { [SIGNAL_FILE_ENV]: signalFile } };
       const launch = await copilotAdapter.launch(input({ cwd: repo, writableRoots: [repo], sessionDir, mcp }));
-      const child = spawn(bin, launch.args, { cwd: repo, env: { ...made.env, ...launch.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn(bin, launch.args, {
+        cwd: repo,
+        env: { ...made.env, ...launch.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
       child.stdin.end(launch.stdin);
       let stdout = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
