@@ -34,6 +34,7 @@ const LABELS: Record<BenchAgent, string> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   opencode: 'OpenCode',
+  gemini: 'Gemini CLI',
 };
 const FILE = 'hello.txt';
 

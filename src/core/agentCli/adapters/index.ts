@@ -1,6 +1,7 @@
 import type { AgentCliAdapter, CliAgentKind } from '../types';
 import { claudeCodeAdapter } from './claudeCode';
 import { codexAdapter } from './codex';
+import { geminiAdapter } from './gemini';
 import { opencodeAdapter } from './opencode';
 
 /** One adapter per agent CLI Ralph drives. */
@@ -8,4 +9,5 @@ export const AGENT_CLI_ADAPTERS: Readonly<Record<CliAgentKind, AgentCliAdapter>>
   'claude-code': claudeCodeAdapter,
   codex: codexAdapter,
   opencode: opencodeAdapter,
+  gemini: geminiAdapter,
 };
