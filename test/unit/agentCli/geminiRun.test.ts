@@ -10,11 +10,12 @@ import { type GeminiServer, startGeminiServer } from '../../fixtures/geminiServe
 import { agentCliOrSkip } from '../helpers/agentClis';
 import { agentCliProject, processesIn } from '../helpers/agentCliRun';
 import { runCli } from '../helpers/cliHarness';
-import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, geminiIteration, geminiPrompt, gShell } from '../helpers/geminiRun';
+import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, geminiIteration, geminiPrompt, gShell, gWrite } from '../helpers/geminiRun';
 import { GREETER_FIXED_JS } from '../helpers/greeterProject';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
 
-const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
+/** The fix, written by Gemini CLI's `write_file` (its shell tool refuses the template literal's `${…}`). */
+const FIX = gWrite('greeter.js', GREETER_FIXED_JS);
 
 describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)', function () {
   this.timeout(180_000);
@@ -44,14 +45,15 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
   const taskOf = async (w: TempWorkspace) => JSON.parse(await w.read('.ralph/tasks.json')).tasks[0];
 
   it('an honest fix: done, on main; its commands and the MCP complete in the run log, its tokens on the receipt (parallel worktrees)', async () => {
-    const { env, ws: w } = await setUp([[gShell(FIX), gShell('npm test'), gComplete('add adds'), { text: 'Fixed add.' }]]);
+    const { env, ws: w } = await setUp([[FIX, gShell('npm test'), gComplete('add adds'), { text: 'Fixed add.' }]]);
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.equal((await taskOf(w)).status, 'done');
     assert.equal(w.git('show', 'main:greeter.js'), GREETER_FIXED_JS.trim());
     assert.match(run.stdout, /iteration 1\/2 \(Gemini CLI: gemini-2\.5-pro\)/);
     assert.match(run.stdout, /⌁ gemini session [0-9a-f-]{36}/);
-    assert.match(run.stdout, /→ run_shell_command .*cat > greeter\.js/);
+    assert.match(run.stdout, /→ write_file .*greeter\.js/);
+    assert.match(run.stdout, /→ run_shell_command .*npm test/);
     assert.match(run.stdout, /→ mcp_ralph_ralph_complete /);
     assert.match(run.stdout, /⚑ COMPLETE/);
     assert.match(run.stdout, /spent this run: [1-9]\d* calls?, [1-9]\d* in \//);
@@ -66,7 +68,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
 
   it('COMPLETE with no change: not done; the next fresh session is told the failing test (maxParallel 1)', async () => {
     const { env, ws: w } = await setUp(
-      [[{ text: 'Looks fine. <ralph>COMPLETE</ralph>' }], [gShell(FIX), { text: 'Fixed. <ralph>COMPLETE</ralph>' }]],
+      [[{ text: 'Looks fine. <ralph>COMPLETE</ralph>' }], [FIX, { text: 'Fixed. <ralph>COMPLETE</ralph>' }]],
       { maxParallel: 1 },
     );
     const run = await runCli(['run'], w.dir, env);

@@ -35,6 +35,10 @@ export function geminiAgent(plan: GeminiTurn[][]): GeminiStep {
 export const gShell = (command: string): GeminiTurn => ({
   calls: [{ name: 'run_shell_command', args: { command, description: 'run a command' } }],
 });
+/** A file written whole with Gemini CLI's own file tool (its shell tool refuses a command with a substitution in it). */
+export const gWrite = (file: string, content: string): GeminiTurn => ({
+  calls: [{ name: 'write_file', args: { file_path: file, content } }],
+});
 export const gComplete = (summary: string): GeminiTurn => ({
   calls: [{ name: 'mcp_ralph_ralph_complete', args: { summary, promiseEvidence: 'npm test passes' } }],
 });
