@@ -183,18 +183,22 @@ describe('the Gemini CLI adapter: reading real stream-json output (0.61.0)', () 
 
 describe('the Gemini CLI adapter: a real gemini session against the scripted Gemini API server', function () {
   this.timeout(90_000);
-  let tmp: string;
+  let tmp: string | undefined;
 
-  afterEach(() => fs.rm(tmp, { recursive: true, force: true }));
+  afterEach(async () => {
+    if (tmp) await fs.rm(tmp, { recursive: true, force: true });
+    tmp = undefined;
+  });
 
   it('runs a command, writes a file, is refused a write outside its folder, and its MCP COMPLETE reaches Ralph', async function () {
     const bin = agentCliOrSkip('gemini', this).bin;
-    tmp = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ralph-gemini-session-')));
-    const [home, repo, sessionDir] = ['home', 'repo', 'session'].map((d) => path.join(tmp, d));
+    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ralph-gemini-session-')));
+    tmp = root;
+    const [home, repo, sessionDir] = ['home', 'repo', 'session'].map((d) => path.join(root, d));
     for (const dir of [path.join(home, '.gemini'), repo, sessionDir]) await fs.mkdir(dir, { recursive: true });
     await fs.writeFile(path.join(home, '.gemini', 'settings.json'), '{"security":{"auth":{"selectedType":"gemini-api-key"}}}');
     execFileSync('git', ['init', '-q'], { cwd: repo });
-    const outside = path.join(tmp, 'outside.txt');
+    const outside = path.join(root, 'outside.txt');
     const server = await startGeminiServer({
       steps: [
         { text: 'Looking first.', functionCalls: [{ name: 'run_shell_command', args: { command: 'echo from-shell > shell.txt', description: 'x' } }] },
