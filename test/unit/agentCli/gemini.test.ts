@@ -143,9 +143,16 @@ describe('the Gemini CLI adapter: reading real stream-json output (0.61.0)', () 
     assert.equal(results[0].output, 'hello-from-shell\nREADME.md');
     assert.match(results[3].output, /^Completion recorded/);
     assert.deepEqual(ofKind(events, 'usage'), [{ kind: 'usage', inputTokens: 2306, outputTokens: 130, cachedTokens: 100 }]);
-    assert.deepEqual(events.at(-1), { kind: 'result', text: 'Done: notes.txt holds the edited line. <ralph>COMPLETE</ralph>', isError: false });
+    assert.deepEqual(events.at(-1), {
+      kind: 'result',
+      text: 'Done: notes.txt holds the edited line. <ralph>COMPLETE</ralph>',
+      isError: false,
+    });
     assert.equal(ofKind(events, 'error').length, 0);
-    assert.ok(!events.some((e) => e.kind === 'total_cost' || (e.kind === 'usage' && e.costUsd !== undefined)), 'Gemini CLI reports no cost');
+    assert.ok(
+      !events.some((e) => e.kind === 'total_cost' || (e.kind === 'usage' && e.costUsd !== undefined)),
+      'Gemini CLI reports no cost',
+    );
   });
 
   it('a failed tool is a failed result carrying its error', () => {
@@ -201,7 +208,10 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
     const outside = path.join(root, 'outside.txt');
     const server = await startGeminiServer({
       steps: [
-        { text: 'Looking first.', functionCalls: [{ name: 'run_shell_command', args: { command: 'echo from-shell > shell.txt', description: 'x' } }] },
+        {
+          text: 'Looking first.',
+          functionCalls: [{ name: 'run_shell_command', args: { command: 'echo from-shell > shell.txt', description: 'x' } }],
+        },
         { functionCalls: [{ name: 'write_file', args: { file_path: 'notes.txt', content: 'written\n' } }] },
         { functionCalls: [{ name: 'write_file', args: { file_path: outside, content: 'escaped\n' } }] },
         { functionCalls: [{ name: 'mcp_ralph_ralph_complete', args: { summary: 'notes written', promiseEvidence: 'notes.txt exists' } }] },
@@ -235,7 +245,9 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
         ofKind(events, 'tool_result').map((r) => r.ok),
         [true, true, false, true],
       );
-      assert.deepEqual(await readSignalFile(signals), [{ kind: 'COMPLETE', summary: 'notes written', promiseEvidence: 'notes.txt exists' }]);
+      assert.deepEqual(await readSignalFile(signals), [
+        { kind: 'COMPLETE', summary: 'notes written', promiseEvidence: 'notes.txt exists' },
+      ]);
       assert.deepEqual(events.at(-1), { kind: 'result', text: 'All done.', isError: false });
       assert.equal(ofKind(events, 'usage')[0].outputTokens > 10, true);
       assert.deepEqual(

@@ -223,7 +223,10 @@ export function createGeminiParser(): StreamParser {
       const text = flush();
       if (!started || finished) return text;
       finished = true;
-      return [...text, { kind: 'result', text: lastText, isError: true, message: lastError ?? 'Gemini CLI stopped before its session ended' }];
+      return [
+        ...text,
+        { kind: 'result', text: lastText, isError: true, message: lastError ?? 'Gemini CLI stopped before its session ended' },
+      ];
     },
   };
 }
