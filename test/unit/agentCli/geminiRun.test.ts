@@ -64,6 +64,8 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     );
     assert.equal(server!.requests[0].headers['x-goog-api-key'], 'test-gemini-key');
     assert.deepEqual(await processesIn(w.dir), []);
+    const own = JSON.parse(await fs.readFile(`${home}/.gemini/settings.json`, 'utf8'));
+    assert.deepEqual(own, { security: { auth: { selectedType: 'gemini-api-key' } } }, 'the person’s own settings are not written');
   });
 
   it('COMPLETE with no change: not done; the next fresh session is told the failing test (maxParallel 1)', async () => {

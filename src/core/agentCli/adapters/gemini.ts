@@ -61,12 +61,19 @@ async function writeGeminiHome(home: string, userHome: string, mcp: McpLaunch): 
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const entries = await fs.readdir(own).catch(() => [] as string[]);
   for (const entry of entries) {
-    if (entry === 'settings.json') continue;
-    await fs.symlink(path.join(own, entry), path.join(dir, entry));
+    if (entry !== 'settings.json') await link(path.join(own, entry), path.join(dir, entry));
   }
   const theirs = await readSettings(path.join(own, 'settings.json'));
   const settings = mergeSettings(theirs, ralphGeminiSettings(mcp));
   await fs.writeFile(path.join(dir, 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** A link to the person's entry (on Windows, a junction for a folder and a copy of a file: its symlinks need a privilege). */
+async function link(target: string, at: string): Promise<void> {
+  if (process.platform !== 'win32') return fs.symlink(target, at);
+  const stat = await fs.stat(target).catch(() => undefined);
+  if (stat?.isDirectory()) return fs.symlink(target, at, 'junction');
+  if (stat?.isFile()) await fs.copyFile(target, at);
 }
 
 /** The person's settings (Gemini CLI allows comments in them); none when the file is missing. */
