@@ -118,7 +118,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     const run = await runCli(['run'], ws.dir, made.env);
     assert.notEqual(run.code, 0, run.stdout);
     assert.match(run.stdout, /Gemini CLI exited with code \d+: .*401.*API key not valid/);
-    assert.notEqual((await taskOf(ws)).status, 'done');
+    assert.equal((await taskOf(ws)).status, 'halted', 'an auth fault halts the task: no iteration can get past it');
     assert.equal(server.turns.length, 1, 'one refused request: neither the CLI nor Ralph tried the same key again');
   });
 
