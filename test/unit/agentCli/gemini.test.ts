@@ -197,12 +197,12 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
     tmp = undefined;
   });
 
-  it('runs a command, writes a file, is refused a write outside its folder, and its MCP COMPLETE reaches Ralph', async function () {
+  it('runs a command, writes a file, and one in another writable root, is refused a write elsewhere; its MCP COMPLETE reaches Ralph', async function () {
     const bin = agentCliOrSkip('gemini', this).bin;
     const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ralph-gemini-session-')));
     tmp = root;
-    const [home, repo, sessionDir] = ['home', 'repo', 'session'].map((d) => path.join(root, d));
-    for (const dir of [path.join(home, '.gemini'), repo, sessionDir]) await fs.mkdir(dir, { recursive: true });
+    const [home, repo, sessionDir, shared] = ['home', 'repo', 'session', 'shared'].map((d) => path.join(root, d));
+    for (const dir of [path.join(home, '.gemini'), repo, sessionDir, shared]) await fs.mkdir(dir, { recursive: true });
     await fs.writeFile(path.join(home, '.gemini', 'settings.json'), '{"security":{"auth":{"selectedType":"gemini-api-key"}}}');
     execFileSync('git', ['init', '-q'], { cwd: repo });
     const outside = path.join(root, 'outside.txt');
@@ -213,6 +213,7 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
           functionCalls: [{ name: 'run_shell_command', args: { command: 'echo from-shell > shell.txt', description: 'x' } }],
         },
         { functionCalls: [{ name: 'write_file', args: { file_path: 'notes.txt', content: 'written\n' } }] },
+        { functionCalls: [{ name: 'write_file', args: { file_path: path.join(shared, 'shared.txt'), content: 'shared\n' } }] },
         { functionCalls: [{ name: 'write_file', args: { file_path: outside, content: 'escaped\n' } }] },
         { functionCalls: [{ name: 'mcp_ralph_ralph_complete', args: { summary: 'notes written', promiseEvidence: 'notes.txt exists' } }] },
         { text: 'All done.', usage: { promptTokenCount: 500, candidatesTokenCount: 10 } },
@@ -222,7 +223,7 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
       const signals = path.join(sessionDir, 'signals.ndjson');
       const mcp = { name: 'ralph', command: process.execPath, args: [CLI, 'mcp'], env: { [SIGNAL_FILE_ENV]: signals } };
       const launch = await geminiLaunch(
-        { cwd: repo, prompt: 'Do the task.', model: 'gemini-2.5-pro', extraArgs: [], mcp, sessionDir, writableRoots: [repo] },
+        { cwd: repo, prompt: 'Do the task.', model: 'gemini-2.5-pro', extraArgs: [], mcp, sessionDir, writableRoots: [repo, shared] },
         home,
       );
       const env = { ...process.env, ...launch.env, HOME: home, GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'test-gemini-key' };
@@ -240,10 +241,15 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
       const events = [...stdout.split('\n').flatMap((l) => parser.line(l)), ...parser.end()];
       assert.equal(await fs.readFile(path.join(repo, 'shell.txt'), 'utf8'), 'from-shell\n');
       assert.equal(await fs.readFile(path.join(repo, 'notes.txt'), 'utf8'), 'written\n');
-      await assert.rejects(fs.access(outside), 'nothing was written outside the task’s folder');
+      assert.equal(
+        await fs.readFile(path.join(shared, 'shared.txt'), 'utf8'),
+        'shared\n',
+        'the other writable root (--include-directories)',
+      );
+      await assert.rejects(fs.access(outside), 'nothing was written outside the writable roots');
       assert.deepEqual(
         ofKind(events, 'tool_result').map((r) => r.ok),
-        [true, true, false, true],
+        [true, true, true, false, true],
       );
       assert.deepEqual(await readSignalFile(signals), [
         { kind: 'COMPLETE', summary: 'notes written', promiseEvidence: 'notes.txt exists' },
@@ -252,7 +258,7 @@ describe('the Gemini CLI adapter: a real gemini session against the scripted Gem
       assert.equal(ofKind(events, 'usage')[0].outputTokens > 10, true);
       assert.deepEqual(
         server.requests.map((r) => `${r.method} ${r.path} ${r.outcome}`),
-        Array(5).fill('POST /v1beta/models/gemini-2.5-pro:streamGenerateContent reply'),
+        Array(6).fill('POST /v1beta/models/gemini-2.5-pro:streamGenerateContent reply'),
         'nothing but the model’s turns reached the network',
       );
       assert.equal(server.requests[0].headers['x-goog-api-key'], 'test-gemini-key');
