@@ -60,7 +60,8 @@ describe('the Gemini CLI adapter: launch', () => {
     ]);
     assert.ok(!args.includes('--resume') && !args.includes('-p'), 'a new session; the prompt is not on the command line');
     assert.equal(stdin, 'Do the task.');
-    assert.deepEqual(env, { GEMINI_CLI_HOME: path.join(tmp, 'session', 'gemini-home') });
+    assert.deepEqual(env, { GEMINI_CLI_HOME: path.join(tmp, 'session', 'gemini-home'), TMPDIR: path.join(tmp, 'session', 'tmp') });
+    assert.ok((await fs.stat(env.TMPDIR)).isDirectory());
   });
 
   it('names the other writable roots with --include-directories, and no --model when none is given', async () => {

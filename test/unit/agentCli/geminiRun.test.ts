@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import { type GeminiServer, startGeminiServer } from '../../fixtures/geminiServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import { agentCliProject, processesIn } from '../helpers/agentCliRun';
@@ -115,7 +116,10 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     const made = await geminiEnv(server.url);
     home = made.home;
     ws = await agentCliProject('gemini', gemini, made.env, { maxParallel: 1, maxIterations: 2 }, { model: GEMINI_MODEL });
+    const reports = async () => (await fs.readdir(os.tmpdir())).filter((f) => f.startsWith('gemini-client-error-')).length;
+    const before = await reports();
     const run = await runCli(['run'], ws.dir, made.env);
+    assert.equal(await reports(), before, 'its error report stayed in the session’s own temporary folder');
     assert.notEqual(run.code, 0, run.stdout);
     assert.match(run.stdout, /Gemini CLI exited with code \d+: .*401.*API key not valid/);
     assert.equal((await taskOf(ws)).status, 'halted', 'an auth fault halts the task: no iteration can get past it');

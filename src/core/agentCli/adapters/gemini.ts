@@ -13,7 +13,8 @@
  * Permission mode: `--approval-mode yolo` (nothing is ever asked: a headless session cannot answer)
  * with `--skip-trust` for the task's folder; Gemini's file tools stay inside its workspace (the
  * task's folder and the other writable roots, `--include-directories`). Its shell commands run as
- * the person, in the task's folder (no sandbox is set up: Gemini's needs Docker or Podman).
+ * the person, in the task's folder (no sandbox is set up: Gemini's needs Docker or Podman). Its
+ * temporary folder is the session's own (Gemini CLI writes the report of a failed API call there).
  */
 
 import { promises as fs } from 'node:fs';
@@ -36,7 +37,11 @@ export async function geminiLaunch(input: SessionInput, userHome: string = defau
   if (others.length > 0) args.push('--include-directories', others.join(','));
   if (input.model) args.push('--model', input.model);
   args.push(...input.extraArgs);
-  return { args, env: { [GEMINI_HOME_ENV]: home }, stdin: input.prompt };
+  // its temporary files (the report of each failed API call, with the request in it) stay private and go with the session
+  const tmp = path.join(input.sessionDir, 'tmp');
+  await fs.mkdir(tmp, { recursive: true, mode: 0o700 });
+  const tmpEnv: Record<string, string> = process.platform === 'win32' ? { TEMP: tmp, TMP: tmp } : { TMPDIR: tmp };
+  return { args, env: { [GEMINI_HOME_ENV]: home, ...tmpEnv }, stdin: input.prompt };
 }
 
 /** Where the person's own `.gemini` folder is: under `GEMINI_CLI_HOME` when they set it, else their home. */
