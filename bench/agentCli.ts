@@ -35,6 +35,7 @@ const LABELS: Record<BenchAgent, string> = {
   codex: 'Codex',
   opencode: 'OpenCode',
   copilot: 'Copilot CLI',
+  gemini: 'Gemini CLI',
 };
 const FILE = 'hello.txt';
 

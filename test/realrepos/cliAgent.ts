@@ -26,6 +26,7 @@ export const AGENT_LABELS: Record<AgentId, string> = {
   codex: ' (Codex)',
   opencode: ' (OpenCode)',
   copilot: ' (Copilot CLI)',
+  gemini: ' (Gemini CLI)',
 };
 
 /** The agent of one run, started: what the config and `ralph run` need, and what the agent saw. */
