@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { openRalph } from '../core/ralph';
 import { CHECKS_WORKFLOW, DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
-import type { ForgeCommand } from './forgeArgs';
+import type { ForgeCommand } from './command';
 import { runGateCommand } from './gateCommand';
 import { remoteRun, remoteStatus } from './remoteCommands';
 import type { CliIo } from './io';

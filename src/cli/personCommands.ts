@@ -12,7 +12,7 @@ import { openQuestion } from '../core/tasks/questions';
 import type { TaskStore } from '../core/tasks/store';
 import { cliModels } from './cliModels';
 import type { CliIo } from './io';
-import type { PersonCommand } from './personArgs';
+import type { PersonCommand } from './command';
 
 /** Exit codes, as the task actions' (USAGE says the same). */
 export const PERSON_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;

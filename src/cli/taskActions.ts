@@ -11,7 +11,7 @@ import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';
 import type { CliIo } from './io';
-import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './taskActionArgs';
+import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './command';
 
 /** Exit codes of `ralph task <action>` (USAGE says the same). */
 export const ACTION_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
