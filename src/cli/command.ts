@@ -36,13 +36,21 @@ export interface TaskActionCommand {
 
 /** The person's verbs (DESIGN §7): `ralph task answer`, `ralph task council` and `ralph review list|diff|approve|changes|reject`. */
 export type PersonCommand =
-  | { kind: 'task.answer'; workspace: string; taskId: string; text?: string; approved?: boolean; verdict?: 'part' | 'unrelated' }
-  | { kind: 'task.council'; workspace: string; taskId: string; note?: string }
+  | {
+      kind: 'task.answer';
+      workspace: string;
+      taskId: string;
+      text?: string;
+      approved?: boolean;
+      verdict?: 'part' | 'unrelated';
+      json?: boolean;
+    }
+  | { kind: 'task.council'; workspace: string; taskId: string; note?: string; json?: boolean }
   | { kind: 'review.list'; workspace: string; json: boolean }
   | { kind: 'review.diff'; workspace: string; taskId: string; stat: boolean }
-  | { kind: 'review.approve'; workspace: string; taskId: string }
-  | { kind: 'review.changes'; workspace: string; taskId: string; text: string }
-  | { kind: 'review.reject'; workspace: string; taskId: string; yes: boolean };
+  | { kind: 'review.approve'; workspace: string; taskId: string; json?: boolean }
+  | { kind: 'review.changes'; workspace: string; taskId: string; text: string; json?: boolean }
+  | { kind: 'review.reject'; workspace: string; taskId: string; yes: boolean; json?: boolean };
 
 /** `ralph gate`, `ralph ci init`, `ralph remote run|status`: the verbs of running tasks on the forge. */
 export type ForgeCommand =

@@ -79,7 +79,7 @@ export function verbHelp(verb: string): string {
     ].join('\n');
   const known = verbNamed(verb);
   if (!known) return usageLine(verb);
-  const lines = [`ralph ${verb} — ${known.summary}`, '', verbCommand(verb).helpInformation().trimEnd(), ''];
+  const lines = [`ralph ${verb} — ${known.summary}`, '', verbCommand(verb).helpInformation().replace(/ +$/gm, '').trimEnd(), ''];
   lines.push('Every verb takes --workspace DIR (default: the current directory).', wrap(known.exits));
   if (known.examples?.length) lines.push('', 'Examples:', ...known.examples.map((e) => `  ${e}`));
   return lines.join('\n');

@@ -103,6 +103,10 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'init': {
       const workspace = await existingDir(command.workspace);
       const result = await initWorkspace(workspace);
+      if (command.json) {
+        io.out(JSON.stringify({ gitInitialized: result.gitInitialized, created: result.created }, null, 2));
+        return EXIT.ok;
+      }
       if (result.gitInitialized) io.out('initialized a git repository');
       for (const file of result.created) io.out(`created ${file}`);
       if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');

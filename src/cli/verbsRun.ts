@@ -1,4 +1,7 @@
-import { AGENT_OPTION, EXITS, ID_ARG, JSON_OPTION, usage, type Verb, YES_OPTION } from './verbSpec';
+import { AGENT_OPTION, EXITS, ID_ARG, JSON_OPTION, jsonIf, type OptionSpec, usage, type Verb, YES_OPTION } from './verbSpec';
+
+/** `--json` of the person's verbs that act on one task. */
+const OUTCOME_JSON: OptionSpec = { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })' };
 
 /** `ralph plan`, `ralph run`, `ralph status` and the person's verbs: their part of the one definition. */
 export const RUN_VERBS: Verb[] = [
@@ -89,6 +92,7 @@ export const RUN_VERBS: Verb[] = [
       { flags: '--refuse', description: 'refuse the command it waits on' },
       { flags: '--part-of-task', description: 'the failing tests it asks about are its to fix' },
       { flags: '--unrelated', description: 'the failing tests it asks about are known failures it may land without' },
+      OUTCOME_JSON,
     ],
     exits: EXITS.person,
     taskId: true,
@@ -106,6 +110,7 @@ export const RUN_VERBS: Verb[] = [
         ...(text !== undefined ? { text } : {}),
         ...(approved !== undefined ? { approved } : {}),
         ...(verdict !== undefined ? { verdict } : {}),
+        ...jsonIf(opts),
       };
     },
   },
@@ -115,7 +120,7 @@ export const RUN_VERBS: Verb[] = [
     summary: "convene the bug council on a task's history",
     description: "Its plan is the task's next iteration's first feedback (needs the model, like run).",
     args: [ID_ARG],
-    options: [{ flags: '--note <text>', description: 'what the council should know' }],
+    options: [{ flags: '--note <text>', description: 'what the council should know' }, OUTCOME_JSON],
     exits: EXITS.person,
     taskId: true,
     build: ({ args: [taskId], opts, workspace }) => ({
@@ -123,6 +128,7 @@ export const RUN_VERBS: Verb[] = [
       workspace,
       taskId: taskId as string,
       ...(opts.note ? { note: opts.note as string } : {}),
+      ...jsonIf(opts),
     }),
   },
   {
@@ -151,9 +157,10 @@ export const RUN_VERBS: Verb[] = [
     summary: 'land a reviewed task',
     description: 'Lands it: as checked while the target has not moved, else re-checked on the new tip; while a run holds the workspace, that run lands it.',
     args: [ID_ARG],
+    options: [OUTCOME_JSON],
     exits: EXITS.person,
     taskId: true,
-    build: ({ args: [taskId], workspace }) => ({ kind: 'review.approve', workspace, taskId: taskId as string }),
+    build: ({ args: [taskId], opts, workspace }) => ({ kind: 'review.approve', workspace, taskId: taskId as string, ...jsonIf(opts) }),
   },
   {
     name: 'review changes',
@@ -161,11 +168,12 @@ export const RUN_VERBS: Verb[] = [
     summary: 'send a task back with your feedback',
     description: 'Sends it back to its agent with the feedback pinned in its next context.',
     args: [ID_ARG, { name: '[feedback]', description: 'what to change', quote: true }],
+    options: [OUTCOME_JSON],
     exits: EXITS.person,
     taskId: true,
-    build: ({ args: [taskId, text], workspace }) => {
+    build: ({ args: [taskId, text], opts, workspace }) => {
       if (!text?.trim()) throw usage(`review changes needs the feedback: ralph review changes ${taskId} "<what to change>"`);
-      return { kind: 'review.changes', workspace, taskId: taskId as string, text };
+      return { kind: 'review.changes', workspace, taskId: taskId as string, text, ...jsonIf(opts) };
     },
   },
   {
@@ -174,9 +182,15 @@ export const RUN_VERBS: Verb[] = [
     summary: "drop a task's work",
     description: 'Drops its branch and worktree; the task is cancelled.',
     args: [ID_ARG],
-    options: [YES_OPTION],
+    options: [YES_OPTION, OUTCOME_JSON],
     exits: EXITS.person,
     taskId: true,
-    build: ({ args: [taskId], opts, workspace }) => ({ kind: 'review.reject', workspace, taskId: taskId as string, yes: opts.yes === true }),
+    build: ({ args: [taskId], opts, workspace }) => ({
+      kind: 'review.reject',
+      workspace,
+      taskId: taskId as string,
+      yes: opts.yes === true,
+      ...jsonIf(opts),
+    }),
   },
 ];

@@ -103,7 +103,7 @@ function taskEdit(opts: Record<string, unknown>, command: TaskActionCommand): vo
   command.fields = fields;
 }
 
-const ACTION_OPTIONS = [YES_OPTION, { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, message, task })' }];
+const ACTION_OPTIONS = [YES_OPTION, { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })' }];
 
 export const TASK_VERBS: Verb[] = [
   {
