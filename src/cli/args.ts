@@ -43,7 +43,8 @@ function ralphError(error: CommanderError, verb?: Verb): UsageError | CommanderE
   switch (error.code) {
     case 'commander.unknownOption': {
       const elsewhere = VERBS.some((v) => v.options?.some((o) => longFlag(o) === quoted || o.flags.startsWith(`${quoted},`)));
-      return new UsageError(verb && elsewhere ? `option ${quoted} does not apply to ${verb.name}` : `Unknown option '${quoted}'`);
+      // node's parser said `Unknown option '--x'` (scripts and tests read it); an option of another verb says so too
+      return new UsageError(`Unknown option '${quoted}'${verb && elsewhere ? `: ${quoted} does not apply to ${verb.name}` : ''}`);
     }
     case 'commander.missingArgument': {
       const arg = verb?.args?.find((a) => a.name.replace(/[<>[\].]/g, '') === quoted);

@@ -128,7 +128,7 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     assert.match(misspelt.stderr, /Unknown option '--unatended'[\s\S]*\nDid you mean --unattended\?\nUsage: ralph run \[--task ID\]/);
     // every other kind of mistake commander finds: exit 2, Ralph's words, the verb's usage, no stack trace
     const mistakes: [string[], RegExp][] = [
-      [['task', 'cancel', 'T-1', '--fresh'], /^ralph: option --fresh does not apply to task cancel\n\nUsage: ralph task cancel <id>/],
+      [['task', 'cancel', 'T-1', '--fresh'], /^ralph: Unknown option '--fresh': --fresh does not apply to task cancel\n\nUsage: ralph task cancel <id>/],
       [['task', 'retry'], /^ralph: task retry needs a task id: ralph task retry <id>\n\nUsage: ralph task retry <id> \[--fresh\]/],
       [['task', 'add', 'T', '--prompt', 'p', '--promise', 'q', '--review', 'later'], /^ralph: --review must be one of manual, auto, got "later"\n/],
       [['task', 'edit', 'T-1', '--complexity', 'x'], /^ralph: --complexity must be a whole number from 1 to 14, got "x"\n/],
