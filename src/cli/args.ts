@@ -86,7 +86,8 @@ export function synopsis(verb: Verb): string {
 }
 
 /** The value commander gives an argument: a variadic one's words joined. */
-const argValue = (value: unknown): string | undefined => (Array.isArray(value) ? value.join(' ') || undefined : (value as string | undefined));
+const argValue = (value: unknown): string | undefined =>
+  Array.isArray(value) ? value.join(' ') || undefined : (value as string | undefined);
 
 /** More arguments than the verb takes: the first one it does not, or "quote it" for a text. */
 function excess(verb: Verb, given: readonly string[]): UsageError | undefined {

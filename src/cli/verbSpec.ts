@@ -112,7 +112,7 @@ export const ID_ARG: ArgSpec = { name: '<id>', description: 'the task', needs: '
 export const EXITS = {
   plain: 'Exit codes: 0 done · 1 it could not be done · 2 usage or configuration error',
   taskAction:
-    'Exit codes: 0 done · 1 could not be done (conflict, uncommitted changes) · 2 usage, unknown task, or the task\'s status does not allow it · 4 not confirmed (declined, or no terminal and no --yes)',
+    "Exit codes: 0 done · 1 could not be done (conflict, uncommitted changes) · 2 usage, unknown task, or the task's status does not allow it · 4 not confirmed (declined, or no terminal and no --yes)",
   person: 'Exit codes: 0 done · 1 not done (did not land, conflict) · 2 usage, unknown task or status · 4 not confirmed',
 } as const;
 

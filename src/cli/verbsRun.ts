@@ -1,7 +1,10 @@
 import { AGENT_OPTION, EXITS, ID_ARG, JSON_OPTION, jsonIf, type OptionSpec, usage, type Verb, YES_OPTION } from './verbSpec';
 
 /** `--json` of the person's verbs that act on one task. */
-const OUTCOME_JSON: OptionSpec = { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })' };
+const OUTCOME_JSON: OptionSpec = {
+  ...JSON_OPTION,
+  description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })',
+};
 
 /** `ralph plan`, `ralph run`, `ralph status` and the person's verbs: their part of the one definition. */
 export const RUN_VERBS: Verb[] = [
@@ -18,14 +21,16 @@ export const RUN_VERBS: Verb[] = [
       { ...YES_OPTION, description: 'accept the proposal without asking' },
       JSON_OPTION,
     ],
-    exits: 'Exit codes: 0 planned (and accepted, when asked) · 1 no usable plan, or refused (a dependency cycle, named) · 2 usage or configuration error',
+    exits:
+      'Exit codes: 0 planned (and accepted, when asked) · 1 no usable plan, or refused (a dependency cycle, named) · 2 usage or configuration error',
     examples: ['ralph plan docs/prd.md --section "Login"', 'ralph plan --accept .ralph/reports/plans/<run>.json'],
     build: ({ args: [document], opts, workspace }) => {
       const accept = opts.accept as string | undefined;
       const section = opts.section as string | undefined;
       if (accept !== undefined && (document !== undefined || section !== undefined))
         throw usage('plan --accept <plan.json> takes no document and no --section');
-      if (accept === undefined && document === undefined) throw usage('plan needs a document: ralph plan <file.md> (or --accept <plan.json>)');
+      if (accept === undefined && document === undefined)
+        throw usage('plan needs a document: ralph plan <file.md> (or --accept <plan.json>)');
       return { kind: 'plan', workspace, document, section, accept, yes: opts.yes === true, json: opts.json === true };
     },
   },
@@ -37,11 +42,12 @@ export const RUN_VERBS: Verb[] = [
       'Without --yes and --approve-commands a terminal asks y/N; without a terminal they are refused. Unattended (--unattended, no terminal, CI or GITHUB_ACTIONS set) the run never waits for a person: a task whose landing your own uncommitted files are in the way of stays checked, waiting to land, and the run ends naming the files and the command that lands it.',
     options: [
       { flags: '--task <id>', description: 'run only this task (default: every ready task, autopilot)' },
-      { ...JSON_OPTION, description: 'print one event per line, as JSON (the run log\'s events)' },
+      { ...JSON_OPTION, description: "print one event per line, as JSON (the run log's events)" },
       { ...YES_OPTION, description: 'approve every caio action (push, pull request, issue, notification)' },
       {
         flags: '--approve-commands',
-        description: 'approve every command of the agent that the command rules gate (push, git reset --hard, publish…, or every command in semi-auto)',
+        description:
+          'approve every command of the agent that the command rules gate (push, git reset --hard, publish…, or every command in semi-auto)',
       },
       { flags: '--unattended', description: 'nobody is there to ask: the run never waits for a person' },
       { flags: '--force', description: 'take over a run.lock that no live Ralph run holds' },
@@ -144,18 +150,25 @@ export const RUN_VERBS: Verb[] = [
     name: 'review diff',
     group: 'person',
     summary: 'exactly what a task would land',
-    description: "Exactly what would land on the target's tip (or, for any other task, what it landed or what its worktree holds now), as a unified diff.",
+    description:
+      "Exactly what would land on the target's tip (or, for any other task, what it landed or what its worktree holds now), as a unified diff.",
     args: [ID_ARG],
     options: [{ flags: '--stat', description: 'the files and their changed lines only' }],
     exits: EXITS.person,
     taskId: true,
-    build: ({ args: [taskId], opts, workspace }) => ({ kind: 'review.diff', workspace, taskId: taskId as string, stat: opts.stat === true }),
+    build: ({ args: [taskId], opts, workspace }) => ({
+      kind: 'review.diff',
+      workspace,
+      taskId: taskId as string,
+      stat: opts.stat === true,
+    }),
   },
   {
     name: 'review approve',
     group: 'person',
     summary: 'land a reviewed task',
-    description: 'Lands it: as checked while the target has not moved, else re-checked on the new tip; while a run holds the workspace, that run lands it.',
+    description:
+      'Lands it: as checked while the target has not moved, else re-checked on the new tip; while a run holds the workspace, that run lands it.',
     args: [ID_ARG],
     options: [OUTCOME_JSON],
     exits: EXITS.person,

@@ -2,7 +2,7 @@ import { DEFAULT_WORKFLOW_OPTIONS as DEFAULTS } from '../core/forge/workflows';
 import { SHELLS, type Shell } from './command';
 import { EXITS, JSON_OPTION, list, usage, type Verb, wholeNumber } from './verbSpec';
 
-const TOKEN = 'The token: GITHUB_TOKEN, else GH_TOKEN, else the GitHub CLI\'s (gh auth token).';
+const TOKEN = "The token: GITHUB_TOKEN, else GH_TOKEN, else the GitHub CLI's (gh auth token).";
 
 /** The forge's verbs and those of set-up and the shell: their part of the one definition. */
 export const SETUP_VERBS: Verb[] = [
@@ -21,7 +21,7 @@ export const SETUP_VERBS: Verb[] = [
           return value;
         },
       },
-      { flags: '--task <id>', description: "the task whose own gates (its check, its proof) run too" },
+      { flags: '--task <id>', description: 'the task whose own gates (its check, its proof) run too' },
       { ...JSON_OPTION, description: 'print the verdict as JSON (docs/cli.md, Machine-readable output)' },
     ],
     exits: 'Exit codes: 0 pass · 1 fail · 2 usage or configuration error',
@@ -43,7 +43,12 @@ export const SETUP_VERBS: Verb[] = [
     options: [
       { flags: '--force', description: 'overwrite existing workflow files' },
       { flags: '--runs-on <label>', description: 'the runner label of the jobs', default: DEFAULTS.runsOn },
-      { flags: '--max-parallel <n>', description: 'the most task jobs at once, 1 to 256', parse: wholeNumber(1, 256), default: String(DEFAULTS.maxParallel) },
+      {
+        flags: '--max-parallel <n>',
+        description: 'the most task jobs at once, 1 to 256',
+        parse: wholeNumber(1, 256),
+        default: String(DEFAULTS.maxParallel),
+      },
       { flags: '--node <version>', description: 'the Node.js version of the jobs', default: DEFAULTS.node },
     ],
     exits: EXITS.plain,
@@ -69,7 +74,13 @@ export const SETUP_VERBS: Verb[] = [
     exits: EXITS.plain,
     build: ({ opts, workspace }) => {
       const tasks = list(opts.tasks);
-      return { kind: 'remote.run', workspace, ...(tasks.length > 0 ? { tasks } : {}), detach: opts.detach === true, json: opts.json === true };
+      return {
+        kind: 'remote.run',
+        workspace,
+        ...(tasks.length > 0 ? { tasks } : {}),
+        detach: opts.detach === true,
+        json: opts.json === true,
+      };
     },
   },
   {
@@ -132,7 +143,8 @@ export const SETUP_VERBS: Verb[] = [
     name: 'doctor',
     group: 'setup',
     summary: 'what a run here needs (git, the sandbox, models, gates) and how to get it',
-    description: 'What a run here needs (git, the sandbox, each model endpoint, what the gates call) and what is missing, with the fix for each.',
+    description:
+      'What a run here needs (git, the sandbox, each model endpoint, what the gates call) and what is missing, with the fix for each.',
     options: [{ ...JSON_OPTION, description: 'print the checks as JSON ({ checks, ok })' }],
     exits: 'Exit codes: 0 all a run needs is there · 1 something needed is missing · 2 usage or configuration error',
     examples: ['ralph doctor', 'ralph doctor --json'],
@@ -142,12 +154,14 @@ export const SETUP_VERBS: Verb[] = [
     name: 'completion',
     group: 'setup',
     summary: 'a completion script for bash, zsh or fish',
-    description: 'Prints a completion script for the shell: verbs, options and the task ids. In ~/.bashrc: source <(ralph completion bash); zsh likewise; fish: ralph completion fish | source.',
+    description:
+      'Prints a completion script for the shell: verbs, options and the task ids. In ~/.bashrc: source <(ralph completion bash); zsh likewise; fish: ralph completion fish | source.',
     args: [{ name: '[shell]', description: SHELLS.join(', '), needs: 'the shell' }],
     exits: 'Exit codes: 0 printed · 2 usage',
     examples: ['source <(ralph completion bash)'],
     build: ({ args: [shell] }) => {
-      if (!(SHELLS as readonly (string | undefined)[]).includes(shell)) throw usage(`completion needs the shell: ralph completion ${SHELLS.join('|')}`);
+      if (!(SHELLS as readonly (string | undefined)[]).includes(shell))
+        throw usage(`completion needs the shell: ralph completion ${SHELLS.join('|')}`);
       return { kind: 'completion', shell: shell as Shell };
     },
   },
@@ -155,7 +169,7 @@ export const SETUP_VERBS: Verb[] = [
     name: 'help',
     group: 'setup',
     summary: "a verb's usage, options and exit codes",
-    description: "Without a verb, the verbs grouped; also ralph <verb> --help.",
+    description: 'Without a verb, the verbs grouped; also ralph <verb> --help.',
     args: [{ name: '[verb...]', description: 'the verb (its words)' }],
     exits: 'Exit codes: 0 printed · 2 no such verb',
     examples: ['ralph help run', 'ralph help task retry'],

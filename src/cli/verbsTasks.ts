@@ -21,7 +21,11 @@ import {
 /** The task's fields `task add` sets and `task edit` changes, once for both. */
 const FIELD_OPTIONS: OptionSpec[] = [
   { flags: '--priority <n>', description: 'lower runs first', parse: aNumber },
-  { flags: '--max-iterations <n>', description: 'the most iterations it may run (default: loop.maxIterations of the config)', parse: wholeNumber(1) },
+  {
+    flags: '--max-iterations <n>',
+    description: 'the most iterations it may run (default: loop.maxIterations of the config)',
+    parse: wholeNumber(1),
+  },
   { flags: '--type <type>', description: 'what kind of change it is', choices: TASK_TYPES },
   { flags: '--complexity <n>', description: 'how hard, 1 to 14 (routes it to a model tier)', parse: wholeNumber(1, 14) },
   { flags: '--depends-on <id>', description: 'a task that must be done first (repeat it, or ID,ID)', repeat: true },
@@ -34,7 +38,11 @@ const FIELD_OPTIONS: OptionSpec[] = [
     description: 'a failing test a person declares unrelated to this task, named as printed (repeatable)',
     repeat: true,
   },
-  { flags: '--allow-gate-changes <gate>', description: 'let the task change what a gate checks ("all" for every gate; reported)', repeat: true },
+  {
+    flags: '--allow-gate-changes <gate>',
+    description: 'let the task change what a gate checks ("all" for every gate; reported)',
+    repeat: true,
+  },
 ];
 
 /** The fields `opts` gives (only those given). */
@@ -103,7 +111,10 @@ function taskEdit(opts: Record<string, unknown>, command: TaskActionCommand): vo
   command.fields = fields;
 }
 
-const ACTION_OPTIONS = [YES_OPTION, { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })' }];
+const ACTION_OPTIONS = [
+  YES_OPTION,
+  { ...JSON_OPTION, description: 'print the outcome as JSON ({ taskId, action, ok, exitCode, message, task })' },
+];
 
 export const TASK_VERBS: Verb[] = [
   {
@@ -162,7 +173,13 @@ export const TASK_VERBS: Verb[] = [
     summary: "change a task's fields",
     description: '--check "" removes its check; --known-failure "" clears its known failures.',
     args: [ID_ARG],
-    options: [{ flags: '--title <text>', description: 'its title' }, { flags: '--prompt <text>', description: 'its request' }, { flags: '--promise <text>', description: 'its completion criteria' }, ...FIELD_OPTIONS, ...ACTION_OPTIONS],
+    options: [
+      { flags: '--title <text>', description: 'its title' },
+      { flags: '--prompt <text>', description: 'its request' },
+      { flags: '--promise <text>', description: 'its completion criteria' },
+      ...FIELD_OPTIONS,
+      ...ACTION_OPTIONS,
+    ],
     exits: EXITS.taskAction,
     taskId: true,
     examples: ['ralph task edit T-001 --priority 1'],
@@ -173,7 +190,7 @@ export const TASK_VERBS: Verb[] = [
     group: 'tasks',
     summary: 'run a stopped task again',
     description:
-      'Timed out, failed, halted, cancelled, blocked or done → todo, with a fresh counter. A kept worktree is continued in; --fresh drops it and its branch and starts over from the target branch\'s current tip.',
+      "Timed out, failed, halted, cancelled, blocked or done → todo, with a fresh counter. A kept worktree is continued in; --fresh drops it and its branch and starts over from the target branch's current tip.",
     args: [ID_ARG],
     options: [{ flags: '--fresh', description: "drop the kept worktree and its branch; start from the target's tip" }, ...ACTION_OPTIONS],
     exits: EXITS.taskAction,
