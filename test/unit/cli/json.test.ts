@@ -23,7 +23,8 @@ describe('the CLI: --json of init, the task actions and the person (issue 49)', 
     assert.ok(initialized.created.length > 0 && initialized.created.every((file) => existsSync(path.join(ws!.dir, file))), init.stdout);
     assert.deepEqual(JSON.parse((await runCli(['init', '--json'], ws.dir)).stdout), { gitInitialized: false, created: [] });
 
-    for (const title of ['One', 'Two']) assert.equal((await runCli(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+    for (const title of ['One', 'Two'])
+      assert.equal((await runCli(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     const cancel = await runCli(['task', 'cancel', 'T-001', '--json'], ws.dir);
     assert.equal(cancel.code, 0, cancel.stderr);
     const cancelled = JSON.parse(cancel.stdout);
