@@ -15,7 +15,7 @@ import type { CliIo } from './io';
 import { actAsJson } from './jsonResult';
 import type { PersonCommand } from './command';
 
-/** Exit codes, as the task actions' (USAGE says the same). */
+/** Exit codes, as the task actions' (the verbs' definition, verbSpec.ts EXITS, says the same). */
 export const PERSON_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
 
 const USAGE_CODES = new Set([

@@ -14,7 +14,7 @@ import type { CliIo } from './io';
 import { actAsJson } from './jsonResult';
 import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './command';
 
-/** Exit codes of `ralph task <action>` (USAGE says the same). */
+/** Exit codes of `ralph task <action>` (the verbs' definition, verbSpec.ts EXITS, says the same). */
 export const ACTION_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
 
 const RULE_OF: Record<TaskActionVerb, TaskActionName> = {
