@@ -55,7 +55,7 @@ export type PersonCommand =
 /** `ralph gate`, `ralph ci init`, `ralph remote run|status`: the verbs of running tasks on the forge. */
 export type ForgeCommand =
   | { kind: 'gate'; workspace: string; base?: string; taskId?: string; json: boolean }
-  | { kind: 'ci.init'; workspace: string; force: boolean; runsOn?: string; maxParallel?: number; node?: string }
+  | { kind: 'ci.init'; workspace: string; force: boolean; runsOn?: string; maxParallel?: number; node?: string; json?: boolean }
   | { kind: 'remote.run'; workspace: string; tasks?: string[]; detach: boolean; json: boolean }
   | { kind: 'remote.status'; workspace: string; json: boolean };
 

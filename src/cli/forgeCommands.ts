@@ -33,12 +33,18 @@ async function ciInit(workspace: string, command: Extract<ForgeCommand, { kind: 
     ...(command.node ? { node: command.node } : {}),
   };
   const written = await writeWorkflows(workspace, config, options, command.force);
+  const code = written.some((w) => w.state === 'kept') ? 1 : 0;
+  if (command.json) {
+    const files = written.map((w) => ({ file: path.relative(workspace, w.file), state: w.state }));
+    io.out(JSON.stringify({ files, nextSteps: ciNextSteps(config.llm.apiKeyEnv) }, null, 2));
+    return code;
+  }
   for (const w of written) {
     const rel = path.relative(workspace, w.file);
     io.out(w.state === 'kept' ? `kept ${rel}: it exists and differs (ralph ci init --force writes it again)` : `${w.state} ${rel}`);
   }
   io.out(ciNextSteps(config.llm.apiKeyEnv));
-  return written.some((w) => w.state === 'kept') ? 1 : 0;
+  return code;
 }
 
 /** What the forge must have for the workflows to land tasks (also in docs/github-actions.md). */

@@ -1,6 +1,6 @@
 import { DEFAULT_WORKFLOW_OPTIONS as DEFAULTS } from '../core/forge/workflows';
 import { SHELLS, type Shell } from './command';
-import { EXITS, JSON_OPTION, list, usage, type Verb, wholeNumber } from './verbSpec';
+import { EXITS, JSON_OPTION, jsonIf, list, usage, type Verb, wholeNumber } from './verbSpec';
 
 const TOKEN = "The token: GITHUB_TOKEN, else GH_TOKEN, else the GitHub CLI's (gh auth token).";
 
@@ -50,8 +50,9 @@ export const SETUP_VERBS: Verb[] = [
         default: String(DEFAULTS.maxParallel),
       },
       { flags: '--node <version>', description: 'the Node.js version of the jobs', default: DEFAULTS.node },
+      { ...JSON_OPTION, description: 'print the files (each written, unchanged or kept) and the next steps as JSON' },
     ],
-    exits: EXITS.plain,
+    exits: 'Exit codes: 0 written · 1 a file was kept (it exists and differs; --force writes it) · 2 usage or configuration error',
     build: ({ opts, workspace }) => ({
       kind: 'ci.init',
       workspace,
@@ -59,6 +60,7 @@ export const SETUP_VERBS: Verb[] = [
       ...(opts.runsOn ? { runsOn: opts.runsOn as string } : {}),
       ...(opts.maxParallel !== undefined ? { maxParallel: opts.maxParallel as number } : {}),
       ...(opts.node ? { node: opts.node as string } : {}),
+      ...jsonIf(opts),
     }),
   },
   {
