@@ -1,6 +1,6 @@
 // The reference parts of docs/ generated from the code, so they cannot drift from it:
-// - docs/cli.md from the CLI's usage texts (src/cli/args.ts and the *Args.ts / *Command.ts usages:
-//   the text `ralph --help` prints);
+// - docs/cli.md from the one definition of the CLI's verbs (src/cli/verbs.ts): each verb's page,
+//   as `ralph help <verb>` prints it;
 // - docs/configuration.md from the zod schema of .ralph/config.json (src/core/config/schema.ts:
 //   every key, its type, default and `.describe()` text);
 // - the task fields in docs/files.md from the task schema (src/core/tasks/schema.ts).
@@ -17,12 +17,9 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /** The usage texts and JSON schemas, read from the TypeScript sources (bundled in memory). */
 async function loadSources() {
   const entry = `
-    export { USAGE } from './src/cli/args';
-    export { IMPORT_USAGE } from './src/cli/importCommand';
-    export { TASK_ACTIONS_USAGE } from './src/cli/taskActionArgs';
-    export { PERSON_USAGE } from './src/cli/personArgs';
-    export { PLAN_USAGE } from './src/cli/planCommand';
-    export { FORGE_USAGE } from './src/cli/forgeArgs';
+    export { GROUPS, VERBS } from './src/cli/verbs';
+    export { verbHelp } from './src/cli/help';
+    export { TASK_ACTIONS } from './src/cli/command';
     export { configJsonSchema, tasksJsonSchema } from './src/core/config/jsonSchema';
   `;
   const built = await esbuild.build({
@@ -61,67 +58,6 @@ export function fillPart(text, name, content, file) {
 
 // ---------- the CLI ----------
 
-/** The families of verbs, as the usage composes them (a part of USAGE not listed here gets its verbs as a title). */
-const FAMILIES = [
-  ['IMPORT_USAGE', 'Import GitHub issues'],
-  ['TASK_ACTIONS_USAGE', 'Task actions'],
-  ['PERSON_USAGE', 'Answers and review'],
-  ['PLAN_USAGE', 'Plans'],
-  ['FORGE_USAGE', 'GitHub Actions'],
-];
-const CORE_TITLES = { 'init task add task list': 'Set up and add tasks', run: 'Run', 'status schema completion help': 'Status and schemas, help and completion' };
-
-/** The verb of a usage entry: its words up to the first argument or option. */
-function verbOf(line) {
-  const words = [];
-  for (const word of line.trim().split(/\s+/)) {
-    if (/^[<["-]/.test(word)) break;
-    words.push(word);
-  }
-  return words.join(' ');
-}
-
-/** One usage part: its entries (a line indented by two spaces starts one) and their verbs. */
-function entriesOf(text) {
-  const entries = [];
-  for (const line of text.split('\n')) {
-    if (/^ {2}\S/.test(line)) entries.push({ head: line.slice(2), lines: [line] });
-    else if (entries.length > 0 && line.trim()) entries.at(-1).lines.push(line);
-  }
-  return entries.map((e) => {
-    const synopsis = e.head.split(/ {2,}/)[0].trim();
-    return { ...e, verb: verbOf(synopsis), synopsis };
-  });
-}
-
-/** USAGE cut into its parts, in its order: the families' texts and the parts between them. */
-function usageParts(sources) {
-  const usage = sources.USAGE;
-  const start = usage.indexOf('Commands:\n') + 'Commands:\n'.length;
-  const endAt = usage.indexOf('\n\n', start);
-  const body = usage.slice(start, endAt);
-  const found = FAMILIES.map(([key, title]) => ({ title, text: sources[key], at: body.indexOf(sources[key]) }))
-    .filter((f) => f.at >= 0)
-    .sort((a, b) => a.at - b.at);
-  const parts = [];
-  let at = 0;
-  for (const family of [...found, { at: body.length }]) {
-    const between = body.slice(at, family.at).replace(/^\n+|\n+$/g, '');
-    if (between.trim()) parts.push({ title: undefined, text: between });
-    if (family.text) parts.push({ title: family.title, text: family.text });
-    at = family.at + (family.text?.length ?? 0);
-  }
-  return {
-    parts: parts.map((p) => {
-      const entries = entriesOf(p.text);
-      const verbs = [...new Set(entries.map((e) => e.verb))];
-      return { ...p, entries, title: p.title ?? CORE_TITLES[verbs.join(' ')] ?? verbs.map((v) => `ralph ${v}`).join(', ') };
-    }),
-    head: usage.slice(0, start).trim(),
-    tail: usage.slice(endAt).trim(),
-  };
-}
-
 /** GitHub's anchor for a heading. */
 export function slug(heading) {
   return heading
@@ -132,27 +68,26 @@ export function slug(heading) {
     .replace(/\s/g, '-');
 }
 
-function dedent(lines) {
-  return lines.map((l) => l.replace(/^ {2}/, '')).join('\n');
-}
-
+/** The reference: an index of every verb, then each group's verbs, each with its page (`ralph help <verb>`). */
 function renderCli(sources) {
-  const { parts, tail } = usageParts(sources);
-  const index = ['| Command | Reference |', '| --- | --- |'];
-  for (const part of parts)
-    for (const entry of part.entries) index.push(`| \`ralph ${entry.synopsis.replace(/\|/g, '\\|')}\` | [${part.title}](#${slug(part.title)}) |`);
-  const sections = parts.map((part) => `### ${part.title}\n\n\`\`\`text\n${dedent(part.text.split('\n'))}\n\`\`\``);
-  return [
-    index.join('\n'),
-    '',
-    sections.join('\n\n'),
-    '',
-    '### Every command',
-    '',
-    '```text',
-    tail,
-    '```',
-  ].join('\n');
+  const { GROUPS, VERBS, TASK_ACTIONS, verbHelp } = sources;
+  const heading = (verb) => `ralph ${verb.name}`;
+  const index = ['| Command | What it does |', '| --- | --- |'];
+  for (const verb of VERBS) index.push(`| [\`${heading(verb)}\`](#${slug(heading(verb))}) | ${verb.summary} |`);
+  const sections = [];
+  let anchored = false;
+  for (const [group, title] of Object.entries(GROUPS)) {
+    sections.push(`### ${title}`);
+    for (const verb of VERBS.filter((v) => v.group === group)) {
+      // the anchor other pages link the task actions by, before the first of them
+      if (!anchored && TASK_ACTIONS.includes(verb.name.replace(/^task /, ''))) {
+        sections.push('<a id="task-actions"></a>');
+        anchored = true;
+      }
+      sections.push(`#### ${heading(verb)}`, '```text\n' + verbHelp(verb.name) + '\n```');
+    }
+  }
+  return [index.join('\n'), '', sections.join('\n\n')].join('\n');
 }
 
 // ---------- JSON schema tables (configuration, task fields) ----------

@@ -53,6 +53,10 @@ export async function completions(words: readonly string[], workspace: string): 
   const last = before.at(-1);
   if (last === '--task' || last === '--depends-on') return taskIds(workspace);
   if (last === '--workspace') return [];
+  // an option with choices (--agent, --type, --review…): its values
+  const option = VERBS.find((v) => v.name === verb)?.options?.find((o) => last !== undefined && o.flags.split(/[ ,]+/).includes(last));
+  if (option?.choices) return [...option.choices];
+  if (option && /[<[]/.test(option.flags)) return [];
   const takesId = VERBS.find((v) => v.name === verb)?.taskId === true;
   const argsSoFar = before.slice(verb.split(' ').length).filter((w) => !w.startsWith('-'));
   const ids = takesId && argsSoFar.length === 0 ? await taskIds(workspace) : [];

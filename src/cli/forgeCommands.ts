@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { openRalph } from '../core/ralph';
 import { CHECKS_WORKFLOW, DEFAULT_WORKFLOW_OPTIONS, GATE_CHECK_NAME, writeWorkflows } from '../core/forge/workflows';
-import type { ForgeCommand } from './forgeArgs';
+import type { ForgeCommand } from './command';
 import { runGateCommand } from './gateCommand';
 import { remoteRun, remoteStatus } from './remoteCommands';
 import type { CliIo } from './io';
@@ -33,12 +33,18 @@ async function ciInit(workspace: string, command: Extract<ForgeCommand, { kind: 
     ...(command.node ? { node: command.node } : {}),
   };
   const written = await writeWorkflows(workspace, config, options, command.force);
+  const code = written.some((w) => w.state === 'kept') ? 1 : 0;
+  if (command.json) {
+    const files = written.map((w) => ({ file: path.relative(workspace, w.file), state: w.state }));
+    io.out(JSON.stringify({ files, nextSteps: ciNextSteps(config.llm.apiKeyEnv) }, null, 2));
+    return code;
+  }
   for (const w of written) {
     const rel = path.relative(workspace, w.file);
     io.out(w.state === 'kept' ? `kept ${rel}: it exists and differs (ralph ci init --force writes it again)` : `${w.state} ${rel}`);
   }
   io.out(ciNextSteps(config.llm.apiKeyEnv));
-  return written.some((w) => w.state === 'kept') ? 1 : 0;
+  return code;
 }
 
 /** What the forge must have for the workflows to land tasks (also in docs/github-actions.md). */

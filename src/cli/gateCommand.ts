@@ -10,7 +10,7 @@ import { IsolatedCommandRunner, isolationSettings } from '../core/commands/sandb
 import { redactorFor } from '../core/commands/secrets';
 import type { Task } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
-import type { ForgeCommand } from './forgeArgs';
+import type { ForgeCommand } from './command';
 import type { CliIo } from './io';
 
 type GateCommand = Extract<ForgeCommand, { kind: 'gate' }>;

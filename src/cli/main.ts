@@ -100,14 +100,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'version':
       io.out(VERSION);
       return EXIT.ok;
-    case 'init': {
-      const workspace = await existingDir(command.workspace);
-      const result = await initWorkspace(workspace);
-      if (result.gitInitialized) io.out('initialized a git repository');
-      for (const file of result.created) io.out(`created ${file}`);
-      if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');
-      return EXIT.ok;
-    }
+    case 'init':
+      return init(command, io);
     case 'task.add': {
       const task = await openRalph(await existingDir(command.workspace)).store.add({
         title: command.title,
@@ -170,6 +164,20 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'schema':
       return writeSchemas(path.resolve(io.cwd, command.out), io);
   }
+}
+
+/** `ralph init [--json]`: .ralph/ (and a git repository if missing); what it made, in words or as JSON. */
+async function init(command: Extract<CliCommand, { kind: 'init' }>, io: CliIo): Promise<number> {
+  const workspace = await existingDir(command.workspace);
+  const result = await initWorkspace(workspace);
+  if (command.json) {
+    io.out(JSON.stringify({ gitInitialized: result.gitInitialized, created: result.created }, null, 2));
+    return EXIT.ok;
+  }
+  if (result.gitInitialized) io.out('initialized a git repository');
+  for (const file of result.created) io.out(`created ${file}`);
+  if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');
+  return EXIT.ok;
 }
 
 /** `ralph hook pre-tool-use|pre-compact`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */

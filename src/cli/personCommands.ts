@@ -12,9 +12,10 @@ import { openQuestion } from '../core/tasks/questions';
 import type { TaskStore } from '../core/tasks/store';
 import { cliModels } from './cliModels';
 import type { CliIo } from './io';
-import type { PersonCommand } from './personArgs';
+import { actAsJson } from './jsonResult';
+import type { PersonCommand } from './command';
 
-/** Exit codes, as the task actions' (USAGE says the same). */
+/** Exit codes, as the task actions' (the verbs' definition, verbSpec.ts EXITS, says the same). */
 export const PERSON_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
 
 const USAGE_CODES = new Set([
@@ -36,13 +37,19 @@ export async function runPersonCommand(command: PersonCommand, io: CliIo): Promi
     return PERSON_EXIT.usage;
   }
   const ralph = openRalph(path.resolve(command.workspace));
+  if ('json' in command && command.json && 'taskId' in command)
+    return actAsJson({ ...command, action: command.kind }, io, (quiet) => execute(command, ralph, quiet), exitOf);
   try {
     return await execute(command, ralph, io);
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
-    if (error instanceof ConfigError || (error instanceof RalphError && USAGE_CODES.has(error.code))) return PERSON_EXIT.usage;
-    return PERSON_EXIT.notDone;
+    return exitOf(error);
   }
+}
+
+function exitOf(error: unknown): number {
+  if (error instanceof ConfigError || (error instanceof RalphError && USAGE_CODES.has(error.code))) return PERSON_EXIT.usage;
+  return PERSON_EXIT.notDone;
 }
 
 async function execute(command: PersonCommand, ralph: Ralph, io: CliIo): Promise<number> {

@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { formatEvent } from '../core/eventFormat';
@@ -16,65 +15,8 @@ import type { TaskStore } from '../core/tasks/store';
 import { cliModels } from './cliModels';
 import { parseJsonWithLocation } from '../core/util/json';
 import { formatZodIssues } from '../core/util/zodIssues';
+import type { PlanCommand } from './command';
 import type { CliIo } from './io';
-
-export const PLAN_USAGE = `  plan <file.md> [--section S] [--yes] [--json]
-                                     the model reads the document and the repository layout and proposes
-                                     tasks (request, promise, check, type, complexity, dependencies); nothing
-                                     is saved until accepted: a terminal asks y/N, --yes accepts, otherwise
-                                     the proposal is kept in .ralph/reports/plans/<run>.json
-  plan --accept <plan.json>          add a saved (and perhaps edited) proposal to .ralph/tasks.json
-        Exit codes: 0 planned (and accepted, when asked) · 1 no usable plan, or refused (a dependency
-        cycle, named) · 2 usage or configuration error`;
-
-export interface PlanCommand {
-  kind: 'plan';
-  workspace: string;
-  document?: string;
-  section?: string;
-  accept?: string;
-  yes: boolean;
-  json: boolean;
-}
-
-/** Thrown for a malformed plan command; the CLI turns it into its usage error. */
-export class PlanUsageError extends Error {}
-
-const OPTIONS = {
-  workspace: { type: 'string' },
-  section: { type: 'string' },
-  accept: { type: 'string' },
-  yes: { type: 'boolean', short: 'y' },
-  json: { type: 'boolean' },
-} as const;
-
-/** The plan command `argv` names, or undefined when it is another command. */
-export function parsePlanCommand(argv: readonly string[], cwd: string): PlanCommand | undefined {
-  const loose = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false });
-  if (loose.positionals[0] !== 'plan') return undefined;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new PlanUsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  const [, document, extra] = positionals;
-  if (extra !== undefined) throw new PlanUsageError(`unexpected argument "${extra}"`);
-  if (values.accept !== undefined && (document !== undefined || values.section !== undefined))
-    throw new PlanUsageError('plan --accept <plan.json> takes no document and no --section');
-  if (values.accept === undefined && document === undefined)
-    throw new PlanUsageError('plan needs a document: ralph plan <file.md> (or --accept <plan.json>)');
-  return {
-    kind: 'plan',
-    workspace: values.workspace ?? cwd,
-    document,
-    section: values.section,
-    accept: values.accept,
-    yes: values.yes ?? false,
-    json: values.json ?? false,
-  };
-}
 
 /** `ralph plan`: plan a document and (when the person says so) add the tasks; or add a saved proposal. */
 export async function runPlanCommand(command: PlanCommand, io: CliIo): Promise<number> {

@@ -7,7 +7,7 @@ import { environmentToken } from '../core/forge/token';
 import { runGit } from '../core/git/gitExec';
 import type { TaskStatus } from '../core/tasks/schema';
 import type { TaskStore } from '../core/tasks/store';
-import type { ForgeCommand } from './forgeArgs';
+import type { ForgeCommand } from './command';
 import type { CliIo } from './io';
 
 /** A follower of this workspace's remote tasks, with the CLI's token (GITHUB_TOKEN, GH_TOKEN, gh). */

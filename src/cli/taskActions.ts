@@ -11,9 +11,10 @@ import { rollbackConfirmation } from '../core/tasks/rollback';
 import type { Task } from '../core/tasks/schema';
 import { formatZodIssues } from '../core/util/zodIssues';
 import type { CliIo } from './io';
-import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './taskActionArgs';
+import { actAsJson } from './jsonResult';
+import { DESTRUCTIVE, type TaskActionCommand, type TaskActionVerb } from './command';
 
-/** Exit codes of `ralph task <action>` (USAGE says the same). */
+/** Exit codes of `ralph task <action>` (the verbs' definition, verbSpec.ts EXITS, says the same). */
 export const ACTION_EXIT = { ok: 0, notDone: 1, usage: 2, notConfirmed: 4 } as const;
 
 const RULE_OF: Record<TaskActionVerb, TaskActionName> = {
@@ -46,14 +47,19 @@ const USAGE_CODES = new Set([
  * actions), asking y/N on a terminal before the destructive ones.
  */
 export async function runTaskAction(command: TaskActionCommand, io: CliIo): Promise<number> {
+  if (command.json) return actAsJson(command, io, (quiet) => act(command, quiet), exitOf);
   try {
     return await act(command, io);
   } catch (error) {
     io.err(`ralph: ${errorMessage(error)}`);
-    if (error instanceof RollbackBlockedError) return ACTION_EXIT.notDone;
-    if (error instanceof RalphError && USAGE_CODES.has(error.code)) return ACTION_EXIT.usage;
-    return ACTION_EXIT.notDone;
+    return exitOf(error);
   }
+}
+
+function exitOf(error: unknown): number {
+  if (error instanceof RollbackBlockedError) return ACTION_EXIT.notDone;
+  if (error instanceof RalphError && USAGE_CODES.has(error.code)) return ACTION_EXIT.usage;
+  return ACTION_EXIT.notDone;
 }
 
 async function act(command: TaskActionCommand, io: CliIo): Promise<number> {

@@ -1,16 +1,20 @@
 /**
- * The CLI's help, its mistakes and its completion (issue 49), against the one list of verbs
- * (src/cli/verbs.ts) and the usage texts written beside the parsers: `ralph --help` short and
- * grouped, each verb's page, an unknown verb with the closest one (exit 2, never a stack trace),
+ * The CLI's help, its mistakes and its completion (issue 49), against the one definition of the
+ * verbs (src/cli/verbs*.ts) from which commander's parser, the pages, completion and docs/cli.md
+ * are made: `ralph --help` short and grouped, each verb's page walked against its definition, the
+ * generated reference current, mistakes with exit 2 and the closest verb (never a stack trace),
  * and a bash completion script that loads and completes a verb and a task id.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { parseCli } from '../../../src/cli/args';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { AGENT_KINDS } from '../../../src/core/agentKinds';
+import { longFlag, parseCli, synopsis, verbCommand } from '../../../src/cli/args';
 import { completions, completionScript, SHELLS } from '../../../src/cli/completion';
-import { mainHelp, usageLine, usageVerbs, verbHelp } from '../../../src/cli/help';
+import { mainHelp, usageLine, verbHelp } from '../../../src/cli/help';
 import { closest, GROUPS, VERBS } from '../../../src/cli/verbs';
-import { CLI, runCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, REPO_ROOT, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('the CLI: help pages, did-you-mean and completion (issue 49)', function () {
@@ -33,24 +37,83 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     for (const argv of [[], ['--help'], ['-h'], ['help']]) assert.deepEqual(parseCli(argv, '/w'), { kind: 'help' });
   });
 
-  it('the verb list and the usage texts beside the parsers name the same verbs', () => {
-    assert.deepEqual([...usageVerbs()].sort(), VERBS.map((v) => v.name).sort());
+  it("the parser is the definition: each verb a commander command with the definition's arguments and options", () => {
+    for (const verb of VERBS) {
+      const command = verbCommand(verb.name);
+      assert.equal(command.name(), verb.name.split(' ').at(-1), verb.name);
+      assert.deepEqual(
+        command.options.map((o) => o.long),
+        (verb.options ?? []).map(longFlag),
+        `${verb.name}: its options`,
+      );
+      assert.deepEqual(
+        command.registeredArguments.map((a) => a.name()),
+        (verb.args ?? []).map((a) => a.name.replace(/[<>[\].]/g, '')),
+        `${verb.name}: its arguments`,
+      );
+    }
   });
 
-  it('every verb has a page: its usage from the usage texts, its exit codes, its examples; help <verb>, <verb> --help and task <verb> --help agree', () => {
+  it('every page walked against the definition: summary, usage, arguments, options with choices and defaults, exit codes, examples', () => {
     for (const verb of VERBS) {
       const page = verbHelp(verb.name);
-      assert.match(page, new RegExp(`^ralph ${verb.name} — `), verb.name);
-      assert.match(page, new RegExp(`^ {2}${verb.name}\\b`, 'm'), `${verb.name}: its usage entry`);
-      assert.match(page, /Exit codes:|exit 0/, `${verb.name}: its exit codes`);
-      for (const example of verb.examples ?? []) assert.ok(page.includes(example));
+      assert.ok(page.startsWith(`ralph ${verb.name} — ${verb.summary}\n`), verb.name);
+      assert.ok(page.includes(`Usage: ${synopsis(verb)}\n`), `${verb.name}: its usage`);
+      for (const arg of verb.args ?? []) {
+        const row = page.split('\n').find((l) => l.trim().split(/ {2,}/)[0] === arg.name.replace(/[<>[\].]/g, ''));
+        assert.ok(row?.includes(arg.description), `${verb.name}: its argument ${arg.name}`);
+      }
+      for (const option of verb.options ?? []) {
+        const row = page.split('\n').find((l) => l.startsWith(`  ${option.flags} `));
+        assert.ok(row, `${verb.name}: ${option.flags} has its row`);
+        const text = page
+          .slice(page.indexOf(row))
+          .split(/\n {2}-/)[0]
+          .replace(/\s+/g, ' ');
+        assert.ok(text.includes(option.description.split(' ').slice(0, 4).join(' ')), `${verb.name} ${option.flags}: its description`);
+        if (option.default) assert.ok(text.includes(`(default: ${option.default})`), `${verb.name} ${option.flags}: its default`);
+        if (option.choices)
+          assert.ok(text.includes(option.choices.map((c) => `"${c}"`).join(', ')), `${verb.name} ${option.flags}: its choices`);
+      }
+      assert.ok(page.replace(/\s+/g, ' ').includes(verb.exits), `${verb.name}: its exit codes`);
+      for (const example of verb.examples ?? []) assert.ok(page.includes(`  ${example}`), `${verb.name}: ${example}`);
       const words = verb.name.split(' ');
       assert.deepEqual(parseCli(['help', ...words], '/w'), { kind: 'help', verb: verb.name });
       assert.deepEqual(parseCli([...words, '--help'], '/w'), { kind: 'help', verb: verb.name });
+      assert.deepEqual(parseCli([...words, '-h'], '/w'), { kind: 'help', verb: verb.name });
     }
     assert.match(verbHelp('run'), /--unattended/);
     assert.doesNotMatch(verbHelp('task retry'), /task delete/, "only that verb's page");
     assert.match(verbHelp('task'), /task add +add a task/);
+  });
+
+  it('ralph help <verb>, ralph <verb> --help and ralph task <sub> --help print that page (the built CLI)', async () => {
+    for (const argv of [
+      ['help', 'task', 'retry'],
+      ['task', 'retry', '--help'],
+      ['review', 'approve', '-h'],
+      ['help', 'ci', 'init'],
+    ]) {
+      const result = await runCli(argv, '/');
+      assert.equal(result.code, 0, argv.join(' '));
+      const verb = argv.filter((w) => w !== 'help' && !w.startsWith('-')).join(' ');
+      assert.equal(result.stdout, `${verbHelp(verb)}\n`, argv.join(' '));
+    }
+    const env = await runCli(['--help'], '/', { ...CLI_ENV, NO_COLOR: '1' });
+    assert.equal(env.stdout, `${mainHelp()}\n`);
+    assert.ok(!env.stdout.includes(String.fromCharCode(27)), 'no colour codes');
+  });
+
+  it('docs/cli.md holds the reference generated from the definition, as it is now', () => {
+    const script = `import { generatedParts } from './scripts/docs/reference.mjs';
+      import fs from 'node:fs';
+      const part = (await generatedParts())['docs/cli.md'].usage;
+      const text = fs.readFileSync('docs/cli.md', 'utf8');
+      process.stdout.write(text.includes(part.trimEnd()) ? 'current' : 'stale');`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(out, 'current', 'run npm run docs');
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    for (const verb of VERBS) assert.ok(doc.includes(`#### ralph ${verb.name}\n`), verb.name);
   });
 
   it('an unknown verb or sub-verb: exit 2, what was wrong, the closest verb, its usage line — no stack trace', async () => {
@@ -62,7 +125,7 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     assert.equal(typo.code, 2);
     assert.match(
       typo.stderr,
-      /^ralph: unknown review command "aprove": did you mean `ralph review approve`\?\n\nUsage: ralph review approve <id>\n/,
+      /^ralph: unknown review command "aprove": did you mean `ralph review approve`\?\n\nUsage: ralph review approve <id> \[--json\]\n/,
     );
     assert.doesNotMatch(typo.stderr, /at .*\.js:\d+/, 'no stack trace');
     const option = await runCli(['status', '--frobnicate'], '/');
@@ -73,6 +136,30 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     const misspelt = await runCli(['run', '--unatended'], '/');
     assert.equal(misspelt.code, 2);
     assert.match(misspelt.stderr, /Unknown option '--unatended'[\s\S]*\nDid you mean --unattended\?\nUsage: ralph run \[--task ID\]/);
+    // every other kind of mistake commander finds: exit 2, Ralph's words, the verb's usage, no stack trace
+    const mistakes: [string[], RegExp][] = [
+      [
+        ['task', 'cancel', 'T-1', '--fresh'],
+        /^ralph: Unknown option '--fresh': --fresh does not apply to task cancel\n\nUsage: ralph task cancel <id>/,
+      ],
+      [['task', 'retry'], /^ralph: task retry needs a task id: ralph task retry <id>\n\nUsage: ralph task retry <id> \[--fresh\]/],
+      [
+        ['task', 'add', 'T', '--prompt', 'p', '--promise', 'q', '--review', 'later'],
+        /^ralph: --review must be one of manual, auto, got "later"\n/,
+      ],
+      [['task', 'edit', 'T-1', '--complexity', 'x'], /^ralph: --complexity must be a whole number from 1 to 14, got "x"\n/],
+      [['status', 'extra'], /^ralph: unexpected argument "extra"\n\nUsage: ralph status \[--json\]/],
+      [['plan', '--accept'], /^ralph: option '--accept <plan.json>' argument missing\n/],
+      [['task'], /^ralph: ralph task needs one of its verbs: add, list, [\s\S]*Usage: ralph task add\|list\|/],
+      [['help', 'frobnicate'], /^ralph: unknown command "frobnicate"/],
+    ];
+    for (const [argv, expected] of mistakes) {
+      const result = await runCli(argv, '/');
+      assert.equal(result.code, 2, argv.join(' '));
+      assert.match(result.stderr, expected, argv.join(' '));
+      assert.equal(result.stdout, '', argv.join(' '));
+      assert.doesNotMatch(result.stderr, /at .*\.js:\d+|CommanderError/, 'no stack trace');
+    }
   });
 
   it('--version; completion scripts for bash, zsh and fish; __complete offers verbs, sub-verbs, options and task ids', async () => {
@@ -90,6 +177,8 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     const runOptions = await completions(['run', ''], ws.dir);
     for (const option of ['--task', '--json', '--unattended', '--workspace']) assert.ok(runOptions.includes(option), option);
     assert.ok(!runOptions.includes('--hard'), "the options of run's usage, not the words of its descriptions");
+    assert.deepEqual(await completions(['run', '--agent', ''], ws.dir), [...AGENT_KINDS], "an option's choices");
+    assert.deepEqual(await completions(['task', 'edit', 'T-001', '--review', ''], ws.dir), ['manual', 'auto']);
     assert.deepEqual(parseCli(['__complete', 'run', '--workspace', '/x', ''], '/w'), {
       kind: 'complete',
       workspace: '/x',

@@ -147,6 +147,12 @@ describe('ralph ci init: the dispatch and checks workflows', function () {
     assert.equal(kept.code, 1);
     assert.match(kept.stdout, /kept \.github\/workflows\/ralph\.yml/);
     assert.equal(await ws.read('.github/workflows/ralph.yml'), 'name: mine\n');
+    const asJson = await runCli(['ci', 'init', '--json'], ws.dir, env);
+    assert.equal(asJson.code, 1, 'the same exit code as without --json');
+    assert.deepEqual(
+      (JSON.parse(asJson.stdout) as { files: { file: string; state: string }[] }).files.find((f) => f.file.endsWith('ralph.yml')),
+      { file: path.join('.github', 'workflows', 'ralph.yml'), state: 'kept' },
+    );
     await ws.write('package.json', '{"name":"w","devDependencies":{"ralph-loop":"^0.1.0"}}');
     assert.equal((await runCli(['ci', 'init', '--force'], ws.dir, env)).code, 0);
     assert.match(await ws.read('.github/workflows/ralph.yml'), /npx --no-install ralph run --ci/);
