@@ -52,7 +52,7 @@ export function agentOnStep(
   if (kind === 'builtin') {
     for (let i = index; i >= 0; i--) {
       const s = steps[i];
-      if ((s.agent === undefined || s.agent === 'builtin') && s.model) return { kind, model: s.model };
+      if (s && (s.agent === undefined || s.agent === 'builtin') && s.model) return { kind, model: s.model };
     }
     return { kind, model: llmModels[0] };
   }
