@@ -106,9 +106,7 @@ export function checkAgentsFound(
   ladder: LadderOfRun = { steps: [], llmModels: [] },
 ): CliAgentKind[] {
   const open = tasks.filter((t) => t.status !== 'done' && t.status !== 'cancelled');
-  const kinds = new Set(
-    open.flatMap((t) => agentsOnLadder(ladder.steps, { override, task: t.agent, config }, ladder.llmModels)),
-  );
+  const kinds = new Set(open.flatMap((t) => agentsOnLadder(ladder.steps, { override, task: t.agent, config }, ladder.llmModels)));
   const cli = [...kinds].filter((k): k is CliAgentKind => k !== 'builtin');
   for (const kind of cli) resolveAgentCommand(kind, ownSettings(kind, config), env);
   return cli;

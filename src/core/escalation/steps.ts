@@ -40,12 +40,7 @@ export function ladderSteps(ladder: readonly LadderStepInput[] | undefined, llmM
  * unset), the built-in agent on the nearest built-in model at or below the step (else the first of
  * `llm.models`) — a step never hands one agent's model name to another.
  */
-export function agentOnStep(
-  steps: readonly LadderStep[],
-  tier: number,
-  choice: AgentChoice,
-  llmModels: readonly string[],
-): IterationAgent {
+export function agentOnStep(steps: readonly LadderStep[], tier: number, choice: AgentChoice, llmModels: readonly string[]): IterationAgent {
   const index = Math.max(0, Math.min(tier, steps.length - 1));
   const step: LadderStep = steps[index] ?? {};
   const kind = choice.override ?? choice.task ?? step.agent ?? choice.config.kind;
@@ -71,9 +66,9 @@ export function agentsOnLadder(steps: readonly LadderStep[], choice: AgentChoice
 }
 
 /** The ladder of a config, for the check that its agents are found. */
-export function ladderOfConfig(config: {
-  escalation: { ladder?: readonly LadderStepInput[] };
-  llm: { models: readonly string[] };
-}): { steps: LadderStep[]; llmModels: readonly string[] } {
+export function ladderOfConfig(config: { escalation: { ladder?: readonly LadderStepInput[] }; llm: { models: readonly string[] } }): {
+  steps: LadderStep[];
+  llmModels: readonly string[];
+} {
   return { steps: ladderSteps(config.escalation.ladder, config.llm.models), llmModels: config.llm.models };
 }

@@ -90,29 +90,8 @@ export function toPanelEvent(
         time: event.time,
       };
     case 'iteration.started':
-      return {
-        type: 'iteration.started',
-        taskId: event.taskId,
-        iteration: event.iteration,
-        maxIterations: event.maxIterations,
-        model: event.model,
-        ...(event.agent ? { agent: agentName(event.agent) } : {}),
-        runId: event.runId,
-        seq: event.seq,
-        time: event.time,
-      };
     case 'agent.session':
-      // its session id is the run log's; the model it reported is the panel's
-      return {
-        type: 'agent.session',
-        taskId: event.taskId,
-        iteration: event.iteration,
-        agent: agentName(event.agent),
-        ...(event.model ? { model: event.model } : {}),
-        runId: event.runId,
-        seq: event.seq,
-        time: event.time,
-      };
+      return agentEvent(event);
     case 'git.commit':
       // the file list can be long and the panel does not show it
       return {
@@ -147,6 +126,36 @@ function signalEvent(event: Extract<core.RalphEvent, { type: 'signal' }>): share
   if (s.kind === 'BLOCKED') return { ...base, reason: s.reason };
   if (s.kind === 'NEEDS_HELP') return { ...base, reason: s.question };
   return base;
+}
+
+/** An iteration's start and an agent CLI's session, the agent named as people know it. */
+function agentEvent(event: Extract<core.RalphEvent, { type: 'iteration.started' | 'agent.session' }>): shared.PanelEvent {
+  switch (event.type) {
+    case 'iteration.started':
+      return {
+        type: 'iteration.started',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        maxIterations: event.maxIterations,
+        model: event.model,
+        ...(event.agent ? { agent: agentName(event.agent) } : {}),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
+    case 'agent.session':
+      // its session id is the run log's; the model it reported is the panel's
+      return {
+        type: 'agent.session',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        agent: agentName(event.agent),
+        ...(event.model ? { model: event.model } : {}),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
+  }
 }
 
 /** The events `toPanelEvent` reshapes; every other one is decided below. */

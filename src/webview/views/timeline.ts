@@ -24,12 +24,7 @@ function marks(row: IterationView): HTMLElement {
   const parts: (HTMLElement | string)[] = [];
   if (row.escalatedFrom)
     parts.push(
-      h(
-        'span',
-        { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` },
-        icon('arrow-up'),
-        ' escalated',
-      ),
+      h('span', { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` }, icon('arrow-up'), ' escalated'),
     );
   if (row.delegations > 0)
     parts.push(h('span', { class: 'mark', title: `${row.delegations} delegation(s)` }, icon('organization'), ` ${row.delegations}`));
@@ -93,7 +88,9 @@ export function timeline(ctx: ViewContext): HTMLElement | null {
           h(
             'tr',
             {},
-            ...['#', 'Progress', 'Started', 'Duration', 'Agent · model', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) => h('th', { scope: 'col' }, c)),
+            ...['#', 'Progress', 'Started', 'Duration', 'Agent · model', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
           ),
         ),
         h('tbody', {}, ...rows),

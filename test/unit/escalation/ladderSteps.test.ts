@@ -29,22 +29,37 @@ describe('the escalation ladder of agents and models (escalation.ladder)', () =>
     assert.deepEqual(agentOnStep(ladderSteps(undefined, MODELS), 1, builtin, MODELS), { kind: 'builtin', model: 'mid' });
     // a config on Codex with today's ladder: every step stays on Codex with agent.model
     const codex = { config: { kind: 'codex' as const, model: 'gpt-5' } };
-    for (const tier of [0, 1, 2]) assert.deepEqual(agentOnStep(ladderSteps(undefined, MODELS), tier, codex, MODELS), { kind: 'codex', model: 'gpt-5' });
+    for (const tier of [0, 1, 2])
+      assert.deepEqual(agentOnStep(ladderSteps(undefined, MODELS), tier, codex, MODELS), { kind: 'codex', model: 'gpt-5' });
   });
 
   it('parses steps of both forms, and names what is wrong with a bad one', () => {
     const config = parseConfig({
       escalation: { ladder: ['cheap', { agent: 'claude-code', model: 'opus' }, { agent: 'codex' }, { agent: 'builtin', model: 'o3' }] },
     });
-    assert.deepEqual(config.escalation.ladder, ['cheap', { agent: 'claude-code', model: 'opus' }, { agent: 'codex' }, { agent: 'builtin', model: 'o3' }]);
+    assert.deepEqual(config.escalation.ladder, [
+      'cheap',
+      { agent: 'claude-code', model: 'opus' },
+      { agent: 'codex' },
+      { agent: 'builtin', model: 'o3' },
+    ]);
     assert.match(configError({ escalation: { ladder: [] } }), /escalation\.ladder.*at least one step/);
-    assert.match(configError({ escalation: { ladder: ['cheap', 42] } }), /escalation\.ladder\.1.*a model of the built-in agent .* or an agent with its model/);
+    assert.match(
+      configError({ escalation: { ladder: ['cheap', 42] } }),
+      /escalation\.ladder\.1.*a model of the built-in agent .* or an agent with its model/,
+    );
     assert.match(configError({ escalation: { ladder: [{ agent: 'cursor', model: 'x' }] } }), /escalation\.ladder\.0/);
-    assert.match(configError({ escalation: { ladder: [{ agent: 'claude-code', model: 'opus', effort: 'max' }] } }), /escalation\.ladder\.0/);
+    assert.match(
+      configError({ escalation: { ladder: [{ agent: 'claude-code', model: 'opus', effort: 'max' }] } }),
+      /escalation\.ladder\.0/,
+    );
     assert.match(configError({ escalation: { ladder: [{ agent: 'builtin' }] } }), /built-in agent names its model/);
     assert.match(configError({ escalation: { ladder: [''] } }), /cannot be empty/);
     assert.match(
-      configError({ llm: { provider: 'vscode', models: ['copilot:gpt-4.1'] }, escalation: { ladder: ['not a selector', { agent: 'codex', model: 'gpt-5' }] } }),
+      configError({
+        llm: { provider: 'vscode', models: ['copilot:gpt-4.1'] },
+        escalation: { ladder: ['not a selector', { agent: 'codex', model: 'gpt-5' }] },
+      }),
       /escalation\.ladder\.0.*does not name an editor model/,
     );
   });
@@ -75,7 +90,10 @@ describe('the escalation ladder of agents and models (escalation.ladder)', () =>
   });
 
   it('names each step as its iterations are named, and the task loop runs the step it is on', () => {
-    const config = parseConfig({ llm: { models: MODELS }, escalation: { ladder: ['cheap', { agent: 'claude-code', model: 'opus' }, { agent: 'codex' }] } });
+    const config = parseConfig({
+      llm: { models: MODELS },
+      escalation: { ladder: ['cheap', { agent: 'claude-code', model: 'opus' }, { agent: 'codex' }] },
+    });
     const services = { config, agentCli: new AgentCliRunner(config.agent, { ralph }) };
     assert.deepEqual(escalationSettings(services, {}).ladder, ['cheap', 'Claude Code: opus', 'Codex: its default model']);
     assert.deepEqual(escalationSettings(services, { agent: 'opencode' }).ladder, [

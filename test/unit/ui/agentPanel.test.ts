@@ -37,7 +37,14 @@ function ladderRun(): EventScript {
     reason: '2 consecutive failed iterations',
     toAgent: 'claude-code',
   });
-  s.add({ type: 'iteration.started', taskId: 'T-1', iteration: 3, maxIterations: 5, model: 'Claude Code: its default model', agent: 'claude-code' });
+  s.add({
+    type: 'iteration.started',
+    taskId: 'T-1',
+    iteration: 3,
+    maxIterations: 5,
+    model: 'Claude Code: its default model',
+    agent: 'claude-code',
+  });
   s.add({ type: 'agent.session', taskId: 'T-1', iteration: 3, agent: 'claude-code', sessionId: 'sess-1', model: 'claude-sonnet-4-5' });
   return s;
 }
@@ -57,8 +64,16 @@ describe('the agent and model of each iteration, in the panel and the status bar
     assert.equal(task.agent, 'Claude Code');
     // the words the progress box, the timeline and the tiles show
     assert.deepEqual(agentModelOf(task.iterations[0]), { agent: 'Built-in agent', model: 'gpt-4.1-mini' });
-    assert.deepEqual(agentModelOf(task.iterations[2]), { agent: 'Claude Code', model: 'claude-sonnet-4-5' }, "the session's model for the CLI's default");
-    assert.deepEqual(task.iterations.map(agentModelText), ['Built-in agent · gpt-4.1-mini', 'Built-in agent · gpt-4.1-mini', 'Claude Code · claude-sonnet-4-5']);
+    assert.deepEqual(
+      agentModelOf(task.iterations[2]),
+      { agent: 'Claude Code', model: 'claude-sonnet-4-5' },
+      "the session's model for the CLI's default",
+    );
+    assert.deepEqual(task.iterations.map(agentModelText), [
+      'Built-in agent · gpt-4.1-mini',
+      'Built-in agent · gpt-4.1-mini',
+      'Claude Code · claude-sonnet-4-5',
+    ]);
     // until the next iteration starts, the stream's note names the agent and model the task moved to
     const events = ladderRun().events;
     const atEscalation = replay(events.slice(0, events.findIndex((e) => e.type === 'escalation') + 1)).tasks[0];

@@ -24,11 +24,7 @@ export function escalationSettings(services: LadderServices, task: Pick<Task, 'a
 }
 
 /** The agent and model the next iteration runs on, from the checkpointed escalation state. */
-export function modelFor(
-  services: LadderServices,
-  task: Task,
-  cp: Checkpoint,
-): { cp: Checkpoint; model: string; agent: IterationAgent } {
+export function modelFor(services: LadderServices, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string; agent: IterationAgent } {
   const settings = escalationSettings(services, task);
   const escalation = cp.escalation ?? startEscalation(task, settings.ladder.length);
   const tier = Math.min(escalation.tier, settings.ladder.length - 1);
@@ -120,8 +116,7 @@ export async function afterIteration(
   const convene = step.convene || stuck.stuck;
   // the council talks to the models: the task's slot first (given away while its gates ran)
   if (convene && !stop.aborted) await services.slot?.take(stop);
-  if (convene && !stop.aborted)
-    next = await consultCouncil(services, task, next, { record, force, stuck: stuck.stuck, feedback, stop });
+  if (convene && !stop.aborted) next = await consultCouncil(services, task, next, { record, force, stuck: stuck.stuck, feedback, stop });
   next = { ...next, history: [...history.slice(0, -1), { ...record, feedback }] };
   return { cp: next };
 }
