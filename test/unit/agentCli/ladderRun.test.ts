@@ -17,6 +17,13 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
 const CHEAP = 'cheap-model';
+/**
+ * OpenCode's scripted provider has two models: the one the ladder's step names, and another that
+ * OpenCode picks by itself when it is told no model (so a step whose model did not reach it fails).
+ */
+const NAMED = 'scripted-model';
+const NAMED_OPENCODE = OPENCODE_MODEL;
+const OTHER = 'strong-model';
 
 describe('ralph run up the escalation ladder: from the built-in agent to OpenCode (the real CLI)', function () {
   this.timeout(180_000);
@@ -37,13 +44,18 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
 
   it('two failed iterations on the cheap built-in model, then OpenCode on the named model fixes the task: done', async () => {
     // one endpoint for both agents: the built-in agent asks for the cheap model and never fixes anything;
-    // OpenCode (its provider's model is scripted-model) fixes add in the session of iteration 3
+    // OpenCode on the model the step names fixes add in the session of iteration 3 (on another model it does nothing)
     const onCli = opencodeAgent([[], [], [ocBash(FIX), ocBash('npm test'), ocComplete('add adds'), { text: 'Fixed add.' }]]);
     const step = (request: RecordedRequest) =>
-      request.body?.model === CHEAP ? { content: 'I read greeter.js; I am not sure what is wrong.' } : onCli(request);
-    server = await startScriptedServer({ steps: Array.from({ length: 60 }, () => step), models: [CHEAP, 'scripted-model'] });
+      request.body?.model === NAMED ? onCli(request) : { content: 'I read greeter.js; I am not sure what is wrong.' };
+    server = await startScriptedServer({ steps: Array.from({ length: 60 }, () => step), models: [CHEAP, NAMED, OTHER] });
     const made = await opencodeEnv(server.url);
     home = made.home;
+    // the person's OpenCode has two models of the scripted provider
+    const opencodeJson = path.join(made.env.XDG_CONFIG_HOME!, 'opencode', 'opencode.json');
+    const own = JSON.parse(await fs.readFile(opencodeJson, 'utf8'));
+    own.provider.scripted.models[OTHER] = { name: 'Another model' };
+    await fs.writeFile(opencodeJson, JSON.stringify(own, null, 2));
     // the person has OpenCode on PATH: the ladder's step names the agent, not where it is
     const env = { ...made.env, PATH: `${path.dirname(opencode)}${path.delimiter}${process.env.PATH ?? ''}` };
     ws = await makeTempWorkspace({
@@ -54,7 +66,7 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
     assert.equal(init.code, 0, init.stderr);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: [CHEAP], maxRetries: 0 },
-      escalation: { threshold: 2, ladder: [CHEAP, { agent: 'opencode', model: OPENCODE_MODEL }] },
+      escalation: { threshold: 2, ladder: [CHEAP, { agent: 'opencode', model: NAMED_OPENCODE }] },
       gates: [TESTS_GATE],
       loop: { maxIterations: 4, maxParallel: 1 },
     };
@@ -81,7 +93,8 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
     assert.match(run.stdout, /⌁ opencode session ses_\S+/);
     // what reached the model: the built-in agent's requests only before the move, OpenCode's only after it
     const cheap = server.requests.filter((r) => r.body?.model === CHEAP);
-    const cli = server.requests.filter((r) => r.body?.model === 'scripted-model');
+    const cli = server.requests.filter((r) => r.body?.model === NAMED);
+    assert.equal(server.requests.filter((r) => r.body?.model === OTHER).length, 0, "nothing on OpenCode's other model");
     assert.ok(cheap.length >= 2, `the built-in agent ran twice (${cheap.length} requests)`);
     assert.ok(cli.length >= 3, `OpenCode ran (${cli.length} requests)`);
     assert.ok(
@@ -93,17 +106,17 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
     const checkpoint = JSON.parse(await ws.read(`.ralph/state/${task.id}.json`));
     assert.deepEqual(
       checkpoint.history.map((r: { model: string }) => r.model),
-      [CHEAP, CHEAP, `OpenCode: ${OPENCODE_MODEL}`],
+      [CHEAP, CHEAP, `OpenCode: ${NAMED_OPENCODE}`],
     );
     assert.equal(checkpoint.history[2].agentSession?.agent, 'opencode');
     assert.deepEqual(
       checkpoint.escalation.history.map((e: { from: string; to: string }) => [e.from, e.to]),
-      [[CHEAP, `OpenCode: ${OPENCODE_MODEL}`]],
+      [[CHEAP, `OpenCode: ${NAMED_OPENCODE}`]],
     );
     const log = await runLogEvents(ws);
     const escalation = log.find((e) => e.type === 'escalation');
     assert.equal(escalation?.toAgent, 'opencode');
-    assert.equal(escalation?.toModel, OPENCODE_MODEL);
+    assert.equal(escalation?.toModel, NAMED_OPENCODE);
     assert.deepEqual(
       log.filter((e) => e.type === 'iteration.started').map((e) => e.agent),
       ['builtin', 'builtin', 'opencode'],
