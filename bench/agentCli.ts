@@ -34,6 +34,8 @@ const LABELS: Record<BenchAgent, string> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   opencode: 'OpenCode',
+  copilot: 'Copilot CLI',
+  gemini: 'Gemini CLI',
 };
 const FILE = 'hello.txt';
 

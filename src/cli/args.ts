@@ -24,7 +24,7 @@ Commands:
         [--proof fail-to-pass|none] [--proof-test GLOB]...
                                      the fail-to-pass proof (default: bugfix only) and the task's own test files
         [--known-failure "TEST"]...  a failing test a person declares unrelated to this task (name as printed)
-        [--agent builtin|claude-code|codex]  the agent of this task (default: agent.kind of the config)
+        [--agent ${AGENT_KINDS.join('|')}]  the agent of this task (default: agent.kind of the config)
         [--json]                     print the new task as JSON (default: its id)
                                      add a task; prints its id
   task list [--json]                 list tasks
@@ -42,7 +42,7 @@ ${PERSON_USAGE}
                                      uncommitted files are in the way of stays checked, waiting to land, and
                                      the run ends naming the files and the command that lands it
         --force                      take over a run.lock that no live Ralph run holds
-        --agent builtin|claude-code|codex  the agent of every task of this run (over the task's and the config's)
+        --agent ${AGENT_KINDS.join('|')}  the agent of every task of this run (over the task's and the config's)
         --ci                         run the task as a CI job (also when GITHUB_ACTIONS=true): on branch
                                      ralph/<id> of the checkout, its state on ralph-state/<id>, both pushed;
                                      opens or updates its pull request and enables auto-merge when done

@@ -25,6 +25,8 @@ export const AGENT_LABELS: Record<AgentId, string> = {
   'claude-code': ' (Claude Code)',
   codex: ' (Codex)',
   opencode: ' (OpenCode)',
+  copilot: ' (Copilot CLI)',
+  gemini: ' (Gemini CLI)',
 };
 
 /** The agent of one run, started: what the config and `ralph run` need, and what the agent saw. */

@@ -134,7 +134,7 @@ class AgentSession {
     child.stderr.on('data', (chunk: string) => {
       this.stderr = (this.stderr + chunk).slice(-STDERR_TAIL);
     });
-    const parser = o.adapter.createParser();
+    const parser = o.adapter.createParser({ sessionDir: this.sessionDir });
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on('line', (line) => this.take(parser.line(line), kill));
     const exit = new Promise<{ code: number | null; error?: Error }>((resolve) => {

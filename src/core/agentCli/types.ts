@@ -91,5 +91,6 @@ export interface AgentCliAdapter {
   /** It reports the session's whole cost at its end (`total_cost`) and no cost per turn: its turns are not priced from `llm.prices`. */
   reportsTotalCost?: boolean;
   launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;
-  createParser(): StreamParser;
+  /** A parser of one session's stdout (the session's folder: where the adapter's launch put its files). */
+  createParser(session?: { sessionDir: string }): StreamParser;
 }

@@ -8,13 +8,13 @@ export const AgentKindSchema = z.enum(AGENT_KINDS);
 export const AgentConfigSchema = z
   .strictObject({
     kind: AgentKindSchema.default('builtin').describe(
-      'who does the work of an iteration: "builtin" (Ralph\'s own agent over llm), or an agent CLI: "claude-code" (Claude Code), "codex" (Codex CLI), "opencode" (OpenCode) — one fresh headless session per iteration, verified by the same gates',
+      'who does the work of an iteration: "builtin" (Ralph\'s own agent over llm), or an agent CLI: "claude-code" (Claude Code), "codex" (Codex CLI), "opencode" (OpenCode), "copilot" (GitHub Copilot CLI), "gemini" (Gemini CLI) — one fresh headless session per iteration, verified by the same gates',
     ),
     command: z
       .string()
       .min(1)
       .optional()
-      .describe("the agent CLI's executable (default: its usual name found on PATH: claude, codex, opencode)"),
+      .describe("the agent CLI's executable (default: its usual name found on PATH: claude, codex, opencode, copilot, gemini)"),
     args: z
       .array(z.string())
       .default([])

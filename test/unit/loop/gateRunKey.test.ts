@@ -225,6 +225,22 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
     assert.equal((await runner.run(request(ws.dir, { taskId: 'T-1' }))).reused, true, "the task's gate takes its agent's failing run");
     assert.equal((await runner.run(request(ws.dir, { taskId: 'T-2' }))).reused, undefined, 'another task runs its own');
     assert.equal(inner.runs, 7);
+    // the tree's first run made for no task (the run at a base): a task's gate runs its own once, and takes that one after
+    await write(ws.dir, 'c.txt', 'c\n');
+    await runner.run(request(ws.dir, { reuse: 'any' }));
+    assert.equal(
+      (await runner.run(request(ws.dir, { taskId: 'T-3' }))).reused,
+      undefined,
+      "the base's failure is not fed back to an agent",
+    );
+    assert.equal(
+      (await runner.run(request(ws.dir, { taskId: 'T-3' }))).reused,
+      true,
+      "its next iteration on the same tree takes the task's own run",
+    );
+    assert.equal((await runner.run(request(ws.dir, { taskId: 'T-4' }))).reused, undefined, 'another task runs its own');
+    assert.equal((await runner.run(request(ws.dir, { reuse: 'any' }))).reused, true);
+    assert.equal(inner.runs, 10);
   });
 
   it('a shared run stopped or crashed midway is kept by no one: each waiter runs its own; a waiter stopped while waiting gets a stopped result', async () => {

@@ -72,7 +72,8 @@ interface Kept {
  *   result, its paths made portable). A passing result is taken by every request; a failing one
  *   only by requests that say so (`reuse: 'any'`, the runs that learn what is red at a base or a
  *   tip) and by the task it was made for (its agent's own run of the gate's command, an earlier
- *   iteration's gate on the same tree) — a failure the agent is told of is always a run made
+ *   iteration's gate on the same tree, kept for the task even when the tree's first run was
+ *   another's or the base's) — a failure the agent is told of is always a run made
  *   for its task, so a failure that does not reproduce is not fed back twice. A result is taken only by a request whose time limit it
  *   ended within. Re-runs of a failed gate (`rerunFailures`), `reuse: 'none'` and a gate with
  *   `reuse: false` always run, and are not kept.
@@ -80,6 +81,11 @@ interface Kept {
  */
 export class GateRunCache {
   private readonly runs = new Map<string, Promise<Kept | undefined>>();
+  /**
+   * Runs a task made itself on a key whose run it did not take (another's failure, or the run at
+   * its base, made for no task): by key and task id. Its later iterations on the same tree take them.
+   */
+  private readonly taskRuns = new Map<string, Kept>();
   /** The runs of `runs` that have ended. */
   private readonly settled = new WeakSet<Promise<Kept | undefined>>();
   /** Runs made (shared or not) and results taken again instead (for the tests and the bench). */
@@ -129,16 +135,30 @@ export class GateRunCache {
       }
       const { result: portable, taskId } = kept;
       const failureTaken = reuse === 'any' || (taskId !== undefined && taskId === request.taskId);
-      if ((portable.exitCode === 0 || failureTaken) && portable.durationMs < request.timeoutMs) {
-        this.counts.reused++;
-        const taken = localizedResult(portable, request.cwd);
-        request.onOutput?.(taken.output);
-        return { ...taken, reused: true };
-      }
-      // a failure it does not take, or a run longer than its time limit: its own run
-      this.counts.started++;
-      return inner.run(request);
+      if ((portable.exitCode === 0 || failureTaken) && portable.durationMs < request.timeoutMs) return this.taken(kept, request);
+      // a failure it does not take, or a run longer than its time limit: the task's own run of this
+      // key made since (its earlier iteration on this tree), or its own run now, kept for the task
+      const mine = request.taskId === undefined ? undefined : this.taskRuns.get(`${key}\u0000${request.taskId}`);
+      if (mine && mine.result.durationMs < request.timeoutMs) return this.taken(mine, request);
+      return this.runForTask(key, inner, request);
     }
+  }
+
+  /** `kept` taken for `request`, read in its tree. */
+  private taken(kept: Kept, request: GateRunRequest): GateRunResult {
+    this.counts.reused++;
+    const taken = localizedResult(kept.result, request.cwd);
+    request.onOutput?.(taken.output);
+    return { ...taken, reused: true };
+  }
+
+  /** Runs `request` itself (the key's run is one it does not take); kept for its task, which takes it again on this tree. */
+  private async runForTask(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
+    this.counts.started++;
+    const result = await inner.run(request);
+    const kept = keptOf(result, request);
+    if (kept && request.taskId !== undefined) this.taskRuns.set(`${key}\u0000${request.taskId}`, kept);
+    return result;
   }
 
   /**
@@ -163,11 +183,7 @@ export class GateRunCache {
   private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     this.counts.started++;
     const running = inner.run(request);
-    const kept = running.then((r): Kept | undefined => {
-      if (r.exitCode === null || r.aborted || r.timedOut) return undefined;
-      const { reused: _reused, ...result } = r;
-      return { result: portableResult(result, request.cwd), taskId: request.taskId };
-    });
+    const kept = running.then((r) => keptOf(r, request));
     this.runs.set(key, kept);
     void kept.then(
       () => this.settled.add(kept),
@@ -184,4 +200,11 @@ export class GateRunCache {
       throw error;
     }
   }
+}
+
+/** What of a run is kept for others: a run that ended (an exit code, not stopped, not timed out), naming no tree. */
+function keptOf(r: GateRunResult, request: GateRunRequest): Kept | undefined {
+  if (r.exitCode === null || r.aborted || r.timedOut) return undefined;
+  const { reused: _reused, ...result } = r;
+  return { result: portableResult(result, request.cwd), taskId: request.taskId };
 }

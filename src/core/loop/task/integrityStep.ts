@@ -56,7 +56,7 @@ export async function takeIntegrityBaseline(
     let verdict: BaseVerdict | undefined;
     let environment: string | undefined;
     if (RUN_AT_BASE.has(gate.kind)) {
-      const result = await runAtBase(services, gate, workspace, roots, stop);
+      const result = await runAtBase(services, gate, { workspace, roots, taskId: task.id }, stop);
       if (!result || stop.aborted) return undefined;
       ({ tests, verdict, environment } = result);
     }
@@ -100,13 +100,14 @@ export async function takeIntegrityBaseline(
 async function runAtBase(
   services: Pick<TaskLoopServices, 'gates' | 'config'>,
   gate: GateConfig,
-  workspace: string,
-  roots: readonly string[],
+  where: { workspace: string; roots: readonly string[]; taskId: string },
   stop: AbortSignal,
 ): Promise<{ tests?: TestCounts; verdict: BaseVerdict; environment?: string } | undefined> {
+  const { workspace, roots, taskId } = where;
   // the gate's first run for the task: a cause no change of the agent fixes is looked for (environmentStop.ts)
   const diagnose = environmentDiagnosis(services, workspace);
-  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any', diagnose });
+  // made for the task (the run's gate cache): its iteration 1 on the unchanged base takes it, failures included
+  const report = await runGates({ gates: [gate], runner: services.gates, cwd: workspace, signal: stop, reuse: 'any', diagnose, taskId });
   if (stop.aborted || report.outcomes.length === 0) return undefined;
   const [outcome] = report.outcomes;
   // inventory and failures: another worktree's paths would name nothing in this one
