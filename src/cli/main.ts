@@ -1,4 +1,5 @@
 import { checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
+import { ladderOfConfig } from '../core/escalation/steps';
 import { preCompactHook, preToolUseHook } from '../core/agentCli/hookGate';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
@@ -207,7 +208,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
   const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
   // a configured agent CLI that is not there: exit 2 before anything changes
-  checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent);
+  checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
   const { runner, config, dispose } = await ralph.prepareRun({
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { AgentMissingError, checkAgentsFound } from '../core/agentCli/port';
+import { ladderOfConfig } from '../core/escalation/steps';
 import * as vscode from 'vscode';
 import type { RalphConfig } from '../core/config/schema';
 import { ConfigError, errorMessage, LockError } from '../core/errors';
@@ -134,7 +135,7 @@ export class RunController extends DisposableBase {
     const config = await this.workspaceConfig();
     try {
       // a configured agent CLI that is not installed: said before anything changes
-      checkAgentsFound(await this.ralph.store.list(), config.agent, undefined);
+      checkAgentsFound(await this.ralph.store.list(), config.agent, undefined, process.env, ladderOfConfig(config));
     } catch (error) {
       if (error instanceof AgentMissingError)
         throw new RunRefusedError(error.message, { title: 'Open Config', command: 'ralph.openConfig' });

@@ -1,5 +1,6 @@
 import type { CliAgentKind } from './agentKinds';
-import { adapterOf, resolveAgentCommand } from './agentCli/port';
+import { adapterOf, ownSettings, resolveAgentCommand } from './agentCli/port';
+import { agentsOnLadder, ladderOfConfig } from './escalation/steps';
 import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -51,7 +52,10 @@ export async function doctor(workspace: string, options: DoctorOptions = {}): Pr
   checks.push(await sandboxCheck(config?.commands.sandbox ?? 'auto', options.probe ?? (() => probeSandbox()), platform));
   if (config) {
     const cli = config.agent.kind !== 'builtin' ? config.agent.kind : undefined;
-    if (cli) checks.push(agentCheck(cli, config, env));
+    // agent.kind's CLI, and those the escalation ladder's steps name
+    const { steps, llmModels } = ladderOfConfig(config);
+    const kinds = new Set([...(cli ? [cli] : []), ...agentsOnLadder(steps, { config: config.agent }, llmModels)]);
+    for (const kind of kinds) if (kind !== 'builtin') checks.push(agentCheck(kind, config, env));
     // on an agent CLI, the built-in agent's model is needed only by what calls it (a bug council)
     checks.push(...endpointChecks(config, env).map((c) => (cli ? { ...c, needed: false } : c)));
     checks.push(...(await gateChecks(config, workspace, env, platform)));
@@ -89,11 +93,16 @@ async function sandboxCheck(
 }
 
 /** The primary endpoint and each fallback: a key where one is needed (OpenAI itself), the editor's models out of the CLI's reach. */
-/** The agent CLI of `agent.kind`: found (where), or how to install it. */
+/** An agent CLI of the config (`agent.kind`'s, a ladder step's): found (where), or how to install it. */
 function agentCheck(kind: CliAgentKind, config: RalphConfig, env: NodeJS.ProcessEnv): DoctorCheck {
   const adapter = adapterOf(kind);
   try {
-    return { name: `agent ${adapter.label}`, ok: true, needed: true, detail: resolveAgentCommand(kind, config.agent, env) };
+    return {
+      name: `agent ${adapter.label}`,
+      ok: true,
+      needed: true,
+      detail: resolveAgentCommand(kind, ownSettings(kind, config.agent), env),
+    };
   } catch (error) {
     return { name: `agent ${adapter.label}`, ok: false, needed: true, detail: errorMessage(error), fix: adapter.install };
   }

@@ -1,3 +1,4 @@
+import type { AgentKind } from './agentKinds';
 import type { DelegationResult, DelegationStatus } from './agent/delegation/types';
 import type { ModelFaultKind } from './errors';
 import type { TokenUsage } from './llm/types';
@@ -69,7 +70,8 @@ export type RalphEventBody =
       receipt?: ReceiptSummary;
       proof?: string;
     }
-  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
+  /** `model`: the built-in agent's model, or the CLI's label and model (`Claude Code: opus`); `agent`: who works (absent in older logs). */
+  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string; agent?: AgentKind }
   | {
       type: 'iteration.finished';
       taskId: string;
@@ -221,7 +223,17 @@ export type RalphEventBody =
       gates: { gate: string; tests?: { total: number; skipped: number; named: number }; definition: string[] }[];
     }
   | { type: 'report.written'; taskId: string; iteration?: number; file: string; final: boolean }
-  | { type: 'escalation'; taskId: string; iteration: number; from: string; to: string; reason: string }
+  /** `from`/`to`: the steps' labels (`gpt-4.1-mini` → `Claude Code: opus`); `toAgent`/`toModel`: the agent and model of the next iterations. */
+  | {
+      type: 'escalation';
+      taskId: string;
+      iteration: number;
+      from: string;
+      to: string;
+      reason: string;
+      toAgent?: AgentKind;
+      toModel?: string;
+    }
   | { type: 'council.started'; taskId: string; iteration: number; models: string[]; reason: string }
   | { type: 'council.finished'; taskId: string; iteration: number; plan: string }
   | { type: 'budget'; taskId?: string; costUsd: number; tokens: number; taskCostUsd: number; taskTokens: number }

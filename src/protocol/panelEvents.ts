@@ -101,7 +101,10 @@ export type PanelEventBody =
   /** `receipt`: the task's cost receipt, formatted by the host. */
   /** `proof`: the task's fail-to-pass proof in one line, when it needed one. */
   | { type: 'task.finished'; taskId: string; status: TaskStatus; iterations: number; reason: string; receipt?: ReceiptView; proof?: string }
-  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string }
+  /** `model`: the built-in agent's model, or the CLI's label and model (`Claude Code: opus`); `agent`: who works (`Built-in agent`, `Claude Code`). */
+  | { type: 'iteration.started'; taskId: string; iteration: number; maxIterations: number; model: string; agent?: string }
+  /** An agent CLI's session began: `model` is the one it reported running on. */
+  | { type: 'agent.session'; taskId: string; iteration: number; agent: string; model?: string }
   | {
       type: 'iteration.finished';
       taskId: string;

@@ -118,6 +118,7 @@ const taskHandlers = {
         n: e.iteration,
         startedAt: e.time,
         model: e.model,
+        ...(e.agent ? { agent: e.agent } : {}),
         escalatedFrom,
         tokens: 0,
         delegations: 0,
@@ -129,6 +130,7 @@ const taskHandlers = {
         iteration: e.iteration,
         maxIterations: e.maxIterations,
         model: e.model,
+        agent: e.agent,
         stream: [],
         streamIteration: e.iteration,
         updatedAt: e.time,
@@ -136,6 +138,10 @@ const taskHandlers = {
     });
     return focusTask(next, e.taskId);
   },
+  'agent.session': (state, e) =>
+    e.model === undefined
+      ? state
+      : updateTask(state, e.taskId, (t) => updateIteration(t, e.iteration, (row) => ({ ...row, sessionModel: clip(e.model ?? '', 200) }))),
   'iteration.finished': (state, e) =>
     updateTask(state, e.taskId, (t) => {
       const complete = e.outcome === 'complete';

@@ -120,7 +120,12 @@ export interface GateView {
 export interface IterationView {
   n: number;
   startedAt: string;
+  /** As the core names it: the built-in agent's model, or `Claude Code: opus` (`agentModelOf` words it). */
   model: string;
+  /** Who did the iteration's work (`Built-in agent`, `Claude Code`); absent in runs logged before it was told. */
+  agent?: string;
+  /** The model an agent CLI's session reported running on. */
+  sessionModel?: string;
   /** The previous iteration's model when this one runs on another (an escalation mark). */
   escalatedFrom?: string;
   durationMs?: number;
@@ -223,6 +228,8 @@ export interface TaskView {
   progress?: number;
   lastSignal?: string;
   model?: string;
+  /** The agent of the iteration running, or of the last one run. */
+  agent?: string;
   blockedReason?: string;
   /** Active time on the task: the sum of finished iterations' durations. */
   elapsedMs: number;

@@ -18,6 +18,8 @@ function focus(live: LiveStatus, agent: AgentLive | undefined): LiveStatus {
     iteration: agent?.iteration,
     maxIterations: agent?.maxIterations,
     progress: agent?.progress,
+    model: agent?.model,
+    agent: agent?.agent,
   };
 }
 
@@ -85,6 +87,8 @@ export function reduceLive(live: LiveStatus, event: RalphEvent): LiveStatus {
         ...a,
         iteration: event.iteration,
         maxIterations: event.maxIterations,
+        model: event.model,
+        agent: event.agent,
         slot: undefined,
       }));
     case 'agent.slot':

@@ -8,6 +8,9 @@ export interface AgentLive {
   iteration?: number;
   maxIterations?: number;
   progress?: number;
+  /** Its iteration's model as the core names it (`gpt-4.1`, `Claude Code: opus`), and its agent (`builtin`, `claude-code`…). */
+  model?: string;
+  agent?: string;
   /** Its worktree (absolute), in parallel runs. */
   worktree?: string;
   /** Without an agent slot: its gates run (`gates`), or they sent it back and it waits for a slot (`waiting`). Absent: talking to the model. */
@@ -35,6 +38,9 @@ export interface LiveStatus {
   iteration?: number;
   maxIterations?: number;
   progress?: number;
+  /** Its iteration's model and agent (`AgentLive`). */
+  model?: string;
+  agent?: string;
   /** Every running agent, in the order they started. */
   agents?: readonly AgentLive[];
   /** Tasks in the merge queue, in order. */

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Task } from '../core/tasks/schema';
 import { DisposableBase } from './disposableBase';
+import { iterationAgentWords } from './iterationAgent';
 import type { AgentLive, LiveStatus } from './liveStatus';
 
 /** What the item shows; `attention` wins over the others when something waits for an answer. */
@@ -92,7 +93,11 @@ export class RalphStatusBar extends DisposableBase {
       tooltip = `**Ralph Loop is idle.**\n\n[$(run-all) Start Autopilot](command:ralph.startAutopilot) · [Open Progress Panel](command:ralph.openPanel)`;
     }
     this.shown = state;
-    if (this.agent && (state === 'idle' || state === 'running')) text = `${text} · ${this.agent.split(':')[0]}`;
+    // a run: the agent and model of the iteration at work (the ladder may have moved it); else the config's agent CLI
+    const working = state === 'running' || state === 'paused' ? iterationAgentWords(live) : undefined;
+    if (working?.short) text = `${text} · ${working.short}`;
+    else if (!working && this.agent && (state === 'idle' || state === 'running')) text = `${text} · ${this.agent.split(':')[0]}`;
+    if (working) tooltip = `${tooltip}\n\nThis iteration: ${escape(working.full)}`;
     if (this.agent) tooltip = `${tooltip}\n\nAgent: ${escape(this.agent)} ([Select Agent](command:ralph.selectAgent))`;
     this.item.text = text;
     const markdown = new vscode.MarkdownString(tooltip, true);

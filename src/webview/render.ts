@@ -69,6 +69,7 @@ const SECTIONS: Section[] = [
       c.task?.tests,
       c.task?.commits,
       c.task?.model,
+      c.task?.agent,
       c.task?.tokens,
       c.task?.elapsedMs,
       c.task?.iterations,

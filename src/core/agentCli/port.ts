@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { AgentKind, CliAgentKind } from '../agentKinds';
 import type { AgentConfig } from '../config/agentSchema';
 import { RalphError } from '../errors';
+import { type AgentChoice, agentsOnLadder, type LadderStep } from '../escalation/steps';
 import type { RalphEventBody } from '../events';
 import type { TokenUsage } from '../llm/types';
 import type { Task } from '../tasks/schema';
@@ -37,9 +38,18 @@ export class AgentMissingError extends RalphError {
   }
 }
 
-/** The agent that works on `task`: the run's choice, else the task's own, else `agent.kind`. */
+/** The agent that works on `task` when its ladder step names none: the run's choice, else the task's own, else `agent.kind`. */
 export function agentKindFor(task: Pick<Task, 'agent'>, config: AgentConfig, override?: AgentKind): AgentKind {
   return override ?? task.agent ?? config.kind;
+}
+
+/**
+ * `agent.command` and `agent.args` belong to the CLI of `agent.kind` (with `agent.kind` "builtin",
+ * to any CLI a run uses): another CLI (a ladder step's, a task's own) is found on PATH by its usual
+ * name, and never handed the arguments of another CLI.
+ */
+export function ownSettings(kind: CliAgentKind, config: AgentConfig): AgentConfig {
+  return config.kind === kind || config.kind === 'builtin' ? config : { ...config, command: undefined, args: [] };
 }
 
 export function adapterOf(kind: CliAgentKind): AgentCliAdapter {
@@ -77,26 +87,36 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/** The escalation ladder, for the agents its steps name: `ladderSteps(escalation.ladder, llm.models)`. */
+export interface LadderOfRun {
+  steps: readonly LadderStep[];
+  llmModels: readonly string[];
+}
+
 /**
  * Before a run changes anything: every agent CLI the run's tasks would use (the run's choice, else
- * each unfinished task's own, else `agent.kind`) must be found. Throws AgentMissingError (exit 2).
+ * each unfinished task's own, else the agents of the ladder's steps and `agent.kind`) must be
+ * found. Throws AgentMissingError (exit 2).
  */
 export function checkAgentsFound(
   tasks: readonly Pick<Task, 'agent' | 'status'>[],
   config: AgentConfig,
   override: AgentKind | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  ladder: LadderOfRun = { steps: [], llmModels: [] },
 ): CliAgentKind[] {
   const open = tasks.filter((t) => t.status !== 'done' && t.status !== 'cancelled');
-  const kinds = new Set(open.map((t) => agentKindFor(t, config, override)));
+  const kinds = new Set(open.flatMap((t) => agentsOnLadder(ladder.steps, { override, task: t.agent, config }, ladder.llmModels)));
   const cli = [...kinds].filter((k): k is CliAgentKind => k !== 'builtin');
-  for (const kind of cli) resolveAgentCommand(kind, config, env);
+  for (const kind of cli) resolveAgentCommand(kind, ownSettings(kind, config), env);
   return cli;
 }
 
 /** One iteration of a task through its agent CLI: what the task loop hands over, and what it gets back. */
 export interface AgentCliIteration {
   kind: CliAgentKind;
+  /** The model the CLI is told to use (the ladder step's, or `agent.model`); absent: the CLI's own. */
+  model?: string;
   cwd: string;
   prompt: string;
   taskId: string;
@@ -116,26 +136,23 @@ export class AgentCliRunner {
     private readonly settings: AgentCliSettings,
   ) {}
 
-  kindFor(task: Pick<Task, 'agent'>): AgentKind {
-    return agentKindFor(task, this.config, this.settings.override);
-  }
-
-  /** The model an agent CLI is told to use (for the iteration's events): `agent.model`, else the CLI's own. */
-  modelFor(): string {
-    return this.config.model ?? 'its default model';
+  /** Who chose the agent of `task`, for the ladder's step to decide within: the run's `--agent`, the task's own, the config. */
+  choiceFor(task: Pick<Task, 'agent'>): AgentChoice {
+    return { override: this.settings.override, task: task.agent, config: this.config };
   }
 
   async run(input: AgentCliIteration): Promise<AgentSessionResult> {
     const env = this.settings.env ?? process.env;
     const adapter = adapterOf(input.kind);
+    const own = ownSettings(input.kind, this.config);
     const { ralph } = this.settings;
     return runAgentSession({
       adapter,
-      command: resolveAgentCommand(input.kind, this.config, env),
+      command: resolveAgentCommand(input.kind, own, env),
       cwd: input.cwd,
       prompt: input.prompt,
-      model: this.config.model,
-      extraArgs: this.config.args,
+      model: input.model,
+      extraArgs: own.args,
       env: { ...definedOnly(env), ...this.config.env },
       mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
       ...(adapter.hooks ? { hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext } } : {}),

@@ -15,7 +15,10 @@ export const AgentConfigSchema = z
       .min(1)
       .optional()
       .describe("the agent CLI's executable (default: its usual name found on PATH: claude, codex, opencode, copilot, gemini)"),
-    args: z.array(z.string()).default([]).describe("extra arguments given to every session, after Ralph's own"),
+    args: z
+      .array(z.string())
+      .default([])
+      .describe('extra arguments given to every session of agent.kind\'s CLI (with "builtin": of any CLI), after Ralph\'s own'),
     model: z.string().min(1).optional().describe("the model the agent CLI is told to use (default: the CLI's own choice)"),
     env: z
       .record(z.string(), z.string())

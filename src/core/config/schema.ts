@@ -4,6 +4,7 @@ import { ForgeConfigSchema } from './forgeSchema';
 import { LlmConfigSchema } from './llmSchema';
 import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from './editorModels';
+import { EscalationConfigSchema } from './escalationSchema';
 import { ProofSchema, TASK_TYPES } from '../tasks/schema';
 
 export { LlmConfigSchema, type FallbackConfig } from './llmSchema';
@@ -125,19 +126,6 @@ export const GateSchema = z.strictObject({
     ),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
-
-export const EscalationConfigSchema = z
-  .strictObject({
-    threshold: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe('consecutive failed iterations on a model before the next model up the ladder takes over'),
-    councilAfter: z.number().int().positive().default(3).describe('failed iterations on the top model before the bug council is convened'),
-    councilModels: z.array(z.string().min(1)).optional().describe("the bug council's analysts; default: the models of llm.models"),
-  })
-  .prefault({});
 
 export const SafeguardsSchema = z
   .strictObject({
@@ -356,7 +344,7 @@ export const RalphConfigSchema = z
       .array(GateSchema)
       .default([])
       .describe('the quality gates run after every iteration (Initialize Workspace detects the usual ones)'),
-    escalation: EscalationConfigSchema.describe('when a task moves up the model ladder, and the bug council'),
+    escalation: EscalationConfigSchema.describe('when a task moves up the ladder of models and agents, and the bug council'),
     safeguards: SafeguardsSchema.describe('the warnings a person answers with Continue / Stop / Increase limit'),
     budget: BudgetSchema.describe('spending caps, checked before every model call, and the spend-rate alarm'),
     commands: CommandsSchema.describe("the agent's commands: rules, limits, the sandbox and its environment"),
@@ -370,6 +358,15 @@ export const RalphConfigSchema = z
   })
   .superRefine((config, ctx) => {
     if (config.llm.provider !== 'vscode') return;
+    (config.escalation.ladder ?? []).forEach((step, index) => {
+      const entry = typeof step === 'string' ? step : step.agent === 'builtin' ? step.model : undefined;
+      if (entry !== undefined && !parseEditorModelSelector(entry))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['escalation', 'ladder', index, ...(typeof step === 'string' ? [] : ['model'])],
+          message: `"${entry}" does not name an editor model: ${EDITOR_MODEL_SELECTOR_HELP}`,
+        });
+    });
     (config.escalation.councilModels ?? []).forEach((entry, index) => {
       if (!parseEditorModelSelector(entry))
         ctx.addIssue({

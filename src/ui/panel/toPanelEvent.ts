@@ -15,6 +15,8 @@ import type { DelegationStatus as CoreDelegationStatus } from '../../core/agent/
 import type * as shared from '../../protocol/panelEvents';
 import { undecided } from '../../core/util/exhaustive';
 import { receiptView } from './receiptView';
+import { AGENT_CLI_ADAPTERS } from '../../core/agentCli/adapters';
+import type { CliAgentKind } from '../../core/agentKinds';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** Compile-time: the protocol's vocabularies are the core's, word for word. */
@@ -28,6 +30,12 @@ const VOCABULARY_MATCHES: [
   Same<shared.AgentSlotState, core.AgentSlotState>,
 ] = [true, true, true, true, true, true, true];
 void VOCABULARY_MATCHES;
+
+/** The agent's name as people know it: `Built-in agent`, `Claude Code`, `Codex`… */
+function agentName(kind: string): string {
+  if (kind === 'builtin') return 'Built-in agent';
+  return kind in AGENT_CLI_ADAPTERS ? AGENT_CLI_ADAPTERS[kind as CliAgentKind].label : kind;
+}
 
 /** `.ralph/worktrees/<id>` for a worktree of the workspace; the path as given otherwise. */
 export function relativeWorktreePath(absolute: string): string {
@@ -81,6 +89,9 @@ export function toPanelEvent(
         seq: event.seq,
         time: event.time,
       };
+    case 'iteration.started':
+    case 'agent.session':
+      return agentEvent(event);
     case 'git.commit':
       // the file list can be long and the panel does not show it
       return {
@@ -117,8 +128,38 @@ function signalEvent(event: Extract<core.RalphEvent, { type: 'signal' }>): share
   return base;
 }
 
+/** An iteration's start and an agent CLI's session, the agent named as people know it. */
+function agentEvent(event: Extract<core.RalphEvent, { type: 'iteration.started' | 'agent.session' }>): shared.PanelEvent {
+  switch (event.type) {
+    case 'iteration.started':
+      return {
+        type: 'iteration.started',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        maxIterations: event.maxIterations,
+        model: event.model,
+        ...(event.agent ? { agent: agentName(event.agent) } : {}),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
+    case 'agent.session':
+      // its session id is the run log's; the model it reported is the panel's
+      return {
+        type: 'agent.session',
+        taskId: event.taskId,
+        iteration: event.iteration,
+        agent: agentName(event.agent),
+        ...(event.model ? { model: event.model } : {}),
+        runId: event.runId,
+        seq: event.seq,
+        time: event.time,
+      };
+  }
+}
+
 /** The events `toPanelEvent` reshapes; every other one is decided below. */
-type Reshaped = 'signal' | 'model.response' | 'task.finished' | 'worktree' | 'git.commit';
+type Reshaped = 'signal' | 'model.response' | 'task.finished' | 'worktree' | 'git.commit' | 'iteration.started' | 'agent.session';
 
 /**
  * The events the panel shows as they are (each checked against the protocol's union), and those it
@@ -132,7 +173,6 @@ function asIsOrHidden(event: Exclude<core.RalphEvent, { type: Reshaped }>): shar
     case 'run.resumed':
     case 'task.started':
     case 'task.status':
-    case 'iteration.started':
     case 'iteration.finished':
     case 'model.delta':
     case 'model.retry':
@@ -155,8 +195,6 @@ function asIsOrHidden(event: Exclude<core.RalphEvent, { type: Reshaped }>): shar
     case 'agent.slot':
       return event;
     // not shown by the panel (planning runs have their own review panel)
-    // the iteration's model names the agent CLI; its session id is the run log's
-    case 'agent.session':
     case 'checkpoint':
     case 'integrity.baseline':
     case 'budget':

@@ -1,3 +1,4 @@
+import { agentModelText } from '../../protocol/agentModel';
 import { agentsHeading, agentTileLook } from '../../protocol/agentTiles';
 import { runningAgents, type TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
@@ -37,7 +38,7 @@ function tile(ctx: ViewContext, task: TaskView, selected: boolean): HTMLElement 
       h('span', { class: 'muted', 'data-testid': 'tile-iteration' }, `iteration ${task.iteration}/${task.maxIterations ?? '?'}`),
     ),
     look.state === 'model' ? undefined : h('div', { class: 'tile-state', 'data-testid': 'tile-state' }, look.label),
-    h('div', { class: 'tile-facts' }, signalChip(task.lastSignal), h('span', { class: 'muted' }, ` · ${task.model ?? '—'} · ${cost}`)),
+    h('div', { class: 'tile-facts' }, signalChip(task.lastSignal), h('span', { class: 'muted' }, ` · ${tileModel(task)} · ${cost}`)),
     task.worktree ? h('div', { class: 'tile-path muted', title: task.worktree }, icon('folder'), ` ${task.worktree}`) : undefined,
   );
   element.addEventListener('click', select);
@@ -68,4 +69,10 @@ export function agents(ctx: ViewContext): HTMLElement | null {
     h('h2', { id: 'agents-heading' }, agentsHeading(running)),
     h('ul', { class: 'tiles' }, ...running.map((task) => tile(ctx, task, task.id === ctx.task?.id))),
   );
+}
+
+/** The agent and model of the tile's iteration (`Claude Code · opus`), or the task's model when no iteration is known. */
+function tileModel(task: TaskView): string {
+  const row = task.iterations[task.iterations.length - 1];
+  return row ? agentModelText(row) : (task.model ?? '—');
 }

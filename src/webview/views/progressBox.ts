@@ -1,3 +1,4 @@
+import { agentModelOf } from '../../protocol/agentModel';
 import type { TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { costText, duration, plural, signalKind, tokens } from '../format';
@@ -40,7 +41,7 @@ export function liveDuration(baseMs: number, since: string | undefined): HTMLEle
   return h('span', { class: 'live-duration', 'data-base': baseMs, 'data-since': since }, duration(now));
 }
 
-/** ITERATION PROGRESS: iteration n/max, duration, progress, last signal, tests, commits, model, cost. */
+/** ITERATION PROGRESS: iteration n/max, duration, progress, last signal, tests, commits, agent and model, cost. */
 export function progressBox(ctx: ViewContext): HTMLElement | null {
   const task = ctx.task;
   if (!task) return null;
@@ -67,9 +68,10 @@ export function progressBox(ctx: ViewContext): HTMLElement | null {
       item('Last signal', signalChip(task.lastSignal)),
       item('Tests', tests ? `${tests.passed}/${tests.total} passing` : 'not run yet'),
       item('Commits', `${plural(task.commits, 'commit')} made for this task`),
+      item('Agent', h('span', { 'data-testid': 'agent' }, (row && agentModelOf(row).agent) ?? task.agent ?? '—')),
       item(
         'Model',
-        task.model ?? '—',
+        h('span', { 'data-testid': 'model' }, row ? agentModelOf(row).model : (task.model ?? '—')),
         escalated
           ? h('span', { class: 'escalated', title: `escalated from ${escalated}` }, ' ', icon('arrow-up'), ` from ${escalated}`)
           : '',

@@ -1,3 +1,4 @@
+import { agentModelText } from '../../protocol/agentModel';
 import type { IterationView, TaskView } from '../../protocol/panelState';
 import { h, icon } from '../dom';
 import { clock, duration, shortSha } from '../format';
@@ -23,12 +24,7 @@ function marks(row: IterationView): HTMLElement {
   const parts: (HTMLElement | string)[] = [];
   if (row.escalatedFrom)
     parts.push(
-      h(
-        'span',
-        { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` },
-        icon('arrow-up'),
-        ` ${row.model}`,
-      ),
+      h('span', { class: 'mark escalation', title: `escalated from ${row.escalatedFrom} to ${row.model}` }, icon('arrow-up'), ' escalated'),
     );
   if (row.delegations > 0)
     parts.push(h('span', { class: 'mark', title: `${row.delegations} delegation(s)` }, icon('organization'), ` ${row.delegations}`));
@@ -56,6 +52,7 @@ function rowOf(task: TaskView, row: IterationView, current: boolean): HTMLElemen
           : '—'
         : duration(row.durationMs),
     ),
+    h('td', { 'data-testid': 'timeline-agent' }, agentModelText(row)),
     h('td', {}, signalChip(row.signal)),
     h('td', {}, gatesCell(row)),
     h(
@@ -91,7 +88,9 @@ export function timeline(ctx: ViewContext): HTMLElement | null {
           h(
             'tr',
             {},
-            ...['#', 'Progress', 'Started', 'Duration', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) => h('th', { scope: 'col' }, c)),
+            ...['#', 'Progress', 'Started', 'Duration', 'Agent · model', 'Signal', 'Gates', 'Outcome', 'Notes'].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
           ),
         ),
         h('tbody', {}, ...rows),

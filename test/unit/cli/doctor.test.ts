@@ -114,6 +114,21 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
       checks.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok, c.detail]),
       [['agent Claude Code', true, process.execPath]],
     );
+    // a CLI the escalation ladder names is checked too, found on PATH by its usual name (agent.command is Claude Code's)
+    await configure({
+      agent: { kind: 'claude-code', command: process.execPath },
+      escalation: { ladder: [{ agent: 'claude-code' }, { agent: 'opencode', model: 'a/b' }] },
+    });
+    const ladder = await runCli(['doctor', '--json'], ws.dir, { ...CLI_ENV, PATH: bare });
+    const laddered = (JSON.parse(ladder.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }).checks;
+    assert.deepEqual(
+      laddered.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok]),
+      [
+        ['agent Claude Code', true],
+        ['agent OpenCode', false],
+      ],
+    );
+    assert.match(laddered.find((c) => c.name === 'agent OpenCode')!.detail, /"opencode" is not on PATH/);
   });
 
   it('ralph run says on stderr, at its start, that commands run without a sandbox and how to get one', async function () {

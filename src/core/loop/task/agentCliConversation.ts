@@ -2,21 +2,38 @@ import { buildAgentCliPrompt } from '../../agent/context';
 import type { IterationRunResult } from '../../agent/iteration';
 import type { CliAgentKind } from '../../agentKinds';
 import { adapterOf } from '../../agentCli/port';
+import { agentOnStep, type IterationAgent, ladderSteps } from '../../escalation/steps';
 import { errorMessage } from '../../errors';
 import { ZERO_USAGE } from '../../llm/types';
 import { BudgetExceededError } from '../../spend/budget';
 import type { IterationContextInput } from '../../agent/context';
 import type { TaskLoopServices } from './types';
 
-/** The agent CLI of a task's iterations, when it is not the built-in agent. */
-export function cliAgentOf(services: Pick<TaskLoopServices, 'agentCli'>, task: IterationContextInput['task']): CliAgentKind | undefined {
-  const kind = services.agentCli?.kindFor(task);
-  return kind && kind !== 'builtin' ? kind : undefined;
+/**
+ * The agent and model of a task's iterations on ladder step `tier`: the run's `--agent`, else the
+ * task's own, else the step's agent, else `agent.kind` (`agentOnStep`). A run without agent CLIs
+ * (no runner) runs the built-in agent.
+ */
+export function agentFor(
+  services: Pick<TaskLoopServices, 'agentCli' | 'config'>,
+  task: Pick<IterationContextInput['task'], 'agent'>,
+  tier: number,
+): IterationAgent {
+  const { config } = services;
+  const steps = ladderSteps(config.escalation.ladder, config.llm.models);
+  const choice = services.agentCli?.choiceFor(task) ?? { override: 'builtin' as const, config: config.agent };
+  return agentOnStep(steps, tier, choice, config.llm.models);
 }
 
-/** What the iteration's events and record name as its model: the CLI's label and `agent.model`. */
-export function cliAgentModel(services: Pick<TaskLoopServices, 'agentCli'>, kind: CliAgentKind): string {
-  return `${adapterOf(kind).label}: ${services.agentCli?.modelFor() ?? 'its default model'}`;
+/** What the iteration's events and record name as its model: the built-in agent's model, or the CLI's label and its model. */
+export function agentLabel(agent: IterationAgent): string {
+  if (agent.kind === 'builtin') return agent.model ?? '';
+  return `${adapterOf(agent.kind).label}: ${agent.model ?? 'its default model'}`;
+}
+
+/** The agent CLI of an iteration, when it is not the built-in agent. */
+export function cliAgentOf(agent: IterationAgent): (IterationAgent & { kind: CliAgentKind }) | undefined {
+  return agent.kind === 'builtin' ? undefined : { ...agent, kind: agent.kind };
 }
 
 /**
@@ -26,12 +43,13 @@ export function cliAgentModel(services: Pick<TaskLoopServices, 'agentCli'>, kind
  */
 export async function converseThroughCli(
   services: TaskLoopServices,
-  kind: CliAgentKind,
+  agent: IterationAgent & { kind: CliAgentKind },
   context: IterationContextInput,
   signal: AbortSignal,
   baseCommit?: string,
 ): Promise<IterationRunResult> {
   const runner = services.agentCli;
+  const { kind } = agent;
   if (!runner) throw new Error('no agent CLI runner in this run');
   const { meter } = services;
   const work = services.work ?? services.paths;
@@ -46,6 +64,7 @@ export async function converseThroughCli(
   const { result } = await services.guard.around(`the ${adapterOf(kind).label} session`, () =>
     runner.run({
       kind,
+      ...(agent.model ? { model: agent.model } : {}),
       cwd: work.workspace,
       prompt: buildAgentCliPrompt(context),
       taskId: context.task.id,

@@ -6,21 +6,29 @@ import type { GateReport } from '../../gates/types';
 import type { Task } from '../../tasks/schema';
 import type { Checkpoint, IterationRecord } from '../../record/checkpoint';
 import type { TaskLoopServices } from './types';
+import { agentFor, agentLabel } from './agentCliConversation';
+import { type IterationAgent, ladderSteps } from '../../escalation/steps';
 
-type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit' | 'slot'>;
+type EscalationServices = Pick<TaskLoopServices, 'config' | 'model' | 'emit' | 'slot' | 'agentCli'>;
+type LadderServices = Pick<TaskLoopServices, 'config' | 'agentCli'>;
 
-export function escalationSettings(services: Pick<TaskLoopServices, 'config'>): EscalationSettings {
+/** The task's ladder: each step named as its iterations will be (`gpt-4.1-mini`, `Claude Code: opus`). */
+export function escalationSettings(services: LadderServices, task: Pick<Task, 'agent'>): EscalationSettings {
+  const { config } = services;
+  const steps = ladderSteps(config.escalation.ladder, config.llm.models);
   return {
-    ladder: services.config.llm.models,
-    threshold: services.config.escalation.threshold,
-    councilAfter: services.config.escalation.councilAfter,
+    ladder: steps.map((_, tier) => agentLabel(agentFor(services, task, tier))),
+    threshold: config.escalation.threshold,
+    councilAfter: config.escalation.councilAfter,
   };
 }
 
-/** The model the next iteration runs on, from the checkpointed escalation state. */
-export function modelFor(services: Pick<TaskLoopServices, 'config'>, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string } {
-  const escalation = cp.escalation ?? startEscalation(task, services.config.llm.models.length);
-  return { cp: { ...cp, escalation }, model: currentModel(escalation, services.config.llm.models) };
+/** The agent and model the next iteration runs on, from the checkpointed escalation state. */
+export function modelFor(services: LadderServices, task: Task, cp: Checkpoint): { cp: Checkpoint; model: string; agent: IterationAgent } {
+  const settings = escalationSettings(services, task);
+  const escalation = cp.escalation ?? startEscalation(task, settings.ladder.length);
+  const tier = Math.min(escalation.tier, settings.ladder.length - 1);
+  return { cp: { ...cp, escalation }, model: currentModel(escalation, settings.ladder), agent: agentFor(services, task, tier) };
 }
 
 /**
@@ -57,7 +65,7 @@ export async function afterIteration(
   const history = cp.history;
   const record = history.at(-1);
   if (!record) return { cp };
-  const settings = escalationSettings(services);
+  const settings = escalationSettings(services, task);
   const previous = history.at(-2);
   const fingerprints = (records: readonly IterationRecord[]) =>
     records.map((r) => ({
@@ -93,6 +101,7 @@ export async function afterIteration(
   if (step.guidance) feedback.unshift(step.guidance);
   let next: Checkpoint = { ...cp, escalation: step.state };
   if (step.escalated) {
+    const to = agentFor(services, task, step.state.tier);
     services.emit({
       type: 'escalation',
       taskId: task.id,
@@ -100,13 +109,14 @@ export async function afterIteration(
       from: step.escalated.from,
       to: step.escalated.to,
       reason: step.escalated.reason,
+      toAgent: to.kind,
+      ...(to.model ? { toModel: to.model } : {}),
     });
   }
   const convene = step.convene || stuck.stuck;
   // the council talks to the models: the task's slot first (given away while its gates ran)
   if (convene && !stop.aborted) await services.slot?.take(stop);
-  if (convene && !stop.aborted)
-    next = await consultCouncil(services, task, next, { record, settings, force, stuck: stuck.stuck, feedback, stop });
+  if (convene && !stop.aborted) next = await consultCouncil(services, task, next, { record, force, stuck: stuck.stuck, feedback, stop });
   next = { ...next, history: [...history.slice(0, -1), { ...record, feedback }] };
   return { cp: next };
 }
@@ -114,7 +124,6 @@ export async function afterIteration(
 /** What the bug council is convened on: the iteration that triggered it and why. */
 interface CouncilCall {
   record: IterationRecord;
-  settings: EscalationSettings;
   /** The forced escalation's reason (stuck, a persisting high finding), which is then the council's trigger. */
   force: string | undefined;
   stuck: boolean;
@@ -128,15 +137,17 @@ interface CouncilCall {
  * a stuck loop records when the council met. A council that cannot meet is a warning, not a failure.
  */
 async function consultCouncil(services: EscalationServices, task: Task, cp: Checkpoint, call: CouncilCall): Promise<Checkpoint> {
-  const { record, settings, force, stuck, feedback, stop } = call;
-  const models = services.config.escalation.councilModels ?? settings.ladder;
+  const { record, force, stuck, feedback, stop } = call;
+  // the council talks to the built-in agent's models, whatever agents the ladder names
+  const builtin = services.config.llm.models;
+  const models = services.config.escalation.councilModels ?? builtin;
   try {
     const council = await conveneCouncil({
       task,
       history: cp.history,
       trigger: force ?? `${services.config.escalation.councilAfter} consecutive failures on the top model`,
       models,
-      synthesizer: settings.ladder[settings.ladder.length - 1],
+      synthesizer: builtin[builtin.length - 1],
       model: services.model,
       signal: stop,
       emit: services.emit,

@@ -13,6 +13,7 @@ import { agentGateRuns } from './agentGateRuns';
 import { cliAgentOf, converseThroughCli } from './agentCliConversation';
 import { runHaltReason } from '../runHalt';
 import type { TaskLoopServices } from './types';
+import type { IterationAgent } from '../../escalation/steps';
 
 /** What an iteration's conversation starts from: the task, where it stands, and how long it may take. */
 export interface ConversationInput {
@@ -20,7 +21,10 @@ export interface ConversationInput {
   cp: Checkpoint;
   iteration: number;
   maxIterations: number;
+  /** What the iteration's events and record name as its model (`agentLabel`): the built-in agent's model name. */
   model: string;
+  /** The agent and model of this iteration, from the task's ladder step. */
+  agent: IterationAgent;
   remainingMs: number;
   /** The task's whole time limit: a slice of it is kept for the wind-down turn, so that the turn too ends within it. */
   limitMs?: number;
@@ -58,7 +62,7 @@ export async function converse(services: TaskLoopServices, input: ConversationIn
     recentCommits: await services.git.log(5).catch(() => []),
   };
   const progressFile = context.progressFile;
-  const cli = cliAgentOf(services, task);
+  const cli = cliAgentOf(input.agent);
   // an agent CLI's session: its own tools and its own context; no wind-down turn (the session is ended whole)
   if (cli && !input.replay)
     return { run: await converseThroughCli(services, cli, context, signal, cp.baseCommit), signal, windDown: undefined, progressFile };

@@ -1,4 +1,3 @@
-import { cliAgentModel, cliAgentOf } from './agentCliConversation';
 import type { IterationRunResult } from '../../agent/iteration';
 import { faultLabel } from '../../llm/faults';
 import type { ModelFaultKind } from '../../errors';
@@ -52,14 +51,13 @@ export interface IterationStepInput extends ConversationInput {
  */
 export async function runIterationStep(services: TaskLoopServices, input: IterationStepInput): Promise<IterationStepResult> {
   const { task, iteration: n, maxIterations, stop } = input;
-  // a task worked on by an agent CLI names the CLI and its model, not the built-in agent's
-  const cli = cliAgentOf(services, task);
-  const model = cli ? cliAgentModel(services, cli) : input.model;
+  // a task worked on by an agent CLI names the CLI and its model (`agentLabel`), not the built-in agent's
+  const { model } = input;
   const startedAt = input.replay ? Date.parse(input.replay.startedAt) || services.clock.now() : services.clock.now();
   services.guard.begin(task.id, n);
-  services.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model });
+  services.emit({ type: 'iteration.started', taskId: task.id, iteration: n, maxIterations, model, agent: input.agent.kind });
 
-  const { run, signal, windDown, progressFile } = await converse(services, { ...input, model });
+  const { run, signal, windDown, progressFile } = await converse(services, input);
   // the commit's `git status` runs while the write-ahead checkpoint is written: it only reads the
   // working tree, and the checkpoint is not in it (a failed check is taken again by the commit)
   const changed =

@@ -123,7 +123,8 @@ export class TaskLoop {
     const n = nextIteration(run.cp);
     // killed after the model run of this iteration: finish it from the write-ahead record
     const replay = run.cp.phase === 'committing' && run.cp.pending?.iteration === n ? run.cp.pending : undefined;
-    const chosen = replay ? { cp: run.cp, model: replay.model } : modelFor(services, run.task, run.cp);
+    const onStep = modelFor(services, run.task, run.cp);
+    const chosen = replay ? { cp: run.cp, model: replay.model, agent: onStep.agent } : onStep;
     const running: Checkpoint = {
       ...chosen.cp,
       iteration: n,
@@ -147,6 +148,7 @@ export class TaskLoop {
       iteration: n,
       maxIterations: run.maxIterations,
       model: chosen.model,
+      agent: chosen.agent,
       remainingMs: run.timeoutMs - running.elapsedMs,
       limitMs: run.timeoutMs,
       stop: run.stop,
