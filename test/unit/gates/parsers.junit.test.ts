@@ -321,7 +321,10 @@ describe('a gate with a JUnit report: only the file this run wrote is read', fun
     const outcome = await run(gate(writes(FAILING.slice(0, 80), 1)));
     assert.equal(outcome.passed, false);
     assert.equal(outcome.parsed.tests, undefined);
-    assert.match(outcome.summary, /^failed with exit code 1 \(JUnit report not read: `reports\/junit\.xml`: the report is not well-formed XML/);
+    assert.match(
+      outcome.summary,
+      /^failed with exit code 1 \(JUnit report not read: `reports\/junit\.xml`: the report is not well-formed XML/,
+    );
   });
 
   it('a report that cannot be removed before the run (a folder in its place) is not read', async () => {

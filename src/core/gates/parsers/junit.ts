@@ -60,7 +60,8 @@ export function readJUnit(xml: string, cwd?: string): JUnitRead {
     }
   }
   counts.total = counts.passed + counts.failed + counts.skipped;
-  if (reader.tests.length > 0) counts.names = reader.tests.map((t) => ({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) }));
+  if (reader.tests.length > 0)
+    counts.names = reader.tests.map((t) => ({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) }));
   return { tests: counts };
 }
 
@@ -140,7 +141,10 @@ function joinParts(parts: readonly Part[], file: string | undefined, title = '')
 
 /** A name's letters and digits only, lower-cased: `Tests\CalcTest` and `Tests.CalcTest` are one. */
 function squash(text: string): string {
-  return text.toLowerCase().replace(/\.(?:[cm]?[jt]sx?|py|php|rb|go|rs)$/, '').replace(/[^\p{L}\p{N}]+/gu, '');
+  return text
+    .toLowerCase()
+    .replace(/\.(?:[cm]?[jt]sx?|py|php|rb|go|rs)$/, '')
+    .replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
 function inherited(path: readonly Part[]): string | undefined {
