@@ -45,6 +45,22 @@ export async function clearReport(gate: GateConfig, cwd: string): Promise<string
   }
 }
 
+/**
+ * The folder the gate's runner writes its report in, made when missing: a run of the gate's
+ * command may write it inside the sandbox (`GateRunRequest.writableDirs`; `.ralph/` is read-only
+ * there, and a detected gate's report is under `.ralph/reports/`). Undefined for a gate without one.
+ */
+export async function reportDirs(gate: GateConfig, cwd: string): Promise<string[] | undefined> {
+  const where = reportPath(gate, cwd);
+  if (!where) return undefined;
+  const dir = path.dirname(where.full);
+  const made = await fs.mkdir(dir, { recursive: true }).then(
+    () => true,
+    () => false,
+  );
+  return made ? [dir] : undefined;
+}
+
 /** Reads the report the gate's run wrote; `cleared`: what `clearReport` said before the run. */
 export async function readReport(gate: GateConfig, cwd: string, cleared: string | undefined): Promise<ReportRead> {
   const where = reportPath(gate, cwd);

@@ -8,7 +8,7 @@ import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import { liftedTimeout } from './liftTimeout';
 import { readRunnerSetting } from './runnerSetting';
-import { clearReport, readReport, reportNote } from './reportFile';
+import { clearReport, readReport, reportDirs, reportNote } from './reportFile';
 import { runAgain, timeoutsOnly, withFlaky } from './rerun';
 import { withTestLocations } from './testLocations';
 import { type GateScope, scopedSummary } from './affectedTests';
@@ -179,6 +179,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     : undefined;
   // a report file counts only when this run wrote it: removed now, read after (gates/reportFile.ts)
   const cleared = await clearReport(gate, options.cwd);
+  const writableDirs = await reportDirs(gate, options.cwd);
   try {
     // an earlier run's result has no report of this run to go with it
     const reuse = attempt > 0 || gate.report ? 'none' : options.reuse;
@@ -189,6 +190,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
       ...(reuse ? { reuse } : {}),
+      ...(writableDirs ? { writableDirs } : {}),
       ...(options.taskId ? { taskId: options.taskId } : {}),
       ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}),
     });
