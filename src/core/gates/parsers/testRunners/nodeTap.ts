@@ -200,7 +200,8 @@ function assertionMessage(description: string, diag: Result['diag']): string {
     if (value !== undefined) parts.push(`${key}: ${shown(value)}`);
   }
   // tap 18+ shows a diff instead: its changed lines
-  const diff = parts.length > 1 || typeof diag?.diff !== 'string' ? [] : diag.diff.split('\n').filter((l: string) => /^[-+](?![-+]{2})/.test(l));
+  const diff =
+    parts.length > 1 || typeof diag?.diff !== 'string' ? [] : diag.diff.split('\n').filter((l: string) => /^[-+](?![-+]{2})/.test(l));
   return [...parts, ...diff].slice(0, 3).join('\n');
 }
 
