@@ -5,6 +5,7 @@ import { LlmConfigSchema } from './llmSchema';
 import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from './editorModels';
 import { ProofSchema, TASK_TYPES } from '../tasks/schema';
+import { GateReportSchema } from './gateReportSchema';
 
 export { LlmConfigSchema, type FallbackConfig } from './llmSchema';
 
@@ -123,21 +124,7 @@ export const GateSchema = z.strictObject({
     .describe(
       "default true: a run of this gate's command stands for it on the same tree (every file that is not ignored, committed or not) in the same environment anywhere in the run (the agents' own runs of the command, the base runs, the merged checks); false for a gate whose result depends on more than that (an ignored file it reads, a service, the network, the clock)",
     ),
-  report: z
-    .strictObject({
-      junit: z
-        .string()
-        .trim()
-        .min(1)
-        .refine((p) => !/^(?:[\\/]|[A-Za-z]:)/.test(p) && !p.split(/[\\/]/).includes('..'), {
-          message: "a path inside the task's folder (relative, no `..`)",
-        })
-        .describe("the JUnit XML file the gate's command writes, relative to the task's folder (e.g. `reports/junit.xml`)"),
-    })
-    .optional()
-    .describe(
-      "tests gates: read the tests from the report file the runner writes instead of its console (issue 47). Ralph removes the file before each run of the gate and reads it after; a missing, stale or malformed report is not read (the exit code and, at the task's base, the diff rule decide). Such a gate's runs are never taken from an earlier run. See docs/test-runners.md",
-    ),
+  report: GateReportSchema.optional(),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 
