@@ -128,6 +128,21 @@ describe('ralph run on a runner read through its JUnit report', function () {
     assert.match(events, /"summary":"1\/2 tests passing, 1 failing \(1 failing at the task.s base too, held against the task\)"/);
   });
 
+  it('a forged report (the runner made to write none and exit 0, a passing file written by the agent) → not done: never read', async () => {
+    const silent = RUNNER.replace('if (at > 0) {', 'if (false) {').replace('process.exitCode = failed ? 1 : 0;', 'process.exitCode = 0;');
+    const forged =
+      '<testsuites><testsuite name="checks"><testcase classname="checks/calc.check.js" name="adds two numbers"/></testsuite></testsuites>';
+    const { status, stdout, events } = await run([write('run-checks.js', silent), write('reports/junit.xml', forged), complete, complete]);
+    assert.notEqual(status, 'done', stdout);
+    assert.match(events, /JUnit report not read: the run wrote no `reports\/junit\.xml`/);
+    assert.match(
+      events,
+      /"passed":false,"summary":"passed \(JUnit report not read: the run wrote no `reports\/junit\.xml`/,
+      'green exit, no report: not a pass',
+    );
+    assert.match(events, /"violations":\["`run-checks\.js` changed since the task's base — restore it"/);
+  });
+
   it("the task's new check reverted (the suite green) → not done: the check that failed at the base is gone", async () => {
     const { status, stdout, events } = await run([write('checks/calc.check.js', checks(SUBTRACTS)), complete, complete]);
     assert.notEqual(status, 'done', stdout);
