@@ -6,6 +6,7 @@ import { ReportsConfigSchema } from './reportsSchema';
 import { EDITOR_MODEL_SELECTOR_HELP, parseEditorModelSelector } from './editorModels';
 import { EscalationConfigSchema } from './escalationSchema';
 import { ProofSchema, TASK_TYPES } from '../tasks/schema';
+import { GateReportSchema } from './gateReportSchema';
 
 export { LlmConfigSchema, type FallbackConfig } from './llmSchema';
 
@@ -124,6 +125,7 @@ export const GateSchema = z.strictObject({
     .describe(
       "default true: a run of this gate's command stands for it on the same tree (every file that is not ignored, committed or not) in the same environment anywhere in the run (the agents' own runs of the command, the base runs, the merged checks); false for a gate whose result depends on more than that (an ignored file it reads, a service, the network, the clock)",
     ),
+  report: GateReportSchema.optional(),
 });
 export type GateConfig = z.infer<typeof GateSchema>;
 

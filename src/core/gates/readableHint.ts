@@ -8,7 +8,11 @@
 
 /** The general sentence: the runner could not be told from the command. */
 export const READABLE =
-  'To have its tests read, make the runner print each test by name with the counts (a reporter flag: TAP, a spec or verbose reporter; see docs/test-runners.md).';
+  'To have its tests read, make the runner print each test by name with the counts (a reporter flag: TAP, a spec or verbose reporter), or have it write JUnit XML and name the file in the gate\'s `report` (`"report": { "junit": "reports/junit.xml" }`; see docs/test-runners.md).';
+
+/** For a runner that writes JUnit XML with a flag of its own: the flag and the gate's `report`. */
+const junit = (runner: string, flag: string) =>
+  `${runner}: add \`${flag}\` to the gate's command and \`"report": { "junit": "reports/junit.xml" }\` to the gate`;
 
 interface Runner {
   /** Whether the word at `i` of a command's words (paths stripped) calls it. */
@@ -36,6 +40,19 @@ const RUNNERS: readonly Runner[] = [
   {
     calls: (w) => w === 'tap' || w === 'tape',
     hint: 'tap/tape: TAP is read — let the runner print it (`tap --reporter=tap`; no `| tap-spec`, `| faucet` or other formatter after `tape`)',
+  },
+  {
+    calls: (w, words, i) => w === 'bun' && words[i + 1] === 'test',
+    hint: junit('bun test', '--reporter=junit --reporter-outfile=reports/junit.xml'),
+  },
+  { calls: (w, words, i) => w === 'deno' && words[i + 1] === 'test', hint: junit('deno test', '--junit-path=reports/junit.xml') },
+  {
+    calls: (w, words, i) => w === 'playwright' && words[i + 1] === 'test',
+    hint: junit('Playwright', '--reporter=junit') + ' with `PLAYWRIGHT_JUNIT_OUTPUT_FILE=reports/junit.xml` in its environment',
+  },
+  {
+    calls: (w) => w === 'phpunit',
+    hint: junit('PHPUnit', '--log-junit reports/junit.xml'),
   },
   {
     calls: (w) => w === 'pytest' || w === 'py.test',

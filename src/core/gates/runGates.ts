@@ -8,6 +8,7 @@ import { GateLog } from './gateLog';
 import { parseGateOutput } from './parsers';
 import { liftedTimeout } from './liftTimeout';
 import { readRunnerSetting } from './runnerSetting';
+import { clearReport, readReport, reportDirs, reportNote } from './reportFile';
 import { runAgain, timeoutsOnly, withFlaky } from './rerun';
 import { withTestLocations } from './testLocations';
 import { type GateScope, scopedSummary } from './affectedTests';
@@ -176,8 +177,12 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   const log = options.logDir
     ? await GateLog.open(options.logDir, options.iteration, attempt > 0 ? `${gate.name}-rerun${attempt}` : gate.name, options.logMaxBytes)
     : undefined;
+  // a report file counts only when this run wrote it: removed now, read after (gates/reportFile.ts)
+  const cleared = await clearReport(gate, options.cwd);
+  const writableDirs = await reportDirs(gate, options.cwd);
   try {
-    const reuse = attempt > 0 ? 'none' : options.reuse;
+    // an earlier run's result has no report of this run to go with it
+    const reuse = attempt > 0 || gate.report ? 'none' : options.reuse;
     run = await options.runner.run({
       gate: part ? { ...gate, command: part.command } : gate,
       ...(part && attempt === 0 ? { whole: gate.command } : {}),
@@ -185,6 +190,7 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
       timeoutMs: gate.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
       signal: options.signal,
       ...(reuse ? { reuse } : {}),
+      ...(writableDirs ? { writableDirs } : {}),
       ...(options.taskId ? { taskId: options.taskId } : {}),
       ...(log ? { onOutput: (chunk: string) => log.write(chunk) } : {}),
     });
@@ -199,8 +205,13 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
   }
   const logPath = await log?.close(run.output);
   const parsed = parseGateOutput(gate.kind, run.output, { cwd: options.cwd });
+  const report = await readReport(gate, options.cwd, cleared);
+  // a gate with a report is read from it alone: a console line never stands in for a report that is not there
+  if (gate.report) parsed.tests = report.tests;
+  if (!parsed.tests) delete parsed.tests;
   if (parsed.tests && run.testLocations) parsed.tests = withTestLocations(parsed.tests, run.testLocations);
   const evaluated = evaluateGate(gate, run, parsed);
+  if (report.notRead) withReportNote(evaluated, gate, report.notRead);
   const scope = scopeOfRun(asked, run);
   if (scope) {
     evaluated.scope = scope;
@@ -219,6 +230,13 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     if (environment) evaluated.environment = environment;
   }
   return evaluated;
+}
+
+/** A report that was not read, said in the gate's summary and to the agent. */
+function withReportNote(outcome: GateOutcome, gate: GateConfig, notRead: string): void {
+  const note = reportNote(notRead);
+  outcome.summary = `${outcome.summary.replace(/ \(no test counts found in the output\)$/, '')} (${note})`;
+  outcome.fixItems.push({ gate: gate.name, kind: gate.kind, level: 'observation', text: `${gate.name}: ${note}.` });
 }
 
 /** The scope a run had: as asked, or whole when the whole suite's run stood for the part. */

@@ -18,6 +18,19 @@ describe('readableHint: how to make a gate’s output readable', () => {
     for (const [command, hint] of cases) assert.match(readableHint(command), hint, command);
   });
 
+  it('a runner that writes JUnit XML with a flag: the flag and the gate’s `report`; the general sentence names `report` too', () => {
+    const report = /`"report": \{ "junit": "reports\/junit\.xml" \}` to the gate/;
+    assert.match(readableHint('bun test'), /bun test: add `--reporter=junit --reporter-outfile=reports\/junit\.xml` to the gate's command/);
+    assert.match(readableHint('npm test', { test: 'bun test' }), report);
+    assert.match(readableHint('deno test -A'), /deno test: add `--junit-path=reports\/junit\.xml`/);
+    assert.match(
+      readableHint('npx playwright test'),
+      /Playwright: add `--reporter=junit` .* with `PLAYWRIGHT_JUNIT_OUTPUT_FILE=reports\/junit\.xml`/,
+    );
+    assert.match(readableHint('vendor/bin/phpunit'), /PHPUnit: add `--log-junit reports\/junit\.xml`/);
+    assert.match(READABLE, /name the file in the gate's `report`/);
+  });
+
   it('uvu and jasmine are read: the hint says their summary was missing', () => {
     assert.match(readableHint('uvu -r esm test'), /uvu's default reporter is read .*this run printed no summary/);
     assert.match(readableHint('jasmine'), /jasmine's default console reporter is read .*printed no summary/);

@@ -1,5 +1,6 @@
 import type { AgentGateRuns } from '../../agent/tools/types';
 import { evaluateCommand } from '../../commands/commandPolicy';
+import { reportDirs } from '../../gates/reportFile';
 import { gatesFor } from '../../gates/taskCheck';
 import type { Task } from '../../tasks/schema';
 import type { TaskLoopServices } from './types';
@@ -26,7 +27,17 @@ export function agentGateRuns(services: Pick<TaskLoopServices, 'config' | 'gates
       const decision = await evaluateCommand(command, services.config, { root: cwd });
       // a gate's command is the person's own: what the sandbox would confine (its inline code) the gate runs anyway
       if (decision.action === 'deny' || (decision.action === 'ask' && !decision.confinable)) return undefined;
-      const run = await services.gates.run({ gate, cwd, timeoutMs, signal, reuse: 'passing', taskId: task.id });
+      // a gate that writes a report (`gates[].report`) may write its folder, as in the gate's own runs
+      const writableDirs = await reportDirs(gate, cwd);
+      const run = await services.gates.run({
+        gate,
+        cwd,
+        timeoutMs,
+        signal,
+        reuse: 'passing',
+        taskId: task.id,
+        ...(writableDirs ? { writableDirs } : {}),
+      });
       return {
         gate: gate.name,
         exitCode: run.exitCode,

@@ -1,7 +1,8 @@
 import type { TestCounts, TestName } from '../types';
 import { hasOmission } from '../text';
 import { DistinctNames } from './names';
-import { type TapPoint, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
+import { type EventLog, Parser, type Result } from 'tap-parser';
+import { type TapPoint, tapDocuments } from './tap';
 
 /**
  * node-tap (`tap`, 16 and later; TAP is what it prints when its output is not a terminal): every
@@ -55,45 +56,69 @@ interface Subtest {
   closed: boolean;
 }
 
-const SUBTEST = /^(\s*)# Subtest: (.*\S)/;
-
-/** The subtests of a document as a tree under a root; a point at a subtest's own indent is its result line. */
+/**
+ * The subtests of a document as a tree under a root, from `tap-parser` (node-tap's own parser:
+ * it nests each indented subtest, parses its YAML diagnostics and directives). A subtest's name
+ * is its `# Subtest:` line; the test point that closes it is its result. A `# Subtest:` line
+ * followed at once by a point of that name (tap prints a skipped subtest so) is a subtest with no
+ * content. The root is closed when the document's top-level plan came.
+ */
 function subtestTree(lines: readonly string[]): Subtest {
   const root: Subtest = { name: '', indent: -4, children: [], asserts: [], closed: false };
-  const open: Subtest[] = [root];
-  for (let i = 0; i < lines.length; i++) {
-    const sub = SUBTEST.exec(lines[i]);
-    if (sub) {
-      const indent = sub[1].length;
-      while (open.length > 1 && open[open.length - 1].indent >= indent) open.pop();
-      const node: Subtest = { name: sub[2], indent, children: [], asserts: [], closed: false };
-      open[open.length - 1].children.push(node);
-      open.push(node);
-      continue;
-    }
-    // the top-level plan (first or last): the runner got to the end of its list
-    if (/^1\.\.\d+/.test(lines[i])) root.closed = true;
-    const point = /^\s*(?:not )?ok\b/.test(lines[i]) ? tapPoint(lines[i]) : undefined;
-    if (!point) continue;
-    const yaml = tapYaml(lines, i + 1, point.indent);
-    if (yaml.length > 0) i += yaml.length + 2;
-    while (open.length > 1 && open[open.length - 1].indent > point.indent) open.pop();
-    const top = open[open.length - 1];
-    if (top !== root && top.indent === point.indent && !top.result) {
-      top.result = point;
-      top.closed = true;
-      const file = yamlValue(yaml, 'file');
-      if (file) top.file = file;
-      const timeout = yamlValue(yaml, 'timeout');
-      if (timeout && yamlValue(yaml, 'signal')) top.timeout = timeout;
-      open.pop();
-      continue;
-    }
-    // an assertion of the subtest whose content is at this indent
-    const owner = [...open].reverse().find((s) => s.indent + 4 === point.indent) ?? top;
-    owner.asserts.push({ ...point, ...(point.ok ? {} : { message: assertionMessage(point.description, yaml) }) });
-  }
+  fill(root, Parser.parse(`${lines.join('\n')}\n`));
   return root;
+}
+
+const SUBTEST = /^# Subtest: (.*\S)/;
+
+function fill(node: Subtest, events: EventLog): void {
+  let waiting: Subtest | undefined;
+  let announced: string | undefined;
+  const own = node.indent < 0 ? undefined : events.find((e) => e[0] === 'comment' && SUBTEST.test(String(e[1])));
+  for (const [type, data] of events) {
+    if (type === 'plan' && node.indent < 0) node.closed = true;
+    if (type === 'comment') {
+      announced = own && data === own[1] ? undefined : SUBTEST.exec(String(data))?.[1];
+      continue;
+    }
+    if (type === 'child') {
+      const childEvents = data as EventLog;
+      const name = SUBTEST.exec(String(childEvents.find((e) => e[0] === 'comment' && SUBTEST.test(String(e[1])))?.[1] ?? ''))?.[1];
+      const child: Subtest = { name: name ?? '', indent: node.indent + 4, children: [], asserts: [], closed: false };
+      fill(child, childEvents);
+      node.children.push(child);
+      waiting = child;
+      announced = undefined;
+      continue;
+    }
+    if (type !== 'assert') continue;
+    const result = data as Result;
+    const point = pointOf(result);
+    if (result.closingTestPoint && waiting && !waiting.result) {
+      close(waiting, point, result.diag);
+      waiting = undefined;
+    } else if (announced !== undefined && announced === result.name) {
+      const empty: Subtest = { name: announced, indent: node.indent + 4, children: [], asserts: [], closed: false };
+      close(empty, point, result.diag);
+      node.children.push(empty);
+    } else node.asserts.push({ ...point, ...(point.ok ? {} : { message: assertionMessage(point.description, result.diag) }) });
+    announced = undefined;
+  }
+}
+
+/** A subtest's own result line came: what its YAML says of its file and of tap's timeout. */
+function close(t: Subtest, point: TapPoint, diag: Result['diag']): void {
+  t.result = point;
+  t.closed = true;
+  if (!t.name) t.name = point.description;
+  const file = diag?.file;
+  if (typeof file === 'string' && file) t.file = file;
+  if (diag?.timeout !== undefined && diag.signal) t.timeout = String(diag.timeout);
+}
+
+function pointOf(r: Result): TapPoint {
+  const directive = r.skip ? 'skip' : r.todo ? 'todo' : undefined;
+  return { indent: 0, ok: r.ok, description: r.name, ...(directive ? { directive } : {}) };
 }
 
 interface NodeTapTest {
@@ -168,13 +193,21 @@ function filePath(name: string): string | undefined {
 }
 
 /** The assertion, and what node-tap says was wanted and found (or the error it caught). */
-function assertionMessage(description: string, yaml: readonly string[]): string {
+function assertionMessage(description: string, diag: Result['diag']): string {
   const parts = [description || 'assertion failed'];
   for (const key of ['wanted', 'found', 'expected', 'actual']) {
-    const value = yamlValue(yaml, key);
-    if (value !== undefined) parts.push(`${key}: ${value}`);
+    const value = diag?.[key];
+    if (value !== undefined) parts.push(`${key}: ${shown(value)}`);
   }
   // tap 18+ shows a diff instead: its changed lines
-  const diff = parts.length > 1 ? [] : (yamlValue(yaml, 'diff') ?? '').split('\n').filter((l) => /^[-+](?![-+]{2})/.test(l));
+  const diff =
+    parts.length > 1 || typeof diag?.diff !== 'string' ? [] : diag.diff.split('\n').filter((l: string) => /^[-+](?![-+]{2})/.test(l));
   return [...parts, ...diff].slice(0, 3).join('\n');
+}
+
+/** A diagnostic's value as one short text. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return value.trim();
+  if (value === null || typeof value !== 'object') return String(value);
+  return JSON.stringify(value);
 }

@@ -1,11 +1,11 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage } from '../text';
 import { completeNames } from './names';
-import { tapDocuments, tapYaml } from './tap';
+import { type EventLog, Parser, type Result } from 'tap-parser';
+import { tapDocuments } from './tap';
 
 /** `ℹ pass 3`: the spec reporter's summary (node's default on a terminal). */
 const SPEC_SUMMARY = /^ℹ\s+(tests|pass|fail|cancelled|skipped|todo)\s+(\d+)\s*$/;
-const NOT_OK = /^(\s*)not ok \d+ - (.+?)\s*(?:#\s*(?:TODO|SKIP).*)?$/;
 const SPEC_FAILING = /^✖ failing tests:\s*$/;
 const SPEC_FAILED_TEST = /^✖ (.+?)(?: \(\d+(?:\.\d+)?m?s\))?\s*$/;
 
@@ -32,61 +32,44 @@ export function parseNodeTest(lines: readonly string[]): TestCounts | undefined 
   }
   const tapLines = docs.flatMap((d) => d.lines);
   // The two forms share no lines, so a monorepo mixing them is read by both without overlap.
-  counts.failures = [...tapFailures(tapLines), ...specFailures(lines)];
-  const tap = tapNames(tapLines);
-  return completeNames(counts, tap.length > 0 ? tap : specNames(lines));
+  const tap = tapTests(tapLines);
+  counts.failures = [...tap.failures, ...specFailures(lines)];
+  return completeNames(counts, tap.names.length > 0 ? tap.names : specNames(lines));
 }
 
-const TAP_RESULT = /^(\s*)(ok|not ok) \d+ - (.+?)\s*(#\s*(?:TODO|SKIP)\b.*)?$/;
-const TAP_SUBTEST = /^(\s*)# Subtest: (.+?)\s*$/;
+/**
+ * The TAP documents' tests, from `tap-parser` (node-tap's own parser: it nests each `# Subtest:`
+ * and parses the YAML diagnostics): every test with its suites (`suite > test`) and outcome,
+ * suites left out (`type: 'suite'`); the failures by their own name, with the `error` and the
+ * `location`'s file, a suite or a test failing only because a subtest did left out.
+ */
+function tapTests(lines: readonly string[]): { names: TestName[]; failures: TestCounts['failures'] } {
+  const out = { names: [] as TestName[], failures: [] as TestCounts['failures'] };
+  if (lines.length > 0) walk(Parser.parse(`${lines.join('\n')}\n`), [], out);
+  return out;
+}
 
-/** Every test of the TAP stream with its suites (`suite > test`) and outcome; suites are left out. */
-function tapNames(lines: readonly string[]): TestName[] {
-  const names: TestName[] = [];
-  const open: { indent: number; name: string }[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const sub = TAP_SUBTEST.exec(lines[i]);
-    if (sub) {
-      while (open.length && open[open.length - 1].indent >= sub[1].length) open.pop();
-      open.push({ indent: sub[1].length, name: sub[2] });
+function walk(events: EventLog, path: readonly string[], out: { names: TestName[]; failures: TestCounts['failures'] }): void {
+  let pending: EventLog | undefined;
+  for (const [type, data] of events) {
+    if (type === 'child') {
+      pending = data as EventLog;
       continue;
     }
-    const m = TAP_RESULT.exec(lines[i]);
-    if (!m) continue;
-    const indent = m[1].length;
-    while (open.length && open[open.length - 1].indent >= indent) open.pop();
-    const yaml = tapYaml(lines, i + 1, indent);
-    if (yaml.some((l) => /^\s*type: 'suite'/.test(l))) continue;
-    const location = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
-    const status: TestName['status'] = m[4] ? 'skip' : m[2] === 'ok' ? 'pass' : 'fail';
-    names.push({ name: [...open.map((o) => o.name), m[3]].join(' > '), status, ...(location ? { file: location } : {}) });
+    if (type !== 'assert') continue;
+    const r = data as Result;
+    const children = r.closingTestPoint ? pending : undefined;
+    pending = undefined;
+    const diag = (r.diag ?? {}) as Record<string, unknown>;
+    if (children) walk(children, [...path, r.name], out);
+    if (diag.type === 'suite') continue;
+    const location = typeof diag.location === 'string' ? /^(.+):\d+:\d+$/.exec(diag.location)?.[1] : undefined;
+    const status: TestName['status'] = r.skip || r.todo ? 'skip' : r.ok ? 'pass' : 'fail';
+    out.names.push({ name: [...path, r.name].join(' > '), status, ...(location ? { file: location } : {}) });
+    if (r.ok || r.skip || r.todo || diag.failureType === 'subtestsFailed') continue;
+    const message = typeof diag.error === 'string' ? errorMessage(diag.error.split('\n')) : undefined;
+    out.failures.push({ name: r.name, message, ...(location ? { file: location } : {}) });
   }
-  return names;
-}
-
-function tapFailures(lines: readonly string[]): TestCounts['failures'] {
-  const failures: TestCounts['failures'] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const m = NOT_OK.exec(lines[i]);
-    if (!m) continue;
-    const yaml = tapYaml(lines, i + 1, m[1].length);
-    // A suite is "not ok" because a test in it failed; that test is reported on its own.
-    if (/^\s*type: 'suite'/m.test(yaml.join('\n')) || yaml.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
-    const file = yaml.map((l) => /^\s*location: '(.+):\d+:\d+'\s*$/.exec(l)?.[1]).find(Boolean);
-    failures.push({ name: m[2], message: yamlError(yaml), ...(file ? { file } : {}) });
-  }
-  return failures;
-}
-
-function yamlError(yaml: string[]): string | undefined {
-  const at = yaml.findIndex((l) => /^\s*error:/.test(l));
-  if (at < 0) return undefined;
-  const inline = /^\s*error: *(?![|>])(\S.*)$/.exec(yaml[at]);
-  if (inline) return inline[1].replace(/^'(.*)'$/, '$1');
-  const indent = /^\s*/.exec(yaml[at])![0].length;
-  const body: string[] = [];
-  for (let i = at + 1; i < yaml.length && (!yaml[i].trim() || /^\s*/.exec(yaml[i])![0].length > indent); i++) body.push(yaml[i]);
-  return errorMessage(body);
 }
 
 function specFailures(lines: readonly string[]): TestCounts['failures'] {

@@ -1,7 +1,8 @@
 import type { TestCounts, TestName } from '../types';
 import { errorMessage, hasOmission } from '../text';
 import { DistinctNames } from './names';
-import { type TapDocument, tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
+import { Parser, type Result } from 'tap-parser';
+import { type TapDocument, tapDocuments } from './tap';
 
 /**
  * tape (`tape 'test/**\/*.js'`, `nyc tape …`, `node test.js`): TAP whose assertions are grouped
@@ -47,44 +48,52 @@ interface TapeTest {
 /** `# name`, with tape's `SKIP `/`TODO ` before a skipped or todo test's name (trailing blanks trimmed by hand: no backtracking). */
 const HEAD = /^# (?:(SKIP|TODO) )?(.*\S)/;
 
+/**
+ * A document's tests, from `tap-parser` (its test points, their directives and YAML diagnostics;
+ * `# name` lines are its comments, what the process printed besides TAP its `extra` lines).
+ */
 function tapeRun(doc: TapDocument): { tests: TapeTest[]; complete: boolean } {
   const tests: TapeTest[] = [];
   const distinct = new DistinctNames();
   let current: TapeTest | undefined;
-  let lastTap = -1;
-  for (let i = 0; i < doc.lines.length; i++) {
-    const line = doc.lines[i];
-    const head = /^# Subtest: /.test(line) ? null : HEAD.exec(line);
+  let after: string[] = [];
+  for (const [type, data] of Parser.parse(`${doc.lines.join('\n')}\n`)) {
+    if (type === 'extra') {
+      after.push(...String(data).split('\n'));
+      continue;
+    }
+    // not a test: node-tap's `# Subtest:`, or what tap-parser says of a stream without its plan
+    const head =
+      type === 'comment' && !/^# (?:Subtest: |test count\(\d+\) != plan\()/.test(String(data)) ? HEAD.exec(String(data).trimEnd()) : null;
     if (head) {
       current = { name: distinct.name(head[2]), status: head[1] ? 'skip' : 'pass' };
       tests.push(current);
-      lastTap = i;
+      after = [];
       continue;
     }
-    const point = /^(?:not )?ok\b/.test(line) ? tapPoint(line) : undefined;
-    if (!point) continue;
-    const yaml = tapYaml(doc.lines, i + 1, 0);
-    lastTap = yaml.length > 0 ? i + yaml.length + 2 : i;
-    if (!current || point.ok || point.directive || current.status === 'skip') continue;
-    if (current.status !== 'fail') current.message = assertionMessage(point.description, yaml);
+    if (type !== 'assert') continue;
+    after = [];
+    const point = data as Result;
+    if (!current || point.ok || point.skip || point.todo || current.status === 'skip') continue;
+    if (current.status !== 'fail') current.message = assertionMessage(point.name, point.diag);
     current.status = 'fail';
   }
   if (doc.summary) return { tests, complete: true };
   // cut short: what the process printed after the last TAP line is why
   if (current && current.status !== 'fail') {
     current.status = 'fail';
-    current.message = crashMessage(doc.lines.slice(lastTap + 1));
+    current.message = crashMessage(after);
   }
   return { tests, complete: false };
 }
 
 /** The assertion and, from its YAML, what was expected and what came. */
-function assertionMessage(description: string, yaml: readonly string[]): string {
-  const expected = yamlValue(yaml, 'expected');
-  const actual = yamlValue(yaml, 'actual');
+function assertionMessage(description: string, diag: Result['diag']): string {
   const parts = [description || 'assertion failed'];
-  if (expected !== undefined) parts.push(`expected: ${expected}`);
-  if (actual !== undefined) parts.push(`actual: ${actual}`);
+  for (const key of ['expected', 'actual']) {
+    const value = diag?.[key];
+    if (value !== undefined) parts.push(`${key}: ${typeof value === 'string' ? value.trim() : JSON.stringify(value)}`);
+  }
   return parts.join('\n');
 }
 
