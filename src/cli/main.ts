@@ -4,6 +4,7 @@ import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
@@ -309,6 +310,10 @@ async function existingDir(dir: string): Promise<string> {
 }
 
 if (require.main === module) {
+  // The shell parser's wasm (the bash grammar, 1.3 MB) runs on V8's baseline compiler alone: its
+  // tier-up to the optimizing compiler took 45 MB at its peak in every run (a CLI whose whole run
+  // must stay under 150 MB) and made parsing no faster for commands this size. Before any wasm is compiled.
+  setFlagsFromString('--liftoff-only');
   const io: CliIo = {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
