@@ -46,7 +46,12 @@ const generator = (count: number) =>
   ].join('\n');
 
 /** `node <cli> …` in `cwd` with every Node process's peak appended to `peaks`; its output and the peaks by script. */
-function ralph(cli: string, args: string[], cwd: string, peaks: string): Promise<{ code: number; out: string; peakKb: Map<string, number> }> {
+function ralph(
+  cli: string,
+  args: string[],
+  cwd: string,
+  peaks: string,
+): Promise<{ code: number; out: string; peakKb: Map<string, number> }> {
   const env = { ...CLI_ENV, NODE_OPTIONS: `--require ${PROBE}`, RALPH_BENCH_PEAK_FILE: peaks };
   return new Promise((resolve) => {
     execFile(process.execPath, [cli, ...args], { cwd, env, maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
@@ -67,7 +72,10 @@ function ralph(cli: string, args: string[], cwd: string, peaks: string): Promise
   });
 }
 
-export async function benchBigRun(cli = CLI, count = Number(process.env.RALPH_BENCH_BIG_COMMIT_FILES ?? BIG_COMMIT_FILES)): Promise<BigRunResult> {
+export async function benchBigRun(
+  cli = CLI,
+  count = Number(process.env.RALPH_BENCH_BIG_COMMIT_FILES ?? BIG_COMMIT_FILES),
+): Promise<BigRunResult> {
   const server = await startScriptedServer({
     loop: true,
     steps: [
@@ -87,7 +95,12 @@ export async function benchBigRun(cli = CLI, count = Number(process.env.RALPH_BE
     await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify({ llm, gates: [], loop: { maxIterations: 2 } }, null, 2)}\n`);
     ws.git('add', '-A');
     ws.git('commit', '-qm', 'ralph init');
-    const added = await ralph(cli, ['task', 'add', 'Generate', '--prompt', 'Run node gen.js', '--promise', 'data/ holds the files'], ws.dir, peaks);
+    const added = await ralph(
+      cli,
+      ['task', 'add', 'Generate', '--prompt', 'Run node gen.js', '--promise', 'data/ holds the files'],
+      ws.dir,
+      peaks,
+    );
     if (added.code !== 0) throw new Error(`ralph task add failed: ${added.out}`);
     const version = await ralph(cli, ['--version'], ws.dir, peaks);
     const status = await ralph(cli, ['status'], ws.dir, peaks);
@@ -96,7 +109,11 @@ export async function benchBigRun(cli = CLI, count = Number(process.env.RALPH_BE
     const wallMs = performance.now() - started;
     const ended = JSON.parse(await ws.read('.ralph/tasks.json')).tasks[0]?.status ?? 'missing';
     if (run.code !== 0 || ended !== 'done') throw new Error(`the big run's task ended ${ended} (exit ${run.code}):\n${run.out}`);
-    const tree = execFileSync('git', ['ls-tree', '-r', '--name-only', 'HEAD', 'data'], { cwd: ws.dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+    const tree = execFileSync('git', ['ls-tree', '-r', '--name-only', 'HEAD', 'data'], {
+      cwd: ws.dir,
+      encoding: 'utf8',
+      maxBuffer: 256 * 2 ** 20,
+    });
     const treeFiles = tree.split('\n').filter(Boolean).length;
     const mb = (r: { peakKb: Map<string, number> }, script: string) => (r.peakKb.get(script) ?? NaN) / 1024;
     return {

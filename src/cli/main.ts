@@ -90,15 +90,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'version':
       io.out(VERSION);
       return EXIT.ok;
-    case 'init': {
-      const workspace = await existingDir(command.workspace);
-      const { initWorkspace } = await import('../core/init.js');
-      const result = await initWorkspace(workspace);
-      if (result.gitInitialized) io.out('initialized a git repository');
-      for (const file of result.created) io.out(`created ${file}`);
-      if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');
-      return EXIT.ok;
-    }
+    case 'init':
+      return initCommand(await existingDir(command.workspace), io);
     case 'task.add': {
       const task = await openRalph(await existingDir(command.workspace)).store.add({
         title: command.title,
@@ -144,14 +137,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return EXIT.ok;
     case 'doctor':
       return (await import('./doctorCommand.js')).runDoctorCommand(await existingDir(command.workspace), command.json, io);
-    case 'run': {
-      const ralph = openRalph(await existingDir(command.workspace));
-      if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
-        const { isCiRun, runCiCommand } = await import('./ciRun.js');
-        if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
-      }
-      return run(ralph, command, io);
-    }
+    case 'run':
+      return runCommand(command, io);
     case 'gate':
     case 'ci.init':
     case 'remote.run':
@@ -166,6 +153,25 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'schema':
       return writeSchemas(path.resolve(io.cwd, command.out), io);
   }
+}
+
+async function initCommand(workspace: string, io: CliIo): Promise<number> {
+  const { initWorkspace } = await import('../core/init.js');
+  const result = await initWorkspace(workspace);
+  if (result.gitInitialized) io.out('initialized a git repository');
+  for (const file of result.created) io.out(`created ${file}`);
+  if (!result.gitInitialized && result.created.length === 0) io.out('already initialized; nothing to do');
+  return EXIT.ok;
+}
+
+/** `ralph run`, or `ralph run --ci` (whose forge modules load only then). */
+async function runCommand(command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
+  const ralph = openRalph(await existingDir(command.workspace));
+  if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
+    const { isCiRun, runCiCommand } = await import('./ciRun.js');
+    if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
+  }
+  return run(ralph, command, io);
 }
 
 /** `ralph hook pre-tool-use|pre-compact`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
