@@ -9,7 +9,8 @@ import { promises as fs, readFileSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agentCliLines, benchAgentCli } from './agentCli';
-import { benchBigCommit, bigCommitLines, bigCommitWithinBudget } from './bigCommit';
+import { benchBigCommit, type BigCommitResult, bigCommitLines, bigCommitWithinBudget } from './bigCommit';
+import { benchBigRun, type BigRunResult, bigRunLines, bigRunWithinBudget } from './bigRun';
 import { benchLoop } from './loopOverhead';
 import { benchParallel, type RunCost } from './parallel';
 import { benchPromptCache } from './promptCache';
@@ -49,7 +50,8 @@ const SECTIONS = {
   verdictCost: () => benchVerdictCost(),
   affectedGates: () => benchAffectedGates(),
   agentCli: () => benchAgentCli(),
-  bigCommit: () => benchBigCommit(),
+  // the bare commit, then a whole `ralph run` of the same iteration (the built CLI)
+  bigCommit: async (): Promise<BigCommitResult & { run: BigRunResult }> => ({ ...(await benchBigCommit()), run: await benchBigRun() }),
 };
 type Section = keyof typeof SECTIONS;
 
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
   for (const line of verdictCostLines(verdictCost)) console.log(line);
   for (const line of affectedGatesLines(affectedGates)) console.log(line);
   for (const line of agentCliLines(agentCli)) console.log(line);
-  for (const line of bigCommitLines(bigCommit)) console.log(line);
+  for (const line of bigCommitAndRunLines(bigCommit)) console.log(line);
   console.log(
     `bundle: extension ${kb(bundle.extensionBytes)}, cli ${kb(bundle.cliBytes)}, webview ${kb(bundle.webviewBytes)}; webview code in the extension bundle: ${bundle.webviewCodeInExtension ? 'YES (bad)' : 'no'}`,
   );
@@ -198,9 +200,10 @@ async function parallelOnly(): Promise<void> {
  * bench fail (exit 1) once everything is printed.
  */
 function overBudget(name: Section, result: unknown): void {
-  if (name === 'bigCommit' && !bigCommitWithinBudget(result as Awaited<ReturnType<typeof benchBigCommit>>)) {
+  const big = result as BigCommitResult & { run: BigRunResult };
+  if (name === 'bigCommit' && (!bigCommitWithinBudget(big) || !bigRunWithinBudget(big.run))) {
     console.error(
-      `bench: the big commit is over its budget (peak resident memory ≤ ${(result as { budgetMb: number }).budgetMb} MB, every file committed)`,
+      `bench: the big commit or the whole run of it is over its budget (peak resident memory ≤ ${big.budgetMb} MB, every file committed)`,
     );
     process.exitCode = 1;
   }
@@ -211,8 +214,13 @@ const ONLY_LINES: Partial<Record<Section, (result: never) => string[]>> = {
   agentCli: agentCliLines,
   verdictCost: verdictCostLines,
   affectedGates: affectedGatesLines,
-  bigCommit: bigCommitLines,
+  bigCommit: bigCommitAndRunLines,
 };
+
+/** The bare commit's lines, then the whole run's. */
+function bigCommitAndRunLines(r: BigCommitResult & { run: BigRunResult }): string[] {
+  return [...bigCommitLines(r), ...bigRunLines(r.run)];
+}
 
 /** `--only a,b`: those sections alone, each in its own process, printed (as JSON when it has no lines of its own), nothing written. */
 async function only(names: string[]): Promise<void> {

@@ -57,7 +57,9 @@ export interface RalphExtensionApi {
   readonly commandIds: readonly CommandId[];
   /** How long `activate` took, in milliseconds (DESIGN §6: tens of milliseconds). */
   readonly activationMs: number;
-  /** Answers the commands' questions (modal confirmations, input boxes) until disposed — for tests. */
+  /** The no-sandbox notification (shown once per machine). */
+  readonly sandboxNotice: SandboxNotice | undefined;
+  /** Answers the commands' questions (modal confirmations, input boxes, notifications with actions) until disposed — for tests. */
   setPrompts(prompts: Partial<Prompts>): vscode.Disposable;
 }
 
@@ -85,8 +87,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
   const statusBar = new RalphStatusBar();
   // an edit of .ralph/config.json reaches the config service (and its change event) without a restart
   context.subscriptions.push(runs, tree, statusBar, watchConfig(folder, config, logger));
-  // the first run without a sandbox tells the person once: the command that installs it, or accepting the risk
-  context.subscriptions.push(new SandboxNotice({ bus, memory: context.globalState, config }));
   // the agent CLI that works on the tasks (Select Agent) shows in the status bar, and follows the config
   const showAgent = (c: RalphConfig | undefined) => statusBar.setAgent(c && c.agent.kind !== 'builtin' ? agentStatusLabel(c) : undefined);
   context.subscriptions.push(config.onDidChange(showAgent));
@@ -100,6 +100,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
 
   const commands = { ralph, tree, runs, secrets, logger, bus, gateRunner, redactor, panel: progressPanel, panelModel };
   const { prompts, forge, comments, planReviews, chat } = registerCommandsAndChat(context, commands);
+  // the first run without a sandbox tells the person once: the command that installs it, or accepting the risk
+  const sandboxNotice = new SandboxNotice({ bus, memory: context.globalState, config, prompts });
+  context.subscriptions.push(sandboxNotice);
 
   // The welcome view's context key and the first read of the store finish after activation:
   // `setContext` is a round trip to the window, which can take long while the workbench starts.
@@ -120,6 +123,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RalphE
     comments,
     planReviews,
     chat,
+    sandboxNotice,
     commandIds: COMMAND_IDS,
     activationMs,
     setPrompts: (answers) => prompts.use(answers),
@@ -213,6 +217,7 @@ function activateWithoutFolder(context: vscode.ExtensionContext, bus: EventBus, 
     comments: undefined,
     planReviews: undefined,
     chat: chat.recorder,
+    sandboxNotice: undefined,
     commandIds: COMMAND_IDS,
     activationMs: performance.now() - started,
     setPrompts: none,

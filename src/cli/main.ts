@@ -1,14 +1,11 @@
 import { checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
 import { ladderOfConfig } from '../core/escalation/steps';
-import { preCompactHook, preToolUseHook } from '../core/agentCli/hookGate';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
-import { serveSignalsOverStdio } from '../core/agentCli/signalServer';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { configJsonSchema, tasksJsonSchema } from '../core/config/jsonSchema';
+import { setFlagsFromString } from 'node:v8';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
-import { initWorkspace } from '../core/init';
 import { cliModels } from './cliModels';
 import type { RunSummary } from '../core/loop/run/runner';
 import { openRalph, type Ralph } from '../core/ralph';
@@ -23,16 +20,9 @@ import { helpCommand } from './completion';
 import { optionsOf, usageLine } from './help';
 import { closest, verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
-import { isCiRun, runCiCommand, type RunHooks } from './ciRun';
-import { runForgeCommand } from './forgeCommands';
-import { runTaskAction } from './taskActions';
-import { runPersonCommand } from './personCommands';
+import type { RunHooks } from './ciRun';
 import { runOutcomeText } from './personStatus';
 import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
-import { runPlanCommand } from './planCommand';
-import { runImportCommand } from './importCommand';
-import { printStatus } from './statusCommand';
-import { runDoctorCommand } from './doctorCommand';
 import { noSandboxWarning } from '../core/commands/sandboxAdvice';
 import { probeSandbox } from '../core/commands/sandbox';
 
@@ -130,7 +120,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     case 'task.action':
-      return runTaskAction(command, io);
+      return (await import('./taskActions.js')).runTaskAction(command, io);
     case 'task.answer':
     case 'task.council':
     case 'review.list':
@@ -138,28 +128,27 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'review.approve':
     case 'review.changes':
     case 'review.reject':
-      return runPersonCommand(command, io);
+      return (await import('./personCommands.js')).runPersonCommand(command, io);
     case 'task.import':
-      return runImportCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
+      return (await import('./importCommand.js')).runImportCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'plan':
-      return runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
+      return (await import('./planCommand.js')).runPlanCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'status':
-      await printStatus(await existingDir(command.workspace), command.json, io);
+      await (await import('./statusCommand.js')).printStatus(await existingDir(command.workspace), command.json, io);
       return EXIT.ok;
     case 'doctor':
-      return runDoctorCommand(await existingDir(command.workspace), command.json, io);
-    case 'run': {
-      const ralph = openRalph(await existingDir(command.workspace));
-      if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks) => run(ralph, command, io, hooks));
-      return run(ralph, command, io);
-    }
+      return (await import('./doctorCommand.js')).runDoctorCommand(await existingDir(command.workspace), command.json, io);
+    case 'run':
+      return runCommand(command, io);
     case 'gate':
     case 'ci.init':
     case 'remote.run':
     case 'remote.status':
-      return runForgeCommand(command, io);
-    case 'mcp':
+      return (await import('./forgeCommands.js')).runForgeCommand(command, io);
+    case 'mcp': {
+      const { serveSignalsOverStdio } = await import('../core/agentCli/signalServer.js');
       return serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION).then(() => EXIT.ok);
+    }
     case 'hook':
       return runHook(command.event, io);
     case 'schema':
@@ -170,6 +159,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
 /** `ralph init [--json]`: .ralph/ (and a git repository if missing); what it made, in words or as JSON. */
 async function init(command: Extract<CliCommand, { kind: 'init' }>, io: CliIo): Promise<number> {
   const workspace = await existingDir(command.workspace);
+  const { initWorkspace } = await import('../core/init.js');
   const result = await initWorkspace(workspace);
   if (command.json) {
     io.out(JSON.stringify({ gitInitialized: result.gitInitialized, created: result.created }, null, 2));
@@ -181,10 +171,21 @@ async function init(command: Extract<CliCommand, { kind: 'init' }>, io: CliIo): 
   return EXIT.ok;
 }
 
+/** `ralph run`, or `ralph run --ci` (whose forge modules load only then). */
+async function runCommand(command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
+  const ralph = openRalph(await existingDir(command.workspace));
+  if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
+    const { isCiRun, runCiCommand } = await import('./ciRun.js');
+    if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
+  }
+  return run(ralph, command, io);
+}
+
 /** `ralph hook pre-tool-use|pre-compact`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
 async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promise<number> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const { preCompactHook, preToolUseHook } = await import('../core/agentCli/hookGate.js');
   const hook = event === 'pre-compact' ? preCompactHook : preToolUseHook;
   const { code, stderr } = await hook(Buffer.concat(chunks).toString('utf8'), process.env);
   if (stderr) io.err(stderr);
@@ -192,6 +193,7 @@ async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promis
 }
 
 async function writeSchemas(out: string, io: CliIo): Promise<number> {
+  const { configJsonSchema, tasksJsonSchema } = await import('../core/config/jsonSchema.js');
   await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
   await writeJsonAtomic(path.join(out, 'tasks.schema.json'), tasksJsonSchema());
   io.out(`wrote ${path.join(out, 'config.schema.json')} and tasks.schema.json`);
@@ -318,6 +320,14 @@ async function existingDir(dir: string): Promise<string> {
 }
 
 if (require.main === module) {
+  // Memory before speed where the two differ (a whole `ralph run` stays under 150 MB; bench/bigRun.ts).
+  // The shell parser's wasm (the bash grammar, 1.3 MB) runs on V8's baseline compiler alone: its
+  // tier-up to the optimizing compiler took 45 MB at its peak in every run and made parsing no
+  // faster for commands this size (set before any wasm is compiled). The young generation keeps its
+  // first size: a burst of short-lived strings (git's list of 100,000 new files) grew it to 32 MB
+  // that stayed resident; more, smaller scavenges instead.
+  setFlagsFromString('--liftoff-only');
+  setFlagsFromString('--semi-space-growth-factor=1');
   const io: CliIo = {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

@@ -133,6 +133,7 @@ export class Ralph implements TaskRecords {
       workspace: this.workspace,
       config,
       store: this.store,
+      configWrites: this.config,
       model: session.model,
       secretValues: [...session.secretValues, ...secretValues],
     });

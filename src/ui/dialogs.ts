@@ -12,6 +12,8 @@ export interface Prompts {
   pickTask(tasks: readonly Task[], placeHolder: string): Promise<Task | undefined>;
   /** One of a few options (a quick pick); undefined when dismissed. */
   choose<T extends string>(placeHolder: string, options: readonly Choice<T>[]): Promise<T | undefined>;
+  /** A warning notification with actions (not modal); the action chosen, undefined when dismissed. */
+  warn(message: string, actions: readonly string[]): Promise<string | undefined>;
 }
 
 export interface Choice<T extends string> {
@@ -40,6 +42,7 @@ export const vscodePrompts: Prompts = {
     );
     return picked?.id;
   },
+  warn: (message, actions) => Promise.resolve(vscode.window.showWarningMessage(message, ...actions)),
 };
 
 /** The prompts in use: VS Code's, unless a test put its own in place for a while. */
@@ -65,5 +68,8 @@ export class PromptsSlot implements Prompts {
   }
   choose<T extends string>(placeHolder: string, options: readonly Choice<T>[]): Promise<T | undefined> {
     return this.current.choose(placeHolder, options);
+  }
+  warn(message: string, actions: readonly string[]): Promise<string | undefined> {
+    return this.current.warn(message, actions);
   }
 }

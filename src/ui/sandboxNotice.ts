@@ -4,6 +4,7 @@ import { editConfig } from '../core/config/modelChoice';
 import type { ConfigService } from '../core/config/service';
 import { errorMessage } from '../core/errors';
 import type { EventBus, EventOf } from '../core/events';
+import type { Prompts } from './dialogs';
 import { DisposableBase } from './disposableBase';
 
 /** The machine-wide memory that the person was told once. */
@@ -17,6 +18,8 @@ export interface SandboxNoticeServices {
   /** The extension's global state: the notice is shown on the first run without a sandbox, once. */
   memory: vscode.Memento;
   config: ConfigService;
+  /** Where the notification is shown (VS Code's, or a test's answers). */
+  prompts: Prompts;
 }
 
 /**
@@ -42,7 +45,7 @@ export class SandboxNotice extends DisposableBase {
     const text =
       "Ralph: the agent's commands run without a sandbox on this machine — what the command rules allow can write outside the workspace and reach the network. " +
       (advice.install ? `Install bubblewrap to confine them: ${advice.install}` : `To confine them, ${advice.fix}.`);
-    const choice = await vscode.window.showWarningMessage(text, ...(advice.install ? [INSTALL] : []), ACCEPT);
+    const choice = await this.s.prompts.warn(text, [...(advice.install ? [INSTALL] : []), ACCEPT]);
     if (choice === INSTALL && advice.install) {
       const terminal = vscode.window.createTerminal('Install bubblewrap');
       terminal.show();
@@ -50,6 +53,11 @@ export class SandboxNotice extends DisposableBase {
     } else if (choice === ACCEPT) {
       await this.accept();
     }
+  }
+
+  /** Forgets that the person was told: the next run without a sandbox tells them again (for tests). */
+  forget(): Thenable<void> {
+    return this.s.memory.update(SANDBOX_NOTICE_SHOWN, undefined);
   }
 
   private async accept(): Promise<void> {

@@ -64,7 +64,10 @@ export function probeSandbox(bwrap = 'bwrap', platform: NodeJS.Platform = proces
   if (platform !== 'linux') {
     return Promise.resolve({ available: false, reason: `no sandbox on ${platform}; commands run with the user's own rights` });
   }
-  const known = probes.get(bwrap);
+  // a program named without a folder is looked up on PATH: the answer holds for the PATH it was found
+  // on (a long-lived process whose PATH changes — an extension host — asks again)
+  const key = bwrap.includes('/') ? bwrap : `${bwrap}\n${process.env.PATH ?? ''}`;
+  const known = probes.get(key);
   if (known) return known;
   const probe = new Promise<SandboxProbe>((resolve) => {
     const child = spawn(
@@ -101,7 +104,7 @@ export function probeSandbox(bwrap = 'bwrap', platform: NodeJS.Platform = proces
       ),
     );
   });
-  probes.set(bwrap, probe);
+  probes.set(key, probe);
   return probe;
 }
 

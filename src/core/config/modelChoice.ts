@@ -60,6 +60,7 @@ export async function editConfig(
     throw new ConfigError(`${shown} was left unchanged: ${what} would make it invalid (${(error as Error).message})`, shown);
   }
   await writeFileAtomic(paths.config, next.endsWith('\n') ? next : `${next}\n`);
+  service.wrote(); // a run's guard must not undo it as tampering
   await service.reload();
   return config;
 }

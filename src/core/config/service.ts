@@ -16,6 +16,7 @@ type Listener = (config: RalphConfig) => void;
  */
 export class ConfigService {
   private readonly listeners = new Set<Listener>();
+  private readonly writeListeners = new Set<() => void>();
   private lastText: string | undefined | null = null;
   private last: RalphConfig | undefined;
   private watcher: FSWatcher | undefined;
@@ -34,6 +35,17 @@ export class ConfigService {
     this.last = config;
     if (changed) for (const listener of this.listeners) listener(config);
     return structuredClone(config);
+  }
+
+  /** Ralph itself wrote the file (`editConfig`): a running loop's guard takes that content as its own. */
+  wrote(): void {
+    for (const listener of this.writeListeners) listener();
+  }
+
+  /** Told each time Ralph itself writes the file (not the agents, not a person's editor). */
+  onDidWrite(listener: () => void): { dispose(): void } {
+    this.writeListeners.add(listener);
+    return { dispose: () => this.writeListeners.delete(listener) };
   }
 
   /** Re-reads the file now (e.g. after a watcher saw it change). */

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
+import { removeTree } from '../util/removeTree';
 import { commitPathspec, linksIn, stageWork } from './commitPaths';
 import { git, GitCommandError, gitStatus, runGit } from './gitExec';
 import { lockFileOf, underGitLockRule } from './lockRule';
@@ -294,7 +295,7 @@ export class MergeWorkspace {
       this.ensured = true;
       return;
     }
-    await fs.rm(this.path, { recursive: true, force: true });
+    await removeTree(this.path);
     await runGit(this.worktrees.root, ['worktree', 'prune']);
     await this.worktrees.ensureIgnored();
     await git(this.worktrees.root, ['worktree', 'add', '--detach', this.path, base]);

@@ -2,6 +2,7 @@ import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { RalphError } from '../errors';
 import { readTextIfExists, writeFileAtomic } from '../util/atomicWrite';
+import { removeTree } from '../util/removeTree';
 import { git, GitCommandError, runGit } from './gitExec';
 import { RefReader } from './refRead';
 import {
@@ -166,7 +167,7 @@ export class WorktreeManager {
       return { taskId, path: wtPath, branch, base: existing.head ?? '', created: false };
     } else if (existing) await this.forceRemove(wtPath); // a crash interrupted `worktree add`, or its files are gone
     if (existing || (await fs.lstat(wtPath).catch(() => undefined))) {
-      await fs.rm(wtPath, { recursive: true, force: true }); // unregistered leftovers: no git metadata, nothing to keep
+      await removeTree(wtPath); // unregistered leftovers: no git metadata, nothing to keep
       await runGit(this.root, ['worktree', 'prune']);
     }
     await fs.mkdir(this.dir, { recursive: true });
@@ -228,7 +229,7 @@ export class WorktreeManager {
       if (!moved) await this.removeUnlocked(taskId, { deleteBranch: false });
       return moved;
     });
-    if (aside) await fs.rm(aside, { recursive: true, force: true });
+    if (aside) await removeTree(aside);
     // the branch is a ref, no worktree's record: deleted after the queue's turn, so the next worktree command goes on meanwhile
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
@@ -238,7 +239,7 @@ export class WorktreeManager {
     // its folder there (nearly always): `worktree remove` takes the folder and git's record of it together,
     // and says when git has no record of it; no folder: only a record may be left, which prune clears
     const removed = (await fs.lstat(wtPath).catch(() => undefined)) !== undefined && (await this.forceRemove(wtPath));
-    await fs.rm(wtPath, { recursive: true, force: true });
+    await removeTree(wtPath);
     if (!removed) await runGit(this.root, ['worktree', 'prune']);
     if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
   }
@@ -254,7 +255,7 @@ export class WorktreeManager {
     if (leftovers.length === 0) return;
     const registered = (await this.registered()).filter((w) => path.dirname(w.path) === this.dir && isMergeWorktree(path.basename(w.path)));
     for (const w of registered) await this.forceRemove(w.path);
-    for (const name of leftovers) await fs.rm(path.join(this.dir, name), { recursive: true, force: true });
+    for (const name of leftovers) await removeTree(path.join(this.dir, name));
     await runGit(this.root, ['worktree', 'prune']);
   }
 
@@ -290,7 +291,7 @@ export class WorktreeManager {
       report.removedLocks.push(...(await this.removeStaleLocks(w.path)));
       if (isMergeWorktree(name) || !keep.has(name) || w.locked === 'initializing') {
         await this.forceRemove(w.path);
-        await fs.rm(w.path, { recursive: true, force: true });
+        await removeTree(w.path);
         report.removedWorktrees.push(w.path);
       }
     }
@@ -299,7 +300,7 @@ export class WorktreeManager {
     for (const entry of await fs.readdir(this.dir).catch(() => [] as string[])) {
       const full = path.join(this.dir, entry);
       if (stillRegistered.has(full)) continue;
-      await fs.rm(full, { recursive: true, force: true });
+      await removeTree(full);
       report.removedDirs.push(full);
     }
     const commonDir = path.resolve(this.root, (await git(this.root, ['rev-parse', '--git-common-dir'])).trim());
@@ -362,7 +363,7 @@ export class WorktreeManager {
     const result = await runGit(this.root, ['worktree', 'remove', '--force', '--force', wtPath]);
     if (result.code !== 0 && !/is not a working tree/.test(result.stderr)) {
       // the admin entry may be half-written (crash in `worktree add`): drop the files, then let prune clear the entry
-      await fs.rm(wtPath, { recursive: true, force: true });
+      await removeTree(wtPath);
       await runGit(this.root, ['worktree', 'prune']);
     }
     return result.code === 0;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ApprovalRequest } from '../../../src/core/ports';
@@ -10,7 +11,7 @@ const idle = { content: 'still working' };
 const run = (command: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] });
 const toolResults = (h: LoopHarness) => eventsOf(h.events, 'tool.result').filter((r) => r.tool === 'run_command');
 
-describe('without a sandbox (commands.sandbox "off"): what the rules and the guard hold (issue 48)', function () {
+describe('without a sandbox (commands.sandbox "off", or "auto" with no bwrap): what the rules and the guard hold (issue 48)', function () {
   this.timeout(60000);
   let h: LoopHarness;
   afterEach(async () => h?.cleanup());
@@ -37,6 +38,44 @@ describe('without a sandbox (commands.sandbox "off"): what the rules and the gua
     const task = await h.store.get(id);
     assert.equal(task.status, 'needs_help', 'the first unseen command is the task question');
     assert.match(task.questions?.at(-1)?.question ?? '', /code given inline, which the rules cannot read.*outside the workspace/);
+  });
+
+  it('with the default commands.sandbox "auto" and no bwrap on PATH: says once that commands run unconfined, and refuses the same attacks unattended', async function () {
+    if (process.platform !== 'linux') this.skip(); // elsewhere "auto" finds seatbelt (macOS) or nothing (Windows) whatever PATH holds
+    h = await makeLoopHarness([]);
+    const outside = await h.ws.outsideDir();
+    await fs.writeFile(path.join(outside, 'keep.txt'), 'keep\n');
+    h.server.push(
+      run('echo ok > ok.txt'),
+      run(`node -e "require('fs').rmSync('${outside}', {recursive: true})"`),
+      run(`perl -e 'use File::Path; rmtree("${outside}")'`),
+      idle,
+    );
+    await h.configure({ loop: { maxIterations: 1 } });
+    const id = await h.addTask();
+    // this machine as one without the bubblewrap package: the programs the run needs, and no bwrap
+    const bare = await h.ws.outsideDir();
+    for (const program of ['git', 'node', 'perl', 'bash', 'sh']) {
+      const found = execFileSync('sh', ['-c', `command -v ${program} || true`], { encoding: 'utf8' }).trim();
+      if (found) await fs.symlink(found, path.join(bare, program));
+    }
+    const saved = process.env.PATH;
+    process.env.PATH = bare;
+    try {
+      await h.runner().run({ taskId: id });
+    } finally {
+      process.env.PATH = saved;
+    }
+    assert.equal(await fs.readFile(path.join(outside, 'keep.txt'), 'utf8'), 'keep\n', 'nothing outside the workspace changed');
+    assert.deepEqual(
+      toolResults(h).map((r) => r.ok),
+      [true, false, false],
+    );
+    // the first command that ran unconfined said so (a refused one runs nothing, confined or not)
+    const noSandbox = eventsOf(h.events, 'warning').filter((w) => w.code === 'no-sandbox');
+    assert.equal(noSandbox.length, 1, 'said once per run');
+    assert.match(noSandbox[0].message, /bubblewrap \(bwrap\) not found/);
+    assert.equal((await h.store.get(id)).status, 'needs_help');
   });
 
   it('asks a person first when one is there, and runs nothing the person refused', async () => {

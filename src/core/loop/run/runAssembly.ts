@@ -53,6 +53,8 @@ export interface RunnerDeps {
   bus: EventBus;
   /** Share the caller's store so its change listeners (the tree) see every write at once. */
   store?: TaskStore;
+  /** Ralph's own writes of `.ralph/config.json` (the editor's Select Agent, Accept the Risk): never tampering. */
+  configWrites?: { onDidWrite(listener: () => void): { dispose(): void } };
   clock?: Clock;
   logger?: Logger;
   /** Asked before every caio action and every gated command (push, pull request, semi-auto…); default: refuse. */

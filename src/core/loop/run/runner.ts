@@ -65,6 +65,7 @@ interface RunEvents {
 interface RunHeld {
   lock?: RunLock;
   storeWrites?: { dispose(): void };
+  configWrites?: { dispose(): void };
 }
 
 /** How a run ended, for its summary. */
@@ -230,6 +231,9 @@ export class RalphRunner {
     held.storeWrites = store.onDidChange(() => {
       for (const guard of assembly.guards) guard.acknowledge(this.paths.tasks);
     });
+    held.configWrites = this.deps.configWrites?.onDidWrite(() => {
+      for (const guard of assembly.guards) guard.acknowledge(this.paths.config);
+    });
     const first = options.taskId ? await this.startableTask(store, options.taskId) : undefined;
     emit({ type: 'run.started', workspace: this.deps.workspace, taskIds: first ? [first.id] : [] });
 
@@ -298,6 +302,7 @@ export class RalphRunner {
     });
     subscription.dispose();
     held.storeWrites?.dispose();
+    held.configWrites?.dispose();
     await log.close();
     await held.lock?.release();
     this.currentAutopilot = undefined;

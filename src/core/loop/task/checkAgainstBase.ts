@@ -6,6 +6,7 @@ import { RalphError } from '../../errors';
 import type { RalphEventBody } from '../../events';
 import { git, runGit } from '../../git/gitExec';
 import { WorktreeManager } from '../../git/worktrees';
+import { removeTree } from '../../util/removeTree';
 import { integrityJudge, takeIntegrityBaseline } from './integrityStep';
 import { RalphPaths } from '../../paths';
 import { type Clock, systemClock } from '../../ports';
@@ -122,6 +123,6 @@ async function addScratchWorktree(workspace: string, base: string, links: readon
 
 async function removeScratchWorktree(workspace: string, scratch: string): Promise<void> {
   await runGit(workspace, ['worktree', 'remove', '--force', scratch]);
-  await fs.rm(path.dirname(scratch), { recursive: true, force: true });
+  await removeTree(path.dirname(scratch));
   await runGit(workspace, ['worktree', 'prune']);
 }

@@ -1,6 +1,6 @@
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { runGit } from '../../git/gitExec';
+import { removeTree } from '../../util/removeTree';
 import { WorktreeManager, WORKTREES_DIR } from '../../git/worktrees';
 import type { TaskLoopServices } from './types';
 
@@ -43,7 +43,7 @@ async function addScratch(worktrees: WorktreeManager, scratch: string, commit: s
 function removeScratch(worktrees: WorktreeManager, scratch: string): Promise<void> {
   return worktrees.exclusive(async () => {
     await runGit(worktrees.root, ['worktree', 'remove', '--force', scratch]);
-    await fs.rm(scratch, { recursive: true, force: true });
+    await removeTree(scratch);
     await runGit(worktrees.root, ['worktree', 'prune']);
   });
 }
