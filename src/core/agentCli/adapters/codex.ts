@@ -11,6 +11,7 @@
  */
 
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
+import { num } from './streamValues';
 
 /** The arguments and stdin of one `codex exec` session. */
 export function codexLaunch(input: SessionInput): SessionLaunch {
@@ -212,10 +213,6 @@ function toolOutput(it: CodexItem): string {
     default:
       return it.status ?? '';
   }
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /** Codex CLI (`codex exec`). */

@@ -18,9 +18,7 @@
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-
-/** Tool output longer than this (characters) is cut in `tool_result` events. */
-export const COPILOT_TOOL_OUTPUT_LIMIT = 4000;
+import { clip, num, str, text } from './streamValues';
 
 /** Copilot's retries of a failed model call (its message says "retried 5 times"). */
 const COPILOT_MAX_RETRIES = 5;
@@ -184,23 +182,6 @@ export function usageOf(file: string): AgentCliEvent[] {
     if (input === 0 && output === 0) return [];
     return [{ kind: 'usage', inputTokens: input, outputTokens: output, cachedTokens: num(u.cacheReadTokens) }];
   });
-}
-
-function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  return value === undefined || value === null ? '' : JSON.stringify(value);
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function clip(value: string): string {
-  return value.length > COPILOT_TOOL_OUTPUT_LIMIT ? `${value.slice(0, COPILOT_TOOL_OUTPUT_LIMIT)}…` : value;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /** GitHub Copilot CLI (`copilot`). */

@@ -21,9 +21,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-
-/** Tool output longer than this (characters) is cut in `tool_result` events. */
-export const GEMINI_TOOL_OUTPUT_LIMIT = 4000;
+import { clip, num } from './streamValues';
 
 /** The variable that moves Gemini CLI's home (its `.gemini` folder lives under it). */
 export const GEMINI_HOME_ENV = 'GEMINI_CLI_HOME';
@@ -250,14 +248,6 @@ function usage(stats: GeminiStats | undefined): AgentCliEvent[] {
   const output = num(stats.output_tokens);
   if (input === 0 && output === 0) return [];
   return [{ kind: 'usage', inputTokens: input, outputTokens: output, cachedTokens: num(stats.cached) }];
-}
-
-function clip(value: string): string {
-  return value.length > GEMINI_TOOL_OUTPUT_LIMIT ? `${value.slice(0, GEMINI_TOOL_OUTPUT_LIMIT)}…` : value;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /** Gemini CLI (`gemini --output-format stream-json`). */

@@ -12,12 +12,10 @@
  */
 
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
+import { clip, num, text } from './streamValues';
 
 /** The variable OpenCode reads an inline configuration from (merged over the person's own files). */
 export const OPENCODE_CONFIG_ENV = 'OPENCODE_CONFIG_CONTENT';
-
-/** Tool output longer than this (characters) is cut in `tool_result` events. */
-export const OPENCODE_TOOL_OUTPUT_LIMIT = 4000;
 
 /** The arguments, environment and stdin of one `opencode run` session. */
 export function opencodeLaunch(input: SessionInput): SessionLaunch {
@@ -142,19 +140,6 @@ function errorMessage(error: OpenCodeEvent['error']): string {
   const message = error?.data?.message ?? error?.message ?? error?.name ?? 'OpenCode reported an error';
   const status = error?.data?.statusCode;
   return typeof status === 'number' && !message.includes(String(status)) ? `${message} (HTTP ${status})` : message;
-}
-
-function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  return value === undefined || value === null ? '' : JSON.stringify(value);
-}
-
-function clip(value: string): string {
-  return value.length > OPENCODE_TOOL_OUTPUT_LIMIT ? `${value.slice(0, OPENCODE_TOOL_OUTPUT_LIMIT)}…` : value;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /** OpenCode (`opencode run`). */
