@@ -11,7 +11,7 @@
  */
 
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-import { num } from './streamValues';
+import { jsonObjectOf, num } from './streamValues';
 
 /** The arguments and stdin of one `codex exec` session. */
 export function codexLaunch(input: SessionInput): SessionLaunch {
@@ -148,14 +148,8 @@ export function createCodexParser(): StreamParser {
 
   return {
     line(text: string): AgentCliEvent[] {
-      const trimmed = text.trim();
-      if (!trimmed.startsWith('{')) return [];
-      try {
-        const event = JSON.parse(trimmed) as unknown;
-        return typeof event === 'object' && event !== null ? parse(event as CodexEvent) : [];
-      } catch {
-        return [];
-      }
+      const event = jsonObjectOf(text);
+      return event ? parse(event as CodexEvent) : [];
     },
     end(): AgentCliEvent[] {
       if (!started || finished) return [];

@@ -18,7 +18,7 @@
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-import { clip, num, str, text } from './streamValues';
+import { clip, jsonObjectOf, num, str, text } from './streamValues';
 
 /** Copilot's retries of a failed model call (its message says "retried 5 times"). */
 const COPILOT_MAX_RETRIES = 5;
@@ -136,14 +136,8 @@ export function createCopilotParser(session?: { sessionDir: string }): StreamPar
 
   return {
     line(line: string): AgentCliEvent[] {
-      const trimmed = line.trim();
-      if (!trimmed.startsWith('{')) return [];
-      try {
-        const event = JSON.parse(trimmed) as unknown;
-        return typeof event === 'object' && event !== null && !Array.isArray(event) ? parse(event as CopilotEvent) : [];
-      } catch {
-        return [];
-      }
+      const event = jsonObjectOf(line);
+      return event ? parse(event as CopilotEvent) : [];
     },
     end(): AgentCliEvent[] {
       return session ? usageOf(copilotFiles(session.sessionDir).usage) : [];

@@ -21,7 +21,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-import { clip, num } from './streamValues';
+import { clip, jsonObjectOf, num } from './streamValues';
 
 /** The variable that moves Gemini CLI's home (its `.gemini` folder lives under it). */
 export const GEMINI_HOME_ENV = 'GEMINI_CLI_HOME';
@@ -220,14 +220,8 @@ export function createGeminiParser(): StreamParser {
 
   return {
     line(text: string): AgentCliEvent[] {
-      const trimmed = text.trim();
-      if (!trimmed.startsWith('{')) return [];
-      try {
-        const event = JSON.parse(trimmed) as unknown;
-        return isObject(event) ? parse(event as GeminiEvent) : [];
-      } catch {
-        return [];
-      }
+      const event = jsonObjectOf(text);
+      return event ? parse(event as GeminiEvent) : [];
     },
     end(): AgentCliEvent[] {
       const text = flush();

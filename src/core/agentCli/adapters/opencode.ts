@@ -12,7 +12,7 @@
  */
 
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
-import { clip, num, text } from './streamValues';
+import { clip, jsonObjectOf, num, text } from './streamValues';
 
 /** The variable OpenCode reads an inline configuration from (merged over the person's own files). */
 export const OPENCODE_CONFIG_ENV = 'OPENCODE_CONFIG_CONTENT';
@@ -104,14 +104,8 @@ export function createOpenCodeParser(): StreamParser {
 
   return {
     line(line: string): AgentCliEvent[] {
-      const trimmed = line.trim();
-      if (!trimmed.startsWith('{')) return [];
-      try {
-        const event = JSON.parse(trimmed) as unknown;
-        return typeof event === 'object' && event !== null && !Array.isArray(event) ? parse(event as OpenCodeEvent) : [];
-      } catch {
-        return [];
-      }
+      const event = jsonObjectOf(line);
+      return event ? parse(event as OpenCodeEvent) : [];
     },
     end(): AgentCliEvent[] {
       if (!session && lastError === undefined) return [];

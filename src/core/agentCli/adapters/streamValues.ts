@@ -23,3 +23,15 @@ export function text(value: unknown): string {
 export function clip(value: string, limit: number = TOOL_OUTPUT_LIMIT): string {
   return value.length > limit ? `${value.slice(0, limit)}…` : value;
 }
+
+/** One line of a CLI's JSON stream as an object; undefined for a line that is not one (its banners, a cut line). */
+export function jsonObjectOf(line: string): Record<string, unknown> | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const value = JSON.parse(trimmed) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
