@@ -78,7 +78,10 @@ describe('the no-sandbox notification (issue 48, real extension host)', function
       if (event.type === 'warning') warnings.push(event.code);
     });
     try {
-      const summary = (await vscode.commands.executeCommand('ralph.startAutopilot')) as { results: { taskId: string; status: string }[] };
+      // this task alone: the suites share one workspace, whose store may hold other suites' tasks
+      const summary = (await vscode.commands.executeCommand('ralph.runSelectedTask', task.id)) as {
+        results: { taskId: string; status: string }[];
+      };
       assert.deepEqual(
         summary.results.map((r) => [r.taskId, r.status]),
         [[task.id, 'done']],
