@@ -1,6 +1,7 @@
 import type { TestCounts } from '../types';
 import { parseAva, parseFlatTap } from './ava';
 import { parseCargoTest } from './cargo';
+import { parseGenericTap } from './genericTap';
 import { parseGoTest } from './go';
 import { parseJasmine } from './jasmine';
 import { parseJest, parseVitest } from './jestVitest';
@@ -15,7 +16,8 @@ import { parseUvu } from './uvu';
 /**
  * Each recognises only its own summary lines, so running them all never counts a line twice; the
  * TAP runners (node:test, tape, node-tap, flat TAP of ava and mocha) each read only the TAP
- * documents of their own dialect (`tap.ts`).
+ * documents of their own dialect (`tap.ts`); TAP that no dialect claims is read as plain TAP
+ * (`genericTap.ts`).
  */
 const FAMILIES: readonly ((lines: readonly string[]) => TestCounts | undefined)[] = [
   parseMocha,
@@ -26,6 +28,7 @@ const FAMILIES: readonly ((lines: readonly string[]) => TestCounts | undefined)[
   parseNodeTap,
   parseAva,
   parseFlatTap,
+  parseGenericTap,
   parseUvu,
   parseJasmine,
   parsePytest,

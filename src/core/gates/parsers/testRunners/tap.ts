@@ -9,7 +9,8 @@
  * it (mocha's tap reporter prints none) makes a document of the lines since the previous one.
  */
 
-export type TapDialect = 'node-test' | 'tape' | 'node-tap' | 'flat';
+/** `generic`: TAP that none of the others claims (brittle, zora, …), read as plain TAP (`genericTap.ts`). */
+export type TapDialect = 'node-test' | 'tape' | 'node-tap' | 'flat' | 'generic';
 
 export interface TapDocument {
   dialect: TapDialect;
@@ -100,7 +101,9 @@ function readSummary(lines: readonly string[], from: number): Summary {
  * with two spaces and ends a green run with `# ok`; node-tap prints no `# tests` summary but
  * nests every test in `# Subtest:` blocks; tape cut short (a test that threw ends the process)
  * leaves its `# name` lines before the test points. What else has a summary is flat TAP (ava
- * `--tap`, mocha's tap reporter).
+ * `--tap`, mocha's tap reporter). A document without a summary that has indented test points
+ * (TAP 14 subtests: brittle) or no `# name` line before its first point is TAP of a runner no
+ * dialect names: `generic`, read by `tap-parser` alone.
  */
 function dialectOf(lines: readonly string[], summary: Summary | undefined): TapDialect | undefined {
   if (summary) {
@@ -110,8 +113,12 @@ function dialectOf(lines: readonly string[], summary: Summary | undefined): TapD
     return 'flat';
   }
   if (lines.some((l) => /^# Subtest: /.test(l))) return 'node-tap';
+  // tape prints every assertion at the margin: indented points are subtests (TAP 14, brittle)
+  if (lines.some((l) => /^\s+(?:not )?ok\b/.test(l))) return 'generic';
   const point = lines.findIndex((l) => /^(?:not )?ok \d+/.test(l));
   if (point > 0 && lines.slice(0, point).some((l) => /^# \S/.test(l))) return 'tape';
+  // any other document with a header or a plan and test points: TAP from a runner no dialect names
+  if (point >= 0 && lines.some((l) => HEADER.test(l) || /^1\.\.\d+/.test(l))) return 'generic';
   return undefined;
 }
 
