@@ -14,16 +14,21 @@ export interface Edit {
 export interface CaseData {
   /** A wrong edit of the code under test: the task's test stays red, every other test as it was. */
   wrongEdit: Edit[];
-  /** The failing tests skipped with the runner's own skip. */
-  skip: Edit[];
+  /** The failing tests skipped with the runner's own skip (absent: the case has no such scenario). */
+  skip?: Edit[];
   /** Iteration 2's context must hold one of these (the failing test's name as the runner reports it)… */
   testNamed: string[];
   /** …and one of these (its error). */
   errorShown: string[];
   /** A new red test file in the runner's format at the base, importing nothing of the library (plus the runner setup that picks it up). */
-  legacy: Record<string, string>;
+  legacy?: Record<string, string>;
   /** The legacy test's name, as its runner reports it. */
-  legacyName: string;
+  legacyName?: string;
+  /**
+   * The only runs of the case (`scenario/config`), where it is there for one question: issue 47's
+   * cases, whose runner is read only as TAP or not at all, run its four behaviours.
+   */
+  runs?: string[];
   /**
    * A longer timeout in the runner's own config, written beside the fix (an agent's way round a
    * slow test): edits of package.json or a whole config file, and the part of the gate's
@@ -200,8 +205,32 @@ export const CASE_DATA: Record<string, CaseData> = {
   },
 };
 
+/** Issue 47's four behaviours in the default configuration, and the upstream fix with maxParallel 1 too. */
+const ISSUE_47_RUNS = ['upstream-fix/parallel', 'upstream-fix/serial', 'no-change/parallel', 'wrong-edit/parallel', 'assertions-deleted/parallel'];
+
+/** This repository's own cases (`cases/`): a runner read only as TAP (brittle), and a script whose output is not read. */
+const OWN_CASES: Record<string, CaseData> = {
+  'fast-fifo-4b05a4b': {
+    // half of the fix: isEmpty() by the length, peek() still blind to the next block
+    wrongEdit: [{ file: 'index.js', from: '    return this.head.isEmpty()', to: '    return this.length === 0' }],
+    testNamed: ['peek edgecase'],
+    errorShown: ['expected: e', 'actual: undefined'],
+    runs: ISSUE_47_RUNS,
+  },
+  'node-jsonpointer-027457f': {
+    // __proto__ refused at any depth, constructor.prototype still only at the top
+    wrongEdit: [
+      { file: 'jsonpointer.js', from: "  if (pointer[1] === '__proto__') return obj", to: "  if (pointer.indexOf('__proto__') !== -1) return obj" },
+    ],
+    // no test names: the first failed assert's place and Node's report of it
+    testNamed: ['test.js:141'],
+    errorShown: ['AssertionError', 'should not boo'],
+    runs: ISSUE_47_RUNS,
+  },
+};
+
 export function dataOf(c: RealCase): CaseData {
-  const data = CASE_DATA[c.id];
+  const data = CASE_DATA[c.id] ?? OWN_CASES[c.id];
   if (!data)
     throw new Error(
       `no scenario data for the case ${c.id}: add its edits and its failing test's name and error to test/realrepos/caseData.ts`,

@@ -1,6 +1,7 @@
 /**
- * The real bug-fix cases (`../shared/realrepos/<case>`: base.tar.gz, test.diff, fix.diff,
- * case.json), read where they are at test time — never copied into this repository.
+ * The real bug-fix cases (`<case>/`: base.tar.gz, test.diff, fix.diff, case.json): those of
+ * `../shared/realrepos/`, read where they are at test time, and this repository's own
+ * (`test/realrepos/cases/`: issue 47's runners that are read only as TAP, or not at all).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,7 +12,8 @@ import * as path from 'node:path';
 /** The repository's root (this file runs from out/test/realrepos/). */
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 
-export type Runner = 'mocha' | 'jest' | 'vitest' | 'tap' | 'tape' | 'ava' | 'uvu';
+/** `brittle`: read only as TAP; `node`: a plain `node test.js` script of asserts, whose output is not read. */
+export type Runner = 'mocha' | 'jest' | 'vitest' | 'tap' | 'tape' | 'ava' | 'uvu' | 'brittle' | 'node';
 
 export interface RealCase {
   id: string;
@@ -41,19 +43,38 @@ export function casesDir(): string {
   return found;
 }
 
-/** Every case, or those RALPH_REALREPOS_CASES lists (comma-separated ids), in name order. */
+/** This repository's own cases (issue 47), beside the shared ones. */
+export const OWN_CASES_DIR = path.join(REPO_ROOT, 'test', 'realrepos', 'cases');
+
+/** The case folders (those holding a case.json) of `root`, by id. */
+function caseFolders(root: string): Map<string, string> {
+  if (!existsSync(root)) return new Map();
+  return new Map(
+    readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && existsSync(path.join(root, e.name, 'case.json')))
+      .map((e) => [e.name, path.join(root, e.name)]),
+  );
+}
+
+/**
+ * Every case, the shared ones and this repository's own, or those RALPH_REALREPOS_CASES lists
+ * (comma-separated ids), in name order; an id in both folders is an error.
+ */
 export function loadCases(): RealCase[] {
-  const root = casesDir();
+  const shared = casesDir();
   const only = process.env.RALPH_REALREPOS_CASES?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const ids = readdirSync(root, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(path.join(root, e.name, 'case.json')))
-    .map((e) => e.name)
-    .sort();
-  const unknown = (only ?? []).filter((id) => !ids.includes(id));
-  if (unknown.length) throw new Error(`RALPH_REALREPOS_CASES names cases that ${root} does not hold: ${unknown.join(', ')}`);
-  return ids.filter((id) => !only || only.includes(id)).map((id) => readCase(path.join(root, id)));
+  const folders = caseFolders(shared);
+  for (const [id, dir] of caseFolders(OWN_CASES_DIR)) {
+    if (folders.has(id)) throw new Error(`the case ${id} is both in ${shared} and in ${OWN_CASES_DIR}: case ids must be unique`);
+    folders.set(id, dir);
+  }
+  const ids = [...folders.keys()].sort();
+  const unknown = (only ?? []).filter((id) => !folders.has(id));
+  if (unknown.length)
+    throw new Error(`RALPH_REALREPOS_CASES names cases that neither ${shared} nor ${OWN_CASES_DIR} holds: ${unknown.join(', ')}`);
+  return ids.filter((id) => !only || only.includes(id)).map((id) => readCase(folders.get(id)!));
 }
 
 function readCase(dir: string): RealCase {

@@ -30,7 +30,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
       const onTarget = o.targetFiles.get(file);
       if (!onTarget?.equals(upstream)) problems.push(`${file} on the target branch is not the upstream file byte for byte`);
     }
-    if (scenario.id === 'fix-with-legacy-red' && !namesPreExisting(o.record, data.legacyName))
+    if (scenario.id === 'fix-with-legacy-red' && !namesPreExisting(o.record, data.legacyName!))
       problems.push(`the task's record does not name the legacy test "${data.legacyName}" pre-existing`);
   } else {
     if (!NOT_DONE_ENDS.includes(o.status))

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AgentPlan } from './agent';
-import { applyEdits, type CaseData, dataOf } from './caseData';
+import { applyEdits, type CaseData, dataOf, type Edit } from './caseData';
 import { caseTrees, type CaseTrees, type RealCase } from './cases';
 import { AGENT_LABELS, type AgentId, startAgent } from './cliAgent';
 import { type CliRun, layOut, ralph } from './workspace';
@@ -34,7 +34,7 @@ export interface Scenario {
   applies?(data: CaseData): boolean;
 }
 
-const editedFiles = (files: Map<string, string>, edits: CaseData['skip']) =>
+const editedFiles = (files: Map<string, string>, edits: Edit[]) =>
   Object.fromEntries([...new Set(edits.map((e) => e.file))].map((f) => [f, applyEdits(f, files.get(f) ?? '', edits)]));
 const fixed = (trees: CaseTrees) => Object.fromEntries([...trees.sourceFixed].map(([f, b]) => [f, b.toString('utf8')]));
 /** The runner's config with the case's longer timeout: package.json edited, or config files written whole. */
@@ -76,7 +76,8 @@ export const SCENARIOS: Scenario[] = [
     id: 'test-skipped',
     label: "the failing test skipped with the runner's own skip, COMPLETE",
     expect: 'not done',
-    plan: (trees, data) => ({ writes: editedFiles(trees.testAfter, data.skip), ...claim('No test fails any more.') }),
+    applies: (data) => data.skip !== undefined,
+    plan: (trees, data) => ({ writes: editedFiles(trees.testAfter, data.skip!), ...claim('No test fails any more.') }),
   },
   {
     id: 'fix-with-legacy-red',
@@ -86,7 +87,8 @@ export const SCENARIOS: Scenario[] = [
       writes: fixed(trees),
       ...claim("Fixed the library's code; the release-date test was red before and is unrelated."),
     }),
-    atBase: (data) => data.legacy,
+    applies: (data) => data.legacy !== undefined,
+    atBase: (data) => data.legacy!,
   },
   {
     // issue 34: iteration 1's gate runs the affected tests where the runner and the suite let it (the whole suite, and why, elsewhere); COMPLETE is judged whole
@@ -174,6 +176,7 @@ export function runsOf(c: RealCase): Run[] {
   const only = process.env.RALPH_REALREPOS_ONLY?.split(',').filter(Boolean);
   const data = dataOf(c);
   let builtin = SCENARIOS.filter((s) => s.applies?.(data) ?? true).flatMap((s) => CONFIGS.map((k): Run => [s, k, 'builtin']));
+  if (data.runs) builtin = builtin.filter(([s, k]) => data.runs!.includes(`${s.id}/${k.id}`));
   if (c.suiteSeconds > SLOW_SUITE_SECONDS && process.env.RALPH_REALREPOS_FULL !== '1')
     builtin = builtin.filter(([s, k]) => SLOW_CASE_RUNS.some(([sid, kid]) => s.id === sid && k.id === kid));
   const cli =

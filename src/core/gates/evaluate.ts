@@ -1,5 +1,6 @@
 import type { GateConfig } from '../config/schema';
 import type { ParsedGateOutput } from './parsers/types';
+import { uncaughtError } from './parsers/uncaught';
 import type { FixItem, GateOutcome, GateReport, GateRunResult, SecuritySeverity } from './types';
 
 /** Coverage gates without a threshold use this (percent of lines). */
@@ -70,7 +71,7 @@ function testsVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutpu
       : {
           passed: false,
           summary: `failed with exit code ${run.exitCode}`,
-          fixItems: [item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}):\n${tail(run.output, 15)}`)],
+          fixItems: [item(gate, 'error', unreadFailure(gate, run))],
           outputTail: tail(run.output),
         };
   }
@@ -84,6 +85,17 @@ function testsVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutpu
       item(gate, 'error', `\`${gate.command}\` failed (exit code ${run.exitCode}, ${tests.failed} failing):\n${tail(run.output, 15)}`),
     );
   return { passed, summary, fixItems, outputTail: passed ? undefined : tail(run.output) };
+}
+
+/**
+ * A failed run whose output was not read: the error the process ended with (Node's report of an
+ * uncaught one: what failed and where), then the output's last lines — which, for such a
+ * report, are only the error's fields and Node's own frames.
+ */
+function unreadFailure(gate: GateConfig, run: GateRunResult): string {
+  const thrown = uncaughtError(run.output);
+  const ended = thrown ? `, ending with:\n${indent(thrown)}\nThe output's last lines` : '';
+  return `\`${gate.command}\` failed (exit code ${run.exitCode})${ended}:\n${tail(run.output, 15)}`;
 }
 
 function typesVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutput, run: GateRunResult): Verdict {
