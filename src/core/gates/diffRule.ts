@@ -51,7 +51,10 @@ export function diffRuleJudgement(findings: readonly TestCodeFinding[], greenAtB
 /**
  * The gate's summary with what the diff rule did: its output was not read, the exit codes at the
  * base and now, what the diff showed (undefined: it could not be read), how to make it readable
- * (`hint`: `readableHint` of the gate's command, the general sentence by default).
+ * (`hint`: `readableHint` of the gate's command, the general sentence by default). `passed` is
+ * the gate's verdict with the rule's findings held: where the run passed and the diff did not,
+ * the summary leads with that verdict and why (`not passed: the task removes test code in …`),
+ * never with the run's "passed".
  */
 export function diffRuleSummary(
   outcome: Pick<GateOutcome, 'summary' | 'exitCode' | 'passed'>,
@@ -59,7 +62,7 @@ export function diffRuleSummary(
   findings: readonly TestCodeFinding[] | undefined,
   hint: string = READABLE,
 ): string {
-  const summary = outcome.summary.replace(/ \(no test counts found in the output\)$/, '');
+  const summary = outcome.summary.replace(/ \(no test counts found in the output\)/, '');
   const exits = base ? `; ${base.passed ? 'green' : 'red'} at the task's base, exit code ${outcome.exitCode ?? 'none'} now` : '';
   const diff =
     findings === undefined
@@ -67,5 +70,10 @@ export function diffRuleSummary(
       : findings.length === 0
         ? 'the task removes no test code'
         : `the task removes test code in ${[...new Set(findings.map((f) => `\`${f.file}\``))].join(', ')}`;
-  return `${summary} — output not read (no test names or counts)${exits}; judged by the diff rule: ${diff}. ${hint}`;
+  const ran = /^passed\b\s*/.exec(summary);
+  if (outcome.passed || !findings?.length || !ran)
+    return `${summary} — output not read (no test names or counts)${exits}; judged by the diff rule: ${diff}. ${hint}`;
+  // the run passed and the diff did not: the verdict first, and why; what else the run said (a report not read) after it
+  const said = summary.slice(ran[0].length);
+  return `not passed: ${diff} (judged by the diff rule: output not read, no test names or counts${said ? ` ${said}` : ''}${exits}). ${hint}`;
 }

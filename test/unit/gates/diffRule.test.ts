@@ -50,6 +50,19 @@ describe('the diff rule in a verdict', () => {
       /^passed — output not read \(no test names or counts\); red at the task's base, exit code 0 now; judged by the diff rule: the task removes no test code\. To have its tests read/,
     );
     assert.match(diffRuleSummary(outcome, base, [finding]), /the task removes test code in `test\/index\.js`\./);
+    // the run passed, the diff did not: the verdict leads, never the run's "passed" (a report not read said after it)
+    const held = { ...outcome, passed: false };
+    assert.match(
+      diffRuleSummary(held, base, [finding]),
+      /^not passed: the task removes test code in `test\/index\.js` \(judged by the diff rule: output not read, no test names or counts; red at the task's base, exit code 0 now\)\. To have its tests read/,
+    );
+    const junit = { ...held, summary: 'passed (JUnit report not read: the run wrote no `reports/junit.xml`)' };
+    assert.match(
+      diffRuleSummary(junit, base, [finding]),
+      /^not passed: the task removes test code in `test\/index\.js` \(judged by the diff rule: output not read, no test names or counts \(JUnit report not read: the run wrote no `reports\/junit\.xml`\); red at the task's base, exit code 0 now\)\./,
+    );
+    // allowed by the person (still passed), or nothing removed: the run's verdict stands
+    assert.match(diffRuleSummary(outcome, base, [finding]), /^passed — output not read/);
     assert.match(
       diffRuleSummary({ ...outcome, summary: 'failed with exit code 1', exitCode: 1 }, undefined, undefined),
       /^failed with exit code 1 — output not read \(no test names or counts\); judged by the diff rule: the task's diff could not be read\./,

@@ -172,7 +172,9 @@ export function integrityJudge(
     const both = { ...judgement, violations: [...judgement.violations, ...rule.violations], ...(removed.length ? { gone: removed } : {}) };
     // how to make its output readable, for the runner its command calls (gates/readableHint.ts)
     const hint = readableHint(gate.command, (await readRunnerSetting(workspace)).scripts);
-    return applyIntegrity({ ...judged, summary: diffRuleSummary(judged, base.verdict, findings, hint) }, both, allowed);
+    // the verdict the summary leads with: the run's, unless the rule's findings hold it
+    const passed = judged.passed && (allowed || both.violations.length === 0);
+    return applyIntegrity({ ...judged, summary: diffRuleSummary({ ...judged, passed }, base.verdict, findings, hint) }, both, allowed);
   };
 }
 
