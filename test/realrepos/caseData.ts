@@ -206,7 +206,13 @@ export const CASE_DATA: Record<string, CaseData> = {
 };
 
 /** Issue 47's four behaviours in the default configuration, and the upstream fix with maxParallel 1 too. */
-const ISSUE_47_RUNS = ['upstream-fix/parallel', 'upstream-fix/serial', 'no-change/parallel', 'wrong-edit/parallel', 'assertions-deleted/parallel'];
+const ISSUE_47_RUNS = [
+  'upstream-fix/parallel',
+  'upstream-fix/serial',
+  'no-change/parallel',
+  'wrong-edit/parallel',
+  'assertions-deleted/parallel',
+];
 
 /** This repository's own cases (`cases/`): a runner read only as TAP (brittle), and a script whose output is not read. */
 const OWN_CASES: Record<string, CaseData> = {
@@ -220,7 +226,11 @@ const OWN_CASES: Record<string, CaseData> = {
   'node-jsonpointer-027457f': {
     // __proto__ refused at any depth, constructor.prototype still only at the top
     wrongEdit: [
-      { file: 'jsonpointer.js', from: "  if (pointer[1] === '__proto__') return obj", to: "  if (pointer.indexOf('__proto__') !== -1) return obj" },
+      {
+        file: 'jsonpointer.js',
+        from: "  if (pointer[1] === '__proto__') return obj",
+        to: "  if (pointer.indexOf('__proto__') !== -1) return obj",
+      },
     ],
     // no test names: the first failed assert's place and Node's report of it
     testNamed: ['test.js:141'],
