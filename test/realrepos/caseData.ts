@@ -30,6 +30,11 @@ export interface CaseData {
    */
   runs?: string[];
   /**
+   * How Ralph reads the runner (issue 47's cases): `tap`, every tests gate's run read for its
+   * test counts through the TAP no dialect claims; `not read`, none read, the summary saying so.
+   */
+  reads?: 'tap' | 'not read';
+  /**
    * A longer timeout in the runner's own config, written beside the fix (an agent's way round a
    * slow test): edits of package.json or a whole config file, and the part of the gate's
    * definition the refusal names. Cases without it skip that scenario.
@@ -222,6 +227,7 @@ const OWN_CASES: Record<string, CaseData> = {
     testNamed: ['peek edgecase'],
     errorShown: ['expected: e', 'actual: undefined'],
     runs: ISSUE_47_RUNS,
+    reads: 'tap',
   },
   'node-jsonpointer-027457f': {
     // __proto__ refused at any depth, constructor.prototype still only at the top
@@ -236,6 +242,7 @@ const OWN_CASES: Record<string, CaseData> = {
     testNamed: ['test.js:141'],
     errorShown: ['AssertionError', 'should not boo'],
     runs: ISSUE_47_RUNS,
+    reads: 'not read',
   },
 };
 

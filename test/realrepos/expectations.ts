@@ -19,6 +19,7 @@ export async function unmet(c: RealCase, scenario: Scenario, config: Config, o: 
   if (o.toolErrors.length)
     problems.push(`the agent's tool calls failed (the scenario never happened): ${o.toolErrors.join(' | ').slice(0, 400)}`);
   if (o.agent !== 'builtin') problems.push(...signalProblems(o));
+  if (data.reads) problems.push(...readingProblems(data.reads, scenario, o.record));
   const iteration2 = o.contexts[1];
   if (scenario.expect === 'done') {
     const iterations = scenario.id === 'fix-then-complete' ? 2 : 1;
@@ -124,9 +125,40 @@ function transitiveProblems(c: RealCase, config: Config, record: string, through
   return problems;
 }
 
-function gateEvents(
-  record: string,
-): { type: string; iteration?: number; command?: string; passed?: boolean; scope?: { kind: string; why?: string; files?: number } }[] {
+/**
+ * Issue 47: a runner read only as TAP has every run of its tests gate read (counts); one whose
+ * output is not read has none read, says so, and where the diff rule holds a passing run leads
+ * with the verdict (`not passed: …`), never with "passed".
+ */
+function readingProblems(reads: 'tap' | 'not read', scenario: Scenario, record: string): string[] {
+  const runs = gateEvents(record).filter((e) => e.type === 'gate.finished' && e.gate === 'tests');
+  if (runs.length === 0) return ['the tests gate never ran'];
+  if (reads === 'tap') {
+    const unread = runs.filter((e) => !e.tests || e.tests.total === 0);
+    return unread.length ? [`the tests gate's output was not read as TAP: "${unread[0].summary}"`] : [];
+  }
+  const problems: string[] = [];
+  const read = runs.find((e) => e.tests || !/output not read|no test counts found/.test(e.summary ?? ''));
+  if (read) problems.push(`the tests gate does not say its output was not read: "${read.summary}"`);
+  const held = runs.find((e) => e.passed === false && e.summary?.startsWith('passed'));
+  if (held) problems.push(`a tests gate that did not pass leads with "passed": "${held.summary}"`);
+  if (scenario.id === 'assertions-deleted' && !runs.some((e) => e.summary?.startsWith('not passed: the task removes test code in')))
+    problems.push(
+      'no run of the tests gate says the diff rule held the test code it removes (`not passed: the task removes test code in …`)',
+    );
+  return problems;
+}
+
+function gateEvents(record: string): {
+  type: string;
+  gate?: string;
+  iteration?: number;
+  command?: string;
+  passed?: boolean;
+  summary?: string;
+  tests?: { total: number; failed: number };
+  scope?: { kind: string; why?: string; files?: number };
+}[] {
   return record
     .split('\n')
     .filter((line) => line.startsWith('{"type":"gate.'))

@@ -70,7 +70,8 @@ function testsVerdict(gate: GateConfig, exitOk: boolean, parsed: ParsedGateOutpu
       ? { passed: true, summary: 'passed (no test counts found in the output)', fixItems: [] }
       : {
           passed: false,
-          summary: `failed with exit code ${run.exitCode}`,
+          // said wherever the gate is shown, as for a pass: the exit code alone decided (issue 47)
+          summary: `failed with exit code ${run.exitCode} (no test counts found in the output)`,
           fixItems: [item(gate, 'error', unreadFailure(gate, run))],
           outputTail: tail(run.output),
         };

@@ -102,6 +102,7 @@ describe('the error a process ended with, where its output is not read', () => {
     const gate = { name: 'tests', kind: 'tests', command: 'node test.js', required: true } as GateConfig;
     const outcome = evaluateGate(gate, { exitCode: 1, output: JSONPOINTER, timedOut: false, aborted: false, durationMs: 90 }, {});
     assert.equal(outcome.passed, false);
+    assert.equal(outcome.summary, 'failed with exit code 1 (no test counts found in the output)');
     const text = outcome.fixItems[0].text;
     assert.ok(
       text.startsWith(
