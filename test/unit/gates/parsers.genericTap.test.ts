@@ -176,6 +176,14 @@ describe('gate output parsers: TAP of a runner no dialect names (brittle)', () =
     assert.equal(tests?.names, undefined);
   });
 
+  it("tape's flat TAP, cut short, stays tape's (a test per `# name`), whatever its tests print", () => {
+    const tape =
+      'TAP version 13\n# adds\nok 1 should be equal\n  ok, that was quick\nok 2 should be equal\n# subtracts\nnot ok 3 should be equal\n';
+    const tests = parseGateOutput('tests', tape).tests;
+    assert.deepEqual(counts(tests), [1, 1, 0, 2]);
+    assert.equal(tests?.failures[0].name, 'subtracts');
+  });
+
   it('flat TAP with a plan and no `# name` lines (any TAP producer): each point is a test', () => {
     const tests = parseGateOutput(
       'tests',

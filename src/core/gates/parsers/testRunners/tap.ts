@@ -114,7 +114,7 @@ function dialectOf(lines: readonly string[], summary: Summary | undefined): TapD
   }
   if (lines.some((l) => /^# Subtest: /.test(l))) return 'node-tap';
   // tape prints every assertion at the margin: indented points are subtests (TAP 14, brittle)
-  if (lines.some((l) => /^\s+(?:not )?ok\b/.test(l))) return 'generic';
+  if (lines.some((l) => /^\s+(?:not )?ok \d+\b/.test(l))) return 'generic';
   const point = lines.findIndex((l) => /^(?:not )?ok \d+/.test(l));
   if (point > 0 && lines.slice(0, point).some((l) => /^# \S/.test(l))) return 'tape';
   // any other document with a header or a plan and test points: TAP from a runner no dialect names
