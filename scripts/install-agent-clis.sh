@@ -12,7 +12,11 @@ flock 9
 while read -r kind package version bin; do
   case "$kind" in ''|'#'*) continue ;; esac
   target="$dir/$kind-$version"
-  if [ -f "$target/.installed" ] && [ -e "$target/node_modules/.bin/$bin" ]; then
+  # OpenCode installs its plugin package (npm, ~60 MB) into the config folder of every fresh home
+  # on its first start: config-seed/ is that folder installed once, which the tests' fresh homes
+  # are seeded from (test/unit/helpers/agentCliRun.ts), as a person's home has it after day one
+  seeded() { [ "$kind" != opencode ] || [ -f "$target/config-seed/node_modules/@opencode-ai/plugin/package.json" ]; }
+  if [ -f "$target/.installed" ] && [ -e "$target/node_modules/.bin/$bin" ] && seeded; then
     echo "[agent-clis] in place: $package@$version"
     continue
   fi
@@ -22,6 +26,11 @@ while read -r kind package version bin; do
   printf '{ "name": "ralph-agent-cli-%s", "private": true }\n' "$kind" >"$target.tmp/package.json"
   npm install --prefix "$target.tmp" --no-audit --no-fund --loglevel=error "$package@$version" >/dev/null
   [ -e "$target.tmp/node_modules/.bin/$bin" ] || { echo "[agent-clis] $package@$version has no bin $bin" >&2; exit 1; }
+  if [ "$kind" = opencode ]; then
+    mkdir -p "$target.tmp/config-seed"
+    printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$version" >"$target.tmp/config-seed/package.json"
+    npm install --prefix "$target.tmp/config-seed" --no-audit --no-fund --loglevel=error >/dev/null
+  fi
   touch "$target.tmp/.installed"
   rm -rf "$target"
   mv "$target.tmp" "$target"

@@ -1,9 +1,11 @@
-import { promises as fs } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AnthropicRecordedRequest, AnthropicStep, AnthropicUsage, AnthropicWireMessage } from '../../fixtures/anthropicServer';
 import type { ResponsesInputItem, ResponsesRecordedRequest, ResponsesStep, ResponsesToolCall } from '../../fixtures/responsesServer';
 import type { RecordedRequest, ScriptedToolCall, StepFunction } from '../../fixtures/scriptedServer';
+import { pinnedAgentCli } from './agentClis';
 import { CLI_ENV, runCli } from './cliHarness';
 import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
@@ -208,6 +210,17 @@ export const ocComplete = (summary: string): OpenCodeTurn => ({
 export const OPENCODE_MODEL = 'scripted/scripted-model';
 
 /**
+ * OpenCode's first start in a home installs its plugin package from the npm registry into the
+ * config folder (~60 MB, seconds of CPU); scripts/install-agent-clis.sh installs that folder once
+ * beside the CLI (`config-seed/`), and each fresh home gets it as hard links — a home as a person's
+ * is after its first day. Without the seed, OpenCode installs it itself, as before.
+ */
+function seedOpencodeConfig(configDir: string): void {
+  const seed = path.join(path.dirname(path.dirname(path.dirname(pinnedAgentCli('opencode').bin))), 'config-seed');
+  if (existsSync(path.join(seed, 'node_modules'))) execFileSync('cp', ['-al', `${seed}/.`, configDir]);
+}
+
+/**
  * The environment of a person whose OpenCode points at the scripted OpenAI-compatible server: its
  * own config, data and cache folders (XDG, in a home of its own), the provider in its global
  * `opencode.json` (`@ai-sdk/openai-compatible`, bundled: nothing is downloaded), no models.dev fetch.
@@ -217,6 +230,7 @@ export async function opencodeEnv(url: string): Promise<{ env: NodeJS.ProcessEnv
   const xdg = { XDG_CONFIG_HOME: '.config', XDG_DATA_HOME: '.local/share', XDG_CACHE_HOME: '.cache', XDG_STATE_HOME: '.local/state' };
   const dirs = Object.fromEntries(Object.entries(xdg).map(([k, v]) => [k, path.join(home, v)]));
   await fs.mkdir(path.join(dirs.XDG_CONFIG_HOME, 'opencode'), { recursive: true });
+  seedOpencodeConfig(path.join(dirs.XDG_CONFIG_HOME, 'opencode'));
   const config = {
     provider: {
       scripted: {
