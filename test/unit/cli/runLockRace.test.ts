@@ -5,33 +5,36 @@ import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI_ENV, CLI_MODULES, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const STARTS = 30;
 
 /**
- * A preload for each `ralph run`: it loads the CLI's modules, then waits at a barrier (a file
- * appearing) so that every process reaches the run lock at the same moment.
+ * A preload for each `ralph run` (the bundle, as people run it): its first attempt to take
+ * `.ralph/run.lock` (the hard link that creates it, `loop/run/runLock.ts`) waits at a barrier (a
+ * file appearing), so that every process meets the lock at the same moment, with everything
+ * before the lock already done. The wait is asleep (a timer), not a spin.
  */
 function barrierPreload(dir: string, gate: string): string {
-  const modules = [
-    'core/loop/run/runner.js',
-    'core/config/service.js',
-    'core/llm/factory.js',
-    'core/eventFormat.js',
-    'core/loop/run/runLock.js',
-  ].map((m) => path.resolve(path.dirname(CLI_MODULES), '..', m));
   return `
-    for (const m of ${JSON.stringify(modules)}) require(m);
-    require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
-    const sleep = new Int32Array(new SharedArrayBuffer(4));
-    // a test that ended (or was killed) before opening the gate leaves no process spinning here
-    const parent = process.ppid;
-    while (!require('node:fs').existsSync(${JSON.stringify(gate)})) {
-      if (process.ppid !== parent) process.exit(1);
-      Atomics.wait(sleep, 0, 0, 2);
-    }
+    const fs = require('node:fs');
+    const path = require('node:path');
+    const link = fs.promises.link;
+    let waited = false;
+    fs.promises.link = async function (target, file, ...rest) {
+      if (!waited && path.basename(String(file)) === 'run.lock') {
+        waited = true;
+        fs.writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
+        // a test that ended (or was killed) before opening the gate leaves no process waiting here
+        const parent = process.ppid;
+        while (!fs.existsSync(${JSON.stringify(gate)})) {
+          if (process.ppid !== parent) process.exit(1);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+      return link.call(this, target, file, ...rest);
+    };
   `;
 }
 
@@ -85,7 +88,7 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
         const env = { ...CLI_ENV, NODE_OPTIONS: `--require ${path.join(barrier, `preload-${round}.js`)}` };
         await fs.writeFile(path.join(barrier, `preload-${round}.js`), barrierPreload(barrier, gate));
         const runs: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult }[] = Array.from({ length: STARTS }, () => {
-          const child = spawn(process.execPath, [CLI_MODULES, 'run'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(process.execPath, [CLI, 'run'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
           const run: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult } = { child, done: collect(child) };
           void run.done.then((r) => (run.result = r));
           return run;

@@ -15,8 +15,6 @@ export const REPO_ROOT = path.resolve(__dirname, '../../../..');
  * refused: the tests would judge yesterday's CLI.
  */
 export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
-/** The compiled, unbundled CLI (out/src/cli/main.js): for a test that loads its modules one by one. */
-export const CLI_MODULES = path.resolve(__dirname, '../../../src/cli/main.js');
 
 /** The newest modification time of a `.ts` file under `dir`. */
 function newestSource(dir: string): number {
