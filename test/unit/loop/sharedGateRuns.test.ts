@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GateRunCache } from '../../../src/core/loop/run/gateRunCache';
 import { GATE_RUNS_DIR_ENV, GateRunsDir, gateRunsDirFrom } from '../../../src/core/loop/run/sharedGateRuns';
-import { ProcessGateRunner } from '../../../src/core/gates/runGates';
+import { ProcessGateRunner, runGates } from '../../../src/core/gates/runGates';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import type { GateRunRequest } from '../../../src/core/gates/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -77,7 +77,17 @@ describe('gate runs shared between runs (RALPH_GATE_RUNS_DIR, real git and real 
     assert.equal(tooShort.reused, undefined, "a result that took the request's whole time limit is not taken");
   });
 
-  it('other installed dependencies, an ignored dependency folder that cannot be described, another command: not shared', async () => {
+  it("the gate's outcome says its run was taken from another ralph run", async () => {
+    const [a, b] = [await workspace(), await workspace()];
+    const first = await runGates({ gates: [gate()], runner: run(a), cwd: a.dir, reuse: 'any' });
+    assert.doesNotMatch(first.outcomes[0].summary, /taken from/);
+    const second = await runGates({ gates: [gate()], runner: run(b), cwd: b.dir, reuse: 'any' });
+    assert.equal(second.outcomes[0].passed, true);
+    assert.match(second.outcomes[0].summary, /\(taken from an earlier run on the same tree, made by another ralph run \(RALPH_GATE_RUNS_DIR\)\)$/);
+    assert.equal((await runs()).length, 1);
+  });
+
+  it('other installed dependencies, an ignored dependency folder that cannot be described: not shared', async () => {
     const a = await workspace();
     await run(a).run(request(a, { reuse: 'any' }));
     const b = await workspace(0, LOCK('1.3.1'));
