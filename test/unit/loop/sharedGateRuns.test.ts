@@ -37,7 +37,12 @@ describe('gate runs shared between runs (RALPH_GATE_RUNS_DIR, real git and real 
   /** One `ralph run` in `ws`: its own cache, over the shared folder. */
   const run = (ws: TempWorkspace) => new GateRunCache(new GateRunsDir(store, ws.dir)).around(runner);
   const gate = (): GateRunRequest['gate'] => ({ name: 'tests', command: `node check.js ${marker}`, kind: 'tests', required: true });
-  const request = (ws: TempWorkspace, extra: Partial<GateRunRequest> = {}): GateRunRequest => ({ gate: gate(), cwd: ws.dir, timeoutMs: 60_000, ...extra });
+  const request = (ws: TempWorkspace, extra: Partial<GateRunRequest> = {}): GateRunRequest => ({
+    gate: gate(),
+    cwd: ws.dir,
+    timeoutMs: 60_000,
+    ...extra,
+  });
   const runs = async () => (await fs.readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean);
   const entries = async () => (await fs.readdir(store).catch(() => [] as string[])).sort();
 
@@ -83,7 +88,10 @@ describe('gate runs shared between runs (RALPH_GATE_RUNS_DIR, real git and real 
     assert.doesNotMatch(first.outcomes[0].summary, /taken from/);
     const second = await runGates({ gates: [gate()], runner: run(b), cwd: b.dir, reuse: 'any' });
     assert.equal(second.outcomes[0].passed, true);
-    assert.match(second.outcomes[0].summary, /\(taken from an earlier run on the same tree, made by another ralph run \(RALPH_GATE_RUNS_DIR\)\)$/);
+    assert.match(
+      second.outcomes[0].summary,
+      /\(taken from an earlier run on the same tree, made by another ralph run \(RALPH_GATE_RUNS_DIR\)\)$/,
+    );
     assert.equal((await runs()).length, 1);
   });
 

@@ -55,7 +55,15 @@ export class GateRunsDir implements SharedGateRuns {
     if (request.gate.report) return undefined;
     const [code, dependencies] = await Promise.all([ralphCode(), dependenciesOf(request.cwd).catch(() => undefined)]);
     if (code === undefined || dependencies === undefined) return undefined;
-    const what = [FORMAT, code, process.version, process.platform, process.arch, portableOutput(material, this.workspace, workspaceMark), dependencies];
+    const what = [
+      FORMAT,
+      code,
+      process.version,
+      process.platform,
+      process.arch,
+      portableOutput(material, this.workspace, workspaceMark),
+      dependencies,
+    ];
     return createHash('sha256').update(JSON.stringify(what)).digest('hex');
   }
 
