@@ -137,43 +137,45 @@ export class GateRunCache {
     return JSON.stringify([tree, request.gate.command, request.gate.kind, portableOutput(environment, request.cwd)]);
   }
 
-  /** The key across runs of `request` (see `SharedGateRuns`); undefined when there are none or it is not shared. */
-  private async sharedKeyFor(inner: GateRunner, request: GateRunRequest): Promise<string | undefined> {
+  /** The key across runs of `request`, whose key in the run is made of `what` (see `SharedGateRuns`); undefined when there are none or it is not shared. */
+  private async sharedKeyFor(what: string, request: GateRunRequest): Promise<string | undefined> {
     if (!this.shared || request.gate.report) return undefined;
-    const what = await this.materialOf(inner, request);
-    return what === undefined ? undefined : this.shared.keyFor(what, request);
+    return this.shared.keyFor(what, request).catch(() => undefined);
   }
 
   /**
-   * The result another run kept for the key `request` has (`crossKey`), made this run's
-   * (made for no task) when this run has not run the key since; whether the run now has one.
+   * The result another run kept under `crossKey`, made this run's for `key` (as a run made for
+   * no task) unless this run has run the key meanwhile.
    */
-  private async fromOtherRun(key: string, crossKey: string | undefined): Promise<boolean> {
-    const stored = crossKey ? await this.shared?.read(crossKey).catch(() => undefined) : undefined;
-    if (stored && !this.runs.has(key)) {
-      const kept = Promise.resolve<Kept>({ result: stored, taskId: undefined, otherRun: true });
-      this.runs.set(key, kept);
-      this.settled.add(kept);
-    }
-    return this.runs.has(key);
+  private async fromOtherRun(key: string, crossKey: string): Promise<void> {
+    const stored = await this.shared?.read(crossKey).catch(() => undefined);
+    if (!stored || this.runs.has(key)) return;
+    const kept = Promise.resolve<Kept>({ result: stored, taskId: undefined, otherRun: true });
+    this.runs.set(key, kept);
+    this.settled.add(kept);
   }
 
   private async run(inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     const reuse = request.reuse ?? 'passing';
-    const key = reuse === 'none' || request.gate.reuse === false ? undefined : await this.keyFor(inner, request).catch(() => undefined);
-    if (!key) {
+    const what =
+      reuse === 'none' || request.gate.reuse === false ? undefined : await this.materialOf(inner, request).catch(() => undefined);
+    if (what === undefined) {
       this.counts.started++;
       return inner.run(request);
     }
+    const key = createHash('sha256').update(what).digest('hex');
     const whole = request.whole ? await this.wholeRun(inner, request, request.whole) : undefined;
     if (whole) return whole;
-    const crossKey = await this.sharedKeyFor(inner, request).catch(() => undefined);
+    let crossKey: Promise<string | undefined> | undefined;
     for (;;) {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
       const shared = this.runs.get(key);
       if (!shared) {
-        if (crossKey && (await this.fromOtherRun(key, crossKey))) continue;
-        return this.start(key, inner, request, crossKey);
+        // a key this run has not run yet: another run's result first (asked once per request)
+        const cross = await (crossKey ??= this.sharedKeyFor(what, request));
+        if (cross) await this.fromOtherRun(key, cross);
+        if (this.runs.has(key)) continue; // another run's result, or this run's started meanwhile
+        return this.start(key, inner, request, cross);
       }
       const kept = await untilStopped(
         shared.catch(() => undefined),
