@@ -121,6 +121,18 @@ describe('gate runs shared between runs (RALPH_GATE_RUNS_DIR, real git and real 
     assert.equal((await run(d).run(request(d, { reuse: 'any' }))).reused, undefined);
     assert.equal((await runs()).length, 4);
     assert.equal((await entries()).length, 2);
+
+    // pnpm's state file describes its node_modules as npm's hidden lockfile does
+    const pnpm = async () => {
+      const ws = await workspace();
+      await fs.rm(ws.path('node_modules', '.package-lock.json'));
+      await ws.write('node_modules/.modules.yaml', 'layoutVersion: 5\npackageManager: pnpm@9.0.0\n');
+      return ws;
+    };
+    const [e, f] = [await pnpm(), await pnpm()];
+    assert.equal((await run(e).run(request(e, { reuse: 'any' }))).reused, undefined);
+    assert.equal((await run(f).run(request(f, { reuse: 'any' }))).otherRun, true);
+    assert.equal((await runs()).length, 5);
   });
 
   it("a failing result: kept from a base or tip run, taken across runs only by a reuse: 'any' request; a task's own failure stays in its run", async () => {
