@@ -10,6 +10,7 @@ import { installAll, type Installed } from './install';
 import { agentCliOrSkip, pinnedAgentCli } from '../unit/helpers/agentClis';
 import { keyOf, labelOf, type Outcome, runScenario, runsOf, SLOW_SUITE_SECONDS } from './scenarios';
 import { consoleTable, renderProblems, type VerdictRow, writeDoc } from './verdicts';
+import { removeGateRuns } from './workspace';
 
 const JOBS = Number(process.env.RALPH_REALREPOS_JOBS) || Math.min(4, cpus().length + 1);
 
@@ -69,6 +70,7 @@ describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', 
 
   after('the table of verdicts', async function () {
     this.timeout(60_000);
+    await removeGateRuns();
     const table = cases.flatMap((c) => runsOf(c).map(([s, k, a]) => rows.get(keyOf(c, s, k, a)))).filter((r): r is VerdictRow => !!r);
     if (table.length === 0) return;
     console.log(`\n  Verdicts on real repositories (${JOBS} scenario(s) at a time)\n`);

@@ -5,7 +5,7 @@
  * cached node_modules, git-ignored), then `ralph init`, the config edited, one task added.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, promises as fs, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { commitAll, gitIn, initTestRepo } from '../helpers/gitWorkspace';
@@ -19,6 +19,20 @@ import { killGroup, spawnWithTimeout } from './install';
 export const CLI = process.env.RALPH_REALREPOS_CLI ?? path.join(REPO_ROOT, 'dist', 'cli.js');
 export const KEY_ENV = 'RALPH_REALREPOS_KEY';
 const KEY = 'sk-realrepos-scripted';
+
+/**
+ * The gate runs every scenario's `ralph run` shares (`RALPH_GATE_RUNS_DIR`, issue 45): a fresh
+ * folder made once per tier run (so every tree still runs for real once each time), removed at
+ * its end. Each distinct tree, command, environment and set of dependencies runs once per tier
+ * run: a case's base, the upstream fix's tree. `RALPH_REALREPOS_SHARED_GATE_RUNS=0`: each run its own.
+ */
+export const GATE_RUNS_DIR =
+  process.env.RALPH_REALREPOS_SHARED_GATE_RUNS === '0' ? undefined : mkdtempSync(path.join(os.tmpdir(), 'ralph-rr-gateruns-'));
+
+/** Removes the tier's shared gate runs (the `after` of the tier). */
+export async function removeGateRuns(): Promise<void> {
+  if (GATE_RUNS_DIR && process.env.RALPH_REALREPOS_KEEP !== '1') await fs.rm(GATE_RUNS_DIR, { recursive: true, force: true });
+}
 
 /** The task: its words name neither the failing test nor its file, its promise not "the whole suite passes". */
 export const TASK = {
@@ -125,7 +139,8 @@ export interface CliRun {
 export async function ralph(args: string[], dir: string, timeoutMs: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const started = Date.now();
-  const env = cleanEnv({ [KEY_ENV]: KEY, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...extraEnv });
+  const shared = GATE_RUNS_DIR ? { RALPH_GATE_RUNS_DIR: GATE_RUNS_DIR } : {};
+  const env = cleanEnv({ [KEY_ENV]: KEY, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...shared, ...extraEnv });
   const out = await spawnWithTimeout(process.execPath, [CLI, ...args], dir, timeoutMs, env);
   return { code: out.code, stdout: out.stdout, stderr: out.stderr, timedOut: out.timedOut, seconds: (Date.now() - started) / 1000 };
 }

@@ -218,7 +218,8 @@ async function runGateOnce(gate: GateConfig, options: RunGatesOptions, attempt: 
     evaluated.summary = scopedSummary(evaluated.summary, scope, parsed.tests?.total);
     if (scope.kind === 'affected') evaluated.fixItems.push(partNote(gate, scope), ...redAgainNote(gate, scope, evaluated));
   }
-  if (run.reused) evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree)`;
+  if (run.reused)
+    evaluated.summary = `${evaluated.summary} (taken from an earlier run on the same tree${run.otherRun ? `, made by another ralph run (RALPH_GATE_RUNS_DIR)` : ''})`;
   if (logPath) {
     evaluated.logPath = logPath;
     // Where the rest is: the model (and the human reading the feedback) only gets an excerpt.

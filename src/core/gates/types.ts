@@ -14,6 +14,8 @@ export interface GateRunResult {
   durationMs: number;
   /** Taken from an earlier run of the same command on the same tree, in the same environment, in this run (`loop/run/gateRunCache.ts`): nothing ran now. */
   reused?: boolean;
+  /** Taken from a run another run made (`RALPH_GATE_RUNS_DIR`, `loop/run/sharedGateRuns.ts`); with `reused`. */
+  otherRun?: boolean;
   /** The run of the gate's whole suite on this tree (`GateRunRequest.whole`) taken for the part asked. */
   whole?: boolean;
   /**

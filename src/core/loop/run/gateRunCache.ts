@@ -7,23 +7,23 @@ import { untilStopped } from '../../util/untilStopped';
 /** Stands for the tree's root in a run's output: `i` is its place in `rootsOf` (as given, or its real path). */
 const rootMark = (i: number) => `\u0000root${i}\u0000`;
 
-/** `output` with every spelling of `cwd` (`rootsOf`) made to name no tree. */
-export function portableOutput(output: string, cwd: string): string {
+/** `output` with every spelling of `cwd` (`rootsOf`) made to name no tree (`mark`: another folder's marks, e.g. the workspace's). */
+export function portableOutput(output: string, cwd: string, mark: (i: number) => string = rootMark): string {
   // the longest first: /var/x inside /private/var/x must not be taken for the root
   const marks = rootsOf(cwd)
-    .map((root, i) => ({ root, mark: rootMark(i) }))
+    .map((root, i) => ({ root, mark: mark(i) }))
     .sort((a, b) => b.root.length - a.root.length);
   return marks.reduce((text, r) => text.split(r.root).join(r.mark), output);
 }
 
 /** A `portableOutput` read in the tree at `cwd`, each root under the same spelling. */
-export function localizedOutput(output: string, cwd: string): string {
+export function localizedOutput(output: string, cwd: string, mark: (i: number) => string = rootMark): string {
   const roots = rootsOf(cwd);
-  return [0, 1].reduce((text, i) => text.split(rootMark(i)).join(roots[i] ?? roots[0]), output);
+  return [0, 1].reduce((text, i) => text.split(mark(i)).join(roots[i] ?? roots[0]), output);
 }
 
 /** `value` with `change` applied to every string in it, however deep (a run's output, its test locations…). */
-function everyString<T>(value: T, change: (text: string) => string): T {
+export function everyString<T>(value: T, change: (text: string) => string): T {
   if (typeof value === 'string') return change(value) as T;
   if (Array.isArray(value)) return value.map((v: unknown) => everyString(v, change)) as T;
   if (value && typeof value === 'object')
@@ -45,6 +45,21 @@ export function localizedResult(result: GateRunResult, cwd: string): GateRunResu
 interface Kept {
   result: GateRunResult;
   taskId: string | undefined;
+  /** Read from the runs shared between runs (`SharedGateRuns`): made by another run. */
+  otherRun?: boolean;
+}
+
+/**
+ * Gate runs kept between runs (`sharedGateRuns.ts`, `RALPH_GATE_RUNS_DIR`), under a key of their
+ * own; results as `portableResult` makes them.
+ */
+export interface SharedGateRuns {
+  /** The key across runs of `request`, whose key in the run is made of `material`; undefined: not shared across runs. */
+  keyFor(material: string, request: GateRunRequest): Promise<string | undefined>;
+  /** The result kept under `key`; undefined when there is none, or it cannot be read. */
+  read(key: string): Promise<GateRunResult | undefined>;
+  /** Keeps `result` under `key`; never fails. */
+  write(key: string, result: GateRunResult): Promise<void>;
 }
 
 /**
@@ -78,6 +93,11 @@ interface Kept {
  *   ended within. Re-runs of a failed gate (`rerunFailures`), `reuse: 'none'` and a gate with
  *   `reuse: false` always run, and are not kept.
  * - Lives for one run: a later run may meet another machine (installed tools, the network).
+ *   Runs shared between runs are opt-in (`shared`: `RALPH_GATE_RUNS_DIR`, `sharedGateRuns.ts`,
+ *   its key stricter: the installed dependencies, Ralph's own code): a key this run has not run
+ *   yet is looked up there first. Kept there: a passing result, and a failing one made for a
+ *   `reuse: 'any'` request; taken from there as from another request of this run made for no
+ *   task (a failure only by `reuse: 'any'` requests): a task's own failing runs stay in its run.
  */
 export class GateRunCache {
   private readonly runs = new Map<string, Promise<Kept | undefined>>();
@@ -91,6 +111,8 @@ export class GateRunCache {
   /** Runs made (shared or not) and results taken again instead (for the tests and the bench). */
   readonly counts = { started: 0, reused: 0 };
 
+  constructor(private readonly shared?: SharedGateRuns) {}
+
   /** `inner` with this cache in front of it (each task loop and the merge queue have their own runner; the cache is the run's). */
   around(inner: GateRunner): GateRunner {
     return {
@@ -101,28 +123,60 @@ export class GateRunCache {
 
   /** The key of `request` run by `inner` (see the class); undefined when its tree or environment cannot be told. */
   async keyFor(inner: GateRunner, request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>): Promise<string | undefined> {
+    const what = await this.materialOf(inner, request);
+    return what === undefined ? undefined : createHash('sha256').update(what).digest('hex');
+  }
+
+  /** What `keyFor` digests. */
+  private async materialOf(inner: GateRunner, request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>): Promise<string | undefined> {
     const [tree, environment] = await Promise.all([
       workingTreeKey(request.cwd),
       inner.environment ? inner.environment({ ...request }) : Promise.resolve(undefined),
     ]);
     if (tree === undefined || environment === undefined) return undefined;
-    const what = JSON.stringify([tree, request.gate.command, request.gate.kind, portableOutput(environment, request.cwd)]);
-    return createHash('sha256').update(what).digest('hex');
+    return JSON.stringify([tree, request.gate.command, request.gate.kind, portableOutput(environment, request.cwd)]);
+  }
+
+  /** The key across runs of `request`, whose key in the run is made of `what` (see `SharedGateRuns`); undefined when there are none or it is not shared. */
+  private async sharedKeyFor(what: string, request: GateRunRequest): Promise<string | undefined> {
+    if (!this.shared || request.gate.report) return undefined;
+    return this.shared.keyFor(what, request).catch(() => undefined);
+  }
+
+  /**
+   * The result another run kept under `crossKey`, made this run's for `key` (as a run made for
+   * no task) unless this run has run the key meanwhile.
+   */
+  private async fromOtherRun(key: string, crossKey: string): Promise<void> {
+    const stored = await this.shared?.read(crossKey).catch(() => undefined);
+    if (!stored || this.runs.has(key)) return;
+    const kept = Promise.resolve<Kept>({ result: stored, taskId: undefined, otherRun: true });
+    this.runs.set(key, kept);
+    this.settled.add(kept);
   }
 
   private async run(inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     const reuse = request.reuse ?? 'passing';
-    const key = reuse === 'none' || request.gate.reuse === false ? undefined : await this.keyFor(inner, request).catch(() => undefined);
-    if (!key) {
+    const what =
+      reuse === 'none' || request.gate.reuse === false ? undefined : await this.materialOf(inner, request).catch(() => undefined);
+    if (what === undefined) {
       this.counts.started++;
       return inner.run(request);
     }
+    const key = createHash('sha256').update(what).digest('hex');
     const whole = request.whole ? await this.wholeRun(inner, request, request.whole) : undefined;
     if (whole) return whole;
+    let crossKey: Promise<string | undefined> | undefined;
     for (;;) {
       if (request.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, output: 'stopped', durationMs: 0 };
       const shared = this.runs.get(key);
-      if (!shared) return this.start(key, inner, request);
+      if (!shared) {
+        // a key this run has not run yet: another run's result first (asked once per request)
+        const cross = await (crossKey ??= this.sharedKeyFor(what, request));
+        if (cross) await this.fromOtherRun(key, cross);
+        if (this.runs.has(key)) continue; // another run's result, or this run's started meanwhile
+        return this.start(key, inner, request, cross);
+      }
       const kept = await untilStopped(
         shared.catch(() => undefined),
         request.signal,
@@ -149,7 +203,7 @@ export class GateRunCache {
     this.counts.reused++;
     const taken = localizedResult(kept.result, request.cwd);
     request.onOutput?.(taken.output);
-    return { ...taken, reused: true };
+    return { ...taken, reused: true, ...(kept.otherRun ? { otherRun: true } : {}) };
   }
 
   /** Runs `request` itself (the key's run is one it does not take); kept for its task, which takes it again on this tree. */
@@ -180,10 +234,16 @@ export class GateRunCache {
     return { ...taken, reused: true, whole: true };
   }
 
-  private async start(key: string, inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
+  private async start(key: string, inner: GateRunner, request: GateRunRequest, crossKey?: string): Promise<GateRunResult> {
     this.counts.started++;
     const running = inner.run(request);
-    const kept = running.then((r) => keptOf(r, request));
+    const kept = running.then(async (r) => {
+      const made = keptOf(r, request);
+      // for other runs: a pass, or a failure learned at a base or a tip (a task's own failure stays in its run)
+      if (made && crossKey && (made.result.exitCode === 0 || request.reuse === 'any'))
+        await this.shared?.write(crossKey, made.result).catch(() => undefined);
+      return made;
+    });
     this.runs.set(key, kept);
     void kept.then(
       () => this.settled.add(kept),
@@ -205,6 +265,6 @@ export class GateRunCache {
 /** What of a run is kept for others: a run that ended (an exit code, not stopped, not timed out), naming no tree. */
 function keptOf(r: GateRunResult, request: GateRunRequest): Kept | undefined {
   if (r.exitCode === null || r.aborted || r.timedOut) return undefined;
-  const { reused: _reused, ...result } = r;
+  const { reused: _reused, otherRun: _otherRun, ...result } = r;
   return { result: portableResult(result, request.cwd), taskId: request.taskId };
 }

@@ -37,6 +37,7 @@ import { CheckpointStore } from '../../record/checkpoint';
 import type { TaskStore } from '../../tasks/store';
 import { Autopilot, type AutopilotDeps } from './autopilot';
 import { GateRunCache } from './gateRunCache';
+import { gateRunsDirFrom } from './sharedGateRuns';
 import { type GateBound, runGateBound } from './gateBound';
 import { createMergeQueue } from '../merge/mergeQueueFactory';
 import type { PauseGate } from '../person/pauseGate';
@@ -100,7 +101,7 @@ export class RunAssembly {
   /** Every control-file guard of the run (one per task loop): the store's writes are acknowledged to all. */
   readonly guards = new Set<ControlFileGuard>();
   /** The run's gate runs by tree: a run on a clean tree stands for the same gate on that tree anywhere in the run (agents, merged checks). */
-  readonly gateRuns = new GateRunCache();
+  readonly gateRuns: GateRunCache;
   /** The run's bound on gate processes (`loop.maxConcurrentGates`): every gate runner of the run runs its processes through it. */
   readonly gateBound: GateBound;
   /** The repository's commit identity, checked once for the run's loops (its worktrees share the repository's config). */
@@ -115,6 +116,8 @@ export class RunAssembly {
 
   constructor(private readonly run: AssemblyParts) {
     this.gateBound = runGateBound(run.deps.config.loop.maxConcurrentGates);
+    // opt-in: the gate runs of many runs (CI matrices, test farms), `RALPH_GATE_RUNS_DIR`
+    this.gateRuns = new GateRunCache(gateRunsDirFrom(process.env, run.deps.workspace));
   }
 
   /** The run's spend meter, once a loop was built. */
