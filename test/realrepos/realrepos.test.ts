@@ -8,7 +8,7 @@ import { loadCases } from './cases';
 import { actualOf, unmet } from './expectations';
 import { installAll, type Installed } from './install';
 import { agentCliOrSkip, pinnedAgentCli } from '../unit/helpers/agentClis';
-import { keyOf, labelOf, type Outcome, runScenario, runsOf, SLOW_SUITE_SECONDS } from './scenarios';
+import { keyOf, labelOf, type Outcome, type Run, runScenario, runsOf, SLOW_SUITE_SECONDS } from './scenarios';
 import { consoleTable, renderProblems, type VerdictRow, writeDoc } from './verdicts';
 import { removeGateRuns } from './workspace';
 
@@ -51,18 +51,22 @@ describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', 
     // and the lifted re-run is one more whole suite), close to each run's deadline on a slow machine
     const slow = cases.filter((c) => c.suiteSeconds > SLOW_SUITE_SECONDS);
     const run = pool(JOBS);
-    const start = (c: (typeof cases)[number], runner: ReturnType<typeof pool>) => {
-      for (const [s, k, a] of runsOf(c)) {
-        // a CLI that is not installed: its run is skipped, or fails under CI (in its test, below)
-        if (a !== 'builtin' && !pinnedAgentCli(a).installed) continue;
-        const modules = installed!.get(c.id)!.nodeModules;
-        results.set(
-          keyOf(c, s, k, a),
-          runner(() => runScenario(c, modules, [s, k, a], process.env.RALPH_REALREPOS_KEEP === '1')),
-        );
-      }
+    const startOne = (c: (typeof cases)[number], [s, k, a]: Run, runner: ReturnType<typeof pool>) => {
+      // a CLI that is not installed: its run is skipped, or fails under CI (in its test, below)
+      if (a !== 'builtin' && !pinnedAgentCli(a).installed) return;
+      const modules = installed!.get(c.id)!.nodeModules;
+      results.set(
+        keyOf(c, s, k, a),
+        runner(() => runScenario(c, modules, [s, k, a], process.env.RALPH_REALREPOS_KEEP === '1')),
+      );
     };
-    for (const c of cases.filter((c) => !slow.includes(c))) start(c, run);
+    const start = (c: (typeof cases)[number], runner: ReturnType<typeof pool>) => {
+      for (const r of runsOf(c)) startOne(c, r, runner);
+    };
+    // the short cases' runs in turns, one of each case at a time: a case's later runs start once
+    // its first has run the case's base and kept it in the tier's shared gate runs (workspace.ts)
+    const turns = cases.filter((c) => !slow.includes(c)).map((c) => runsOf(c).map((r) => ({ c, r })));
+    for (let i = 0; turns.some((t) => i < t.length); i++) for (const t of turns) if (i < t.length) startOne(t[i].c, t[i].r, run);
     const shortDone = Promise.all([...results.values()]);
     const alone = pool(1);
     for (const c of slow) start(c, (work) => shortDone.then(() => alone(work)));
