@@ -31,6 +31,8 @@ export const claudeCodeAdapter: AgentCliAdapter = {
   reportsTotalCost: true,
   hooks: true,
   launch: launchClaudeCode,
+  // its settings, login and sessions; `~/.claude.json` beside the folder unless CLAUDE_CONFIG_DIR moves both
+  stateDirs: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR] : [path.join(home, '.claude'), path.join(home, '.claude.json')]),
   createParser: () => new ClaudeStreamParser(),
 };
 

@@ -10,6 +10,7 @@
  * `exec` refuses any MCP call that would need an approval.
  */
 
+import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
 import { jsonObjectOf, num } from './streamValues';
 
@@ -218,5 +219,6 @@ export const codexAdapter: AgentCliAdapter = {
   npmPackage: '@openai/codex',
   keyVariables: ['CODEX_API_KEY', 'OPENAI_API_KEY'],
   launch: codexLaunch,
+  stateDirs: (env, home) => [env.CODEX_HOME || path.join(home, '.codex')],
   createParser: createCodexParser,
 };

@@ -253,5 +253,7 @@ export const geminiAdapter: AgentCliAdapter = {
   npmPackage: '@google/gemini-cli',
   keyVariables: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
   launch: (input) => geminiLaunch(input),
+  // the session's Gemini home is in its private folder; its links lead to the person's own `.gemini` (their login)
+  stateDirs: (env, home) => [path.join(env[GEMINI_HOME_ENV] || home, '.gemini')],
   createParser: createGeminiParser,
 };
