@@ -97,7 +97,6 @@ export function cliBwrapArgs(plan: CliSandboxPlan): string[] {
  */
 export async function prepareCliSandbox(plan: CliSandboxPlan): Promise<void> {
   for (const dir of plan.state) {
-    if (path.extname(dir) === '.json') continue; // a file (`~/.claude.json`): bound only when it exists
     await fs.mkdir(dir, { recursive: true, mode: 0o700 }).catch(() => undefined);
   }
   if (plan.progressFile) {

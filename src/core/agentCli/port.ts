@@ -171,7 +171,9 @@ export class AgentCliRunner {
       mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
       ...(adapter.hooks ? { hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext } } : {}),
       writableRoots: [input.cwd],
-      ...(wrapped ? { sandbox: { bwrap: sandbox.bwrap ?? 'bwrap', progressFile: path.join(input.cwd, input.hookContext.progressFile) } } : {}),
+      ...(wrapped
+        ? { sandbox: { bwrap: sandbox.bwrap ?? 'bwrap', progressFile: path.join(input.cwd, input.hookContext.progressFile) } }
+        : {}),
       taskId: input.taskId,
       iteration: input.iteration,
       signal: input.signal,

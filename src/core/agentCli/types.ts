@@ -92,7 +92,7 @@ export interface AgentCliAdapter {
   reportsTotalCost?: boolean;
   launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;
   /**
-   * The CLI's own login and state (folders; an entry ending in `.json` is a file), from the
+   * The CLI's own login and state folders (made when missing), from the
    * session's environment and the user's home: writable inside Ralph's sandbox (`cliSandbox.ts`),
    * so its login keeps working and it keeps its sessions and caches. One place per CLI.
    */

@@ -55,7 +55,9 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
   const taskOf = async (w: TempWorkspace) => JSON.parse(await w.read('.ralph/tasks.json')).tasks[0];
 
   it('an honest fix: done, on main; its commands and the MCP complete in the run log, its tokens on the receipt (parallel worktrees)', async () => {
-    const { env, ws: w } = await setUp([[ESCAPE, FIX, gShell('git add greeter.js && npm test'), gComplete('add adds'), { text: 'Fixed add.' }]]);
+    const { env, ws: w } = await setUp([
+      [ESCAPE, FIX, gShell('git add greeter.js && npm test'), gComplete('add adds'), { text: 'Fixed add.' }],
+    ]);
     const tasksBefore = await w.read('.ralph/tasks.json');
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 0, run.stdout + run.stderr);

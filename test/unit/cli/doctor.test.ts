@@ -118,7 +118,10 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
     // where it is, and whether Ralph's sandbox confines it (where bubblewrap works)
     assert.ok(agents[0].detail.startsWith(`${process.execPath}; `), agents[0].detail);
     if (process.platform === 'linux' && (await probeSandbox()).available)
-      assert.match(agents[0].detail, /Claude Code runs in Ralph's sandbox \(bubblewrap\): it writes only the task's folder \(not \.ralph\/\)/);
+      assert.match(
+        agents[0].detail,
+        /Claude Code runs in Ralph's sandbox \(bubblewrap\): it writes only the task's folder \(not \.ralph\/\)/,
+      );
     await configure({ agent: { kind: 'claude-code', command: process.execPath }, commands: { sandbox: 'off' } });
     const off = JSON.parse((await runCli(['doctor', '--json'], ws.dir)).stdout) as { checks: { name: string; detail: string }[] };
     assert.match(

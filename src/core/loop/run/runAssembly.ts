@@ -183,7 +183,12 @@ export class RunAssembly {
       ...(slot ? { slot } : {}),
       disk: this.run.disk,
       ...(deps.agentCli
-        ? { agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli, { mode: deps.config.commands.sandbox, probe: deps.sandboxProbe ?? probeSandbox }) }
+        ? {
+            agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli, {
+              mode: deps.config.commands.sandbox,
+              probe: deps.sandboxProbe ?? probeSandbox,
+            }),
+          }
         : {}),
     });
     return { loop, guard, meter };
