@@ -202,6 +202,18 @@ async function writeSchemas(out: string, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * Said at once on stderr, not only in the run's log (a person acts on it before the agent runs
+ * anything): commands without a sandbox, and whether each agent CLI of the run is confined.
+ */
+async function saySandbox(sandbox: SandboxMode, clis: readonly CliAgentKind[], io: CliIo): Promise<void> {
+  if (sandbox !== 'required') {
+    const probe = await probeSandbox();
+    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
+  }
+  for (const kind of clis) await sayCliSandbox(kind, sandbox, io);
+}
+
 /** Whether the agent CLI `kind` runs in Ralph's sandbox: one line on stderr (a warning when it does not). */
 async function sayCliSandbox(kind: CliAgentKind, mode: SandboxMode, io: CliIo): Promise<void> {
   const adapter = adapterOf(kind);
@@ -237,14 +249,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     agentCli: { ...(command.agent ? { override: command.agent } : {}), ralph: ralphCliCommand() },
   });
   hooks?.onBus(bus);
-  // said at once on stderr, not only in the run's log: a person acts on it before the agent runs anything
-  const { sandbox } = config.commands;
-  if (sandbox !== 'required') {
-    const probe = await probeSandbox();
-    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
-  }
-  // whether each agent CLI of the run is confined by Ralph's sandbox, before it runs anything
-  for (const kind of clis) await sayCliSandbox(kind, sandbox, io);
+  await saySandbox(config.commands.sandbox, clis, io);
   bus.subscribe((event) => {
     if (json) {
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));
