@@ -9,7 +9,7 @@
  * (Ralph's Seatbelt profile confines the built-in agent's commands only); said, never faked.
  */
 
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isUnder, PRIVATE_TMP, privateTmpBinds } from '../commands/privateTmp';
@@ -68,6 +68,20 @@ export interface CliSandboxPlan {
   home?: string;
   /** The CLI's temporary folder (`TMPDIR`) when it is not /tmp: writable. */
   tmpdir?: string;
+  /** Programs the session starts (the CLI, Ralph's own CLI for `ralph mcp`): their installation readable when it lives under /tmp. */
+  programs?: readonly string[];
+}
+
+/** The folder a program is installed in: above its `node_modules` when it is in one, else its own folder (links resolved). */
+export function installRoot(program: string): string {
+  let file = path.resolve(program);
+  try {
+    file = realpathSync(file);
+  } catch {
+    // not there: its folder as named
+  }
+  const at = file.indexOf(`${path.sep}node_modules${path.sep}`);
+  return at > 0 ? file.slice(0, at) : path.dirname(file);
 }
 
 /** The bwrap options (before `--` and the CLI's command line) of one session. Paths that do not exist are left out. */
@@ -75,7 +89,8 @@ export function cliBwrapArgs(plan: CliSandboxPlan): string[] {
   const cwd = path.resolve(plan.cwd);
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', PRIVATE_TMP];
   const readable = [...privateTmpBinds(cwd)];
-  if (plan.home && isUnder(path.resolve(plan.home), PRIVATE_TMP) && !readable.some((r) => isUnder(plan.home!, r))) readable.push(plan.home);
+  const seen = [plan.home, ...(plan.programs ?? []).map(installRoot)];
+  for (const dir of seen) if (dir && isUnder(path.resolve(dir), PRIVATE_TMP) && !readable.some((r) => isUnder(dir, r))) readable.push(dir);
   for (const dir of readable) if (existsSync(dir)) args.push('--ro-bind', dir, dir);
   args.push('--bind', cwd, cwd);
   for (const name of ['.git', '.ralph']) {
@@ -110,7 +125,13 @@ export async function prepareCliSandbox(plan: CliSandboxPlan): Promise<void> {
  * made first: the CLI's state folders from its environment, the session's folder, the task's notes.
  */
 export async function sandboxedCommand(
-  session: { adapter: Pick<AgentCliAdapter, 'stateDirs'>; env: Record<string, string>; cwd: string; command: string },
+  session: {
+    adapter: Pick<AgentCliAdapter, 'stateDirs'>;
+    env: Record<string, string>;
+    cwd: string;
+    command: string;
+    mcp?: { args: string[] };
+  },
   sessionDir: string,
   sandbox: { bwrap: string; progressFile?: string },
   args: readonly string[],
@@ -123,6 +144,8 @@ export async function sandboxedCommand(
     ...(sandbox.progressFile ? { progressFile: sandbox.progressFile } : {}),
     home,
     ...(session.env.TMPDIR ? { tmpdir: session.env.TMPDIR } : {}),
+    // the CLI, and Ralph's CLI script that `ralph mcp` and its hooks run
+    programs: [session.command, ...(session.mcp?.args.slice(0, 1).filter((a) => path.isAbsolute(a)) ?? [])],
   };
   await prepareCliSandbox(plan);
   return { file: sandbox.bwrap, args: [...cliBwrapArgs(plan), '--', session.command, ...args] };

@@ -110,7 +110,10 @@ describe('cliSandbox: the bwrap arguments of a session in a task worktree', () =
       state: [path.join(tmp, 'home', '.gemini'), path.join(tmp, 'home', '.absent')],
       progressFile: path.join(wt, '.ralph', 'progress', 't1.md'),
       home: path.join(tmp, 'home'),
+      // a CLI installed under /tmp: its installation is seen (read-only) in the private /tmp
+      programs: [path.join(tmp, 'cli', 'node_modules', '.bin', 'gemini')],
     };
+    await fs.mkdir(path.join(tmp, 'cli', 'node_modules', '.bin'), { recursive: true });
     await fs.writeFile(plan.progressFile!, '');
   });
   after(() => fs.rm(tmp, { recursive: true, force: true }));
@@ -120,7 +123,7 @@ describe('cliSandbox: the bwrap arguments of a session in a task worktree', () =
     assert.deepEqual(args.slice(0, 9), ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp']);
     // under /tmp: the main workspace and the home folder are seen, read-only
     const ro = bound(args, '--ro-bind');
-    assert.ok(ro.includes(ws) && ro.includes(plan.home!), ro.join(' '));
+    assert.ok(ro.includes(ws) && ro.includes(plan.home!) && ro.includes(path.join(tmp, 'cli')), ro.join(' '));
     assert.ok(ro.includes(path.join(wt, '.git')) && ro.includes(path.join(wt, '.ralph')));
     assert.ok(
       ro.includes(path.join(ws, '.git', 'config')) && ro.includes(path.join(ws, '.git', 'hooks')),
