@@ -169,7 +169,15 @@ export class AgentCliRunner {
       extraArgs: own.args,
       env: { ...definedOnly(env), ...this.config.env },
       mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
-      ...(adapter.hooks ? { hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext } } : {}),
+      ...(adapter.hooks
+        ? {
+            hook: {
+              command: ralph.command,
+              args: [...ralph.args, 'hook'],
+              context: { ...input.hookContext, ...(wrapped ? { confined: true } : {}) },
+            },
+          }
+        : {}),
       writableRoots: [input.cwd],
       ...(wrapped
         ? { sandbox: { bwrap: sandbox.bwrap ?? 'bwrap', progressFile: path.join(input.cwd, input.hookContext.progressFile) } }
