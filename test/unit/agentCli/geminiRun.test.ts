@@ -127,8 +127,12 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json'));
     tasks.tasks[0].timeoutMinutes = 0.25;
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify(tasks, null, 2));
+    // unwrapped here (Claude Code's hang test ends a sandboxed session): said on the run's first lines
+    const config = JSON.parse(await ws.read('.ralph/config.json'));
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...config, commands: { sandbox: 'off' } }, null, 2));
     const started = Date.now();
     const run = await runCli(['run'], ws.dir, made.env);
+    assert.match(run.stderr, /ralph: warning: Gemini CLI runs without Ralph's sandbox \(commands\.sandbox is "off"\)/);
     assert.ok(Date.now() - started < 90_000, 'ended near the limit');
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.equal((await taskOf(ws)).status, 'timeout');
