@@ -12,6 +12,7 @@
 import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { dependencyMounts } from '../commands/dependencyMounts';
 import { isUnder, PRIVATE_TMP, privateTmpBinds } from '../commands/privateTmp';
 import { approvedGitBinds, type SandboxProbe, SandboxUnavailableError } from '../commands/sandbox';
 import type { AgentCliAdapter } from './types';
@@ -68,6 +69,8 @@ export interface CliSandboxPlan {
   home?: string;
   /** The CLI's temporary folder (`TMPDIR`) when it is not /tmp: writable. */
   tmpdir?: string;
+  /** `worktrees.link`: the installed dependencies read-only, their `.cache` writable, as for the built-in agent's commands (dependencyMounts.ts). */
+  links?: readonly string[];
   /** Programs the session starts (the CLI, Ralph's own CLI for `ralph mcp`): their installation readable when it lives under /tmp. */
   programs?: readonly string[];
 }
@@ -97,6 +100,9 @@ export function cliBwrapArgs(plan: CliSandboxPlan): string[] {
     const target = path.join(cwd, name);
     if (existsSync(target)) args.push('--ro-bind', target, target);
   }
+  const dependencies = dependencyMounts(cwd, plan.links ?? []);
+  for (const dir of dependencies.readOnly) args.push('--ro-bind', dir, dir);
+  for (const cache of dependencies.caches) args.push('--bind', cache.source, cache.target);
   // the CLI's own git works (commit, branch), what makes git run programs stays read-only
   args.push(...approvedGitBinds(cwd));
   const writable = [plan.progressFile, ...plan.state, plan.sessionDir, plan.tmpdir !== PRIVATE_TMP ? plan.tmpdir : undefined];
@@ -133,7 +139,7 @@ export async function sandboxedCommand(
     mcp?: { args: string[] };
   },
   sessionDir: string,
-  sandbox: { bwrap: string; progressFile?: string },
+  sandbox: { bwrap: string; progressFile?: string; links?: readonly string[] },
   args: readonly string[],
 ): Promise<{ file: string; args: string[] }> {
   const home = session.env.HOME || os.homedir();
@@ -144,6 +150,7 @@ export async function sandboxedCommand(
     ...(sandbox.progressFile ? { progressFile: sandbox.progressFile } : {}),
     home,
     ...(session.env.TMPDIR ? { tmpdir: session.env.TMPDIR } : {}),
+    ...(sandbox.links ? { links: sandbox.links } : {}),
     // the CLI, and Ralph's CLI script that `ralph mcp` and its hooks run
     programs: [session.command, ...(session.mcp?.args.slice(0, 1).filter((a) => path.isAbsolute(a)) ?? [])],
   };

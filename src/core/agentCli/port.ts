@@ -39,6 +39,8 @@ export interface AgentCliSandbox {
   probe(): Promise<SandboxProbe>;
   bwrap?: string;
   platform?: NodeJS.Platform;
+  /** `worktrees.link`: the installed dependencies, read-only but for their caches. */
+  links?: readonly string[];
 }
 
 /** A configured agent CLI that cannot be found: a usage error (exit 2) before any change. */
@@ -180,7 +182,13 @@ export class AgentCliRunner {
         : {}),
       writableRoots: [input.cwd],
       ...(wrapped
-        ? { sandbox: { bwrap: sandbox.bwrap ?? 'bwrap', progressFile: path.join(input.cwd, input.hookContext.progressFile) } }
+        ? {
+            sandbox: {
+              bwrap: sandbox.bwrap ?? 'bwrap',
+              progressFile: path.join(input.cwd, input.hookContext.progressFile),
+              links: sandbox.links,
+            },
+          }
         : {}),
       taskId: input.taskId,
       iteration: input.iteration,

@@ -33,7 +33,7 @@ export interface AgentSessionOptions {
   hook?: { command: string; args: string[]; context: Omit<HookContext, 'questionsFile' | 'eventsFile'> };
   writableRoots: readonly string[];
   /** Ralph's sandbox around the CLI's whole process (bubblewrap's executable), and the task's notes it may write. */
-  sandbox?: { bwrap: string; progressFile?: string };
+  sandbox?: { bwrap: string; progressFile?: string; links?: readonly string[] };
   taskId: string;
   iteration: number;
   /** Stop, the task's time limit: ends the CLI's whole process tree. */

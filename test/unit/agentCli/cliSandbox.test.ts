@@ -112,9 +112,14 @@ describe('cliSandbox: the bwrap arguments of a session in a task worktree', () =
       home: path.join(tmp, 'home'),
       // a CLI installed under /tmp: its installation is seen (read-only) in the private /tmp
       programs: [path.join(tmp, 'cli', 'node_modules', '.bin', 'gemini')],
+      links: ['node_modules'],
     };
     await fs.mkdir(path.join(tmp, 'cli', 'node_modules', '.bin'), { recursive: true });
     await fs.writeFile(plan.progressFile!, '');
+    // the workspace's installed dependencies, linked into the worktree (worktrees.link)
+    await fs.mkdir(path.join(ws, 'node_modules'));
+    await fs.writeFile(path.join(ws, 'node_modules', 'pkg.js'), 'module.exports = 1;\n');
+    await fs.symlink(path.join(ws, 'node_modules'), path.join(wt, 'node_modules'));
   });
   after(() => fs.rm(tmp, { recursive: true, force: true }));
 
@@ -132,12 +137,19 @@ describe('cliSandbox: the bwrap arguments of a session in a task worktree', () =
     const rw = bound(args, '--bind');
     assert.deepEqual(rw, [
       wt,
+      path.join(ws, '.git', 'worktrees', 't1', 'ralph-cache', 'node_modules', '.cache'),
       path.join(ws, '.git'),
       path.join(ws, '.git', 'worktrees', 't1'),
       plan.progressFile,
       path.join(tmp, 'home', '.gemini'),
       plan.sessionDir,
     ]);
+    // the dependencies' cache: the worktree's own folder over `node_modules/.cache`, as for the built-in agent's commands
+    const cache = args.indexOf(path.join(ws, 'node_modules', '.cache'));
+    assert.ok(
+      cache > 0 && args[cache - 2] === '--bind' && args[cache - 1].startsWith(path.join(ws, '.git', 'worktrees', 't1')),
+      args.join(' '),
+    );
     // later mounts win: the notes after .ralph/, the state folder after the home folder
     assert.ok(args.indexOf(plan.progressFile!) > args.lastIndexOf(path.join(wt, '.ralph')));
     assert.ok(args.lastIndexOf(path.join(tmp, 'home', '.gemini')) > args.lastIndexOf(plan.home!));
@@ -157,34 +169,41 @@ describe('cliSandbox: the bwrap arguments of a session in a task worktree', () =
     const launch = await sandboxedCommand(
       { adapter: gemini, env: { HOME: plan.home! }, cwd: wt, command: '/bin/sh' },
       plan.sessionDir,
-      { bwrap: 'bwrap', progressFile: plan.progressFile },
+      { bwrap: 'bwrap', progressFile: plan.progressFile, links: ['node_modules'] },
       [
         '-c',
         script,
         'sh',
-        ...['new.txt', plan.progressFile!, path.join(tmp, 'home', '.gemini', 'creds'), path.join(plan.sessionDir, 'signals')].map(String),
+        ...[
+          'new.txt',
+          plan.progressFile!,
+          path.join(tmp, 'home', '.gemini', 'creds'),
+          path.join(plan.sessionDir, 'signals'),
+          'node_modules/.cache/c',
+        ].map(String),
         path.join(ws, 'escaped.txt'),
         path.join(ws, '.ralph', 'x.json'),
         path.join(wt, '.ralph', 'tasks.json'),
         path.join(plan.home!, 'escaped'),
         outside,
         path.join(ws, '.git', 'hooks', 'pre-commit'),
+        'node_modules/pkg.js',
       ],
     );
     const done = spawnSync(launch.file, launch.args, { cwd: wt, encoding: 'utf8' });
     assert.equal(done.status, 0, done.stderr);
     const lines = done.stdout.trim().split('\n');
     assert.deepEqual(
-      lines.slice(0, 4).map((l) => l.split(' ')[0]),
-      ['WROTE', 'WROTE', 'WROTE', 'WROTE'],
+      lines.slice(0, 5).map((l) => l.split(' ')[0]),
+      Array(5).fill('WROTE'),
       done.stdout,
     );
     assert.deepEqual(
-      lines.slice(4, 10).map((l) => l.split(' ')[0]),
-      Array(6).fill('REFUSED'),
+      lines.slice(5, 12).map((l) => l.split(' ')[0]),
+      Array(7).fill('REFUSED'),
       done.stdout,
     );
-    assert.equal(lines[10], 'GIT-OK', done.stdout);
+    assert.equal(lines[12], 'GIT-OK', done.stdout);
     assert.equal(existsSync(path.join(ws, 'escaped.txt')) || existsSync(outside), false);
     assert.equal(await fs.readFile(path.join(wt, '.ralph', 'tasks.json'), 'utf8'), '{"tasks":[]}');
     assert.equal(await fs.readFile(path.join(tmp, 'home', '.gemini', 'creds'), 'utf8'), 'x\n', 'its login folder stays writable');

@@ -187,6 +187,7 @@ export class RunAssembly {
             agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli, {
               mode: deps.config.commands.sandbox,
               probe: deps.sandboxProbe ?? probeSandbox,
+              links: deps.config.worktrees.link,
             }),
           }
         : {}),
