@@ -1,4 +1,6 @@
-import { checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
+import { adapterOf, checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
+import { cliSandboxDecision, cliSandboxLine, type SandboxMode } from '../core/agentCli/cliSandbox';
+import type { CliAgentKind } from '../core/agentKinds';
 import { ladderOfConfig } from '../core/escalation/steps';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { promises as fs } from 'node:fs';
@@ -200,6 +202,29 @@ async function writeSchemas(out: string, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * Said at once on stderr, not only in the run's log (a person acts on it before the agent runs
+ * anything): commands without a sandbox, and whether each agent CLI of the run is confined.
+ */
+async function saySandbox(sandbox: SandboxMode, clis: readonly CliAgentKind[], io: CliIo): Promise<void> {
+  if (sandbox !== 'required') {
+    const probe = await probeSandbox();
+    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
+  }
+  for (const kind of clis) await sayCliSandbox(kind, sandbox, io);
+}
+
+/** Whether the agent CLI `kind` runs in Ralph's sandbox: one line on stderr (a warning when it does not). */
+async function sayCliSandbox(kind: CliAgentKind, mode: SandboxMode, io: CliIo): Promise<void> {
+  const adapter = adapterOf(kind);
+  try {
+    const decision = cliSandboxDecision(adapter, mode, await probeSandbox());
+    io.err(`ralph: ${decision.wrapped ? '' : 'warning: '}${cliSandboxLine(adapter, decision)}`);
+  } catch {
+    // "required" and no sandbox: the run refuses before the CLI starts, with its own message
+  }
+}
+
 async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {
   const { taskId, json } = command;
   const { paths } = ralph;
@@ -210,7 +235,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
   const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
   // a configured agent CLI that is not there: exit 2 before anything changes
-  checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
+  const clis = checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
   const { runner, config, dispose } = await ralph.prepareRun({
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
@@ -224,12 +249,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
     agentCli: { ...(command.agent ? { override: command.agent } : {}), ralph: ralphCliCommand() },
   });
   hooks?.onBus(bus);
-  // said at once on stderr, not only in the run's log: a person acts on it before the agent runs anything
-  const { sandbox } = config.commands;
-  if (sandbox !== 'required') {
-    const probe = await probeSandbox();
-    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
-  }
+  await saySandbox(config.commands.sandbox, clis, io);
   bus.subscribe((event) => {
     if (json) {
       if (event.type !== 'model.delta') io.out(JSON.stringify(event));

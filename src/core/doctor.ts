@@ -1,5 +1,6 @@
 import type { CliAgentKind } from './agentKinds';
 import { adapterOf, ownSettings, resolveAgentCommand } from './agentCli/port';
+import { cliSandboxDecision, cliSandboxLine } from './agentCli/cliSandbox';
 import { agentsOnLadder, ladderOfConfig } from './escalation/steps';
 import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
@@ -55,7 +56,8 @@ export async function doctor(workspace: string, options: DoctorOptions = {}): Pr
     // agent.kind's CLI, and those the escalation ladder's steps name
     const { steps, llmModels } = ladderOfConfig(config);
     const kinds = new Set([...(cli ? [cli] : []), ...agentsOnLadder(steps, { config: config.agent }, llmModels)]);
-    for (const kind of kinds) if (kind !== 'builtin') checks.push(agentCheck(kind, config, env));
+    const probe = options.probe ?? (() => probeSandbox());
+    for (const kind of kinds) if (kind !== 'builtin') checks.push(await agentCheck(kind, config, env, await probe(), platform));
     // on an agent CLI, the built-in agent's model is needed only by what calls it (a bug council)
     checks.push(...endpointChecks(config, env).map((c) => (cli ? { ...c, needed: false } : c)));
     checks.push(...(await gateChecks(config, workspace, env, platform)));
@@ -94,15 +96,23 @@ async function sandboxCheck(
 
 /** The primary endpoint and each fallback: a key where one is needed (OpenAI itself), the editor's models out of the CLI's reach. */
 /** An agent CLI of the config (`agent.kind`'s, a ladder step's): found (where), or how to install it. */
-function agentCheck(kind: CliAgentKind, config: RalphConfig, env: NodeJS.ProcessEnv): DoctorCheck {
+async function agentCheck(
+  kind: CliAgentKind,
+  config: RalphConfig,
+  env: NodeJS.ProcessEnv,
+  probe: SandboxProbe,
+  platform: NodeJS.Platform,
+): Promise<DoctorCheck> {
   const adapter = adapterOf(kind);
   try {
-    return {
-      name: `agent ${adapter.label}`,
-      ok: true,
-      needed: true,
-      detail: resolveAgentCommand(kind, ownSettings(kind, config.agent), env),
-    };
+    const found = resolveAgentCommand(kind, ownSettings(kind, config.agent), env);
+    let confined: string;
+    try {
+      confined = cliSandboxLine(adapter, cliSandboxDecision(adapter, config.commands.sandbox, probe, platform));
+    } catch (error) {
+      return { name: `agent ${adapter.label}`, ok: false, needed: true, detail: `${found}; ${errorMessage(error)}` };
+    }
+    return { name: `agent ${adapter.label}`, ok: true, needed: true, detail: `${found}; ${confined}` };
   } catch (error) {
     return { name: `agent ${adapter.label}`, ok: false, needed: true, detail: errorMessage(error), fix: adapter.install };
   }

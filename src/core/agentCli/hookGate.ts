@@ -25,6 +25,8 @@ export interface HookContext {
   eventsFile?: string;
   /** The task's own progress notes (`.ralph/progress/<id>.md`, relative to `root`): the one file under `.ralph/` the agent writes. */
   progressFile: string;
+  /** The session runs inside Ralph's sandbox (cliSandbox.ts): an ask whose every reason the sandbox confines is allowed, as for the built-in agent. */
+  confined?: boolean;
 }
 
 /** A command the rules want a person's word on, asked after the session. */
@@ -63,7 +65,7 @@ async function judgeCommand(command: string, cwd: string, context: HookContext):
   const changes = new TaskChanges();
   changes.begin(context.base, context.since);
   const decision = await evaluateCommand(command, context.config, { root: context.root, cwd, changes: changes.in(context.root) });
-  if (decision.action === 'allow') return { action: 'allow' };
+  if (decision.action === 'allow' || (decision.action === 'ask' && decision.confinable && context.confined)) return { action: 'allow' };
   if (decision.action === 'deny')
     return {
       action: 'deny',

@@ -7,7 +7,9 @@ import { type AgentChoice, agentsOnLadder, type LadderStep } from '../escalation
 import type { RalphEventBody } from '../events';
 import type { TokenUsage } from '../llm/types';
 import type { Task } from '../tasks/schema';
+import type { SandboxProbe } from '../commands/sandbox';
 import { AGENT_CLI_ADAPTERS } from './adapters';
+import { cliSandboxDecision, type SandboxMode } from './cliSandbox';
 import { type AgentSessionResult, runAgentSession } from './session';
 import type { HookContext } from './hookGate';
 import type { AgentCliAdapter } from './types';
@@ -29,6 +31,16 @@ export interface AgentCliSettings {
   ralph: RalphCliCommand;
   /** The environment the CLI starts from (default: this process's); Ralph's own secrets are never added to it. */
   env?: NodeJS.ProcessEnv;
+}
+
+/** Ralph's sandbox around a CLI's process (`cliSandbox.ts`): `commands.sandbox`, and whether bubblewrap works here. */
+export interface AgentCliSandbox {
+  mode: SandboxMode;
+  probe(): Promise<SandboxProbe>;
+  bwrap?: string;
+  platform?: NodeJS.Platform;
+  /** `worktrees.link`: the installed dependencies, read-only but for their caches. */
+  links?: readonly string[];
 }
 
 /** A configured agent CLI that cannot be found: a usage error (exit 2) before any change. */
@@ -134,6 +146,7 @@ export class AgentCliRunner {
   constructor(
     private readonly config: AgentConfig,
     private readonly settings: AgentCliSettings,
+    private readonly sandbox?: AgentCliSandbox,
   ) {}
 
   /** Who chose the agent of `task`, for the ladder's step to decide within: the run's `--agent`, the task's own, the config. */
@@ -146,6 +159,9 @@ export class AgentCliRunner {
     const adapter = adapterOf(input.kind);
     const own = ownSettings(input.kind, this.config);
     const { ralph } = this.settings;
+    const sandbox = this.sandbox;
+    // "required" and no sandbox here: SandboxUnavailableError, before the CLI starts
+    const wrapped = sandbox && cliSandboxDecision(adapter, sandbox.mode, await sandbox.probe(), sandbox.platform).wrapped;
     return runAgentSession({
       adapter,
       command: resolveAgentCommand(input.kind, own, env),
@@ -155,8 +171,25 @@ export class AgentCliRunner {
       extraArgs: own.args,
       env: { ...definedOnly(env), ...this.config.env },
       mcp: { command: ralph.command, args: [...ralph.args, 'mcp'], env: ralph.env ?? {} },
-      ...(adapter.hooks ? { hook: { command: ralph.command, args: [...ralph.args, 'hook'], context: input.hookContext } } : {}),
+      ...(adapter.hooks
+        ? {
+            hook: {
+              command: ralph.command,
+              args: [...ralph.args, 'hook'],
+              context: { ...input.hookContext, ...(wrapped ? { confined: true } : {}) },
+            },
+          }
+        : {}),
       writableRoots: [input.cwd],
+      ...(wrapped
+        ? {
+            sandbox: {
+              bwrap: sandbox.bwrap ?? 'bwrap',
+              progressFile: path.join(input.cwd, input.hookContext.progressFile),
+              links: sandbox.links,
+            },
+          }
+        : {}),
       taskId: input.taskId,
       iteration: input.iteration,
       signal: input.signal,

@@ -11,6 +11,7 @@ import { COMMAND_MARKER_ENV, killProcessTree } from '../commands/processTree';
 import { addUsage, type TokenUsage, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
 import type { Signal } from '../signals/types';
+import { sandboxedCommand } from './cliSandbox';
 import { HOOK_CONTEXT_ENV, type HookContext, type HookQuestion, readHookQuestions } from './hookGate';
 import { readSignalFile, SIGNAL_FILE_ENV } from './signalFile';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch } from './types';
@@ -31,6 +32,8 @@ export interface AgentSessionOptions {
   /** `ralph hook` (the event added per hook), and what it judges by (the session writes its context file). */
   hook?: { command: string; args: string[]; context: Omit<HookContext, 'questionsFile' | 'eventsFile'> };
   writableRoots: readonly string[];
+  /** Ralph's sandbox around the CLI's whole process (bubblewrap's executable), and the task's notes it may write. */
+  sandbox?: { bwrap: string; progressFile?: string; links?: readonly string[] };
   taskId: string;
   iteration: number;
   /** Stop, the task's time limit: ends the CLI's whole process tree. */
@@ -113,7 +116,8 @@ class AgentSession {
       writableRoots: o.writableRoots,
     });
     const marker = randomBytes(8).toString('hex');
-    const child = spawn(o.command, launch.args, {
+    const started = o.sandbox ? await sandboxedCommand(o, this.sessionDir, o.sandbox, launch.args) : { file: o.command, args: launch.args };
+    const child = spawn(started.file, started.args, {
       cwd: o.cwd,
       // the hook runs Ralph's CLI as the MCP server does (under Electron-as-Node, in the editor)
       env: { ...o.env, ...launch.env, ...(o.hook ? o.mcp.env : {}), ...hookEnv, [COMMAND_MARKER_ENV]: marker },

@@ -91,6 +91,12 @@ export interface AgentCliAdapter {
   /** It reports the session's whole cost at its end (`total_cost`) and no cost per turn: its turns are not priced from `llm.prices`. */
   reportsTotalCost?: boolean;
   launch(input: SessionInput): Promise<SessionLaunch> | SessionLaunch;
+  /**
+   * The CLI's own login and state folders (made when missing), from the
+   * session's environment and the user's home: writable inside Ralph's sandbox (`cliSandbox.ts`),
+   * so its login keeps working and it keeps its sessions and caches. One place per CLI.
+   */
+  stateDirs(env: Readonly<Record<string, string | undefined>>, home: string): string[];
   /** A parser of one session's stdout (the session's folder: where the adapter's launch put its files). */
   createParser(session?: { sessionDir: string }): StreamParser;
 }

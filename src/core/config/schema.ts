@@ -189,7 +189,7 @@ export const CommandsSchema = z
       .enum(['auto', 'required', 'off'])
       .default('auto')
       .describe(
-        'bubblewrap sandbox for run_command and the gates (Linux): auto = use it when it works, warn once when not; required = refuse to run commands without it; off = never',
+        "bubblewrap sandbox for run_command, the gates and an agent CLI's whole process (Linux): auto = use it when it works, warn once when not; required = refuse to run commands without it; off = never",
       ),
     network: z.boolean().default(false).describe('let sandboxed commands and gates reach the network'),
     env: z

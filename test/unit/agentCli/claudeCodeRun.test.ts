@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type AnthropicServer, startAnthropicServer } from '../../fixtures/anthropicServer';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import {
   agentCliProject,
@@ -57,6 +58,8 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     const { env, ws: w } = await setUp([[bash(FIX), bash('npm test'), mcpComplete('add adds'), { text: 'Fixed add.' }]]);
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
+    // the whole CLI in Ralph's sandbox where bubblewrap works
+    if ((await probeSandbox()).available) assert.match(run.stderr, /ralph: Claude Code runs in Ralph's sandbox \(bubblewrap\)/);
     const task = await taskOf(w);
     assert.equal(task.status, 'done');
     assert.equal(w.git('show', 'main:greeter.js'), GREETER_FIXED_JS.trim());

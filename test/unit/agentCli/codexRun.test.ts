@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { type ResponsesServer, startResponsesServer } from '../../fixtures/responsesServer';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import {
   agentCliProject,
@@ -56,6 +57,8 @@ describe('ralph run on Codex (the real CLI, a scripted Responses endpoint)', fun
     const { env, ws: w } = await setUp([[shell(FIX), shell('npm test'), codexComplete('add adds'), { text: 'Fixed add.' }]]);
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
+    // the whole CLI in Ralph's sandbox where bubblewrap works (Codex's own sandbox nests inside it: its shell wrote the fix)
+    if ((await probeSandbox()).available) assert.match(run.stderr, /ralph: Codex runs in Ralph's sandbox \(bubblewrap\)/);
     assert.equal((await taskOf(w)).status, 'done');
     assert.equal(w.git('show', 'main:greeter.js'), GREETER_FIXED_JS.trim());
     assert.match(run.stdout, /iteration 1\/2 \(Codex: scripted-codex\)/);

@@ -140,9 +140,11 @@ describe('ralph run on the Copilot CLI (the real CLI, offline, a scripted OpenAI
     const found = await runCli(['doctor', '--json'], ws.dir, made.env);
     const { checks } = JSON.parse(found.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
     assert.deepEqual(
-      checks.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok, c.detail]),
+      checks.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok, c.detail.split('; ')[0]]),
       [['agent Copilot CLI', true, copilot]],
     );
+    // and whether Ralph's sandbox confines it
+    assert.match(checks.find((c) => c.name === 'agent Copilot CLI')!.detail, /; Copilot CLI runs (in|without) Ralph's sandbox/);
     const added = await runCli(
       ['task', 'add', 'Other', '--prompt', 'x', '--promise', 'y', '--agent', 'copilot', '--json'],
       ws.dir,

@@ -5,8 +5,9 @@
  * Ralph's gates, not the CLI's word, decide. Nothing stands in for the CLI.
  */
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
+import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { type GeminiServer, startGeminiServer } from '../../fixtures/geminiServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import { agentCliProject, processesIn } from '../helpers/agentCliRun';
@@ -14,6 +15,14 @@ import { runCli } from '../helpers/cliHarness';
 import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, geminiIteration, geminiPrompt, gShell, gWrite } from '../helpers/geminiRun';
 import { GREETER_FIXED_JS } from '../helpers/greeterProject';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
+
+/**
+ * A shell command that tries to write outside the task's worktree: the main workspace, the home
+ * folder, the task store, the worktree's own `.ralph/` (what it reports is read back from the requests).
+ */
+const ESCAPE = gShell(
+  `node -e "const fs=require('fs'),p=require('path');let d=process.cwd();while(!fs.existsSync(p.join(d,'.ralph','worktrees')))d=p.dirname(d);const out=[];for(const [n,f] of [['main',p.join(d,'escaped.txt')],['home',p.join(require('os').homedir(),'escaped.txt')],['store',p.join(d,'.ralph','tasks.json')],['own',p.join('.ralph','tasks.json')]]){try{fs.writeFileSync(f,'{}');out.push('WROTE '+n)}catch(e){out.push('REFUSED '+n+':'+e.code)}}console.log(out.join(' '))"`,
+);
 
 /** The fix, written by Gemini CLI's `write_file` (its shell tool refuses the template literal's `${…}`). */
 const FIX = gWrite('greeter.js', GREETER_FIXED_JS);
@@ -46,11 +55,26 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
   const taskOf = async (w: TempWorkspace) => JSON.parse(await w.read('.ralph/tasks.json')).tasks[0];
 
   it('an honest fix: done, on main; its commands and the MCP complete in the run log, its tokens on the receipt (parallel worktrees)', async () => {
-    const { env, ws: w } = await setUp([[FIX, gShell('npm test'), gComplete('add adds'), { text: 'Fixed add.' }]]);
+    const { env, ws: w } = await setUp([
+      [ESCAPE, FIX, gShell('git add greeter.js && npm test'), gComplete('add adds'), { text: 'Fixed add.' }],
+    ]);
+    const tasksBefore = await w.read('.ralph/tasks.json');
     const run = await runCli(['run'], w.dir, env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.equal((await taskOf(w)).status, 'done');
     assert.equal(w.git('show', 'main:greeter.js'), GREETER_FIXED_JS.trim());
+    // Ralph's sandbox around the CLI (its shell commands are judged by nobody else): writes outside the task's folder fail
+    if ((await probeSandbox()).available) {
+      assert.match(run.stderr, /ralph: Gemini CLI runs in Ralph's sandbox \(bubblewrap\)/);
+      const outputs = server!.turns.map((r) => JSON.stringify(r.body?.contents ?? [])).join('\n');
+      assert.match(outputs, /REFUSED main:EROFS REFUSED home:EROFS REFUSED store:EROFS REFUSED own:E[A-Z]+/);
+      assert.doesNotMatch(outputs, /fatal:/, "the CLI's own git works in its worktree");
+      assert.equal(existsSync(w.path('escaped.txt')), false);
+      assert.equal(existsSync(`${home}/escaped.txt`), false);
+      assert.doesNotMatch(run.stdout, /control file|restored/i, 'nothing of .ralph/ was written for the guard to put back');
+      assert.notEqual(await w.read('.ralph/tasks.json'), '{}');
+      assert.notEqual(tasksBefore, '{}');
+    }
     assert.match(run.stdout, /iteration 1\/2 \(Gemini CLI: gemini-2\.5-pro\)/);
     assert.match(run.stdout, /⌁ gemini session [0-9a-f-]{36}/);
     assert.match(run.stdout, /→ write_file .*greeter\.js/);
@@ -61,7 +85,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     // every request was a turn of the script, for the model named: no router, no side call
     assert.deepEqual(
       server!.requests.map((r) => `${r.kind} ${r.model} ${r.outcome}`),
-      Array(4).fill(`turn ${GEMINI_MODEL} reply`),
+      Array(5).fill(`turn ${GEMINI_MODEL} reply`),
     );
     assert.equal(server!.requests[0].headers['x-goog-api-key'], 'test-gemini-key');
     assert.deepEqual(await processesIn(w.dir), []);
@@ -103,8 +127,12 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json'));
     tasks.tasks[0].timeoutMinutes = 0.25;
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify(tasks, null, 2));
+    // unwrapped here (Claude Code's hang test ends a sandboxed session): said on the run's first lines
+    const config = JSON.parse(await ws.read('.ralph/config.json'));
+    await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify({ ...config, commands: { sandbox: 'off' } }, null, 2));
     const started = Date.now();
     const run = await runCli(['run'], ws.dir, made.env);
+    assert.match(run.stderr, /ralph: warning: Gemini CLI runs without Ralph's sandbox \(commands\.sandbox is "off"\)/);
     assert.ok(Date.now() - started < 90_000, 'ended near the limit');
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.equal((await taskOf(ws)).status, 'timeout');

@@ -49,6 +49,15 @@ describe("the agent CLI's tool-use hook: Ralph's command rules", () => {
     const verdict = await judgeToolUse(bash(`node -e "require('fs').rmSync('/tmp/x', {recursive: true})"`), context);
     assert.equal(verdict.action, 'deny');
     assert.equal((await readHookQuestions(context.questionsFile)).length, 1);
+    // in Ralph's sandbox (cliSandbox.ts) it runs, as the built-in agent's does: its writes cannot leave the task's folder
+    const confined = await judgeToolUse(bash(`node -e "require('fs').writeFileSync(process.argv[1], 'x')" out.txt`), {
+      ...context,
+      confined: true,
+    });
+    assert.equal(confined.action, 'allow');
+    assert.equal((await readHookQuestions(context.questionsFile)).length, 1, 'nothing more kept for a person');
+    // what is refused stays refused inside the sandbox too
+    assert.equal((await judgeToolUse(bash('git push --force origin main'), { ...context, confined: true })).action, 'deny');
   });
 
   it("refuses a file tool's write under .ralph/ but the task's own notes; writes elsewhere in the folder pass", async () => {

@@ -110,9 +110,23 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
     await configure({ agent: { kind: 'claude-code', command: process.execPath } });
     const found = await runCli(['doctor', '--json'], ws.dir);
     const { checks } = JSON.parse(found.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    const agents = checks.filter((c) => c.name.startsWith('agent'));
     assert.deepEqual(
-      checks.filter((c) => c.name.startsWith('agent')).map((c) => [c.name, c.ok, c.detail]),
-      [['agent Claude Code', true, process.execPath]],
+      agents.map((c) => [c.name, c.ok]),
+      [['agent Claude Code', true]],
+    );
+    // where it is, and whether Ralph's sandbox confines it (where bubblewrap works)
+    assert.ok(agents[0].detail.startsWith(`${process.execPath}; `), agents[0].detail);
+    if (process.platform === 'linux' && (await probeSandbox()).available)
+      assert.match(
+        agents[0].detail,
+        /Claude Code runs in Ralph's sandbox \(bubblewrap\): it writes only the task's folder \(not \.ralph\/\)/,
+      );
+    await configure({ agent: { kind: 'claude-code', command: process.execPath }, commands: { sandbox: 'off' } });
+    const off = JSON.parse((await runCli(['doctor', '--json'], ws.dir)).stdout) as { checks: { name: string; detail: string }[] };
+    assert.match(
+      off.checks.find((c) => c.name === 'agent Claude Code')!.detail,
+      /Claude Code runs without Ralph's sandbox \(commands\.sandbox is "off"\)/,
     );
     // a CLI the escalation ladder names is checked too, found on PATH by its usual name (agent.command is Claude Code's)
     await configure({

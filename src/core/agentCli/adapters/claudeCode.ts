@@ -31,6 +31,9 @@ export const claudeCodeAdapter: AgentCliAdapter = {
   reportsTotalCost: true,
   hooks: true,
   launch: launchClaudeCode,
+  // its settings, login (`.credentials.json`) and sessions. `~/.claude.json` stays readable, not written: Claude Code
+  // replaces it by a rename in the home folder, which stays read-only (a headless session runs on without it)
+  stateDirs: (env, home) => [env.CLAUDE_CONFIG_DIR || path.join(home, '.claude')],
   createParser: () => new ClaudeStreamParser(),
 };
 

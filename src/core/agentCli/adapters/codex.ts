@@ -5,11 +5,14 @@
  * Its sandbox stays Codex's own `workspace-write` (bubblewrap on Linux: the task's folder and the
  * temporary folders are writable, the rest of the disk is read-only, the network is off), with
  * approvals never asked: a command the sandbox refuses fails and the model sees the failure.
+ * On Linux Ralph's sandbox wraps the whole CLI as well (cliSandbox.ts): Codex's bubblewrap nests
+ * inside Ralph's, so its commands are confined by both.
  * Ralph's signal server reaches it through `-c mcp_servers.<name>.…` overrides, so the user's own
  * `~/.codex/config.toml` and login stay untouched; its tools are approved up front, since
  * `exec` refuses any MCP call that would need an approval.
  */
 
+import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
 import { jsonObjectOf, num } from './streamValues';
 
@@ -218,5 +221,6 @@ export const codexAdapter: AgentCliAdapter = {
   npmPackage: '@openai/codex',
   keyVariables: ['CODEX_API_KEY', 'OPENAI_API_KEY'],
   launch: codexLaunch,
+  stateDirs: (env, home) => [env.CODEX_HOME || path.join(home, '.codex')],
   createParser: createCodexParser,
 };

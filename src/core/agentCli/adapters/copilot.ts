@@ -187,5 +187,10 @@ export const copilotAdapter: AgentCliAdapter = {
   npmPackage: '@github/copilot',
   keyVariables: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN'],
   launch: copilotLaunch,
+  // its login and settings (`~/.copilot`, or under XDG_CONFIG_HOME), and the package it unpacks into its cache on first start
+  stateDirs: (env, home) => [
+    env.COPILOT_HOME || path.join(env.XDG_CONFIG_HOME || home, '.copilot'),
+    path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'copilot'),
+  ],
   createParser: createCopilotParser,
 };

@@ -13,7 +13,8 @@
  * Permission mode: `--approval-mode yolo` (nothing is ever asked: a headless session cannot answer)
  * with `--skip-trust` for the task's folder; Gemini's file tools stay inside its workspace (the
  * task's folder and the other writable roots, `--include-directories`). Its shell commands run as
- * the person, in the task's folder (no sandbox is set up: Gemini's needs Docker or Podman). Its
+ * the person, in the task's folder — inside Ralph's sandbox around the whole CLI on Linux
+ * (cliSandbox.ts); Gemini's own sandbox needs Docker or Podman and is not set up. Its
  * temporary folder is the session's own (Gemini CLI writes the report of a failed API call there).
  */
 
@@ -253,5 +254,7 @@ export const geminiAdapter: AgentCliAdapter = {
   npmPackage: '@google/gemini-cli',
   keyVariables: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
   launch: (input) => geminiLaunch(input),
+  // the session's Gemini home is in its private folder; its links lead to the person's own `.gemini` (their login)
+  stateDirs: (env, home) => [path.join(env[GEMINI_HOME_ENV] || home, '.gemini')],
   createParser: createGeminiParser,
 };

@@ -11,6 +11,7 @@
  * `--title` spares the extra model request OpenCode makes to name a session.
  */
 
+import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
 import { clip, jsonObjectOf, num, text } from './streamValues';
 
@@ -145,5 +146,12 @@ export const opencodeAdapter: AgentCliAdapter = {
   npmPackage: 'opencode-ai',
   keyVariables: ['OPENCODE_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'],
   launch: opencodeLaunch,
+  // its login (data), settings, state and cache, each under its XDG folder
+  stateDirs: (env, home) => [
+    path.join(env.XDG_DATA_HOME || path.join(home, '.local', 'share'), 'opencode'),
+    path.join(env.XDG_CONFIG_HOME || path.join(home, '.config'), 'opencode'),
+    path.join(env.XDG_STATE_HOME || path.join(home, '.local', 'state'), 'opencode'),
+    path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'opencode'),
+  ],
   createParser: createOpenCodeParser,
 };

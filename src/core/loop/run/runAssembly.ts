@@ -185,7 +185,15 @@ export class RunAssembly {
       ...(checkAhead ? { checkAhead } : {}),
       ...(slot ? { slot } : {}),
       disk: this.run.disk,
-      ...(deps.agentCli ? { agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli) } : {}),
+      ...(deps.agentCli
+        ? {
+            agentCli: new AgentCliRunner(deps.config.agent, deps.agentCli, {
+              mode: deps.config.commands.sandbox,
+              probe: deps.sandboxProbe ?? probeSandbox,
+              links: deps.config.worktrees.link,
+            }),
+          }
+        : {}),
     });
     return { loop, guard, meter };
   }
