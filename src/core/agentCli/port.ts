@@ -9,7 +9,7 @@ import type { TokenUsage } from '../llm/types';
 import type { Task } from '../tasks/schema';
 import type { SandboxProbe } from '../commands/sandbox';
 import { AGENT_CLI_ADAPTERS } from './adapters';
-import { cliSandboxDecision, type SandboxMode } from './cliSandbox';
+import { cliSandboxDecision, cliSandboxLine, type SandboxMode } from './cliSandbox';
 import { type AgentSessionResult, runAgentSession } from './session';
 import type { HookContext } from './hookGate';
 import type { AgentCliAdapter } from './types';
@@ -143,6 +143,9 @@ export interface AgentCliIteration {
 
 /** The run's side of agent CLIs, given to every task loop: who works on a task, and one session of it. */
 export class AgentCliRunner {
+  /** The CLIs whose running without Ralph's sandbox this run has said. */
+  private readonly unconfinedSaid = new Set<AgentKind>();
+
   constructor(
     private readonly config: AgentConfig,
     private readonly settings: AgentCliSettings,
@@ -161,7 +164,13 @@ export class AgentCliRunner {
     const { ralph } = this.settings;
     const sandbox = this.sandbox;
     // "required" and no sandbox here: SandboxUnavailableError, before the CLI starts
-    const wrapped = sandbox && cliSandboxDecision(adapter, sandbox.mode, await sandbox.probe(), sandbox.platform).wrapped;
+    const decision = sandbox && cliSandboxDecision(adapter, sandbox.mode, await sandbox.probe(), sandbox.platform);
+    const wrapped = decision?.wrapped;
+    if (decision && !decision.wrapped && !this.unconfinedSaid.has(input.kind)) {
+      // said once a run for each CLI, in the run's log and wherever warnings are shown (the editor's notifications)
+      this.unconfinedSaid.add(input.kind);
+      input.emit({ type: 'warning', taskId: input.taskId, code: 'agent-cli-unsandboxed', message: cliSandboxLine(adapter, decision) });
+    }
     return runAgentSession({
       adapter,
       command: resolveAgentCommand(input.kind, own, env),
@@ -181,7 +190,7 @@ export class AgentCliRunner {
           }
         : {}),
       writableRoots: [input.cwd],
-      ...(wrapped
+      ...(wrapped && sandbox
         ? {
             sandbox: {
               bwrap: sandbox.bwrap ?? 'bwrap',

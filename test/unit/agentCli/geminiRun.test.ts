@@ -137,6 +137,14 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.equal((await taskOf(ws)).status, 'timeout');
     assert.deepEqual(await processesIn(ws.dir), []);
+    // and in the run's log, as a warning the editor shows: once for the run
+    const logs = (await fs.readdir(ws.path('.ralph/runs'))).filter((f) => f.endsWith('.ndjson'));
+    const events = (await Promise.all(logs.map((f) => ws!.read(`.ralph/runs/${f}`))))
+      .flatMap((text) => text.split('\n').filter(Boolean))
+      .map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
+    const unconfined = events.filter((e) => e.type === 'warning' && e.code === 'agent-cli-unsandboxed');
+    assert.equal(unconfined.length, 1, JSON.stringify(unconfined));
+    assert.match(unconfined[0].message ?? '', /^Gemini CLI runs without Ralph's sandbox \(commands\.sandbox is "off"\)/);
   });
 
   it('a refused key: the task halts on an auth fault with Gemini CLI own message, not done', async () => {
