@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { TestCounts, TestName } from './types';
-import { DistinctNames } from './testRunners/names';
+import { DistinctNames, tally } from './testRunners/names';
 import { displayPath, errorMessage } from './text';
 
 /**
@@ -50,19 +50,7 @@ export function readJUnit(xml: string, cwd?: string): JUnitRead {
   if (!hasRoot && suites.length === 0) return { error: 'the report has no <testsuites> or <testsuite> element' };
   const reader = new Reader(cwd);
   for (const suite of suites) reader.suite(suite, []);
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-  for (const t of reader.tests) {
-    if (t.status === 'pass') counts.passed++;
-    else if (t.status === 'skip') counts.skipped++;
-    else {
-      counts.failed++;
-      counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}), ...(t.file ? { file: t.file } : {}) });
-    }
-  }
-  counts.total = counts.passed + counts.failed + counts.skipped;
-  if (reader.tests.length > 0)
-    counts.names = reader.tests.map((t) => ({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) }));
-  return { tests: counts };
+  return { tests: tally(reader.tests, true) };
 }
 
 interface Read extends TestName {

@@ -1,6 +1,6 @@
 import type { TestCounts, TestName } from '../types';
 import { hasOmission } from '../text';
-import { DistinctNames } from './names';
+import { DistinctNames, type ReadTest, tally } from './names';
 import { type EventLog, Parser, type Result } from 'tap-parser';
 import { tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
 
@@ -18,32 +18,14 @@ import { tapDocuments, tapPoint, tapYaml, yamlValue } from './tap';
 export function parseGenericTap(lines: readonly string[]): TestCounts | undefined {
   const docs = tapDocuments(lines).filter((d) => d.dialect === 'generic');
   if (docs.length === 0) return undefined;
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-  const names: TestName[] = [];
+  const tests: ReadTest[] = [];
   let complete = true;
   for (const doc of docs) {
     const events = Parser.parse(`${doc.lines.join('\n')}\n`);
     complete &&= events.some(([type]) => type === 'plan') && !hasOmission(doc.lines);
-    const walk = new Walk(failedPoints(doc.lines));
-    for (const t of walk.tests(events, [])) {
-      names.push({ name: t.name, status: t.status });
-      if (t.status === 'pass') counts.passed++;
-      else if (t.status === 'skip') counts.skipped++;
-      else {
-        counts.failed++;
-        counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}) });
-      }
-    }
+    tests.push(...new Walk(failedPoints(doc.lines)).tests(events, []));
   }
-  counts.total = counts.passed + counts.failed + counts.skipped;
-  if (complete && names.length > 0) counts.names = names;
-  return counts;
-}
-
-interface GenericTest {
-  name: string;
-  status: TestName['status'];
-  message?: string;
+  return tally(tests, complete);
 }
 
 /**
@@ -63,8 +45,8 @@ class Walk {
   constructor(private readonly yaml: string[][]) {}
 
   /** The tests of one level of events (the document, or a suite's block) under the suites `path`. */
-  tests(events: EventLog, path: readonly string[]): GenericTest[] {
-    const out: GenericTest[] = [];
+  tests(events: EventLog, path: readonly string[]): ReadTest[] {
+    const out: ReadTest[] = [];
     const distinct = new DistinctNames();
     let block: EventLog | undefined;
     for (const [type, data] of events) {
@@ -79,7 +61,7 @@ class Walk {
   }
 
   /** A block closed by `point`: a test with its own assertions (and the tests nested in it), or a suite of the tests inside. */
-  private block(events: EventLog, name: string[], point: Result): GenericTest[] {
+  private block(events: EventLog, name: string[], point: Result): ReadTest[] {
     const asserts = events.some((e, i) => e[0] === 'assert' && events[i - 1]?.[0] !== 'child');
     if (!asserts && events.some((e) => e[0] === 'child')) {
       const inside = this.tests(events, name);
@@ -90,7 +72,7 @@ class Walk {
     let failure: string | undefined;
     const distinct = new DistinctNames();
     let inner: EventLog | undefined;
-    const nested: GenericTest[] = [];
+    const nested: ReadTest[] = [];
     for (const [type, data] of events) {
       if (type === 'child') inner = data as EventLog;
       if (type !== 'assert') continue;
@@ -122,7 +104,7 @@ class Walk {
   }
 }
 
-function test(name: string[], point: Result, message: string | undefined): GenericTest {
+function test(name: string[], point: Result, message: string | undefined): ReadTest {
   const s: TestName['status'] = point.skip || point.todo ? 'skip' : point.ok ? 'pass' : 'fail';
   return { name: name.join(' > '), status: s, ...(s === 'fail' && message ? { message } : {}) };
 }

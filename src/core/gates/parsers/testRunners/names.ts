@@ -10,6 +10,33 @@ export function completeNames(counts: TestCounts, names: readonly TestName[]): T
   return counts;
 }
 
+/** A test as a runner's output names it: its status, a failure's message, its file where the output says it. */
+export interface ReadTest {
+  name: string;
+  status: TestName['status'];
+  message?: string;
+  file?: string;
+}
+
+/**
+ * The counts of the tests read from a run, each failure with its message, and the inventory of
+ * their names when `complete` (the run's every test was read: none cut short or left out).
+ */
+export function tally(tests: readonly ReadTest[], complete: boolean): TestCounts {
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: tests.length, failures: [] };
+  for (const t of tests) {
+    if (t.status === 'pass') counts.passed++;
+    else if (t.status === 'skip') counts.skipped++;
+    else {
+      counts.failed++;
+      counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}), ...(t.file ? { file: t.file } : {}) });
+    }
+  }
+  if (complete && tests.length > 0)
+    counts.names = tests.map((t) => ({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) }));
+  return counts;
+}
+
 /**
  * Test names made distinct within one run of a runner that allows repeats (tape, node-tap): the
  * first keeps its name, the k-th repeat becomes `name (k)` (the next number not yet taken when a

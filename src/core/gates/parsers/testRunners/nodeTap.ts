@@ -1,6 +1,6 @@
 import type { TestCounts, TestName } from '../types';
 import { hasOmission } from '../text';
-import { DistinctNames } from './names';
+import { DistinctNames, type ReadTest, tally } from './names';
 import { type EventLog, Parser, type Result } from 'tap-parser';
 import { type TapPoint, tapDocuments } from './tap';
 
@@ -20,25 +20,14 @@ import { type TapPoint, tapDocuments } from './tap';
 export function parseNodeTap(lines: readonly string[]): TestCounts | undefined {
   const docs = tapDocuments(lines).filter((d) => d.dialect === 'node-tap');
   if (docs.length === 0) return undefined;
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-  const names: TestName[] = [];
+  const tests: ReadTest[] = [];
   let complete = true;
   for (const doc of docs) {
     const root = subtestTree(doc.lines);
     complete &&= root.closed && allClosed(root.children) && !hasOmission(doc.lines);
-    for (const t of testsOf(root, [], undefined)) {
-      names.push({ name: t.name, status: t.status, ...(t.file ? { file: t.file } : {}) });
-      if (t.status === 'pass') counts.passed++;
-      else if (t.status === 'skip') counts.skipped++;
-      else {
-        counts.failed++;
-        counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}), ...(t.file ? { file: t.file } : {}) });
-      }
-    }
+    tests.push(...testsOf(root, [], undefined));
   }
-  counts.total = counts.passed + counts.failed + counts.skipped;
-  if (complete && names.length > 0) counts.names = names;
-  return counts;
+  return tally(tests, complete);
 }
 
 interface Subtest {

@@ -1,6 +1,6 @@
-import type { TestCounts, TestName } from '../types';
+import type { TestCounts } from '../types';
 import { errorMessage, hasOmission } from '../text';
-import { DistinctNames } from './names';
+import { DistinctNames, type ReadTest, tally } from './names';
 import { Parser, type Result } from 'tap-parser';
 import { type TapDocument, tapDocuments } from './tap';
 
@@ -18,31 +18,14 @@ import { type TapDocument, tapDocuments } from './tap';
 export function parseTape(lines: readonly string[]): TestCounts | undefined {
   const docs = tapDocuments(lines).filter((d) => d.dialect === 'tape');
   if (docs.length === 0) return undefined;
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, failures: [] };
-  const names: TestName[] = [];
+  const tests: ReadTest[] = [];
   let complete = true;
   for (const doc of docs) {
     const run = tapeRun(doc);
     complete &&= run.complete && !hasOmission(doc.lines);
-    for (const t of run.tests) {
-      names.push({ name: t.name, status: t.status });
-      if (t.status === 'pass') counts.passed++;
-      else if (t.status === 'skip') counts.skipped++;
-      else {
-        counts.failed++;
-        counts.failures.push({ name: t.name, ...(t.message ? { message: t.message } : {}) });
-      }
-    }
+    tests.push(...run.tests);
   }
-  counts.total = counts.passed + counts.failed + counts.skipped;
-  if (complete && names.length > 0) counts.names = names;
-  return counts;
-}
-
-interface TapeTest {
-  name: string;
-  status: TestName['status'];
-  message?: string;
+  return tally(tests, complete);
 }
 
 /** `# name`, with tape's `SKIP `/`TODO ` before a skipped or todo test's name (trailing blanks trimmed by hand: no backtracking). */
@@ -52,10 +35,10 @@ const HEAD = /^# (?:(SKIP|TODO) )?(.*\S)/;
  * A document's tests, from `tap-parser` (its test points, their directives and YAML diagnostics;
  * `# name` lines are its comments, what the process printed besides TAP its `extra` lines).
  */
-function tapeRun(doc: TapDocument): { tests: TapeTest[]; complete: boolean } {
-  const tests: TapeTest[] = [];
+function tapeRun(doc: TapDocument): { tests: ReadTest[]; complete: boolean } {
+  const tests: ReadTest[] = [];
   const distinct = new DistinctNames();
-  let current: TapeTest | undefined;
+  let current: ReadTest | undefined;
   let after: string[] = [];
   for (const [type, data] of Parser.parse(`${doc.lines.join('\n')}\n`)) {
     if (type === 'extra') {
