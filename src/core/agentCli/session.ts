@@ -111,6 +111,7 @@ class AgentSession {
       ...(o.hook ? { hook: { command: o.hook.command, args: o.hook.args } } : {}),
       sessionDir: this.sessionDir,
       writableRoots: o.writableRoots,
+      env: o.env,
     });
     const marker = randomBytes(8).toString('hex');
     const child = spawn(o.command, launch.args, {
