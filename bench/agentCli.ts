@@ -7,7 +7,10 @@
  * Gemini API one, OpenCode and the Copilot CLI the OpenAI-compatible one — its shell tool writing
  * the file, Ralph's MCP `ralph_complete` signalling; every model answer at once, so what is
  * measured is the overhead: Ralph's and the CLI's own. The agents run in turn within each round,
- * so a ratio compares runs made side by side on the same machine.
+ * so a ratio compares runs made side by side on the same machine. Each agent is served once for
+ * the section: a CLI keeps one home (its config, caches, sessions) across its tasks, as a person's
+ * does; its first start in it (OpenCode installs its plugin package there from the npm registry)
+ * is the uncounted warm-up task's.
  *
  * Per task: wall time, the run's own CPU-seconds (its process tree, as the shell's `times` reports
  * for waited-for children: `ralph`, git, the CLI, its MCP server and hook runs) and the machine's
@@ -83,8 +86,8 @@ export interface AgentCliBenchResult {
 /** An agent CLI's scripted endpoint, whose agent writes the file with the CLI's shell tool and calls Ralph's MCP `ralph_complete`: the rest of its `agent` key, its environment and home. */
 type ServedCli = { agent: Record<string, unknown>; env: NodeJS.ProcessEnv; home: string; close(): Promise<void> };
 const WRITE = `echo hello > ${FILE}`;
-/** Every request of a session is served by the same step (the plan's turn is read from the request). */
-const steps = <T>(step: T): T[] => Array.from({ length: 20 }, () => step);
+/** Every request of every session is served by the same step (the plan's turn is read from the request): enough for all the bench's tasks. */
+const steps = <T>(step: T): T[] => Array.from({ length: 400 }, () => step);
 
 const CLIS: Record<CliAgentKind, () => Promise<ServedCli>> = {
   'claude-code': async () => {
@@ -161,9 +164,8 @@ function ralph(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ c
   });
 }
 
-/** One task of one iteration by `agent` in a fresh project: its wall time and CPU. */
-async function oneTask(agent: BenchAgent): Promise<AgentFigures['rounds'][number]> {
-  const served = await serve(agent);
+/** One task of one iteration by `served` in a fresh project: its wall time and CPU. */
+async function oneTask(agent: BenchAgent, served: Served): Promise<AgentFigures['rounds'][number]> {
   const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# bench\n' } });
   try {
     const init = await ralph(['init'], ws.dir, served.env);
@@ -187,7 +189,6 @@ async function oneTask(agent: BenchAgent): Promise<AgentFigures['rounds'][number
     if (run.code !== 0 || status !== 'done') throw new Error(`${LABELS[agent]}: the task ended ${status} (exit ${run.code}):\n${run.out}`);
     return { wallMs, ownCpuSeconds: run.cpuSeconds, machineCpuSeconds };
   } finally {
-    await served.close();
     await ws.cleanup();
   }
 }
@@ -206,9 +207,17 @@ export async function benchAgentCli(rounds = Number(process.env.RALPH_BENCH_AGEN
     return false;
   });
   const measured = new Map<BenchAgent, AgentFigures['rounds']>(agents.map((a) => [a, []]));
-  // a warm-up task each (disk caches, the CLIs' first start), not counted
-  for (const agent of agents) await oneTask(agent);
-  for (let round = 0; round < rounds; round++) for (const agent of agents) measured.get(agent)!.push(await oneTask(agent));
+  // each agent served once: a CLI keeps one home for all its tasks, as a person's does
+  const served = new Map<BenchAgent, Served>();
+  try {
+    for (const agent of agents) served.set(agent, await serve(agent));
+    // a warm-up task each (disk caches, the CLIs' first start in their home), not counted
+    for (const agent of agents) await oneTask(agent, served.get(agent)!);
+    for (let round = 0; round < rounds; round++)
+      for (const agent of agents) measured.get(agent)!.push(await oneTask(agent, served.get(agent)!));
+  } finally {
+    for (const s of served.values()) await s.close();
+  }
   const figures = agents.map((agent): AgentFigures => {
     const r = measured.get(agent)!;
     const cli = agent === 'builtin' ? undefined : pinnedAgentCli(agent);
