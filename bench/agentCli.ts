@@ -2,10 +2,15 @@
  * Issue 46's cost figure: what an iteration costs when an agent CLI does it, beside the built-in
  * agent. One task of one trivial iteration (write a file, COMPLETE) in a fresh git project, run
  * with `ralph run` (the bundle, as people run it) by (a) the built-in agent against the scripted
- * OpenAI-compatible server, (b) the real, pinned Claude Code against the scripted Anthropic
- * server, (c) the real, pinned Codex against the scripted Responses server — every model answer
- * at once, so what is measured is the overhead: Ralph's and the CLI's own. The three run in turn
- * within each round, so a ratio compares runs made side by side on the same machine.
+ * OpenAI-compatible server, (b) each real, pinned agent CLI against a scripted server of the API
+ * it speaks — Claude Code the Anthropic Messages one, Codex the Responses one, Gemini CLI the
+ * Gemini API one, OpenCode and the Copilot CLI the OpenAI-compatible one — its shell tool writing
+ * the file, Ralph's MCP `ralph_complete` signalling; every model answer at once, so what is
+ * measured is the overhead: Ralph's and the CLI's own. The agents run in turn within each round,
+ * so a ratio compares runs made side by side on the same machine. Each agent is served once for
+ * the section: a CLI keeps one home (its config, caches, sessions) across its tasks, as a person's
+ * does; its first start in it (OpenCode installs its plugin package there from the npm registry)
+ * is the uncounted warm-up task's.
  *
  * Per task: wall time, the run's own CPU-seconds (its process tree, as the shell's `times` reports
  * for waited-for children: `ralph`, git, the CLI, its MCP server and hook runs) and the machine's
@@ -20,15 +25,32 @@ import type { CliAgentKind } from '../src/core/agentKinds';
 import { startAnthropicServer } from '../test/fixtures/anthropicServer';
 import { startResponsesServer } from '../test/fixtures/responsesServer';
 import { startScriptedServer } from '../test/fixtures/scriptedServer';
-import { bash, claudeEnv, codexAgent, codexComplete, codexEnv, mcpComplete, sessionAgent, shell } from '../test/unit/helpers/agentCliRun';
+import { startGeminiServer } from '../test/fixtures/geminiServer';
+import {
+  bash,
+  claudeEnv,
+  codexAgent,
+  codexComplete,
+  codexEnv,
+  mcpComplete,
+  ocBash,
+  ocComplete,
+  OPENCODE_MODEL,
+  opencodeAgent,
+  opencodeEnv,
+  sessionAgent,
+  shell,
+} from '../test/unit/helpers/agentCliRun';
 import { pinnedAgentCli } from '../test/unit/helpers/agentClis';
+import { COPILOT_MODEL, copilotAgent, copilotEnv, cpBash, cpComplete } from '../test/unit/helpers/copilotCli';
+import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, gShell } from '../test/unit/helpers/geminiRun';
 import { CLI, CLI_ENV } from '../test/unit/helpers/cliHarness';
 import { TEST_KEY_ENV } from '../test/unit/helpers/loopHarness';
 import { makeTempWorkspace } from '../test/unit/helpers/tempWorkspace';
 import { machineCpu } from './machineCpu';
 
 export type BenchAgent = 'builtin' | CliAgentKind;
-const AGENTS: BenchAgent[] = ['builtin', 'claude-code', 'codex'];
+const AGENTS: BenchAgent[] = ['builtin', 'claude-code', 'codex', 'opencode', 'copilot', 'gemini'];
 const LABELS: Record<BenchAgent, string> = {
   builtin: 'built-in agent',
   'claude-code': 'Claude Code',
@@ -61,6 +83,36 @@ export interface AgentCliBenchResult {
   ratios: { agent: CliAgentKind; wall: number; ownCpu: number; wallRoundMedian: number; ownCpuRoundMedian: number }[];
 }
 
+/** An agent CLI's scripted endpoint, whose agent writes the file with the CLI's shell tool and calls Ralph's MCP `ralph_complete`: the rest of its `agent` key, its environment and home. */
+type ServedCli = { agent: Record<string, unknown>; env: NodeJS.ProcessEnv; home: string; close(): Promise<void> };
+const WRITE = `echo hello > ${FILE}`;
+/** Every request of every session is served by the same step (the plan's turn is read from the request): enough for all the bench's tasks. */
+const steps = <T>(step: T): T[] => Array.from({ length: 400 }, () => step);
+
+const CLIS: Record<CliAgentKind, () => Promise<ServedCli>> = {
+  'claude-code': async () => {
+    const server = await startAnthropicServer({ steps: steps(sessionAgent([[bash(WRITE), mcpComplete('written'), { text: 'Done.' }]])) });
+    return { agent: {}, ...(await claudeEnv(server.url)), close: () => server.close() };
+  },
+  codex: async () => {
+    const server = await startResponsesServer({ steps: steps(codexAgent([[shell(WRITE), codexComplete('written'), { text: 'Done.' }]])) });
+    const { env, home, args } = await codexEnv(server.url);
+    return { agent: { model: 'scripted-codex', args }, env, home, close: () => server.close() };
+  },
+  opencode: async () => {
+    const server = await startScriptedServer({ steps: steps(opencodeAgent([[ocBash(WRITE), ocComplete('written'), { text: 'Done.' }]])) });
+    return { agent: { model: OPENCODE_MODEL }, ...(await opencodeEnv(server.url)), close: () => server.close() };
+  },
+  copilot: async () => {
+    const server = await startScriptedServer({ steps: steps(copilotAgent([[cpBash(WRITE), cpComplete('written'), { text: 'Done.' }]])) });
+    return { agent: { model: COPILOT_MODEL }, ...(await copilotEnv(server.url)), close: () => server.close() };
+  },
+  gemini: async () => {
+    const server = await startGeminiServer({ steps: steps(geminiAgent([[gShell(WRITE), gComplete('written'), { text: 'Done.' }]])) });
+    return { agent: { model: GEMINI_MODEL }, ...(await geminiEnv(server.url)), close: () => server.close() };
+  },
+};
+
 /** A served agent and what `ralph run` needs for it: its config's `llm`/`agent` keys and its environment. */
 interface Served {
   config: Record<string, unknown>;
@@ -82,25 +134,12 @@ async function serve(agent: BenchAgent): Promise<Served> {
     const llm = { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['scripted-model'], maxRetries: 0 };
     return { config: { llm }, env: CLI_ENV, close: () => server.close() };
   }
-  const command = pinnedAgentCli(agent).bin;
-  if (agent === 'claude-code') {
-    const plan = [[bash(`echo hello > ${FILE}`), mcpComplete('written'), { text: 'Done.' }]];
-    const server = await startAnthropicServer({ steps: Array.from({ length: 20 }, () => sessionAgent(plan)) });
-    const { env, home } = await claudeEnv(server.url);
-    const close = async () => {
-      await server.close();
-      await fs.rm(home, { recursive: true, force: true });
-    };
-    return { config: { agent: { kind: agent, command } }, env, close };
-  }
-  const plan = [[shell(`echo hello > ${FILE}`), codexComplete('written'), { text: 'Done.' }]];
-  const server = await startResponsesServer({ steps: Array.from({ length: 20 }, () => codexAgent(plan)) });
-  const { env, home, args } = await codexEnv(server.url);
+  const cli = await CLIS[agent]();
   const close = async () => {
-    await server.close();
-    await fs.rm(home, { recursive: true, force: true });
+    await cli.close();
+    await fs.rm(cli.home, { recursive: true, force: true });
   };
-  return { config: { agent: { kind: agent, command, model: 'scripted-codex', args } }, env, close };
+  return { config: { agent: { kind: agent, command: pinnedAgentCli(agent).bin, ...cli.agent } }, env: cli.env, close };
 }
 
 /** `node dist/cli.js …` in `cwd` under bash, which reports its children's CPU (`times`) on fd 3. */
@@ -125,9 +164,8 @@ function ralph(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ c
   });
 }
 
-/** One task of one iteration by `agent` in a fresh project: its wall time and CPU. */
-async function oneTask(agent: BenchAgent): Promise<AgentFigures['rounds'][number]> {
-  const served = await serve(agent);
+/** One task of one iteration by `served` in a fresh project: its wall time and CPU. */
+async function oneTask(agent: BenchAgent, served: Served): Promise<AgentFigures['rounds'][number]> {
   const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# bench\n' } });
   try {
     const init = await ralph(['init'], ws.dir, served.env);
@@ -151,7 +189,6 @@ async function oneTask(agent: BenchAgent): Promise<AgentFigures['rounds'][number
     if (run.code !== 0 || status !== 'done') throw new Error(`${LABELS[agent]}: the task ended ${status} (exit ${run.code}):\n${run.out}`);
     return { wallMs, ownCpuSeconds: run.cpuSeconds, machineCpuSeconds };
   } finally {
-    await served.close();
     await ws.cleanup();
   }
 }
@@ -170,9 +207,17 @@ export async function benchAgentCli(rounds = Number(process.env.RALPH_BENCH_AGEN
     return false;
   });
   const measured = new Map<BenchAgent, AgentFigures['rounds']>(agents.map((a) => [a, []]));
-  // a warm-up task each (disk caches, the CLIs' first start), not counted
-  for (const agent of agents) await oneTask(agent);
-  for (let round = 0; round < rounds; round++) for (const agent of agents) measured.get(agent)!.push(await oneTask(agent));
+  // each agent served once: a CLI keeps one home for all its tasks, as a person's does
+  const served = new Map<BenchAgent, Served>();
+  try {
+    for (const agent of agents) served.set(agent, await serve(agent));
+    // a warm-up task each (disk caches, the CLIs' first start in their home), not counted
+    for (const agent of agents) await oneTask(agent, served.get(agent)!);
+    for (let round = 0; round < rounds; round++)
+      for (const agent of agents) measured.get(agent)!.push(await oneTask(agent, served.get(agent)!));
+  } finally {
+    for (const s of served.values()) await s.close();
+  }
   const figures = agents.map((agent): AgentFigures => {
     const r = measured.get(agent)!;
     const cli = agent === 'builtin' ? undefined : pinnedAgentCli(agent);

@@ -114,6 +114,7 @@ class AgentSession {
       ...(o.hook ? { hook: { command: o.hook.command, args: o.hook.args } } : {}),
       sessionDir: this.sessionDir,
       writableRoots: o.writableRoots,
+      env: o.env,
     });
     const marker = randomBytes(8).toString('hex');
     const started = o.sandbox ? await sandboxedCommand(o, this.sessionDir, o.sandbox, launch.args) : { file: o.command, args: launch.args };

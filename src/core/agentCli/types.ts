@@ -38,6 +38,8 @@ export interface SessionInput {
   sessionDir: string;
   /** The task's folder may be written; nothing else (the CLI's own permission mode). */
   writableRoots: readonly string[];
+  /** The CLI's environment (the surface's, plus `agent.env`): where its own config is found (its `HOME`, …). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** How to start the session: arguments, environment additions, what goes to stdin. */

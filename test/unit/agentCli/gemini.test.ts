@@ -106,6 +106,21 @@ describe('the Gemini CLI adapter: launch', () => {
     await assert.rejects(geminiLaunch(input(), userHome), /Gemini CLI's settings \(.*settings\.json\) are not a JSON object/);
   });
 
+  it("finds the person's ~/.gemini where the CLI's environment puts it (agent.env's HOME, or GEMINI_CLI_HOME over it), not this process's home", async () => {
+    const other = path.join(tmp, 'other');
+    await fs.mkdir(path.join(other, '.gemini'), { recursive: true });
+    await fs.writeFile(path.join(userHome, '.gemini', 'settings.json'), '{"security": {"auth": {"selectedType": "gemini-api-key"}}}');
+    await fs.writeFile(path.join(other, '.gemini', 'settings.json'), '{"security": {"auth": {"selectedType": "oauth-personal"}}}');
+    const file = path.join(tmp, 'session', 'gemini-home', '.gemini', 'settings.json');
+    const auth = async () => JSON.parse(await fs.readFile(file, 'utf8')).security.auth.selectedType;
+    const home = process.platform === 'win32' ? 'USERPROFILE' : 'HOME';
+    await geminiLaunch(input({ env: { [home]: userHome } }));
+    assert.equal(await auth(), 'gemini-api-key');
+    await fs.rm(path.join(tmp, 'session', 'gemini-home'), { recursive: true });
+    await geminiLaunch(input({ env: { [home]: userHome, GEMINI_CLI_HOME: other } }));
+    assert.equal(await auth(), 'oauth-personal');
+  });
+
   it('reads JSON with comments as Gemini CLI does, leaving strings alone; merges objects key by key', () => {
     const text = '{"a": "x // not a comment", /* c */ "b": [1, 2,], // end\n "c": "/* kept */"}';
     assert.deepEqual(JSON.parse(stripJsonComments(text)), { a: 'x // not a comment', b: [1, 2], c: '/* kept */' });

@@ -28,7 +28,7 @@ import { clip, jsonObjectOf, num } from './streamValues';
 export const GEMINI_HOME_ENV = 'GEMINI_CLI_HOME';
 
 /** The arguments, environment and stdin of one session; writes its Gemini home into `input.sessionDir`. */
-export async function geminiLaunch(input: SessionInput, userHome: string = defaultGeminiHome()): Promise<SessionLaunch> {
+export async function geminiLaunch(input: SessionInput, userHome: string = defaultGeminiHome(input.env)): Promise<SessionLaunch> {
   const home = path.join(input.sessionDir, 'gemini-home');
   await writeGeminiHome(home, userHome, input.mcp);
   const args = ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust'];
@@ -43,9 +43,13 @@ export async function geminiLaunch(input: SessionInput, userHome: string = defau
   return { args, env: { [GEMINI_HOME_ENV]: home, ...tmpEnv }, stdin: input.prompt };
 }
 
-/** Where the person's own `.gemini` folder is: under `GEMINI_CLI_HOME` when they set it, else their home. */
-export function defaultGeminiHome(): string {
-  return process.env[GEMINI_HOME_ENV] || os.homedir();
+/**
+ * Where the person's own `.gemini` folder is, as the CLI started with `env` would find it: under
+ * `GEMINI_CLI_HOME` when set, else its home (`HOME`; `USERPROFILE` on Windows) — `agent.env` may set
+ * either —, else this process's home.
+ */
+export function defaultGeminiHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return env[GEMINI_HOME_ENV] || (process.platform === 'win32' ? env.USERPROFILE : env.HOME) || os.homedir();
 }
 
 /** Ralph's settings, merged over the person's (objects key by key; Ralph's values win). */
