@@ -53,7 +53,7 @@ describe('the OpenCode adapter: launch', () => {
     assert.deepEqual(Object.keys(env).sort(), [OPENCODE_CONFIG_ENV, 'OPENCODE_DISABLE_AUTOUPDATE', 'PWD'].sort());
   });
 
-  it('its inline config: the signal server as a local MCP server, the folder rules, nothing of the person’s rules replaced', () => {
+  it('its inline config: the signal server as a local MCP server, the folder rules, no snapshots, nothing of the person’s rules replaced', () => {
     const config = opencodeConfig(input({ writableRoots: ['/work/task', '/work/shared/'] }));
     assert.deepEqual(config, {
       permission: { external_directory: { '*': 'deny', '/work/shared/**': 'allow' }, doom_loop: 'deny' },
@@ -65,6 +65,7 @@ describe('the OpenCode adapter: launch', () => {
           enabled: true,
         },
       },
+      snapshot: false,
     });
     const { env } = opencodeAdapter.launch(input()) as { env: Record<string, string> };
     assert.deepEqual(JSON.parse(env[OPENCODE_CONFIG_ENV]), opencodeConfig(input()));

@@ -223,7 +223,8 @@ function seedOpencodeConfig(configDir: string): void {
 /**
  * The environment of a person whose OpenCode points at the scripted OpenAI-compatible server: its
  * own config, data and cache folders (XDG, in a home of its own), the provider in its global
- * `opencode.json` (`@ai-sdk/openai-compatible`, bundled: nothing is downloaded), no models.dev fetch.
+ * `opencode.json` (`@ai-sdk/openai-compatible`, bundled), no models.dev fetch; the config folder seeded with
+ * the plugin package OpenCode would otherwise download on its first start (`seedOpencodeConfig`).
  */
 export async function opencodeEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; home: string }> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-opencode-home-'));

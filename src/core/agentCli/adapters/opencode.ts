@@ -7,7 +7,8 @@
  * merges over the person's own (their providers, models, rules and login stay theirs): Ralph's
  * signal server as a local MCP server, and permission rules that keep the session in the task's
  * folder (`external_directory` denied but for the other writable roots) and never let it wait for
- * an answer (`doom_loop` denied). In `run`, whatever would still ask is refused at once.
+ * an answer (`doom_loop` denied). In `run`, whatever would still ask is refused at once. Its
+ * snapshots are off: Ralph's commits and checkpoints are the history of a task.
  * `--title` spares the extra model request OpenCode makes to name a session.
  */
 
@@ -36,6 +37,9 @@ export function opencodeConfig(input: Pick<SessionInput, 'cwd' | 'mcp' | 'writab
   return {
     permission: { external_directory: external, doom_loop: 'deny' },
     mcp: { [input.mcp.name]: mcpEntry(input.mcp) },
+    // OpenCode's own undo history (a shadow git repository of the folder, made at each session's
+    // start): Ralph commits every iteration and checkpoints the task, and a headless session is never undone
+    snapshot: false,
   };
 }
 
