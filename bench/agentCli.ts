@@ -12,9 +12,9 @@
  * does; its first start in it (OpenCode installs its plugin package there from the npm registry)
  * is the uncounted warm-up task's.
  *
- * Per task: wall time, the run's own CPU-seconds (its process tree, as the shell's `times` reports
- * for waited-for children: `ralph`, git, the CLI, its MCP server and hook runs) and the machine's
- * (`/proc/stat`, whoever spent it). `RALPH_BENCH_AGENT_CLI_ROUNDS` sets the rounds (default 5).
+ * Per task: wall time, the machine's CPU-seconds (`/proc/stat`, whoever spent it: the ratios are
+ * of these) and the run's own (its process tree, as the shell's `times` reports for waited-for
+ * children — which misses a CLI inside Ralph's sandbox, bubblewrap's own children). `RALPH_BENCH_AGENT_CLI_ROUNDS` sets the rounds (default 5).
  * An agent CLI not installed (scripts/install-agent-clis.sh) is left out, and said so.
  */
 import { execFile } from 'node:child_process';
@@ -79,8 +79,8 @@ export interface AgentCliBenchResult {
   agents: AgentFigures[];
   /** Agent CLIs left out, and why. */
   skipped: string[];
-  /** Per agent CLI: its medians over the built-in agent's (wall, own CPU), and the median of the per-round ratios. */
-  ratios: { agent: CliAgentKind; wall: number; ownCpu: number; wallRoundMedian: number; ownCpuRoundMedian: number }[];
+  /** Per agent CLI: its medians over the built-in agent's (wall, the machine's CPU-s), and the median of the per-round ratios. */
+  ratios: { agent: CliAgentKind; wall: number; cpu: number; wallRoundMedian: number; cpuRoundMedian: number }[];
 }
 
 /** An agent CLI's scripted endpoint, whose agent writes the file with the CLI's shell tool and calls Ralph's MCP `ralph_complete`: the rest of its `agent` key, its environment and home. */
@@ -234,9 +234,9 @@ export async function benchAgentCli(rounds = Number(process.env.RALPH_BENCH_AGEN
   const ratios = figures.slice(1).map((f) => ({
     agent: f.agent as CliAgentKind,
     wall: f.wallMs / builtin.wallMs,
-    ownCpu: f.ownCpuSeconds / builtin.ownCpuSeconds,
+    cpu: f.machineCpuSeconds / builtin.machineCpuSeconds,
     wallRoundMedian: median(f.rounds.map((x, i) => x.wallMs / builtin.rounds[i].wallMs)),
-    ownCpuRoundMedian: median(f.rounds.map((x, i) => x.ownCpuSeconds / builtin.rounds[i].ownCpuSeconds)),
+    cpuRoundMedian: median(f.rounds.map((x, i) => x.machineCpuSeconds / builtin.rounds[i].machineCpuSeconds)),
   }));
   return { rounds, agents: figures, skipped, ratios };
 }
@@ -248,11 +248,11 @@ export function agentCliLines(r: AgentCliBenchResult): string[] {
     `agent CLIs (issue 46): one task of one iteration (write a file, COMPLETE; no gate) by \`ralph run\`, the model answering at once; median of ${r.rounds} rounds, the agents in turn within each round (on ${os.cpus().length} CPUs)`,
     ...r.agents.map(
       (f) =>
-        `  ${`${LABELS[f.agent]}${f.version ? ` (${f.version})` : ''}`.padEnd(50)} ${s(f.wallMs).padStart(8)} wall, ${f.ownCpuSeconds.toFixed(2).padStart(5)} CPU-s per task (the run's processes; the machine's ${f.machineCpuSeconds.toFixed(2)})`,
+        `  ${`${LABELS[f.agent]}${f.version ? ` (${f.version})` : ''}`.padEnd(50)} ${s(f.wallMs).padStart(8)} wall, ${f.machineCpuSeconds.toFixed(2).padStart(5)} CPU-s per task (the machine's; the run's waited-for processes ${f.ownCpuSeconds.toFixed(2)}, which miss a CLI inside Ralph's sandbox)`,
     ),
     ...r.ratios.map(
       (x) =>
-        `  ${LABELS[x.agent]} / built-in: ${x.wall.toFixed(2)}× wall, ${x.ownCpu.toFixed(2)}× CPU-s (round by round, median: ${x.wallRoundMedian.toFixed(2)}× wall, ${x.ownCpuRoundMedian.toFixed(2)}× CPU-s)`,
+        `  ${LABELS[x.agent]} / built-in: ${x.wall.toFixed(2)}× wall, ${x.cpu.toFixed(2)}× CPU-s (round by round, median: ${x.wallRoundMedian.toFixed(2)}× wall, ${x.cpuRoundMedian.toFixed(2)}× CPU-s)`,
     ),
     ...r.skipped.map((why) => `  left out: ${why}`),
   ];
