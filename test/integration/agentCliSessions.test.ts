@@ -78,6 +78,17 @@ const CASES: CliCase[] = [
   },
 ];
 
+/** On a failure: the run log's iteration ends, warnings and errors of `taskId` (the newest log), for the message. */
+async function whatTheRunSaid(taskId: string): Promise<string> {
+  const dir = path.join(vscode.workspace.workspaceFolders![0].uri.fsPath, '.ralph', 'runs');
+  const logs = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.ndjson')).sort();
+  const newest = logs.at(-1);
+  if (!newest) return 'no run log';
+  const lines = (await fs.readFile(path.join(dir, newest), 'utf8')).split('\n').filter(Boolean);
+  const said = lines.filter((l) => l.includes(taskId) && /"type":"(iteration\.finished|warning|error|task\.finished)"/.test(l));
+  return `the run log (${newest}) of ${taskId}:\n${said.slice(-8).join('\n')}`;
+}
+
 for (const cli of CASES) {
   describe(`agent CLIs in the editor: ${cli.label} (the real CLI, a scripted endpoint)`, function () {
     this.timeout(240_000);
@@ -123,6 +134,7 @@ for (const cli of CASES) {
       assert.deepEqual(
         summary.results.map((r) => [r.taskId, r.status]),
         [[task.id, 'done']],
+        await whatTheRunSaid(task.id),
       );
       assert.equal(await fs.readFile(path.join(workspace(), cli.file), 'utf8'), `made by ${cli.label}\n`);
       assert.ok(endpoint!.turns() >= 3, `the CLI talked to the scripted endpoint (${endpoint!.turns()} turns)`);

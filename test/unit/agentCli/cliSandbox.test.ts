@@ -80,6 +80,8 @@ describe('cliSandbox: each CLI declares its own login and state folders', () => 
       '/x/cache/opencode',
     ]);
     assert.deepEqual(AGENT_CLI_ADAPTERS.copilot.stateDirs({ ...env, COPILOT_HOME: '/c/cop' }, home), ['/c/cop', '/x/cache/copilot']);
+    // Copilot keeps ~/.copilot under HOME though XDG_CONFIG_HOME is set (the editor's extension host sets it)
+    assert.deepEqual(AGENT_CLI_ADAPTERS.copilot.stateDirs(env, home), ['/home/u/.copilot', '/x/cache/copilot']);
   });
 });
 

@@ -169,6 +169,41 @@ describe('the Copilot CLI adapter: reading real `--output-format json` output (1
     assert.deepEqual(parser.end(), []);
     assert.deepEqual(usageOf('/nonexistent/usage.json'), []);
   });
+
+  it('a session that stops before its result line (stdout and stderr empty): the error its log names', () => {
+    const sessionDir = mkdtempSync(path.join(os.tmpdir(), 'ralph-copilot-log-'));
+    try {
+      const logs = copilotFiles(sessionDir).logs;
+      mkdirSync(logs, { recursive: true });
+      // lines as Copilot 1.0.102 wrote them when its ~/.copilot could not be written
+      writeFileSync(
+        path.join(logs, 'process-1.log'),
+        [
+          '2026-12-05T06:03:21.519Z [WARNING] Failed to reload managed hooks after enabling managed settings',
+          '2026-12-05T06:03:21.535Z [ERROR] Failed to initialize workspace: Error: EROFS: Read-only file system (os error 30)',
+          '2026-12-05T06:03:21.538Z [DEBUG] Policy directory /etc/github-copilot/policy.d not readable',
+          '2026-12-05T06:03:21.547Z [ERROR] Failed to load package index: EROFS',
+        ].join('\n'),
+      );
+      const stopped = copilotAdapter.createParser({ sessionDir });
+      assert.deepEqual(stopped.end(), [
+        {
+          kind: 'error',
+          message:
+            'its log says: Failed to initialize workspace: Error: EROFS: Read-only file system (os error 30); Failed to load package index: EROFS',
+        },
+      ]);
+      // a session that ended with its result line: its log's errors are not the session's
+      const ended = copilotAdapter.createParser({ sessionDir });
+      ended.line('{"type":"result","sessionId":"s-1","exitCode":0}');
+      assert.deepEqual(
+        ended.end().filter((e) => e.kind === 'error'),
+        [],
+      );
+    } finally {
+      rmSync(sessionDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the Copilot CLI adapter: a real copilot session against the scripted server', function () {

@@ -15,7 +15,7 @@
  * totals per model come from `--usage-output-file`, read when the stream ends.
  */
 
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch, SessionInput, SessionLaunch, StreamParser } from '../types';
 import { clip, jsonObjectOf, num, str, text } from './streamValues';
@@ -92,6 +92,7 @@ export function createCopilotParser(session?: { sessionDir: string }): StreamPar
   let lastError: string | undefined;
   let model: string | undefined;
   let lastFailure: Extract<AgentCliEvent, { kind: 'retry' }> | undefined;
+  let ended = false;
 
   function parse(event: CopilotEvent): AgentCliEvent[] {
     const data = event.data ?? {};
@@ -123,6 +124,7 @@ export function createCopilotParser(session?: { sessionDir: string }): StreamPar
         lastError = data.message ?? 'Copilot reported an error';
         return [{ kind: 'error', message: lastError }];
       case 'result': {
+        ended = true;
         const events: AgentCliEvent[] = [];
         if (typeof event.sessionId === 'string') events.push({ kind: 'session', id: event.sessionId, ...(model ? { model } : {}) });
         const isError = (typeof event.exitCode === 'number' && event.exitCode !== 0) || lastError !== undefined;
@@ -140,9 +142,28 @@ export function createCopilotParser(session?: { sessionDir: string }): StreamPar
       return event ? parse(event as CopilotEvent) : [];
     },
     end(): AgentCliEvent[] {
-      return session ? usageOf(copilotFiles(session.sessionDir).usage) : [];
+      if (!session) return [];
+      const files = copilotFiles(session.sessionDir);
+      // a session that stopped before its result line says why only in its log (its stdout and stderr stay empty)
+      const why = ended ? undefined : logErrors(files.logs);
+      return [...(why ? [{ kind: 'error' as const, message: `its log says: ${why}` }] : []), ...usageOf(files.usage)];
     },
   };
+}
+
+/** The last `[ERROR]` lines of Copilot's logs in `dir` (at most two, joined), or undefined. */
+export function logErrors(dir: string): string | undefined {
+  let lines: string[] = [];
+  try {
+    for (const name of readdirSync(dir)
+      .filter((n) => n.endsWith('.log'))
+      .sort())
+      lines.push(...readFileSync(path.join(dir, name), 'utf8').split('\n'));
+  } catch {
+    return undefined;
+  }
+  lines = lines.map((l) => /\[ERROR\] (.*\S)/.exec(l)?.[1]).filter((l): l is string => !!l);
+  return lines.length ? [...new Set(lines)].slice(-2).join('; ') : undefined;
 }
 
 /** A failed model call (Copilot retries it): its HTTP status, so that a refused key ends the session at once. */
@@ -187,9 +208,10 @@ export const copilotAdapter: AgentCliAdapter = {
   npmPackage: '@github/copilot',
   keyVariables: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN'],
   launch: copilotLaunch,
-  // its login and settings (`~/.copilot`, or under XDG_CONFIG_HOME), and the package it unpacks into its cache on first start
+  // its login, settings and sessions (`~/.copilot` — under HOME even where XDG_CONFIG_HOME is set, as
+  // in the editor's extension host), and the package it unpacks into its cache on first start
   stateDirs: (env, home) => [
-    env.COPILOT_HOME || path.join(env.XDG_CONFIG_HOME || home, '.copilot'),
+    env.COPILOT_HOME || path.join(home, '.copilot'),
     path.join(env.XDG_CACHE_HOME || path.join(home, '.cache'), 'copilot'),
   ],
   createParser: createCopilotParser,
