@@ -53,7 +53,8 @@ export class GateRunsDir implements SharedGateRuns {
 
   async keyFor(material: string, request: GateRunRequest): Promise<string | undefined> {
     if (request.gate.report) return undefined;
-    const [code, dependencies] = await Promise.all([ralphCode(), dependenciesOf(request.cwd).catch(() => undefined)]);
+    const code = ralphCode();
+    const dependencies = await dependenciesOf(request.cwd).catch(() => undefined);
     if (code === undefined || dependencies === undefined) return undefined;
     const what = [
       FORMAT,
@@ -117,8 +118,8 @@ function isEnded(value: unknown): value is GateRunResult {
 
 let codeDigest: string | null | undefined;
 
-/** A digest of Ralph's running code (the bundle this module is in): another build never reads this one's entries. */
-function ralphCode(): Promise<string | undefined> {
+/** A digest of Ralph's running code (the bundle this module is in), read once: another build never reads this one's entries. */
+function ralphCode(): string | undefined {
   if (codeDigest === undefined) {
     try {
       codeDigest = createHash('sha256').update(readFileSync(__filename)).digest('hex');
@@ -126,7 +127,7 @@ function ralphCode(): Promise<string | undefined> {
       codeDigest = null;
     }
   }
-  return Promise.resolve(codeDigest ?? undefined);
+  return codeDigest ?? undefined;
 }
 
 /**
