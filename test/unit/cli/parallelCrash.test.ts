@@ -6,6 +6,7 @@ import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtu
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { fileOf, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+import { waitFor } from '../../helpers/waitFor';
 
 /** One step serving every task: write the task's file, then complete. */
 const agent: Step = (request) => {
@@ -61,7 +62,9 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
         .git('worktree', 'list', '--porcelain')
         .split('\n')
         .filter((l) => l.startsWith('worktree ') && l.includes('/worktrees/T-'));
-    for (let waited = 0; registered().length < 4 && waited < 200; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    // the condition decides (on a busy machine the fourth `git worktree add` takes its time); the
+    // bound only ends a wait that would never end, short of the test's own timeout
+    await waitFor('the fourth worktree registered (made ahead)', () => registered().length >= 4, { timeoutMs: 60_000, intervalMs: 100 });
     const tasksNow = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
     const made = (await fs.readdir(ws.path('.ralph', 'worktrees'))).filter((n) => !n.startsWith('_'));
     const worktrees = made.filter((n) => tasksNow.find((t) => t.id === n)?.status === 'in_progress');
