@@ -153,8 +153,9 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
       [['task'], /^ralph: ralph task needs one of its verbs: add, list, [\s\S]*Usage: ralph task add\|list\|/],
       [['help', 'frobnicate'], /^ralph: unknown command "frobnicate"/],
     ];
+    // the bundle's own main in this process: a usage error is what main returns and writes, the same in a child
     for (const [argv, expected] of mistakes) {
-      const result = await runCli(argv, '/');
+      const result = await runCliInProcess(argv, '/');
       assert.equal(result.code, 2, argv.join(' '));
       assert.match(result.stderr, expected, argv.join(' '));
       assert.equal(result.stdout, '', argv.join(' '));
