@@ -97,6 +97,7 @@ describe('the CLI in this process (test set-up) against the CLI as a child proce
   });
 
   it('refuses the verbs whose process is part of what they do', () => {
-    for (const verb of ['run', 'mcp', 'hook']) assert.throws(() => runCliInProcess([verb], '/'), /needs its own process: use runCli/);
+    for (const args of [['run'], ['--workspace', '/tmp', 'run', '--task', 'T-001'], ['mcp'], ['hook', 'pre-tool-use']])
+      assert.throws(() => runCliInProcess(args, '/'), /needs its own process: use runCli/, args.join(' '));
   });
 });

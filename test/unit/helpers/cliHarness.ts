@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { parseCli } from '../../../src/cli/args';
 import type { CliIo } from '../../../src/cli/io';
 import { nobodyToAsk } from '../../../src/cli/terminal';
 import type { RecordedRequest } from '../../fixtures/scriptedServer';
@@ -74,11 +75,20 @@ interface CliBundle {
 /** Verbs whose process is part of what they do: `run` (Ctrl-C, `process.exit`, its own script path for agent CLIs), `mcp` and `hook` (stdin). */
 const NEEDS_A_PROCESS: ReadonlySet<string> = new Set(['run', 'mcp', 'hook']);
 
+/** The verb `args` name (`run` also after `--workspace x`); undefined when they do not parse (main says why). */
+function verbOf(args: string[], cwd: string): string | undefined {
+  try {
+    return parseCli(args, cwd).kind;
+  } catch {
+    return undefined;
+  }
+}
+
 let inProcessTurn: Promise<unknown> = Promise.resolve();
 
 /**
- * The same CLI as `runCli`, run inside this process: the bundle itself (dist/cli.js, checked fresh
- * like every start; requiring it does not run it) and its exported `main`, with the `CliIo` its own
+ * The same CLI as `runCli`, run inside this process: the bundle itself (dist/cli.js, refused when older
+ * than the sources as `runCli` refuses it; requiring it does not run it) and its exported `main`, with the `CliIo` its own
  * entry point would build in a child whose stdin is not a terminal — no `confirm`, no `ask`,
  * `unattended` from `env` (CI, GitHub Actions) — and whose stdout and stderr are collected. For the
  * steps a test takes before what it tests (`init`, `task add`): a child process adds nothing there
@@ -99,7 +109,8 @@ let inProcessTurn: Promise<unknown> = Promise.resolve();
  * An exception out of `main` is the child's "unexpected error" and exit 1.
  */
 export function runCliInProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv = CLI_ENV): Promise<CliResult> {
-  if (NEEDS_A_PROCESS.has(args[0] ?? '')) throw new Error(`\`ralph ${args[0]}\` needs its own process: use runCli`);
+  const verb = verbOf(args, cwd);
+  if (verb && NEEDS_A_PROCESS.has(verb)) throw new Error(`\`ralph ${verb}\` needs its own process: use runCli`);
   const turn = inProcessTurn.then(() => inProcess(args, cwd, env));
   inProcessTurn = turn.catch(() => undefined);
   return turn;
