@@ -4,7 +4,7 @@ import { parseCli } from '../../../src/cli/args';
 import { type CliIo, cliApproval } from '../../../src/cli/main';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const request = {
@@ -88,13 +88,16 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
     beforeEach(async () => {
       ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
       server = await startScriptedServer({ steps: steps() });
-      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
       const config = {
         llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
         agents: { caio: { commands: { notify: 'touch notified.marker' } } },
       };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-      assert.equal((await runCli(['task', 'add', 'Notify', '--prompt', 'Notify the team', '--promise', 'notified'], ws.dir)).code, 0);
+      assert.equal(
+        (await runCliInProcess(['task', 'add', 'Notify', '--prompt', 'Notify the team', '--promise', 'notified'], ws.dir)).code,
+        0,
+      );
     });
     afterEach(async () => {
       await server.close();
@@ -134,14 +137,14 @@ describe('the CLI asks for approval of caio actions and of gated commands, apart
           { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
         ],
       });
-      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
       const config = {
         llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
         loop: { maxParallel: 1 },
         commands: { sandbox: 'off' },
       };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-      assert.equal((await runCli(['task', 'add', 'Reset', '--prompt', 'Reset the tree', '--promise', 'reset'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['task', 'add', 'Reset', '--prompt', 'Reset the tree', '--promise', 'reset'], ws.dir)).code, 0);
     });
     afterEach(async () => {
       await server.close();

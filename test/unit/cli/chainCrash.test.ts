@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { fileOf, startCli } from '../helpers/cliHarness';
+import { fileOf, runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /**
@@ -48,7 +48,7 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
   });
 
   it('lands nothing twice and nothing unchecked, and leaves no orphan merge worktree', async () => {
-    assert.equal((await startCli(['init'], ws.dir).done).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
       loop: { maxIterations: 4, maxParallel: 3 },
@@ -58,8 +58,10 @@ describe('a run killed with SIGKILL during concurrent merged checks, then run ag
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     const ids: string[] = [];
     for (const file of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) {
-      const added = await startCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)
-        .done;
+      const added = await runCliInProcess(
+        ['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`],
+        ws.dir,
+      );
       assert.equal(added.code, 0, added.stderr);
       ids.push(added.stdout.trim());
     }

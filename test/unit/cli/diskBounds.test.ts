@@ -5,7 +5,7 @@ import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { STORED_FILES_MAX, STORED_TEXT_MAX } from '../../../src/core/util/bounded';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const MB = 1024 * 1024;
@@ -41,7 +41,7 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n', '.gitignore': 'node_modules/\n' } });
     server = await startScriptedServer();
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
   });
   afterEach(async () => {
     await server.close();
@@ -57,11 +57,11 @@ describe('disk stays bounded (gate logs, reports, checkpoints, run logs, the tas
       gates: [{ name: 'loud', kind: 'custom', command: LOUD_GATE, required: true, timeoutMs: 240000 }],
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-    const big = await runCli(
+    const big = await runCliInProcess(
       ['task', 'add', 'Many files', '--prompt', 'make the data files', '--promise', 'data/ holds 100000 files'],
       ws.dir,
     );
-    const blocked = await runCli(['task', 'add', 'Blocked', '--prompt', 'cannot be done', '--promise', 'never'], ws.dir);
+    const blocked = await runCliInProcess(['task', 'add', 'Blocked', '--prompt', 'cannot be done', '--promise', 'never'], ws.dir);
     const reason = `the sky is falling ${'and falling '.repeat(17_000)}`;
     assert.ok(reason.length > 200_000);
     server.push(

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { probeSandbox } from '../../../src/core/commands/sandbox';
 import { bubblewrapInstall, osReleaseIds, sandboxAdvice } from '../../../src/core/commands/sandboxAdvice';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI_ENV, runCli } from '../helpers/cliHarness';
+import { CLI_ENV, runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** Where a program is on this machine's PATH, or undefined. */
@@ -34,7 +34,7 @@ describe('ralph doctor and the no-sandbox warning of ralph run (issue 48)', func
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'package.json': '{"scripts":{"test":"node -e 0"}}\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     await configure({});
     bare = await ws.outsideDir();
     for (const program of ['git', 'node', 'npm']) {

@@ -4,7 +4,7 @@ import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { waitFor } from '../../helpers/waitFor';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { startCli } from '../helpers/cliHarness';
+import { runCliInProcess, startCli } from '../helpers/cliHarness';
 import { firstCallOf, GATE_JS, gateConfig, gatesFast, ownGates, readStamps, slotAgent } from '../helpers/slowGate';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -31,7 +31,7 @@ describe('a parallel run killed while gates run without their slots, then run ag
   });
 
   it('resumes the tasks that were on their gates and the one that was talking; all land once', async () => {
-    assert.equal((await startCli(['init'], ws.dir).done).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
       loop: { maxIterations: 4, maxParallel: 2, maxConcurrentGates: 2 },
@@ -44,10 +44,10 @@ describe('a parallel run killed while gates run without their slots, then run ag
       ['b.num', '3'],
       ['c.num', '1'],
     ]) {
-      const added = await startCli(
+      const added = await runCliInProcess(
         ['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file} <<${content}>>`, '--promise', `${file}`],
         ws.dir,
-      ).done;
+      );
       assert.equal(added.code, 0, added.stderr);
     }
     // the third task's conversation never ends in the first run

@@ -14,7 +14,7 @@ import { longFlag, parseCli, synopsis, verbCommand } from '../../../src/cli/args
 import { completions, completionScript, SHELLS } from '../../../src/cli/completion';
 import { mainHelp, usageLine, verbHelp } from '../../../src/cli/help';
 import { closest, GROUPS, VERBS } from '../../../src/cli/verbs';
-import { CLI, CLI_ENV, REPO_ROOT, runCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, REPO_ROOT, runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('the CLI: help pages, did-you-mean and completion (issue 49)', function () {
@@ -153,8 +153,9 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
       [['task'], /^ralph: ralph task needs one of its verbs: add, list, [\s\S]*Usage: ralph task add\|list\|/],
       [['help', 'frobnicate'], /^ralph: unknown command "frobnicate"/],
     ];
+    // the bundle's own main in this process: a usage error is what main returns and writes, the same in a child
     for (const [argv, expected] of mistakes) {
-      const result = await runCli(argv, '/');
+      const result = await runCliInProcess(argv, '/');
       assert.equal(result.code, 2, argv.join(' '));
       assert.match(result.stderr, expected, argv.join(' '));
       assert.equal(result.stdout, '', argv.join(' '));
@@ -167,9 +168,9 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
     for (const shell of SHELLS) assert.match(completionScript(shell), /__complete/);
     assert.throws(() => parseCli(['completion', 'tcsh'], '/w'), /completion needs the shell: ralph completion bash\|zsh\|fish/);
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     for (const title of ['One', 'Two'])
-      assert.equal((await runCli(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     assert.ok((await completions(['st'], ws.dir)).includes('status'));
     assert.ok((await completions(['task', ''], ws.dir)).includes('retry'));
     assert.deepEqual((await completions(['task', 'retry', ''], ws.dir)).slice(0, 2), ['T-001', 'T-002']);
@@ -188,8 +189,8 @@ describe('the CLI: help pages, did-you-mean and completion (issue 49)', function
 
   it('the bash completion script loads (bash -c "source <(ralph completion bash)") and completes a verb and a task id', async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
-    assert.equal((await runCli(['task', 'add', 'One', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'add', 'One', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     const script = [
       `ralph() { "${process.execPath}" "${CLI}" "$@"; }`,
       'source <(ralph completion bash)',

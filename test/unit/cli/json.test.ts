@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('the CLI: --json of init, the task actions and the person (issue 49)', function () {
@@ -16,15 +16,15 @@ describe('the CLI: --json of init, the task actions and the person (issue 49)', 
 
   it('prints one JSON object per outcome, done or refused, with the same exit codes', async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-    const init = await runCli(['init', '--json'], ws.dir);
+    const init = await runCliInProcess(['init', '--json'], ws.dir);
     assert.equal(init.code, 0, init.stderr);
     const initialized = JSON.parse(init.stdout) as { gitInitialized: boolean; created: string[] };
     assert.equal(initialized.gitInitialized, false);
     assert.ok(initialized.created.length > 0 && initialized.created.every((file) => existsSync(path.join(ws!.dir, file))), init.stdout);
-    assert.deepEqual(JSON.parse((await runCli(['init', '--json'], ws.dir)).stdout), { gitInitialized: false, created: [] });
+    assert.deepEqual(JSON.parse((await runCliInProcess(['init', '--json'], ws.dir)).stdout), { gitInitialized: false, created: [] });
 
     for (const title of ['One', 'Two'])
-      assert.equal((await runCli(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['task', 'add', title, '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     const cancel = await runCli(['task', 'cancel', 'T-001', '--json'], ws.dir);
     assert.equal(cancel.code, 0, cancel.stderr);
     const cancelled = JSON.parse(cancel.stdout);

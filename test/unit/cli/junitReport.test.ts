@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /**
@@ -81,14 +81,14 @@ describe('ralph run on a runner read through its JUnit report', function () {
   async function run(steps: Step[]): Promise<{ status: string; stdout: string; events: string }> {
     ws = await makeTempWorkspace({ commit: true, files: PROJECT });
     server = await startScriptedServer({ steps });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
       loop: { maxIterations: 2 },
       gates: [GATE],
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-    const add = await runCli(
+    const add = await runCliInProcess(
       [
         'task',
         'add',

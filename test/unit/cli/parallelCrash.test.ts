@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { fileOf, startCli } from '../helpers/cliHarness';
+import { fileOf, runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { waitFor } from '../../helpers/waitFor';
 
@@ -30,7 +30,7 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
   });
 
   it('resumes every task in its worktree, ends all done and merged once, and leaves no orphan worktree, branch or index.lock', async () => {
-    assert.equal((await startCli(['init'], ws.dir).done).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
       loop: { maxIterations: 4, maxParallel: 3 },
@@ -38,8 +38,10 @@ describe('a parallel run killed with SIGKILL, then run again', function () {
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     const ids: string[] = [];
     for (const file of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) {
-      const added = await startCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)
-        .done;
+      const added = await runCliInProcess(
+        ['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`],
+        ws.dir,
+      );
       assert.equal(added.code, 0, added.stderr);
       ids.push(added.stdout.trim());
     }

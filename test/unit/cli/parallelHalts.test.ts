@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step, type StepFunction } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { fileOf, runCli } from '../helpers/cliHarness';
+import { fileOf, runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /** Writes the task's file, then completes; tasks whose file is in `hang` wait for their model forever. */
@@ -27,7 +27,7 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer();
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     await fs.writeFile(
       ws.path('.ralph/config.json'),
       JSON.stringify({
@@ -42,7 +42,10 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
   });
 
   const add = async (file: string) => {
-    const added = await runCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir);
+    const added = await runCliInProcess(
+      ['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`],
+      ws.dir,
+    );
     assert.equal(added.code, 0, added.stderr);
     return added.stdout.trim();
   };
@@ -155,7 +158,7 @@ describe('a parallel run that must stop: git locks (your working tree, the merge
   });
 
   it('a corrupt checkpoint with no good backup ends the run with exit 2 and the message on stderr; the task is kept as it was, as with one agent', async () => {
-    const added = await runCli(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt', '--promise', 'a.txt exists'], ws.dir);
+    const added = await runCliInProcess(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt', '--promise', 'a.txt exists'], ws.dir);
     const id = added.stdout.trim();
     const file = TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json')));
     await fs.writeFile(

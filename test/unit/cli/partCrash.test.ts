@@ -7,7 +7,7 @@ import type { RalphEvent } from '../../../src/core/events';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { waitFor } from '../../helpers/waitFor';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { startCli } from '../helpers/cliHarness';
+import { runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 /**
@@ -67,7 +67,7 @@ describe('a run killed in the middle of an iteration’s affected tests, then ru
       holdDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-hold-'));
       hold = path.join(holdDir, 'hold');
       ws = await makeTempWorkspace({ commit: true, files: files(hold) });
-      assert.equal((await startCli(['init'], ws.dir).done).code, 0);
+      assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
       const config = {
         llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
         loop: { maxIterations: 3, maxParallel },
@@ -75,7 +75,10 @@ describe('a run killed in the middle of an iteration’s affected tests, then ru
         commands: { sandbox: 'off' },
       };
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-      const added = await startCli(['task', 'add', 'Mark a', '--prompt', 'Mark src/a.js as v2.', '--promise', 'a.js says v2'], ws.dir).done;
+      const added = await runCliInProcess(
+        ['task', 'add', 'Mark a', '--prompt', 'Mark src/a.js as v2.', '--promise', 'a.js says v2'],
+        ws.dir,
+      );
       assert.equal(added.code, 0, added.stderr);
       server.push(
         () => {

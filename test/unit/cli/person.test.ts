@@ -10,7 +10,7 @@ import { parseCli } from '../../../src/cli/args';
 import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { runCli, runOnTerminal } from '../helpers/cliHarness';
+import { runCli, runCliInProcess, runOnTerminal } from '../helpers/cliHarness';
 import { chatRequests, requestText, TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -39,7 +39,7 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
   async function setUp(steps: Step[], extra: Record<string, unknown> = {}): Promise<void> {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer({ steps });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
       loop: { maxParallel: 1, maxIterations: 4 },
@@ -89,7 +89,10 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
           : { content: '<ralph>BLOCKED:no answer in my context</ralph>' },
       complete,
     ]);
-    assert.equal((await runCli(['task', 'add', 'Pick a port', '--prompt', 'Write port.txt', '--promise', 'port.txt'], ws.dir)).code, 0);
+    assert.equal(
+      (await runCliInProcess(['task', 'add', 'Pick a port', '--prompt', 'Write port.txt', '--promise', 'port.txt'], ws.dir)).code,
+      0,
+    );
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 3, run.stderr);
     assert.match(
@@ -118,7 +121,7 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
 
   it('task answer without text asks on a terminal', async () => {
     await setUp([{ content: '<ralph>NEEDS_HELP:Tabs or spaces?</ralph>' }]);
-    assert.equal((await runCli(['task', 'add', 'Indent', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'add', 'Indent', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     assert.equal((await runCli(['run'], ws.dir)).code, 3);
     const asked = await runOnTerminal(['task', 'answer', 'T-001'], ws.dir, 'spaces, two of them');
     assert.equal(asked.code, 0, asked.stdout);
@@ -133,8 +136,14 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
       Array.from({ length: 12 }, () => writer),
       { loop: { maxParallel: 2, maxIterations: 4 }, merge: { review: 'manual' } },
     );
-    assert.equal((await runCli(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt <<alpha>>', '--promise', 'a.txt'], ws.dir)).code, 0);
-    assert.equal((await runCli(['task', 'add', 'Write b', '--prompt', 'WRITE b.txt <<beta>>', '--promise', 'b.txt'], ws.dir)).code, 0);
+    assert.equal(
+      (await runCliInProcess(['task', 'add', 'Write a', '--prompt', 'WRITE a.txt <<alpha>>', '--promise', 'a.txt'], ws.dir)).code,
+      0,
+    );
+    assert.equal(
+      (await runCliInProcess(['task', 'add', 'Write b', '--prompt', 'WRITE b.txt <<beta>>', '--promise', 'b.txt'], ws.dir)).code,
+      0,
+    );
     const main = ws.git('rev-parse', 'main');
     const run = await runCli(['run'], ws.dir);
     assert.equal(run.code, 3, run.stdout + run.stderr);
@@ -203,7 +212,7 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
       { content: 'Root cause: the config is read before it is written.' },
       { content: '1. write the config first\n2. then read it' },
     ]);
-    assert.equal((await runCli(['task', 'add', 'Fix it', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'add', 'Fix it', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     assert.equal((await runCli(['run'], ws.dir)).code, 3);
     const council = await runCli(['task', 'council', 'T-001', '--note', 'look at the config loading'], ws.dir);
     assert.equal(council.code, 0, council.stderr);

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import { runLockStatus } from '../../../src/cli/runLockStatus';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { ENDED_PID } from '../helpers/processes';
 import { makeTempWorkspace } from '../helpers/tempWorkspace';
 
@@ -53,7 +53,7 @@ describe('ralph status and the run lock', function () {
   it('`ralph status` after a killed run: no run is active, in words and in --json', async () => {
     const ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     try {
-      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
       await fs.writeFile(ws.path('.ralph', 'run.lock'), JSON.stringify(lockOf(ENDED_PID)));
       const text = await runCli(['status'], ws.dir);
       assert.equal(text.code, 0, text.stderr);

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { chatRequests, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe('ralph run with commands.sandbox "required" where bubblewrap is missing', function () {
@@ -34,7 +34,7 @@ describe('ralph run with commands.sandbox "required" where bubblewrap is missing
       ws.path('.ralph/config.json'),
       JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['m'] }, commands: { sandbox: 'required' } }),
     );
-    assert.equal((await runCli(['task', 'add', 'T', '--prompt', 'p', '--promise', 'q'], ws.dir, env)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'add', 'T', '--prompt', 'p', '--promise', 'q'], ws.dir, env)).code, 0);
     const result = await runCli(['run'], ws.dir, env);
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /commands\.sandbox is "required" but the sandbox is not available/);

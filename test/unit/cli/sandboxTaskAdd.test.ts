@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import { NodeCommandRunner } from '../../../src/core/commands/processRunner';
 import { IsolatedCommandRunner, probeSandbox } from '../../../src/core/commands/sandbox';
 import { SecretRedactor } from '../../../src/core/commands/secrets';
-import { CLI, REPO_ROOT, runCli } from '../helpers/cliHarness';
+import { CLI, REPO_ROOT, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 describe("an agent's own `ralph task add` inside the sandbox", function () {
@@ -19,7 +19,7 @@ describe("an agent's own `ralph task add` inside the sandbox", function () {
   });
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# x\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     // the CLI under test must be visible in the sandbox: from a clone under /tmp (hidden by the
     // sandbox's private /tmp) it is reached through a top-level link, as a workspace's node_modules is
     await fs.symlink(REPO_ROOT, ws.path('ralph-under-test'));

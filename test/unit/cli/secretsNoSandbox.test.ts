@@ -6,7 +6,7 @@ import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { requestText } from '../helpers/loopHarness';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI_ENV, runCli } from '../helpers/cliHarness';
+import { CLI_ENV, runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const MARKER = 'PRIVATE-KEY-MARKER-8f2c1e';
@@ -24,7 +24,7 @@ describe('secrets and history with commands.sandbox "off" (what runs on macOS an
     await fs.writeFile(path.join(home, '.ssh', 'id_rsa'), `-----BEGIN OPENSSH PRIVATE KEY-----\n${MARKER}\n`);
     await fs.mkdir(path.join(home, '.aws'));
     await fs.writeFile(path.join(home, '.aws', 'credentials'), `[default]\naws_secret_access_key = ${MARKER}\n`);
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     await fs.writeFile(
       ws.path('.ralph/config.json'),
       JSON.stringify({
@@ -40,7 +40,7 @@ describe('secrets and history with commands.sandbox "off" (what runs on macOS an
   });
 
   it("an agent's credential reads are refused and its history-destroying git is asked (refused unattended); nothing of the key reaches the model", async () => {
-    const added = await runCli(['task', 'add', 'Work', '--prompt', 'write work.txt', '--promise', 'work.txt exists'], ws.dir);
+    const added = await runCliInProcess(['task', 'add', 'Work', '--prompt', 'write work.txt', '--promise', 'work.txt exists'], ws.dir);
     assert.equal(added.code, 0, added.stderr);
     const tries = [
       'cat ~/.ssh/id_rsa',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { startScriptedServer, type ScriptedServer } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const cli = (args: string[], cwd: string) => runCli(args, cwd);
@@ -30,7 +30,7 @@ describe('spend in the ralph CLI: the run summary and status --json', function (
         },
       ],
     });
-    assert.equal((await cli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: {
         baseUrl: server.url,
@@ -42,7 +42,7 @@ describe('spend in the ralph CLI: the run summary and status --json', function (
       loop: { maxIterations: 4 },
     };
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
-    assert.equal((await cli(['task', 'add', 'Write', 'hello', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'add', 'Write', 'hello', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
 
     const run = await cli(['run'], ws.dir);
     assert.equal(run.code, 0, run.stderr);

@@ -5,7 +5,7 @@ import { CheckpointStore } from '../../../src/core/record/checkpoint';
 import { RalphPaths } from '../../../src/core/paths';
 import type { TaskStatus } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
-import { runCli as runCliWith, runOnTerminal as runOnTerminalWith } from '../helpers/cliHarness';
+import { runCli as runCliWith, runCliInProcess, runOnTerminal as runOnTerminalWith } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const runCli = (args: string[], cwd: string) => runCliWith(args, cwd, TEST_GIT_ENV);
@@ -19,7 +19,7 @@ describe('ralph task <action>: recovery from the CLI', function () {
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     ws.git('add', '-A');
     ws.git('commit', '-q', '-m', 'ralph init');
     paths = new RalphPaths(ws.dir);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { nobodyToAsk } from '../../../src/cli/terminal';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { CLI_ENV, runCli, runOnTerminal } from '../helpers/cliHarness';
+import { CLI_ENV, runCli, runCliInProcess, runOnTerminal } from '../helpers/cliHarness';
 import { chatRequests, requestText, TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -42,7 +42,7 @@ describe('unattended runs never wait for a person (ralph run, issue 49)', functi
   async function setUp(merge: Record<string, unknown> = {}): Promise<void> {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer({ steps: Array.from({ length: 8 }, () => writer) });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 },
       loop: { maxParallel: 2, maxIterations: 4 },
@@ -51,7 +51,7 @@ describe('unattended runs never wait for a person (ralph run, issue 49)', functi
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config));
     ws.git('add', '-A');
     ws.git('commit', '-q', '-m', 'ralph init');
-    const added = await runCli(
+    const added = await runCliInProcess(
       ['task', 'add', 'Write notes', '--prompt', 'WRITE notes.txt <<from the agent>>', '--promise', 'notes.txt'],
       ws.dir,
     );

@@ -11,7 +11,7 @@ import { WorktreeManager } from '../../../src/core/git/worktrees';
 import { RalphPaths } from '../../../src/core/paths';
 import type { TaskStatus } from '../../../src/core/tasks/schema';
 import { TaskStore } from '../../../src/core/tasks/store';
-import { runCli as runCliWith } from '../helpers/cliHarness';
+import { runCli as runCliWith, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, TEST_GIT_ENV, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const runCli = (args: string[], cwd: string) => runCliWith(args, cwd, TEST_GIT_ENV);
@@ -24,7 +24,7 @@ describe('ralph task cleanup / retry --fresh: kept worktrees of parallel tasks',
 
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     ws.git('add', '-A');
     ws.git('commit', '-q', '-m', 'ralph init');
     store = new TaskStore(new RalphPaths(ws.dir));

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RecordedRequest, Step, StepFunction } from '../../fixtures/scriptedServer';
-import { runCli } from './cliHarness';
+import { runCliInProcess } from './cliHarness';
 import { TEST_KEY_ENV } from './loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
 
@@ -89,7 +89,7 @@ export async function makeCachyProject(options: {
     ws,
     async configure(serverUrl, extra = {}) {
       if (!ws.exists('.ralph/config.json')) {
-        const init = await runCli(['init'], ws.dir);
+        const init = await runCliInProcess(['init'], ws.dir);
         if (init.code !== 0) throw new Error(init.stderr);
       }
       const config = {
@@ -102,7 +102,7 @@ export async function makeCachyProject(options: {
       await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(config, null, 2));
     },
     async addTask() {
-      const added = await runCli(
+      const added = await runCliInProcess(
         ['task', 'add', 'Fix add', '--prompt', 'add subtracts: make it add', '--promise', 'npm test passes'],
         ws.dir,
       );

@@ -5,7 +5,7 @@ import { RalphPaths } from '../../../src/core/paths';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { type ScriptedGitHub, startScriptedGitHub } from '../../fixtures/scriptedGitHub';
 import { type ScriptedServer, startScriptedServer, type Step } from '../../fixtures/scriptedServer';
-import { CLI_ENV, runCli, runOnTerminal } from '../helpers/cliHarness';
+import { CLI_ENV, runCli, runCliInProcess, runOnTerminal } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { backlog, MILESTONES, OWNER, REPO, TOKEN } from '../../fixtures/intake/githubBacklog';
@@ -28,7 +28,7 @@ describe('ralph task import --github (CLI)', function () {
       maxPerPage: 4,
     });
     env = { ...CLI_ENV, GITHUB_TOKEN: TOKEN, GITHUB_API_URL: github.url };
-    assert.equal((await runCli(['init'], ws.dir, env)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir, env)).code, 0);
     ws.git('add', '-A');
     ws.git('commit', '-q', '-m', 'ralph init');
     store = new TaskStore(new RalphPaths(ws.dir));

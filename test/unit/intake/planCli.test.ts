@@ -4,7 +4,7 @@ import { parseCli } from '../../../src/cli/args';
 import { RalphPaths } from '../../../src/core/paths';
 import { TaskStore } from '../../../src/core/tasks/store';
 import { type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
-import { runCli, runOnTerminal } from '../helpers/cliHarness';
+import { runCli, runCliInProcess, runOnTerminal } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { planReply, PRD, proposed, SHOP_PLAN } from '../../fixtures/intake/planDocs';
@@ -18,7 +18,7 @@ describe('ralph plan (CLI)', function () {
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'docs/prd.md': PRD } });
     server = await startScriptedServer();
-    assert.equal((await runCli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     await fs.writeFile(
       ws.path('.ralph/config.json'),
       JSON.stringify({ llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 0 } }),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
 import { eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import {
@@ -127,7 +127,7 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
 
   it('ralph task add --check keeps the command in .ralph/tasks.json; edit can change and remove it', async () => {
     h = await projectHarness([], { files: SLUG_PROJECT });
-    const add = await runCli(
+    const add = await runCliInProcess(
       [
         'task',
         'add',
@@ -159,7 +159,7 @@ describe('the fail-to-pass proof and the task check (real git, node:test, the sc
     assert.deepEqual([task.check, task.proof, task.allowGateChanges], ['node check.js', 'none', ['tests']]);
     assert.equal((await runCli(['task', 'edit', id, '--check', ''], h.ws.dir)).code, 0);
     assert.equal((await h.store.get(id)).check, undefined);
-    const bad = await runCli(['task', 'add', 'x', '--prompt', 'p', '--promise', 'q', '--proof', 'maybe'], h.ws.dir);
+    const bad = await runCliInProcess(['task', 'add', 'x', '--prompt', 'p', '--promise', 'q', '--proof', 'maybe'], h.ws.dir);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--proof must be one of fail-to-pass, none/);
   });
