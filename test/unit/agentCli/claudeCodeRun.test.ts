@@ -48,7 +48,7 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     server = await startAnthropicServer({ steps: Array.from({ length: 40 }, () => sessionAgent(plan)) });
     const made = await claudeEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('claude-code', claude, made.env, loop);
+    ws = await agentCliProject('claude-code', claude, loop);
     return { env: made.env, ws };
   }
 
@@ -116,7 +116,7 @@ describe('ralph run on Claude Code (the real CLI, a scripted Anthropic endpoint)
     server = await startAnthropicServer({ steps: [{ fault: 'hang' }] });
     const made = await claudeEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('claude-code', claude, made.env, { maxParallel: 1 });
+    ws = await agentCliProject('claude-code', claude, { maxParallel: 1 });
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json'));
     tasks.tasks[0].timeoutMinutes = 0.25;
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify(tasks, null, 2));

@@ -47,7 +47,7 @@ describe('ralph run on Codex (the real CLI, a scripted Responses endpoint)', fun
     const made = await codexEnv(server.url);
     home = made.home;
     // a model Codex has no settings of: its MCP tools are listed to the model directly
-    ws = await agentCliProject('codex', codex, made.env, loop, { model: 'scripted-codex', args: made.args });
+    ws = await agentCliProject('codex', codex, loop, { model: 'scripted-codex', args: made.args });
     return { env: made.env, ws };
   }
 
@@ -98,13 +98,7 @@ describe('ralph run on Codex (the real CLI, a scripted Responses endpoint)', fun
     server = await startResponsesServer({ steps: Array.from({ length: 4 }, () => ({ fault: 'status' as const, status: 401 })) });
     const made = await codexEnv(server.url);
     home = made.home;
-    ws = await agentCliProject(
-      'codex',
-      codex,
-      made.env,
-      { maxParallel: 1, maxIterations: 2 },
-      { model: 'scripted-codex', args: made.args },
-    );
+    ws = await agentCliProject('codex', codex, { maxParallel: 1, maxIterations: 2 }, { model: 'scripted-codex', args: made.args });
     const run = await runCli(['run'], ws.dir, made.env);
     assert.notEqual(run.code, 0, run.stdout);
     assert.match(run.stdout, /Codex exited with code 1: .*401/);

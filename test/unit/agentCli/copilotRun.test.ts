@@ -37,7 +37,7 @@ describe('ralph run on the Copilot CLI (the real CLI, offline, a scripted OpenAI
     server = await startScriptedServer(steps);
     const made = await copilotEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('copilot', copilot, made.env, loop, { model: COPILOT_MODEL });
+    ws = await agentCliProject('copilot', copilot, loop, { model: COPILOT_MODEL });
     return { env: made.env, ws };
   }
   const planned = (plan: Parameters<typeof copilotAgent>[0]) => ({ steps: Array.from({ length: 40 }, () => copilotAgent(plan)) });
@@ -68,7 +68,7 @@ describe('ralph run on the Copilot CLI (the real CLI, offline, a scripted OpenAI
     const made = await copilotEnv(server.url);
     home = made.home;
     // the config's agent is the built-in one: the run's --agent puts the task on Copilot
-    const w = (ws = await agentCliProject('builtin', copilot, made.env, { maxParallel: 1 }, { model: COPILOT_MODEL }));
+    const w = (ws = await agentCliProject('builtin', copilot, { maxParallel: 1 }, { model: COPILOT_MODEL }));
     const env = made.env;
     const run = await runCli(['run', '--agent', 'copilot'], w.dir, env);
     assert.match(run.stdout, /iteration 1\/2 \(Copilot CLI: scripted-model\)/);
@@ -123,7 +123,7 @@ describe('ralph run on the Copilot CLI (the real CLI, offline, a scripted OpenAI
   it('the CLI surfaces: `ralph doctor` names it, found or missing with its install command; a missing one stops the run with exit 2; `task add --agent copilot`', async () => {
     const made = await copilotEnv('http://127.0.0.1:9/v1');
     home = made.home;
-    ws = await agentCliProject('copilot', '/nonexistent/copilot', made.env);
+    ws = await agentCliProject('copilot', '/nonexistent/copilot');
     const missing = await runCli(['doctor'], ws.dir, made.env);
     assert.match(
       missing.stdout,

@@ -60,8 +60,18 @@ describe('the Gemini CLI adapter: launch', () => {
     ]);
     assert.ok(!args.includes('--resume') && !args.includes('-p'), 'a new session; the prompt is not on the command line');
     assert.equal(stdin, 'Do the task.');
-    assert.deepEqual(env, { GEMINI_CLI_HOME: path.join(tmp, 'session', 'gemini-home'), TMPDIR: path.join(tmp, 'session', 'tmp') });
+    assert.deepEqual(env, {
+      GEMINI_CLI_HOME: path.join(tmp, 'session', 'gemini-home'),
+      TMPDIR: path.join(tmp, 'session', 'tmp'),
+      GEMINI_CLI_NO_RELAUNCH: 'true',
+    });
     assert.ok((await fs.stat(env.TMPDIR)).isDirectory());
+  });
+
+  it("runs as one process (no relaunch of Node), unless the person's environment says otherwise (even empty)", async () => {
+    assert.equal((await geminiLaunch(input({ env: { HOME: userHome } }), userHome)).env.GEMINI_CLI_NO_RELAUNCH, 'true');
+    const theirs = await geminiLaunch(input({ env: { HOME: userHome, GEMINI_CLI_NO_RELAUNCH: '' } }), userHome);
+    assert.equal('GEMINI_CLI_NO_RELAUNCH' in theirs.env, false, 'their own value reaches the CLI: the launch does not override it');
   });
 
   it('names the other writable roots with --include-directories, and no --model when none is given', async () => {

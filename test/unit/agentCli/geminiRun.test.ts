@@ -48,7 +48,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     server = await startGeminiServer({ steps: Array.from({ length: 40 }, () => geminiAgent(plan)) });
     const made = await geminiEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('gemini', gemini, made.env, loop, { model: GEMINI_MODEL });
+    ws = await agentCliProject('gemini', gemini, loop, { model: GEMINI_MODEL });
     return { env: made.env, ws };
   }
 
@@ -123,7 +123,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     server = await startGeminiServer({ steps: [{ fault: 'hang' }] });
     const made = await geminiEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('gemini', gemini, made.env, { maxParallel: 1 }, { model: GEMINI_MODEL });
+    ws = await agentCliProject('gemini', gemini, { maxParallel: 1 }, { model: GEMINI_MODEL });
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json'));
     tasks.tasks[0].timeoutMinutes = 0.25;
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify(tasks, null, 2));
@@ -151,7 +151,7 @@ describe('ralph run on Gemini CLI (the real CLI, a scripted Gemini API endpoint)
     server = await startGeminiServer({ steps: Array.from({ length: 4 }, () => ({ fault: 'status' as const, status: 401 })) });
     const made = await geminiEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('gemini', gemini, made.env, { maxParallel: 1, maxIterations: 2 }, { model: GEMINI_MODEL });
+    ws = await agentCliProject('gemini', gemini, { maxParallel: 1, maxIterations: 2 }, { model: GEMINI_MODEL });
     const reports = async () => (await fs.readdir(os.tmpdir())).filter((f) => f.startsWith('gemini-client-error-')).length;
     const before = await reports();
     const run = await runCli(['run'], ws.dir, made.env);

@@ -46,7 +46,7 @@ describe('ralph run on OpenCode (the real CLI, a scripted OpenAI-compatible endp
     server = await startScriptedServer({ steps: Array.from({ length: 40 }, () => opencodeAgent(plan)) });
     const made = await opencodeEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('opencode', opencode, made.env, loop, { model: OPENCODE_MODEL });
+    ws = await agentCliProject('opencode', opencode, loop, { model: OPENCODE_MODEL });
     return { env: made.env, ws };
   }
 
@@ -100,7 +100,7 @@ describe('ralph run on OpenCode (the real CLI, a scripted OpenAI-compatible endp
     server = await startScriptedServer({ steps: Array.from({ length: 4 }, () => ({ fault: 'status' as const, status: 401 })) });
     const made = await opencodeEnv(server.url);
     home = made.home;
-    ws = await agentCliProject('opencode', opencode, made.env, { maxParallel: 1, maxIterations: 2 }, { model: OPENCODE_MODEL });
+    ws = await agentCliProject('opencode', opencode, { maxParallel: 1, maxIterations: 2 }, { model: OPENCODE_MODEL });
     const run = await runCli(['run'], ws.dir, made.env);
     assert.notEqual(run.code, 0, run.stdout);
     assert.match(run.stdout, /OpenCode exited with code 1: .*401/);

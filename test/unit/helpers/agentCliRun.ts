@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AnthropicRecordedRequest, AnthropicStep, AnthropicUsage, AnthropicWireMessage } from '../../fixtures/anthropicServer';
@@ -71,31 +71,55 @@ export async function claudeEnv(baseUrl: string): Promise<{ env: NodeJS.ProcessE
 /**
  * The greeter project (one node:test test red at the base: `add` subtracts), initialized by
  * `ralph init`, gated by `npm test`, its tasks worked on by the agent CLI at `command`.
+ * `ralph init` and `ralph task add` run once a test process (`greeterTemplate`); each project is a
+ * copy of that one, its config then committed as `ralph init`'s commit, as it was when each ran them.
  */
 export async function agentCliProject(
   kind: string,
   command: string,
-  env: NodeJS.ProcessEnv,
   loop: Record<string, unknown> = {},
   agent: Record<string, unknown> = {},
 ): Promise<TempWorkspace> {
-  const ws = await makeTempWorkspace({
-    commit: true,
-    files: { 'package.json': packageJson('node --test'), 'greeter.js': GREETER_JS, 'greeter.test.js': GREETER_TEST },
-  });
-  const init = await runCli(['init'], ws.dir, env);
-  if (init.code !== 0) throw new Error(`ralph init failed: ${init.stderr}`);
+  const template = await greeterTemplate();
+  const ws = await makeTempWorkspace();
+  execFileSync('cp', ['-a', `${template}/.`, ws.dir]);
   const config = { agent: { kind, command, ...agent }, gates: [TESTS_GATE], loop: { maxIterations: 2, ...loop } };
   await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);
-  ws.git('add', '-A');
-  ws.git('commit', '-qm', 'ralph init');
-  const added = await runCli(
-    ['task', 'add', 'Fix add', '--prompt', 'add(2, 3) must be 5: fix greeter.js', '--promise', 'npm test passes'],
-    ws.dir,
-    env,
-  );
-  if (added.code !== 0) throw new Error(`ralph task add failed: ${added.stderr}`);
+  ws.git('add', '.ralph/config.json');
+  ws.git('commit', '-q', '--amend', '--no-edit');
   return ws;
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * The greeter project after `ralph init` (committed) and `ralph task add` (in the working tree), made
+ * once a process with a home of its own (neither command reads or writes the home) and removed at its exit.
+ */
+function greeterTemplate(): Promise<string> {
+  template ??= (async () => {
+    const ws = await makeTempWorkspace({
+      commit: true,
+      files: { 'package.json': packageJson('node --test'), 'greeter.js': GREETER_JS, 'greeter.test.js': GREETER_TEST },
+    });
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-template-home-'));
+    process.once('exit', () => {
+      for (const dir of [ws.dir, home]) rmSync(dir, { recursive: true, force: true });
+    });
+    const env = { ...CLI_ENV, HOME: home };
+    const init = await runCli(['init'], ws.dir, env);
+    if (init.code !== 0) throw new Error(`ralph init failed: ${init.stderr}`);
+    ws.git('add', '-A');
+    ws.git('commit', '-qm', 'ralph init');
+    const added = await runCli(
+      ['task', 'add', 'Fix add', '--prompt', 'add(2, 3) must be 5: fix greeter.js', '--promise', 'npm test passes'],
+      ws.dir,
+      env,
+    );
+    if (added.code !== 0) throw new Error(`ralph task add failed: ${added.stderr}`);
+    return ws.dir;
+  })();
+  return template;
 }
 
 /** Processes whose working folder is inside `dir` (what a session could have left behind). */

@@ -16,6 +16,10 @@
  * the person, in the task's folder — inside Ralph's sandbox around the whole CLI on Linux
  * (cliSandbox.ts); Gemini's own sandbox needs Docker or Podman and is not set up. Its
  * temporary folder is the session's own (Gemini CLI writes the report of a failed API call there).
+ * It runs as one process (`GEMINI_CLI_NO_RELAUNCH`): Gemini CLI otherwise starts Node a second
+ * time, to raise its heap limit to half the memory and to restart after a change made in its UI;
+ * a headless session has no UI and Node's default heap holds it, and the second start cost about
+ * a third of a short session's CPU. A person's own `GEMINI_CLI_NO_RELAUNCH` (even empty) is kept.
  */
 
 import { promises as fs } from 'node:fs';
@@ -40,8 +44,12 @@ export async function geminiLaunch(input: SessionInput, userHome: string = defau
   const tmp = path.join(input.sessionDir, 'tmp');
   await fs.mkdir(tmp, { recursive: true, mode: 0o700 });
   const tmpEnv: Record<string, string> = process.platform === 'win32' ? { TEMP: tmp, TMP: tmp } : { TMPDIR: tmp };
-  return { args, env: { [GEMINI_HOME_ENV]: home, ...tmpEnv }, stdin: input.prompt };
+  const oneProcess: Record<string, string> = input.env && NO_RELAUNCH_ENV in input.env ? {} : { [NO_RELAUNCH_ENV]: 'true' };
+  return { args, env: { [GEMINI_HOME_ENV]: home, ...tmpEnv, ...oneProcess }, stdin: input.prompt };
 }
+
+/** The variable that keeps Gemini CLI in the process it was started in (no relaunch of Node). */
+export const NO_RELAUNCH_ENV = 'GEMINI_CLI_NO_RELAUNCH';
 
 /**
  * Where the person's own `.gemini` folder is, as the CLI started with `env` would find it: under
