@@ -29,6 +29,8 @@ const HELD = new Map<string, string>();
  */
 export class RunLock {
   private held = false;
+  /** Said when this lock was taken over from a holder `force` set aside (`ralph run --force`): the run's warning. */
+  takeover: string | undefined;
 
   private constructor(
     private readonly file: string,
@@ -43,7 +45,7 @@ export class RunLock {
   static async acquire(
     paths: RalphPaths,
     runId: string,
-    options: { force?: boolean; onTakeover?: (message: string) => void; now?: () => number } = {},
+    options: { force?: boolean; now?: () => number } = {},
   ): Promise<RunLock> {
     const info: LockInfo = { pid: process.pid, host: os.hostname(), runId, startedAt: new Date().toISOString() };
     const now = options.now ?? Date.now;
@@ -67,7 +69,7 @@ export class RunLock {
         if (state.kind !== 'dead') {
           if (!options.force || state.kind === 'ralph')
             throw new LockError(describeHolder(holder(seen), state, shown, options.force === true), holder(seen).pid);
-          options.onTakeover?.(`took over ${shown} from ${holderText(holder(seen))} (${stateText(state)}) because of --force`);
+          lock.takeover = `took over ${shown} from ${holderText(holder(seen))} (${stateText(state)}) because of --force`;
         }
       }
       if (await takeOver(paths.lock, seen.stat, content)) return lock.taken();
