@@ -11,30 +11,35 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 const STARTS = 30;
 
 /**
- * A preload for each `ralph run` (the bundle, as people run it): its first attempt to take
- * `.ralph/run.lock` (the hard link that creates it, `loop/run/runLock.ts`) waits at a barrier, so
- * that every process meets the lock at the same moment, with everything before the lock already
- * done. The wait is asleep: it reads the process's stdin, where the test writes one byte to every
- * process at once; a test that ended (or was killed) first closes stdin, and the process exits.
+ * A preload for each `ralph run` (the bundle, as people run it): its first write to
+ * `.ralph/run.lock` (the hard link that creates it, `loop/run/runLock.ts`; a rename onto it or a
+ * write of it, as a lock that checks and then writes would make) waits at a barrier, so that every
+ * process meets the lock at the same moment, with everything before that write (a check included)
+ * already done. The wait is asleep: it reads the process's stdin, where the test writes one byte to
+ * every process at once; a test that ended (or was killed) first closes stdin, and the process exits.
  */
 function barrierPreload(dir: string): string {
   return `
     const fs = require('node:fs');
     const path = require('node:path');
-    const link = fs.promises.link;
     let waited = false;
-    fs.promises.link = async function (target, file, ...rest) {
-      if (!waited && path.basename(String(file)) === 'run.lock') {
-        waited = true;
-        fs.writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
-        await new Promise((resolve) => {
-          process.stdin.once('data', resolve);
-          process.stdin.once('end', () => process.exit(1));
-        });
-        process.stdin.destroy();
-      }
-      return link.call(this, target, file, ...rest);
-    };
+    async function barrier(file) {
+      if (waited || path.basename(String(file)) !== 'run.lock') return;
+      waited = true;
+      fs.writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
+      await new Promise((resolve) => {
+        process.stdin.once('data', resolve);
+        process.stdin.once('end', () => process.exit(1));
+      });
+      process.stdin.destroy();
+    }
+    for (const [name, target] of [['link', 1], ['rename', 1], ['writeFile', 0]]) {
+      const original = fs.promises[name];
+      fs.promises[name] = async function (...args) {
+        await barrier(args[target]);
+        return original.apply(this, args);
+      };
+    }
   `;
 }
 
