@@ -40,7 +40,8 @@ describe('the ralph CLI under crashes, races and bad input', function () {
 
   /** A task, added as `ralph task add` adds it (the store, in this process): the setup, not what these tests try. */
   async function addTask(): Promise<string> {
-    return (await openRalph(ws.dir).store.add({ title: 'Write hello', prompt: 'Create hello.txt with hi', promise: 'hello.txt has hi' })).id;
+    return (await openRalph(ws.dir).store.add({ title: 'Write hello', prompt: 'Create hello.txt with hi', promise: 'hello.txt has hi' }))
+      .id;
   }
   const tasks = async () => TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
   const subjects = () => ws.git('log', '--format=%s').split('\n');

@@ -42,11 +42,7 @@ export class RunLock {
    * that is not a node/Ralph process (a reused pid), or another host's lock (the user vouches
    * that run is gone). A live Ralph-like process on this host is never taken over.
    */
-  static async acquire(
-    paths: RalphPaths,
-    runId: string,
-    options: { force?: boolean; now?: () => number } = {},
-  ): Promise<RunLock> {
+  static async acquire(paths: RalphPaths, runId: string, options: { force?: boolean; now?: () => number } = {}): Promise<RunLock> {
     const info: LockInfo = { pid: process.pid, host: os.hostname(), runId, startedAt: new Date().toISOString() };
     const now = options.now ?? Date.now;
     await fs.mkdir(paths.dir, { recursive: true });
