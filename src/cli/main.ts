@@ -10,7 +10,8 @@ import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors
 import { EventBus } from '../core/events';
 import { cliModels } from './cliModels';
 import type { RunSummary } from '../core/loop/run/runner';
-import { openRalph, type Ralph } from '../core/ralph';
+import { openRalph, type PreparedRun, type Ralph, type RunParts } from '../core/ralph';
+import type { RunLock } from '../core/loop/run/runLock';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import type { RunSpendSummary } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
@@ -236,7 +237,9 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
   // a configured agent CLI that is not there: exit 2 before anything changes
   const clis = checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
-  const { runner, config, dispose } = await ralph.prepareRun({
+  // the run lock before anything is started: a second run on a busy workspace is refused at once
+  const lock = await ralph.takeRunLock(command.force === true);
+  const { runner, config, dispose } = await prepare(ralph, lock, {
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
     bus,
@@ -270,7 +273,7 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   });
   let summary: RunSummary;
   try {
-    summary = await runner.run({ taskId, forceLock: command.force });
+    summary = await runner.run({ taskId, lock });
   } finally {
     removeInterrupt();
     dispose();
@@ -299,6 +302,16 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
       );
   // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
   return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
+}
+
+/** `ralph.prepareRun` while `lock` is held for the run; the lock is released when the run cannot be prepared. */
+async function prepare(ralph: Ralph, lock: RunLock, parts: RunParts): Promise<PreparedRun> {
+  try {
+    return await ralph.prepareRun(parts);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 /** The CLI summary's spend lines: the run's total, then each task's. */

@@ -13,9 +13,10 @@ import type { GateRunner } from './gates/types';
 import type { SecretRedactor } from './commands/secrets';
 import type { RunnerDeps } from './loop/run/runAssembly';
 import { startGitHost } from './git/gitHost';
-import { RalphRunner } from './loop/run/runner';
+import { newRunId, RalphRunner } from './loop/run/runner';
+import { RunLock } from './loop/run/runLock';
 import { RalphPaths } from './paths';
-import type { Clock } from './ports';
+import { type Clock, systemClock } from './ports';
 import { mergeCheckGates } from './review/mergeCheckGates';
 import { ReviewDesk } from './review/reviewDesk';
 import { TaskActions } from './record/actions';
@@ -24,6 +25,7 @@ import type { TaskRecords } from './record/records';
 import { TaskStore } from './tasks/store';
 import { TaskWorktrees } from './tasks/taskWorktrees';
 import { WorktreeRollbackPlanner } from './tasks/worktreeRollback';
+import { ensureRalphDir } from './workspace';
 
 /** What a surface adds to a run: its bus, prompts and command runners; the façade adds the rest. */
 export interface RunParts extends Omit<RunnerDeps, 'workspace' | 'config' | 'model' | 'store'> {
@@ -60,10 +62,13 @@ export class Ralph implements TaskRecords {
    */
   readonly actions: TaskActions;
 
+  private readonly clock: Clock;
+
   constructor(
     readonly workspace: string,
     options: { clock?: Clock } = {},
   ) {
+    this.clock = options.clock ?? systemClock;
     this.paths = new RalphPaths(workspace);
     this.config = new ConfigService(this.paths);
     this.store = new TaskStore(this.paths, options.clock);
@@ -106,6 +111,17 @@ export class Ralph implements TaskRecords {
       emit,
       gates: (merge) => mergeCheckGates({ paths, config, commands: new NodeCommandRunner(), redactor, emit, gates }, merge),
     });
+  }
+
+  /**
+   * The run lock for a run about to be prepared (`runner.run({ lock })` names the run after it and
+   * releases it): taken first, a second run on a busy workspace is refused before it starts the
+   * git helper, probes the sandbox, sets up a model or opens a run log. `force`: `ralph run --force`.
+   * A caller that does not start the run after all releases it.
+   */
+  async takeRunLock(force = false): Promise<RunLock> {
+    await ensureRalphDir(this.paths);
+    return RunLock.acquire(this.paths, newRunId(this.clock), { force });
   }
 
   /**

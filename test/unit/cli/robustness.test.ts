@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { initWorkspace } from '../../../src/core/init';
+import { openRalph } from '../../../src/core/ralph';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type StaticStep, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
@@ -27,7 +29,8 @@ describe('the ralph CLI under crashes, races and bad input', function () {
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer();
-    assert.equal((await cli(['init'], ws.dir)).code, 0);
+    // what `ralph init` does, in this process: the setup, not what these tests try
+    await initWorkspace(ws.dir);
     await fs.writeFile(ws.path('.ralph/config.json'), JSON.stringify(baseConfig()));
   });
   afterEach(async () => {
@@ -35,13 +38,10 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     await ws.cleanup();
   });
 
-  async function addTask(...extra: string[]): Promise<string> {
-    const result = await cli(
-      ['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra],
-      ws.dir,
-    );
-    assert.equal(result.code, 0, result.stderr);
-    return result.stdout.trim();
+  /** A task, added as `ralph task add` adds it (the store, in this process): the setup, not what these tests try. */
+  async function addTask(): Promise<string> {
+    return (await openRalph(ws.dir).store.add({ title: 'Write hello', prompt: 'Create hello.txt with hi', promise: 'hello.txt has hi' }))
+      .id;
   }
   const tasks = async () => TaskFileSchema.parse(JSON.parse(await ws.read('.ralph/tasks.json'))).tasks;
   const subjects = () => ws.git('log', '--format=%s').split('\n');

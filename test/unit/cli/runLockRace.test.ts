@@ -11,30 +11,35 @@ import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace'
 const STARTS = 30;
 
 /**
- * A preload for each `ralph run` (the bundle, as people run it): its first attempt to take
- * `.ralph/run.lock` (the hard link that creates it, `loop/run/runLock.ts`) waits at a barrier (a
- * file appearing), so that every process meets the lock at the same moment, with everything
- * before the lock already done. The wait is asleep (a timer), not a spin.
+ * A preload for each `ralph run` (the bundle, as people run it): its first write to
+ * `.ralph/run.lock` (the hard link that creates it, `loop/run/runLock.ts`; a rename onto it or a
+ * write of it, as a lock that checks and then writes would make) waits at a barrier, so that every
+ * process meets the lock at the same moment, with everything before that write (a check included)
+ * already done. The wait is asleep: it reads the process's stdin, where the test writes one byte to
+ * every process at once; a test that ended (or was killed) first closes stdin, and the process exits.
  */
-function barrierPreload(dir: string, gate: string): string {
+function barrierPreload(dir: string): string {
   return `
     const fs = require('node:fs');
     const path = require('node:path');
-    const link = fs.promises.link;
     let waited = false;
-    fs.promises.link = async function (target, file, ...rest) {
-      if (!waited && path.basename(String(file)) === 'run.lock') {
-        waited = true;
-        fs.writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
-        // a test that ended (or was killed) before opening the gate leaves no process waiting here
-        const parent = process.ppid;
-        while (!fs.existsSync(${JSON.stringify(gate)})) {
-          if (process.ppid !== parent) process.exit(1);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      }
-      return link.call(this, target, file, ...rest);
-    };
+    async function barrier(file) {
+      if (waited || path.basename(String(file)) !== 'run.lock') return;
+      waited = true;
+      fs.writeFileSync(${JSON.stringify(path.join(dir, 'ready-'))} + process.pid, '');
+      await new Promise((resolve) => {
+        process.stdin.once('data', resolve);
+        process.stdin.once('end', () => process.exit(1));
+      });
+      process.stdin.destroy();
+    }
+    for (const [name, target] of [['link', 1], ['rename', 1], ['writeFile', 0]]) {
+      const original = fs.promises[name];
+      fs.promises[name] = async function (...args) {
+        await barrier(args[target]);
+        return original.apply(this, args);
+      };
+    }
   `;
 }
 
@@ -84,11 +89,11 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
         };
         server.push(...Array.from({ length: agents * 2 }, () => agent));
 
-        const gate = path.join(barrier, `go-${round}`);
-        const env = { ...CLI_ENV, NODE_OPTIONS: `--require ${path.join(barrier, `preload-${round}.js`)}` };
-        await fs.writeFile(path.join(barrier, `preload-${round}.js`), barrierPreload(barrier, gate));
+        const env = { ...CLI_ENV, NODE_OPTIONS: `--require ${path.join(barrier, 'preload.js')}` };
+        await fs.writeFile(path.join(barrier, 'preload.js'), barrierPreload(barrier));
         const runs: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult }[] = Array.from({ length: STARTS }, () => {
-          const child = spawn(process.execPath, [CLI, 'run'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(process.execPath, [CLI, 'run'], { cwd: ws.dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+          child.stdin?.on('error', () => undefined); // a run that ended before the barrier opened
           const run: { child: ChildProcess; done: Promise<CliResult>; result?: CliResult } = { child, done: collect(child) };
           void run.done.then((r) => (run.result = r));
           return run;
@@ -102,7 +107,8 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
           void ready().then((n) => (readyCount = n));
           return readyCount >= STARTS || runs.some((r) => r.result);
         });
-        await fs.writeFile(gate, '');
+        // the barrier opens for all at once
+        for (const r of runs) if (!r.result) r.child.stdin?.write('g');
         // a second run past the lock would wait at the model too: it cannot end, and its calls show
         await until(
           () =>

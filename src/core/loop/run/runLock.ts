@@ -29,6 +29,8 @@ const HELD = new Map<string, string>();
  */
 export class RunLock {
   private held = false;
+  /** Said when this lock was taken over from a holder `force` set aside (`ralph run --force`): the run's warning. */
+  takeover: string | undefined;
 
   private constructor(
     private readonly file: string,
@@ -40,11 +42,7 @@ export class RunLock {
    * that is not a node/Ralph process (a reused pid), or another host's lock (the user vouches
    * that run is gone). A live Ralph-like process on this host is never taken over.
    */
-  static async acquire(
-    paths: RalphPaths,
-    runId: string,
-    options: { force?: boolean; onTakeover?: (message: string) => void; now?: () => number } = {},
-  ): Promise<RunLock> {
+  static async acquire(paths: RalphPaths, runId: string, options: { force?: boolean; now?: () => number } = {}): Promise<RunLock> {
     const info: LockInfo = { pid: process.pid, host: os.hostname(), runId, startedAt: new Date().toISOString() };
     const now = options.now ?? Date.now;
     await fs.mkdir(paths.dir, { recursive: true });
@@ -67,7 +65,7 @@ export class RunLock {
         if (state.kind !== 'dead') {
           if (!options.force || state.kind === 'ralph')
             throw new LockError(describeHolder(holder(seen), state, shown, options.force === true), holder(seen).pid);
-          options.onTakeover?.(`took over ${shown} from ${holderText(holder(seen))} (${stateText(state)}) because of --force`);
+          lock.takeover = `took over ${shown} from ${holderText(holder(seen))} (${stateText(state)}) because of --force`;
         }
       }
       if (await takeOver(paths.lock, seen.stat, content)) return lock.taken();

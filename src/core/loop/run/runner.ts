@@ -36,6 +36,11 @@ export interface RunOptions {
   taskId?: string;
   /** Take over a run lock whose holder is not a live Ralph run on this host (`ralph run --force`). */
   forceLock?: boolean;
+  /**
+   * The run lock, when the caller took it already (`Ralph.takeRunLock`, before preparing the run:
+   * a second run is refused before it starts anything); the run is named after it and releases it.
+   */
+  lock?: RunLock;
 }
 
 export interface RunSummary {
@@ -147,11 +152,12 @@ export class RalphRunner {
     if (this.active) throw new RalphError('this runner is already running', 'busy');
     this.active = true;
     startGitHost(); // booting beside the run lock and the loops' assembly, not before the run's first git call
-    const runId = newRunId(this.deps.clock ?? systemClock);
-    const events = this.openEvents(runId);
+    const runId = options.lock?.info.runId ?? newRunId(this.deps.clock ?? systemClock);
+    // a lock handed in is this run's from here on, released when it ends however it ends
+    const held: RunHeld = { lock: options.lock };
+    const events = this.openEventsOr(runId, held);
     const { emit, log } = events;
     this.emitActive = emit;
-    const held: RunHeld = {};
     const results: TaskRunResult[] = [];
     let end: RunEnd = { reason: 'no ready tasks', unrunnable: [] };
     let spend: RunSpendSummary | undefined;
@@ -177,6 +183,17 @@ export class RalphRunner {
       ...(outcome ? { outcome } : {}),
       ...(halted ? { halted } : {}),
     };
+  }
+
+  /** `openEvents`; when the run cannot even log, the lock handed in is released and the runner is free again. */
+  private openEventsOr(runId: string, held: RunHeld): RunEvents {
+    try {
+      return this.openEvents(runId);
+    } catch (error) {
+      this.active = false;
+      void held.lock?.release();
+      throw error;
+    }
   }
 
   /** The run's log (its events appended as they come) and its emit, which redacts every event before the bus. */
@@ -206,10 +223,8 @@ export class RalphRunner {
   private async runTasks(runId: string, options: RunOptions, events: RunEvents, held: RunHeld, results: TaskRunResult[]): Promise<RunEnd> {
     const { emit, redactor, log } = events;
     await ensureRalphDir(this.paths);
-    held.lock = await RunLock.acquire(this.paths, runId, {
-      force: options.forceLock,
-      onTakeover: (message) => emit({ type: 'warning', code: 'run-lock-taken-over', message }),
-    });
+    held.lock ??= await RunLock.acquire(this.paths, runId, { force: options.forceLock });
+    if (held.lock.takeover) emit({ type: 'warning', code: 'run-lock-taken-over', message: held.lock.takeover });
     // within the budget before anything is written (the run lock is held: no other run prunes)
     const disk = new DiskBudget(this.paths, this.deps.config.reports.maxTotalMb * 1024 * 1024, [log.file], emit);
     await disk.prune();
