@@ -11,6 +11,7 @@ import { EventBus } from '../core/events';
 import { cliModels } from './cliModels';
 import type { RunSummary } from '../core/loop/run/runner';
 import { openRalph, type Ralph } from '../core/ralph';
+import { gitHostWhenAsked, startGitHost } from '../core/git/gitHost';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import type { RunSpendSummary } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
@@ -175,6 +176,7 @@ async function init(command: Extract<CliCommand, { kind: 'init' }>, io: CliIo): 
 
 /** `ralph run`, or `ralph run --ci` (whose forge modules load only then). */
 async function runCommand(command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
+  startGitHost(); // a run's git calls go through the helper from its first (see gitHostWhenAsked)
   const ralph = openRalph(await existingDir(command.workspace));
   if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
     const { isCiRun, runCiCommand } = await import('./ciRun.js');
@@ -348,6 +350,8 @@ if (require.main === module) {
   // that stayed resident; more, smaller scavenges instead.
   setFlagsFromString('--liftoff-only');
   setFlagsFromString('--semi-space-growth-factor=1');
+  // a verb other than run makes a few git calls from this small process: no git helper to start for them
+  gitHostWhenAsked();
   const io: CliIo = {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
