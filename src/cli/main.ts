@@ -12,6 +12,7 @@ import { cliModels } from './cliModels';
 import type { RunSummary } from '../core/loop/run/runner';
 import { openRalph, type PreparedRun, type Ralph, type RunParts } from '../core/ralph';
 import type { RunLock } from '../core/loop/run/runLock';
+import { gitHostWhenAsked, startGitHost } from '../core/git/gitHost';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import type { RunSpendSummary } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
@@ -239,6 +240,8 @@ async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, 
   const clis = checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
   // the run lock before anything is started: a second run on a busy workspace is refused at once
   const lock = await ralph.takeRunLock(command.force === true);
+  // the run's git calls go through the helper from here (see gitHostWhenAsked); a refused start never starts it
+  startGitHost();
   const { runner, config, dispose } = await prepare(ralph, lock, {
     config: adjusted,
     models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
@@ -361,6 +364,8 @@ if (require.main === module) {
   // that stayed resident; more, smaller scavenges instead.
   setFlagsFromString('--liftoff-only');
   setFlagsFromString('--semi-space-growth-factor=1');
+  // a verb other than run makes a few git calls from this small process: no git helper to start for them
+  gitHostWhenAsked();
   const io: CliIo = {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

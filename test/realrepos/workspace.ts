@@ -4,10 +4,11 @@
  * adds to the base committed too, the dependencies installed (a hard-linked copy of the case's
  * cached node_modules, git-ignored), then `ralph init`, the config edited, one task added.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { removeTree } from '../../src/core/util/removeTree';
 import { commitAll, gitIn, initTestRepo } from '../helpers/gitWorkspace';
 import { cleanEnv, extractBase, REPO_ROOT, type RealCase, run } from './cases';
 import { killGroup, spawnWithTimeout } from './install';
@@ -68,7 +69,7 @@ export async function layOut(o: LayoutOptions): Promise<LaidOut> {
   try {
     return await layOutIn(dir, o);
   } catch (error) {
-    await fs.rm(dir, { recursive: true, force: true });
+    await removeTree(dir);
     throw error;
   }
 }
@@ -87,21 +88,26 @@ async function layOutIn(dir: string, o: LayoutOptions): Promise<LaidOut> {
     }
     commitAll(dir, 'test: a legacy test, red for a long time');
   }
-  copyTree(o.nodeModules, path.join(dir, 'node_modules'));
+  await copyTree(o.nodeModules, path.join(dir, 'node_modules'));
   if (git('status', '--porcelain', '--', 'node_modules') !== '') throw new Error(`${o.c.id}: node_modules is not git-ignored in its base`);
   await initRalph(dir, o);
   const taskId = await addTask(dir, o.maxIterations);
-  return { dir, git, base: git('rev-parse', 'HEAD'), taskId, cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
+  return { dir, git, base: git('rev-parse', 'HEAD'), taskId, cleanup: () => removeTree(dir) };
 }
 
-/** A hard-linked copy (a real folder, as `npm install` leaves it; writes into it make new files of its own). */
-function copyTree(from: string, to: string): void {
-  try {
-    execFileSync('cp', ['-al', from, to], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch {
-    // another file system: a plain copy
-    execFileSync('cp', ['-a', from, to], { stdio: ['ignore', 'ignore', 'pipe'] });
-  }
+/**
+ * A hard-linked copy (a real folder, as `npm install` leaves it; writes into it make new files of
+ * its own), made by `cp` without holding up the other scenarios' runs (this process serves their
+ * agents meanwhile).
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  const cp = (flags: string) =>
+    new Promise<void>((resolve, reject) => execFile('cp', [flags, from, to], (error) => (error ? reject(error) : resolve())));
+  // another file system: a plain copy
+  await cp('-al').catch(async () => {
+    await removeTree(to);
+    await cp('-a');
+  });
 }
 
 /** `ralph init`, then the config edited as a person would: one required tests gate, the scripted model (or agent CLI), the loop's limits. */

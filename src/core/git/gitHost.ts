@@ -12,7 +12,9 @@ import { type GitCall, type GitReply, handleGitCall, type OnText } from './gitCa
  * with this process): the fork happens there, off this event loop, and so does simple-git's
  * parsing of what git printed. Where the helper cannot run, or on Windows (no fork there), the
  * same calls run in this process; a helper that died is started again by the next call.
- * `RALPH_GIT_HOST=off` runs them in this process always.
+ * `RALPH_GIT_HOST=off` runs them in this process always. The CLI (`gitHostWhenAsked`) starts it
+ * only for a run (`startGitHost`): its other verbs are small processes that make a few git calls,
+ * where the helper's own Node start (about 0.1 CPU-second) costs more than the forks it saves.
  */
 
 // The helper's program, beside this module: dist/gitHostMain.js in the bundles, the compiled
@@ -29,6 +31,8 @@ interface Pending {
 let host: ChildProcess | undefined;
 /** The helper could not run here: git is started directly from now on. */
 let unavailable = process.platform === 'win32' || process.env.RALPH_GIT_HOST === 'off';
+/** Whether a call starts the helper when none runs: from the first call (the editor), or once `startGitHost` asked (the CLI). */
+let wanted = true;
 let nextId = 0;
 const pending = new Map<number, Pending>();
 
@@ -37,7 +41,7 @@ const pending = new Map<number, Pending>();
  * 128 with the reason). `onText`: a `stream` call's output, piece by piece, before it resolves.
  */
 export function callGit(call: GitCall, onText?: OnText): Promise<GitReply> {
-  const helper = unavailable ? undefined : ensureHost();
+  const helper = unavailable ? undefined : (host ?? (wanted ? ensureHost() : undefined));
   if (!helper) return handleGitCall(call, onText);
   return new Promise((resolve) => {
     const id = ++nextId;
@@ -59,7 +63,17 @@ export function callGit(call: GitCall, onText?: OnText): Promise<GitReply> {
  * A no-op when it runs already; like every start, it never keeps this process alive.
  */
 export function startGitHost(): void {
+  wanted = true;
   if (!unavailable) ensureHost();
+}
+
+/**
+ * From now on the helper starts only when `startGitHost` asks (a run): until then, and for a
+ * process that never asks, git is started directly from this process (the CLI's short verbs).
+ * A helper that runs already is still used.
+ */
+export function gitHostWhenAsked(): void {
+  wanted = false;
 }
 
 /** The helper's process id while it runs (for tests and diagnostics). */

@@ -87,6 +87,39 @@ describe('git started from the helper process (gitHost)', () => {
     assert.equal(seen.branch, 'main\n');
   });
 
+  it("the CLI's way (gitHostWhenAsked): git runs directly, without a helper, until a run starts one; then the helper answers", async function () {
+    if (process.platform === 'win32') this.skip();
+    // in a process of its own, as the CLI: no helper has started there yet
+    const script = `
+      const { gitHostPid, gitHostWhenAsked, startGitHost } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitHost'))});
+      const { runGit } = require(${JSON.stringify(require.resolve('../../../src/core/git/gitExec'))});
+      gitHostWhenAsked();
+      (async () => {
+        const direct = await runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']);
+        const hashed = await runGit(process.argv[1], ['hash-object', '--stdin'], { input: 'x\\n' });
+        const before = gitHostPid() ?? null;
+        startGitHost();
+        const started = gitHostPid();
+        const viaHelper = await runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']);
+        process.kill(started, 'SIGKILL');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const afterDeath = await runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']);
+        console.log(JSON.stringify({ direct: direct.stdout, hashed: hashed.stdout, before, started, viaHelper: viaHelper.stdout, afterDeath: afterDeath.stdout, restarted: gitHostPid() ?? null, self: process.pid }));
+      })();
+    `;
+    const seen = JSON.parse(execFileSync(process.execPath, ['-e', script, ws.dir], { encoding: 'utf8' }));
+    assert.equal(seen.direct, 'main\n');
+    assert.equal(seen.hashed, execFileSync('git', ['hash-object', '--stdin'], { cwd: ws.dir, input: 'x\n', encoding: 'utf8' }));
+    assert.equal(seen.before, null, 'no helper for the calls before the run');
+    assert.equal(typeof seen.started, 'number', 'the run starts the helper');
+    assert.notEqual(seen.started, seen.self);
+    assert.equal(seen.viaHelper, 'main\n');
+    // once a run asked for it, a helper that died is started again, as in the editor
+    assert.equal(seen.afterDeath, 'main\n');
+    assert.equal(typeof seen.restarted, 'number');
+    assert.notEqual(seen.restarted, seen.started, 'a new helper');
+  });
+
   it('where the helper cannot start, git runs directly: the calls handed to it included', async function () {
     if (process.platform === 'win32') this.skip();
     // in a process of its own: the helper's state is per process
