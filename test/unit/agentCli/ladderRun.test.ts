@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
 import { ocBash, ocComplete, OPENCODE_MODEL, opencodeAgent, opencodeEnv, opencodeIteration } from '../helpers/agentCliRun';
-import { runCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { GREETER_FIXED_JS, GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from '../helpers/greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
@@ -62,7 +62,7 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
       commit: true,
       files: { 'package.json': packageJson('node --test'), 'greeter.js': GREETER_JS, 'greeter.test.js': GREETER_TEST },
     });
-    const init = await runCli(['init'], ws.dir, env);
+    const init = await runCliInProcess(['init'], ws.dir, env);
     assert.equal(init.code, 0, init.stderr);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: [CHEAP], maxRetries: 0 },
@@ -73,7 +73,7 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
     await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);
     ws.git('add', '-A');
     ws.git('commit', '-qm', 'ralph init');
-    const added = await runCli(
+    const added = await runCliInProcess(
       ['task', 'add', 'Fix add', '--prompt', 'add(2, 3) must be 5: fix greeter.js', '--promise', 'npm test passes', '--complexity', '2'],
       ws.dir,
       env,

@@ -6,7 +6,7 @@ import { RalphPaths } from '../../../src/core/paths';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { runCli, startCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const cli = (args: string[], cwd: string) => runCli(args, cwd);
@@ -22,7 +22,7 @@ describe('the ralph CLI', function () {
   beforeEach(async () => {
     ws = await makeTempWorkspace({ commit: true, files: { 'README.md': '# sample\n' } });
     server = await startScriptedServer();
-    assert.equal((await cli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: ['model-a'], maxRetries: 1 },
       loop: { maxIterations: 4 },
@@ -35,7 +35,7 @@ describe('the ralph CLI', function () {
   });
 
   async function addTask(...extra: string[]): Promise<string> {
-    const result = await cli(
+    const result = await runCliInProcess(
       ['task', 'add', 'Write', 'hello', '--prompt', 'Create hello.txt with hi', '--promise', 'hello.txt has hi', ...extra],
       ws.dir,
     );

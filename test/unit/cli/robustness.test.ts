@@ -9,7 +9,7 @@ import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type StaticStep, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { isAlive } from '../helpers/processes';
-import { runCli, startCli } from '../helpers/cliHarness';
+import { runCli, runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { waitFor } from '../../helpers/waitFor';
 
@@ -260,7 +260,7 @@ describe('the ralph CLI under crashes, races and bad input', function () {
     assert.equal(await ws.read('.ralph'), 'not a dir', 'nothing overwritten');
 
     await fs.rm(ws.path('.ralph'));
-    assert.equal((await cli(['init'], ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
     const now = new Date().toISOString();
     const dup = { id: 'T-001', title: 't', prompt: 'p', promise: 'q', createdAt: now, updatedAt: now };
     await fs.writeFile(ws.path('.ralph/tasks.json'), JSON.stringify({ version: 1, tasks: [dup, dup] }));

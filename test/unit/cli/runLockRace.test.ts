@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { CLI, CLI_ENV, collect, type CliResult, fileOf, runCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, collect, type CliResult, fileOf, runCliInProcess } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const STARTS = 30;
@@ -60,7 +60,7 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
 
   for (const agents of [1, 3]) {
     it(`exactly one runs, every time (${agents} agent${agents === 1 ? '' : 's'}, two rounds)`, async () => {
-      assert.equal((await runCli(['init'], ws.dir)).code, 0);
+      assert.equal((await runCliInProcess(['init'], ws.dir)).code, 0);
       await fs.writeFile(
         ws.path('.ralph/config.json'),
         JSON.stringify({
@@ -70,11 +70,13 @@ describe('30 simultaneous `ralph run` on one workspace', function () {
       );
       for (const round of [1, 2]) {
         const files = Array.from({ length: agents }, (_, i) => `r${round}-${i}.txt`);
-        for (const file of files)
-          assert.equal(
-            (await runCli(['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`], ws.dir)).code,
-            0,
+        for (const file of files) {
+          const added = await runCliInProcess(
+            ['task', 'add', `Write ${file}`, '--prompt', `WRITE ${file}`, '--promise', `${file} exists`],
+            ws.dir,
           );
+          assert.equal(added.code, 0, added.stderr);
+        }
         // the winner's agents wait at their first model call until every other start has ended
         let released!: () => void;
         const everyLoserEnded = new Promise<void>((resolve) => (released = resolve));

@@ -6,7 +6,7 @@ import type { AnthropicRecordedRequest, AnthropicStep, AnthropicUsage, Anthropic
 import type { ResponsesInputItem, ResponsesRecordedRequest, ResponsesStep, ResponsesToolCall } from '../../fixtures/responsesServer';
 import type { RecordedRequest, ScriptedToolCall, StepFunction } from '../../fixtures/scriptedServer';
 import { pinnedAgentCli } from './agentClis';
-import { CLI_ENV, runCli } from './cliHarness';
+import { CLI_ENV, runCliInProcess } from './cliHarness';
 import { GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from './greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from './tempWorkspace';
 
@@ -95,6 +95,7 @@ let template: Promise<string> | undefined;
 /**
  * The greeter project after `ralph init` (committed) and `ralph task add` (in the working tree), made
  * once a process with a home of its own (neither command reads or writes the home) and removed at its exit.
+ * Both run inside this process (`runCliInProcess`): set-up, not what an agent CLI test checks.
  */
 function greeterTemplate(): Promise<string> {
   template ??= (async () => {
@@ -107,11 +108,11 @@ function greeterTemplate(): Promise<string> {
       for (const dir of [ws.dir, home]) rmSync(dir, { recursive: true, force: true });
     });
     const env = { ...CLI_ENV, HOME: home };
-    const init = await runCli(['init'], ws.dir, env);
+    const init = await runCliInProcess(['init'], ws.dir, env);
     if (init.code !== 0) throw new Error(`ralph init failed: ${init.stderr}`);
     ws.git('add', '-A');
     ws.git('commit', '-qm', 'ralph init');
-    const added = await runCli(
+    const added = await runCliInProcess(
       ['task', 'add', 'Fix add', '--prompt', 'add(2, 3) must be 5: fix greeter.js', '--promise', 'npm test passes'],
       ws.dir,
       env,
