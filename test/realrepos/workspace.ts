@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { removeTree } from '../../src/core/util/removeTree';
 import { commitAll, gitIn, initTestRepo } from '../helpers/gitWorkspace';
+import { dataOf } from './caseData';
 import { cleanEnv, extractBase, REPO_ROOT, type RealCase, run } from './cases';
 import { killGroup, spawnWithTimeout } from './install';
 
@@ -118,7 +119,7 @@ async function initRalph(dir: string, o: LayoutOptions): Promise<void> {
   const config = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, Record<string, unknown> | unknown[]>;
   config.llm = { ...(config.llm as object), baseUrl: o.serverUrl, apiKeyEnv: KEY_ENV, models: ['scripted-model'], maxRetries: 0 };
   config.loop = { ...(config.loop as object), maxIterations: o.maxIterations, maxParallel: o.maxParallel };
-  config.gates = [{ name: 'tests', command: o.c.test, kind: 'tests', required: true }];
+  config.gates = [{ name: 'tests', command: dataOf(o.c).gate?.command ?? o.c.test, kind: 'tests', required: true }];
   if (o.agent) config.agent = o.agent;
   await fs.writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
 }
