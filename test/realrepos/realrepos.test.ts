@@ -4,6 +4,7 @@
  * See README.md beside this file for what runs, how long it takes and the variables that steer it.
  */
 import { cpus } from 'node:os';
+import { dataOf } from './caseData';
 import { loadCases } from './cases';
 import { actualOf, unmet } from './expectations';
 import { installAll, type Installed } from './install';
@@ -45,6 +46,10 @@ describe('real repositories: the ralph CLI on real bug-fix commits (issue 33)', 
   before('install each case once (cached), then start every scenario', async function () {
     this.timeout(20 * 60_000);
     installed = await installAll(cases, (line) => console.log(`      [realrepos] ${line}`));
+    for (const c of cases) {
+      const gate = dataOf(c).gate;
+      if (gate) console.log(`      [realrepos] ${c.id}: the tests gate is \`${gate.command}\`, not \`${c.test}\`: ${gate.why}`);
+    }
     // the many short runs side by side first (npm test runs this tier beside the integration and
     // end-to-end tiers), then a slow suite's runs one at a time with the machine to themselves:
     // beside other suites its whole runs take minutes longer (node-tap's per-file timeout trips,
