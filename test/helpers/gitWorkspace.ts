@@ -30,12 +30,11 @@ export function gitIn(dir: string): (...args: string[]) => string {
  * machine), no signing, and no `git maintenance run --auto` after each commit (a process git
  * starts after every commit, merge and fetch, for repositories that live seconds).
  */
-const LOCAL_CONFIG: readonly (readonly [section: string, key: string, value: string])[] = [
-  ['user', 'name', 'Ralph Test'],
-  ['user', 'email', 'ralph-test@example.invalid'],
-  ['commit', 'gpgsign', 'false'],
-  ['maintenance', 'auto', 'false'],
-];
+const LOCAL_CONFIG: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  user: { name: 'Ralph Test', email: 'ralph-test@example.invalid' },
+  commit: { gpgsign: 'false' },
+  maintenance: { auto: 'false' },
+};
 
 /**
  * `git init` on branch `main`, with `LOCAL_CONFIG`. A new repository takes one git process
@@ -46,14 +45,17 @@ const LOCAL_CONFIG: readonly (readonly [section: string, key: string, value: str
 export function initTestRepo(dir: string): void {
   const git = gitIn(dir);
   if (!existsSync(path.join(dir, '.git')) && succeeds(() => git('init', '-q', '--initial-branch=main'))) {
-    const sections = [...new Set(LOCAL_CONFIG.map(([s]) => s))];
-    const text = sections.map((s) => `[${s}]\n${LOCAL_CONFIG.filter(([x]) => x === s).map(([, k, v]) => `\t${k} = ${v}\n`).join('')}`);
-    appendFileSync(path.join(dir, '.git', 'config'), text.join(''));
+    const text = Object.entries(LOCAL_CONFIG).map(([section, keys]) => [
+      `[${section}]`,
+      ...Object.entries(keys).map(([k, v]) => `\t${k} = ${v}`),
+    ]);
+    appendFileSync(path.join(dir, '.git', 'config'), `${text.flat().join('\n')}\n`);
     return;
   }
   git('init', '-q');
   git('symbolic-ref', 'HEAD', 'refs/heads/main');
-  for (const [section, key, value] of LOCAL_CONFIG) git('config', `${section}.${key}`, value);
+  for (const [section, keys] of Object.entries(LOCAL_CONFIG))
+    for (const [k, v] of Object.entries(keys)) git('config', `${section}.${k}`, v);
 }
 
 function succeeds(run: () => unknown): boolean {
