@@ -121,16 +121,27 @@ export class GateRunCache {
     };
   }
 
-  /** The key of `request` run by `inner` (see the class); undefined when its tree or environment cannot be told. */
-  async keyFor(inner: GateRunner, request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>): Promise<string | undefined> {
-    const what = await this.materialOf(inner, request);
+  /**
+   * The key of `request` run by `inner` (see the class); undefined when its tree or environment
+   * cannot be told. `tree`: `workingTreeKey(request.cwd)` read for this same request just before.
+   */
+  async keyFor(
+    inner: GateRunner,
+    request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>,
+    tree?: Promise<string | undefined>,
+  ): Promise<string | undefined> {
+    const what = await this.materialOf(inner, request, tree);
     return what === undefined ? undefined : createHash('sha256').update(what).digest('hex');
   }
 
   /** What `keyFor` digests. */
-  private async materialOf(inner: GateRunner, request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>): Promise<string | undefined> {
+  private async materialOf(
+    inner: GateRunner,
+    request: Pick<GateRunRequest, 'cwd' | 'gate' | 'timeoutMs'>,
+    treeKey: Promise<string | undefined> = workingTreeKey(request.cwd),
+  ): Promise<string | undefined> {
     const [tree, environment] = await Promise.all([
-      workingTreeKey(request.cwd),
+      treeKey,
       inner.environment ? inner.environment({ ...request }) : Promise.resolve(undefined),
     ]);
     if (tree === undefined || environment === undefined) return undefined;
@@ -157,14 +168,19 @@ export class GateRunCache {
 
   private async run(inner: GateRunner, request: GateRunRequest): Promise<GateRunResult> {
     const reuse = request.reuse ?? 'passing';
-    const what =
-      reuse === 'none' || request.gate.reuse === false ? undefined : await this.materialOf(inner, request).catch(() => undefined);
+    if (reuse === 'none' || request.gate.reuse === false) {
+      this.counts.started++;
+      return inner.run(request);
+    }
+    // read once for the part and the whole command's key: nothing runs in the tree between the two (this request has not started)
+    const tree = workingTreeKey(request.cwd);
+    const what = await this.materialOf(inner, request, tree).catch(() => undefined);
     if (what === undefined) {
       this.counts.started++;
       return inner.run(request);
     }
     const key = createHash('sha256').update(what).digest('hex');
-    const whole = request.whole ? await this.wholeRun(inner, request, request.whole) : undefined;
+    const whole = request.whole ? await this.wholeRun(inner, request, request.whole, tree) : undefined;
     if (whole) return whole;
     let crossKey: Promise<string | undefined> | undefined;
     for (;;) {
@@ -220,9 +236,14 @@ export class GateRunCache {
    * failing one), taken for the part the request asks for: the whole suite says more than a part.
    * A run still going is not waited for: the part may well end sooner.
    */
-  private async wholeRun(inner: GateRunner, request: GateRunRequest, command: string): Promise<GateRunResult | undefined> {
+  private async wholeRun(
+    inner: GateRunner,
+    request: GateRunRequest,
+    command: string,
+    tree: Promise<string | undefined>,
+  ): Promise<GateRunResult | undefined> {
     const wholeRequest = { ...request, gate: { ...request.gate, command } };
-    const key = await this.keyFor(inner, wholeRequest).catch(() => undefined);
+    const key = await this.keyFor(inner, wholeRequest, tree).catch(() => undefined);
     const shared = key ? this.runs.get(key) : undefined;
     if (!shared || !this.settled.has(shared)) return undefined;
     const kept = await shared.catch(() => undefined);

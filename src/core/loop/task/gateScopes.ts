@@ -41,7 +41,10 @@ export async function gateScopes(
   }
   const workspace = (services.work ?? services.paths).workspace;
   const tree = await readTree(workspace, task, services.config);
-  for (const gate of candidates) scopes.set(gate.name, await scopeOf(gate, workspace, cp, tree, basePending));
+  // one diff per commit for all the gates: nothing runs between these reads (the gates run after), the tree is the one `readTree` listed
+  const changed = new Map<string, Promise<readonly string[] | undefined>>();
+  const since = (commit: string) => changed.get(commit) ?? set(changed, commit, changedSince(workspace, commit, tree.untracked));
+  for (const gate of candidates) scopes.set(gate.name, await scopeOf(gate, workspace, cp, tree, basePending, since));
   return scopes;
 }
 
@@ -77,11 +80,18 @@ async function readTree(workspace: string, task: Task, config: TaskLoopServices[
   return { files, untracked: listed, graph: new ImportGraph(workspace, files), isTest, setting };
 }
 
-async function scopeOf(gate: GateConfig, workspace: string, cp: Checkpoint, tree: Tree, basePending: boolean): Promise<GateScope> {
+async function scopeOf(
+  gate: GateConfig,
+  workspace: string,
+  cp: Checkpoint,
+  tree: Tree,
+  basePending: boolean,
+  changedSinceCommit: (commit: string) => Promise<readonly string[] | undefined>,
+): Promise<GateScope> {
   const since = lastWholeGreen(cp.history, gate.name) ?? cp.baseCommit!;
   const [sinceGreen, sinceBase, parts] = await Promise.all([
-    changedSince(workspace, since, tree.untracked),
-    changedSince(workspace, cp.baseCommit!, tree.untracked),
+    changedSinceCommit(since),
+    changedSinceCommit(cp.baseCommit!),
     definitionParts(gate, workspace),
   ]);
   if (!sinceGreen || !sinceBase) return { kind: 'full', why: 'git could not say what changed since the last whole green run' };
@@ -190,10 +200,19 @@ function baseFailures(tests: Pick<TestCounts, 'names'> | undefined): LastFailure
 }
 
 /** Files that differ between `commit` and the working tree (`untracked` ones included, listed once per iteration), `.ralph/` left out. */
-async function changedSince(workspace: string, commit: string, untracked: readonly string[] | undefined): Promise<string[] | undefined> {
+async function changedSince(
+  workspace: string,
+  commit: string,
+  untracked: readonly string[] | undefined,
+): Promise<readonly string[] | undefined> {
   const diff = await runGit(workspace, ['diff', '--name-only', '--no-renames', '-z', commit, '--']);
   if (diff.code !== 0 || !untracked) return undefined;
   return [...new Set([...zList(diff), ...untracked])].filter((f) => !f.startsWith('.ralph/'));
+}
+
+function set<K, V>(map: Map<K, V>, key: K, value: V): V {
+  map.set(key, value);
+  return value;
 }
 
 function zList(r: { code: number; stdout: string }): string[] {
