@@ -5,7 +5,6 @@ import { ladderOfConfig } from '../core/escalation/steps';
 import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
 import { EventBus } from '../core/events';
 import { cliModels } from './cliModels';
@@ -24,6 +23,8 @@ import { helpCommand } from './completion';
 import { optionsOf, usageLine } from './help';
 import { closest, verbOf } from './verbs';
 import { cliApproval, cliSafeguards } from './approvals';
+import { setProcessFlags } from './processFlags';
+import { CODE_CACHE_ENV, codeCacheDir } from './codeCache';
 import type { RunHooks } from './ciRun';
 import { runOutcomeText } from './personStatus';
 import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
@@ -345,7 +346,13 @@ export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0):
 
 /** How an agent CLI's session starts this CLI (`mcp`, `hook pre-tool-use`): the same Node and script as this process. */
 function ralphCliCommand(): RalphCliCommand {
-  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1]] };
+  // this process's code cache folder (or "off"): an agent CLI may start them with another HOME, or in a sandbox
+  const cache = codeCacheDir(process.env) ?? 'off';
+  return {
+    command: process.execPath,
+    args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1]],
+    env: { [CODE_CACHE_ENV]: cache },
+  };
 }
 
 async function existingDir(dir: string): Promise<string> {
@@ -355,15 +362,12 @@ async function existingDir(dir: string): Promise<string> {
   return resolved;
 }
 
-if (require.main === module) {
-  // Memory before speed where the two differ (a whole `ralph run` stays under 150 MB; bench/bigRun.ts).
-  // The shell parser's wasm (the bash grammar, 1.3 MB) runs on V8's baseline compiler alone: its
-  // tier-up to the optimizing compiler took 45 MB at its peak in every run and made parsing no
-  // faster for commands this size (set before any wasm is compiled). The young generation keeps its
-  // first size: a burst of short-lived strings (git's list of 100,000 new files) grew it to 32 MB
-  // that stayed resident; more, smaller scavenges instead.
-  setFlagsFromString('--liftoff-only');
-  setFlagsFromString('--semi-space-growth-factor=1');
+/**
+ * The CLI as its own process: stdio, signals, the exit code. The launcher (launcher.ts, dist/cli.js)
+ * calls it after loading this bundle; run on its own (`node dist/cliMain.js`), the bundle calls it itself.
+ */
+export function runAsProcess(): void {
+  setProcessFlags();
   // a verb other than run makes a few git calls from this small process: no git helper to start for them
   gitHostWhenAsked();
   const io: CliIo = {
@@ -392,3 +396,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runAsProcess();
