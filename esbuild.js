@@ -42,7 +42,8 @@ const builds = [
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], metafile: true },
   // `ralph`: a small launcher (dist/cli.js) that compiles the CLI's bundle (dist/cliMain.js) with its V8 code cache (src/cli/codeCache.ts)
   { ...common, entryPoints: ['src/cli/launcher.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js' },
+  // no import() left in it (esbuild makes each a require): V8 code compiled through vm.Script cannot import()
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', supported: { 'dynamic-import': false } },
   // the git helper process both of them start (src/core/git/gitHost.ts), beside them in dist/
   { ...common, entryPoints: ['src/core/git/gitHostMain.ts'], outfile: 'dist/gitHostMain.js' },
   // the test probe every gate run preloads into the project's node processes (src/core/gates/probe/probeRunner.ts reads it

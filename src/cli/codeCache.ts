@@ -150,7 +150,6 @@ export function compileWithCodeCache(file: string, dir: string, verb: string): C
   const script = new vm.Script(Module.wrap(source), {
     filename: file,
     ...(cached ? { cachedData: cached.data } : {}),
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const cacheUsed = cached !== undefined && script.cachedDataRejected === false;
   if (!cacheUsed || !cached.verbs.includes(verb)) {

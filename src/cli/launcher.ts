@@ -1,13 +1,12 @@
 /**
  * `ralph` (dist/cli.js): starts the CLI bundle (dist/cliMain.js, src/cli/main.ts) with its V8
  * code cache (codeCache.ts), which takes a third off every start. Without the cache — turned off,
- * source maps on (`--enable-source-maps`: stack traces map through the loader's own compile), a
- * Node without `vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER`, or the cache's folder or bundle
- * unreadable — the bundle is required as it is. Required by another module (the tests' in-process
+ * source maps on (`--enable-source-maps`: stack traces map through the loader's own compile), or
+ * the bundle unreadable — the bundle is required as it is. The bundle has no `import()` (esbuild.js
+ * turns each into a `require`): a script compiled through `vm` has no module loader to import with. Required by another module (the tests' in-process
  * CLI), this is the bundle's exports and runs nothing.
  */
 import * as path from 'node:path';
-import * as vm from 'node:vm';
 import { codeCacheDir, compileWithCodeCache, verbFamily } from './codeCache';
 import { setProcessFlags } from './processFlags';
 
@@ -20,7 +19,7 @@ const BUNDLE = path.join(__dirname, 'cliMain.js');
 /** The bundle's exports: compiled with the code cache when it can be, else by `require`. */
 function loadBundle(): CliBundle {
   const dir = codeCacheDir(process.env);
-  if (dir !== undefined && !process.sourceMapsEnabled && vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER !== undefined) {
+  if (dir !== undefined && !process.sourceMapsEnabled) {
     let compiled;
     try {
       compiled = compileWithCodeCache(BUNDLE, dir, verbFamily(process.argv.slice(2)));
