@@ -22,6 +22,8 @@ export const CODE_CACHE_ENV = 'RALPH_CODE_CACHE';
 
 /** Cache files kept in the folder: one per bundle and Node; the oldest go when a new one is written. */
 const KEEP_FILES = 10;
+/** A temporary file this old is a write that never ended. */
+const ABANDONED_AFTER_MS = 10 * 60_000;
 /** A process still running after this long (`mcp`, `run`) stores its cache then: it may end by a signal, without an exit. */
 const SAVE_AFTER_MS = 3000;
 
@@ -114,17 +116,22 @@ function writeCacheFile(file: string, verbs: readonly string[], make: () => Buff
   }
 }
 
-/** Keeps the newest `KEEP_FILES` cache files (older bundles' and Nodes'); never throws. */
+/**
+ * Keeps the newest `KEEP_FILES` cache files (older bundles' and Nodes') and removes the temporary
+ * files of writes that never ended (a process killed while writing); never throws.
+ */
 function pruneCacheFolder(dir: string, keep: string): void {
   try {
     const files = fs
       .readdirSync(dir)
-      .filter((name) => name.startsWith('cli-') && name.endsWith('.bin'))
+      .filter((name) => name.startsWith('cli-'))
       .map((name) => path.join(dir, name))
       .filter((file) => file !== keep)
       .map((file) => ({ file, mtime: fs.statSync(file).mtimeMs }))
       .sort((a, b) => b.mtime - a.mtime);
-    for (const { file } of files.slice(KEEP_FILES - 1)) fs.rmSync(file, { force: true });
+    const caches = files.filter(({ file }) => file.endsWith('.bin'));
+    const abandoned = files.filter(({ file, mtime }) => file.endsWith('.tmp') && Date.now() - mtime > ABANDONED_AFTER_MS);
+    for (const { file } of [...caches.slice(KEEP_FILES - 1), ...abandoned]) fs.rmSync(file, { force: true });
   } catch {
     // another process pruned or wrote at the same time: the next write prunes again
   }
