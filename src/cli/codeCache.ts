@@ -32,7 +32,11 @@ const SAVE_AFTER_MS = 3000;
  * `false` or `no`). `RALPH_CODE_CACHE` = an absolute path is the folder; else `ralph-loop/code-cache`
  * under `$XDG_CACHE_HOME`, `%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS, `~/.cache`.
  */
-export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform, home = os.homedir()): string | undefined {
+export function codeCacheDir(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+  home = os.homedir(),
+): string | undefined {
   const setting = env[CODE_CACHE_ENV]?.trim();
   if (setting && /^(off|0|false|no)$/i.test(setting)) return undefined;
   if (setting && path.isAbsolute(setting)) return setting;
