@@ -115,8 +115,12 @@ function writeCacheFile(file: string, verbs: readonly string[], make: () => Buff
     fs.renameSync(temp, file);
     pruneCacheFolder(path.dirname(file), file);
   } catch {
-    if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(temp, { force: true });
+    try {
+      if (fd !== undefined) fs.closeSync(fd);
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // no folder to write in (a file in its place): nothing was written
+    }
   }
 }
 
