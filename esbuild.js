@@ -1,4 +1,4 @@
-// Five bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI, the git helper process
+// Six bundles: the extension (cjs/node, 'vscode' external), the `ralph` CLI (its launcher and itself), the git helper process
 // they start (simple-git), the test probe gate runs preload, and the webviews (browser: the progress panel's dist/webview/main.js +
 // main.css and the plan review's planReview.js + planReview.css, with the codicons).
 // Type checking is a separate step (`npm run typecheck`); esbuild only strips types.
@@ -40,7 +40,10 @@ const webview = {
 
 const builds = [
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], metafile: true },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // `ralph`: a small launcher (dist/cli.js) that compiles the CLI's bundle (dist/cliMain.js) with its V8 code cache (src/cli/codeCache.ts)
+  { ...common, entryPoints: ['src/cli/launcher.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // no import() left in it (esbuild makes each a require): V8 code compiled through vm.Script cannot import()
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', supported: { 'dynamic-import': false } },
   // the git helper process both of them start (src/core/git/gitHost.ts), beside them in dist/
   { ...common, entryPoints: ['src/core/git/gitHostMain.ts'], outfile: 'dist/gitHostMain.js' },
   // the test probe every gate run preloads into the project's node processes (src/core/gates/probe/probeRunner.ts reads it

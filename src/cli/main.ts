@@ -1,42 +1,21 @@
-import { adapterOf, checkAgentsFound, type RalphCliCommand } from '../core/agentCli/port';
-import { cliSandboxDecision, cliSandboxLine, type SandboxMode } from '../core/agentCli/cliSandbox';
-import type { CliAgentKind } from '../core/agentKinds';
-import { ladderOfConfig } from '../core/escalation/steps';
-import { SIGNAL_FILE_ENV } from '../core/agentCli/signalFile';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError, errorMessage, LockError, RalphError } from '../core/errors';
-import { EventBus } from '../core/events';
-import { cliModels } from './cliModels';
-import type { RunSummary } from '../core/loop/run/runner';
-import { openRalph, type PreparedRun, type Ralph, type RunParts } from '../core/ralph';
-import type { RunLock } from '../core/loop/run/runLock';
-import { gitHostWhenAsked, startGitHost } from '../core/git/gitHost';
-import { NodeCommandRunner } from '../core/commands/processRunner';
-import type { RunSpendSummary } from '../core/spend/receipt';
-import { describeLine } from '../core/spend/receiptFormat';
-import { formatUsd } from '../core/llm/pricing';
-import type { TaskStatus } from '../core/tasks/schema';
-import { writeJsonAtomic } from '../core/util/atomicWrite';
+import { gitHostWhenAsked } from '../core/git/gitHostMode';
 import { type CliCommand, parseCli, UsageError } from './args';
 import { helpCommand } from './completion';
+import { EXIT } from './exitCodes';
 import { optionsOf, usageLine } from './help';
-import { closest, verbOf } from './verbs';
-import { cliApproval, cliSafeguards } from './approvals';
-import type { RunHooks } from './ciRun';
-import { runOutcomeText } from './personStatus';
-import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
-import { noSandboxWarning } from '../core/commands/sandboxAdvice';
-import { probeSandbox } from '../core/commands/sandbox';
-
-export { cliApproval, cliSafeguards };
-import { formatEvent, formatTaskTable } from '../core/eventFormat';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
-
 import type { CliIo } from './io';
+import { setProcessFlags } from './processFlags';
+import { askLine, askOnTerminal, nobodyToAsk } from './terminal';
+import { closest, verbOf } from './verbs';
 
+// Only what parsing and every verb need is imported here: each verb's own modules (the core for
+// `task add`, the whole loop for `run`, the MCP server for `mcp`) load when that verb runs, so a
+// short verb (`--version`, `mcp`, `hook`) starts without them.
+export { cliApproval, cliSafeguards } from './approvals';
+export { EXIT, exitCodeFor } from './exitCodes';
 export type { CliIo };
 
 const VERSION = '0.1.0';
@@ -98,6 +77,7 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'init':
       return init(command, io);
     case 'task.add': {
+      const { openRalph } = await import('../core/ralph.js');
       const task = await openRalph(await existingDir(command.workspace)).store.add({
         title: command.title,
         prompt: command.prompt,
@@ -119,6 +99,8 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     case 'task.list': {
+      const { openRalph } = await import('../core/ralph.js');
+      const { formatTaskTable } = await import('../core/eventFormat.js');
       const tasks = await openRalph(await existingDir(command.workspace)).store.list();
       io.out(command.json ? JSON.stringify(tasks, null, 2) : formatTaskTable(tasks));
       return EXIT.ok;
@@ -143,13 +125,14 @@ async function execute(command: CliCommand, io: CliIo): Promise<number> {
     case 'doctor':
       return (await import('./doctorCommand.js')).runDoctorCommand(await existingDir(command.workspace), command.json, io);
     case 'run':
-      return runCommand(command, io);
+      return (await import('./runVerb.js')).runCommand({ ...command, workspace: await existingDir(command.workspace) }, io);
     case 'gate':
     case 'ci.init':
     case 'remote.run':
     case 'remote.status':
       return (await import('./forgeCommands.js')).runForgeCommand(command, io);
     case 'mcp': {
+      const { SIGNAL_FILE_ENV } = await import('../core/agentCli/signalFile.js');
       const { serveSignalsOverStdio } = await import('../core/agentCli/signalServer.js');
       return serveSignalsOverStdio(process.env[SIGNAL_FILE_ENV], VERSION).then(() => EXIT.ok);
     }
@@ -175,16 +158,6 @@ async function init(command: Extract<CliCommand, { kind: 'init' }>, io: CliIo): 
   return EXIT.ok;
 }
 
-/** `ralph run`, or `ralph run --ci` (whose forge modules load only then). */
-async function runCommand(command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
-  const ralph = openRalph(await existingDir(command.workspace));
-  if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
-    const { isCiRun, runCiCommand } = await import('./ciRun.js');
-    if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
-  }
-  return run(ralph, command, io);
-}
-
 /** `ralph hook pre-tool-use|pre-compact`: an agent CLI's hook; exit 2 blocks the tool call, with the reason on stderr. */
 async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promise<number> {
   const chunks: Buffer[] = [];
@@ -198,130 +171,11 @@ async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promis
 
 async function writeSchemas(out: string, io: CliIo): Promise<number> {
   const { configJsonSchema, tasksJsonSchema } = await import('../core/config/jsonSchema.js');
+  const { writeJsonAtomic } = await import('../core/util/atomicWrite.js');
   await writeJsonAtomic(path.join(out, 'config.schema.json'), configJsonSchema());
   await writeJsonAtomic(path.join(out, 'tasks.schema.json'), tasksJsonSchema());
   io.out(`wrote ${path.join(out, 'config.schema.json')} and tasks.schema.json`);
   return EXIT.ok;
-}
-
-/**
- * Said at once on stderr, not only in the run's log (a person acts on it before the agent runs
- * anything): commands without a sandbox, and whether each agent CLI of the run is confined.
- */
-async function saySandbox(sandbox: SandboxMode, clis: readonly CliAgentKind[], io: CliIo): Promise<void> {
-  if (sandbox !== 'required') {
-    const probe = await probeSandbox();
-    if (sandbox === 'off' || !probe.available) io.err(`ralph: warning: ${noSandboxWarning(probe, sandbox)}`);
-  }
-  for (const kind of clis) await sayCliSandbox(kind, sandbox, io);
-}
-
-/** Whether the agent CLI `kind` runs in Ralph's sandbox: one line on stderr (a warning when it does not). */
-async function sayCliSandbox(kind: CliAgentKind, mode: SandboxMode, io: CliIo): Promise<void> {
-  const adapter = adapterOf(kind);
-  try {
-    const decision = cliSandboxDecision(adapter, mode, await probeSandbox());
-    io.err(`ralph: ${decision.wrapped ? '' : 'warning: '}${cliSandboxLine(adapter, decision)}`);
-  } catch {
-    // "required" and no sandbox: the run refuses before the CLI starts, with its own message
-  }
-}
-
-async function run(ralph: Ralph, command: Extract<CliCommand, { kind: 'run' }>, io: CliIo, hooks?: RunHooks): Promise<number> {
-  const { taskId, json } = command;
-  const { paths } = ralph;
-  const loaded = await ralph.config.load();
-  const adjusted = hooks ? hooks.config(loaded) : loaded;
-  const bus = new EventBus();
-  // nobody to ask (--unattended, CI, no terminal): no question is put and no wait is for a person
-  const unattended = command.unattended === true || io.unattended !== undefined || !io.confirm;
-  const asking: CliIo = unattended ? { ...io, confirm: undefined, ask: undefined } : io;
-  // a configured agent CLI that is not there: exit 2 before anything changes
-  const clis = checkAgentsFound(await ralph.store.list(), adjusted.agent, command.agent, process.env, ladderOfConfig(adjusted));
-  // the run lock before anything is started: a second run on a busy workspace is refused at once
-  const lock = await ralph.takeRunLock(command.force === true);
-  // the run's git calls go through the helper from here (see gitHostWhenAsked); a refused start never starts it
-  startGitHost();
-  const { runner, config, dispose } = await prepare(ralph, lock, {
-    config: adjusted,
-    models: cliModels(paths.config, 'run the task from the Ralph Loop extension'),
-    bus,
-    commands: new NodeCommandRunner(),
-    secretValues: hooks?.secretValues ?? [],
-    ...(hooks?.awaitMerge ? { awaitMerge: true } : {}),
-    approval: cliApproval({ actions: command.yes, commands: command.approveCommands }, asking),
-    safeguards: cliSafeguards(adjusted.safeguards.onWarning, asking),
-    unattended,
-    agentCli: { ...(command.agent ? { override: command.agent } : {}), ralph: ralphCliCommand() },
-  });
-  hooks?.onBus(bus);
-  await saySandbox(config.commands.sandbox, clis, io);
-  bus.subscribe((event) => {
-    if (json) {
-      if (event.type !== 'model.delta') io.out(JSON.stringify(event));
-      return;
-    }
-    const line = formatEvent(event, { taskPrefix: config.loop.maxParallel > 1 });
-    if (line) io.out(line);
-  });
-  let interrupts = 0;
-  const removeInterrupt = io.onInterrupt(() => {
-    interrupts++;
-    if (interrupts === 1) {
-      io.err('stopping: the current iteration ends and state is saved (Ctrl-C again to quit at once)');
-      runner.stop();
-    } else {
-      process.exit(130);
-    }
-  });
-  let summary: RunSummary;
-  try {
-    summary = await runner.run({ taskId, lock });
-  } finally {
-    removeInterrupt();
-    dispose();
-  }
-  if (!json) {
-    for (const result of summary.results) {
-      if (result.reportFile) io.out(`report for ${result.taskId}: ${paths.relative(result.reportFile)}`);
-    }
-    if (summary.spend) io.out(runSpendText(summary.spend));
-    io.out(`run log: ${paths.relative(summary.logFile)}`);
-    for (const result of summary.results.filter((r) => r.status === 'halted')) {
-      io.out(`resume ${result.taskId} with: ralph run --task ${result.taskId} (or ralph run: a Start resumes it)`);
-    }
-    if (summary.outcome) io.out(runOutcomeText(summary.outcome, await ralph.store.list().catch(() => [])));
-  }
-  // human output already showed them as warnings; JSON consumers read stderr for the summary
-  if (json)
-    for (const block of summary.unrunnable)
-      io.err(`ralph: ${block.taskId} can never start: ${block.message}; fix its dependsOn in .ralph/tasks.json`);
-  if (summary.halted) io.err(`ralph: the run halted: ${summary.halted}`);
-  const code = summary.halted
-    ? EXIT.failed
-    : exitCodeFor(
-        summary.results.map((r) => r.status),
-        summary.outcome?.landing?.length ?? 0,
-      );
-  // tasks that no run can ever start are bad input in the store, like an invalid tasks.json
-  return code === EXIT.ok && summary.unrunnable.length > 0 ? EXIT.usage : code;
-}
-
-/** `ralph.prepareRun` while `lock` is held for the run; the lock is released when the run cannot be prepared. */
-async function prepare(ralph: Ralph, lock: RunLock, parts: RunParts): Promise<PreparedRun> {
-  try {
-    return await ralph.prepareRun(parts);
-  } catch (error) {
-    await lock.release();
-    throw error;
-  }
-}
-
-/** The CLI summary's spend lines: the run's total, then each task's. */
-export function runSpendText(spend: RunSpendSummary): string {
-  const lines = [`spent this run: ${describeLine(spend.total)} (against the budget: ${formatUsd(spend.costUsd)})`];
-  for (const [taskId, line] of Object.entries(spend.byTask)) lines.push(`  ${taskId}: ${describeLine(line)}`);
-  return lines.join('\n');
 }
 
 /** The usage a mistake is shown with: the verb's (or the one it was closest to), else where to find the verbs. */
@@ -336,18 +190,6 @@ function usageFor(argv: readonly string[], message: string): string {
   return `${instead ? `Did you mean ${instead}?\n` : ''}${usageLine(verb)}`;
 }
 
-/** 1 beats 3 beats 0: a failure is the more urgent news; a task waiting to land (`waitingToLand`) waits for the person, as a question does. */
-export function exitCodeFor(statuses: readonly TaskStatus[], waitingToLand = 0): number {
-  if (statuses.some((s) => s === 'failed' || s === 'timeout' || s === 'halted' || s === 'cancelled')) return EXIT.failed;
-  if (waitingToLand > 0 || statuses.some((s) => s === 'blocked' || s === 'needs_help' || s === 'review')) return EXIT.attention;
-  return EXIT.ok;
-}
-
-/** How an agent CLI's session starts this CLI (`mcp`, `hook pre-tool-use`): the same Node and script as this process. */
-function ralphCliCommand(): RalphCliCommand {
-  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), process.argv[1]] };
-}
-
 async function existingDir(dir: string): Promise<string> {
   const resolved = path.resolve(dir);
   const stat = await fs.stat(resolved).catch(() => undefined);
@@ -355,15 +197,12 @@ async function existingDir(dir: string): Promise<string> {
   return resolved;
 }
 
-if (require.main === module) {
-  // Memory before speed where the two differ (a whole `ralph run` stays under 150 MB; bench/bigRun.ts).
-  // The shell parser's wasm (the bash grammar, 1.3 MB) runs on V8's baseline compiler alone: its
-  // tier-up to the optimizing compiler took 45 MB at its peak in every run and made parsing no
-  // faster for commands this size (set before any wasm is compiled). The young generation keeps its
-  // first size: a burst of short-lived strings (git's list of 100,000 new files) grew it to 32 MB
-  // that stayed resident; more, smaller scavenges instead.
-  setFlagsFromString('--liftoff-only');
-  setFlagsFromString('--semi-space-growth-factor=1');
+/**
+ * The CLI as its own process: stdio, signals, the exit code. The launcher (launcher.ts, dist/cli.js)
+ * calls it after loading this bundle; run on its own (`node dist/cliMain.js`), the bundle calls it itself.
+ */
+export function runAsProcess(): void {
+  setProcessFlags();
   // a verb other than run makes a few git calls from this small process: no git helper to start for them
   gitHostWhenAsked();
   const io: CliIo = {
@@ -392,3 +231,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runAsProcess();

@@ -1,4 +1,4 @@
-import { DEFAULT_WORKFLOW_OPTIONS as DEFAULTS } from '../core/forge/workflows';
+import { DEFAULT_WORKFLOW_OPTIONS as DEFAULTS } from '../core/forge/workflowDefaults';
 import { SHELLS, type Shell } from './command';
 import { EXITS, JSON_OPTION, jsonIf, list, usage, type Verb, wholeNumber } from './verbSpec';
 

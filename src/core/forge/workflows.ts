@@ -230,4 +230,4 @@ export async function writeWorkflows(
   return out;
 }
 
-export const DEFAULT_WORKFLOW_OPTIONS = { runsOn: 'ubuntu-latest', maxParallel: 5, node: '20' } as const;
+export { DEFAULT_WORKFLOW_OPTIONS } from './workflowDefaults';

@@ -2,6 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { type GitCall, type GitReply, handleGitCall, type OnText } from './gitCalls';
+import { gitHostWanted, gitHostWhenAsked, wantGitHost } from './gitHostMode';
+
+export { gitHostWhenAsked };
 
 /**
  * Where the orchestrator's git processes are started from. On Linux a new process is a fork of
@@ -31,8 +34,6 @@ interface Pending {
 let host: ChildProcess | undefined;
 /** The helper could not run here: git is started directly from now on. */
 let unavailable = process.platform === 'win32' || process.env.RALPH_GIT_HOST === 'off';
-/** Whether a call starts the helper when none runs: from the first call (the editor), or once `startGitHost` asked (the CLI). */
-let wanted = true;
 let nextId = 0;
 const pending = new Map<number, Pending>();
 
@@ -41,7 +42,7 @@ const pending = new Map<number, Pending>();
  * 128 with the reason). `onText`: a `stream` call's output, piece by piece, before it resolves.
  */
 export function callGit(call: GitCall, onText?: OnText): Promise<GitReply> {
-  const helper = unavailable ? undefined : (host ?? (wanted ? ensureHost() : undefined));
+  const helper = unavailable ? undefined : (host ?? (gitHostWanted() ? ensureHost() : undefined));
   if (!helper) return handleGitCall(call, onText);
   return new Promise((resolve) => {
     const id = ++nextId;
@@ -63,17 +64,8 @@ export function callGit(call: GitCall, onText?: OnText): Promise<GitReply> {
  * A no-op when it runs already; like every start, it never keeps this process alive.
  */
 export function startGitHost(): void {
-  wanted = true;
+  wantGitHost();
   if (!unavailable) ensureHost();
-}
-
-/**
- * From now on the helper starts only when `startGitHost` asks (a run): until then, and for a
- * process that never asks, git is started directly from this process (the CLI's short verbs).
- * A helper that runs already is still used.
- */
-export function gitHostWhenAsked(): void {
-  wanted = false;
 }
 
 /** The helper's process id while it runs (for tests and diagnostics). */
