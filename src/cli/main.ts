@@ -31,6 +31,8 @@ import { noSandboxWarning } from '../core/commands/sandboxAdvice';
 import { probeSandbox } from '../core/commands/sandbox';
 
 export { cliApproval, cliSafeguards };
+/** What the entry point below sets before `main` (short verbs start git directly): for a caller of `main` in a process of its own making. */
+export { gitHostWhenAsked };
 import { formatEvent, formatTaskTable } from '../core/eventFormat';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, attention: 3 } as const;
