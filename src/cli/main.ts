@@ -17,6 +17,8 @@ import { closest, verbOf } from './verbs';
 export { cliApproval, cliSafeguards } from './approvals';
 export { EXIT, exitCodeFor } from './exitCodes';
 export type { CliIo };
+/** What the entry point sets before `main` (short verbs start git directly): for a caller of `main` in a process of its own making. */
+export { gitHostWhenAsked };
 
 const VERSION = '0.1.0';
 

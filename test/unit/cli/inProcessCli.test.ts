@@ -96,6 +96,30 @@ describe('the CLI in this process (test set-up) against the CLI as a child proce
     );
   });
 
+  it('starts no git helper process, as the child starts none: git runs from this process in the working directory of each call', async function () {
+    if (process.platform !== 'linux') this.skip(); // child processes read from /proc
+    const helpers = async () => {
+      const found: string[] = [];
+      for (const pid of (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+        const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
+        const command = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (command.includes('gitHostMain')) found.push(`${pid}: ${command.replace(/\0/g, ' ')}`);
+      }
+      return found;
+    };
+    const [first, second] = [await workspace(), await workspace()];
+    for (const ws of [first, second]) await fs.rm(ws.path('.git'), { recursive: true });
+    assert.equal((await runCliInProcess(['init'], first.dir)).code, 0);
+    assert.deepEqual(await helpers(), []);
+    // a helper started in the first call would have kept its directory, removed now
+    await first.cleanup();
+    const init = await runCliInProcess(['init'], second.dir);
+    assert.equal(init.code, 0, init.stderr);
+    assert.match(init.stdout, /initialized a git repository/);
+    assert.deepEqual(await helpers(), []);
+  });
+
   it('refuses the verbs whose process is part of what they do', () => {
     for (const args of [['run'], ['--workspace', '/tmp', 'run', '--task', 'T-001'], ['mcp'], ['hook', 'pre-tool-use']])
       assert.throws(() => runCliInProcess(args, '/'), /needs its own process: use runCli/, args.join(' '));

@@ -1,8 +1,9 @@
 /**
- * The person's verbs of the CLI against the scripted model server on real git, as child
- * processes: `ralph task answer` (with text, and asked on a terminal), `ralph task council`,
- * `ralph review list|diff|approve|changes|reject`, and what `ralph run` / `ralph status` say
- * about what waits for the person.
+ * The person's verbs of the CLI against the scripted model server on real git: `ralph task answer`
+ * (with text, and asked on a terminal), `ralph task council`, `ralph review list|diff|approve|changes|reject`,
+ * and what `ralph run` / `ralph status` say about what waits for the person. `ralph run` and the answer asked
+ * on a terminal are child processes; the other verbs run through the same bundle's `main` in this process
+ * (`runCliInProcess`: their output and exit code, without a Node start and a bundle load each).
  */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
@@ -75,7 +76,7 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
     assert.throws(() => parseCli(['review', 'changes', 'T-1'], '/w'), /needs the feedback/);
     assert.throws(() => parseCli(['review', 'frobnicate', 'T-1'], '/w'), /unknown review command/);
     assert.throws(() => parseCli(['review', 'approve'], '/w'), /needs a task id/);
-    const usage = await runCli(['review', 'approve'], '/');
+    const usage = await runCliInProcess(['review', 'approve'], '/');
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /review approve <id>/);
   });
@@ -99,18 +100,18 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
       run.stdout,
       /run summary: 0 done · 1 needs you \(1 question\)\n  T-001 asks: Which port should the server use\?\n    → ralph task answer T-001 "<text>"/,
     );
-    const status = await runCli(['status'], ws.dir);
+    const status = await runCliInProcess(['status'], ws.dir);
     assert.match(status.stdout, /needs you: 1 question\n  T-001 asks: Which port should the server use\?/);
-    const json = JSON.parse((await runCli(['status', '--json'], ws.dir)).stdout);
+    const json = JSON.parse((await runCliInProcess(['status', '--json'], ws.dir)).stdout);
     assert.equal(json.questions[0].question.question, 'Which port should the server use?');
 
-    const noText = await runCli(['task', 'answer', 'T-001'], ws.dir);
+    const noText = await runCliInProcess(['task', 'answer', 'T-001'], ws.dir);
     assert.equal(noText.code, 2, 'no text and no terminal');
     assert.match(noText.stderr, /stdin is not a terminal: ralph task answer T-001 "<text>"/);
-    const answered = await runCli(['task', 'answer', 'T-001', '8080 please'], ws.dir);
+    const answered = await runCliInProcess(['task', 'answer', 'T-001', '8080 please'], ws.dir);
     assert.equal(answered.code, 0, answered.stderr);
     assert.match(answered.stdout, /T-001 is answered; it resumes from its checkpoint/);
-    const again = await runCli(['task', 'answer', 'T-001', 'twice'], ws.dir);
+    const again = await runCliInProcess(['task', 'answer', 'T-001', 'twice'], ws.dir);
     assert.equal(again.code, 2, 'a halted task has no question to answer');
 
     const resumed = await runCli(['run'], ws.dir);
@@ -154,9 +155,9 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
     );
     assert.equal(ws.git('rev-parse', 'main'), main, 'nothing landed before the review');
 
-    const list = await runCli(['review', 'list'], ws.dir);
+    const list = await runCliInProcess(['review', 'list'], ws.dir);
     assert.match(list.stdout, /^T-001  Write a  → main\n/m);
-    const listed = JSON.parse((await runCli(['review', 'list', '--json'], ws.dir)).stdout);
+    const listed = JSON.parse((await runCliInProcess(['review', 'list', '--json'], ws.dir)).stdout);
     assert.deepEqual(
       listed.map((i: { id: string; base: string }) => [i.id, i.base]),
       [
@@ -164,13 +165,13 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
         ['T-002', main],
       ],
     );
-    const diff = await runCli(['review', 'diff', 'T-001'], ws.dir);
+    const diff = await runCliInProcess(['review', 'diff', 'T-001'], ws.dir);
     assert.equal(diff.code, 0, diff.stderr);
     assert.match(diff.stderr, /T-001: what would land on main \(2 files\)/);
     assert.match(diff.stdout, /\+\+\+ b\/a\.txt\n@@ -0,0 \+1 @@\n\+alpha/);
-    assert.match((await runCli(['review', 'diff', 'T-001', '--stat'], ws.dir)).stdout, /added {4}a\.txt/);
+    assert.match((await runCliInProcess(['review', 'diff', 'T-001', '--stat'], ws.dir)).stdout, /added {4}a\.txt/);
 
-    const changes = await runCli(['review', 'changes', 'T-001', 'USE ALPHA'], ws.dir);
+    const changes = await runCliInProcess(['review', 'changes', 'T-001', 'USE ALPHA'], ws.dir);
     assert.equal(changes.code, 0, changes.stderr);
     assert.match(changes.stdout, /goes back to its agent with your feedback pinned/);
     const again = await runCli(['run'], ws.dir);
@@ -182,16 +183,16 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
     );
     assert.match(lastRequest, /changes requested:\n\s+USE ALPHA/);
 
-    const approved = await runCli(['review', 'approve', 'T-001'], ws.dir);
+    const approved = await runCliInProcess(['review', 'approve', 'T-001'], ws.dir);
     assert.equal(approved.code, 0, approved.stderr);
     assert.match(approved.stdout, /T-001 landed: merged into main as [0-9a-f]{10}/);
     assert.equal(ws.git('show', 'main:a.txt'), 'ALPHA');
     assert.equal(await ws.read('a.txt'), 'ALPHA', 'the checked-out main followed');
 
-    const unconfirmed = await runCli(['review', 'reject', 'T-002'], ws.dir);
+    const unconfirmed = await runCliInProcess(['review', 'reject', 'T-002'], ws.dir);
     assert.equal(unconfirmed.code, 4);
     assert.match(unconfirmed.stderr, /needs confirmation and stdin is not a terminal; nothing was changed/);
-    const rejected = await runCli(['review', 'reject', 'T-002', '--yes'], ws.dir);
+    const rejected = await runCliInProcess(['review', 'reject', 'T-002', '--yes'], ws.dir);
     assert.equal(rejected.code, 0, rejected.stderr);
     assert.equal(ws.git('branch', '--list', 'ralph/T-002'), '');
     const tasks = JSON.parse(await ws.read('.ralph/tasks.json')).tasks;
@@ -202,7 +203,7 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
         ['T-002', 'cancelled'],
       ],
     );
-    assert.equal((await runCli(['review', 'approve', 'T-002'], ws.dir)).code, 2, 'not waiting for review');
+    assert.equal((await runCliInProcess(['review', 'approve', 'T-002'], ws.dir)).code, 2, 'not waiting for review');
   });
 
   it("task council convenes the bug council on the task's history; its plan is the next iteration's feedback", async () => {
@@ -214,12 +215,12 @@ describe("the person's verbs of the CLI (task answer, task council, review …)"
     ]);
     assert.equal((await runCliInProcess(['task', 'add', 'Fix it', '--prompt', 'p', '--promise', 'q'], ws.dir)).code, 0);
     assert.equal((await runCli(['run'], ws.dir)).code, 3);
-    const council = await runCli(['task', 'council', 'T-001', '--note', 'look at the config loading'], ws.dir);
+    const council = await runCliInProcess(['task', 'council', 'T-001', '--note', 'look at the config loading'], ws.dir);
     assert.equal(council.code, 0, council.stderr);
     assert.match(council.stderr, /bug council convened \(model-a\): asked for by the person: look at the config loading/);
     assert.match(council.stdout, /bug council plan for T-001 \(handed to its next iteration\):\n1\. write the config first/);
     const cp = await new CheckpointStore(new RalphPaths(ws.dir)).load('T-001');
     assert.match(cp?.history.at(-1)?.feedback[0] ?? '', /^Bug council plan .*convened by the person/);
-    assert.equal((await runCli(['task', 'council', 'T-404'], ws.dir)).code, 2);
+    assert.equal((await runCliInProcess(['task', 'council', 'T-404'], ws.dir)).code, 2);
   });
 });

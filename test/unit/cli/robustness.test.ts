@@ -9,12 +9,34 @@ import { TaskFileSchema } from '../../../src/core/tasks/schema';
 import { startScriptedServer, type ScriptedServer, type StaticStep, type Step } from '../../fixtures/scriptedServer';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
 import { isAlive } from '../helpers/processes';
-import { runCli, runCliInProcess, startCli } from '../helpers/cliHarness';
+import { CLI, CLI_ENV, collect, runCli, runCliInProcess, startCli } from '../helpers/cliHarness';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 import { waitFor } from '../../helpers/waitFor';
 
 const cli = (args: string[], cwd: string) => runCli(args, cwd);
 const complete: Step = { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 'done', promiseEvidence: 'hello.txt has hi' } }] };
+/**
+ * One `ralph` process that runs `ralph task add "Task <p>-<i>" --prompt p --promise q` for i = 0..4, one after
+ * another, through the bundle's exported `main`, set up as its entry point sets up a child without a terminal;
+ * argv: the bundle, p. One JSON line per add: its exit code, stdout and stderr.
+ */
+const ADDER = `
+const [cli, p] = process.argv.slice(1);
+const { main, gitHostWhenAsked } = require(cli);
+gitHostWhenAsked();
+(async () => {
+  for (let i = 0; i < 5; i++) {
+    let out = '';
+    let err = '';
+    const io = { out: (l) => (out += l + '\\n'), err: (l) => (err += l + '\\n'), cwd: process.cwd(), onInterrupt: () => () => undefined };
+    const code = await main(['task', 'add', 'Task ' + p + '-' + i, '--prompt', 'p', '--promise', 'q'], io);
+    process.stdout.write(JSON.stringify({ code, out, err }) + '\\n');
+  }
+})().catch((error) => {
+  process.stderr.write(String(error && error.stack || error) + '\\n');
+  process.exitCode = 1;
+});
+`;
 const write = (content: string): StaticStep => ({ toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content } }] });
 
 describe('the ralph CLI under crashes, races and bad input', function () {
@@ -149,14 +171,21 @@ describe('the ralph CLI under crashes, races and bad input', function () {
   });
 
   it('20 concurrent `ralph task add` processes, 5 tasks each: 100 tasks, unique ids, all exit 0', async () => {
+    // 20 processes at once, each adding its 5 tasks one after another through the bundle's `main` (the whole
+    // CLI but for its process's stdio): the race on tasks.json is between the processes; a Node start and a bundle
+    // load per task would add nothing to it (≈ 0.2 CPU-s each)
     const adders = Array.from({ length: 20 }, async (_, p) => {
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const result = await cli(['task', 'add', `Task ${p}-${i}`, '--prompt', 'p', '--promise', 'q'], ws.dir);
-        assert.equal(result.code, 0, result.stderr);
-        ids.push(result.stdout.trim());
-      }
-      return ids;
+      const result = await collect(
+        spawn(process.execPath, ['-e', ADDER, CLI, String(p)], { cwd: ws.dir, env: CLI_ENV, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      const adds = result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { code: number; out: string; err: string });
+      assert.equal(adds.length, 5, result.stdout);
+      for (const add of adds) assert.equal(add.code, 0, add.err);
+      return adds.map((add) => add.out.trim());
     });
     const printed = (await Promise.all(adders)).flat();
     const stored = await tasks();

@@ -9,7 +9,7 @@ import { RalphPaths } from '../../../src/core/paths';
 import { TaskStore } from '../../../src/core/tasks/store';
 import type { FakePull, FakeRun } from '../../fixtures/githubServer';
 import type { Step } from '../../fixtures/scriptedServer';
-import { startCli } from '../helpers/cliHarness';
+import { runCliInProcess, startCli } from '../helpers/cliHarness';
 import { FORGE_TOKEN, type ForgeProject, makeForgeProject, runJob, withoutActions } from '../helpers/forgeProject';
 import { requestText, TEST_KEY, TEST_KEY_ENV } from '../helpers/loopHarness';
 import { TEST_GIT_ENV } from '../helpers/tempWorkspace';
@@ -186,12 +186,12 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
     project = await makeForgeProject();
     const [id] = await project.addTasks([{}]);
     const env = { ...withoutActions(TEST_GIT_ENV), [TEST_KEY_ENV]: TEST_KEY, GITHUB_TOKEN: FORGE_TOKEN };
-    const unpublished = await startCli(['remote', 'run', '--detach'], project.ws.dir, env).done;
+    const unpublished = await runCliInProcess(['remote', 'run', '--detach'], project.ws.dir, env);
     assert.equal(unpublished.code, 2, unpublished.stderr);
     assert.match(unpublished.stderr, /T-001 is not in \.ralph\/tasks\.json on origin\/main: commit and push the task store first/);
     assert.equal(project.github.runs.length, 0);
     project.publish('the task');
-    const detached = await startCli(['remote', 'run', '--detach'], project.ws.dir, env).done;
+    const detached = await runCliInProcess(['remote', 'run', '--detach'], project.ws.dir, env);
     assert.equal(detached.code, 0, detached.stderr);
     const local = await startCli(['run', '--task', id], project.ws.dir, env).done;
     assert.equal(local.code, 2);
@@ -203,7 +203,7 @@ describe('ralph remote: tasks dispatched to GitHub Actions and followed to the m
 });
 
 async function runCliJson(project: ForgeProject, args: string[]) {
-  const result = await startCli(args, project.ws.dir, { ...withoutActions(TEST_GIT_ENV), GITHUB_TOKEN: FORGE_TOKEN }).done;
+  const result = await runCliInProcess(args, project.ws.dir, { ...withoutActions(TEST_GIT_ENV), GITHUB_TOKEN: FORGE_TOKEN });
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }

@@ -3,7 +3,7 @@ import { parseGateOutput } from '../../../src/core/gates/parsers';
 import type { TestCounts } from '../../../src/core/gates/parsers';
 import type { TempWorkspace } from '../helpers/tempWorkspace';
 import { EXPECTED, JEST_PROJECT, MOCHA_PROJECT, NODE_TEST_PROJECT, useToolProjects, VITEST_PROJECT } from './projects';
-import { RUN_TIMEOUT_MS, runTool } from './toolchain';
+import { RUN_TIMEOUT_MS, runTool, type ToolRun } from './toolchain';
 
 /** The counts every fixture suite must produce, and the one failure it names. */
 function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, message: RegExp): void {
@@ -18,7 +18,22 @@ function assertCalcCounts(tests: TestCounts | undefined, failureName: RegExp, me
 describe('gate output parsers: JS test runners (real tools)', function () {
   // Real tools start slowly on a busy machine; the unit suite's default 20 s is too tight.
   this.timeout(RUN_TIMEOUT_MS);
-  const { tools: toolchain, project } = useToolProjects();
+  const { tools: toolchain, project: makeProject } = useToolProjects();
+  // A fixture project and a plain run of a tool in it are made once per file: the coloured-output test compares
+  // against the same runs (same project, same argv) the tests before it read, not a second run of each tool.
+  const projects = new Map<Record<string, string>, Promise<TempWorkspace>>();
+  const project = (files: Record<string, string>): Promise<TempWorkspace> => {
+    const made = projects.get(files) ?? makeProject(files);
+    projects.set(files, made);
+    return made;
+  };
+  const plainRuns = new Map<string, Promise<ToolRun>>();
+  const runPlain = (argv: string[], dir: string): Promise<ToolRun> => {
+    const key = JSON.stringify([dir, argv]);
+    const run = plainRuns.get(key) ?? runTool(argv, dir);
+    plainRuns.set(key, run);
+    return run;
+  };
 
   it('reads mocha spec output: counts, numbered failures with the assertion message', async () => {
     const p = await project(MOCHA_PROJECT);
@@ -29,7 +44,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
 
   it('reads jest output: the Tests line and the ● failure block', async () => {
     const p = await project(JEST_PROJECT);
-    const run = await runTool([...toolchain().bin('jest'), '--ci'], p.dir);
+    const run = await runPlain([...toolchain().bin('jest'), '--ci'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc › subtracts$/, /Expected: 1\nReceived: 2/);
   });
@@ -56,7 +71,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
 
   it('reads vitest output: `Tests  1 failed | 2 passed | 1 skipped (4)` and the FAIL blocks', async () => {
     const p = await project(VITEST_PROJECT);
-    const run = await runTool([...toolchain().bin('vitest'), 'run'], p.dir);
+    const run = await runPlain([...toolchain().bin('vitest'), 'run'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assertCalcCounts(parseGateOutput('tests', run.output).tests, /^calc\.test\.js > calc > subtracts$/, /expected 2 to be 1/);
   });
@@ -94,7 +109,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
 
   it('reads node --test with the spec reporter (`ℹ pass N`, the failing tests section)', async () => {
     const p = await project(NODE_TEST_PROJECT);
-    const run = await runTool([process.execPath, '--test', '--test-reporter=spec'], p.dir);
+    const run = await runPlain([process.execPath, '--test', '--test-reporter=spec'], p.dir);
     assert.equal(run.exitCode, 1, run.output);
     assert.match(run.output, /ℹ pass 2/);
     const tests = parseGateOutput('tests', run.output).tests;
@@ -139,7 +154,7 @@ describe('gate output parsers: JS test runners (real tools)', function () {
       ['node --test', node, [process.execPath, '--test', '--test-reporter=spec']],
     ];
     for (const [label, p, argv] of cases) {
-      const plain = await runTool(argv, p.dir);
+      const plain = await runPlain(argv, p.dir);
       const coloured = await runTool(argv, p.dir, { color: true });
       // eslint-disable-next-line no-control-regex -- looking for the colour escape itself
       assert.match(coloured.output, /\u001b\[\d+m/, `${label} printed no colours`);

@@ -70,6 +70,19 @@ export const runCli = (args: string[], cwd: string, env: NodeJS.ProcessEnv = CLI
 /** What the bundle exports (src/cli/main.ts): `main` is the whole CLI but for its process's own stdio, signals and exit code. */
 interface CliBundle {
   main(argv: readonly string[], io: CliIo): Promise<number>;
+  /** What the bundle's entry point calls before `main`: no git helper process unless a run asks for one. */
+  gitHostWhenAsked(): void;
+}
+
+let bundle: CliBundle | undefined;
+/** The bundle, loaded once per process and set up as its entry point sets up a child: git from this process, no helper left behind. */
+function loadBundle(): CliBundle {
+  if (!bundle) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle people run, loaded once per process
+    bundle = require(CLI) as CliBundle;
+    bundle.gitHostWhenAsked();
+  }
+  return bundle;
 }
 
 /** Verbs whose process is part of what they do: `run` (Ctrl-C, `process.exit`, its own script path for agent CLIs), `mcp` and `hook` (stdin). */
@@ -105,7 +118,10 @@ let inProcessTurn: Promise<unknown> = Promise.resolve();
  * runs at the same time (a scripted server's handler) sees that environment too. What differs
  * from a child: the process id is this one's (a run lock this process itself holds is not another
  * process's to the CLI; a `ralph run` holds its lock in its own child), and the bundle's module
- * state (the git helper process, caches) outlives one call, as it does inside one `ralph` process.
+ * state (caches) outlives one call, as it does inside one `ralph` process. The bundle is set up as its
+ * entry point sets up a child (`gitHostWhenAsked`): its git starts from this process, as the child's
+ * does; a git helper process would outlive the call with that call's working directory (a test's
+ * workspace, removed after it) and environment.
  * An exception out of `main` is the child's "unexpected error" and exit 1.
  */
 export function runCliInProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv = CLI_ENV): Promise<CliResult> {
@@ -130,8 +146,7 @@ async function inProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv): P
   };
   const restore = becomeChildOf(env, cwd);
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle people run, loaded once per process
-    const { main } = require(CLI) as CliBundle;
+    const { main } = loadBundle();
     return { code: await main(args, io), stdout, stderr };
   } catch (error) {
     stderr += `ralph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`;

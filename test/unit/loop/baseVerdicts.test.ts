@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { eventsOf, type LoopHarness } from '../helpers/loopHarness';
-import { runCli } from '../helpers/cliHarness';
+import { runCliInProcess } from '../helpers/cliHarness';
 import {
   completeStep,
   projectHarness,
@@ -59,14 +59,14 @@ describe('verdicts against the base: pre-existing failures, flaky tests, runners
     );
     assert.match(final, /All tests passing \(tests\): yes — 3\/4 tests passing, 1 failing — 1 already failing/);
 
-    const status = await runCli(['status'], h.ws.dir);
+    const status = await runCliInProcess(['status'], h.ws.dir);
     assert.match(
       status.stdout,
       new RegExp(
         `${id} tests: 1 pre-existing failure \\(already failing at the task's base, not held against it\\): \`release date is in the future\``,
       ),
     );
-    const json = JSON.parse((await runCli(['status', '--json'], h.ws.dir)).stdout) as {
+    const json = JSON.parse((await runCliInProcess(['status', '--json'], h.ws.dir)).stdout) as {
       verdicts: { taskId: string; gates: { preExisting?: string[] }[] }[];
     };
     assert.deepEqual(json.verdicts.find((v) => v.taskId === id)?.gates[0].preExisting, ['release date is in the future']);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import type { RecordedRequest, Step } from '../../fixtures/scriptedServer';
-import { runCli } from '../helpers/cliHarness';
+import { runCliInProcess } from '../helpers/cliHarness';
 import { chatRequests, eventsOf, type LoopHarness, requestText } from '../helpers/loopHarness';
 import { completeStep, projectHarness, RELEASE_TEST, TESTS_GATE, writeStep } from '../helpers/verdictProjects';
 
@@ -100,7 +100,7 @@ for (const maxParallel of [1, 3]) {
       assert.match(last.baseFailures?.find((v) => v.name === LEGACY)?.why ?? '', /it exercises only `test\/release\.test\.js`/);
 
       // the person says it is unrelated: a known failure of this task, and the next COMPLETE lands
-      const answered = await runCli(['task', 'answer', id, '--unrelated'], h.ws.dir);
+      const answered = await runCliInProcess(['task', 'answer', id, '--unrelated'], h.ws.dir);
       assert.equal(answered.code, 0, answered.stderr);
       assert.deepEqual((await h.store.get(id)).knownFailures, [OWN_TEST]);
       const again = await h.runner().run();
@@ -117,7 +117,7 @@ for (const maxParallel of [1, 3]) {
       assert.equal(h.ws.git('show', 'HEAD:src/money.js'), MONEY_FIXED_JS.trimEnd());
       const finished = eventsOf(h.events, 'gate.finished').filter((g) => g.iteration === 1);
       assert.deepEqual(finished[0].preExisting, [LEGACY]);
-      const status = await runCli(['status'], h.ws.dir);
+      const status = await runCliInProcess(['status'], h.ws.dir);
       assert.match(status.stdout, /pre-existing failure.*release date is in the future/);
     });
 
@@ -158,7 +158,7 @@ describe('verdicts from evidence: words of the task', function () {
     assert.equal(first.results[0].status, 'needs_help', first.results[0].reason);
     assert.equal((await h.store.get(id)).iterations, 2, 'asked at the second COMPLETE, not refused until the limit');
     assert.match(first.results[0].reason, /its test file `test\/release\.test\.js` is one the task's words name/);
-    assert.equal((await runCli(['task', 'answer', id, '--unrelated', 'it was broken before'], h.ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'answer', id, '--unrelated', 'it was broken before'], h.ws.dir)).code, 0);
     const second = await h.runner().run();
     assert.equal(second.results[0].status, 'done', second.results[0].reason);
   });
@@ -168,7 +168,7 @@ describe('verdicts from evidence: words of the task', function () {
     h = await projectHarness(steps, { files: PROJECT, config: { gates: [TESTS_GATE], loop: { maxIterations: 4 } } });
     const id = await h.addTask(TASK);
     assert.equal((await h.runner().run()).results[0].status, 'needs_help');
-    assert.equal((await runCli(['task', 'answer', id, '--part-of-task'], h.ws.dir)).code, 0);
+    assert.equal((await runCliInProcess(['task', 'answer', id, '--part-of-task'], h.ws.dir)).code, 0);
     const again = await h.runner().run();
     assert.equal(again.results[0].status, 'timeout', 'refused on: never done while its own test is red');
     const asked = (await h.store.get(id)).questions?.filter((q) => q.kind === 'verdict') ?? [];
@@ -180,7 +180,7 @@ describe('verdicts from evidence: words of the task', function () {
   it('refuses a verdict answer where the task asks no such question, and --unrelated with --part-of-task', async () => {
     h = await projectHarness([], { files: PROJECT, config: { gates: [TESTS_GATE] } });
     const id = await h.addTask(TASK);
-    const both = await runCli(['task', 'answer', id, '--unrelated', '--part-of-task'], h.ws.dir);
+    const both = await runCliInProcess(['task', 'answer', id, '--unrelated', '--part-of-task'], h.ws.dir);
     assert.equal(both.code, 2);
     assert.match(both.stderr, /give --part-of-task or --unrelated, not both/);
   });
