@@ -9,10 +9,10 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
 import { agentCliOrSkip } from '../helpers/agentClis';
-import { ocBash, ocComplete, OPENCODE_MODEL, opencodeAgent, opencodeEnv, opencodeIteration } from '../helpers/agentCliRun';
+import { NODE_TEST_GATE, ocBash, ocComplete, OPENCODE_MODEL, opencodeAgent, opencodeEnv, opencodeIteration } from '../helpers/agentCliRun';
 import { runCli, runCliInProcess } from '../helpers/cliHarness';
 import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { GREETER_FIXED_JS, GREETER_JS, GREETER_TEST, packageJson, TESTS_GATE } from '../helpers/greeterProject';
+import { GREETER_FIXED_JS, GREETER_JS, GREETER_TEST, packageJson } from '../helpers/greeterProject';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
@@ -67,7 +67,7 @@ describe('ralph run up the escalation ladder: from the built-in agent to OpenCod
     const config = {
       llm: { baseUrl: server.url, apiKeyEnv: TEST_KEY_ENV, models: [CHEAP], maxRetries: 0 },
       escalation: { threshold: 2, ladder: [CHEAP, { agent: 'opencode', model: NAMED_OPENCODE }] },
-      gates: [TESTS_GATE],
+      gates: [NODE_TEST_GATE],
       loop: { maxIterations: 4, maxParallel: 1 },
     };
     await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);

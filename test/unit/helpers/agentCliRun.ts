@@ -69,8 +69,15 @@ export async function claudeEnv(baseUrl: string): Promise<{ env: NodeJS.ProcessE
 }
 
 /**
+ * The tests gate of these projects: the runner their `npm test` script starts, as a person may configure
+ * it (`node --test`). The agent's scripted `npm test` still goes through npm; the gate, run several times a
+ * test (the task's base, each iteration, the merge), is spared npm's own start (≈ 0.2 CPU-s a run).
+ */
+export const NODE_TEST_GATE = { ...TESTS_GATE, command: 'node --test' };
+
+/**
  * The greeter project (one node:test test red at the base: `add` subtracts), initialized by
- * `ralph init`, gated by `npm test`, its tasks worked on by the agent CLI at `command`.
+ * `ralph init`, gated by `node --test` (`NODE_TEST_GATE`), its tasks worked on by the agent CLI at `command`.
  * `ralph init` and `ralph task add` run once a test process (`greeterTemplate`); each project is a
  * copy of that one, its config then committed as `ralph init`'s commit, as it was when each ran them.
  */
@@ -83,7 +90,7 @@ export async function agentCliProject(
   const template = await greeterTemplate();
   const ws = await makeTempWorkspace();
   execFileSync('cp', ['-a', `${template}/.`, ws.dir]);
-  const config = { agent: { kind, command, ...agent }, gates: [TESTS_GATE], loop: { maxIterations: 2, ...loop } };
+  const config = { agent: { kind, command, ...agent }, gates: [NODE_TEST_GATE], loop: { maxIterations: 2, ...loop } };
   await fs.writeFile(ws.path('.ralph/config.json'), `${JSON.stringify(config, null, 2)}\n`);
   ws.git('add', '.ralph/config.json');
   ws.git('commit', '-q', '--amend', '--no-edit');
@@ -175,8 +182,10 @@ export const codexComplete = (summary: string): CodexTurn => ({
 
 /**
  * The environment and `agent.args` of a person whose Codex points at the scripted Responses server:
- * a Codex home of its own (TMPDIR beside it: Codex will not set up its sandbox helper under its
- * home in the temporary folder), the provider as `-c` overrides, no retries, no analytics.
+ * a home of their own, the Codex home in it (TMPDIR beside it: Codex will not set up its sandbox helper
+ * under its home in the temporary folder), the provider as `-c` overrides, no retries, no analytics.
+ * The home is theirs as for the other CLIs: Codex runs its commands in a login shell, which would
+ * otherwise read the profile of whoever runs the tests (a version manager's set-up at each command).
  */
 export async function codexEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; home: string; args: string[] }> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-codex-home-'));
@@ -195,6 +204,7 @@ export async function codexEnv(url: string): Promise<{ env: NodeJS.ProcessEnv; h
   ];
   const env = {
     ...CLI_ENV,
+    HOME: home,
     CODEX_HOME: path.join(home, 'codex-home'),
     TMPDIR: path.join(home, 'tmp'),
     RALPH_TEST_CODEX_KEY: 'sk-test-codex',
