@@ -11,7 +11,7 @@ import { cliModels } from './cliModels';
 import type { RunSummary } from '../core/loop/run/runner';
 import { openRalph, type PreparedRun, type Ralph, type RunParts } from '../core/ralph';
 import type { RunLock } from '../core/loop/run/runLock';
-import { startGitHost } from '../core/git/gitHost';
+import { startGitHost, stopGitHost } from '../core/git/gitHost';
 import { NodeCommandRunner } from '../core/commands/processRunner';
 import type { RunSpendSummary } from '../core/spend/receipt';
 import { describeLine } from '../core/spend/receiptFormat';
@@ -30,11 +30,16 @@ import { formatEvent } from '../core/eventFormat';
 /** `ralph run` on the workspace `command.workspace` (an existing folder), or `ralph run --ci` (whose forge modules load only then). */
 export async function runCommand(command: Extract<CliCommand, { kind: 'run' }>, io: CliIo): Promise<number> {
   const ralph = openRalph(command.workspace);
-  if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
-    const { isCiRun, runCiCommand } = await import('./ciRun.js');
-    if (isCiRun(command)) return runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
+  try {
+    if (command.ci === true || (command.taskId !== undefined && process.env.GITHUB_ACTIONS === 'true')) {
+      const { isCiRun, runCiCommand } = await import('./ciRun.js');
+      if (isCiRun(command)) return await runCiCommand(ralph, command, io, (hooks: RunHooks) => run(ralph, command, io, hooks));
+    }
+    return await run(ralph, command, io);
+  } finally {
+    // the run's git helper ends with the run: `ralph run` exits with no process of its own left behind
+    await stopGitHost();
   }
-  return run(ralph, command, io);
 }
 
 /**

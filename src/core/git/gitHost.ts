@@ -68,6 +68,28 @@ export function startGitHost(): void {
   if (!unavailable) ensureHost();
 }
 
+/**
+ * Ends the helper and waits until it has gone (at most `timeoutMs`, then SIGKILL): a CLI about to
+ * exit leaves no process of its own behind, not even for the moment the helper takes to see its
+ * parent go (longer on a busy machine). Calls in flight fail as when the helper dies; a later
+ * call starts a new helper.
+ */
+export function stopGitHost(timeoutMs = 2000): Promise<void> {
+  const child = host;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    stopUsing(child);
+  });
+}
+
 /** The helper's process id while it runs (for tests and diagnostics). */
 export function gitHostPid(): number | undefined {
   return host?.pid;

@@ -223,15 +223,19 @@ export class WorktreeManager {
 
   /** Removes the task's worktree (uncommitted files in it are lost) and, when asked, its branch. */
   async remove(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
-    // under the lock only git's record goes and the folder is moved aside (no git process); its files go after
+    // under the lock git's record goes and the folder is moved aside (no git process); its files go after.
+    // The branch goes under the lock too: `git branch -D` reads every worktree's record, and beside
+    // another removal it met one half gone ("Invalid path '.git/worktrees/T-043'", tasks landed together)
+    let branchFailure: unknown;
     const aside = await this.exclusive(async () => {
       const moved = await unregisterWorktree(this.pathFor(taskId), await this.refs.common()).catch(() => undefined);
       if (!moved) await this.removeUnlocked(taskId, { deleteBranch: false });
+      if (options.deleteBranch)
+        branchFailure = await this.deleteBranch(this.branchFor(taskId)).catch((error: unknown) => error ?? 'failed');
       return moved;
     });
     if (aside) await removeTree(aside);
-    // the branch is a ref, no worktree's record: deleted after the queue's turn, so the next worktree command goes on meanwhile
-    if (options.deleteBranch) await this.deleteBranch(this.branchFor(taskId));
+    if (branchFailure !== undefined) throw branchFailure;
   }
 
   private async removeUnlocked(taskId: string, options: { deleteBranch: boolean }): Promise<void> {
