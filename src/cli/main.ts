@@ -166,7 +166,8 @@ async function runHook(event: 'pre-tool-use' | 'pre-compact', io: CliIo): Promis
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const { preCompactHook, preToolUseHook } = await import('../core/agentCli/hookGate.js');
   const hook = event === 'pre-compact' ? preCompactHook : preToolUseHook;
-  const { code, stderr } = await hook(Buffer.concat(chunks).toString('utf8'), process.env);
+  const { code, stderr, stdout } = await hook(Buffer.concat(chunks).toString('utf8'), process.env);
+  if (stdout) io.out(stdout);
   if (stderr) io.err(stderr);
   return code;
 }

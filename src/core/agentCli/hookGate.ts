@@ -9,6 +9,8 @@ import { TaskChanges } from '../commands/taskChanges';
  * what it judges by: a JSON file the session writes into its private folder, named by this variable.
  */
 export const HOOK_CONTEXT_ENV = 'RALPH_HOOK_CONTEXT';
+/** In the session's folder once the session must end (a budget reached, a refused key): `{ reason }`. */
+export const HOOK_STOP_FILE = 'stop.json';
 
 /** What the hook judges the agent's tool calls by. */
 export interface HookContext {
@@ -21,6 +23,8 @@ export interface HookContext {
   config: Pick<RalphConfig, 'commands' | 'loop'>;
   /** Where a command that needs a person's approval is recorded (one JSON line each): the task's question after the session. */
   questionsFile: string;
+  /** There once the session must end: the next tool call is not run and the CLI is told to stop (no further model call). */
+  stopFile?: string;
   /** Where the hook records the session's events (one JSON line each): `pre-compact` ends the session. */
   eventsFile?: string;
   /** The task's own progress notes (`.ralph/progress/<id>.md`, relative to `root`): the one file under `.ralph/` the agent writes. */
@@ -100,7 +104,7 @@ export async function readHookQuestions(file: string): Promise<HookQuestion[]> {
 }
 
 /** `ralph hook pre-tool-use`: reads the CLI's hook input on stdin; exit 2 with the reason on stderr blocks the tool. */
-export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string; stdout?: string }> {
   const file = env[HOOK_CONTEXT_ENV];
   if (!file) return { code: 0, stderr: '' };
   let context: HookContext;
@@ -112,6 +116,12 @@ export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Pro
     // what cannot be judged does not run
     return { code: 2, stderr: `Ralph could not judge this tool call (${(error as Error).message}); it did not run` };
   }
+  const stop = context.stopFile ? await fs.readFile(context.stopFile, 'utf8').catch(() => undefined) : undefined;
+  if (stop !== undefined) {
+    // Claude Code's hook output: `continue: false` ends the session after the hook (a refusal alone would go back to the model)
+    const reason = (JSON.parse(stop) as { reason?: unknown }).reason;
+    return { code: 0, stderr: '', stdout: JSON.stringify({ continue: false, stopReason: `Ralph ended the session: ${String(reason)}` }) };
+  }
   const verdict = await judgeToolUse(call, context);
   return verdict.action === 'allow' ? { code: 0, stderr: '' } : { code: 2, stderr: verdict.reason };
 }
@@ -121,7 +131,7 @@ export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Pro
  * the session runner, which ends the session there — the next iteration starts fresh from the
  * repository and the notes instead of a summary of this one (the loop's own answer to a full context).
  */
-export async function preCompactHook(stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+export async function preCompactHook(stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string; stdout?: string }> {
   const file = env[HOOK_CONTEXT_ENV];
   if (!file) return { code: 0, stderr: '' };
   try {

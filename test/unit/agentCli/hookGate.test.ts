@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { HOOK_CONTEXT_ENV, type HookContext, judgeToolUse, preCompactHook, readHookQuestions } from '../../../src/core/agentCli/hookGate';
+import {
+  HOOK_CONTEXT_ENV,
+  type HookContext,
+  judgeToolUse,
+  preCompactHook,
+  preToolUseHook,
+  readHookQuestions,
+} from '../../../src/core/agentCli/hookGate';
 import { RalphConfigSchema } from '../../../src/core/config/schema';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
@@ -72,6 +79,22 @@ describe("the agent CLI's tool-use hook: Ralph's command rules", () => {
     assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, '.ralph', 'progress', 'T-001.md')), context), { action: 'allow' });
     assert.deepEqual(await judgeToolUse(write(path.join(ws.dir, 'src', 'a.js')), context), { action: 'allow' });
     await fs.rm(context.questionsFile, { force: true });
+  });
+
+  it('once the session must end (its stop file written): the next tool call stops the CLI (continue: false), whatever the call', async () => {
+    const dir = await ws.outsideDir();
+    const file = path.join(dir, 'context.json');
+    const stopFile = path.join(dir, 'stop.json');
+    await fs.writeFile(file, JSON.stringify({ ...context, stopFile }));
+    const call = JSON.stringify(bash('npm test'));
+    assert.deepEqual(await preToolUseHook(call, { [HOOK_CONTEXT_ENV]: file }), { code: 0, stderr: '' });
+    await fs.writeFile(stopFile, JSON.stringify({ reason: 'task T-001 token budget reached' }));
+    const stopped = await preToolUseHook(call, { [HOOK_CONTEXT_ENV]: file });
+    assert.equal(stopped.code, 0);
+    assert.deepEqual(JSON.parse(stopped.stdout ?? ''), {
+      continue: false,
+      stopReason: 'Ralph ended the session: task T-001 token budget reached',
+    });
   });
 
   it("PreCompact: records that the session's context is full (for the session to end there); never blocks", async () => {
