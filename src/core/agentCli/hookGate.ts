@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { RalphConfig } from '../config/schema';
 import { evaluateCommand } from '../commands/commandPolicy';
@@ -11,6 +11,19 @@ import { TaskChanges } from '../commands/taskChanges';
 export const HOOK_CONTEXT_ENV = 'RALPH_HOOK_CONTEXT';
 /** In the session's folder once the session must end (a budget reached, a refused key): `{ reason }`. */
 export const HOOK_STOP_FILE = 'stop.json';
+
+/**
+ * Written at once (before the session's kill) when a session must end: the CLI's next tool-use
+ * hook stops it, so the tool call of the turn that reached a budget runs no tool and starts no
+ * further model call, even when the kill lands late on a busy machine.
+ */
+export function stopHooks(sessionDir: string, reason: string): void {
+  try {
+    writeFileSync(path.join(sessionDir, HOOK_STOP_FILE), JSON.stringify({ reason }), { mode: 0o600 });
+  } catch {
+    // the kill still ends the session
+  }
+}
 
 /** What the hook judges the agent's tool calls by. */
 export interface HookContext {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promises as fs, writeFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,7 +12,7 @@ import { addUsage, type TokenUsage, ZERO_USAGE } from '../llm/types';
 import { parseSignals } from '../signals/parser';
 import type { Signal } from '../signals/types';
 import { sandboxedCommand } from './cliSandbox';
-import { HOOK_CONTEXT_ENV, HOOK_STOP_FILE, type HookContext, type HookQuestion, readHookQuestions } from './hookGate';
+import { HOOK_CONTEXT_ENV, HOOK_STOP_FILE, type HookContext, type HookQuestion, readHookQuestions, stopHooks } from './hookGate';
 import { readSignalFile, SIGNAL_FILE_ENV } from './signalFile';
 import type { AgentCliAdapter, AgentCliEvent, McpLaunch } from './types';
 
@@ -190,20 +190,6 @@ class AgentSession {
     });
   }
 
-  /**
-   * Written at once (before the kill) when the session must end: the CLI's next tool-use hook stops
-   * it (hookGate.ts), so the tool call of the turn that reached a budget runs no tool and starts no
-   * further model call, even when the kill lands late on a busy machine.
-   */
-  private stopHooks(reason: string): void {
-    if (!this.o.hook) return;
-    try {
-      writeFileSync(path.join(this.sessionDir, HOOK_STOP_FILE), JSON.stringify({ reason }), { mode: 0o600 });
-    } catch {
-      // the kill still ends the session
-    }
-  }
-
   /** The hook's context file in the session's folder, and the variable that names it (to the CLI, and so to its hooks). */
   private async writeHookContext(): Promise<Record<string, string>> {
     if (!this.o.hook) return {};
@@ -228,7 +214,7 @@ class AgentSession {
         // a reached budget (or refused credentials): the session ends within the turn that reached it
         if (error instanceof AuthRefused) this.authError ??= error.message;
         else this.budgetError ??= error instanceof Error ? error.message : String(error);
-        this.stopHooks(this.authError ?? this.budgetError ?? 'the session ended');
+        if (this.o.hook) stopHooks(this.sessionDir, this.authError ?? this.budgetError ?? 'the session ended');
         void kill();
       }
     }
