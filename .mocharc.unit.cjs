@@ -1,4 +1,4 @@
-// The unit tier (scripts/test-all.sh, `npm run test:unit`): test files in parallel worker processes
+// The unit tier and the agent-CLI tier (scripts/test-all.sh, `npm run test:unit`, `npm run test:agentclis`): test files in parallel worker processes
 // (mocha's parallel mode). Most of a unit test's time is spent waiting on git, child processes and
 // sockets, not on the CPU, so the default is twice the cores. RALPH_TEST_JOBS sets it; 1 runs the
 // files one at a time in one process. `npx mocha --config .mocharc.unit.cjs <files>` runs just those.

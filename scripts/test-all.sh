@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `npm test` runs: the static checks, the build, unit tests, the real-repository tier, then the
 # integration suite inside a real VS Code extension host (code-server + headless Chromium, offline;
-# see TESTING.md) and the end-to-end tier. Ends with a table of every phase's duration (issue 45),
+# see TESTING.md), the end-to-end tier and the agent-CLI tier. Ends with a table of every phase's duration (issue 45),
 # on a failure too; each mocha tier also prints its slowest tests and files.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -162,6 +162,14 @@ npm run --silent package >/dev/null
 # the production build replaced dist/: rebuild the development bundles the integration tier uses
 rebuild_dev=1
 tier e2e node out/test/e2e/run.js
+
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode, installed above):
+# their adapters and `ralph run` on them (test/agentclis/), beside the real repositories' last runs.
+# On the development bundles again: the packaging replaced dist/ with the production build.
+phase "agent CLIs (the real ones from the npm registry), beside the real repositories"
+npm run --silent build >/dev/null
+rebuild_dev=""
+tier agentclis npx mocha --config .mocharc.unit.cjs 'out/test/agentclis/**/*.test.js'
 
 phase "real repositories (verdicts on real bug-fix commits): the rest of the tier"
 realrepos_rc=0

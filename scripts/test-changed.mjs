@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:changed`: the unit tests that reach the files changed against main, by the rule the
+// `npm run test:changed`: the unit and agent-CLI tests that reach the files changed against main, by the rule the
 // product's own affected-test selection follows (src/core/gates/affectedTests.ts): a test file is
 // picked when what it imports, followed transitively, holds a changed file. The imports are read by
 // TypeScript itself (`ts.preProcessFile`, `ts.resolveModuleName`), exact on this TypeScript code base
@@ -91,11 +91,11 @@ const { ref, changed } = changedFiles();
 const files = new Set(
   [...lines(git('ls-files')), ...lines(git('ls-files', '--others', '--exclude-standard'))].filter((f) => existsSync(path.join(root, f))),
 );
-const tests = [...files].filter((f) => /^test\/unit\/.*\.test\.ts$/.test(f)).sort();
+const tests = [...files].filter((f) => /^test\/(unit|agentclis)\/.*\.test\.ts$/.test(f)).sort();
 const everything = [...changed].find((f) => EVERYTHING.test(f));
 const picked = everything ? tests.map((test) => ({ test, why: `${everything} changed` })) : pick(tests, changed);
 
-console.log(`[test:changed] ${changed.size} file(s) changed against ${ref}; ${picked.length} unit test file(s) reach them`);
+console.log(`[test:changed] ${changed.size} file(s) changed against ${ref}; ${picked.length} test file(s) reach them (unit, agent CLIs)`);
 for (const { test, why } of picked) console.log(`  ${test}  (${why})`);
 if (process.argv.includes('--list') || picked.length === 0) process.exit(0);
 const compiled = picked.map(({ test }) => path.join('out', test.replace(/\.ts$/, '.js')));

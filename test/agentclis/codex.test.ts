@@ -3,13 +3,13 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { codexAdapter, mcpOverrides, tomlString } from '../../../src/core/agentCli/adapters/codex';
-import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
-import { startResponsesServer } from '../../fixtures/responsesServer';
-import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
-import { CLI } from '../helpers/cliHarness';
+import { codexAdapter, mcpOverrides, tomlString } from '../../src/core/agentCli/adapters/codex';
+import type { AgentCliEvent, SessionInput } from '../../src/core/agentCli/types';
+import { startResponsesServer } from '../fixtures/responsesServer';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../src/core/agentCli/signalFile';
+import { CLI } from '../unit/helpers/cliHarness';
 
-const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const REPO_ROOT = path.resolve(__dirname, '../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/codex');
 const CODEX_VERSION = '0.171.0';
 

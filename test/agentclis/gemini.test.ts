@@ -3,14 +3,14 @@ import { execFileSync, spawn } from 'node:child_process';
 import { promises as fs, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { geminiAdapter, geminiLaunch, mergeSettings, stripJsonComments } from '../../../src/core/agentCli/adapters/gemini';
-import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
-import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
-import { startGeminiServer } from '../../fixtures/geminiServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { CLI } from '../helpers/cliHarness';
+import { geminiAdapter, geminiLaunch, mergeSettings, stripJsonComments } from '../../src/core/agentCli/adapters/gemini';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../src/core/agentCli/signalFile';
+import type { AgentCliEvent, SessionInput } from '../../src/core/agentCli/types';
+import { startGeminiServer } from '../fixtures/geminiServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import { CLI } from '../unit/helpers/cliHarness';
 
-const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const REPO_ROOT = path.resolve(__dirname, '../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/gemini');
 
 /** All events of a captured `gemini --output-format stream-json` output (0.61.0), read line by line. */

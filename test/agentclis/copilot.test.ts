@@ -3,15 +3,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { copilotAdapter, copilotArgs, copilotFiles, copilotMcpConfig, usageOf } from '../../../src/core/agentCli/adapters/copilot';
-import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
-import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
-import { startScriptedServer } from '../../fixtures/scriptedServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { CLI } from '../helpers/cliHarness';
-import { copilotEnv, copilotPrompt } from '../helpers/copilotCli';
+import { copilotAdapter, copilotArgs, copilotFiles, copilotMcpConfig, usageOf } from '../../src/core/agentCli/adapters/copilot';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../src/core/agentCli/signalFile';
+import type { AgentCliEvent, SessionInput } from '../../src/core/agentCli/types';
+import { startScriptedServer } from '../fixtures/scriptedServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import { CLI } from '../unit/helpers/cliHarness';
+import { copilotEnv, copilotPrompt } from '../unit/helpers/copilotCli';
 
-const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const REPO_ROOT = path.resolve(__dirname, '../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/copilot');
 
 /** All events of a captured `copilot --output-format json` output (1.0.102), read line by line, its usage file beside it. */

@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
-import { probeSandbox } from '../../../src/core/commands/sandbox';
-import { type GeminiServer, startGeminiServer } from '../../fixtures/geminiServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { agentCliProject, processesIn } from '../helpers/agentCliRun';
-import { runCli } from '../helpers/cliHarness';
-import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, geminiIteration, geminiPrompt, gShell, gWrite } from '../helpers/geminiRun';
-import { GREETER_FIXED_JS } from '../helpers/greeterProject';
-import type { TempWorkspace } from '../helpers/tempWorkspace';
+import { probeSandbox } from '../../src/core/commands/sandbox';
+import { type GeminiServer, startGeminiServer } from '../fixtures/geminiServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import { agentCliProject, processesIn } from '../unit/helpers/agentCliRun';
+import { runCli } from '../unit/helpers/cliHarness';
+import { gComplete, GEMINI_MODEL, geminiAgent, geminiEnv, geminiIteration, geminiPrompt, gShell, gWrite } from '../unit/helpers/geminiRun';
+import { GREETER_FIXED_JS } from '../unit/helpers/greeterProject';
+import type { TempWorkspace } from '../unit/helpers/tempWorkspace';
 
 /**
  * A shell command that tries to write outside the task's worktree: the main workspace, the home

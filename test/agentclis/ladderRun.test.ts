@@ -7,13 +7,21 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { type RecordedRequest, type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { NODE_TEST_GATE, ocBash, ocComplete, OPENCODE_MODEL, opencodeAgent, opencodeEnv, opencodeIteration } from '../helpers/agentCliRun';
-import { runCli, runCliInProcess } from '../helpers/cliHarness';
-import { TEST_KEY_ENV } from '../helpers/loopHarness';
-import { GREETER_FIXED_JS, GREETER_JS, GREETER_TEST, packageJson } from '../helpers/greeterProject';
-import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
+import { type RecordedRequest, type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import {
+  NODE_TEST_GATE,
+  ocBash,
+  ocComplete,
+  OPENCODE_MODEL,
+  opencodeAgent,
+  opencodeEnv,
+  opencodeIteration,
+} from '../unit/helpers/agentCliRun';
+import { runCli, runCliInProcess } from '../unit/helpers/cliHarness';
+import { TEST_KEY_ENV } from '../unit/helpers/loopHarness';
+import { GREETER_FIXED_JS, GREETER_JS, GREETER_TEST, packageJson } from '../unit/helpers/greeterProject';
+import { makeTempWorkspace, type TempWorkspace } from '../unit/helpers/tempWorkspace';
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
 const CHEAP = 'cheap-model';

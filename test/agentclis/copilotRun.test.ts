@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { agentCliProject, processesIn } from '../helpers/agentCliRun';
-import { runCli } from '../helpers/cliHarness';
-import { COPILOT_MODEL, copilotAgent, copilotEnv, copilotIteration, copilotPrompt, cpBash, cpComplete } from '../helpers/copilotCli';
-import { GREETER_FIXED_JS } from '../helpers/greeterProject';
-import type { TempWorkspace } from '../helpers/tempWorkspace';
+import { type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import { agentCliProject, processesIn } from '../unit/helpers/agentCliRun';
+import { runCli } from '../unit/helpers/cliHarness';
+import { COPILOT_MODEL, copilotAgent, copilotEnv, copilotIteration, copilotPrompt, cpBash, cpComplete } from '../unit/helpers/copilotCli';
+import { GREETER_FIXED_JS } from '../unit/helpers/greeterProject';
+import type { TempWorkspace } from '../unit/helpers/tempWorkspace';
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
 

@@ -4,17 +4,17 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { CLAUDE_TOOL_OUTPUT_LIMIT, claudeCodeAdapter } from '../../../src/core/agentCli/adapters/claudeCode';
-import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
-import { type AnthropicStep, startAnthropicServer } from '../../fixtures/anthropicServer';
-import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
-import { CLI } from '../helpers/cliHarness';
+import { CLAUDE_TOOL_OUTPUT_LIMIT, claudeCodeAdapter } from '../../src/core/agentCli/adapters/claudeCode';
+import type { AgentCliEvent, SessionInput } from '../../src/core/agentCli/types';
+import { type AnthropicStep, startAnthropicServer } from '../fixtures/anthropicServer';
+import { makeTempWorkspace, type TempWorkspace } from '../unit/helpers/tempWorkspace';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../src/core/agentCli/signalFile';
+import { CLI } from '../unit/helpers/cliHarness';
 
 /** The pinned version the test tier installs (`npm install --prefix <dir>/claude-code-<version>`). */
 const CLAUDE_CODE_VERSION = '2.1.332';
 
-const repoRoot = __dirname.split(path.sep).includes('out') ? path.resolve(__dirname, '../../../..') : path.resolve(__dirname, '../../..');
+const repoRoot = __dirname.split(path.sep).includes('out') ? path.resolve(__dirname, '../../..') : path.resolve(__dirname, '../..');
 
 function sample(name: string): string[] {
   return readFileSync(path.join(repoRoot, 'test', 'fixtures', 'agentCli', 'claude-code', name), 'utf8').split('\n');

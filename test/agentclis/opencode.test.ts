@@ -3,15 +3,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { OPENCODE_CONFIG_ENV, opencodeAdapter, opencodeConfig } from '../../../src/core/agentCli/adapters/opencode';
-import type { AgentCliEvent, SessionInput } from '../../../src/core/agentCli/types';
-import { startScriptedServer } from '../../fixtures/scriptedServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
-import { OPENCODE_MODEL, opencodeEnv } from '../helpers/agentCliRun';
-import { readSignalFile, SIGNAL_FILE_ENV } from '../../../src/core/agentCli/signalFile';
-import { CLI } from '../helpers/cliHarness';
+import { OPENCODE_CONFIG_ENV, opencodeAdapter, opencodeConfig } from '../../src/core/agentCli/adapters/opencode';
+import type { AgentCliEvent, SessionInput } from '../../src/core/agentCli/types';
+import { startScriptedServer } from '../fixtures/scriptedServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
+import { OPENCODE_MODEL, opencodeEnv } from '../unit/helpers/agentCliRun';
+import { readSignalFile, SIGNAL_FILE_ENV } from '../../src/core/agentCli/signalFile';
+import { CLI } from '../unit/helpers/cliHarness';
 
-const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const REPO_ROOT = path.resolve(__dirname, '../../..');
 const SAMPLES = path.join(REPO_ROOT, 'test/fixtures/agentCli/opencode');
 
 /** All events of a captured `opencode run --format json` output (1.18.33), read line by line. */

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type AnthropicServer, startAnthropicServer } from '../../fixtures/anthropicServer';
-import { probeSandbox } from '../../../src/core/commands/sandbox';
-import { agentCliOrSkip } from '../helpers/agentClis';
+import { type AnthropicServer, startAnthropicServer } from '../fixtures/anthropicServer';
+import { probeSandbox } from '../../src/core/commands/sandbox';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
 import {
   agentCliProject,
   bash,
@@ -20,10 +20,10 @@ import {
   processesIn,
   sessionAgent,
   sessionPrompt,
-} from '../helpers/agentCliRun';
-import { runCli } from '../helpers/cliHarness';
-import { GREETER_FIXED_JS } from '../helpers/greeterProject';
-import type { TempWorkspace } from '../helpers/tempWorkspace';
+} from '../unit/helpers/agentCliRun';
+import { runCli } from '../unit/helpers/cliHarness';
+import { GREETER_FIXED_JS } from '../unit/helpers/greeterProject';
+import type { TempWorkspace } from '../unit/helpers/tempWorkspace';
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
 

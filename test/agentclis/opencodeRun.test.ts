@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { type ScriptedServer, startScriptedServer } from '../../fixtures/scriptedServer';
-import { agentCliOrSkip } from '../helpers/agentClis';
+import { type ScriptedServer, startScriptedServer } from '../fixtures/scriptedServer';
+import { agentCliOrSkip } from '../unit/helpers/agentClis';
 import {
   agentCliProject,
   ocBash,
@@ -18,10 +18,10 @@ import {
   opencodeIteration,
   opencodePrompt,
   processesIn,
-} from '../helpers/agentCliRun';
-import { runCli } from '../helpers/cliHarness';
-import { GREETER_FIXED_JS } from '../helpers/greeterProject';
-import type { TempWorkspace } from '../helpers/tempWorkspace';
+} from '../unit/helpers/agentCliRun';
+import { runCli } from '../unit/helpers/cliHarness';
+import { GREETER_FIXED_JS } from '../unit/helpers/greeterProject';
+import type { TempWorkspace } from '../unit/helpers/tempWorkspace';
 
 const FIX = `cat > greeter.js <<'EOF'\n${GREETER_FIXED_JS}EOF`;
 
