@@ -167,7 +167,7 @@ tier e2e node out/test/e2e/run.js
 # their adapters and `ralph run` on them (test/agentclis/), beside the real repositories' last runs.
 # On the development bundles again: the packaging replaced dist/ with the production build.
 phase "agent CLIs (the real ones from the npm registry), beside the real repositories"
-npm run --silent build >/dev/null
+npm run --silent build >"$logs/build-dev.out" 2>&1 || { cat "$logs/build-dev.out"; exit 1; }
 rebuild_dev=""
 tier agentclis npx mocha --config .mocharc.unit.cjs 'out/test/agentclis/**/*.test.js'
 
