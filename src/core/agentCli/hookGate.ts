@@ -25,6 +25,15 @@ export function stopHooks(sessionDir: string, reason: string): void {
   }
 }
 
+/** The reason a stop file gives; a file caught half-written still stops the session. */
+function stopReason(text: string): string {
+  try {
+    return String((JSON.parse(text) as { reason?: unknown }).reason);
+  } catch {
+    return 'the session ended';
+  }
+}
+
 /** What the hook judges the agent's tool calls by. */
 export interface HookContext {
   /** The task's folder: paths in commands are judged against it. */
@@ -132,8 +141,7 @@ export async function preToolUseHook(stdin: string, env: NodeJS.ProcessEnv): Pro
   const stop = context.stopFile ? await fs.readFile(context.stopFile, 'utf8').catch(() => undefined) : undefined;
   if (stop !== undefined) {
     // Claude Code's hook output: `continue: false` ends the session after the hook (a refusal alone would go back to the model)
-    const reason = (JSON.parse(stop) as { reason?: unknown }).reason;
-    return { code: 0, stderr: '', stdout: JSON.stringify({ continue: false, stopReason: `Ralph ended the session: ${String(reason)}` }) };
+    return { code: 0, stderr: '', stdout: JSON.stringify({ continue: false, stopReason: `Ralph ended the session: ${stopReason(stop)}` }) };
   }
   const verdict = await judgeToolUse(call, context);
   return verdict.action === 'allow' ? { code: 0, stderr: '' } : { code: 2, stderr: verdict.reason };
