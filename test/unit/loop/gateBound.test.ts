@@ -32,9 +32,9 @@ const request = (name: string, signal?: AbortSignal): GateRunRequest => ({
 });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function until(condition: () => boolean): Promise<void> {
+async function until(condition: () => boolean, what = 'the condition never held'): Promise<void> {
   for (let i = 0; i < 500 && !condition(); i++) await sleep(5);
-  assert.ok(condition(), 'the condition never held');
+  assert.ok(condition(), what);
 }
 
 describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGates)', () => {
@@ -137,9 +137,9 @@ describe('GateBound: the run-wide bound on gate processes (loop.maxConcurrentGat
     });
     const runner = bound.around(held.runner);
     const runs = ['a', 'b', 'c', 'd'].map((name) => runner.run(request(name)));
-    await sleep(40);
+    // Waits for the looks themselves, not a fixed time: a loaded CI machine can delay 5 ms timers past 40 ms.
+    await until(() => looks.length >= 3, 'the line looked while it waited');
     assert.deepEqual(held.started, ['a'], 'busy cores: the limit holds');
-    assert.ok(looks.length >= 3, 'the line looked while it waited');
     idle = 1.5;
     await until(() => held.started.length === 3);
     await sleep(40);
