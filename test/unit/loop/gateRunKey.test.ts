@@ -265,15 +265,18 @@ describe('GateRunCache: one result per tree, command and environment (real git)'
     assert.notEqual(own.reused, true, 'the waiter ran its own');
     assert.equal(inner.runs, 2);
     // a runner that dies midway: its caller sees the error, a waiter runs its own, nothing is kept
-    const crashing = new CountingRunner(0, (run) => (run === 1 ? 300 : 30));
+    // (it dies when the test says, not after a fixed time: on a loaded machine the waiter's key read can outlast any)
+    const crashing = new CountingRunner(0, (run) => (run === 1 ? 120_000 : 30));
     crashing.crash = true;
     const cache2 = new GateRunCache();
     const runner2 = cache2.around(crashing);
-    const dying = runner2.run(request(ws.dir));
+    const kill = new AbortController();
+    const dying = runner2.run(request(ws.dir, { signal: kill.signal }));
     for (let i = 0; i < 400 && crashing.runs === 0; i++) await new Promise((r) => setTimeout(r, 25));
     const waiting = runner2.run(request(other));
     await cache2.keyFor(crashing, request(other));
     crashing.crash = false;
+    kill.abort(); // the first run dies now (it read `crash` when it began); the waiter's own does not
     await assert.rejects(dying, /the runner died/);
     assert.notEqual((await waiting).reused, true);
     assert.equal(crashing.runs, 2);
