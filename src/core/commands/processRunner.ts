@@ -54,11 +54,23 @@ export interface NodeCommandRunnerOptions {
   killGraceMs?: number;
   /** How long to wait for the pipes to close after the shell exited (grandchildren may hold them). */
   drainMs?: number;
+  /**
+   * Starts a run's time limit: calls `expire` once `ms` have passed, returns what cancels it.
+   * Default: a timer. The tests give a clock of their own, so a limit runs out at a moment they
+   * choose (the command's processes started) rather than at one a loaded machine can outrun.
+   */
+  timeLimit?: (expire: () => void, ms: number) => () => void;
 }
 
 const IS_WINDOWS = process.platform === 'win32';
 /** setTimeout fires at once for delays past 2^31-1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** `timeLimit`'s default: a timer of `ms` (capped where setTimeout would fire at once). */
+function timerLimit(expire: () => void, ms: number): () => void {
+  const timer = setTimeout(expire, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
+  return () => clearTimeout(timer);
+}
 
 /** Feeds stdout and stderr (each decoded on its own, so a split UTF-8 character stays whole) to the capture and the listener. */
 function pipeOutput(child: ChildProcess, capture: OutputCapture, onOutput: ((chunk: string) => void) | undefined): void {
@@ -88,12 +100,14 @@ export class NodeCommandRunner implements CommandRunner {
   private readonly bwrap: string;
   private readonly killGraceMs: number;
   private readonly drainMs: number;
+  private readonly timeLimit: (expire: () => void, ms: number) => () => void;
 
   constructor(options: NodeCommandRunnerOptions = {}) {
     this.shell = options.shell ?? defaultShell();
     this.bwrap = options.bwrap ?? 'bwrap';
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.drainMs = options.drainMs ?? 500;
+    this.timeLimit = options.timeLimit ?? timerLimit;
   }
 
   run(req: CommandRequest): Promise<CommandResult> {
@@ -117,17 +131,15 @@ export class NodeCommandRunner implements CommandRunner {
         aborted = true;
         void killTree();
       };
-      const timer = setTimeout(
-        () => {
-          timedOut = true;
-          void killTree();
-        },
-        Math.min(MAX_TIMER_MS, Math.max(0, req.timeoutMs)),
-      );
+      const stopLimit = this.timeLimit(() => {
+        if (settled) return;
+        timedOut = true;
+        void killTree();
+      }, req.timeoutMs);
       req.signal?.addEventListener('abort', onAbort, { once: true });
 
       const cleanup = (): void => {
-        clearTimeout(timer);
+        stopLimit();
         if (drainTimer) clearTimeout(drainTimer);
         req.signal?.removeEventListener('abort', onAbort);
       };

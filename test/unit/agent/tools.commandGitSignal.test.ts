@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { ToolRegistry } from '../../../src/core/agent/toolRegistry';
 import { CORE_TOOLS } from '../../../src/core/agent/tools';
-import type { CommandRequest, CommandResult, CommandRunner } from '../../../src/core/commands/processRunner';
+import { NodeCommandRunner, type CommandRequest, type CommandResult, type CommandRunner } from '../../../src/core/commands/processRunner';
 import type { ToolContext, ToolResult } from '../../../src/core/agent/tools/types';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
-import { waitUntilGone } from '../helpers/processes';
+import { limitWhen, waitUntilGone } from '../helpers/processes';
 import { makeToolContext } from './toolContext';
 
 describe('run_command, git_commit and the signal tools', () => {
@@ -39,11 +40,16 @@ describe('run_command, git_commit and the signal tools', () => {
     });
 
     it('kills the process tree on timeout', async () => {
-      const short = { ...ctx, commandTimeoutMs: 1500 };
-      const result = await call('run_command', { command: 'sleep 30 & echo "pid=$!"; sleep 30; wait', timeoutMs: 60_000 }, short);
+      // the 1.5 s limit runs out once the grandchild runs (a loaded machine can spend 1.5 s before it starts)
+      const started = () => existsSync(ws.path('started')) && readFileSync(ws.path('started'), 'utf8').trim() !== '';
+      const commands = new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300, timeLimit: limitWhen(started) });
+      const short = { ...ctx, commands, commandTimeoutMs: 1500 };
+      const command = 'sleep 30 & echo "pid=$!"; echo $! > started; sleep 30; wait';
+      const result = await call('run_command', { command, timeoutMs: 60_000 }, short);
       assert.equal(result.ok, false);
       assert.match(result.content, /\ntimed out after 1\.5 s; the command and its child processes were killed\n/);
       const pid = Number(/pid=(\d+)/.exec(result.content)?.[1]);
+      assert.ok(pid > 0, result.content);
       assert.ok(await waitUntilGone(pid), `grandchild ${pid} survived`);
     });
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { capMiddle, NodeCommandRunner, omissionMarker, type CommandRequest } from '../../../src/core/commands/processRunner';
-import { waitUntilGone } from '../helpers/processes';
+import { limitWhen, waitUntilGone } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 function pidsIn(output: string): number[] {
@@ -13,6 +13,12 @@ describe('NodeCommandRunner', function () {
   const runner = new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300 });
   const run = (command: string, extra: Partial<CommandRequest> = {}) =>
     runner.run({ command, cwd: ws.dir, timeoutMs: 20_000, maxOutputChars: 10_000, ...extra });
+  /** A run whose time limit runs out once its output names a pid (the processes to kill have started). */
+  const runOutOfTime = (command: string) => {
+    let output = '';
+    const timed = new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300, timeLimit: limitWhen(() => /pid=\d+\n/.test(output)) });
+    return timed.run({ command, cwd: ws.dir, timeoutMs: 1500, maxOutputChars: 10_000, onOutput: (chunk) => (output += chunk) });
+  };
 
   beforeEach(async () => {
     ws = await makeTempWorkspace();
@@ -57,7 +63,7 @@ describe('NodeCommandRunner', function () {
   });
 
   it('on timeout kills the whole process tree, grandchildren included', async () => {
-    const result = await run('sleep 30 & echo "pid=$!"; sleep 30; wait', { timeoutMs: 1500 });
+    const result = await runOutOfTime('sleep 30 & echo "pid=$!"; sleep 30; wait');
     assert.equal(result.timedOut, true);
     assert.equal(result.exitCode, null);
     const pids = pidsIn(result.output);
@@ -103,7 +109,7 @@ describe('NodeCommandRunner', function () {
   });
 
   it('on timeout kills a child that left the process group with setsid', async () => {
-    const result = await run(`setsid sh -c 'echo "pid=$$"; exec sleep 1000' & sleep 30`, { timeoutMs: 1500 });
+    const result = await runOutOfTime(`setsid sh -c 'echo "pid=$$"; exec sleep 1000' & sleep 30`);
     assert.equal(result.timedOut, true);
     const [pid] = pidsIn(result.output);
     assert.ok(pid, result.output);
@@ -111,7 +117,10 @@ describe('NodeCommandRunner', function () {
   });
 
   it('kills a double-forked setsid daemon that no longer holds the pipes', async () => {
-    const result = await run(`setsid -f sh -c 'echo "pid=$$" > pid.txt; exec sleep 1000' >/dev/null 2>&1; sleep 0.5; cat pid.txt`);
+    // the command reads the daemon's pid once the daemon has written it (however long a loaded machine takes to start it)
+    const result = await run(
+      `setsid -f sh -c 'echo "pid=$$" > pid.tmp && mv pid.tmp pid.txt; exec sleep 1000' >/dev/null 2>&1; until [ -s pid.txt ]; do sleep 0.05; done; cat pid.txt`,
+    );
     assert.equal(result.exitCode, 0);
     const [pid] = pidsIn(result.output);
     assert.ok(pid, result.output);

@@ -8,6 +8,7 @@ import { ProcessGateRunner } from '../../../src/core/gates/runGates';
 import { NodeCommandRunner, type CommandRequest } from '../../../src/core/commands/processRunner';
 import { IsolatedCommandRunner, type IsolationSettings, probeSandbox, SandboxUnavailableError } from '../../../src/core/commands/sandbox';
 import { SecretRedactor } from '../../../src/core/commands/secrets';
+import { limitWhen } from '../helpers/processes';
 import { makeTempWorkspace, type TempWorkspace } from '../helpers/tempWorkspace';
 
 const KEY_ENV = 'RALPH_SANDBOX_TEST_API_KEY';
@@ -38,6 +39,17 @@ async function goneEventually(needle: string): Promise<boolean> {
   return false;
 }
 
+/** Whether `sleep <needle>` itself runs (not merely a shell whose command line names it). */
+function sleeping(needle: string): boolean {
+  return hostProcessesWith(needle).some((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() === `sleep ${needle}`;
+    } catch {
+      return false;
+    }
+  });
+}
+
 function uniqueSleep(): string {
   return `1000.${Math.floor(Math.random() * 1e6)}`;
 }
@@ -52,6 +64,7 @@ describe('IsolatedCommandRunner', function () {
   function isolated(
     commands: Partial<IsolationSettings['commands']> = {},
     probe?: () => ReturnType<typeof probeSandbox>,
+    base: NodeCommandRunner = inner,
   ): { runner: IsolatedCommandRunner; redactor: SecretRedactor } {
     const redactor = new SecretRedactor();
     const settings: IsolationSettings = {
@@ -59,7 +72,7 @@ describe('IsolatedCommandRunner', function () {
       commands: { sandbox: 'auto', network: false, env: [], ...commands },
       keyVariables: [KEY_ENV],
     };
-    return { runner: new IsolatedCommandRunner(inner, settings, redactor, (m) => warnings.push(m), probe), redactor };
+    return { runner: new IsolatedCommandRunner(base, settings, redactor, (m) => warnings.push(m), probe), redactor };
   }
   const run = (runner: IsolatedCommandRunner, command: string, extra: Partial<CommandRequest> = {}) =>
     runner.run({ command, cwd: ws.dir, timeoutMs: 20_000, maxOutputChars: 10_000, ...extra });
@@ -109,10 +122,13 @@ describe('IsolatedCommandRunner', function () {
   });
 
   describe('setsid survivors', () => {
+    // the time limit runs out once the setsid child runs (a fixed one could run out before it started, and prove nothing)
+    const limitedOnceSleeping = (sleep: string) =>
+      new NodeCommandRunner({ killGraceMs: 1000, drainMs: 300, timeLimit: limitWhen(() => sleeping(sleep)) });
     for (const sandbox of ['off', 'auto'] as const) {
       it(`a setsid child of a command is gone after the timeout (sandbox ${sandbox})`, async () => {
         const sleep = uniqueSleep();
-        const { runner } = isolated({ sandbox });
+        const { runner } = isolated({ sandbox }, undefined, limitedOnceSleeping(sleep));
         const result = await run(runner, `setsid sleep ${sleep} >/dev/null 2>&1 & sleep 30`, { timeoutMs: 1500 });
         assert.equal(result.timedOut, true);
         assert.ok(await goneEventually(sleep), `setsid sleep ${sleep} survived`);
@@ -121,7 +137,7 @@ describe('IsolatedCommandRunner', function () {
 
     it('a setsid child of a gate is gone after the gate timed out', async () => {
       const sleep = uniqueSleep();
-      const gates = new ProcessGateRunner(isolated().runner);
+      const gates = new ProcessGateRunner(isolated({}, undefined, limitedOnceSleeping(sleep)).runner);
       const result = await gates.run({
         gate: { name: 't', command: `setsid sleep ${sleep} & sleep 30`, kind: 'tests', required: true },
         cwd: ws.dir,

@@ -102,7 +102,8 @@ describe('git started from the helper process (gitHost)', () => {
         const started = gitHostPid();
         const viaHelper = await runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']);
         process.kill(started, 'SIGKILL');
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // until this process has seen the helper's end (not a fixed time: a loaded machine can take longer)
+        for (let i = 0; i < 3000 && gitHostPid() === started; i++) await new Promise((resolve) => setTimeout(resolve, 10));
         const afterDeath = await runGit(process.argv[1], ['rev-parse', '--abbrev-ref', 'HEAD']);
         console.log(JSON.stringify({ direct: direct.stdout, hashed: hashed.stdout, before, started, viaHelper: viaHelper.stdout, afterDeath: afterDeath.stdout, restarted: gitHostPid() ?? null, self: process.pid }));
       })();

@@ -28,3 +28,19 @@ export async function waitUntilGone(pid: number): Promise<boolean> {
  * name a live stranger.
  */
 export const ENDED_PID = 4_194_305;
+
+/**
+ * A command's time limit (`NodeCommandRunner`'s `timeLimit`) that runs out once `condition`
+ * holds (looked at every 10 ms) — the processes a test wants killed have started — instead of
+ * after a fixed time, which a loaded machine can spend before they even start.
+ */
+export function limitWhen(condition: () => boolean): (expire: () => void) => () => void {
+  return (expire) => {
+    const looking = setInterval(() => {
+      if (!condition()) return;
+      clearInterval(looking);
+      expire();
+    }, 10);
+    return () => clearInterval(looking);
+  };
+}

@@ -237,13 +237,15 @@ describe('affected tests each iteration, the whole suite at COMPLETE (issue 34)'
   it('a base run still going as iteration 1 ends (a worktree): the part comes from the tree’s test files, helpers left out, unjudged; COMPLETE waits for the base', async () => {
     const hold = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-slow-base-'));
     const release = JSON.stringify(path.join(hold, 'release'));
+    const held = JSON.stringify(hold);
     try {
       const files = {
         ...PROJECT,
         // a helper beside the tests that reaches upper.js: not a test file of the runner's
         'test/helpers/shout.js': "const { upper } = require('../../src/upper');\nexports.shout = (s) => upper(s);\n",
-        // at the base (upper without "!") it waits, bounded, for the release iteration 2 gives
-        'test/slow.test.js': `${TEST_HEAD}const fs = require('node:fs');\nconst { upper } = require('../src/upper');\ntest('slow at the base', () => {\n  const until = Date.now() + 30000;\n  while (upper('a') === 'A' && !fs.existsSync(${release}) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);\n});\n`,
+        // at the base (upper without "!") it waits for the release iteration 2 gives, or the test's end (its hold folder
+        // gone); not for a fixed time, which a loaded machine can spend on iteration 1 (the 10-minute bound only keeps no orphan)
+        'test/slow.test.js': `${TEST_HEAD}const fs = require('node:fs');\nconst { upper } = require('../src/upper');\ntest('slow at the base', () => {\n  const until = Date.now() + 600000;\n  while (upper('a') === 'A' && !fs.existsSync(${release}) && fs.existsSync(${held}) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);\n});\n`,
       };
       h = await projectHarness(
         [

@@ -67,7 +67,8 @@ describe('parallel autopilot (worktrees + merge queue, real git, scripted model)
 
   async function setUp(steps: Step[], maxParallel: number): Promise<void> {
     h = await makeLoopHarness(steps);
-    await h.configure({ loop: { maxParallel, maxIterations: 6 }, gates: GATES });
+    // a first call held at the barrier waits as long as the other agents take to start: no request timeout cuts it short
+    await h.configure({ loop: { maxParallel, maxIterations: 6 }, gates: GATES, llm: { requestTimeoutMs: 600_000 } });
     await h.ws.write('check.js', CHECK_JS);
     await h.ws.write('shared.txt', 'line one\nline two\nline three\n');
     h.ws.git('add', '-A');

@@ -36,7 +36,13 @@ describe('parallel run: the agent slot goes to the next task while the gates run
   async function setUp(loop: Record<string, number>, gateMs: number, hold?: (file: string) => Promise<void> | undefined) {
     h = await makeLoopHarness(Array.from({ length: 40 }, () => slotAgent(hold)));
     stamps = await h.ws.outsideDir();
-    await h.configure({ loop: { maxIterations: 4, ...loop }, gates: gateConfig(stamps, gateMs), commands: { sandbox: 'off' } });
+    // a held model turn lasts as long as the test holds it: no request timeout cuts it short
+    await h.configure({
+      loop: { maxIterations: 4, ...loop },
+      gates: gateConfig(stamps, gateMs),
+      commands: { sandbox: 'off' },
+      llm: { requestTimeoutMs: 600_000 },
+    });
     await h.ws.write('gate.js', GATE_JS);
     h.ws.git('add', '-A');
     h.ws.git('commit', '-q', '-m', 'project with a gate');
@@ -47,8 +53,9 @@ describe('parallel run: the agent slot goes to the next task while the gates run
     h.addTask({ id, title: `Write ${file}`, prompt: `WRITE ${file} <<${content}>>`, promise: `${file} holds the content` });
   const slotEvents = (id: string) => eventsOf(h.events, 'agent.slot').filter((e) => e.taskId === id);
 
-  it('2 slots, a 2 s gate: the third task talks to the model while the first two tasks’ gates run; never more than 2 talk', async () => {
-    await setUp({ maxParallel: 2, maxConcurrentGates: 2 }, 2000);
+  it('2 slots, slow gates: the third task talks to the model while the first two tasks’ gates run; never more than 2 talk', async () => {
+    // the tasks' own gates run until the third task's first model call (not for a fixed time a loaded machine can outlast)
+    await setUp({ maxParallel: 2, maxConcurrentGates: 2 }, 60_000, (file) => (file === 'c.num' ? gatesFast(stamps) : undefined));
     await addTask('T-001', 'a.num', '2');
     await addTask('T-002', 'b.num', '3');
     await addTask('T-003', 'c.num', '1');
@@ -83,8 +90,10 @@ describe('parallel run: the agent slot goes to the next task while the gates run
     // T-002 and T-003 talk long: both slots are busy when T-001's gates send it back; then T-002's
     // slot alone comes free (T-003 talks on until that slot went to T-001 or to T-004, a new task)
     const holds: Record<string, Promise<void>> = { 'b.num': sentBack, 'c.num': slotTaken };
-    await setUp({ maxParallel: 2, maxConcurrentGates: 2 }, 0, (file) => holds[file]);
+    // T-001's gates (red) run until T-003 has started in the slot they gave away
+    await setUp({ maxParallel: 2, maxConcurrentGates: 2 }, 60_000, (file) => holds[file]);
     h.bus.subscribe((e) => {
+      if (e.type === 'task.started' && e.taskId === 'T-003') void gatesFast(stamps);
       if (e.type === 'agent.slot' && e.taskId === 'T-001' && e.state === 'waiting') sendBack();
       if ((e.type === 'agent.slot' && e.taskId === 'T-001' && e.state === 'model') || (e.type === 'task.started' && e.taskId === 'T-004'))
         oneGone();
@@ -138,8 +147,8 @@ describe('parallel run: the agent slot goes to the next task while the gates run
   it('Stop while the gates run without a slot: every task halts with its state, the gate process ends, the next run finishes them', async () => {
     let release!: () => void;
     const never = new Promise<void>((resolve) => (release = resolve));
-    // T-002's and T-003's first model turns last until the stop; T-001's gates are slow and red
-    await setUp({ maxParallel: 2, maxConcurrentGates: 2, windDownSeconds: 0 }, 3000, (file) =>
+    // T-002's and T-003's first model turns last until the stop; T-001's gates are red and last until the stop too
+    await setUp({ maxParallel: 2, maxConcurrentGates: 2, windDownSeconds: 0 }, 60_000, (file) =>
       file === 'b.num' || file === 'c.num' ? never : undefined,
     );
     await addTask('T-001', 'a.num', '11');

@@ -4,14 +4,17 @@ import { eventsOf, type LoopHarness, makeLoopHarness } from '../helpers/loopHarn
 import { writeAgent } from '../helpers/writeAgent';
 
 /**
- * A slow suite: green while the *.num files add up to at most 30. In the merge worktree `_merge`
- * it first waits (bounded) until a second merge worktree exists — which only happens when two
- * merged checks run at once — and every merged check takes a while, as a real suite does.
+ * A slow suite: green while the *.num files add up to at most 30. A merged check (in a merge
+ * worktree, `_merge…`) leaves `check-started` (ignored by git) in its tree; the one in `_merge`
+ * first waits (bounded) until another merged check's process has started — which only happens
+ * when two merged checks run at once — and every merged check takes a while, as a real suite does.
  */
 const CHECK_JS = `const fs = require('fs'); const path = require('path');
 const nap = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const here = path.basename(process.cwd());
-if (here === '_merge') { const until = Date.now() + 20000; while (!fs.existsSync(path.join('..', '_merge-2')) && Date.now() < until) nap(50); }
+if (here.startsWith('_merge')) fs.writeFileSync('check-started', String(process.pid));
+const another = () => fs.readdirSync('..').some((d) => d !== here && d.startsWith('_merge') && fs.existsSync(path.join('..', d, 'check-started')));
+if (here === '_merge') { const until = Date.now() + 20000; while (!another() && Date.now() < until) nap(50); }
 if (here.startsWith('_merge')) nap(300);
 const total = fs.readdirSync('.').filter((f) => f.endsWith('.num')).reduce((n, f) => n + Number(fs.readFileSync(f, 'utf8')), 0);
 if (total > 30) { console.error('total ' + total + ' exceeds 30'); process.exit(1); }
@@ -33,6 +36,7 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
       gates: [{ name: 'suite', command: 'node check.js', kind: 'custom', required: true }],
     });
     await h.ws.write('check.js', CHECK_JS);
+    await h.ws.write('.gitignore', 'check-started\n');
     h.ws.git('add', '-A');
     h.ws.git('commit', '-q', '-m', 'project with a slow suite');
     const project = h.ws.git('rev-parse', 'HEAD');
@@ -50,7 +54,7 @@ describe('the merge chain in a parallel run (real git, scripted model, a slow su
     const landed = h.ws.git('log', '--format=%(trailers:key=Ralph-Task,valueonly)', `${project}..main`).split('\n').filter(Boolean);
     assert.deepEqual([...landed].sort(), ids, 'each task landed once, as one commit');
 
-    // merged checks ran side by side (a check in _merge waited for a second one to start)
+    // merged checks ran side by side (a check in _merge waited for a second one's process to start)
     let running = 0;
     let most = 0;
     for (const e of h.events) {

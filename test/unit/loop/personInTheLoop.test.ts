@@ -217,7 +217,8 @@ describe('answers while a run goes on', function () {
     let asked!: () => void;
     const wasAsked = new Promise<void>((resolve) => (asked = resolve));
     h = await makeLoopHarness(Array.from({ length: 12 }, () => agent(released, asked)));
-    await h.configure({ loop: { maxParallel: 2, maxIterations: 4 } });
+    // the held call waits for the other task to land, however long that takes: no request timeout cuts it short
+    await h.configure({ loop: { maxParallel: 2, maxIterations: 4 }, llm: { requestTimeoutMs: 600_000 } });
     await h.addTask({ id: 'A', title: 'Asks', prompt: 'ASK which file', promise: 'p', priority: 1 });
     await h.addTask({ id: 'B', title: 'Holds', prompt: 'HOLD', promise: 'p', priority: 2 });
     const run = h.runner().run();

@@ -37,7 +37,8 @@ describe('semi-auto mode: the run waits for the person after a task ends blocked
     h.bus.subscribe((e) => {
       if (e.type === 'warning' && e.code === 'task-ended') held();
     });
-    await h.configure({ loop: { maxParallel, maxIterations: 3, mode }, gates: [] });
+    // T-002's held call waits as long as the person's answer takes: no request timeout cuts it short
+    await h.configure({ loop: { maxParallel, maxIterations: 3, mode }, gates: [], llm: { requestTimeoutMs: 600_000 } });
     await h.addTask({ id: 'T-001', title: 'Blocks', prompt: 'BLOCK', promise: 'p', priority: 1 });
     await h.addTask({ id: 'T-002', title: 'Writes b', prompt: 'WRITE b.txt <<b>>', promise: 'p', priority: 2 });
     await h.addTask({ id: 'T-003', title: 'Writes c', prompt: 'WRITE c.txt <<c>>', promise: 'p', priority: 3 });

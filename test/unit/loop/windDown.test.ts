@@ -105,9 +105,11 @@ describe('a graceful wind-down at every cap (scripted server, real git)', functi
     h = await makeLoopHarness();
     await h.configure({ loop: { taskTimeoutMinutes: 0.005 } }); // 300 ms, spent by a model call that never answers
     const id = await h.addTask();
+    // the wind-down's step first: it is taken by its match, so it does not matter whether the hanging call was ever sent
+    // (on a loaded machine the 300 ms can run out before it is)
     h.server.push(
-      { fault: 'hang' },
       { match: { lastUserContains: '[WIND-DOWN]' }, ...write(notesOf(id), '# notes\nthe model hung before any work.\n') },
+      { fault: 'hang' },
     );
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'timeout');

@@ -134,14 +134,16 @@ describe('task actions (retry, unblock, increase, cancel, edit, rollback)', func
   });
 
   it('lets Increase Max Iterations raise the limit of a task that is running', async () => {
+    // the second iteration's answer waits for the raise (made as it started): the raise lands while the task runs, whatever the machine's speed
+    let raised: Promise<unknown> | undefined;
     await setup([
       { content: '<ralph>PROGRESS:10</ralph>' },
-      { content: '<ralph>PROGRESS:20</ralph>' },
+      async () => (await raised, { content: '<ralph>PROGRESS:20</ralph>' }),
       { toolCalls: [{ name: 'ralph_complete', arguments: { summary: 's', promiseEvidence: 'e' } }] },
     ]);
     const id = await h.addTask({ maxIterations: 2 });
     h.bus.subscribe((event) => {
-      if (event.type === 'iteration.started' && event.iteration === 2) void actions.increaseMaxIterations(id, 3, 50);
+      if (event.type === 'iteration.started' && event.iteration === 2) raised = actions.increaseMaxIterations(id, 3, 50);
     });
     const summary = await h.runner().run();
     assert.equal(summary.results[0].status, 'done');

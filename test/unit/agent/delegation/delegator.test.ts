@@ -159,10 +159,15 @@ describe('delegation to sub-agents (against the scripted server)', function () {
   it('delegate_parallel runs at most agents.maxParallel at once; each result its own envelope, in order, long ones cut with a marker', async () => {
     let running = 0;
     let peak = 0;
+    // each call waits until two ran at once (bounded): two at once is then certain, not a matter of the machine's speed
+    let twoRan!: () => void;
+    const twoAtOnce = new Promise<void>((resolve) => (twoRan = resolve));
     const scoutStep: Step = async (request) => {
       running++;
       peak = Math.max(peak, running);
-      await new Promise((resolve) => setTimeout(resolve, 60));
+      if (running >= 2) twoRan();
+      await Promise.race([twoAtOnce, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      await new Promise((resolve) => setTimeout(resolve, 60)); // a while at work, where a third would show if let in
       running--;
       const objective = /# Objective\n(.*)/.exec(String(request.body?.messages?.[1].content))?.[1] ?? '';
       // a scout shows it looked before it answers (without it, its result is at most PARTIAL)
