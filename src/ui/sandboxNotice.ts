@@ -29,18 +29,31 @@ export interface SandboxNoticeServices {
  * this workspace's config, which also silences the run's warning).
  */
 export class SandboxNotice extends DisposableBase {
+  /** The notices under way: shown, then the person's choice carried out. */
+  private readonly showing = new Set<Promise<void>>();
+
   constructor(private readonly s: SandboxNoticeServices) {
     super();
     this.register(
       s.bus.subscribe((event) => {
-        if (event.type === 'warning' && event.code === 'no-sandbox') void this.show(event);
+        if (event.type !== 'warning' || event.code !== 'no-sandbox') return;
+        const shown = this.show(event).catch(() => undefined);
+        this.showing.add(shown);
+        void shown.then(() => this.showing.delete(shown));
       }),
     );
   }
 
+  /** Resolves once every notice begun has been answered and its choice carried out (for tests: no fixed wait). */
+  async settled(): Promise<void> {
+    while (this.showing.size > 0) await Promise.all([...this.showing]);
+  }
+
   private async show(event: EventOf<'warning'>): Promise<void> {
     if (this.s.memory.get<boolean>(SANDBOX_NOTICE_SHOWN)) return;
-    await this.s.memory.update(SANDBOX_NOTICE_SHOWN, true);
+    // remembered at once (a memento's value is set before its storage is written): the notice is
+    // shown without waiting for the storage round trip, and a second warning meanwhile shows none
+    void Promise.resolve(this.s.memory.update(SANDBOX_NOTICE_SHOWN, true)).catch(() => undefined);
     const advice = sandboxAdvice({ available: false, reason: event.message });
     const text =
       "Ralph: the agent's commands run without a sandbox on this machine — what the command rules allow can write outside the workspace and reach the network. " +

@@ -23,7 +23,8 @@ export const PARALLEL_TASKS = [
 const gateJs = (release: string) => `const fs = require('fs'); const path = require('path');
 if (path.basename(process.cwd()) !== '_merge') { console.log('3 passed, 0 failed'); process.exit(0); }
 const release = ${JSON.stringify(release)};
-const until = Date.now() + 120000;
+// the release decides (the test's, or its teardown's); the 10 minutes only keep an editor killed mid-check from leaving it behind
+const until = Date.now() + 600000;
 (function wait() {
   if (fs.existsSync(release)) { console.log('4 passed, 0 failed'); process.exit(0); }
   if (Date.now() > until) { console.log('the merged check was never released'); process.exit(1); }

@@ -96,7 +96,10 @@ export class Workbench {
       .locator('.activitybar a.action-label[aria-label^="Ralph Loop"], .activitybar li.action-item[aria-label^="Ralph Loop"]')
       .first();
     await item.waitFor({ timeout: 60_000 });
-    await item.click();
+    // a click on the active container's icon closes it: clicked only when Ralph's container is not the active one
+    const active = this.page.locator('.activitybar li.action-item.checked', { has: this.page.locator('[aria-label^="Ralph Loop"]') });
+    const activeItself = this.page.locator('.activitybar li.action-item.checked[aria-label^="Ralph Loop"]');
+    if ((await active.count()) + (await activeItself.count()) === 0) await item.click();
     await this.tasksView().waitFor({ timeout: 30_000 });
   }
 
@@ -132,7 +135,8 @@ export class Workbench {
     const center = this.page.locator('.notifications-center');
     if (!(await center.isVisible().catch(() => false))) await this.page.locator('#status\\.notifications').click();
     const item = center.locator('.notifications-list-container .monaco-list-row', { hasText: text }).first();
-    await item.waitFor({ timeout: 20_000 });
+    // a hang bound above the product's own (a token lookup may take its 10 s + 10 s before a warning shows)
+    await item.waitFor({ timeout: 60_000 });
     return item;
   }
 

@@ -54,14 +54,19 @@ describe('@ralph in the chat, and its language-model tools', () => {
     ...extra,
   });
 
-  /** Sends `query` through the chat view and waits for @ralph's whole answer. */
+  /**
+   * Sends `query` through the chat view and waits for @ralph's whole answer to it: the exchange of
+   * its command and prompt (a warm-up's answer that came late is not taken for it).
+   */
   async function ask(query: string): Promise<ChatExchange> {
     const before = api.chat.history.length;
+    const [, command, prompt = ''] = /^@ralph(?:\s+\/(\w+))?\s*(.*)$/s.exec(query) ?? [];
     await vscode.commands.executeCommand('workbench.action.chat.open', { query, isPartialQuery: false });
-    return waitFor(`@ralph to answer "${query}"`, () => {
-      const last = api.chat.history.at(-1);
-      return api.chat.history.length > before && last?.done ? last : undefined;
-    });
+    return waitFor(`@ralph to answer "${query}"`, () =>
+      api.chat.history
+        .slice(before)
+        .find((e) => e.done && (e.command ?? undefined) === command && e.prompt.trim().toLowerCase() === prompt.trim().toLowerCase()),
+    );
   }
 
   before(async function () {
@@ -81,9 +86,12 @@ describe('@ralph in the chat, and its language-model tools', () => {
     for (let attempt = 1; ; attempt++) {
       const before = api.chat.history.length;
       await vscode.commands.executeCommand('workbench.action.chat.open', { query: '@ralph /review', isPartialQuery: false });
-      const answered = await waitFor('the first answer', () => api.chat.history.length > before || undefined, 30_000).catch(
-        () => undefined,
-      );
+      // answered: the whole answer, not its start (a request still pending would refuse the tests' first)
+      const answered = await waitFor(
+        'the first answer',
+        () => (api.chat.history.length > before && api.chat.history.at(-1)?.done) || undefined,
+        30_000,
+      ).catch(() => undefined);
       console.log(`      chat warm-up: attempt ${attempt} ${answered ? 'answered' : 'unanswered'} after ${Date.now() - started} ms`);
       if (answered || attempt === 2) break;
     }

@@ -17,7 +17,8 @@ async function activate(): Promise<RalphExtensionApi> {
   return extension.activate();
 }
 
-const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000): Promise<T> =>
+// a hang bound (a file written → code-server's watcher → the workbench → the extension host → the tree), not a speed check
+const waitFor = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> =>
   waitUntil(what, probe, timeoutMs);
 
 /** The tree as a person sees it: group label → task labels. */

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GateReport } from '../../src/core/gates/types';
 import type { RalphExtensionApi } from '../../src/extension';
+import { waitFor } from '../helpers/waitFor';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 
@@ -29,8 +30,8 @@ describe('quality gates through the VS Code Tasks API', () => {
     let report: GateReport;
     try {
       report = (await vscode.commands.executeCommand('ralph.runGates')) as GateReport;
-      // VS Code reports the task's end after the pseudoterminal has closed, a moment later
-      for (let i = 0; i < 100 && ended.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      // VS Code reports the task's end after the pseudoterminal has closed, a moment later (through the workbench)
+      await waitFor('the gate task to end', () => ended.length > 0, 60_000);
     } finally {
       listeners.forEach((l) => l.dispose());
     }

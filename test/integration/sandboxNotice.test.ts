@@ -86,7 +86,7 @@ describe('the no-sandbox notification (issue 48, real extension host)', function
         summary.results.map((r) => [r.taskId, r.status]),
         [[task.id, 'done']],
       );
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the notice is shown from the bus, after the event
+      await api.sandboxNotice!.settled(); // the notice is shown from the bus, after the event: until it was answered
     } finally {
       subscription.dispose();
       prompts.dispose();
@@ -112,11 +112,8 @@ describe('the no-sandbox notification (issue 48, real extension host)', function
     await api.sandboxNotice!.forget();
     const accepted = await runOnce({ sandbox: 'auto' }, ACCEPT);
     assert.equal(accepted.shown.length, 1);
-    let config: { commands?: { sandbox?: string } } = {};
-    for (let i = 0; i < 50 && config.commands?.sandbox !== 'off'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      config = JSON.parse(await fs.readFile(configFile(), 'utf8'));
-    }
+    // the choice was carried out before runOnce returned (settled)
+    const config = JSON.parse(await fs.readFile(configFile(), 'utf8')) as { commands?: { sandbox?: string } };
     assert.equal(config.commands?.sandbox, 'off', 'the choice is written to .ralph/config.json');
 
     // set (here by the person's choice, or by hand): a run without a sandbox neither warns of it nor shows the notice, even to a machine never told

@@ -14,6 +14,7 @@ import { stateDigest } from '../../src/protocol/panelState';
 import type { TaskNode, TaskTreeNode } from '../../src/ui/taskTree';
 import { startScriptedServer, type ScriptedServer } from '../fixtures/scriptedServer';
 import { waitFor } from '../helpers/waitFor';
+import { panelInSync } from './views';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const KEY_ENV = 'RALPH_UI_TEST_KEY';
@@ -57,12 +58,8 @@ function viewItemMatches(when: string, contextValue: string): boolean {
   return equal ? equal[1] === contextValue : false;
 }
 
-async function waitForPanelInSync(api: RalphExtensionApi, what: string): Promise<void> {
-  await waitFor(what, () => {
-    const applied = api.panel!.lastApplied;
-    return applied !== undefined && applied.seq === api.panelModel!.seq && applied.digest === stateDigest(api.panelModel!.state);
-  });
-}
+/** The webview's own start (an iframe in the workbench, its bundle from code-server): a hang bound, as `panelInSync`'s. */
+const WEBVIEW_WAIT_MS = 60_000;
 
 function publish(api: RalphExtensionApi, bodies: RalphEventBody[], runId = `ui-${Date.now()}`): void {
   let seq = 0;
@@ -347,8 +344,8 @@ describe('UI: progress panel protocol with the real webview', () => {
   it('handshake: the webview says ready, gets a snapshot, then incremental inputs, and acknowledges each state', async () => {
     const readyBefore = api.panel!.stats.ready;
     await vscode.commands.executeCommand('ralph.openPanel');
-    await waitFor('the webview to say ready', () => api.panel!.stats.ready > readyBefore);
-    await waitForPanelInSync(api, 'the snapshot to be applied');
+    await waitFor('the webview to say ready', () => api.panel!.stats.ready > readyBefore, WEBVIEW_WAIT_MS);
+    await panelInSync(api, 'the snapshot to be applied');
     const snapshots = api.panel!.stats.snapshots;
 
     publish(api, [
@@ -356,7 +353,7 @@ describe('UI: progress panel protocol with the real webview', () => {
       { type: 'iteration.started', taskId: 'P-1', iteration: 1, maxIterations: 3, model: 'm' },
       { type: 'signal', taskId: 'P-1', iteration: 1, signal: { kind: 'PROGRESS', percent: 30 } },
     ]);
-    await waitForPanelInSync(api, 'the incremental inputs to be applied');
+    await panelInSync(api, 'the incremental inputs to be applied');
     assert.equal(api.panel!.stats.snapshots, snapshots, 'no new snapshot: the inputs came incrementally');
     assert.ok(api.panel!.stats.batches > 0);
     assert.equal(api.panelModel!.state.tasks.find((t) => t.id === 'P-1')?.progress, 30);
@@ -378,7 +375,7 @@ describe('UI: progress panel protocol with the real webview', () => {
     const snapshots = api.panel!.stats.snapshots;
     assert.equal(await api.panel!.receive({ type: 'resync' }), true);
     assert.equal(api.panel!.stats.snapshots, snapshots + 1);
-    await waitForPanelInSync(api, 'the resync snapshot to be applied');
+    await panelInSync(api, 'the resync snapshot to be applied');
   });
 
   it('a burst of 1,000 events reaches the panel in a few batches and the panel ends in the same state (counted)', async () => {
@@ -407,7 +404,7 @@ describe('UI: progress panel protocol with the real webview', () => {
     const seqBefore = api.panelModel!.seq;
     publish(api, bodies);
     assert.equal(api.panelModel!.seq, seqBefore + bodies.length, 'every event changed the model');
-    await waitForPanelInSync(api, 'the last input of the burst to be applied');
+    await panelInSync(api, 'the last input of the burst to be applied');
     assert.equal(api.panel!.lastApplied!.seq, seqBefore + bodies.length);
     const sent = api.panel!.stats.batches - batches;
     assert.ok(sent >= 1 && sent <= 20, `${sent} batches for ${bodies.length} events`);
@@ -422,16 +419,16 @@ describe('UI: progress panel protocol with the real webview', () => {
     await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Active });
     await waitFor('the panel hidden', () => !api.panel!.visible);
     await vscode.commands.executeCommand('ralph.openPanel');
-    await waitFor('the webview ready again', () => api.panel!.stats.ready > ready);
-    await waitForPanelInSync(api, 'the state after showing again');
+    await waitFor('the webview ready again', () => api.panel!.stats.ready > ready, WEBVIEW_WAIT_MS);
+    await panelInSync(api, 'the state after showing again');
     assert.equal(api.panel!.lastApplied!.digest, digest);
 
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await waitFor('the panel closed', () => !api.panel!.isOpen);
     const readyAgain = api.panel!.stats.ready;
     await vscode.commands.executeCommand('ralph.openPanel', 'P-2');
-    await waitFor('the reopened webview ready', () => api.panel!.stats.ready > readyAgain);
-    await waitForPanelInSync(api, 'the state after reopening');
+    await waitFor('the reopened webview ready', () => api.panel!.stats.ready > readyAgain, WEBVIEW_WAIT_MS);
+    await panelInSync(api, 'the state after reopening');
     assert.equal(api.panel!.lastApplied!.digest, digest);
   });
 });
