@@ -5,7 +5,7 @@
  * test/e2e/screenshots/ (git-ignored).
  *
  * Env: RALPH_E2E_GREP filters tests by title; RALPH_E2E_SUITES runs only the named suite files
- * (`ralph,parallel` runs ralph.e2e.js and parallel.e2e.js); RALPH_E2E_TIMEOUT_MS bounds the whole run
+ * (`ralph,parallel` runs ralph.e2e.js and parallel.e2e.js); RALPH_E2E_TIMEOUT_MS is how long the run may go with nothing ending (no test, no hook)
  * (default 600000); RALPH_KEEP_TEMP=1 keeps the temp workspace and code-server dirs.
  */
 import * as fs from 'node:fs';
@@ -37,7 +37,8 @@ function selectSuites(files: string[], names: string | undefined): string[] {
   return chosen;
 }
 
-export function runE2e(): Promise<number> {
+/** `onProgress`: a test or a hook ended (the tier's watchdog counts from the last one). */
+export function runE2e(onProgress: () => void = () => undefined): Promise<number> {
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 180_000 });
   if (process.env.RALPH_E2E_GREP) mocha.grep(process.env.RALPH_E2E_GREP);
   for (const file of selectSuites(findSuites(__dirname), process.env.RALPH_E2E_SUITES)) mocha.addFile(file);
@@ -46,17 +47,25 @@ export function runE2e(): Promise<number> {
       console.log(`${runner.stats?.passes ?? 0} passed, ${failures} failed`);
       resolve(failures > 0 ? 1 : 0);
     });
+    runner.on('test end', onProgress).on('hook end', onProgress);
   });
 }
 
 if (require.main === module) {
   const started = Date.now();
+  // a hang bound, not a speed check: the tier fails when nothing (no test, no hook) ended for this long,
+  // well past every test's own timeout; a loaded machine that is slow but moving never meets it
   const limit = Number(process.env.RALPH_E2E_TIMEOUT_MS ?? 600_000);
-  const timer = setTimeout(() => {
-    console.error(`[e2e] FAIL timed out after ${limit} ms (RALPH_E2E_TIMEOUT_MS)`);
-    process.exit(1);
-  }, limit);
-  runE2e().then(
+  let timer: NodeJS.Timeout | undefined;
+  const watch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      console.error(`[e2e] FAIL nothing ended for ${limit} ms (RALPH_E2E_TIMEOUT_MS)`);
+      process.exit(1);
+    }, limit);
+  };
+  watch();
+  runE2e(watch).then(
     (code) => {
       clearTimeout(timer);
       console.log(`[e2e] ${code === 0 ? 'PASS' : 'FAIL'} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
