@@ -97,9 +97,10 @@ export class Workbench {
       .first();
     await item.waitFor({ timeout: 60_000 });
     // a click on the active container's icon closes it: clicked only when Ralph's container is not the active one
-    const active = this.page.locator('.activitybar li.action-item.checked', { has: this.page.locator('[aria-label^="Ralph Loop"]') });
-    const activeItself = this.page.locator('.activitybar li.action-item.checked[aria-label^="Ralph Loop"]');
-    if ((await active.count()) + (await activeItself.count()) === 0) await item.click();
+    const active = this.page.locator(
+      '.activitybar li.action-item.checked[aria-label^="Ralph Loop"], .activitybar li.action-item.checked:has([aria-label^="Ralph Loop"])',
+    );
+    if ((await active.count()) === 0) await item.click();
     await this.tasksView().waitFor({ timeout: 30_000 });
   }
 

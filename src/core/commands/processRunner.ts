@@ -132,7 +132,6 @@ export class NodeCommandRunner implements CommandRunner {
         void killTree();
       };
       const stopLimit = this.timeLimit(() => {
-        if (settled) return;
         timedOut = true;
         void killTree();
       }, req.timeoutMs);

@@ -16,14 +16,14 @@ const KEY = 'sk-sandbox-test-0123456789';
 const TOKEN_ENV = 'RALPH_SANDBOX_TEST_TOKEN';
 const TOKEN = 'ghp-sandbox-test-token-abcdef';
 
-/** Live host processes whose command line contains `needle` (sandboxed pids are not host pids). */
-function hostProcessesWith(needle: string): number[] {
+/** Live host processes whose command line (its arguments joined by spaces) `match`es (sandboxed pids are not host pids). */
+function hostProcesses(match: (cmdline: string) => boolean): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (cmdline.includes(needle) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(name));
+      if (match(cmdline) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(name));
     } catch {
       // gone meanwhile
     }
@@ -33,7 +33,7 @@ function hostProcessesWith(needle: string): number[] {
 
 async function goneEventually(needle: string): Promise<boolean> {
   for (let i = 0; i < 100; i++) {
-    if (hostProcessesWith(needle).length === 0) return true;
+    if (hostProcesses((cmdline) => cmdline.includes(needle)).length === 0) return true;
     await new Promise((done) => setTimeout(done, 50));
   }
   return false;
@@ -41,13 +41,7 @@ async function goneEventually(needle: string): Promise<boolean> {
 
 /** Whether `sleep <needle>` itself runs (not merely a shell whose command line names it). */
 function sleeping(needle: string): boolean {
-  return hostProcessesWith(needle).some((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() === `sleep ${needle}`;
-    } catch {
-      return false;
-    }
-  });
+  return hostProcesses((cmdline) => cmdline.trim() === `sleep ${needle}`).length > 0;
 }
 
 function uniqueSleep(): string {
